@@ -1,0 +1,7 @@
+// Package engine parses, validates, schedules and executes plans against a
+// workspace: step kinds, references between steps, retries, failure policy,
+// recovery and bounded re-planning, budget, events and run state, and the
+// Markdown summary. It knows no front end: the terminal and the JSON-RPC
+// server both subscribe to its events and plug in approval, review, input,
+// snapshots and a planner through the interfaces in hooks.go.
+package engine

@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/workspace"
+)
+
+// The interfaces below are how front ends and later packages plug into a
+// run. Each has a headless default (see defaults.go).
+
+// ApprovalRequest asks whether a step may do something.
+type ApprovalRequest struct {
+	RunID    string         `json:"runId"`
+	StepID   string         `json:"stepId"`
+	Tool     string         `json:"tool,omitempty"`
+	Category tools.Category `json:"category"`
+	Risk     tools.Risk     `json:"risk"`
+	Title    string         `json:"title"`
+	Detail   string         `json:"detail,omitempty"`
+	Command  string         `json:"command,omitempty"`
+	Cwd      string         `json:"cwd,omitempty"`
+	ChangeID string         `json:"changeId,omitempty"`
+}
+
+// ApprovalDecision is the answer. Always makes it a rule for later requests
+// of the same kind (kept by the Approver, not the engine).
+type ApprovalDecision struct {
+	Allow  bool   `json:"allow"`
+	Always bool   `json:"always,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Approver decides on steps that need permission. Approve blocks until the
+// user answers or ctx is done; the run goes on with independent steps.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
+}
+
+// ReviewMode is when file changes are shown to the user.
+type ReviewMode string
+
+const (
+	ReviewBefore ReviewMode = "before" // held until accepted
+	ReviewAfter  ReviewMode = "after"  // applied at once, offered for review
+	ReviewNone   ReviewMode = "none"   // applied silently
+)
+
+// HunkRejection is a rejected hunk and the user's reason.
+type HunkRejection struct {
+	Path   string `json:"path"`
+	HunkID string `json:"hunkId"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ReviewOutcome is what the user decided on a change set.
+type ReviewOutcome struct {
+	Applied  []string        `json:"applied"` // hunk ids (or paths for whole-file ops)
+	Rejected []HunkRejection `json:"rejected,omitempty"`
+	// Conflicts lists files left alone because they changed meanwhile.
+	Conflicts []string `json:"conflicts,omitempty"`
+	// Aborted is set when the user chose to stop the whole run (CLI "q").
+	Aborted bool `json:"aborted,omitempty"`
+}
+
+// Reviewer shows change sets to the user.
+type Reviewer interface {
+	// ReviewBefore holds cs (not yet applied) until the user has decided on
+	// every hunk, applies the accepted ones, and returns the outcome.
+	ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*ReviewOutcome, error)
+	// OfferAfter registers an already applied cs for review; it must not block.
+	OfferAfter(ctx context.Context, cs *workspace.ChangeSet) error
+}
+
+// InputRequest is a question for the user (input steps, ask_user).
+type InputRequest struct {
+	RunID    string   `json:"runId"`
+	StepID   string   `json:"stepId"`
+	Question string   `json:"question"`
+	Options  []string `json:"options,omitempty"`
+}
+
+// Inputter asks the user. Headless runs have none: input steps fail with an
+// error saying the plan needs an interactive front end or a default.
+type Inputter interface {
+	Ask(ctx context.Context, req InputRequest) (string, error)
+}
+
+// FailureAction is what to do with a failed critical step when no planner
+// could recover it.
+type FailureAction string
+
+const (
+	FailAbort FailureAction = "abort"
+	FailSkip  FailureAction = "skip"
+	FailRetry FailureAction = "retry"
+)
+
+// FailureHandler asks the user about a failed critical step (editor
+// sessions). Headless: abort.
+type FailureHandler interface {
+	OnFailure(ctx context.Context, runID, stepID string, err error) (FailureAction, error)
+}
+
+// SnapshotRequest names what a snapshot is for.
+type SnapshotRequest struct {
+	RunID  string
+	StepID string
+	Label  string
+}
+
+// RestoreRequest asks for a rollback to a snapshot. Since is the run's last
+// snapshot: files that differ from it were changed by someone else and are
+// conflicts unless Overwrite.
+type RestoreRequest struct {
+	SnapshotID string
+	Since      string
+	Paths      []string
+	Overwrite  bool
+}
+
+// Snapshotter takes and restores snapshots (gitops.Store behind an adapter).
+type Snapshotter interface {
+	Snapshot(ctx context.Context, req SnapshotRequest) (id string, err error)
+	Restore(ctx context.Context, req RestoreRequest) (*RestoreInfo, error)
+}
+
+// Usage is model use of one call.
+type Usage struct {
+	InputTokens  int     `json:"inputTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	CostUSD      float64 `json:"costUSD"`
+}
+
+// Budget lets model code check and count use against the run's budget.
+type Budget interface {
+	// Reserve fails with ErrBudgetExceeded if estimated tokens/cost would
+	// exceed the budget; nothing is counted.
+	Reserve(estTokens int, estCostUSD float64) error
+	// Add counts actual use.
+	Add(u Usage)
+}
+
+// ToolExecutor runs one tool call for an agent step through the same
+// approval, review and snapshot path as a plan step.
+type ToolExecutor func(ctx context.Context, tool string, args json.RawMessage) (*ToolCallResult, error)
+
+// ToolCallResult is what an agent's tool call produced, as the model sees it.
+type ToolCallResult struct {
+	Output   any             `json:"output,omitempty"`
+	Error    string          `json:"error,omitempty"`
+	Rejected []HunkRejection `json:"rejected,omitempty"`
+}
+
+// ModelCall is an llm or agent step ready to run.
+type ModelCall struct {
+	RunID  string
+	Step   *Step
+	Prompt string // interpolated
+	Model  string // step's model or "" for the default
+	// Tools and Exec are set for agent steps.
+	Tools  []tools.Tool
+	Exec   ToolExecutor
+	Budget Budget
+	Output func(text string) // streamed model output
+}
+
+// ModelResult is the outcome of an llm or agent step.
+type ModelResult struct {
+	Text              string `json:"text"`
+	Usage             Usage  `json:"usage"`
+	Calls             int    `json:"calls"`
+	NeedsMoreContext  bool   `json:"needsMoreContext,omitempty"`
+	ContextSuggestion string `json:"contextSuggestion,omitempty"`
+}
+
+// StepModel runs llm and agent steps (engine/llm). Without one, such steps
+// fail with ErrNoModel.
+type StepModel interface {
+	RunStep(ctx context.Context, call ModelCall) (*ModelResult, error)
+}
+
+// RecoveryRequest describes a failed critical step.
+type RecoveryRequest struct {
+	Plan      *Plan
+	StepID    string
+	Error     string
+	Completed map[string]json.RawMessage // outputs of completed steps
+	Budget    Budget
+}
+
+// Recovery actions.
+const (
+	RecoverRetryWithChanges = "retry_with_changes"
+	RecoverInsertSteps      = "insert_recovery_steps"
+	RecoverRedesign         = "redesign_remaining_plan"
+	RecoverFailGracefully   = "fail_gracefully"
+)
+
+// RecoveryDecision is the planner's answer. For retry_with_changes Step is
+// the changed step (same id); for insert_recovery_steps Steps run before the
+// failed step, which then runs again; for redesign_remaining_plan Steps
+// replace every step not yet run.
+type RecoveryDecision struct {
+	Action string  `json:"action"`
+	Reason string  `json:"reason"`
+	Step   *Step   `json:"step,omitempty"`
+	Steps  []*Step `json:"steps,omitempty"`
+}
+
+// RePlanRequest asks for extra steps when a step needs more context.
+type RePlanRequest struct {
+	Plan       *Plan
+	StepID     string
+	Suggestion string
+	Completed  map[string]json.RawMessage
+	Iteration  int
+	Budget     Budget
+}
+
+// Planner repairs and extends plans (engine/llm).
+type Planner interface {
+	Recover(ctx context.Context, req RecoveryRequest) (*RecoveryDecision, error)
+	RePlan(ctx context.Context, req RePlanRequest) ([]*Step, error)
+}

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// StepKind is what a step does.
+type StepKind string
+
+const (
+	KindTool       StepKind = "tool"
+	KindLLM        StepKind = "llm"
+	KindAgent      StepKind = "agent"
+	KindValidation StepKind = "validation"
+	KindInput      StepKind = "input"
+	KindDecision   StepKind = "decision"
+)
+
+// Plan is a versioned value: an edit makes a new Plan with Version+1 and an
+// entry in History. Never mutate a Plan that a run or another goroutine may
+// hold; Clone it.
+type Plan struct {
+	ID        string       `json:"id,omitempty"`
+	Version   int          `json:"version,omitempty"`
+	Title     string       `json:"title,omitempty"`
+	Request   string       `json:"request,omitempty"`
+	Steps     []*Step      `json:"steps"`
+	CreatedAt time.Time    `json:"createdAt,omitzero"`
+	History   []PlanUpdate `json:"history,omitempty"`
+	// Source is the file the plan was read from, for error messages.
+	Source string `json:"-"`
+}
+
+// Step is one step of a plan; see docs/plans.md for every field.
+type Step struct {
+	ID          string          `json:"id"`
+	Description string          `json:"description,omitempty"`
+	Kind        StepKind        `json:"kind,omitempty"`
+	Tool        string          `json:"tool,omitempty"`
+	Args        json.RawMessage `json:"args,omitempty"`
+
+	// llm and agent steps.
+	Prompt        string   `json:"prompt,omitempty"`
+	Tools         []string `json:"tools,omitempty"`
+	MaxIterations int      `json:"maxIterations,omitempty"`
+	Model         string   `json:"model,omitempty"`
+
+	// validation steps: every check must hold.
+	Checks []Check `json:"checks,omitempty"`
+	// input steps.
+	Question string   `json:"question,omitempty"`
+	Options  []string `json:"options,omitempty"`
+	// decision steps: the first branch whose condition holds is taken; the
+	// steps named by the other branches are skipped.
+	Branches []Branch `json:"branches,omitempty"`
+
+	DependsOn  []string `json:"dependsOn,omitempty"`
+	When       string   `json:"when,omitempty"`
+	Critical   *bool    `json:"critical,omitempty"`
+	Risk       string   `json:"risk,omitempty"`
+	Approval   string   `json:"approval,omitempty"`
+	Retry      *Retry   `json:"retry,omitempty"`
+	Timeout    string   `json:"timeout,omitempty"`
+	Reversible *bool    `json:"reversible,omitempty"`
+	// Skip is set when the user skipped the step while editing the plan.
+	Skip bool `json:"skip,omitempty"`
+}
+
+// Check is one condition of a validation step.
+type Check struct {
+	Expr    string `json:"expr"`
+	Message string `json:"message,omitempty"`
+}
+
+// Branch is one choice of a decision step.
+type Branch struct {
+	When  string   `json:"when,omitempty"` // empty = otherwise
+	Steps []string `json:"steps"`
+}
+
+// Retry is a step's retry policy; durations are Go durations ("1s").
+type Retry struct {
+	Max      int    `json:"max"`
+	Delay    string `json:"delay,omitempty"`
+	MaxDelay string `json:"maxDelay,omitempty"`
+}
+
+// PlanUpdate is one entry of a plan's history.
+type PlanUpdate struct {
+	Version int       `json:"version"`
+	Time    time.Time `json:"time"`
+	Source  string    `json:"source"` // "user", "recovery", "replan", "rule", "load"
+	Reason  string    `json:"reason"`
+	Action  string    `json:"action,omitempty"` // e.g. "insert_recovery_steps"
+	StepIDs []string  `json:"stepIds,omitempty"`
+}
+
+// Problem is one validation problem. File is the plan's source if known.
+type Problem struct {
+	File    string `json:"file,omitempty"`
+	StepID  string `json:"stepId,omitempty"`
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+}
+
+// ValidationError carries every problem of a plan.
+type ValidationError struct {
+	Problems []Problem
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return "plan invalid: " + e.Problems[0].Message
+	}
+	return "plan invalid: " + itoa(len(e.Problems)) + " problems"
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}

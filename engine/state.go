@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// StepStatus is a step's state; see docs/plans.md.
+type StepStatus string
+
+const (
+	StepPending   StepStatus = "pending"
+	StepReady     StepStatus = "ready"
+	StepRunning   StepStatus = "running"
+	StepRetrying  StepStatus = "retrying"
+	StepCompleted StepStatus = "completed"
+	StepFailed    StepStatus = "failed"
+	StepSkipped   StepStatus = "skipped"
+	StepBlocked   StepStatus = "blocked"
+	StepCancelled StepStatus = "cancelled"
+	StepWaiting   StepStatus = "waiting" // for approval, review or input
+)
+
+// RunStatus is a run's state.
+type RunStatus string
+
+const (
+	RunRunning   RunStatus = "running"
+	RunPaused    RunStatus = "paused"
+	RunCompleted RunStatus = "completed"
+	RunFailed    RunStatus = "failed"
+	RunCancelled RunStatus = "cancelled"
+	RunPartial   RunStatus = "partial"
+)
+
+// StepState is one step's state in a run.
+type StepState struct {
+	ID         string          `json:"id"`
+	Status     StepStatus      `json:"status"`
+	Attempts   int             `json:"attempts"`
+	StartedAt  *time.Time      `json:"startedAt,omitempty"`
+	EndedAt    *time.Time      `json:"endedAt,omitempty"`
+	DurationMs int64           `json:"durationMs,omitempty"`
+	Error      string          `json:"error,omitempty"`
+	Output     json.RawMessage `json:"output,omitempty"`
+	ChangeIDs  []string        `json:"changeIds,omitempty"`
+	SnapshotID string          `json:"snapshotId,omitempty"` // taken after the step
+	Reason     string          `json:"reason,omitempty"`     // why skipped/blocked
+}
+
+// RunState is a copy of a run's state; the scheduler owns the original.
+type RunState struct {
+	RunID            string       `json:"runId"`
+	PlanID           string       `json:"planId,omitempty"`
+	PlanVersion      int          `json:"planVersion"`
+	Status           RunStatus    `json:"status"`
+	Progress         float64      `json:"progress"`
+	CompletedSteps   int          `json:"completedSteps"`
+	FailedSteps      int          `json:"failedSteps"`
+	SkippedSteps     int          `json:"skippedSteps"`
+	BlockedSteps     int          `json:"blockedSteps"`
+	TotalSteps       int          `json:"totalSteps"`
+	CurrentSteps     []string     `json:"currentSteps"`
+	StartTime        time.Time    `json:"startTime"`
+	ElapsedMs        int64        `json:"elapsedMs"`
+	EtaMs            *int64       `json:"etaMs,omitempty"`
+	LLMCalls         int          `json:"llmCalls"`
+	ToolCalls        int          `json:"toolCalls"`
+	Tokens           int          `json:"tokens"`
+	CostUSD          float64      `json:"costUSD"`
+	RePlans          int          `json:"rePlans"`
+	Steps            []StepState  `json:"steps,omitempty"`
+	Snapshots        []string     `json:"snapshots"`
+	Summary          string       `json:"summary,omitempty"`
+	Error            string       `json:"error,omitempty"`
+	OriginalPlan     *Plan        `json:"originalPlan,omitempty"`
+	FinalPlan        *Plan        `json:"finalPlan,omitempty"`
+	RePlanIterations int          `json:"rePlanIterations,omitempty"`
+	Rollback         *RestoreInfo `json:"rollback,omitempty"`
+}
+
+// RestoreInfo reports a rollback done because the run failed.
+type RestoreInfo struct {
+	SnapshotID string   `json:"snapshotId"`
+	Restored   []string `json:"restored,omitempty"`
+	Conflicts  []string `json:"conflicts,omitempty"`
+	Error      string   `json:"error,omitempty"`
+}

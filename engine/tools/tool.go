@@ -1,0 +1,154 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+
+	"github.com/agentd/agentd/workspace"
+)
+
+// This file is the contract the engine, the planner and the server build
+// against. The package's owner may add to it but must not change these
+// signatures without updating every caller.
+
+// Category groups tools for approval policy.
+type Category string
+
+const (
+	CategoryRead    Category = "read"
+	CategoryWrite   Category = "write"
+	CategoryDelete  Category = "delete"
+	CategoryCommand Category = "command"
+	CategoryGit     Category = "git"
+	CategoryInput   Category = "input"
+	CategoryNetwork Category = "network"
+)
+
+// Risk is a tool's default risk; a step may override it.
+type Risk string
+
+const (
+	RiskLow    Risk = "low"
+	RiskMedium Risk = "medium"
+	RiskHigh   Risk = "high"
+)
+
+// Tool is one built-in tool.
+type Tool interface {
+	Name() string
+	// Description is the model-facing text (embedded next to the tool).
+	Description() string
+	Category() Category
+	Risk() Risk
+	// Schema is the JSON Schema (draft 2020-12) of the args object.
+	Schema() json.RawMessage
+	// Run executes the tool. args has been validated against Schema.
+	Run(ctx context.Context, env *Env, args json.RawMessage) (*Result, error)
+}
+
+// Describer is implemented by tools that can say, for an approval prompt,
+// what a call will do (the command line and its directory, the files).
+type Describer interface {
+	Describe(args json.RawMessage) Description
+}
+
+// Description is what an approval prompt shows.
+type Description struct {
+	Title   string
+	Detail  string
+	Command string // for commands: the command line
+	Cwd     string
+}
+
+// Env is what a tool may use.
+type Env struct {
+	WS     *workspace.Workspace
+	RunID  string
+	StepID string
+	// Output streams a chunk of output ("stdout", "stderr", "log"); never nil
+	// when the engine calls Run (tests may leave it nil: use env.Emit).
+	Output func(stream, text string)
+	// Ask asks the user a question (ask_user); nil when nobody can answer.
+	Ask func(ctx context.Context, question string, options []string) (string, error)
+	// Writer, if set, is how the git tool's user-repository operations are
+	// told where the repository is (defaults to the workspace root).
+	GitDir string
+}
+
+// Emit sends output if the environment has a sink.
+func (e *Env) Emit(stream, text string) {
+	if e != nil && e.Output != nil {
+		e.Output(stream, text)
+	}
+}
+
+// Result is a tool's outcome.
+type Result struct {
+	// Output is JSON-able; later steps refer to it as $step or ${step.field}.
+	Output any
+	// Changes is the proposed file change set (write tools), nil otherwise.
+	Changes *workspace.ChangeSet
+	// NeedsMoreContext asks the engine to re-plan (see plan-format.md).
+	NeedsMoreContext  bool
+	ContextSuggestion string
+}
+
+// Error is a tool error with a code; Retryable ones are retried by the
+// engine's retry policy.
+type Error struct {
+	Code      string // e.g. "NOT_FOUND", "AMBIGUOUS_MATCH", "EXIT_CODE", "TIMEOUT", "TEMPORARY"
+	Message   string
+	Retryable bool
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// IsRetryable reports whether the engine may retry after this error.
+func (e *Error) IsRetryable() bool { return e.Retryable }
+
+// Registry maps names to tools.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]Tool
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry { return &Registry{tools: map[string]Tool{}} }
+
+// Register adds t, replacing a tool of the same name.
+func (r *Registry) Register(t Tool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tools[t.Name()] = t
+}
+
+// Get returns the named tool.
+func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// List returns the tools sorted by name.
+func (r *Registry) List() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]Tool, 0, len(r.tools))
+	for _, t := range r.tools {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out
+}
+
+// Builtin returns a registry with every built-in tool.
+func Builtin() *Registry {
+	r := NewRegistry()
+	for _, t := range builtins() {
+		r.Register(t)
+	}
+	return r
+}
