@@ -20,19 +20,19 @@ var (
 // Config wires an engine. Only Tools and WS are required; nil hooks get the
 // headless defaults.
 type Config struct {
-	Tools       *tools.Registry
-	WS          *workspace.Workspace
-	Approver    Approver
-	Reviewer    Reviewer
-	Inputter    Inputter
-	OnFailure   FailureHandler
-	Snapshots   Snapshotter
-	Planner     Planner
-	Model       StepModel
-	Writer      workspace.FileWriter // how applied changes are written (nil: atomic on disk)
-	Rules       []UpdateRule         // dynamic update rules
-	Logger      *slog.Logger
-	MaxSteps    int // maxStepsPerPlan, default 200
+	Tools     *tools.Registry
+	WS        *workspace.Workspace
+	Approver  Approver
+	Reviewer  Reviewer
+	Inputter  Inputter
+	OnFailure FailureHandler
+	Snapshots Snapshotter
+	Planner   Planner
+	Model     StepModel
+	Writer    workspace.FileWriter // how applied changes are written (nil: atomic on disk)
+	Rules     []UpdateRule         // dynamic update rules
+	Logger    *slog.Logger
+	MaxSteps  int // maxStepsPerPlan, default 200
 }
 
 // RunOptions are a run's options (protocol RunOptions).
@@ -96,34 +96,17 @@ func (r *Run) Cancel() {}
 
 // RetryStep runs a failed, blocked or skipped step again (with new args if
 // given), and then its dependents.
-func (r *Run) RetryStep(stepID string, args []byte) error { return errors.New("engine: not implemented yet") }
+func (r *Run) RetryStep(stepID string, args []byte) error {
+	return errors.New("engine: not implemented yet")
+}
 
 // SkipStep skips a step that has not started.
 func (r *Run) SkipStep(stepID string) error { return errors.New("engine: not implemented yet") }
 
 // Wait blocks until the run has finished (or ctx is done) and returns the
 // final state, with Summary set.
-func (r *Run) Wait(ctx context.Context) (RunState, error) { return RunState{}, errors.New("engine: not implemented yet") }
-
-// ParsePlan reads a JSON or YAML plan. name is used in error messages and
-// to choose the format (".yaml"/".yml" = YAML; otherwise sniffed).
-func ParsePlan(name string, data []byte) (*Plan, error) { return nil, errors.New("engine: not implemented yet") }
-
-// Validate returns every problem of p (nil if valid).
-func (e *Engine) Validate(p *Plan) []Problem { return nil }
-
-// Edit is one plan edit (protocol Edit).
-type Edit struct {
-	Op     string `json:"op"` // update, insert, remove, move, skip, unskip
-	StepID string `json:"stepId,omitempty"`
-	Step   *Step  `json:"step,omitempty"`
-	After  string `json:"after,omitempty"`
-}
-
-// EditPlan returns a new version of p with edits applied, or a
-// *ValidationError if the result would be invalid.
-func (e *Engine) EditPlan(p *Plan, edits []Edit, reason string) (*Plan, error) {
-	return nil, errors.New("engine: not implemented yet")
+func (r *Run) Wait(ctx context.Context) (RunState, error) {
+	return RunState{}, errors.New("engine: not implemented yet")
 }
 
 // Summary renders the Markdown summary of a finished run.
