@@ -65,8 +65,17 @@ type FileDiff struct {
 	NewPath string // "" for a deleted file
 	OldMode uint32 // git mode (0100644, 0100755, 0120000) or 0 if unknown
 	NewMode uint32
-	Binary  bool // either side is binary: Hunks is empty
+	Binary  bool // either side is binary (or too large to diff): Hunks is empty
 	Hunks   []Hunk
+
+	// OldOID and NewOID are the git blob ids (40 hex digits) of the two
+	// sides. Compute sets them for binary files only, where `git apply`
+	// needs a full index line (and the new blob in its object store); Parse
+	// sets them from a full "index" line. Empty when unknown: Unified then
+	// leaves the index line out (and `git apply` cannot apply the binary
+	// diff).
+	OldOID string
+	NewOID string
 }
 
 // Span is a part of a changed line for word-level display; Start and End are

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -17,8 +20,19 @@ var (
 	ErrStaleVersion   = errors.New("plan version is stale")
 )
 
-// Config wires an engine. Only Tools and WS are required; nil hooks get the
-// headless defaults.
+// Tunables (tests may change them).
+var (
+	// DefaultMaxParallel is how many steps run at once when RunOptions
+	// does not say.
+	DefaultMaxParallel = 4
+	// MaxRecoveriesPerStep bounds how often the planner may try to recover
+	// one failed step before the user (or headless abort) decides.
+	MaxRecoveriesPerStep = 2
+)
+
+// Config wires an engine. Only Tools is required (WS is needed by tools that
+// touch files and to apply changes); nil hooks get the headless defaults
+// (see defaults.go).
 type Config struct {
 	Tools     *tools.Registry
 	WS        *workspace.Workspace
@@ -33,20 +47,39 @@ type Config struct {
 	Rules     []UpdateRule         // dynamic update rules
 	Logger    *slog.Logger
 	MaxSteps  int // maxStepsPerPlan, default 200
+	// Approval is the policy of runs whose options carry none (nil:
+	// DefaultApprovalPolicy).
+	Approval *ApprovalPolicy
 }
 
 // RunOptions are a run's options (protocol RunOptions).
 type RunOptions struct {
-	RunID             string        `json:"runId,omitempty"` // generated if empty
-	Mode              string        `json:"mode,omitempty"`  // "parallel" (default) or "sequential"
-	MaxParallel       int           `json:"maxParallel,omitempty"`
-	Review            ReviewMode    `json:"review,omitempty"`
-	RollbackOnFailure bool          `json:"rollbackOnFailure,omitempty"`
-	DryRun            bool          `json:"dryRun,omitempty"`
-	MaxTokens         int           `json:"maxTokens,omitempty"`
-	MaxCostUSD        float64       `json:"maxCostUSD,omitempty"`
-	StepTimeout       time.Duration `json:"-"`
-	MaxRePlans        *int          `json:"maxRePlans,omitempty"`
+	RunID       string `json:"runId,omitempty"` // generated if empty
+	Mode        string `json:"mode,omitempty"`  // "parallel" (default) or "sequential"
+	MaxParallel int    `json:"maxParallel,omitempty"`
+	// Review defaults to "before" when the engine has a Reviewer, else "none".
+	Review            ReviewMode `json:"review,omitempty"`
+	RollbackOnFailure bool       `json:"rollbackOnFailure,omitempty"`
+	// DryRun runs the plan without effects, per tool category:
+	//   read, input:     run as usual;
+	//   write, delete:   the tool runs (it only proposes), the change set is
+	//                    announced (changeProposed, StepState.ChangeIDs) and
+	//                    its files are in the step output, but it is never
+	//                    applied, reviewed or snapshotted;
+	//   command, git:    not executed; the output says what would have run;
+	//   llm, agent:      the model is called (it changes nothing itself);
+	//                    its tool calls follow the rules above.
+	// Nothing needs approval in a dry run, since nothing takes effect.
+	DryRun      bool          `json:"dryRun,omitempty"`
+	MaxTokens   int           `json:"maxTokens,omitempty"`
+	MaxCostUSD  float64       `json:"maxCostUSD,omitempty"`
+	StepTimeout time.Duration `json:"-"`
+	MaxRePlans  *int          `json:"maxRePlans,omitempty"`
+	// Approval overrides Config.Approval for this run.
+	Approval *ApprovalPolicy `json:"approval,omitempty"`
+	// Subscribers receive every event of the run from the first
+	// (runStarted) on; Run.Subscribe only sees later ones.
+	Subscribers []Subscriber `json:"-"`
 }
 
 // UpdateRule may add steps after a step finishes (dynamic updates).
@@ -64,50 +97,41 @@ type Engine struct {
 // New returns an engine.
 func New(cfg Config) *Engine { return &Engine{cfg: cfg} }
 
-// Run is one execution of a plan.
-type Run struct{}
-
 // Start validates p and starts running it; it returns at once. The run
-// stops when ctx is done (as Cancel).
+// stops when ctx is done (as Cancel). With Config.Snapshots set, the start
+// snapshot is taken before Start returns (State().Snapshots[0]); if it
+// cannot be taken the run does not start.
 func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, error) {
-	return nil, errors.New("engine: not implemented yet")
+	if p == nil {
+		return nil, errors.New("engine: no plan to run")
+	}
+	if e.cfg.Tools == nil {
+		return nil, errors.New("engine: Config.Tools is nil; pass tools.Builtin() or a registry")
+	}
+	if probs := ValidatePlan(p, e.cfg.Tools, e.cfg.MaxSteps); len(probs) > 0 {
+		return nil, &ValidationError{Problems: probs}
+	}
+	if opts.RunID == "" {
+		opts.RunID = newRunID()
+	}
+	s := newSched(e, ctx, p.Clone(), opts)
+	if e.cfg.Snapshots != nil {
+		id, err := e.cfg.Snapshots.Snapshot(ctx, SnapshotRequest{RunID: opts.RunID, Label: "run start"})
+		if err != nil {
+			s.cancelRun()
+			return nil, fmt.Errorf("run %s: taking the start snapshot: %w (fix the snapshot store or run without snapshots)", opts.RunID, err)
+		}
+		s.r.addSnapshot(id)
+	}
+	for _, sub := range opts.Subscribers {
+		s.r.ev.subscribe(sub)
+	}
+	go s.loop()
+	return s.r, nil
 }
 
-// ID returns the run's id.
-func (r *Run) ID() string { return "" }
-
-// Plan returns the plan the run is executing now (a copy; it changes when
-// recovery, re-planning or rules update it).
-func (r *Run) Plan() *Plan { return nil }
-
-// State returns a copy of the run state with Steps.
-func (r *Run) State() RunState { return RunState{} }
-
-// Subscribe delivers every later event to s in order; the returned func
-// unsubscribes. Events already emitted are not replayed.
-func (r *Run) Subscribe(s Subscriber) (unsubscribe func()) { return func() {} }
-
-// Pause stops starting new steps; running ones finish. Resume continues.
-func (r *Run) Pause()  {}
-func (r *Run) Resume() {}
-
-// Cancel stops running steps through their context and ends the run.
-func (r *Run) Cancel() {}
-
-// RetryStep runs a failed, blocked or skipped step again (with new args if
-// given), and then its dependents.
-func (r *Run) RetryStep(stepID string, args []byte) error {
-	return errors.New("engine: not implemented yet")
+func newRunID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
-
-// SkipStep skips a step that has not started.
-func (r *Run) SkipStep(stepID string) error { return errors.New("engine: not implemented yet") }
-
-// Wait blocks until the run has finished (or ctx is done) and returns the
-// final state, with Summary set.
-func (r *Run) Wait(ctx context.Context) (RunState, error) {
-	return RunState{}, errors.New("engine: not implemented yet")
-}
-
-// Summary renders the Markdown summary of a finished run.
-func Summary(p *Plan, st RunState) string { return "" }

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -109,14 +111,34 @@ type ValidationError struct {
 	Problems []Problem
 }
 
-func (e *ValidationError) Error() string {
-	if len(e.Problems) == 1 {
-		return "plan invalid: " + e.Problems[0].Message
+// String renders the problem as "file: step "id": field: message".
+func (p Problem) String() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File + ": ")
 	}
-	return "plan invalid: " + itoa(len(e.Problems)) + " problems"
+	if p.StepID != "" {
+		b.WriteString("step " + strconv.Quote(p.StepID) + ": ")
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field + ": ")
+	}
+	b.WriteString(p.Message)
+	return b.String()
 }
 
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
+// Error lists every problem, one a line after the first.
+func (e *ValidationError) Error() string {
+	switch len(e.Problems) {
+	case 0:
+		return "plan invalid"
+	case 1:
+		return "plan invalid: " + e.Problems[0].String()
+	}
+	var b strings.Builder
+	b.WriteString("plan invalid: " + strconv.Itoa(len(e.Problems)) + " problems:")
+	for _, p := range e.Problems {
+		b.WriteString("\n  " + p.String())
+	}
+	return b.String()
 }

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/agentd/agentd/engine/tools"
@@ -22,13 +21,17 @@ const (
 
 // ValidatePlan returns every problem of p checked against the tools in reg
 // (nil if valid). maxSteps <= 0 means DefaultMaxSteps.
-func ValidatePlan(p *Plan, reg *tools.Registry, maxSteps int) []Problem { return nil }
+//
+// A nil reg skips the checks that need tools (tool names, args schemas).
+func ValidatePlan(p *Plan, reg *tools.Registry, maxSteps int) []Problem {
+	return validatePlan(p, reg, maxSteps)
+}
 
 // Clone returns a deep copy.
-func (p *Plan) Clone() *Plan { return p }
+func (p *Plan) Clone() *Plan { return p.clone() }
 
 // Step returns the step with id, or nil.
-func (p *Plan) Step(id string) *Step { return nil }
+func (p *Plan) Step(id string) *Step { return p.step(id) }
 
 // IsCritical reports the step's effective criticality (default true).
 func (s *Step) IsCritical() bool { return s.Critical == nil || *s.Critical }
@@ -43,11 +46,14 @@ func (s *Step) EffectiveKind() StepKind {
 
 // TimeoutOr returns the step's timeout, or def if it has none. The plan
 // has been validated, so the duration parses.
-func (s *Step) TimeoutOr(def time.Duration) time.Duration { return def }
+func (s *Step) TimeoutOr(def time.Duration) time.Duration { return s.timeoutOr(def) }
 
 // RetryPolicy returns the step's attempts after the first and its backoff:
 // the wait before retry n (0-based) is min(delay*2^n, maxDelay).
-func (s *Step) RetryPolicy() (max int, delay, maxDelay time.Duration) { return 0, 0, DefaultMaxDelay }
+//
+// Without retry.delay the first wait is DefaultRetryDelay (1s); without
+// retry.maxDelay the cap is DefaultMaxDelay (10s).
+func (s *Step) RetryPolicy() (max int, delay, maxDelay time.Duration) { return s.retryPolicy() }
 
 // Outputs maps step ids to their JSON outputs, for references.
 type Outputs map[string]json.RawMessage
@@ -55,27 +61,39 @@ type Outputs map[string]json.RawMessage
 // ResolveArgs replaces references in a step's args: a string that is exactly
 // "$id" or "${id.path}" takes the referenced value with its JSON type;
 // references inside longer strings are interpolated as text.
+//
+// A reference to a missing output or field is an error naming the
+// reference and the field of args it is in.
 func ResolveArgs(args json.RawMessage, out Outputs) (json.RawMessage, error) {
-	return args, errors.New("engine: not implemented yet")
+	return resolveArgs(args, out)
 }
 
 // Interpolate replaces references inside a string (prompts, commands).
+// Values that are not strings are written as compact JSON; "$$" is "$".
 func Interpolate(s string, out Outputs) (string, error) {
-	return s, errors.New("engine: not implemented yet")
+	return interpolate(s, out)
 }
 
 // EvalCondition evaluates a `when` or check expression after interpolation.
+// The language is described in cond.go and docs/plans.md.
 func EvalCondition(expr string, out Outputs) (bool, error) {
-	return false, errors.New("engine: not implemented yet")
+	return evalCondition(expr, out)
 }
 
 // References returns the step ids a step's args, prompt, when and checks refer to.
-func (s *Step) References() []string { return nil }
+// Ids containing dots are cut at the first "." or "[" here; Plan.References
+// resolves them against the plan's steps.
+func (s *Step) References() []string { return s.references() }
 
 // ParsePlan reads a JSON or YAML plan. name is used in error messages and
 // to choose the format (".yaml"/".yml" = YAML; otherwise sniffed).
+//
+// Syntax errors are a *ParseError with the line and column. Unknown fields
+// and fields of the wrong JSON type are a *ValidationError naming each step
+// and field. ParsePlan does not validate: call ValidatePlan (or
+// Engine.Validate) on the result. A plan without a version gets version 1.
 func ParsePlan(name string, data []byte) (*Plan, error) {
-	return nil, errors.New("engine: not implemented yet")
+	return parsePlan(name, data)
 }
 
 // Validate returns every problem of p (nil if valid).
@@ -91,6 +109,8 @@ type Edit struct {
 
 // EditPlan returns a new version of p with edits applied, or a
 // *ValidationError if the result would be invalid.
+// The history entry has source "user"; ApplyEdits records other sources.
+// Callers holding a client's version check it first with CheckVersion.
 func (e *Engine) EditPlan(p *Plan, edits []Edit, reason string) (*Plan, error) {
-	return nil, errors.New("engine: not implemented yet")
+	return ApplyEdits(p, edits, EditOptions{Tools: e.cfg.Tools, MaxSteps: e.cfg.MaxSteps, Reason: reason})
 }

@@ -77,6 +77,9 @@ type RunState struct {
 	FinalPlan        *Plan        `json:"finalPlan,omitempty"`
 	RePlanIterations int          `json:"rePlanIterations,omitempty"`
 	Rollback         *RestoreInfo `json:"rollback,omitempty"`
+	// FilesChanged lists the files the run's applied changes touched
+	// (relative paths, in order of first change).
+	FilesChanged []string `json:"filesChanged,omitempty"`
 }
 
 // RestoreInfo reports a rollback done because the run failed.

@@ -1,12 +1,14 @@
 package gitops
 
 import (
-	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
-	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/workspace"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
 )
 
 // This file is the contract engine (through an adapter), rpc and cmd build
@@ -28,7 +30,19 @@ type Options struct {
 
 // DefaultStateDir is $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd, else
 // ~/.local/state/agentd.
-func DefaultStateDir() string { return "" }
+func DefaultStateDir() string {
+	if d := os.Getenv("AGENTD_STATE_DIR"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "agentd")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "agentd-state")
+	}
+	return filepath.Join(home, ".local", "state", "agentd")
+}
 
 // SnapshotOptions say what a snapshot is for.
 type SnapshotOptions struct {
@@ -92,53 +106,20 @@ type GCResult struct {
 	BytesAfter    int64 `json:"bytesAfter"`
 }
 
-// Store is one workspace's shadow repository. Safe for concurrent use.
-type Store struct{}
+// Store is one workspace's shadow repository. Safe for concurrent use; a
+// file lock in the store lets several processes (daemon, CLI) share it.
+type Store struct {
+	root  string
+	files lister
+	opts  Options
+	dir   string
 
-var errUnimplemented = errors.New("gitops: not implemented yet")
+	mu sync.Mutex // serialises operations; guards storeState
+	storeState
 
-// Open opens (creating if needed) the store for ws, finishing or rolling
-// back any restore a crash interrupted.
-func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Store, error) {
-	return nil, errUnimplemented
+	stMu sync.Mutex // guards st (go-git's storage is not safe for concurrent use)
+	st   *filesystem.Storage
 }
 
-// Dir is the shadow repository's path.
-func (s *Store) Dir() string { return "" }
-
-// Snapshot records the workspace now. It is on disk (fsync'd) when it returns.
-func (s *Store) Snapshot(ctx context.Context, opts SnapshotOptions) (*Snapshot, error) {
-	return nil, errUnimplemented
-}
-
-// List returns snapshots newest first, all or one run's.
-func (s *Store) List(ctx context.Context, runID string) ([]*Snapshot, error) {
-	return nil, errUnimplemented
-}
-
-// Get returns one snapshot by id or unique id prefix.
-func (s *Store) Get(ctx context.Context, id string) (*Snapshot, error) { return nil, errUnimplemented }
-
-// Files lists a snapshot's files (slash-separated, sorted).
-func (s *Store) Files(ctx context.Context, id string) ([]string, error) { return nil, errUnimplemented }
-
-// Diff compares two snapshots, or a snapshot with the workspace now (to "").
-func (s *Store) Diff(ctx context.Context, from, to string) ([]*diff.FileDiff, error) {
-	return nil, errUnimplemented
-}
-
-// Restore makes the workspace (or opts.Paths) match snapshot id, after a
-// safety snapshot, writing only what differs.
-func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*RestoreResult, error) {
-	return nil, errUnimplemented
-}
-
-// GC prunes runs beyond KeepRuns and objects nothing references, and keeps
-// the store within its quota.
-func (s *Store) GC(ctx context.Context) (*GCResult, error) { return nil, errUnimplemented }
-
-// Watch starts the fsnotify watcher (daemon) so snapshots need not walk.
-func (s *Store) Watch(ctx context.Context) error { return errUnimplemented }
-
-// Close releases the store (and its watcher).
-func (s *Store) Close() error { return nil }
+// ErrNotFound is wrapped by errors for unknown snapshot ids.
+var ErrNotFound = errors.New("snapshot not found")

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/internal/fileset"
 )
 
 // This file is the contract other packages (engine, engine/tools, gitops,
@@ -17,6 +16,18 @@ import (
 // ErrOutsideRoot is wrapped by every error for a path that resolves outside
 // the workspace (through "..", an absolute path, a file:// URI or a symlink).
 var ErrOutsideRoot = errors.New("path is outside the workspace")
+
+// ErrInvalidPath is wrapped by errors for a path that cannot name a file at
+// all: a NUL byte, a URI that is not a local file:// URI, a malformed URI.
+var ErrInvalidPath = errors.New("invalid path")
+
+// ErrGitDir is wrapped by errors for a write, removal or rename inside a
+// `.git` directory (at any level, also through a symlink): agentd never
+// changes a git repository's internals. Reading there is allowed.
+var ErrGitDir = errors.New("path is inside a .git directory, which agentd never writes")
+
+// ErrTooLarge is wrapped by ReadFile's error for a file over MaxFileSize.
+var ErrTooLarge = errors.New("file is too large")
 
 // PathError names the offending path.
 type PathError struct {
@@ -30,70 +41,20 @@ func (e *PathError) Unwrap() error { return e.Err }
 // ConflictError says a file changed since a change was computed against it.
 type ConflictError struct {
 	Path string
+	// Op is the operation that could not be applied.
+	Op Op
+	// Reason says what changed, for people ("" gives the generic message).
+	Reason string
+	// Regions are the regions a three-way merge could not resolve (only
+	// for modifications of text files whose content changed).
+	Regions []diff.Conflict
 }
 
 func (e *ConflictError) Error() string {
+	if e.Reason != "" {
+		return e.Path + ": " + e.Reason + "; review it again"
+	}
 	return e.Path + ": file changed since the change was computed; review it again"
-}
-
-// Options configure a workspace.
-type Options struct {
-	// MaxFileSize bounds reads by tools (0 = 20 MiB).
-	MaxFileSize int64
-}
-
-// Workspace is one open folder. Safe for concurrent use.
-type Workspace struct {
-	root  string
-	files *fileset.Set
-}
-
-// Open opens root (made absolute and symlink-resolved).
-func Open(root string, opts Options) (*Workspace, error) {
-	return nil, errors.New("workspace: not implemented yet")
-}
-
-// Root returns the absolute, symlink-resolved root.
-func (w *Workspace) Root() string { return w.root }
-
-// Files returns the ignore-aware file set of the workspace.
-func (w *Workspace) Files() *fileset.Set { return w.files }
-
-// Resolve turns a workspace-relative path, an absolute path inside the root
-// or a file:// URI into a clean slash-separated relative path and the
-// absolute OS path. Anything that leaves the root — lexically or through a
-// symlink in any existing component — is a *PathError wrapping
-// ErrOutsideRoot. The root itself resolves to ".".
-func (w *Workspace) Resolve(p string) (rel, abs string, err error) {
-	return "", "", errors.New("workspace: not implemented yet")
-}
-
-// URI returns the file:// URI of a relative path.
-func (w *Workspace) URI(rel string) string { return "" }
-
-// ReadFile returns the overlay content if the file is open in the editor,
-// otherwise the file on disk.
-func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
-	return nil, errors.New("workspace: not implemented yet")
-}
-
-// Stat is os.Lstat on a resolved path.
-func (w *Workspace) Stat(p string) (fs.FileInfo, error) {
-	return nil, errors.New("workspace: not implemented yet")
-}
-
-// WriteFile writes atomically (temp file in the same directory, fsync,
-// rename), keeping an existing file's mode; perm applies to new files.
-func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte, perm fs.FileMode) error {
-	return errors.New("workspace: not implemented yet")
-}
-
-// Remove deletes a file. Rename moves one, creating parent directories.
-func (w *Workspace) Remove(ctx context.Context, p string) error {
-	return errors.New("workspace: not implemented yet")
-}
-func (w *Workspace) Rename(ctx context.Context, from, to string) error {
-	return errors.New("workspace: not implemented yet")
 }
 
 // Position is an LSP position: 0-based line and UTF-16 code unit offset.
@@ -113,22 +74,6 @@ type TextEdit struct {
 	Range *Range
 	Text  string
 }
-
-// OpenOverlay records an editor buffer (didOpen). Version is the editor's.
-func (w *Workspace) OpenOverlay(p string, content []byte, version int32) error {
-	return errors.New("workspace: not implemented yet")
-}
-
-// EditOverlay applies incremental edits in order (didChange).
-func (w *Workspace) EditOverlay(p string, edits []TextEdit, version int32) error {
-	return errors.New("workspace: not implemented yet")
-}
-
-// CloseOverlay forgets a buffer (didClose); reads go to disk again.
-func (w *Workspace) CloseOverlay(p string) {}
-
-// Overlay returns the buffer's content and version if the file is open.
-func (w *Workspace) Overlay(p string) (content []byte, version int32, ok bool) { return nil, 0, false }
 
 // Op is what a change does to one file.
 type Op string
@@ -161,50 +106,33 @@ type ChangeSet struct {
 	Files  []*FileChange `json:"files"`
 }
 
-// Builder accumulates a change set. Later operations on the same path see
-// the earlier ones (write then edit works).
-type Builder struct{ w *Workspace }
-
-// Propose starts a change set computed against what the user sees now
-// (overlays included).
-func (w *Workspace) Propose(ctx context.Context) *Builder { return &Builder{w: w} }
-
-// Read returns a path's content as the change set so far would leave it.
-func (b *Builder) Read(p string) ([]byte, error) {
-	return nil, errors.New("workspace: not implemented yet")
-}
-
-// Write creates or replaces a file's content.
-func (b *Builder) Write(p string, content []byte) error {
-	return errors.New("workspace: not implemented yet")
-}
-
-// Delete deletes a file. Move moves one.
-func (b *Builder) Delete(p string) error      { return errors.New("workspace: not implemented yet") }
-func (b *Builder) Move(from, to string) error { return errors.New("workspace: not implemented yet") }
-
-// Build returns the change set (nil if it changes nothing). Diffs are computed.
-func (b *Builder) Build() *ChangeSet { return nil }
-
 // FileWriter performs the write of a file's new content. The default writes
 // atomically on disk; the rpc package substitutes one that routes files open
 // in the editor through workspace/applyEdit.
+//
+// old is the file's current content (overlay or disk) that new was merged
+// against, nil if the file does not exist. A writer may also implement
+// FileRemover and FileRenamer to take over deletes and moves.
 type FileWriter interface {
 	WriteFile(ctx context.Context, rel string, old, new []byte, mode fs.FileMode) error
+}
+
+// FileRemover is implemented by a FileWriter that also performs deletes
+// (Apply uses Workspace.Remove otherwise).
+type FileRemover interface {
+	RemoveFile(ctx context.Context, rel string) error
+}
+
+// FileRenamer is implemented by a FileWriter that also performs moves
+// (Apply uses Workspace.Rename otherwise). Apply only calls it for a move
+// whose content is unchanged; a move with a content change is written as
+// WriteFile of the new path and a remove of the old one.
+type FileRenamer interface {
+	RenameFile(ctx context.Context, from, to string) error
 }
 
 // ApplyResult reports what Apply did per file.
 type ApplyResult struct {
 	Applied   []string // relative paths written, created, deleted or moved
 	Conflicts []*ConflictError
-}
-
-// Apply writes the files of cs, each with only the hunks accept allows
-// (accept == nil accepts every hunk; for binary files, create, delete and
-// move the hunk argument is a zero Hunk and decides the whole file). A file
-// whose current content (overlay or disk) no longer hashes to BaseHash is
-// rebased with a three-way merge when that is clean, otherwise reported as a
-// conflict and left alone. writer may be nil for atomic writes on disk.
-func (w *Workspace) Apply(ctx context.Context, cs *ChangeSet, accept func(*FileChange, diff.Hunk) bool, writer FileWriter) (*ApplyResult, error) {
-	return nil, errors.New("workspace: not implemented yet")
 }

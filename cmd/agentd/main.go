@@ -62,6 +62,8 @@ func mainWithArgs(args []string, stdout, stderr io.Writer) int {
 		if c.name == args[0] {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// The first Ctrl-C cancels cleanly; a second one kills at once.
+			go func() { <-ctx.Done(); stop() }()
 			return c.run(ctx, args[1:], stdout, stderr)
 		}
 	}

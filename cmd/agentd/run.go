@@ -2,11 +2,211 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/term"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/workspace"
 )
 
+// planFromRequest makes a plan from a plain-language request with a model.
+// It is set by plan.go; it returns the plan or an exit code with the error
+// already printed.
+var planFromRequest func(ctx context.Context, request, wsDir string, stderr io.Writer) (*engine.Plan, int)
+
+// stdin is where prompts read answers (tests replace it).
+var stdin io.Reader = os.Stdin
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "agentd run: not implemented yet")
+	fs := newFlagSet("run", "PLAN [flags]   (or: agentd run --request \"...\")", stderr)
+	wsDir := fs.String("workspace", ".", "the workspace `dir` to run the plan in")
+	parallel := fs.Int("parallel", 4, "run up to `N` independent steps at once")
+	sequential := fs.Bool("sequential", false, "run one step at a time, in dependency order")
+	review := fs.String("review", "", "show file changes `before` they are applied (ask y/n/a/q), `after` (apply, then show), or `none`; default: before on a terminal, after otherwise")
+	yes := fs.Bool("yes", false, "answer yes to every approval and review")
+	jsonOut := fs.Bool("json", false, "write events as JSON lines to stdout")
+	stateDir := fs.String("state-dir", "", "agentd's state `dir` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
+	rollback := fs.Bool("rollback-on-failure", false, "restore the workspace to the run's start snapshot if the run fails")
+	dryRun := fs.Bool("dry-run", false, "propose changes and show them, but write nothing and run no command")
+	noSnap := fs.Bool("no-snapshots", false, "do not take snapshots (no undo)")
+	stepTimeout := fs.Duration("step-timeout", engine.DefaultStepTimeout, "default timeout of a step")
+	request := fs.String("request", "", "make the plan from this request with a model, then run it")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return usageExit(err)
+	}
+	if (len(pos) != 1 && *request == "") || (len(pos) > 0 && *request != "") {
+		fs.Usage()
+		return exitUsage
+	}
+	if *review != "" && *review != "before" && *review != "after" && *review != "none" {
+		fmt.Fprintf(stderr, "agentd run: --review must be before, after or none, not %q\n", *review)
+		return exitUsage
+	}
+	if *parallel < 1 {
+		fmt.Fprintf(stderr, "agentd run: --parallel must be at least 1\n")
+		return exitUsage
+	}
+
+	var plan *engine.Plan
+	if *request != "" {
+		if planFromRequest == nil {
+			fmt.Fprintln(stderr, "agentd run: --request needs a model, and this build has no planner")
+			return exitUsage
+		}
+		var code int
+		if plan, code = planFromRequest(ctx, *request, *wsDir, stderr); plan == nil {
+			return code
+		}
+	} else {
+		p, problems, err := loadPlan(pos[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd run: %v\n", err)
+			return exitUsage
+		}
+		if len(problems) > 0 {
+			printProblems(stderr, pos[0], problems)
+			fmt.Fprintf(stderr, "agentd run: %s is not a valid plan (%d problems); fix them and run again\n", pos[0], len(problems))
+			return exitUsage
+		}
+		plan = p
+	}
+
+	ws, err := workspace.Open(*wsDir, workspace.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", *wsDir, err)
+		return exitUsage
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	interactive := isTerminal(stdin) && !*yes
+	mode := engine.ReviewMode(*review)
+	if mode == "" {
+		mode = engine.ReviewAfter
+		if interactive {
+			mode = engine.ReviewBefore
+		}
+	}
+	var jsonW io.Writer
+	conOut := stderr
+	if *jsonOut {
+		jsonW = stdout
+	} else {
+		conOut = stdout
+	}
+	con := newConsole(conOut, stdin)
+	t := &terminal{con: con, ws: ws, yes: *yes, cancel: cancel, quiet: mode == engine.ReviewNone || *jsonOut}
+
+	cfg := engine.Config{
+		Tools:    tools.Builtin(),
+		WS:       ws,
+		Approver: t,
+		Reviewer: t,
+		Inputter: t,
+	}
+	if interactive {
+		cfg.OnFailure = t
+	}
+	if !*noSnap && !*dryRun {
+		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir})
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd run: cannot open the snapshot store: %v\n(run with --no-snapshots to go on without undo)\n", err)
+			return exitFailed
+		}
+		defer store.Close()
+		cfg.Snapshots = engine.StoreSnapshotter(store)
+	}
+	eng := engine.New(cfg)
+
+	opts := engine.RunOptions{
+		MaxParallel:       *parallel,
+		Review:            mode,
+		RollbackOnFailure: *rollback,
+		DryRun:            *dryRun,
+		StepTimeout:       *stepTimeout,
+	}
+	if *sequential {
+		opts.Mode = "sequential"
+	}
+	run, err := eng.Start(runCtx, plan, opts)
+	if err != nil {
+		var ve *engine.ValidationError
+		if errors.As(err, &ve) {
+			printProblems(stderr, planName(plan, pos), ve.Problems)
+			return exitUsage
+		}
+		fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		return exitFailed
+	}
+	disp := newDisplay(con, jsonW, plan)
+	unsubscribe := run.Subscribe(disp)
+	st, err := run.Wait(context.WithoutCancel(ctx))
+	unsubscribe()
+	con.Done()
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		return exitFailed
+	}
+	if *jsonOut {
+		json.NewEncoder(stdout).Encode(struct {
+			Type  string           `json:"type"`
+			State *engine.RunState `json:"state"`
+		}{"result", &st})
+	} else {
+		fmt.Fprintln(stdout)
+		fmt.Fprint(stdout, st.Summary)
+		if len(st.Snapshots) > 0 {
+			fmt.Fprintf(stdout, "\nUndo the whole run: agentd snapshot restore %s --workspace %s\n", st.Snapshots[0], shellQuote(ws.Root()))
+		}
+	}
+	return exitCode(st.Status, ctx)
+}
+
+func exitCode(s engine.RunStatus, ctx context.Context) int {
+	switch s {
+	case engine.RunCompleted:
+		return exitOK
+	case engine.RunPartial:
+		return exitPartial
+	case engine.RunCancelled:
+		return exitCancelled
+	}
+	if ctx.Err() != nil {
+		return exitCancelled
+	}
 	return exitFailed
+}
+
+func planName(p *engine.Plan, pos []string) string {
+	if len(pos) > 0 {
+		return pos[0]
+	}
+	if p.Source != "" {
+		return p.Source
+	}
+	return "plan"
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func shellQuote(s string) string {
+	for _, r := range s {
+		if !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "'" + filepath.ToSlash(s) + "'"
+		}
+	}
+	return s
 }

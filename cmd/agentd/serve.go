@@ -2,11 +2,91 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/agentd/agentd/rpc"
 )
 
+// stdio joins stdin and stdout into the server's connection.
+type stdio struct {
+	in  io.ReadCloser
+	out io.Writer
+}
+
+func (s stdio) Read(p []byte) (int, error)  { return s.in.Read(p) }
+func (s stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
+func (s stdio) Close() error                { return s.in.Close() }
+
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "agentd serve: not implemented yet")
+	fs := flag.NewFlagSet("agentd serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	logFile := fs.String("log-file", "", "also write logs to this file (appended)")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	stateDir := fs.String("state-dir", "", "state directory (default $AGENTD_STATE_DIR, $XDG_STATE_HOME/agentd or ~/.local/state/agentd)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: agentd serve [--log-file FILE] [--log-level LEVEL] [--state-dir DIR]")
+		fmt.Fprintln(stderr, "\nServes JSON-RPC (LSP framing) on stdin/stdout for an editor; logs go to stderr.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "agentd serve: --log-level %q: use debug, info, warn or error\n", *logLevel)
+		return exitUsage
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	handlers := []slog.Handler{slog.NewTextHandler(stderr, hopts)}
+	if *logFile != "" {
+		if err := os.MkdirAll(filepath.Dir(*logFile), 0o755); err != nil {
+			fmt.Fprintf(stderr, "agentd serve: --log-file: %v\n", err)
+			return exitUsage
+		}
+		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd serve: --log-file: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		handlers = append(handlers, slog.NewJSONHandler(f, hopts))
+	}
+	logger := slog.New(slog.NewMultiHandler(handlers...))
+
+	// stdout is the protocol: the writer passed in is only ever os.Stdout
+	// here, and nothing else may print to it.
+	out := stdout
+	if out == nil {
+		out = os.Stdout
+	}
+	srv := rpc.NewServer(rpc.Options{
+		Version:  version,
+		StateDir: *stateDir,
+		Logger:   logger,
+	})
+	logger.Info("agentd serve starting", "version", version, "pid", os.Getpid())
+	err := srv.Serve(ctx, stdio{in: os.Stdin, out: out})
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, rpc.ErrExitWithoutShutdown):
+		return exitFailed
+	case errors.Is(err, context.Canceled):
+		return exitCancelled
+	}
+	logger.Error("agentd serve stopped", "error", err)
 	return exitFailed
 }

@@ -1,4 +1,20 @@
 package tools
 
 // builtins lists every built-in tool; each lives in its own file.
-func builtins() []Tool { return nil }
+func builtins() []Tool {
+	return []Tool{
+		newReadFile(),
+		newListDir(),
+		newSearchFiles(),
+		newSearchCode(),
+		newWriteFile(),
+		newEditFile(),
+		newApplyPatch(),
+		newJSONPatch(),
+		newMoveFile(),
+		newDeleteFile(),
+		newRunCommand(),
+		newGit(),
+		newAskUser(),
+	}
+}

@@ -45,7 +45,20 @@ type Tool interface {
 	// Schema is the JSON Schema (draft 2020-12) of the args object.
 	Schema() json.RawMessage
 	// Run executes the tool. args has been validated against Schema.
+	//
+	// A tool may return BOTH a non-nil Result and an error: the step failed,
+	// but its output (for run_command: exitCode, stdout, stderr) is still
+	// meaningful. The engine records that output on the failed step, so
+	// recovery and later steps can refer to it.
 	Run(ctx context.Context, env *Env, args json.RawMessage) (*Result, error)
+}
+
+// RiskAssessor is implemented by tools whose risk depends on the call (the
+// git tool: status/diff/log are low, commit/apply high). The engine uses
+// RiskOf instead of Risk when a tool implements it; a step's own risk still
+// overrides both.
+type RiskAssessor interface {
+	RiskOf(args json.RawMessage) Risk
 }
 
 // Describer is implemented by tools that can say, for an approval prompt,

@@ -2,7 +2,11 @@ package fileset
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -32,13 +36,36 @@ type Options struct {
 // Set is a workspace's file set with its ignore rules loaded. It is safe for
 // concurrent use. Ignore files are re-read when they change.
 type Set struct {
-	root string
+	root  string
+	repo  *repository // nil when root is in no repository
+	cache fileCache   // parsed ignore files, config, index
+	env   envFunc     // os.LookupEnv
 }
 
 // Open prepares the set for root (an absolute, clean directory). The root
 // need not be a git repository; if it is (or is inside one), the index,
 // info/exclude and core.excludesFile are honoured.
-func Open(root string) (*Set, error) { return &Set{root: root}, nil }
+//
+// Without a repository, .gitignore files and the global excludes file still
+// apply (there is no index, so nothing is tracked).
+func Open(root string) (*Set, error) {
+	if !filepath.IsAbs(root) {
+		return nil, fmt.Errorf("open file set: root %q is not absolute", root)
+	}
+	root = filepath.Clean(root)
+	fi, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("open file set: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("open file set: %s is not a directory", root)
+	}
+	repo, err := findRepository(root)
+	if err != nil {
+		return nil, fmt.Errorf("open file set %s: find git repository: %w", root, err)
+	}
+	return &Set{root: root, repo: repo, env: os.LookupEnv}, nil
+}
 
 // Root returns the absolute root.
 func (s *Set) Root() string { return s.root }
@@ -47,24 +74,56 @@ func (s *Set) Root() string { return s.root }
 // order and possibly from several goroutines at once. Nested repositories'
 // working files are included; every `.git` directory or file is skipped.
 // It stops at the first error fn returns or when ctx is done.
-func (s *Set) Walk(ctx context.Context, opts Options, fn func(Entry) error) error { return nil }
+//
+// A tracked file is listed even when ignored; a file is listed only if it
+// exists on disk as a regular file or symlink. A missing opts.Dir lists
+// nothing.
+func (s *Set) Walk(ctx context.Context, opts Options, fn func(Entry) error) error {
+	return s.walk(ctx, opts, fn)
+}
 
 // Ignored reports whether the slash-separated relative path would be ignored
 // by git (and is not tracked). isDir says whether it names a directory.
-func (s *Set) Ignored(rel string, isDir bool) bool { return false }
+// Paths inside a `.git` directory count as ignored (they are never part of
+// the set), as do paths that leave the root. A directory that holds
+// tracked files is not ignored, as with `git check-ignore`.
+func (s *Set) Ignored(rel string, isDir bool) bool {
+	ignored, err := s.ignored(rel, isDir)
+	if err != nil {
+		slog.Warn("fileset: cannot evaluate ignore rules", "path", rel, "err", err)
+		return false
+	}
+	return ignored
+}
 
 // Watcher keeps a set of paths changed since the last Drain. Events are only
 // hints: Drain reports Overflow when it cannot vouch for completeness (watch
 // limits, dropped events), and the caller must then walk.
-type Watcher struct{}
+type Watcher struct {
+	watcherState
+}
 
-// Watch starts watching the set's tree until ctx is done.
-func (s *Set) Watch(ctx context.Context) (*Watcher, error) { return &Watcher{}, nil }
+// Watch starts watching the set's tree until ctx is done or Close. It adds
+// one watch per directory that is not ignored (and never inside .git)
+// before it returns, so every change after Watch returns is reported.
+func (s *Set) Watch(ctx context.Context) (*Watcher, error) { return s.watch(ctx) }
 
 // Drain returns the slash-separated relative paths (files or directories)
 // changed since the previous Drain and whether the watcher may have missed
 // changes (overflow, limits), in which case a full walk is needed.
-func (w *Watcher) Drain() (paths []string, overflow bool) { return nil, true }
+//
+// A directory in the list means anything below it may have changed (it
+// was created, moved, or an ignore file in it changed): walk it with
+// Options.Dir. A changed .gitignore is reported both as itself and as its
+// directory. Changes to the user's index (git add, git rm) are reported as
+// the paths whose tracked state changed; changes to info/exclude, the
+// global excludes file or git config are reported as overflow.
+func (w *Watcher) Drain() (paths []string, overflow bool) { return w.drain() }
+
+// Changes returns a channel that receives a value after paths were added
+// to the dirty set (at most one value is pending). Rule changes outside
+// the tree (index, info/exclude) are only noticed by Drain.
+func (w *Watcher) Changes() <-chan struct{} { return w.changes }
 
 // Close stops the watcher and waits for its goroutines.
-func (w *Watcher) Close() error { return nil }
+func (w *Watcher) Close() error { return w.close() }

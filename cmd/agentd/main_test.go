@@ -1,0 +1,327 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// agentdBin is the binary under test, built once by TestMain.
+var agentdBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "agentd-bin-")
+	if err != nil {
+		panic(err)
+	}
+	agentdBin = filepath.Join(dir, "agentd")
+	out, err := exec.Command("go", "build", "-race", "-o", agentdBin, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.RemoveAll(dir)
+		panic("building agentd: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoRoot is the checkout's root (two levels up from cmd/agentd).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// demoCopy copies examples/demo to a temporary workspace.
+func demoCopy(t *testing.T) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "demo")
+	src := filepath.Join(repoRoot(t), "examples", "demo")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, _ := d.Info()
+		return os.WriteFile(target, data, info.Mode().Perm())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+func agentd(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(agentdBin, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("agentd %v: %v", args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+func plan(t *testing.T, name string) string {
+	return filepath.Join(repoRoot(t), "examples", "plans", name)
+}
+
+func writePlan(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestValidateExamples(t *testing.T) {
+	plans, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "plans", "*"))
+	if len(plans) < 3 {
+		t.Fatalf("want at least 3 example plans, found %d", len(plans))
+	}
+	for _, p := range plans {
+		r := agentd(t, "", "validate", p)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "valid: ") {
+			t.Errorf("validate %s: exit %d\n%s%s", filepath.Base(p), r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+func TestValidateReportsEveryProblem(t *testing.T) {
+	p := writePlan(t, `{"steps": [
+	  {"id": "a", "tool": "read_file", "args": {"path": "x"}, "dependsOn": ["b"]},
+	  {"id": "b", "tool": "read_file", "args": {"path": "x"}, "dependsOn": ["a"]},
+	  {"id": "a", "tool": "read_file", "args": {"path": "y"}},
+	  {"id": "c", "tool": "no_such_tool"},
+	  {"id": "d", "tool": "read_file", "args": {}, "dependsOn": ["ghost"], "timeout": "soon"}
+	]}`)
+	r := agentd(t, "", "validate", p)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	for _, l := range lines {
+		if !strings.HasPrefix(l, p+": ") {
+			t.Errorf("line %q does not start with the plan's name", l)
+		}
+	}
+	for _, want := range []string{"step a", "step c", "step d: dependsOn", "step d: timeout", "no_such_tool", "ghost"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if len(lines) < 6 {
+		t.Errorf("want every problem (at least 6: duplicate, cycle, unknown tool, missing path, unknown dep, bad timeout), got %d:\n%s", len(lines), r.stdout)
+	}
+}
+
+func TestRunRefactorDemo(t *testing.T) {
+	ws := demoCopy(t)
+	r := agentd(t, "", "run", plan(t, "refactor.json"), "--workspace", ws, "--yes", "--state-dir", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := readFile(t, filepath.Join(ws, "greet", "greet.go")); !strings.Contains(got, "func Greet(name string)") || strings.Contains(got, "Hello(") {
+		t.Errorf("greet.go not refactored:\n%s", got)
+	}
+	if got := readFile(t, filepath.Join(ws, "main.go")); !strings.Contains(got, "greet.Greet(*name)") {
+		t.Errorf("main.go not refactored:\n%s", got)
+	}
+	for _, want := range []string{"completed", "rename_def", "+func Greet(name string) string {"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	// The checkout's demo is untouched.
+	if got := readFile(t, filepath.Join(repoRoot(t), "examples", "demo", "greet", "greet.go")); !strings.Contains(got, "func Hello(") {
+		t.Errorf("examples/demo was changed")
+	}
+}
+
+func TestRunPartialExitCode(t *testing.T) {
+	ws := demoCopy(t)
+	r := agentd(t, "", "run", plan(t, "parallel.json"), "--workspace", ws, "--yes", "--state-dir", t.TempDir())
+	if r.code != exitPartial {
+		t.Fatalf("exit %d, want %d (partial)\nstdout:\n%s\nstderr:\n%s", r.code, exitPartial, r.stdout, r.stderr)
+	}
+	if got := readFile(t, filepath.Join(ws, "SURVEY.md")); !strings.Contains(got, "greet/greet.go") {
+		t.Errorf("SURVEY.md lacks the Go files:\n%s", got)
+	}
+	if !strings.Contains(r.stdout, "changelog_head blocked") {
+		t.Errorf("output does not show the blocked dependent:\n%s", r.stdout)
+	}
+}
+
+func TestRunInvalidPlanExits2(t *testing.T) {
+	p := writePlan(t, `{"steps": [{"id": "x", "tool": "nope"}]}`)
+	r := agentd(t, "", "run", p, "--workspace", t.TempDir(), "--yes")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "step x") {
+		t.Fatalf("exit %d, want 2 with the problem named\n%s", r.code, r.stderr)
+	}
+	if r := agentd(t, "", "run"); r.code != exitUsage {
+		t.Fatalf("run without a plan: exit %d, want 2", r.code)
+	}
+	if r := agentd(t, "", "run", p, "--review", "sometimes"); r.code != exitUsage {
+		t.Fatalf("bad --review: exit %d, want 2", r.code)
+	}
+}
+
+// jsonEvents parses --json output into event maps.
+func jsonEvents(t *testing.T, out string) []map[string]any {
+	t.Helper()
+	var evs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("--json wrote a line that is not JSON: %q", sc.Text())
+		}
+		evs = append(evs, m)
+	}
+	return evs
+}
+
+func TestRunReviewBeforeAnsweredOnStdin(t *testing.T) {
+	ws := demoCopy(t)
+	// Sequential, so the change sets come in file order: rename_def (yes),
+	// rename_tests (no, with a reason), rename_main (yes); then the test
+	// command is approved and fails to compile, because the tests still
+	// call Hello.
+	answers := "y\nn\nnot this one\ny\ny\n"
+	r := agentd(t, answers, "run", plan(t, "refactor.json"), "--workspace", ws, "--sequential",
+		"--review", "before", "--json", "--state-dir", t.TempDir())
+	if r.code != exitFailed {
+		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if got := readFile(t, filepath.Join(ws, "greet", "greet.go")); !strings.Contains(got, "func Greet(") {
+		t.Errorf("accepted change not applied:\n%s", got)
+	}
+	if got := readFile(t, filepath.Join(ws, "greet", "greet_test.go")); strings.Contains(got, "TestGreet") {
+		t.Errorf("rejected change was applied:\n%s", got)
+	}
+	evs := jsonEvents(t, r.stdout)
+	var proposed, testFailed bool
+	for _, e := range evs {
+		switch {
+		case e["type"] == "changeProposed":
+			proposed = true
+		case e["type"] == "stepFailed" && e["stepId"] == "test":
+			testFailed = true
+		}
+	}
+	if !proposed || !testFailed {
+		t.Errorf("events lack changeProposed (%v) or the failed test step (%v)", proposed, testFailed)
+	}
+	if last := evs[len(evs)-1]; last["type"] != "result" {
+		t.Errorf("last JSON line is %v, want the result", last["type"])
+	}
+	if !strings.Contains(r.stdout, "not this one") {
+		t.Errorf("the rejection's reason is not in the step's result")
+	}
+}
+
+func TestRunRollbackOnFailure(t *testing.T) {
+	ws := demoCopy(t)
+	p := writePlan(t, `{"steps": [
+	  {"id": "write", "tool": "write_file", "args": {"path": "NOTES.md", "content": "temporary\n"}},
+	  {"id": "edit", "tool": "edit_file", "args": {"path": "config.json", "edits": [{"oldText": "1.4.2", "newText": "9.9.9"}]}},
+	  {"id": "fail", "tool": "run_command", "args": {"command": "exit 4"}, "dependsOn": ["write", "edit"]}
+	]}`)
+	before := readFile(t, filepath.Join(ws, "config.json"))
+	r := agentd(t, "", "run", p, "--workspace", ws, "--yes", "--rollback-on-failure", "--state-dir", t.TempDir())
+	if r.code != exitFailed {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "NOTES.md")); !os.IsNotExist(err) {
+		t.Errorf("NOTES.md survives the rollback (err=%v)", err)
+	}
+	if got := readFile(t, filepath.Join(ws, "config.json")); got != before {
+		t.Errorf("config.json not restored:\n%s", got)
+	}
+}
+
+func TestRunCtrlCCancels(t *testing.T) {
+	ws := t.TempDir()
+	p := writePlan(t, `{"steps": [
+	  {"id": "slow", "tool": "run_command", "args": {"command": "sleep 60"}},
+	  {"id": "after", "tool": "read_file", "args": {"path": "x"}, "dependsOn": ["slow"]}
+	]}`)
+	cmd := exec.Command(agentdBin, "run", p, "--workspace", ws, "--yes", "--json", "--state-dir", t.TempDir())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	started := false
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `"stepStarted"`) && strings.Contains(sc.Text(), `"slow"`) {
+			started = true
+			break
+		}
+	}
+	if !started {
+		cmd.Process.Kill()
+		t.Fatalf("the slow step never started: %s", errb.String())
+	}
+	cmd.Process.Signal(os.Interrupt)
+	go io.Copy(io.Discard, out)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		ee, ok := err.(*exec.ExitError)
+		if !ok || ee.ExitCode() != exitCancelled {
+			t.Fatalf("exit %v, want %d\n%s", err, exitCancelled, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		t.Fatal("agentd did not stop after Ctrl-C")
+	}
+}

@@ -1,0 +1,104 @@
+package diff
+
+import (
+	"bytes"
+	"strings"
+)
+
+// Merge3 merges the changes base->ours and base->theirs, line by line.
+// Changes to separate regions are combined; the same change made on both
+// sides is taken once. When both sides change the same or adjoining base
+// lines differently (git's rule), the result keeps ours there and the region
+// is reported as a conflict; BaseStart is the 1-based first line of the
+// region in base (for an empty region, the line after the insertion point).
+func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	switch {
+	case bytes.Equal(ours, theirs) || bytes.Equal(base, theirs):
+		return ours, nil
+	case bytes.Equal(base, ours):
+		return theirs, nil
+	}
+	b := splitLines(string(base))
+	o := splitLines(string(ours))
+	t := splitLines(string(theirs))
+	co, err1 := diffStrings(b, o)
+	ct, err2 := diffStrings(b, t)
+	if err1 != nil || err2 != nil {
+		// Too large to diff: one conflict over the whole file.
+		return ours, []Conflict{{BaseStart: 1, BaseLines: len(b), Ours: string(ours), Theirs: string(theirs)}}
+	}
+
+	var out strings.Builder
+	out.Grow(max(len(ours), len(theirs)))
+	pos := 0 // next base line to copy
+	i, j := 0, 0
+	for i < len(co) || j < len(ct) {
+		// Start a group with the earliest change, then pull in every change
+		// of either side that overlaps or touches it.
+		lo := 0
+		switch {
+		case j >= len(ct) || i < len(co) && co[i].A0 <= ct[j].A0:
+			lo = co[i].A0
+		default:
+			lo = ct[j].A0
+		}
+		hi := lo
+		i0, j0 := i, j
+		for {
+			if i < len(co) && co[i].A0 <= hi {
+				hi = max(hi, co[i].A1)
+				i++
+			} else if j < len(ct) && ct[j].A0 <= hi {
+				hi = max(hi, ct[j].A1)
+				j++
+			} else {
+				break
+			}
+		}
+		for _, l := range b[pos:lo] {
+			out.WriteString(l)
+		}
+		pos = hi
+		switch {
+		case j == j0: // only ours changed this region
+			writeRegion(&out, b, o, co[i0:i], lo, hi)
+		case i == i0: // only theirs
+			writeRegion(&out, b, t, ct[j0:j], lo, hi)
+		default:
+			var os, ts strings.Builder
+			writeRegion(&os, b, o, co[i0:i], lo, hi)
+			writeRegion(&ts, b, t, ct[j0:j], lo, hi)
+			out.WriteString(os.String())
+			if os.String() != ts.String() {
+				conflicts = append(conflicts, Conflict{
+					BaseStart: lo + 1,
+					BaseLines: hi - lo,
+					Ours:      os.String(),
+					Theirs:    ts.String(),
+				})
+			}
+		}
+	}
+	for _, l := range b[pos:] {
+		out.WriteString(l)
+	}
+	return []byte(out.String()), conflicts
+}
+
+// writeRegion writes base[lo:hi] as side has it after the given changes
+// (which all lie within [lo, hi]).
+func writeRegion(out *strings.Builder, base, side []string, chs []change, lo, hi int) {
+	pos := lo
+	for _, c := range chs {
+		for _, l := range base[pos:c.A0] {
+			out.WriteString(l)
+		}
+		for _, l := range side[c.B0:c.B1] {
+			out.WriteString(l)
+		}
+		pos = c.A1
+	}
+	for _, l := range base[pos:hi] {
+		out.WriteString(l)
+	}
+}

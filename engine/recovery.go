@@ -1,0 +1,408 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// recoverOrAsk handles a failed critical step: the planner first (bounded
+// per step), then the FailureHandler (headless: abort). New steps do not
+// start while either is deciding; running ones go on.
+func (s *sched) recoverOrAsk(n *node, err error) {
+	if s.cfg.Planner != nil && n.recoveries < MaxRecoveriesPerStep {
+		n.recoveries++
+		req := RecoveryRequest{
+			Plan: s.plan.Clone(), StepID: n.step.ID, Error: err.Error(),
+			Completed: s.copyOutputs(), Budget: s.budget,
+		}
+		s.holds++
+		s.async++
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			dec, perr := s.cfg.Planner.Recover(s.ctx, req)
+			s.post(func(s *sched) { s.recovered(n, err, dec, perr) })
+		}()
+		return
+	}
+	s.askUser(n, err)
+}
+
+func (s *sched) recovered(n *node, stepErr error, dec *RecoveryDecision, err error) {
+	s.holds--
+	s.async--
+	if s.stopping || n.st.Status != StepFailed {
+		return
+	}
+	if err != nil || dec == nil {
+		if err == nil {
+			err = fmt.Errorf("no decision")
+		}
+		s.log.Warn("planner could not recover the step", "step", n.step.ID, "err", err)
+		s.askUser(n, stepErr)
+		return
+	}
+	if err := s.applyRecovery(n, dec); err != nil {
+		s.log.Warn("recovery decision rejected", "step", n.step.ID, "action", dec.Action, "err", err)
+		s.askUser(n, fmt.Errorf("%w (recovery %s rejected: %v)", stepErr, dec.Action, err))
+	}
+}
+
+// applyRecovery validates the decision as a plan edit and installs it.
+func (s *sched) applyRecovery(n *node, dec *RecoveryDecision) error {
+	id := n.step.ID
+	upd := PlanUpdate{Source: "recovery", Reason: dec.Reason, Action: dec.Action}
+	if upd.Reason == "" {
+		upd.Reason = dec.Action + " after step " + id + " failed"
+	}
+	p := s.plan.Clone()
+	switch dec.Action {
+	case RecoverFailGracefully:
+		reason := dec.Reason
+		if reason == "" {
+			reason = "the planner gave up"
+		}
+		s.errMsg = fmt.Sprintf("step %q failed: %s; recovery: %s", id, n.st.Error, reason)
+		s.stop(RunFailed, s.errMsg)
+		return nil
+	case RecoverRetryWithChanges:
+		if dec.Step == nil {
+			return fmt.Errorf("retry_with_changes without a step")
+		}
+		st := cloneStep(dec.Step)
+		if st.ID == "" {
+			st.ID = id
+		}
+		if st.ID != id {
+			return fmt.Errorf("retry_with_changes changes step %q, not the failed step %q", st.ID, id)
+		}
+		i := stepIndex(p, id)
+		if i < 0 {
+			return fmt.Errorf("step %q is no longer in the plan", id)
+		}
+		p.Steps[i] = st
+		upd.StepIDs = []string{id}
+	case RecoverInsertSteps:
+		if len(dec.Steps) == 0 {
+			return fmt.Errorf("insert_recovery_steps without steps")
+		}
+		i := stepIndex(p, id)
+		if i < 0 {
+			return fmt.Errorf("step %q is no longer in the plan", id)
+		}
+		var ids []string
+		var ins []*Step
+		for _, st := range dec.Steps {
+			c := cloneStep(st)
+			ins = append(ins, c)
+			ids = append(ids, c.ID)
+		}
+		failed := cloneStep(p.Steps[i])
+		failed.DependsOn = appendNew(failed.DependsOn, ids...)
+		p.Steps = slices.Concat(p.Steps[:i:i], ins, []*Step{failed}, p.Steps[i+1:])
+		upd.StepIDs = ids
+	case RecoverRedesign:
+		var keep []*Step
+		for _, st := range p.Steps {
+			m := s.byID[st.ID]
+			if m != nil && (m.st.Status == StepPending || m.st.Status == StepReady ||
+				m.st.Status == StepBlocked || m.st.Status == StepCancelled) {
+				continue
+			}
+			keep = append(keep, st)
+		}
+		var ids []string
+		for _, st := range dec.Steps {
+			c := cloneStep(st)
+			keep = append(keep, c)
+			ids = append(ids, c.ID)
+		}
+		p.Steps = keep
+		upd.StepIDs = ids
+	default:
+		return fmt.Errorf("unknown recovery action %q", dec.Action)
+	}
+	if probs := ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
+		return &ValidationError{Problems: probs}
+	}
+	switch dec.Action {
+	case RecoverRetryWithChanges, RecoverInsertSteps:
+		s.reset(n)
+	case RecoverRedesign:
+		// The failed step stays in the record, replaced by the new steps.
+		n.st.Reason = "replaced by recovery: " + upd.Reason
+		s.setStatus(n, StepSkipped)
+		s.emit(Event{Type: EventStepSkipped, StepID: id, Reason: n.st.Reason, Status: string(StepSkipped)})
+	}
+	s.setPlan(p, upd)
+	return nil
+}
+
+// askUser asks the FailureHandler (headless: abort) what to do.
+func (s *sched) askUser(n *node, err error) {
+	if _, headless := s.cfg.OnFailure.(abortOnFailure); headless {
+		s.abort(n, err)
+		return
+	}
+	s.holds++
+	s.async++
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		act, herr := s.cfg.OnFailure.OnFailure(s.ctx, s.r.id, n.step.ID, err)
+		s.post(func(s *sched) { s.failureDecided(n, err, act, herr) })
+	}()
+}
+
+func (s *sched) failureDecided(n *node, err error, act FailureAction, herr error) {
+	s.holds--
+	s.async--
+	if s.stopping || n.st.Status != StepFailed {
+		return
+	}
+	if herr != nil {
+		s.log.Warn("failure handler failed", "step", n.step.ID, "err", herr)
+		act = FailAbort
+	}
+	switch act {
+	case FailSkip:
+		n.st.Reason = "skipped by the user after it failed: " + n.st.Error
+		s.setStatus(n, StepSkipped)
+		s.emit(Event{Type: EventStepSkipped, StepID: n.step.ID, Reason: n.st.Reason, Status: string(StepSkipped)})
+		s.blockDependents(n)
+	case FailRetry:
+		s.reset(n)
+		s.evaluate(n)
+	default:
+		s.abort(n, err)
+	}
+}
+
+// abort fails the run because of a critical step.
+func (s *sched) abort(n *node, err error) {
+	s.blockDependents(n)
+	if s.errMsg == "" {
+		s.errMsg = fmt.Sprintf("step %q failed: %v", n.step.ID, err)
+	}
+	s.stop(RunFailed, s.errMsg)
+}
+
+// applyRules runs the dynamic update rules after a step finished.
+func (s *sched) applyRules(n *node) {
+	for _, rule := range s.cfg.Rules {
+		add, reason := rule.After(s.plan, n.step, n.st)
+		if len(add) == 0 {
+			continue
+		}
+		p := s.plan.Clone()
+		var ids []string
+		for _, st := range add {
+			c := cloneStep(st)
+			p.Steps = append(p.Steps, c)
+			ids = append(ids, c.ID)
+		}
+		if probs := ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
+			s.log.Warn("update rule produced an invalid plan; ignored", "rule", rule.Name(), "step", n.step.ID,
+				"err", (&ValidationError{Problems: probs}).Error())
+			continue
+		}
+		s.setPlan(p, PlanUpdate{Source: "rule", Reason: rule.Name() + ": " + reason, Action: "add_steps", StepIDs: ids})
+	}
+}
+
+// startRePlan asks the planner for extra steps when a step needs more
+// context (bounded by maxRePlans; a planner failure ends re-planning).
+func (s *sched) startRePlan(n *node, suggestion string) {
+	if s.cfg.Planner == nil || s.replanOff || s.rePlans >= s.maxRePlans {
+		s.log.Info("step needs more context; not re-planning", "step", n.step.ID,
+			"planner", s.cfg.Planner != nil, "rePlans", s.rePlans, "max", s.maxRePlans)
+		return
+	}
+	iter := s.rePlans + 1
+	req := RePlanRequest{
+		Plan: s.plan.Clone(), StepID: n.step.ID, Suggestion: suggestion,
+		Completed: s.copyOutputs(), Iteration: iter, Budget: s.budget,
+	}
+	s.holds++
+	s.async++
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		steps, err := s.cfg.Planner.RePlan(s.ctx, req)
+		s.post(func(s *sched) { s.rePlanned(n, iter, suggestion, steps, err) })
+	}()
+}
+
+func (s *sched) rePlanned(n *node, iter int, suggestion string, steps []*Step, err error) {
+	s.holds--
+	s.async--
+	if s.stopping {
+		return
+	}
+	if err != nil {
+		s.replanOff = true
+		s.log.Warn("re-planning failed; going on with the plan as it is", "step", n.step.ID, "err", err)
+		return
+	}
+	s.rePlans++
+	if len(steps) == 0 {
+		return
+	}
+	p := s.plan.Clone()
+	added := s.mergeRePlan(p, n.step.ID, iter, steps)
+	if probs := ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
+		s.replanOff = true
+		s.log.Warn("re-planned steps are invalid; going on with the plan as it is", "step", n.step.ID,
+			"err", (&ValidationError{Problems: probs}).Error())
+		return
+	}
+	reason := fmt.Sprintf("step %s needs more context", n.step.ID)
+	if suggestion != "" {
+		reason += ": " + suggestion
+	}
+	s.setPlan(p, PlanUpdate{Source: "replan", Reason: reason, Action: "replan", StepIDs: added})
+}
+
+// mergeRePlan appends steps to p with ids prefixed _rp<iter>_. A
+// dependency on another new step is renamed; on an existing step it is
+// kept; on anything else dropped. A new step without dependencies depends
+// on the step that asked for more context. References between new steps
+// are renamed too.
+func (s *sched) mergeRePlan(p *Plan, trigger string, iter int, steps []*Step) []string {
+	prefix := fmt.Sprintf("_rp%d_", iter)
+	rename := map[string]string{}
+	for _, st := range steps {
+		rename[st.ID] = prefix + st.ID
+	}
+	var added []string
+	for _, st := range steps {
+		c := cloneStep(st)
+		c.ID = rename[st.ID]
+		var deps []string
+		for _, d := range st.DependsOn {
+			switch {
+			case rename[d] != "":
+				deps = appendNew(deps, rename[d])
+			case s.byID[d] != nil:
+				deps = appendNew(deps, d)
+			}
+		}
+		if len(deps) == 0 {
+			deps = []string{trigger}
+		}
+		c.DependsOn = deps
+		c.Args = json.RawMessage(renameRefs(string(c.Args), rename))
+		if len(st.Args) == 0 {
+			c.Args = nil
+		}
+		c.Prompt = renameRefs(c.Prompt, rename)
+		c.When = renameRefs(c.When, rename)
+		c.Question = renameRefs(c.Question, rename)
+		for i := range c.Checks {
+			c.Checks[i].Expr = renameRefs(c.Checks[i].Expr, rename)
+		}
+		for i := range c.Branches {
+			c.Branches[i].When = renameRefs(c.Branches[i].When, rename)
+			for k, id := range c.Branches[i].Steps {
+				if r := rename[id]; r != "" {
+					c.Branches[i].Steps[k] = r
+				}
+			}
+		}
+		p.Steps = append(p.Steps, c)
+		added = append(added, c.ID)
+	}
+	return added
+}
+
+// renameRefs rewrites "$id" and "${id..." references for the ids in
+// rename (longest id first, so "a.b" wins over "a").
+func renameRefs(s string, rename map[string]string) string {
+	if !strings.Contains(s, "$") || len(rename) == 0 {
+		return s
+	}
+	ids := make([]string, 0, len(rename))
+	for id := range rename {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return len(ids[i]) > len(ids[j]) })
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != '$' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		b.WriteByte('$')
+		i++
+		if i < len(s) && s[i] == '{' {
+			b.WriteByte('{')
+			i++
+		}
+		for _, id := range ids {
+			if strings.HasPrefix(s[i:], id) && (i+len(id) == len(s) || !refIDByte(s[i+len(id)]) || s[i+len(id)] == '.') {
+				b.WriteString(rename[id])
+				i += len(id)
+				break
+			}
+		}
+	}
+	return b.String()
+}
+
+func refIDByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+func stepIndex(p *Plan, id string) int {
+	for i, st := range p.Steps {
+		if st.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+func appendNew(list []string, ids ...string) []string {
+	for _, id := range ids {
+		if !slices.Contains(list, id) {
+			list = append(list, id)
+		}
+	}
+	return list
+}
+
+// cloneStep deep-copies a step.
+func cloneStep(st *Step) *Step {
+	c := *st
+	c.Args = append(json.RawMessage(nil), st.Args...)
+	if st.Args == nil {
+		c.Args = nil
+	}
+	c.Tools = slices.Clone(st.Tools)
+	c.Checks = slices.Clone(st.Checks)
+	c.Options = slices.Clone(st.Options)
+	c.DependsOn = slices.Clone(st.DependsOn)
+	if st.Branches != nil {
+		c.Branches = make([]Branch, len(st.Branches))
+		for i, b := range st.Branches {
+			c.Branches[i] = Branch{When: b.When, Steps: slices.Clone(b.Steps)}
+		}
+	}
+	if st.Critical != nil {
+		v := *st.Critical
+		c.Critical = &v
+	}
+	if st.Retry != nil {
+		r := *st.Retry
+		c.Retry = &r
+	}
+	if st.Reversible != nil {
+		v := *st.Reversible
+		c.Reversible = &v
+	}
+	return &c
+}

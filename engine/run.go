@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/agentd/agentd/workspace"
+)
+
+// Run is one execution of a plan. Its scheduler goroutine owns the run
+// state; every method hands it a request and gets a copy back.
+type Run struct {
+	id    string
+	inbox chan func(*sched)
+	done  chan struct{}
+	ev    *broker
+
+	// Set by the scheduler before done is closed.
+	final     RunState
+	finalPlan *Plan
+
+	snapMu sync.Mutex
+	snaps  []string
+
+	chMu    sync.Mutex
+	changes map[string]*workspace.ChangeSet
+}
+
+// ErrRunFinished is returned by requests to a run that has ended.
+var ErrRunFinished = errors.New("run has finished")
+
+// ID returns the run's id.
+func (r *Run) ID() string { return r.id }
+
+// call runs f on the scheduler goroutine; false if the run has ended.
+func (r *Run) call(f func(*sched)) bool {
+	select {
+	case r.inbox <- f:
+		return true
+	case <-r.done:
+		return false
+	}
+}
+
+// Plan returns the plan the run is executing now (a copy; it changes when
+// recovery, re-planning or rules update it).
+func (r *Run) Plan() *Plan {
+	ch := make(chan *Plan, 1)
+	if r.call(func(s *sched) { ch <- s.plan.Clone() }) {
+		return <-ch
+	}
+	return r.finalPlan.Clone()
+}
+
+// State returns a copy of the run state with Steps.
+func (r *Run) State() RunState {
+	ch := make(chan RunState, 1)
+	if r.call(func(s *sched) { ch <- s.fullState() }) {
+		return <-ch
+	}
+	return r.final
+}
+
+// Subscribe delivers every later event to s in order; the returned func
+// unsubscribes. Events already emitted are not replayed (use
+// RunOptions.Subscribers to see a run from its start). After the run has
+// finished, Subscribe does nothing.
+func (r *Run) Subscribe(s Subscriber) (unsubscribe func()) { return r.ev.subscribe(s) }
+
+// Pause stops starting new steps; running ones finish. Resume continues.
+func (r *Run) Pause()  { r.call(func(s *sched) { s.pause() }) }
+func (r *Run) Resume() { r.call(func(s *sched) { s.resume() }) }
+
+// Cancel stops running steps through their context and ends the run.
+func (r *Run) Cancel() { r.call(func(s *sched) { s.stop(RunCancelled, "cancelled") }) }
+
+// RetryStep runs a failed, blocked or skipped step again (with new args if
+// given), and then its dependents.
+func (r *Run) RetryStep(stepID string, args []byte) error {
+	ch := make(chan error, 1)
+	if !r.call(func(s *sched) { ch <- s.retryStep(stepID, json.RawMessage(args)) }) {
+		return fmt.Errorf("retry step %q: %w; start a new run", stepID, ErrRunFinished)
+	}
+	return <-ch
+}
+
+// SkipStep skips a step that has not started.
+func (r *Run) SkipStep(stepID string) error {
+	ch := make(chan error, 1)
+	if !r.call(func(s *sched) { ch <- s.skipByUser(stepID) }) {
+		return fmt.Errorf("skip step %q: %w", stepID, ErrRunFinished)
+	}
+	return <-ch
+}
+
+// Wait blocks until the run has finished (or ctx is done) and returns the
+// final state, with Summary set. It also waits until every subscriber has
+// received runFinished, so do not call it from a Subscriber.
+func (r *Run) Wait(ctx context.Context) (RunState, error) {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return r.State(), ctx.Err()
+	}
+	if err := r.ev.wait(ctx); err != nil {
+		return r.final, err
+	}
+	return r.final, nil
+}
+
+// Done is closed when the run has finished.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Change returns a change set the run proposed (for front ends that list
+// or show changes, including ones never applied in a dry run).
+func (r *Run) Change(id string) (*workspace.ChangeSet, bool) {
+	r.chMu.Lock()
+	defer r.chMu.Unlock()
+	cs, ok := r.changes[id]
+	return cs, ok
+}
+
+func (r *Run) addChange(cs *workspace.ChangeSet) {
+	r.chMu.Lock()
+	defer r.chMu.Unlock()
+	if r.changes == nil {
+		r.changes = map[string]*workspace.ChangeSet{}
+	}
+	r.changes[cs.ID] = cs
+}
+
+func (r *Run) addSnapshot(id string) {
+	r.snapMu.Lock()
+	defer r.snapMu.Unlock()
+	r.snaps = append(r.snaps, id)
+}
+
+func (r *Run) snapshots() []string {
+	r.snapMu.Lock()
+	defer r.snapMu.Unlock()
+	return append([]string(nil), r.snaps...)
+}

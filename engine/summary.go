@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Summary renders the Markdown summary of a finished run: status,
+// durations, one row per step, files changed, snapshots, plan updates,
+// rollback and model usage. Both front ends show it.
+func Summary(p *Plan, st RunState) string {
+	var b strings.Builder
+	title := "Run " + st.RunID
+	if p != nil && p.Title != "" {
+		title = p.Title
+	}
+	fmt.Fprintf(&b, "# %s\n\n", mdText(title))
+	fmt.Fprintf(&b, "**Status:** %s  \n", st.Status)
+	fmt.Fprintf(&b, "**Run:** `%s`", st.RunID)
+	if st.PlanVersion > 0 {
+		fmt.Fprintf(&b, " (plan version %d)", st.PlanVersion)
+	}
+	b.WriteString("  \n")
+	fmt.Fprintf(&b, "**Duration:** %s  \n", fmtMs(st.ElapsedMs))
+	fmt.Fprintf(&b, "**Steps:** %d completed, %d failed, %d skipped, %d blocked of %d\n",
+		st.CompletedSteps, st.FailedSteps, st.SkippedSteps, st.BlockedSteps, st.TotalSteps)
+	if st.Error != "" {
+		fmt.Fprintf(&b, "\n**Error:** %s\n", mdText(st.Error))
+	}
+	if len(st.Steps) > 0 {
+		b.WriteString("\n| step | status | attempts | duration | note |\n|---|---|---|---|---|\n")
+		for _, s := range st.Steps {
+			note := s.Error
+			if note == "" {
+				note = s.Reason
+			}
+			dur := ""
+			if s.StartedAt != nil && s.EndedAt != nil {
+				dur = fmtMs(s.DurationMs)
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s | %s |\n", mdCell(s.ID), s.Status, s.Attempts, dur, mdCell(note))
+		}
+	}
+	if len(st.FilesChanged) > 0 {
+		b.WriteString("\n## Files changed\n\n")
+		for _, f := range st.FilesChanged {
+			fmt.Fprintf(&b, "- `%s`\n", f)
+		}
+	}
+	var changes []string
+	for _, s := range st.Steps {
+		changes = append(changes, s.ChangeIDs...)
+	}
+	if len(changes) > 0 {
+		fmt.Fprintf(&b, "\nChange sets: %s\n", "`"+strings.Join(changes, "`, `")+"`")
+	}
+	if len(st.Snapshots) > 0 {
+		b.WriteString("\n## Snapshots\n\n")
+		for i, id := range st.Snapshots {
+			label := "after a step"
+			if i == 0 {
+				label = "run start"
+			}
+			for _, s := range st.Steps {
+				if s.SnapshotID == id {
+					label = "after " + s.ID
+				}
+			}
+			fmt.Fprintf(&b, "- `%s` %s\n", id, label)
+		}
+	}
+	if p != nil {
+		var ups []PlanUpdate
+		for _, u := range p.History {
+			if u.Source != "load" {
+				ups = append(ups, u)
+			}
+		}
+		if len(ups) > 0 {
+			b.WriteString("\n## Plan updates\n\n")
+			for _, u := range ups {
+				fmt.Fprintf(&b, "- v%d (%s", u.Version, u.Source)
+				if u.Action != "" {
+					fmt.Fprintf(&b, ", %s", u.Action)
+				}
+				fmt.Fprintf(&b, "): %s", mdText(u.Reason))
+				if len(u.StepIDs) > 0 {
+					fmt.Fprintf(&b, " — steps %s", strings.Join(u.StepIDs, ", "))
+				}
+				b.WriteString("\n")
+			}
+		}
+	}
+	if st.RePlans > 0 {
+		fmt.Fprintf(&b, "\nRe-planned %d time(s).\n", st.RePlans)
+	}
+	if r := st.Rollback; r != nil {
+		b.WriteString("\n## Rollback\n\n")
+		fmt.Fprintf(&b, "Restored the start snapshot `%s`: %d file(s) restored", r.SnapshotID, len(r.Restored))
+		if len(r.Conflicts) > 0 {
+			fmt.Fprintf(&b, "; %d left alone because they changed meanwhile: %s", len(r.Conflicts), strings.Join(r.Conflicts, ", "))
+		}
+		b.WriteString(".\n")
+		if r.Error != "" {
+			fmt.Fprintf(&b, "\n**Rollback error:** %s\n", mdText(r.Error))
+		}
+	}
+	if st.LLMCalls > 0 || st.Tokens > 0 || st.ToolCalls > 0 {
+		b.WriteString("\n## Usage\n\n")
+		fmt.Fprintf(&b, "%d model call(s), %d token(s), $%.4f; %d tool call(s).\n", st.LLMCalls, st.Tokens, st.CostUSD, st.ToolCalls)
+	}
+	return b.String()
+}
+
+func fmtMs(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+// mdCell keeps a table cell on one line and its pipes literal.
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "\r", "")
+	s = strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(s, "|", `\|`)
+	if len(s) > 200 {
+		s = s[:197] + "..."
+	}
+	return s
+}
+
+func mdText(s string) string { return strings.ReplaceAll(s, "\n", " ") }

@@ -1,0 +1,320 @@
+package tools
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// gitInit makes dir a git repository (real git; the tests need it).
+func gitInit(t *testing.T, dir string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.name", "Test"},
+		{"config", "user.email", "test@example.com"},
+		{"config", "commit.gpgsign", "false"},
+	} {
+		runGit(t, dir, args...)
+	}
+}
+
+func runGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+var searchFixture = map[string]string{
+	".gitignore":           "build/\n*.log\n",
+	"main.go":              "package main\n\nfunc main() {\n\tfmt.Println(\"Hello, World\")\n}\n",
+	"util/strings.go":      "package util\n\n// Foo does foo things.\nfunc Foo() string { return \"foo\" }\nfunc fooBar() {}\n",
+	"util/strings_test.go": "package util\n\nfunc TestFoo(t *testing.T) { Foo(); Foo() }\n",
+	"docs/readme.md":       "# Title\nKeep hello here.\nHELLO again\nline with 123 and 4567\n",
+	"docs/crlf.txt":        "alpha\r\nbeta x\r\ngamma\r\n",
+	"docs/unicode.txt":     "naïve café\nſtop KELVIN Kelvin\nend x",
+	"build/out.go":         "package build // foo ignored\n",
+	"debug.log":            "foo in a log\n",
+	"bin/blob.bin":         "foo\x00\x01\x02 foo",
+	".hidden/conf.txt":     "foo = 1\n",
+	"deep/a/b/c/d.go":      "package d\nvar foo = 1 // Foo\n",
+}
+
+func TestSearchFiles(t *testing.T) {
+	ws, root := newWS(t, searchFixture)
+	gitInit(t, root)
+	env := &Env{WS: ws}
+	tests := []struct {
+		glob string
+		want []string
+	}{
+		{"*.go", []string{"deep/a/b/c/d.go", "main.go", "util/strings.go", "util/strings_test.go"}},
+		{"**/*.go", []string{"deep/a/b/c/d.go", "main.go", "util/strings.go", "util/strings_test.go"}},
+		{"util/*.go", []string{"util/strings.go", "util/strings_test.go"}},
+		{"*_test.go", []string{"util/strings_test.go"}},
+		{"docs/*.{md,txt}", []string{"docs/crlf.txt", "docs/readme.md", "docs/unicode.txt"}},
+		{"*.log", []string{}},
+		{"build/**", []string{}},
+		{"nothing/**/*.go", []string{}},
+		{"./main.go", []string{"main.go"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.glob, func(t *testing.T) {
+			res := mustCall(t, env, "search_files", SearchFilesArgs{Glob: tc.glob})
+			got := output[SearchFilesOutput](t, res)
+			if !reflect.DeepEqual(got.Files, tc.want) || got.Truncated {
+				t.Errorf("search_files(%q) = %v (truncated %v), want %v", tc.glob, got.Files, got.Truncated, tc.want)
+			}
+		})
+	}
+	_, err := call(t, env, "search_files", SearchFilesArgs{Glob: "src/[a-"})
+	wantCode(t, err, CodeInvalidArgs)
+}
+
+func TestListDir(t *testing.T) {
+	ws, root := newWS(t, searchFixture)
+	gitInit(t, root)
+	if err := os.Mkdir(filepath.Join(root, "emptydir"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("main.go", filepath.Join(root, "link.go")); err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{WS: ws}
+	res := mustCall(t, env, "list_dir", ListDirArgs{Path: "."})
+	got := output[ListDirOutput](t, res)
+	var names []string
+	for _, e := range got.Entries {
+		names = append(names, e.Path+":"+e.Type)
+	}
+	want := []string{".gitignore:file", ".hidden:dir", "bin:dir", "deep:dir", "docs:dir", "emptydir:dir", "link.go:symlink", "main.go:file", "util:dir"}
+	if !reflect.DeepEqual(names, want) {
+		t.Errorf("list_dir(.) = %v, want %v", names, want)
+	}
+	for _, e := range got.Entries {
+		if e.Path == "main.go" && e.Size != int64(len(searchFixture["main.go"])) {
+			t.Errorf("main.go size %d, want %d", e.Size, len(searchFixture["main.go"]))
+		}
+	}
+	res = mustCall(t, env, "list_dir", ListDirArgs{Path: "deep", Depth: 3})
+	got = output[ListDirOutput](t, res)
+	names = nil
+	for _, e := range got.Entries {
+		names = append(names, e.Path)
+	}
+	if want := []string{"deep/a", "deep/a/b", "deep/a/b/c"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("list_dir(deep, 3) = %v, want %v", names, want)
+	}
+	_, err := call(t, env, "list_dir", ListDirArgs{Path: "main.go"})
+	wantCode(t, err, CodeInvalidArgs)
+	_, err = call(t, env, "list_dir", ListDirArgs{Path: "nope"})
+	wantCode(t, err, CodeNotFound)
+
+	old := MaxListEntries
+	MaxListEntries = 3
+	t.Cleanup(func() { MaxListEntries = old })
+	res = mustCall(t, env, "list_dir", ListDirArgs{Path: ".", Depth: 5})
+	if got := output[ListDirOutput](t, res); len(got.Entries) != 3 || !got.Truncated {
+		t.Errorf("capped list_dir = %d entries, truncated %v; want 3, true", len(got.Entries), got.Truncated)
+	}
+}
+
+func TestSearchCode(t *testing.T) {
+	ws, root := newWS(t, searchFixture)
+	gitInit(t, root)
+	env := &Env{WS: ws}
+	type m = CodeMatch
+	tests := []struct {
+		args  SearchCodeArgs
+		want  []CodeMatch
+		files []string
+		trunc bool
+	}{
+		{SearchCodeArgs{Pattern: `Foo\(\)`}, []m{
+			{"util/strings.go", 4, 6, `func Foo() string { return "foo" }`},
+			{"util/strings_test.go", 3, 30, `func TestFoo(t *testing.T) { Foo(); Foo() }`},
+		}, []string{"util/strings.go", "util/strings_test.go"}, false},
+		{SearchCodeArgs{Pattern: `(?i)hello`, Glob: "*.md"}, []m{
+			{"docs/readme.md", 2, 6, "Keep hello here."},
+			{"docs/readme.md", 3, 1, "HELLO again"},
+		}, []string{"docs/readme.md"}, false},
+		{SearchCodeArgs{Pattern: `x$`}, []m{
+			{"docs/unicode.txt", 3, 5, "end x"},
+		}, []string{"docs/unicode.txt"}, false},
+		{SearchCodeArgs{Pattern: `^beta`}, []m{
+			{"docs/crlf.txt", 2, 1, "beta x"},
+		}, []string{"docs/crlf.txt"}, false},
+		{SearchCodeArgs{Pattern: `\d{4}`}, []m{
+			{"docs/readme.md", 4, 19, "line with 123 and 4567"},
+		}, []string{"docs/readme.md"}, false},
+		{SearchCodeArgs{Pattern: `(?i)stop kelvin`}, []m{
+			{"docs/unicode.txt", 2, 1, "ſtop KELVIN Kelvin"},
+		}, []string{"docs/unicode.txt"}, false},
+		{SearchCodeArgs{Pattern: `foo`, MaxResults: 2}, []m{
+			{".hidden/conf.txt", 1, 1, "foo = 1"},
+			{"deep/a/b/c/d.go", 2, 5, "var foo = 1 // Foo"},
+		}, []string{".hidden/conf.txt", "deep/a/b/c/d.go", "util/strings.go"}, true},
+		{SearchCodeArgs{Pattern: `nomatchanywhere`}, []m{}, []string{}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.args.Pattern, func(t *testing.T) {
+			res := mustCall(t, env, "search_code", tc.args)
+			got := output[SearchCodeOutput](t, res)
+			if !reflect.DeepEqual(got.Matches, tc.want) {
+				t.Errorf("matches\n got %+v\nwant %+v", got.Matches, tc.want)
+			}
+			if !reflect.DeepEqual(got.Files, tc.files) || got.Truncated != tc.trunc {
+				t.Errorf("files %v truncated %v, want %v %v", got.Files, got.Truncated, tc.files, tc.trunc)
+			}
+		})
+	}
+	_, err := call(t, env, "search_code", SearchCodeArgs{Pattern: `a(b`})
+	wantCode(t, err, CodeInvalidArgs)
+	_, err = call(t, env, "search_code", SearchCodeArgs{Pattern: `(?<=a)b`})
+	wantCode(t, err, CodeInvalidArgs)
+}
+
+func TestSearchCodeOverlay(t *testing.T) {
+	ws, _ := newWS(t, map[string]string{"a.go": "old text\n", "b.go": "other\n"})
+	if err := ws.OpenOverlay("a.go", []byte("first\nunsaved needle\n"), 1); err != nil {
+		t.Fatal(err)
+	}
+	res := mustCall(t, &Env{WS: ws}, "search_code", SearchCodeArgs{Pattern: "needle"})
+	got := output[SearchCodeOutput](t, res)
+	if want := []CodeMatch{{"a.go", 2, 9, "unsaved needle"}}; !reflect.DeepEqual(got.Matches, want) {
+		t.Errorf("matches %+v, want %+v (from the editor buffer)", got.Matches, want)
+	}
+}
+
+// The first maxResults matches in path order are the same whatever the
+// order files are searched in.
+func TestSearchCodeMaxResultsDeterministic(t *testing.T) {
+	files := map[string]string{}
+	for i := range 60 {
+		files[fmt.Sprintf("d%02d/f.txt", i)] = strings.Repeat("hit\n", i%4)
+	}
+	ws, _ := newWS(t, files)
+	var first []CodeMatch
+	for run := range 10 {
+		res := mustCall(t, &Env{WS: ws}, "search_code", SearchCodeArgs{Pattern: "hit", MaxResults: 7})
+		got := output[SearchCodeOutput](t, res)
+		if len(got.Matches) != 7 || !got.Truncated || len(got.Files) != 45 {
+			t.Fatalf("run %d: %d matches, truncated %v, %d files; want 7, true, 45", run, len(got.Matches), got.Truncated, len(got.Files))
+		}
+		if first == nil {
+			first = got.Matches
+		} else if !reflect.DeepEqual(first, got.Matches) {
+			t.Fatalf("run %d: matches differ:\n%v\n%v", run, first, got.Matches)
+		}
+	}
+	if first[0].Path != "d01/f.txt" || first[6].Path != "d05/f.txt" {
+		t.Errorf("matches are not the first in path order: %v", first)
+	}
+}
+
+func TestRequiredLiteral(t *testing.T) {
+	tests := []struct {
+		pattern string
+		lit     string
+		fold    bool
+	}{
+		{`foo`, "foo", false},
+		{`foo\w+bar_baz`, "bar_baz", false},
+		{`(?i)Hello`, "hello", true},
+		{`(?i)task`, "ta", true},
+		{`a|b`, "", false},
+		{`x*y`, "y", false},
+		{`(abc)+`, "abc", false},
+		{`\bfoo\b`, "foo", false},
+		{`[a-z]+`, "", false},
+		{`café`, "café", false},
+		{`(?i)café`, "caf", true},
+	}
+	for _, tc := range tests {
+		l, ok := requiredLiteral(tc.pattern)
+		if string(l.s) != tc.lit || ok != (tc.lit != "") || (ok && l.fold != tc.fold) {
+			t.Errorf("requiredLiteral(%q) = %q fold %v ok %v, want %q fold %v", tc.pattern, l.s, l.fold, ok, tc.lit, tc.fold)
+		}
+	}
+}
+
+func TestFinderFold(t *testing.T) {
+	f := newFinder(literal{s: []byte("hello_w"), fold: true})
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"HELLO_W", 0}, {"xx hello_w", 3}, {"hellohello_W", 5}, {"hello w", -1}, {"HeLLo_", -1}, {"", -1},
+	} {
+		if got := f.index([]byte(tc.in)); got != tc.want {
+			t.Errorf("index(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+// search_code finds what ripgrep finds on the same tree (same files, lines
+// and columns).
+func TestSearchCodeMatchesRipgrep(t *testing.T) {
+	rg := ensureRipgrep(t)
+	ws, root := newWS(t, searchFixture)
+	gitInit(t, root)
+	env := &Env{WS: ws}
+	for _, pat := range []string{`foo`, `(?i)foo`, `Foo\(\)`, `^\s*func`, `x$`, `\d+`, `(?i)hello`, `\bfoo\w*`, `[A-Z]{2,}`, `e\r?$`, `(?i)k`, `.`} {
+		t.Run(pat, func(t *testing.T) {
+			cmd := exec.Command(rg, "--hidden", "--glob", "!.git", "--no-heading", "--line-number", "--column", "--no-messages", "--color=never", "-e", pat)
+			cmd.Dir = root
+			raw, err := cmd.Output()
+			if err != nil && len(raw) > 0 {
+				t.Fatalf("rg: %v", err)
+			}
+			var want []string
+			for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+				if l == "" {
+					continue
+				}
+				parts := strings.SplitN(l, ":", 4)
+				want = append(want, strings.Join(parts[:3], ":"))
+			}
+			res := mustCall(t, env, "search_code", SearchCodeArgs{Pattern: pat, MaxResults: 10000})
+			var got []string
+			for _, m := range output[SearchCodeOutput](t, res).Matches {
+				got = append(got, m.Path+":"+strconv.Itoa(m.Line)+":"+strconv.Itoa(m.Column))
+			}
+			sort.Strings(want)
+			sort.Strings(got)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("search_code(%q) differs from rg\n got %v\nwant %v", pat, got, want)
+			}
+		})
+	}
+}
+
+// ensureRipgrep returns rg's path, installing Debian's ripgrep if missing.
+func ensureRipgrep(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("rg"); err == nil {
+		return p
+	}
+	ctx := context.Background()
+	if out, err := exec.CommandContext(ctx, "apt-get", "install", "-y", "-qq", "ripgrep").CombinedOutput(); err != nil {
+		t.Fatalf("ripgrep is needed to compare search_code with and could not be installed: %v\n%s", err, out)
+	}
+	p, err := exec.LookPath("rg")
+	if err != nil {
+		t.Fatalf("ripgrep installed but rg not found: %v", err)
+	}
+	return p
+}

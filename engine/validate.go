@@ -1,0 +1,555 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/engine/tools"
+)
+
+// validator collects every problem of one plan.
+type validator struct {
+	p     *Plan
+	reg   *tools.Registry
+	probs []Problem
+	// index maps each id to the position of its first step.
+	index map[string]int
+	// ancestors caches each step's transitive dependencies.
+	ancestors map[string]map[string]bool
+}
+
+func (v *validator) add(step, field, format string, a ...any) {
+	v.probs = append(v.probs, Problem{File: v.p.Source, StepID: step, Field: field, Message: fmt.Sprintf(format, a...)})
+}
+
+func validatePlan(p *Plan, reg *tools.Registry, maxSteps int) []Problem {
+	if p == nil {
+		return []Problem{{Message: "no plan"}}
+	}
+	if maxSteps <= 0 {
+		maxSteps = DefaultMaxSteps
+	}
+	v := &validator{p: p, reg: reg, index: map[string]int{}, ancestors: map[string]map[string]bool{}}
+	if len(p.Steps) == 0 {
+		v.add("", "steps", "the plan has no steps: add at least one")
+	}
+	if len(p.Steps) > maxSteps {
+		v.add("", "steps", "the plan has %d steps, more than the %d allowed (maxStepsPerPlan): split it into smaller plans", len(p.Steps), maxSteps)
+	}
+	if p.Version < 0 {
+		v.add("", "version", "version must not be negative (got %d)", p.Version)
+	}
+	v.checkIDs()
+	for _, s := range p.Steps {
+		if s != nil {
+			v.checkStep(s)
+		}
+	}
+	v.checkCycles()
+	return v.probs
+}
+
+func (v *validator) checkIDs() {
+	for i, s := range v.p.Steps {
+		if s == nil {
+			v.add("", "steps["+strconv.Itoa(i)+"]", "step %d is null: remove it or write a step object", i+1)
+			continue
+		}
+		switch {
+		case s.ID == "":
+			v.add("", "steps["+strconv.Itoa(i)+"].id", "step %d has no id: give it a unique id such as %q", i+1, "step"+strconv.Itoa(i+1))
+		case !idPattern.MatchString(s.ID):
+			v.add(s.ID, "id", "id %q is malformed: use only letters, digits, '_', '.' and '-'", s.ID)
+		}
+		if s.ID == "" {
+			continue
+		}
+		if first, dup := v.index[s.ID]; dup {
+			v.add(s.ID, "id", "duplicate id %q: steps %d and %d both use it; ids must be unique", s.ID, first+1, i+1)
+			continue
+		}
+		v.index[s.ID] = i
+	}
+}
+
+func (v *validator) has(id string) bool {
+	_, ok := v.index[id]
+	return ok
+}
+
+func (v *validator) ids() []string {
+	out := make([]string, 0, len(v.index))
+	for id := range v.index {
+		out = append(out, id)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var validKinds = []StepKind{KindTool, KindLLM, KindAgent, KindValidation, KindInput, KindDecision}
+
+func (v *validator) checkStep(s *Step) {
+	id := s.ID
+	kind := s.EffectiveKind()
+	kindOK := false
+	for _, k := range validKinds {
+		kindOK = kindOK || k == kind
+	}
+	if !kindOK {
+		v.add(id, "kind", "unknown kind %q: use one of tool, llm, agent, validation, input, decision", s.Kind)
+	}
+	switch s.Risk {
+	case "", "low", "medium", "high":
+	default:
+		v.add(id, "risk", "unknown risk %q: use low, medium or high", s.Risk)
+	}
+	switch s.Approval {
+	case "", "ask", "auto":
+	default:
+		v.add(id, "approval", "unknown approval %q: use ask, auto, or leave it out to follow the policy", s.Approval)
+	}
+	if s.Timeout != "" {
+		if d, err := time.ParseDuration(s.Timeout); err != nil {
+			v.add(id, "timeout", "timeout %q is not a duration: write e.g. \"30s\", \"5m\" or \"1h30m\"", s.Timeout)
+		} else if d <= 0 {
+			v.add(id, "timeout", "timeout %q must be positive", s.Timeout)
+		}
+	}
+	if r := s.Retry; r != nil {
+		if r.Max < 0 {
+			v.add(id, "retry.max", "retry.max must not be negative (got %d): 0 means no retries", r.Max)
+		}
+		for _, f := range []struct{ name, val string }{{"delay", r.Delay}, {"maxDelay", r.MaxDelay}} {
+			if f.val == "" {
+				continue
+			}
+			if d, err := time.ParseDuration(f.val); err != nil {
+				v.add(id, "retry."+f.name, "retry.%s %q is not a duration: write e.g. \"1s\" or \"500ms\"", f.name, f.val)
+			} else if d < 0 {
+				v.add(id, "retry."+f.name, "retry.%s %q must not be negative", f.name, f.val)
+			}
+		}
+	}
+	if s.MaxIterations < 0 {
+		v.add(id, "maxIterations", "maxIterations must not be negative (got %d); 0 means the default %d", s.MaxIterations, DefaultMaxIterations)
+	}
+	v.checkDependsOn(s)
+	if kindOK {
+		v.checkKindFields(s, kind)
+	}
+	if s.When != "" {
+		if _, err := parseCond(s.When); err != nil {
+			v.add(id, "when", "%v", err)
+		}
+	}
+	v.checkTemplates(s)
+	v.checkRefs(s)
+}
+
+func (v *validator) checkDependsOn(s *Step) {
+	seen := map[string]bool{}
+	for i, d := range s.DependsOn {
+		field := "dependsOn[" + strconv.Itoa(i) + "]"
+		switch {
+		case d == "":
+			v.add(s.ID, field, "empty dependency: remove it or name a step")
+		case d == s.ID:
+			v.add(s.ID, field, "step %q depends on itself: remove it from dependsOn", d)
+		case seen[d]:
+			v.add(s.ID, field, "%q is listed twice in dependsOn", d)
+		case !v.has(d):
+			v.add(s.ID, field, "depends on unknown step %q%s", d, v.didYouMeanStep(d))
+		}
+		seen[d] = true
+	}
+}
+
+func (v *validator) didYouMeanStep(id string) string {
+	if c := closest(id, v.ids()); c != "" {
+		return fmt.Sprintf(": did you mean %q?", c)
+	}
+	return ": no step has that id"
+}
+
+// checkKindFields checks the fields each kind requires, and flags fields
+// that belong to another kind (they would be ignored).
+func (v *validator) checkKindFields(s *Step, kind StepKind) {
+	id := s.ID
+	misplaced := func(field string, set bool, kinds string) {
+		if set {
+			v.add(id, field, "%s is not used by %s steps (only by %s): remove it or change kind", field, kind, kinds)
+		}
+	}
+	if kind != KindTool {
+		misplaced("tool", s.Tool != "", "tool")
+		misplaced("args", len(s.Args) > 0 && string(s.Args) != "null", "tool")
+	}
+	if kind != KindLLM && kind != KindAgent {
+		misplaced("prompt", s.Prompt != "", "llm and agent")
+		misplaced("model", s.Model != "", "llm and agent")
+	}
+	if kind != KindAgent {
+		misplaced("tools", len(s.Tools) > 0, "agent")
+		misplaced("maxIterations", s.MaxIterations != 0, "agent")
+	}
+	if kind != KindValidation {
+		misplaced("checks", len(s.Checks) > 0, "validation")
+	}
+	if kind != KindInput {
+		misplaced("question", s.Question != "", "input")
+		misplaced("options", len(s.Options) > 0, "input")
+	}
+	if kind != KindDecision {
+		misplaced("branches", len(s.Branches) > 0, "decision")
+	}
+	switch kind {
+	case KindTool:
+		if s.Tool == "" {
+			v.add(id, "tool", "tool step has no tool: name one of the built-in tools, or set kind")
+			return
+		}
+		v.checkToolArgs(s)
+	case KindLLM, KindAgent:
+		if strings.TrimSpace(s.Prompt) == "" {
+			v.add(id, "prompt", "%s step needs a prompt", kind)
+		}
+		if kind == KindAgent && v.reg != nil {
+			for i, t := range s.Tools {
+				if _, ok := v.reg.Get(t); !ok {
+					v.add(id, "tools["+strconv.Itoa(i)+"]", "unknown tool %q%s", t, v.didYouMeanTool(t))
+				}
+			}
+		}
+	case KindValidation:
+		if len(s.Checks) == 0 {
+			v.add(id, "checks", "validation step needs at least one check {\"expr\": ...}")
+		}
+		for i, c := range s.Checks {
+			field := "checks[" + strconv.Itoa(i) + "].expr"
+			if strings.TrimSpace(c.Expr) == "" {
+				v.add(id, field, "check %d has no expr", i+1)
+				continue
+			}
+			if _, err := parseCond(c.Expr); err != nil {
+				v.add(id, field, "%v", err)
+			}
+		}
+	case KindInput:
+		if strings.TrimSpace(s.Question) == "" {
+			v.add(id, "question", "input step needs a question")
+		}
+	case KindDecision:
+		v.checkBranches(s)
+	}
+}
+
+func (v *validator) checkBranches(s *Step) {
+	id := s.ID
+	if len(s.Branches) == 0 {
+		v.add(id, "branches", "decision step needs branches [{\"when\": ..., \"steps\": [...]}]")
+		return
+	}
+	for i, b := range s.Branches {
+		bf := "branches[" + strconv.Itoa(i) + "]"
+		if b.When == "" {
+			if i != len(s.Branches)-1 {
+				v.add(id, bf+".when", "branch %d has no condition (otherwise) but is not the last: the branches after it can never be taken", i+1)
+			}
+		} else if _, err := parseCond(b.When); err != nil {
+			v.add(id, bf+".when", "%v", err)
+		}
+		for j, target := range b.Steps {
+			f := bf + ".steps[" + strconv.Itoa(j) + "]"
+			switch {
+			case target == id:
+				v.add(id, f, "a decision cannot branch to itself")
+			case !v.has(target):
+				v.add(id, f, "branch names unknown step %q%s", target, v.didYouMeanStep(target))
+			case !v.ancestorsOf(target)[id]:
+				v.add(id, f, "branch step %q must depend on decision %q: add %q to its dependsOn", target, id, id)
+			}
+		}
+	}
+}
+
+func (v *validator) didYouMeanTool(name string) string {
+	var names []string
+	for _, t := range v.reg.List() {
+		names = append(names, t.Name())
+	}
+	if c := closest(name, names); c != "" {
+		return fmt.Sprintf(": did you mean %q?", c)
+	}
+	if len(names) == 0 {
+		return ": no tools are registered"
+	}
+	return ": known tools are " + strings.Join(names, ", ")
+}
+
+// checkTemplates reports malformed references in strings that are
+// interpolated (conditions report their own).
+func (v *validator) checkTemplates(s *Step) {
+	check := func(field, str string) {
+		if !strings.Contains(str, "$") {
+			return
+		}
+		if _, err := parseTemplate(str); err != nil {
+			v.add(s.ID, field, "%v", err)
+		}
+	}
+	if len(s.Args) > 0 && strings.Contains(string(s.Args), "$") {
+		if val, err := decodeJSON(s.Args); err == nil {
+			var walk func(x any, field string)
+			walk = func(x any, field string) {
+				switch t := x.(type) {
+				case string:
+					check(field, t)
+				case map[string]any:
+					for _, k := range sortedKeys(t) {
+						walk(t[k], field+fieldSep(k))
+					}
+				case []any:
+					for i, e := range t {
+						walk(e, field+"["+strconv.Itoa(i)+"]")
+					}
+				}
+			}
+			walk(val, "args")
+		}
+	}
+	check("prompt", s.Prompt)
+	check("question", s.Question)
+	for i, o := range s.Options {
+		check("options["+strconv.Itoa(i)+"]", o)
+	}
+	for i, c := range s.Checks {
+		check("checks["+strconv.Itoa(i)+"].message", c.Message)
+	}
+}
+
+func (v *validator) checkRefs(s *Step) {
+	seen := map[string]bool{}
+	for _, fr := range s.fieldRefs() {
+		id, _, err := fr.ref.split(v.has)
+		key := fr.field + "\x00" + fr.ref.String()
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		switch {
+		case err != nil:
+			v.add(s.ID, fr.field, "%v", err)
+		case id == s.ID:
+			v.add(s.ID, fr.field, "reference %s refers to the step's own output", fr.ref)
+		case !v.has(id):
+			hint := v.didYouMeanStep(id)
+			if fr.ref.bare && strings.Contains(id, ".") {
+				hint = fmt.Sprintf(": to take a field write ${%s}", id)
+			}
+			v.add(s.ID, fr.field, "reference %s names unknown step %q%s (write $$ for a literal dollar)", fr.ref, id, hint)
+		case !v.ancestorsOf(s.ID)[id]:
+			v.add(s.ID, fr.field, "reference %s: step %q is not among this step's dependencies: add %q to dependsOn", fr.ref, id, id)
+		}
+	}
+}
+
+// ancestorsOf returns the transitive dependencies of the step with id.
+func (v *validator) ancestorsOf(id string) map[string]bool {
+	if a, ok := v.ancestors[id]; ok {
+		return a
+	}
+	a := map[string]bool{}
+	stack := []string{id}
+	for len(stack) > 0 {
+		cur := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		i, ok := v.index[cur]
+		if !ok {
+			continue
+		}
+		for _, d := range v.p.Steps[i].DependsOn {
+			if !a[d] && v.has(d) {
+				a[d] = true
+				stack = append(stack, d)
+			}
+		}
+	}
+	v.ancestors[id] = a
+	return a
+}
+
+// checkCycles reports each cycle of dependsOn once, naming its steps in
+// order (Tarjan's strongly connected components, then a walk around each).
+func (v *validator) checkCycles() {
+	n := len(v.p.Steps)
+	edges := make([][]int, n)
+	for i, s := range v.p.Steps {
+		if s == nil || v.index[s.ID] != i {
+			continue
+		}
+		for _, d := range s.DependsOn {
+			if j, ok := v.index[d]; ok && d != s.ID {
+				edges[i] = append(edges[i], j)
+			}
+		}
+	}
+	index := make([]int, n)
+	low := make([]int, n)
+	onStack := make([]bool, n)
+	for i := range index {
+		index[i] = -1
+	}
+	var stack []int
+	counter := 0
+	var sccs [][]int
+	// Iterative Tarjan, so a long chain cannot overflow the stack.
+	type frame struct{ node, edge int }
+	for root := 0; root < n; root++ {
+		if index[root] >= 0 {
+			continue
+		}
+		call := []frame{{root, 0}}
+		index[root], low[root] = counter, counter
+		counter++
+		stack = append(stack, root)
+		onStack[root] = true
+		for len(call) > 0 {
+			f := &call[len(call)-1]
+			if f.edge < len(edges[f.node]) {
+				w := edges[f.node][f.edge]
+				f.edge++
+				if index[w] < 0 {
+					index[w], low[w] = counter, counter
+					counter++
+					stack = append(stack, w)
+					onStack[w] = true
+					call = append(call, frame{w, 0})
+				} else if onStack[w] && index[w] < low[f.node] {
+					low[f.node] = index[w]
+				}
+				continue
+			}
+			node := f.node
+			call = call[:len(call)-1]
+			if len(call) > 0 {
+				parent := call[len(call)-1].node
+				if low[node] < low[parent] {
+					low[parent] = low[node]
+				}
+			}
+			if low[node] == index[node] {
+				var comp []int
+				for {
+					w := stack[len(stack)-1]
+					stack = stack[:len(stack)-1]
+					onStack[w] = false
+					comp = append(comp, w)
+					if w == node {
+						break
+					}
+				}
+				if len(comp) > 1 {
+					sccs = append(sccs, comp)
+				}
+			}
+		}
+	}
+	sort.Slice(sccs, func(a, b int) bool { return minInt(sccs[a]) < minInt(sccs[b]) })
+	for _, comp := range sccs {
+		in := map[int]bool{}
+		for _, c := range comp {
+			in[c] = true
+		}
+		// Walk from the first step (in file order) of the component along
+		// dependencies inside it until a step repeats: that closes a cycle.
+		start := minInt(comp)
+		pos := map[int]int{}
+		var path []int
+		cur := start
+		for {
+			if p, ok := pos[cur]; ok {
+				path = path[p:]
+				break
+			}
+			pos[cur] = len(path)
+			path = append(path, cur)
+			next := -1
+			for _, w := range edges[cur] {
+				if in[w] {
+					next = w
+					break
+				}
+			}
+			cur = next
+		}
+		names := make([]string, 0, len(path)+1)
+		for _, i := range path {
+			names = append(names, v.p.Steps[i].ID)
+		}
+		names = append(names, names[0])
+		v.add(names[0], "dependsOn", "dependency cycle: %s (each step depends on the next): remove one of these dependencies", strings.Join(names, " -> "))
+	}
+}
+
+func minInt(xs []int) int {
+	m := xs[0]
+	for _, x := range xs[1:] {
+		if x < m {
+			m = x
+		}
+	}
+	return m
+}
+
+// closest returns the candidate nearest to s (edit distance, a swap of two
+// neighbours counting as one edit), or "" if none is near enough to be a
+// likely typo.
+func closest(s string, candidates []string) string {
+	best, bestD := "", -1
+	ls := strings.ToLower(s)
+	for _, c := range candidates {
+		if c == s {
+			continue
+		}
+		d := editDistance(ls, strings.ToLower(c))
+		if bestD < 0 || d < bestD {
+			best, bestD = c, d
+		}
+	}
+	limit := max(1, len(s)/3)
+	if bestD < 0 || bestD > limit || bestD >= len(s) {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,417 @@
+package gitops
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+// keepManual is how many manual (and safety) snapshots retention keeps.
+var keepManual = 200
+
+// looseRepackThreshold: more loose objects than this are packed by gc.
+var looseRepackThreshold = 256
+
+// GC prunes runs beyond KeepRuns and objects nothing references, and keeps
+// the store within its quota.
+func (s *Store) GC(ctx context.Context) (*GCResult, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	res := &GCResult{BytesBefore: s.objectsSize()}
+	all, err := s.snapshots("")
+	if err != nil {
+		return nil, err
+	}
+	// Runs, newest first by their newest snapshot.
+	runNewest := make(map[string]time.Time)
+	for _, sn := range all {
+		if r := runOfRef(sn.Ref); r != "" && sn.CreatedAt.After(runNewest[r]) {
+			runNewest[r] = sn.CreatedAt
+		}
+	}
+	runs := make([]string, 0, len(runNewest))
+	for r := range runNewest {
+		runs = append(runs, r)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runNewest[runs[i]].After(runNewest[runs[j]]) })
+	drop := make(map[string]bool)
+	if len(runs) > s.opts.KeepRuns {
+		for _, r := range runs[s.opts.KeepRuns:] {
+			drop[r] = true
+		}
+		res.RunsPruned = len(runs) - s.opts.KeepRuns
+	}
+	manual := 0
+	var kept []*Snapshot
+	for _, sn := range all { // newest first
+		del := false
+		if r := runOfRef(sn.Ref); r != "" {
+			del = drop[r]
+		} else {
+			manual++
+			del = manual > keepManual
+		}
+		if del {
+			if err := s.removeRef(sn.Ref); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		kept = append(kept, sn)
+	}
+	n, err := s.prune(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.ObjectsPruned += n
+	// Quota: drop the oldest snapshots (never the newest) until it fits.
+	for s.objectsSize() > s.opts.Quota && len(kept) > 1 {
+		k := max(1, (len(kept)-1)/4)
+		oldest := kept[len(kept)-k:]
+		kept = kept[:len(kept)-k]
+		pruned := make(map[string]bool)
+		for _, sn := range oldest {
+			if err := s.removeRef(sn.Ref); err != nil {
+				return nil, err
+			}
+			if r := runOfRef(sn.Ref); r != "" {
+				pruned[r] = true
+			}
+		}
+		for r := range pruned {
+			still := false
+			for _, sn := range kept {
+				if runOfRef(sn.Ref) == r {
+					still = true
+					break
+				}
+			}
+			if !still {
+				res.RunsPruned++
+			}
+		}
+		slog.Info("gitops: snapshot store over its quota; dropped the oldest snapshots", "dir", s.dir, "dropped", len(oldest), "quota", s.opts.Quota)
+		n, err := s.prune(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.ObjectsPruned += n
+	}
+	res.BytesAfter = s.objectsSize()
+	return res, nil
+}
+
+// GCLoop runs GC every interval until ctx is done (the daemon runs it in a
+// goroutine it owns). Failures are logged, not fatal.
+func (s *Store) GCLoop(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if r, err := s.GC(ctx); err != nil {
+				if ctx.Err() == nil {
+					slog.Warn("gitops: background gc failed", "dir", s.dir, "err", err)
+				}
+			} else if r.RunsPruned > 0 || r.ObjectsPruned > 0 {
+				slog.Info("gitops: background gc", "dir", s.dir, "runsPruned", r.RunsPruned, "objectsPruned", r.ObjectsPruned, "bytesAfter", r.BytesAfter)
+			}
+		}
+	}
+}
+
+func runOfRef(ref string) string {
+	if !strings.HasPrefix(ref, runRefPrefix) {
+		return ""
+	}
+	rest := ref[len(runRefPrefix):]
+	if i := strings.LastIndexByte(rest, '/'); i > 0 {
+		return rest[:i]
+	}
+	return ""
+}
+
+func (s *Store) removeRef(ref string) error {
+	s.stMu.Lock()
+	err := s.st.RemoveReference(plumbing.ReferenceName(ref))
+	s.stMu.Unlock()
+	if err != nil {
+		return fmt.Errorf("gitops: gc: remove %s: %w", ref, err)
+	}
+	// Leave no empty run directories behind.
+	dir := filepath.Dir(filepath.Join(s.dir, filepath.FromSlash(ref)))
+	for strings.HasPrefix(dir, filepath.Join(s.dir, "refs", "agentd")+string(filepath.Separator)) {
+		if os.Remove(dir) != nil {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	return syncDir(dir)
+}
+
+func (s *Store) objectsSize() int64 {
+	var n int64
+	_ = filepath.WalkDir(filepath.Join(s.dir, "objects"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// reachable returns every object the snapshot references reach.
+func (s *Store) reachable(ctx context.Context) (map[plumbing.Hash]struct{}, error) {
+	refs, err := s.refs()
+	if err != nil {
+		return nil, err
+	}
+	seen := make(map[plumbing.Hash]struct{})
+	var walk func(h plumbing.Hash) error
+	walk = func(h plumbing.Hash) error {
+		if _, ok := seen[h]; ok {
+			return nil
+		}
+		seen[h] = struct{}{}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.stMu.Lock()
+		t, err := object.GetTree(s.st, h)
+		s.stMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("read tree %s: %w", h, err)
+		}
+		for _, e := range t.Entries {
+			if e.Mode == filemode.Dir {
+				if err := walk(e.Hash); err != nil {
+					return err
+				}
+			} else {
+				seen[e.Hash] = struct{}{}
+			}
+		}
+		return nil
+	}
+	for name, h := range refs {
+		c, err := s.readCommit(h)
+		if err != nil {
+			return nil, fmt.Errorf("gitops: gc: read %s: %w", name, err)
+		}
+		seen[h] = struct{}{}
+		for _, p := range c.ParentHashes {
+			seen[p] = struct{}{}
+		}
+		if err := walk(c.TreeHash); err != nil {
+			return nil, fmt.Errorf("gitops: gc: %s: %w", name, err)
+		}
+	}
+	return seen, nil
+}
+
+// prune removes objects no snapshot reaches: unreachable loose objects are
+// deleted; packs holding unreachable objects (and many loose objects) are
+// rewritten into one new pack, which is on disk before anything is deleted.
+func (s *Store) prune(ctx context.Context) (int, error) {
+	reach, err := s.reachable(ctx)
+	if err != nil {
+		return 0, err
+	}
+	objDir := filepath.Join(s.dir, "objects")
+	packDir := filepath.Join(objDir, "pack")
+	var looseReach, looseDead []plumbing.Hash
+	dirs, _ := os.ReadDir(objDir)
+	for _, d := range dirs {
+		if !d.IsDir() || len(d.Name()) != 2 {
+			continue
+		}
+		files, _ := os.ReadDir(filepath.Join(objDir, d.Name()))
+		for _, f := range files {
+			if len(f.Name()) != 38 {
+				continue
+			}
+			h := plumbing.NewHash(d.Name() + f.Name())
+			if _, ok := reach[h]; ok {
+				looseReach = append(looseReach, h)
+			} else {
+				looseDead = append(looseDead, h)
+			}
+		}
+	}
+	type packInfo struct {
+		name       string
+		live, dead []plumbing.Hash
+	}
+	var packs []packInfo
+	ents, _ := os.ReadDir(packDir)
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".idx") || !strings.HasPrefix(e.Name(), "pack-") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(packDir, e.Name()))
+		if err != nil {
+			return 0, fmt.Errorf("gitops: gc: %w", err)
+		}
+		idx := idxfile.NewMemoryIndex()
+		if err := idxfile.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
+			return 0, fmt.Errorf("gitops: gc: read %s: %w", e.Name(), err)
+		}
+		it, err := idx.Entries()
+		if err != nil {
+			return 0, err
+		}
+		pi := packInfo{name: strings.TrimSuffix(e.Name(), ".idx")}
+		for {
+			ent, err := it.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return 0, err
+			}
+			if _, ok := reach[ent.Hash]; ok {
+				pi.live = append(pi.live, ent.Hash)
+			} else {
+				pi.dead = append(pi.dead, ent.Hash)
+			}
+		}
+		it.Close()
+		packs = append(packs, pi)
+	}
+	pruned := len(looseDead)
+	var rewrite []packInfo
+	var toPack []plumbing.Hash
+	for _, p := range packs {
+		if len(p.dead) > 0 {
+			rewrite = append(rewrite, p)
+			toPack = append(toPack, p.live...)
+			pruned += len(p.dead)
+		}
+	}
+	packLoose := len(looseReach) > looseRepackThreshold
+	if packLoose {
+		toPack = append(toPack, looseReach...)
+	}
+	if len(toPack) > 0 {
+		pw, err := newPackWriter(packDir)
+		if err != nil {
+			return 0, err
+		}
+		for _, h := range toPack {
+			if err := ctx.Err(); err != nil {
+				pw.abort()
+				return 0, err
+			}
+			if pw.has(h) {
+				continue
+			}
+			t, data, err := s.readAny(h)
+			if err != nil {
+				pw.abort()
+				return 0, fmt.Errorf("gitops: gc: %w", err)
+			}
+			var buf bytes.Buffer
+			if err := pw.add(t, h, int64(len(data)), deflate(&buf, data)); err != nil {
+				pw.abort()
+				return 0, err
+			}
+		}
+		if _, err := pw.finish(); err != nil {
+			return 0, err
+		}
+	}
+	// Everything still needed is on disk in its new place: delete.
+	s.stMu.Lock()
+	s.st.Close()
+	s.stMu.Unlock()
+	for _, p := range rewrite {
+		base := filepath.Join(packDir, p.name)
+		if err := os.Remove(base + ".idx"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("gitops: gc: %w", err)
+		}
+		_ = os.Remove(base + ".pack")
+		_ = os.Remove(base + ".rev")
+	}
+	rm := looseDead
+	if packLoose {
+		rm = append(rm, looseReach...)
+	}
+	for _, h := range rm {
+		hx := h.String()
+		_ = os.Remove(filepath.Join(objDir, hx[:2], hx[2:]))
+	}
+	for _, d := range dirs {
+		if d.IsDir() && len(d.Name()) == 2 {
+			_ = os.Remove(filepath.Join(objDir, d.Name())) // only if empty
+		}
+	}
+	_ = syncDir(packDir)
+	_ = syncDir(objDir)
+	if err := s.openStorage(); err != nil {
+		return 0, err
+	}
+	if pruned > 0 {
+		// Caches (here and in other processes) may name pruned objects.
+		s.filterCache(reach)
+		gen := strconv.FormatInt(time.Now().UnixNano(), 10)
+		if err := writeFileAtomic(filepath.Join(s.dir, gcGenName), []byte(gen), 0o644, true); err != nil {
+			return 0, err
+		}
+		s.gcGen = gen
+		s.metaCache = make(map[plumbing.Hash]*Snapshot)
+	}
+	return pruned, nil
+}
+
+// filterCache drops cache entries whose blobs are gone and the tree cache.
+func (s *Store) filterCache(reach map[plumbing.Hash]struct{}) {
+	c := s.ensureCache()
+	for p, r := range c.files {
+		if _, ok := reach[r.hash]; !ok {
+			delete(c.files, p)
+		}
+	}
+	c.sorted = nil
+	c.trees = make(map[string]plumbing.Hash)
+	s.treesKnown = nil
+	s.watchBase = nil
+	s.saveCache()
+}
+
+func (s *Store) readAny(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
+	s.stMu.Lock()
+	defer s.stMu.Unlock()
+	obj, err := s.st.EncodedObject(plumbing.AnyObject, h)
+	if err != nil {
+		return 0, nil, fmt.Errorf("read object %s: %w", h, err)
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return 0, nil, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	return obj.Type(), data, err
+}

@@ -1,0 +1,267 @@
+package gitops
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+func (s *Store) hasObject(h plumbing.Hash) bool {
+	s.stMu.Lock()
+	defer s.stMu.Unlock()
+	return s.st.HasEncodedObject(h) == nil
+}
+
+// looseSink writes loose objects through go-git's object storage (fsync'd
+// by durableFS). For the few objects of an incremental snapshot.
+type looseSink struct{ s *Store }
+
+func (l looseSink) put(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
+	if l.s.hasObject(h) {
+		return nil
+	}
+	obj := &plumbing.MemoryObject{}
+	obj.SetType(t)
+	if _, err := obj.Write(data); err != nil {
+		return err
+	}
+	l.s.stMu.Lock()
+	defer l.s.stMu.Unlock()
+	got, err := l.s.st.SetEncodedObject(obj)
+	if err != nil {
+		return err
+	}
+	if got != h {
+		return fmt.Errorf("object %s was stored as %s (file changed while it was read?)", h, got)
+	}
+	return nil
+}
+
+// packSink streams new objects into one pack (initial or large snapshots).
+type packSink struct {
+	s *Store
+	p *packWriter
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+func (k packSink) put(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
+	if k.p.has(h) || k.s.hasObject(h) || !k.p.reserve(h) {
+		return nil
+	}
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	return k.p.add(t, h, int64(len(data)), deflate(buf, data))
+}
+
+// encodeObject encodes a go-git object and returns its id and content.
+func encodeObject(o interface {
+	Encode(plumbing.EncodedObject) error
+}) (plumbing.Hash, []byte, error) {
+	obj := &plumbing.MemoryObject{}
+	if err := o.Encode(obj); err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return plumbing.ZeroHash, nil, err
+	}
+	return obj.Hash(), data, nil
+}
+
+// treeBuilder writes the trees of a sorted file list, reusing the ids of
+// directories whose files did not change.
+type treeBuilder struct {
+	s     *Store
+	sink  objSink
+	prev  map[string]plumbing.Hash // dir -> tree id at the last snapshot
+	dirty map[string]bool          // dirs whose content changed since
+	known map[plumbing.Hash]struct{}
+	trees map[string]plumbing.Hash // result: dir -> tree id
+}
+
+func dirKey(dir string) string { return strings.TrimSuffix(dir, "/") }
+
+// markDirty marks p's directory and all its ancestors.
+func markDirty(dirty map[string]bool, p string) {
+	d := path.Dir(p)
+	for {
+		if d == "." {
+			d = ""
+		}
+		if dirty[d] {
+			return
+		}
+		dirty[d] = true
+		if d == "" {
+			return
+		}
+		d = path.Dir(d)
+	}
+}
+
+func (b *treeBuilder) build(dir string, files []*fileRec) (plumbing.Hash, error) {
+	key := dirKey(dir)
+	if h, ok := b.prev[key]; ok && !b.dirty[key] {
+		b.trees[key] = h
+		// Keep the ids of its subdirectories for the next snapshot.
+		for i := 0; i < len(files); {
+			rest := files[i].path[len(dir):]
+			k := strings.IndexByte(rest, '/')
+			if k < 0 {
+				i++
+				continue
+			}
+			sub := dir + rest[:k+1]
+			j := i + 1
+			for j < len(files) && strings.HasPrefix(files[j].path, sub) {
+				j++
+			}
+			if sh, ok := b.prev[dirKey(sub)]; ok {
+				b.trees[dirKey(sub)] = sh
+				if _, err := b.build(sub, files[i:j]); err != nil {
+					return plumbing.ZeroHash, err
+				}
+			}
+			i = j
+		}
+		return h, nil
+	}
+	entries := make([]object.TreeEntry, 0, 8)
+	for i := 0; i < len(files); {
+		rest := files[i].path[len(dir):]
+		if k := strings.IndexByte(rest, '/'); k >= 0 {
+			sub := dir + rest[:k+1]
+			j := i + 1
+			for j < len(files) && strings.HasPrefix(files[j].path, sub) {
+				j++
+			}
+			h, err := b.build(sub, files[i:j])
+			if err != nil {
+				return plumbing.ZeroHash, err
+			}
+			entries = append(entries, object.TreeEntry{Name: rest[:k], Mode: filemode.Dir, Hash: h})
+			i = j
+			continue
+		}
+		entries = append(entries, object.TreeEntry{Name: rest, Mode: files[i].mode, Hash: files[i].hash})
+		i++
+	}
+	h, data, err := encodeObject(&object.Tree{Entries: entries})
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	if _, ok := b.known[h]; !ok {
+		if err := b.sink.put(plumbing.TreeObject, h, data); err != nil {
+			return plumbing.ZeroHash, fmt.Errorf("store tree of %q: %w", key, err)
+		}
+	}
+	b.trees[key] = h
+	return h, nil
+}
+
+// snapMeta is what a snapshot's commit message carries (as JSON after a
+// summary line), so the metadata is exactly as durable as the commit.
+type snapMeta struct {
+	RunID        string        `json:"runId,omitempty"`
+	StepID       string        `json:"stepId,omitempty"`
+	Label        string        `json:"label"`
+	CreatedAt    time.Time     `json:"createdAt"`
+	FilesChanged int           `json:"filesChanged"`
+	Files        int           `json:"files"`
+	Skipped      []SkippedFile `json:"skipped,omitempty"`
+}
+
+var agentdSig = object.Signature{Name: "agentd", Email: "agentd@localhost"}
+
+func commitMessage(m *snapMeta) (string, error) {
+	js, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	summary := "agentd snapshot"
+	if l := strings.TrimSpace(strings.SplitN(m.Label, "\n", 2)[0]); l != "" {
+		summary += ": " + l
+	}
+	return summary + "\n\n" + string(js) + "\n", nil
+}
+
+func parseCommitMessage(msg string) (*snapMeta, error) {
+	i := strings.Index(msg, "\n\n")
+	if i < 0 {
+		return nil, fmt.Errorf("no metadata in the commit message")
+	}
+	var m snapMeta
+	if err := json.Unmarshal([]byte(msg[i+2:]), &m); err != nil {
+		return nil, fmt.Errorf("metadata in the commit message: %w", err)
+	}
+	return &m, nil
+}
+
+// readCommit returns a commit of the store.
+func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
+	s.stMu.Lock()
+	defer s.stMu.Unlock()
+	return object.GetCommit(s.st, h)
+}
+
+// treeFile is one file of a snapshot's tree.
+type treeFile struct {
+	mode filemode.FileMode
+	hash plumbing.Hash
+}
+
+// flatten lists every file of tree h under prefix.
+func (s *Store) flatten(h plumbing.Hash) (map[string]treeFile, error) {
+	out := make(map[string]treeFile)
+	var walk func(h plumbing.Hash, prefix string) error
+	walk = func(h plumbing.Hash, prefix string) error {
+		s.stMu.Lock()
+		t, err := object.GetTree(s.st, h)
+		s.stMu.Unlock()
+		if err != nil {
+			return fmt.Errorf("read tree %s (%q): %w", h, prefix, err)
+		}
+		for _, e := range t.Entries {
+			p := prefix + e.Name
+			if e.Mode == filemode.Dir {
+				if err := walk(e.Hash, p+"/"); err != nil {
+					return err
+				}
+				continue
+			}
+			out[p] = treeFile{mode: e.Mode, hash: e.Hash}
+		}
+		return nil
+	}
+	return out, walk(h, "")
+}
+
+// readBlob returns a blob's content.
+func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {
+	s.stMu.Lock()
+	defer s.stMu.Unlock()
+	obj, err := s.st.EncodedObject(plumbing.BlobObject, h)
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	r, err := obj.Reader()
+	if err != nil {
+		return nil, fmt.Errorf("read blob %s: %w", h, err)
+	}
+	defer r.Close()
+	return io.ReadAll(r)
+}

@@ -1,0 +1,199 @@
+package gitops
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+)
+
+func baseTree() map[string]string {
+	return map[string]string{
+		".gitignore":   "*.log\n",
+		"keep.txt":     "keep\n",
+		"mod1.txt":     "one\n",
+		"mod2.txt":     "two\n",
+		"del/gone.txt": "gone\n",
+		"run.sh":       "#!/bin/sh\n",
+		"link":         "->keep.txt",
+		"chmod.sh":     "#!/bin/sh\nexit 0\n",
+	}
+}
+
+func TestRestoreWritesOnlyWhatDiffers(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, baseTree())
+	s := openTestStore(t, root, Options{})
+	ctx := context.Background()
+	snap, err := s.Snapshot(ctx, SnapshotOptions{Label: "base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := treeState(t, root, false)
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	keep := filepath.Join(root, "keep.txt")
+	os.Chtimes(keep, old, old)
+	want = treeState(t, root, false)
+
+	// Modify, create, delete, chmod, relink; add an ignored file.
+	writeTree(t, root, map[string]string{"mod1.txt": "ONE\n", "mod2.txt": "two, longer\n", "new.txt": "new\n",
+		"newdir/a/b.txt": "nested new\n", "link": "->mod1.txt", "debug.log": "ignored\n"})
+	os.RemoveAll(filepath.Join(root, "del"))
+	os.Chmod(filepath.Join(root, "chmod.sh"), 0o644)
+	os.Chmod(filepath.Join(root, "run.sh"), 0o644)
+	os.WriteFile(filepath.Join(root, "run.sh"), []byte("#!/bin/sh\necho changed\n"), 0o644)
+	changed := treeState(t, root, false)
+
+	dry, err := s.Restore(ctx, snap.ID, RestoreOptions{DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refsBefore, _ := s.refs()
+	wantRes := &RestoreResult{
+		Restored:  []string{"chmod.sh", "link", "mod1.txt", "mod2.txt", "run.sh"},
+		Created:   []string{"del/gone.txt"},
+		Deleted:   []string{"new.txt", "newdir/a/b.txt"},
+		Conflicts: []RestoreConflict{},
+	}
+	if !reflect.DeepEqual(dry, wantRes) {
+		t.Fatalf("dry run:\n got %+v\nwant %+v", dry, wantRes)
+	}
+	if d := diffStates(changed, treeState(t, root, false)); len(d) > 0 {
+		t.Fatalf("dry run wrote: %v", d)
+	}
+	if refsAfter, _ := s.refs(); len(refsAfter) != len(refsBefore) {
+		t.Fatalf("dry run took a snapshot")
+	}
+
+	res, err := s.Restore(ctx, snap.ID, RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	undo := res.UndoSnapshot
+	res.UndoSnapshot = ""
+	if !reflect.DeepEqual(res, wantRes) || undo == "" {
+		t.Fatalf("restore: %+v (undo %q)", res, undo)
+	}
+	got := treeState(t, root, false)
+	want["debug.log"] = changed["debug.log"] // ignored: never deleted
+	if d := diffStates(want, got); len(d) > 0 {
+		t.Fatalf("after restore: %v", d)
+	}
+	if fi, _ := os.Stat(keep); !fi.ModTime().Equal(old) {
+		t.Fatalf("unchanged file was rewritten: mtime %v, want %v", fi.ModTime(), old)
+	}
+	if _, err := os.Stat(filepath.Join(root, "newdir")); !os.IsNotExist(err) {
+		t.Fatalf("emptied directory left behind: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), journalName)); !os.IsNotExist(err) {
+		t.Fatalf("journal left behind")
+	}
+
+	// The safety snapshot undoes the restore.
+	if _, err := s.Restore(ctx, undo, RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := diffStates(changed, treeState(t, root, false)); len(d) > 0 {
+		t.Fatalf("undo: %v", d)
+	}
+	fsck(t, s.Dir())
+}
+
+func TestRestorePathsAndConflicts(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a/1": "1\n", "a/2": "2\n", "b/1": "b1\n", "c": "c\n"})
+	s := openTestStore(t, root, Options{})
+	ctx := context.Background()
+	base, _ := s.Snapshot(ctx, SnapshotOptions{RunID: "run"})
+	// The agent changes a/1, b/1 and c, and snapshots.
+	writeTree(t, root, map[string]string{"a/1": "agent\n", "b/1": "agent\n", "c": "agent\n"})
+	agent, _ := s.Snapshot(ctx, SnapshotOptions{RunID: "run"})
+	// The user then edits c and creates a/3.
+	writeTree(t, root, map[string]string{"c": "user\n", "a/3": "user\n"})
+
+	res, err := s.Restore(ctx, base.ID, RestoreOptions{Paths: []string{"a", filepath.Join(root, "c")}, Since: agent.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(res.Conflicts, func(i, j int) bool { return res.Conflicts[i].Path < res.Conflicts[j].Path })
+	if !reflect.DeepEqual(res.Restored, []string{"a/1"}) || len(res.Deleted) != 0 || len(res.Conflicts) != 2 ||
+		res.Conflicts[0].Path != "a/3" || res.Conflicts[1].Path != "c" {
+		t.Fatalf("restore: %+v", res)
+	}
+	for p, want := range map[string]string{"a/1": "1\n", "b/1": "agent\n", "c": "user\n", "a/3": "user\n"} {
+		if b, _ := os.ReadFile(filepath.Join(root, p)); string(b) != want {
+			t.Fatalf("%s = %q, want %q", p, b, want)
+		}
+	}
+	// Overwrite restores them anyway (a/3 is deleted: created since).
+	res, err = s.Restore(ctx, base.ID, RestoreOptions{Paths: []string{"a", "c"}, Since: agent.ID, Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.Restored, []string{"c"}) || !reflect.DeepEqual(res.Deleted, []string{"a/3"}) || len(res.Conflicts) != 0 {
+		t.Fatalf("overwrite: %+v", res)
+	}
+	if _, err := s.Restore(ctx, base.ID, RestoreOptions{Paths: []string{"../x"}}); err == nil {
+		t.Fatal("a path outside the workspace was accepted")
+	}
+}
+
+func TestRestoreRollsBackOnFailure(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{".gitignore": "blocker\n", "a.txt": "a\n", "blocker/f": "f\n", "z.txt": "z\n"})
+	s := openTestStore(t, root, Options{})
+	ctx := context.Background()
+	// blocker/f is ignored; make a snapshot that has it as a tracked path
+	// by listing it without the ignore file.
+	os.Remove(filepath.Join(root, ".gitignore"))
+	snap, _ := s.Snapshot(ctx, SnapshotOptions{})
+	writeTree(t, root, map[string]string{".gitignore": "blocker\n"})
+	// Now "blocker" is an ignored regular file: restoring blocker/f cannot
+	// create its directory, after a.txt and z.txt were already written.
+	os.RemoveAll(filepath.Join(root, "blocker"))
+	writeTree(t, root, map[string]string{"blocker": "ignored file\n", "a.txt": "A\n", "z.txt": "Z\n"})
+	before := treeState(t, root, false)
+	_, err := s.Restore(ctx, snap.ID, RestoreOptions{})
+	if err == nil || !strings.Contains(err.Error(), "rolled back") {
+		t.Fatalf("want a rolled-back failure, got %v", err)
+	}
+	if d := diffStates(before, treeState(t, root, false)); len(d) > 0 {
+		t.Fatalf("not rolled back: %v", d)
+	}
+	if _, err := os.Stat(filepath.Join(s.Dir(), journalName)); !os.IsNotExist(err) {
+		t.Fatalf("journal left behind")
+	}
+}
+
+func TestOpenFinishesInterruptedRestore(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a": "a\n", "b": "b\n"})
+	s := openTestStore(t, root, Options{})
+	ctx := context.Background()
+	snap, _ := s.Snapshot(ctx, SnapshotOptions{})
+	files, _ := s.snapshotFiles(snap.ID)
+	writeTree(t, root, map[string]string{"a": "changed\n", "c": "created\n"})
+	// A journal as Restore writes it, as if the process died right after.
+	j := restoreJournal{Target: snap.ID, Ops: []restoreOp{
+		{Path: "c", Op: "delete"},
+		{Path: "a", Op: "write", Mode: uint32(files["a"].mode), Hash: files["a"].hash.String()},
+	}}
+	data, _ := json.Marshal(j)
+	os.WriteFile(filepath.Join(s.Dir(), journalName), data, 0o644)
+	os.WriteFile(filepath.Join(root, ".a"+tmpSuffix), []byte("half"), 0o644)
+	s.Close()
+	s2 := openTestStore(t, root, s.opts)
+	_ = s2
+	got := treeState(t, root, false)
+	if len(got) != 2 || !strings.Contains(got["a"], ":") || got["c"] != "" {
+		t.Fatalf("after recovery: %v", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a")); string(b) != "a\n" {
+		t.Fatalf("a = %q", b)
+	}
+}

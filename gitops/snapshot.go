@@ -1,0 +1,327 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+var runIDRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
+
+// checkRunID refuses run ids that cannot name a reference.
+func checkRunID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if !runIDRe.MatchString(id) || strings.Contains(id, "..") || strings.HasSuffix(id, ".lock") || strings.HasSuffix(id, ".") {
+		return fmt.Errorf("gitops: run id %q cannot name a snapshot reference: use letters, digits, '.', '_' and '-'", id)
+	}
+	return nil
+}
+
+// Snapshot records the workspace now. It is on disk (fsync'd) when it returns.
+func (s *Store) Snapshot(ctx context.Context, opts SnapshotOptions) (*Snapshot, error) {
+	if err := checkRunID(opts.RunID); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	snap, _, err := s.snapshotLocked(ctx, opts, "")
+	return snap, err
+}
+
+// snapshotLocked takes a snapshot; refPrefix overrides where its reference
+// goes (default: the run's, or manual). It also returns the scan.
+func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPrefix string) (*Snapshot, *scanResult, error) {
+	cache := s.ensureCache()
+	var pw *packWriter
+	newSink := func(many bool) (objSink, error) {
+		if !many {
+			return looseSink{s}, nil
+		}
+		var err error
+		pw, err = newPackWriter(filepath.Join(s.dir, "objects", "pack"))
+		if err != nil {
+			return nil, fmt.Errorf("gitops: start a pack in %s: %w", s.dir, err)
+		}
+		return packSink{s: s, p: pw}, nil
+	}
+	res, sink, err := s.scan(ctx, newSink)
+	fail := func(err error) (*Snapshot, *scanResult, error) {
+		if pw != nil {
+			pw.abort()
+		}
+		return nil, nil, fmt.Errorf("gitops: snapshot of %s: %w", s.root, err)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if sink == nil {
+		sink = looseSink{s}
+	}
+
+	// Which directories changed since the cache (the last snapshot)?
+	dirty := make(map[string]bool)
+	changed := 0
+	for _, r := range res.files {
+		if old := cache.files[r.path]; old == nil || old.hash != r.hash || old.mode != r.mode {
+			markDirty(dirty, r.path)
+			changed++
+		}
+	}
+	for p := range cache.files {
+		if _, ok := res.byPath[p]; !ok {
+			markDirty(dirty, p)
+			changed++
+		}
+	}
+	if len(cache.trees) == 0 {
+		dirty[""] = true
+	}
+	tb := &treeBuilder{s: s, sink: sink, prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: make(map[string]plumbing.Hash)}
+	root, err := tb.build("", res.files)
+	if err != nil {
+		return fail(err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(),
+		FilesChanged: changed, Files: len(res.files), Skipped: res.skipped}
+	msg, err := commitMessage(meta)
+	if err != nil {
+		return fail(err)
+	}
+	sig := agentdSig
+	sig.When = meta.CreatedAt
+	ch, data, err := encodeObject(&object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root})
+	if err != nil {
+		return fail(err)
+	}
+	if err := sink.put(plumbing.CommitObject, ch, data); err != nil {
+		return fail(err)
+	}
+	if pw != nil {
+		_, err := pw.finish()
+		pw = nil
+		if err != nil {
+			return fail(err)
+		}
+		s.stMu.Lock()
+		s.st.ObjectStorage.Reindex()
+		s.stMu.Unlock()
+	}
+	// Every object is on disk: now the reference, then the cache.
+	if refPrefix == "" {
+		refPrefix = manRefPrefix
+		if opts.RunID != "" {
+			refPrefix = runRefPrefix + opts.RunID + "/"
+		}
+	}
+	ref, err := s.nextRef(refPrefix)
+	if err != nil {
+		return fail(err)
+	}
+	s.stMu.Lock()
+	err = s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(ref), ch))
+	s.stMu.Unlock()
+	if err != nil {
+		return fail(fmt.Errorf("write reference %s: %w", ref, err))
+	}
+
+	paths := make([]string, len(res.files))
+	for i, r := range res.files {
+		paths[i] = r.path
+	}
+	s.cache = &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths}
+	s.treesKnown = make(map[plumbing.Hash]struct{}, len(tb.trees))
+	for _, h := range tb.trees {
+		s.treesKnown[h] = struct{}{}
+	}
+	if s.watcher != nil {
+		s.watchBase = s.cache
+	}
+	if changed > 0 || res.full || s.cacheID == "" {
+		s.saveCache()
+	}
+	snap := metaToSnapshot(ch, ref, meta)
+	s.metaCache[ch] = snap
+	cp := *snap
+	return &cp, res, nil
+}
+
+func metaToSnapshot(h plumbing.Hash, ref string, m *snapMeta) *Snapshot {
+	return &Snapshot{ID: h.String(), Ref: ref, RunID: m.RunID, StepID: m.StepID, Label: m.Label,
+		CreatedAt: m.CreatedAt, FilesChanged: m.FilesChanged, Files: m.Files, Skipped: m.Skipped}
+}
+
+// nextRef returns prefix + (the highest number there + 1).
+func (s *Store) nextRef(prefix string) (string, error) {
+	dir := filepath.Join(s.dir, filepath.FromSlash(strings.TrimSuffix(prefix, "/")))
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	max := 0
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > max {
+			max = n
+		}
+	}
+	return prefix + strconv.Itoa(max+1), nil
+}
+
+// refs returns every snapshot reference: name -> commit.
+func (s *Store) refs() (map[string]plumbing.Hash, error) {
+	s.stMu.Lock()
+	defer s.stMu.Unlock()
+	it, err := s.st.IterReferences()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]plumbing.Hash)
+	err = it.ForEach(func(r *plumbing.Reference) error {
+		if r.Type() == plumbing.HashReference && strings.HasPrefix(r.Name().String(), agentdRefRoot) {
+			out[r.Name().String()] = r.Hash()
+		}
+		return nil
+	})
+	return out, err
+}
+
+// snapshots returns every snapshot's metadata, newest first.
+func (s *Store) snapshots(runID string) ([]*Snapshot, error) {
+	refs, err := s.refs()
+	if err != nil {
+		return nil, fmt.Errorf("gitops: list snapshots in %s: %w", s.dir, err)
+	}
+	var out []*Snapshot
+	for name, h := range refs {
+		if runID != "" && !strings.HasPrefix(name, runRefPrefix+runID+"/") {
+			continue
+		}
+		snap, ok := s.metaCache[h]
+		if !ok {
+			c, err := s.readCommit(h)
+			if err != nil {
+				return nil, fmt.Errorf("gitops: read snapshot %s (%s): %w", h, name, err)
+			}
+			m, err := parseCommitMessage(c.Message)
+			if err != nil {
+				m = &snapMeta{Label: strings.TrimSpace(c.Message), CreatedAt: c.Committer.When}
+			}
+			snap = metaToSnapshot(h, name, m)
+			s.metaCache[h] = snap
+		}
+		cp := *snap
+		cp.Ref = name
+		out = append(out, &cp)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].Ref > out[j].Ref
+	})
+	return out, nil
+}
+
+// List returns snapshots newest first, all or one run's.
+func (s *Store) List(ctx context.Context, runID string) ([]*Snapshot, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return s.snapshots(runID)
+}
+
+// Get returns one snapshot by id or unique id prefix (or by reference:
+// "refs/agentd/manual/3", "manual/3", "runs/RUN/2").
+func (s *Store) Get(ctx context.Context, id string) (*Snapshot, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return s.getLocked(id)
+}
+
+func (s *Store) getLocked(id string) (*Snapshot, error) {
+	all, err := s.snapshots("")
+	if err != nil {
+		return nil, err
+	}
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return nil, fmt.Errorf("gitops: no snapshot id given; run 'agentd snapshot list' to see snapshots: %w", ErrNotFound)
+	}
+	var match *Snapshot
+	lower := strings.ToLower(id)
+	for _, sn := range all {
+		if sn.Ref == id || sn.Ref == agentdRefRoot+id {
+			return sn, nil
+		}
+		if len(lower) >= 4 && strings.HasPrefix(sn.ID, lower) {
+			if match != nil && match.ID != sn.ID {
+				return nil, fmt.Errorf("gitops: snapshot id %q is ambiguous (%s, %s, ...); give more characters", id, match.ID[:12], sn.ID[:12])
+			}
+			if match == nil {
+				match = sn
+			}
+		}
+	}
+	if match == nil {
+		return nil, fmt.Errorf("gitops: snapshot %q not found in %s; run 'agentd snapshot list' to see snapshots: %w", id, s.dir, ErrNotFound)
+	}
+	return match, nil
+}
+
+// Files lists a snapshot's files (slash-separated, sorted).
+func (s *Store) Files(ctx context.Context, id string) ([]string, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	snap, err := s.getLocked(id)
+	if err != nil {
+		return nil, err
+	}
+	files, err := s.snapshotFiles(snap.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(files))
+	for p := range files {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// snapshotFiles flattens a snapshot commit's tree.
+func (s *Store) snapshotFiles(id string) (map[string]treeFile, error) {
+	c, err := s.readCommit(plumbing.NewHash(id))
+	if err != nil {
+		return nil, fmt.Errorf("gitops: read snapshot %s: %w", id, err)
+	}
+	files, err := s.flatten(c.TreeHash)
+	if err != nil {
+		return nil, fmt.Errorf("gitops: read snapshot %s: %w", id, err)
+	}
+	return files, nil
+}

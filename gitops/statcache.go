@@ -1,0 +1,197 @@
+package gitops
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+)
+
+// fileRec is one file of the workspace as last seen: its lstat data and the
+// blob id of its content (or link target).
+type fileRec struct {
+	path  string
+	mode  filemode.FileMode // git mode: 0100644, 0100755 or 0120000
+	size  int64
+	mtime int64 // ns
+	ino   uint64
+	hash  plumbing.Hash
+}
+
+// statCache is the workspace's state at the last snapshot: every file with
+// its stat data and blob id, and the tree id of every directory. It lets an
+// incremental snapshot hash only files whose stat changed and rebuild only
+// the trees above them. It is only a speed aid: the objects it names were
+// fsync'd before it was written, and a damaged cache is simply dropped.
+type statCache struct {
+	// scanStart is when the walk that produced it began (ns): a file whose
+	// mtime is not older than that (minus racySlack) may have changed again
+	// within the filesystem's timestamp granularity after it was hashed, so
+	// it is re-hashed next time (git's "racy git" rule).
+	scanStart int64
+	files     map[string]*fileRec
+	trees     map[string]plumbing.Hash // dir ("" = root) -> tree id
+	sorted    []string                 // paths of files, sorted; nil when unknown
+}
+
+// racySlack covers filesystems whose timestamps are coarser than a second.
+var racySlack int64 = 2e9
+
+func newStatCache() *statCache {
+	return &statCache{files: make(map[string]*fileRec), trees: make(map[string]plumbing.Hash)}
+}
+
+// trusted reports whether r's blob id may be used for a file with the given
+// stat data.
+func (c *statCache) trusted(r *fileRec, mode filemode.FileMode, size, mtime int64, ino uint64) bool {
+	return r != nil && r.mode == mode && r.size == size && r.mtime == mtime && r.ino == ino &&
+		r.mtime < c.scanStart-racySlack
+}
+
+const statCacheMagic = "AGSC0001"
+
+func (c *statCache) encode() []byte {
+	var b bytes.Buffer
+	b.Grow(64 + len(c.files)*80)
+	b.WriteString(statCacheMagic)
+	var tmp [binary.MaxVarintLen64]byte
+	putU := func(v uint64) { b.Write(tmp[:binary.PutUvarint(tmp[:], v)]) }
+	putI := func(v int64) { b.Write(tmp[:binary.PutVarint(tmp[:], v)]) }
+	putI(c.scanStart)
+	paths := c.sortedPaths()
+	putU(uint64(len(paths)))
+	for _, p := range paths {
+		r := c.files[p]
+		putU(uint64(len(p)))
+		b.WriteString(p)
+		putU(uint64(r.mode))
+		putI(r.size)
+		putI(r.mtime)
+		putU(r.ino)
+		b.Write(r.hash[:])
+	}
+	dirs := make([]string, 0, len(c.trees))
+	for d := range c.trees {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	putU(uint64(len(dirs)))
+	for _, d := range dirs {
+		h := c.trees[d]
+		putU(uint64(len(d)))
+		b.WriteString(d)
+		b.Write(h[:])
+	}
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc32.ChecksumIEEE(b.Bytes()))
+	b.Write(sum[:])
+	return b.Bytes()
+}
+
+var errBadCache = errors.New("stat cache is damaged")
+
+func decodeStatCache(data []byte) (*statCache, error) {
+	if len(data) < len(statCacheMagic)+4 || string(data[:len(statCacheMagic)]) != statCacheMagic {
+		return nil, errBadCache
+	}
+	body := data[:len(data)-4]
+	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(data[len(data)-4:]) {
+		return nil, errBadCache
+	}
+	r := bufio.NewReader(bytes.NewReader(body[len(statCacheMagic):]))
+	var err error
+	getU := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = binary.ReadUvarint(r)
+		return v
+	}
+	getI := func() int64 {
+		if err != nil {
+			return 0
+		}
+		var v int64
+		v, err = binary.ReadVarint(r)
+		return v
+	}
+	getS := func() string {
+		n := getU()
+		if err != nil || n > 1<<16 {
+			if err == nil {
+				err = errBadCache
+			}
+			return ""
+		}
+		buf := make([]byte, n)
+		_, err = io.ReadFull(r, buf)
+		return string(buf)
+	}
+	c := newStatCache()
+	c.scanStart = getI()
+	n := getU()
+	if n > uint64(len(body)) {
+		return nil, errBadCache
+	}
+	c.sorted = make([]string, 0, n)
+	for i := uint64(0); i < n && err == nil; i++ {
+		rec := &fileRec{}
+		rec.path = getS()
+		rec.mode = filemode.FileMode(getU())
+		rec.size = getI()
+		rec.mtime = getI()
+		rec.ino = getU()
+		if err == nil {
+			_, err = io.ReadFull(r, rec.hash[:])
+		}
+		c.files[rec.path] = rec
+		c.sorted = append(c.sorted, rec.path)
+	}
+	nt := getU()
+	for i := uint64(0); i < nt && err == nil; i++ {
+		d := getS()
+		var h plumbing.Hash
+		if err == nil {
+			_, err = io.ReadFull(r, h[:])
+		}
+		c.trees[d] = h
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadCache, err)
+	}
+	return c, nil
+}
+
+func (c *statCache) sortedPaths() []string {
+	if c.sorted != nil && len(c.sorted) == len(c.files) {
+		return c.sorted
+	}
+	ps := make([]string, 0, len(c.files))
+	for p := range c.files {
+		ps = append(ps, p)
+	}
+	sort.Strings(ps)
+	c.sorted = ps
+	return ps
+}
+
+func loadStatCache(name string) *statCache {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return newStatCache()
+	}
+	c, err := decodeStatCache(data)
+	if err != nil {
+		return newStatCache()
+	}
+	return c
+}

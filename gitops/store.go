@@ -1,0 +1,279 @@
+package gitops
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/agentd/agentd/internal/fileset"
+	"github.com/agentd/agentd/workspace"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxFileSize = 20 << 20
+	DefaultKeepRuns    = 50
+	DefaultQuota       = 1 << 30
+)
+
+// lister is what the store needs of the workspace's file set: exactly the
+// files git would consider, with their lstat data, and the ignore rules.
+// *fileset.Set implements it.
+type lister interface {
+	Walk(ctx context.Context, opts fileset.Options, fn func(fileset.Entry) error) error
+	Ignored(rel string, isDir bool) bool
+}
+
+// watchable is implemented by *fileset.Set.
+type watchable interface {
+	Watch(ctx context.Context) (*fileset.Watcher, error)
+}
+
+// Layout of the store directory (a bare git repository) beyond git's files.
+const (
+	agentdDir     = "agentd"
+	lockName      = "agentd/lock"
+	cacheName     = "agentd/statcache"
+	journalName   = "agentd/restore-journal.json"
+	rootName      = "agentd/root"
+	gcGenName     = "agentd/gc-generation"
+	runRefPrefix  = "refs/agentd/runs/"
+	manRefPrefix  = "refs/agentd/manual/"
+	agentdRefRoot = "refs/agentd/"
+)
+
+// Open opens (creating if needed) the store for ws, finishing or rolling
+// back any restore a crash interrupted.
+func Open(ctx context.Context, ws *workspace.Workspace, opts Options) (*Store, error) {
+	if ws == nil {
+		return nil, errors.New("gitops: open store: no workspace")
+	}
+	return openStore(ctx, ws.Root(), ws.Files(), opts)
+}
+
+// StoreDir is the shadow repository's path for the workspace root under
+// stateDir ("" = DefaultStateDir()).
+func StoreDir(stateDir, root string) string {
+	if stateDir == "" {
+		stateDir = DefaultStateDir()
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(root)))
+	return filepath.Join(stateDir, "workspaces", hex.EncodeToString(sum[:])[:20])
+}
+
+func openStore(ctx context.Context, root string, files lister, opts Options) (*Store, error) {
+	if opts.StateDir == "" {
+		opts.StateDir = DefaultStateDir()
+	}
+	if opts.MaxFileSize <= 0 {
+		opts.MaxFileSize = DefaultMaxFileSize
+	}
+	if opts.KeepRuns <= 0 {
+		opts.KeepRuns = DefaultKeepRuns
+	}
+	if opts.Quota <= 0 {
+		opts.Quota = DefaultQuota
+	}
+	if files == nil {
+		return nil, errors.New("gitops: open store: workspace has no file set")
+	}
+	root = filepath.Clean(root)
+	dir := StoreDir(opts.StateDir, root)
+	if isInside(root, dir) {
+		return nil, fmt.Errorf("gitops: the state dir %s is inside the workspace %s; choose another with --state-dir or AGENTD_STATE_DIR", opts.StateDir, root)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, agentdDir), 0o755); err != nil {
+		return nil, fmt.Errorf("gitops: create snapshot store %s: %w", dir, err)
+	}
+	s := &Store{root: root, files: files, opts: opts, dir: dir}
+	s.metaCache = make(map[plumbing.Hash]*Snapshot)
+	lk, err := lockFile(ctx, filepath.Join(dir, lockName))
+	if err != nil {
+		return nil, fmt.Errorf("gitops: open snapshot store %s: %w", dir, err)
+	}
+	defer lk.unlock()
+	if err := s.openStorage(); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, "HEAD")); errors.Is(err, fs.ErrNotExist) {
+		if _, err := git.Init(s.st, nil); err != nil && !errors.Is(err, git.ErrRepositoryAlreadyExists) {
+			return nil, fmt.Errorf("gitops: initialise snapshot store %s: %w", dir, err)
+		}
+		if err := writeFileAtomic(filepath.Join(dir, rootName), []byte(root+"\n"), 0o644, true); err != nil {
+			return nil, fmt.Errorf("gitops: initialise snapshot store %s: %w", dir, err)
+		}
+	}
+	s.removeTempFiles()
+	if err := s.recoverRestore(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) openStorage() error {
+	base := osfs.New(s.dir)
+	dfs := &durableFS{Filesystem: base, root: s.dir}
+	s.st = filesystem.NewStorageWithOptions(dfs, cache.NewObjectLRU(32*cache.MiByte), filesystem.Options{})
+	return nil
+}
+
+// removeTempFiles deletes what a killed writer left in objects/ (its
+// temporary objects and packs). The caller holds the store lock, so no
+// writer is running.
+func (s *Store) removeTempFiles() {
+	for _, d := range []string{filepath.Join(s.dir, "objects"), filepath.Join(s.dir, "objects", "pack"), filepath.Join(s.dir, agentdDir)} {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if strings.HasPrefix(n, "tmp_obj_") || strings.HasPrefix(n, "tmp_pack_") || strings.HasPrefix(n, ".tmp-") {
+				_ = os.Remove(filepath.Join(d, n))
+			}
+		}
+	}
+	// Temporary reference files (durableFS.Create) live beside the refs.
+	_ = filepath.WalkDir(filepath.Join(s.dir, "refs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".tmp-") {
+			_ = os.Remove(p)
+		}
+		return nil
+	})
+}
+
+// Dir is the shadow repository's path.
+func (s *Store) Dir() string { return s.dir }
+
+// Root is the workspace root the store snapshots.
+func (s *Store) Root() string { return s.root }
+
+// Close releases the store (and its watcher).
+func (s *Store) Close() error {
+	s.mu.Lock()
+	w := s.watcher
+	s.watcher = nil
+	s.mu.Unlock()
+	var err error
+	if w != nil {
+		err = w.Close()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.st != nil {
+		if cerr := s.st.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// lock takes the in-process and the cross-process lock of the store and
+// reloads what another process may have changed meanwhile.
+func (s *Store) lock(ctx context.Context) (func(), error) {
+	s.mu.Lock()
+	lk, err := lockFile(ctx, filepath.Join(s.dir, lockName))
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.refreshFromDisk()
+	return func() {
+		lk.unlock()
+		s.mu.Unlock()
+	}, nil
+}
+
+// refreshFromDisk drops in-memory state another process may have made
+// stale: a gc elsewhere may have pruned objects the cache names, and a
+// snapshot elsewhere may have added packs.
+func (s *Store) refreshFromDisk() {
+	gen, _ := os.ReadFile(filepath.Join(s.dir, gcGenName))
+	if string(gen) != s.gcGen {
+		s.gcGen = string(gen)
+		s.cache = nil
+		s.treesKnown = nil
+	}
+	if fi, err := os.Stat(filepath.Join(s.dir, cacheName)); err == nil {
+		id := fmt.Sprintf("%d/%d/%d", fi.Size(), fi.ModTime().UnixNano(), inode(fi))
+		if id != s.cacheID && s.cacheID != "" {
+			// Another process snapshotted since: our cache is still correct
+			// (the objects it names exist) but theirs is newer.
+			s.cache = nil
+			s.treesKnown = nil
+		}
+	}
+	s.st.ObjectStorage.Reindex()
+}
+
+func (s *Store) ensureCache() *statCache {
+	if s.cache == nil {
+		s.cache = loadStatCache(filepath.Join(s.dir, cacheName))
+		s.noteCacheID()
+	}
+	return s.cache
+}
+
+func (s *Store) noteCacheID() {
+	if fi, err := os.Stat(filepath.Join(s.dir, cacheName)); err == nil {
+		s.cacheID = fmt.Sprintf("%d/%d/%d", fi.Size(), fi.ModTime().UnixNano(), inode(fi))
+	} else {
+		s.cacheID = ""
+	}
+}
+
+func (s *Store) saveCache() {
+	if s.cache == nil {
+		return
+	}
+	if err := writeFileAtomic(filepath.Join(s.dir, cacheName), s.cache.encode(), 0o644, false); err != nil {
+		slog.Warn("gitops: could not save the stat cache; the next snapshot re-hashes files", "dir", s.dir, "err", err)
+		s.cacheID = ""
+		return
+	}
+	s.noteCacheID()
+}
+
+func isInside(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// storeState is the mutable part of Store, guarded by Store.mu.
+type storeState struct {
+	cache      *statCache
+	cacheID    string
+	gcGen      string
+	treesKnown map[plumbing.Hash]struct{}
+	metaCache  map[plumbing.Hash]*Snapshot
+	watcher    *fileset.Watcher
+	watchBase  *statCache // the cache the watcher's dirty sets apply to
+	watchFull  int // snapshots since the last full walk while watching
+
+	hashed atomic.Int64 // files read and hashed (tests check the cache)
+}
+
+
+
+func inode(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}

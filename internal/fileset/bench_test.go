@@ -1,0 +1,88 @@
+package fileset
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// benchTree returns the Linux 6.1 tree from bench/tree.sh, as a hard-linked
+// copy whose top .gitignore lacks the Debian packaging lines ("/*",
+// "!/debian/") that would ignore everything, so both sides list ~78k files.
+// The copy lives in the git-ignored .cache/trees/linux-fileset.
+func benchTree(b *testing.B) string {
+	b.Helper()
+	top, err := filepath.Abs("../..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(top, "bench", "tree.sh")).Output()
+	if err != nil {
+		b.Fatalf("bench/tree.sh: %v", err)
+	}
+	src := strings.TrimSpace(string(out))
+	dst := filepath.Join(filepath.Dir(src), "linux-fileset")
+	marker := filepath.Join(dst, ".fileset-complete")
+	if _, err := os.Stat(marker); err == nil {
+		return dst
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		b.Fatal(err)
+	}
+	if out, err := exec.Command("cp", "-al", src, dst).CombinedOutput(); err != nil {
+		b.Fatalf("cp -al %s %s: %v\n%s", src, dst, err, out)
+	}
+	gi, err := os.ReadFile(filepath.Join(src, ".gitignore"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if i := bytes.Index(gi, []byte("#\n# Debian packaging")); i >= 0 {
+		gi = gi[:i]
+	}
+	// Replace the hard link, never write through it into the source tree.
+	os.Remove(filepath.Join(dst, ".gitignore"))
+	os.Remove(filepath.Join(dst, ".complete"))
+	if err := os.WriteFile(filepath.Join(dst, ".gitignore"), gi, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dst
+}
+
+// BenchmarkLinuxTree compares Walk with `git ls-files --others
+// --exclude-standard` on the same tree: git runs with GIT_DIR pointing to an
+// empty temporary repository and --work-tree, so nothing is written into
+// the tree, and fileset is given the same repository.
+func BenchmarkLinuxTree(b *testing.B) {
+	tree := benchTree(b)
+	gitDir := filepath.Join(b.TempDir(), "empty.git")
+	env := newGitEnv(b)
+	env.git(b, b.TempDir(), "", false, "init", "-q", "--bare", gitDir)
+	b.Run("fileset", func(b *testing.B) {
+		s := env.open(b, tree)
+		s.repo = &repository{workTree: tree, gitDir: gitDir, commonDir: gitDir}
+		var n atomic.Int64
+		for b.Loop() {
+			n.Store(0)
+			if err := s.Walk(context.Background(), Options{}, func(Entry) error { n.Add(1); return nil }); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(n.Load()), "files")
+	})
+	b.Run("git-ls-files", func(b *testing.B) {
+		var n int
+		for b.Loop() {
+			out := env.git(b, tree, "", false, "--git-dir="+gitDir, "--work-tree="+tree, "ls-files", "-z", "--others", "--exclude-standard")
+			n = strings.Count(out, "\x00")
+		}
+		b.ReportMetric(float64(n), "files")
+	})
+}

@@ -1,0 +1,205 @@
+package fileset
+
+import (
+	"bytes"
+	"strings"
+)
+
+// This file ports the pattern parsing and matching of git's dir.c
+// (add_patterns_from_buffer, parse_path_pattern, match_basename,
+// match_pathname, last_matching_pattern_from_list). The structure follows
+// git's on purpose: small deviations (for instance how the literal prefix
+// of a pattern is split off before wildmatch) change results.
+
+const (
+	patNegative  = 1 << iota // "!pattern"
+	patMustBeDir             // "pattern/"
+	patNoDir                 // no slash (except a trailing one): match the base name
+	patEndsWith              // "*literal"
+)
+
+// pattern is one line of an ignore file.
+type pattern struct {
+	text          string // without "!" and the trailing "/"
+	nowildcardlen int    // length of the leading part without glob characters
+	flags         int
+	literalSuffix string // text[1:] for patEndsWith
+}
+
+// patternList is the content of one ignore file. base is the directory
+// (relative to the repository root, with a trailing slash, "" at the top)
+// its patterns are relative to.
+type patternList struct {
+	base     string
+	patterns []pattern
+	src      string // the file's content, to tell real changes from re-reads
+}
+
+// source returns the content the list was parsed from ("" for nil).
+func (pl *patternList) source() string {
+	if pl == nil {
+		return ""
+	}
+	return pl.src
+}
+
+// parsePatterns parses an ignore file's content the way git does: an
+// optional UTF-8 BOM, lines split at '\n' with one trailing '\r' removed,
+// comments, and trailing unescaped spaces trimmed.
+func parsePatterns(data []byte, base string) *patternList {
+	pl := &patternList{base: base, src: string(data)}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		s := trimTrailingSpaces(string(line))
+		// git stops at the first NUL (it works on C strings).
+		if i := strings.IndexByte(s, 0); i >= 0 {
+			s = s[:i]
+		}
+		pl.patterns = append(pl.patterns, parsePattern(s))
+	}
+	return pl
+}
+
+// trimTrailingSpaces removes trailing spaces unless escaped with a
+// backslash (dir.c's trim_trailing_spaces).
+func trimTrailingSpaces(s string) string {
+	lastSpace := -1
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case ' ':
+			if lastSpace < 0 {
+				lastSpace = i
+			}
+		case '\\':
+			i++
+			if i >= len(s) {
+				return s
+			}
+			lastSpace = -1
+		default:
+			lastSpace = -1
+		}
+	}
+	if lastSpace >= 0 {
+		return s[:lastSpace]
+	}
+	return s
+}
+
+func simpleLength(s string) int {
+	for i := 0; i < len(s); i++ {
+		if isGlobSpecial(s[i]) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+func parsePattern(p string) pattern {
+	var pat pattern
+	if strings.HasPrefix(p, "!") {
+		pat.flags |= patNegative
+		p = p[1:]
+	}
+	// simple_length runs over the pattern before the trailing slash is cut.
+	nowild := simpleLength(p)
+	if strings.HasSuffix(p, "/") {
+		p = p[:len(p)-1]
+		pat.flags |= patMustBeDir
+	}
+	if !strings.Contains(p, "/") {
+		pat.flags |= patNoDir
+	}
+	if nowild > len(p) {
+		nowild = len(p)
+	}
+	pat.nowildcardlen = nowild
+	// git checks no_wildcard(p+1) on the string that still holds the
+	// trailing slash, which is never a wildcard, so this is equivalent.
+	if strings.HasPrefix(p, "*") && simpleLength(p[1:]) == len(p)-1 {
+		pat.flags |= patEndsWith
+		pat.literalSuffix = p[1:]
+	}
+	pat.text = p
+	return pat
+}
+
+// matchBasename is dir.c's match_basename.
+func (pat *pattern) matchBasename(basename string) bool {
+	if pat.nowildcardlen == len(pat.text) {
+		return pat.text == basename
+	}
+	if pat.flags&patEndsWith != 0 {
+		return strings.HasSuffix(basename, pat.literalSuffix)
+	}
+	return wildmatch(pat.text, basename, 0)
+}
+
+// matchPathname is dir.c's match_pathname; base has no trailing slash.
+func (pat *pattern) matchPathname(pathname, base string) bool {
+	p := pat.text
+	prefix := pat.nowildcardlen
+	if strings.HasPrefix(p, "/") {
+		p = p[1:]
+		prefix--
+	}
+	baselen := len(base)
+	if len(pathname) < baselen+1 ||
+		(baselen > 0 && pathname[baselen] != '/') ||
+		pathname[:baselen] != base {
+		return false
+	}
+	name := pathname
+	if baselen > 0 {
+		name = pathname[baselen+1:]
+	}
+	if prefix > 0 {
+		if prefix > len(name) {
+			return false
+		}
+		if p[:prefix] != name[:prefix] {
+			return false
+		}
+		p = p[prefix:]
+		name = name[prefix:]
+		if p == "" && name == "" {
+			return true
+		}
+	}
+	return wildmatch(p, name, wmPathname)
+}
+
+// match reports the last pattern of pl that matches, or nil. pathname is
+// relative to the repository root; isDir says whether it is a directory.
+func (pl *patternList) match(pathname, basename string, isDir bool) *pattern {
+	var base string
+	if pl.base != "" {
+		base = pl.base[:len(pl.base)-1]
+	}
+	for i := len(pl.patterns) - 1; i >= 0; i-- {
+		pat := &pl.patterns[i]
+		if pat.flags&patMustBeDir != 0 && !isDir {
+			continue
+		}
+		if pat.flags&patNoDir != 0 {
+			if pat.matchBasename(basename) {
+				return pat
+			}
+			continue
+		}
+		if pat.matchPathname(pathname, base) {
+			return pat
+		}
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package fileset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// DefaultWorkers is the walk's parallelism when Options.Workers is 0.
+var DefaultWorkers = func() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
+
+type walker struct {
+	s         *Set
+	r         *rules
+	ctx       context.Context
+	g         *errgroup.Group
+	fn        func(Entry) error
+	prefixLen int // Entry.Path is the repository-relative path minus the workspace prefix
+	noIgnore  bool
+}
+
+func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error) error {
+	dir, err := cleanRel(opts.Dir)
+	if err != nil {
+		return err
+	}
+	if hasGitComponent(dir) {
+		return nil
+	}
+	r, err := s.loadRules()
+	if err != nil {
+		return err
+	}
+	prefix := ""
+	if s.repo != nil {
+		prefix = s.repo.prefix
+	}
+	repoDir := strings.TrimSuffix(prefix+dir, "/")
+	if dir == "" {
+		repoDir = strings.TrimSuffix(prefix, "/")
+	}
+	abs := filepath.Join(r.top, filepath.FromSlash(repoDir))
+	fi, err := os.Lstat(abs)
+	if err != nil || !fi.IsDir() {
+		// Nothing to list: a directory from a dirty set may be gone.
+		if err != nil && !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+			return fmt.Errorf("walk %s: %w", abs, err)
+		}
+		return nil
+	}
+	if dir != "" {
+		// Options.Dir must not pass through a symlink either.
+		for d := path.Dir(dir); d != "."; d = path.Dir(d) {
+			if fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(d))); err != nil || !fi.IsDir() {
+				return nil
+			}
+		}
+	}
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = DefaultWorkers()
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(workers)
+	w := &walker{s: s, r: r, ctx: gctx, g: g, fn: fn, prefixLen: len(prefix), noIgnore: opts.NoIgnore}
+	var node *dirNode
+	excluded := false
+	if !opts.NoIgnore {
+		node, excluded, err = s.chain(r, repoDir)
+		if err != nil {
+			return err
+		}
+	}
+	g.Go(func() error {
+		if excluded {
+			return w.trackedUnder(repoDir)
+		}
+		return w.dir(repoDir, node)
+	})
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// dir lists one directory: it emits its files and descends into the
+// sub-directories that are not excluded, in new goroutines while the
+// worker limit allows and inline otherwise.
+func (w *walker) dir(rel string, parent *dirNode) error {
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	abs := w.r.top
+	if rel != "" {
+		abs = w.r.top + string(filepath.Separator) + filepath.FromSlash(rel)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+			slog.Warn("fileset: cannot open directory, skipping it", "dir", abs, "err", err)
+		}
+		return nil
+	}
+	ents, err := f.ReadDir(-1)
+	if err != nil && len(ents) == 0 {
+		f.Close()
+		if !errors.Is(err, fs.ErrNotExist) {
+			slog.Warn("fileset: cannot read directory, skipping it", "dir", abs, "err", err)
+		}
+		return nil
+	}
+	node := parent
+	if !w.noIgnore {
+		for _, e := range ents {
+			if e.Name() == ".gitignore" {
+				if node, err = w.s.dirRules(w.r, parent, rel); err != nil {
+					f.Close()
+					return err
+				}
+				break
+			}
+		}
+	}
+	join := func(name string) string {
+		if rel == "" {
+			return name
+		}
+		return rel + "/" + name
+	}
+	var subdirs []string
+	fd := int(f.Fd())
+	for _, e := range ents {
+		name := e.Name()
+		if name == ".git" {
+			continue
+		}
+		p := join(name)
+		t := e.Type()
+		switch {
+		case t.IsDir():
+			if w.noIgnore || !w.r.excluded(node, p, true) {
+				subdirs = append(subdirs, p)
+			} else if err := w.trackedUnder(p); err != nil {
+				f.Close()
+				return err
+			}
+			continue
+		case t.IsRegular(), t&fs.ModeSymlink != 0:
+		default:
+			continue // sockets, pipes, devices: git ignores them too
+		}
+		_, tracked := w.r.index.tracked[p]
+		if !tracked && !w.noIgnore && w.r.excluded(node, p, false) {
+			continue
+		}
+		ent := Entry{Path: p[w.prefixLen:], Tracked: tracked}
+		if err := lstatAt(fd, name, &ent); err != nil {
+			continue // gone since readdir
+		}
+		if !ent.Mode.IsRegular() && ent.Mode&fs.ModeSymlink == 0 {
+			continue
+		}
+		if err := w.fn(ent); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	f.Close()
+	for _, sub := range subdirs {
+		if w.g.TryGo(func() error { return w.dir(sub, node) }) {
+			continue
+		}
+		if err := w.dir(sub, node); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trackedUnder emits the tracked files below an excluded directory: git
+// lists them although it does not look for untracked files there. Every
+// leading directory must be a real directory (not a symlink), as git
+// requires for a tracked path to exist.
+func (w *walker) trackedUnder(dir string) error {
+	names := w.r.index.under(dir)
+	if len(names) == 0 {
+		return nil
+	}
+	okDirs := map[string]bool{dir: true}
+	var realDir func(d string) bool
+	realDir = func(d string) bool {
+		if ok, seen := okDirs[d]; seen {
+			return ok
+		}
+		ok := realDir(path.Dir(d))
+		if ok {
+			fi, err := os.Lstat(filepath.Join(w.r.top, filepath.FromSlash(d)))
+			ok = err == nil && fi.IsDir()
+		}
+		okDirs[d] = ok
+		return ok
+	}
+	for _, p := range names {
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+		if _, ok := w.r.index.tracked[p]; !ok || hasGitComponent(p) {
+			continue
+		}
+		if !realDir(path.Dir(p)) {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(w.r.top, filepath.FromSlash(p)))
+		if err != nil || (!fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0) {
+			continue
+		}
+		ent := entryFromInfo(p[w.prefixLen:], fi)
+		ent.Tracked = true
+		if err := w.fn(ent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func entryFromInfo(p string, fi fs.FileInfo) Entry {
+	st := stampOf(fi)
+	return Entry{Path: p, Mode: fi.Mode(), Size: fi.Size(), ModTime: fi.ModTime(), Ino: uint64(st.ino)}
+}
+
+// cleanRel validates a slash-separated relative path and returns it clean
+// ("" for the root).
+func cleanRel(p string) (string, error) {
+	if p == "" || p == "." {
+		return "", nil
+	}
+	if strings.HasPrefix(p, "/") || strings.Contains(p, "\\") && filepath.Separator == '\\' {
+		return "", fmt.Errorf("path %q: must be relative to the workspace root", p)
+	}
+	c := path.Clean(p)
+	if c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("path %q: leaves the workspace", p)
+	}
+	if c == "." {
+		return "", nil
+	}
+	return c, nil
+}
+
+func hasGitComponent(p string) bool {
+	for p != "" {
+		var first string
+		first, p, _ = strings.Cut(p, "/")
+		if first == ".git" {
+			return true
+		}
+	}
+	return false
+}

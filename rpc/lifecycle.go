@@ -1,0 +1,335 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/workspace"
+)
+
+// ProtocolVersion is agentd's protocol version (initialize result).
+const ProtocolVersion = 1
+
+func lifecycleMethods() map[string]method {
+	return map[string]method{
+		"initialize":                    {call: (*Server).initialize, beforeInit: true},
+		"initialized":                   {notify: func(*Server, context.Context, json.RawMessage) error { return nil }},
+		"shutdown":                      {call: (*Server).shutdown, async: true},
+		"exit":                          {notify: (*Server).exit, beforeInit: true},
+		"$/cancelRequest":               {notify: (*Server).cancelNotification, beforeInit: true},
+		"$/setTrace":                    {notify: func(*Server, context.Context, json.RawMessage) error { return nil }},
+		"window/workDoneProgress/cancel": {notify: (*Server).workDoneProgressCancel},
+	}
+}
+
+// ModelOptions is initializationOptions.model.
+type ModelOptions struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	BaseURL  string `json:"baseUrl,omitempty"`
+}
+
+type initOptions struct {
+	StateDir       string            `json:"stateDir"`
+	Model          *ModelOptions     `json:"model"`
+	Approval       *ApprovalPolicy   `json:"approval"`
+	Review         engine.ReviewMode `json:"review"`
+	ClientFeatures struct {
+		ApprovalRequest bool `json:"approvalRequest"`
+		ChangeReview    bool `json:"changeReview"`
+	} `json:"clientFeatures"`
+}
+
+type initializeParams struct {
+	ProcessID        *int   `json:"processId"`
+	RootURI          string `json:"rootUri"`
+	RootPath         string `json:"rootPath"`
+	WorkspaceFolders []struct {
+		URI  string `json:"uri"`
+		Name string `json:"name"`
+	} `json:"workspaceFolders"`
+	Capabilities struct {
+		Window struct {
+			WorkDoneProgress bool `json:"workDoneProgress"`
+		} `json:"window"`
+		Workspace struct {
+			ApplyEdit bool `json:"applyEdit"`
+		} `json:"workspace"`
+	} `json:"capabilities"`
+	InitializationOptions *initOptions `json:"initializationOptions"`
+}
+
+// InitializeResult is the initialize answer.
+type InitializeResult struct {
+	Capabilities struct {
+		TextDocumentSync struct {
+			OpenClose bool `json:"openClose"`
+			Change    int  `json:"change"`
+			Save      bool `json:"save"`
+		} `json:"textDocumentSync"`
+		Experimental struct {
+			Agentd struct {
+				ProtocolVersion int      `json:"protocolVersion"`
+				Tools           []string `json:"tools"`
+			} `json:"agentd"`
+		} `json:"experimental"`
+	} `json:"capabilities"`
+	ServerInfo struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	} `json:"serverInfo"`
+}
+
+// uriToPath turns a file:// URI (or a plain path) into an OS path.
+func uriToPath(u string) (string, error) {
+	if !strings.HasPrefix(u, "file:") {
+		if filepath.IsAbs(u) {
+			return filepath.Clean(u), nil
+		}
+		return "", fmt.Errorf("%q is not a file:// URI", u)
+	}
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "", fmt.Errorf("bad URI %q: %w", u, err)
+	}
+	if pu.Host != "" && pu.Host != "localhost" {
+		return "", fmt.Errorf("URI %q names a remote host", u)
+	}
+	return filepath.FromSlash(pu.Path), nil
+}
+
+// pathToURI is the inverse of uriToPath.
+func pathToURI(p string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(p)}
+	return u.String()
+}
+
+func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, error) {
+	var p initializeParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.state != stateNew {
+		s.mu.Unlock()
+		return nil, &jsonrpc2.Error{Code: jsonrpc2.InvalidRequest, Message: "initialize was already called"}
+	}
+	s.mu.Unlock()
+
+	opts := initOptions{}
+	if p.InitializationOptions != nil {
+		opts = *p.InitializationOptions
+	}
+	switch opts.Review {
+	case "", engine.ReviewBefore, engine.ReviewAfter, engine.ReviewNone:
+	default:
+		return nil, badParam("initializationOptions.review", "must be before, after or none, not %q", opts.Review)
+	}
+	rootURI := p.RootURI
+	if len(p.WorkspaceFolders) > 0 && rootURI == "" {
+		rootURI = p.WorkspaceFolders[0].URI
+	}
+	var root string
+	if rootURI != "" {
+		r, err := uriToPath(rootURI)
+		if err != nil {
+			return nil, badParam("rootUri", "%v", err)
+		}
+		root = r
+	} else if p.RootPath != "" {
+		root = filepath.Clean(p.RootPath)
+	}
+
+	stateDir := s.opts.StateDir
+	if stateDir == "" {
+		stateDir = opts.StateDir
+	}
+	if stateDir == "" {
+		stateDir = defaultStateDir()
+	}
+
+	caps := clientCaps{
+		workDoneProgress: p.Capabilities.Window.WorkDoneProgress,
+		applyEdit:        p.Capabilities.Workspace.ApplyEdit,
+		approvalRequest:  opts.ClientFeatures.ApprovalRequest,
+		changeReview:     opts.ClientFeatures.ChangeReview,
+	}
+
+	var (
+		ws       *workspace.Workspace
+		wsErr    error
+		store    *gitops.Store
+		storeErr error
+	)
+	if root != "" {
+		open := s.opts.OpenWorkspace
+		if open == nil {
+			open = func(root string) (*workspace.Workspace, error) { return workspace.Open(root, workspace.Options{}) }
+		}
+		ws, wsErr = open(root)
+		if wsErr != nil {
+			s.log.Error("opening the workspace failed", "root", root, "error", wsErr)
+			ws = nil
+		}
+		if ws != nil {
+			openStore := s.opts.OpenStore
+			if openStore == nil {
+				openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
+					return gitops.Open(ctx, ws, gitops.Options{StateDir: dir})
+				}
+			}
+			store, storeErr = openStore(context.WithoutCancel(ctx), ws, stateDir)
+			if storeErr != nil {
+				s.log.Error("opening the snapshot store failed; snapshots are off", "root", root, "error", storeErr)
+				store = nil
+			}
+		}
+	}
+	persist := newPersister(stateDir, root, s.log)
+
+	s.mu.Lock()
+	s.caps = caps
+	s.initOpts = opts
+	s.root = root
+	s.ws, s.wsErr = ws, wsErr
+	s.store, s.storeErr = store, storeErr
+	s.persist = persist
+	s.registry = wrapTools(s, s.opts.Tools)
+	if ws != nil {
+		cfg := engine.Config{
+			Tools:     s.registry,
+			WS:        ws,
+			Approver:  (*approver)(s),
+			Reviewer:  (*reviewer)(s),
+			Inputter:  (*inputter)(s),
+			OnFailure: (*failureHandler)(s),
+			Writer:    (*editorWriter)(s),
+			Logger:    s.log.With("component", "engine"),
+		}
+		if store != nil {
+			cfg.Snapshots = &snapshotter{store: store}
+		}
+		if s.opts.Configure != nil {
+			s.opts.Configure(&cfg)
+		}
+		s.eng = engine.New(cfg)
+	}
+	s.state = stateInitialized
+	s.mu.Unlock()
+
+	s.restore()
+
+	var res InitializeResult
+	res.Capabilities.TextDocumentSync.OpenClose = true
+	res.Capabilities.TextDocumentSync.Change = 2
+	res.Capabilities.TextDocumentSync.Save = true
+	res.Capabilities.Experimental.Agentd.ProtocolVersion = ProtocolVersion
+	res.Capabilities.Experimental.Agentd.Tools = []string{}
+	for _, t := range s.opts.Tools.List() {
+		res.Capabilities.Experimental.Agentd.Tools = append(res.Capabilities.Experimental.Agentd.Tools, t.Name())
+	}
+	res.ServerInfo.Name = "agentd"
+	res.ServerInfo.Version = s.opts.Version
+	if res.ServerInfo.Version == "" {
+		res.ServerInfo.Version = "dev"
+	}
+	return res, nil
+}
+
+// restore loads what a previous daemon persisted for this workspace.
+func (s *Server) restore() {
+	p := s.persist
+	if p == nil {
+		return
+	}
+	for _, pl := range p.loadPlans() {
+		s.plans.put(pl)
+	}
+	for _, st := range p.loadRuns() {
+		if st.Status == engine.RunRunning || st.Status == engine.RunPaused {
+			st.Status = engine.RunFailed
+			st.Error = "the daemon stopped while this run was active; start it again"
+			p.saveRun(st)
+		}
+		s.runs.putFinished(st)
+	}
+	for _, c := range p.loadChanges() {
+		s.changes.put(c)
+	}
+	if pol, ok := p.loadPolicy(); ok {
+		s.approvals.setPolicy(pol.Policy, pol.Rules)
+	}
+	s.mu.Lock()
+	opts := s.initOpts
+	s.mu.Unlock()
+	if opts.Approval != nil {
+		_, rules := s.approvals.get()
+		s.approvals.setPolicy(*opts.Approval, rules)
+	}
+}
+
+func (s *Server) shutdown(ctx context.Context, params json.RawMessage) (any, error) {
+	s.mu.Lock()
+	s.state = stateShutdown
+	s.mu.Unlock()
+	s.stopAll()
+	s.runs.wait()
+	return nil, nil
+}
+
+func (s *Server) exit(ctx context.Context, params json.RawMessage) error {
+	s.exitOnce.Do(func() { close(s.exitCh) })
+	return nil
+}
+
+func (s *Server) cancelNotification(ctx context.Context, params json.RawMessage) error {
+	var p struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("$/cancelRequest: %w", err)
+	}
+	id, ok := parseID(p.ID)
+	if !ok {
+		return fmt.Errorf("$/cancelRequest: bad id %s", p.ID)
+	}
+	s.cancelRequest(id)
+	return nil
+}
+
+func parseID(raw json.RawMessage) (jsonrpc2.ID, bool) {
+	var n int64
+	if err := json.Unmarshal(raw, &n); err == nil {
+		return jsonrpc2.NewNumberID(n), true
+	}
+	var str string
+	if err := json.Unmarshal(raw, &str); err == nil {
+		return jsonrpc2.NewStringID(str), true
+	}
+	return jsonrpc2.ID{}, false
+}
+
+func (s *Server) workDoneProgressCancel(ctx context.Context, params json.RawMessage) error {
+	var p struct {
+		Token json.RawMessage `json:"token"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return fmt.Errorf("window/workDoneProgress/cancel: %w", err)
+	}
+	runID, ok := s.progress.run(string(p.Token))
+	if !ok {
+		return fmt.Errorf("window/workDoneProgress/cancel: unknown token %s", p.Token)
+	}
+	if e := s.runs.get(runID); e != nil && e.run != nil {
+		e.run.Cancel()
+	}
+	return nil
+}

@@ -1,0 +1,346 @@
+package rpc
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/engine"
+)
+
+func planMethods() map[string]method {
+	return map[string]method{
+		"agentd/plan/create":     {call: (*Server).planCreate, async: true},
+		"agentd/plan/load":       {call: (*Server).planLoad, async: true},
+		"agentd/plan/validate":   {call: (*Server).planValidate, async: true},
+		"agentd/plan/get":        {call: (*Server).planGet},
+		"agentd/plan/list":       {call: (*Server).planList},
+		"agentd/plan/edit":       {call: (*Server).planEdit, async: true},
+		"agentd/plan/regenerate": {call: (*Server).planRegenerate, async: true},
+	}
+}
+
+// plans holds the latest version of every plan.
+type plans struct {
+	mu sync.Mutex
+	m  map[string]*engine.Plan
+	// lastRun maps plan id to its latest run id.
+	lastRun map[string]string
+}
+
+func newPlans() *plans { return &plans{m: map[string]*engine.Plan{}, lastRun: map[string]string{}} }
+
+func (p *plans) get(id string) (*engine.Plan, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pl, ok := p.m[id]
+	if !ok {
+		return nil, notFound("plan", id)
+	}
+	return pl, nil
+}
+
+func (p *plans) put(pl *engine.Plan) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.m[pl.ID] = pl
+}
+
+func newID(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func itoa(n int) string { return fmt.Sprint(n) }
+
+// parsePlanParam reads a plan given inline or by URI.
+func (s *Server) parsePlanParam(ctx context.Context, raw json.RawMessage, uri string) (*engine.Plan, error) {
+	switch {
+	case len(raw) > 0 && string(raw) != "null":
+		if raw[0] != '{' {
+			return nil, badParam("plan", "must be a plan object")
+		}
+		return engine.ParsePlan("plan.json", raw)
+	case uri != "":
+		data, name, err := s.readURI(ctx, uri)
+		if err != nil {
+			return nil, err
+		}
+		return engine.ParsePlan(name, data)
+	}
+	return nil, badParam("plan", "give the plan inline (plan) or by file (uri)")
+}
+
+// readURI reads a file the editor names: the overlay if it is open in the
+// workspace, else the disk.
+func (s *Server) readURI(ctx context.Context, uri string) ([]byte, string, error) {
+	if doc, ok := s.docs.get(uri); ok {
+		return doc.text, uri, nil
+	}
+	if ws, err := s.workspace(); err == nil {
+		if rel, _, err := ws.Resolve(uri); err == nil {
+			data, err := ws.ReadFile(ctx, rel)
+			return data, rel, err
+		}
+	}
+	p, err := uriToPath(uri)
+	if err != nil {
+		return nil, "", badParam("uri", "%v", err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, "", fmt.Errorf("reading plan %s: %w", p, err)
+	}
+	return data, p, nil
+}
+
+func (s *Server) validatePlan(p *engine.Plan) error {
+	eng, err := s.engine()
+	if err != nil {
+		if probs := engine.ValidatePlan(p, s.opts.Tools, 0); len(probs) > 0 {
+			return &engine.ValidationError{Problems: probs}
+		}
+		return nil
+	}
+	if probs := eng.Validate(p); len(probs) > 0 {
+		return &engine.ValidationError{Problems: probs}
+	}
+	return nil
+}
+
+// storePlan gives p an id and a version, records it and persists it.
+func (s *Server) storePlan(p *engine.Plan, source, reason string) *engine.Plan {
+	now := time.Now().UTC()
+	if p.ID == "" {
+		p.ID = newID("plan-")
+	}
+	prevVersion := 0
+	if old, err := s.plans.get(p.ID); err == nil {
+		prevVersion = old.Version
+		if p.CreatedAt.IsZero() {
+			p.CreatedAt = old.CreatedAt
+		}
+	}
+	if p.Version <= prevVersion {
+		p.Version = prevVersion + 1
+	}
+	if p.CreatedAt.IsZero() {
+		p.CreatedAt = now
+	}
+	if source != "" {
+		p.History = append(p.History, engine.PlanUpdate{Version: p.Version, Time: now, Source: source, Reason: reason})
+	}
+	s.plans.put(p)
+	s.persist.savePlan(p)
+	return p
+}
+
+func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		Request string `json:"request"`
+		Context *struct {
+			URIs      []string   `json:"uris"`
+			Selection *Selection `json:"selection"`
+		} `json:"context"`
+		WorkDoneToken json.RawMessage `json:"workDoneToken"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.Request) == "" {
+		return nil, badParam("request", "say what the plan should do")
+	}
+	if s.opts.PlanMaker == nil {
+		return nil, noModelError
+	}
+	req := PlanRequest{Request: p.Request}
+	if p.Context != nil {
+		req.URIs, req.Selection = p.Context.URIs, p.Context.Selection
+	}
+	pl, err := s.opts.PlanMaker.MakePlan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if pl.Request == "" {
+		pl.Request = p.Request
+	}
+	if err := s.validatePlan(pl); err != nil {
+		return nil, err
+	}
+	return s.storePlan(pl, "model", "created from a request"), nil
+}
+
+func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		Plan json.RawMessage `json:"plan"`
+		URI  string          `json:"uri"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	pl, err := s.parsePlanParam(ctx, p.Plan, p.URI)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.validatePlan(pl); err != nil {
+		return nil, err
+	}
+	return s.storePlan(pl, "load", "loaded"), nil
+}
+
+// ValidateResult is agentd/plan/validate's result.
+type ValidateResult struct {
+	Valid    bool             `json:"valid"`
+	Problems []engine.Problem `json:"problems"`
+}
+
+func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		Plan json.RawMessage `json:"plan"`
+		URI  string          `json:"uri"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	res := ValidateResult{Valid: true, Problems: []engine.Problem{}}
+	pl, err := s.parsePlanParam(ctx, p.Plan, p.URI)
+	if err == nil {
+		err = s.validatePlan(pl)
+	}
+	if err != nil {
+		if _, bad := err.(*paramError); bad {
+			return nil, err
+		}
+		res.Valid = false
+		if verr, ok := err.(*engine.ValidationError); ok {
+			res.Problems = verr.Problems
+		} else {
+			res.Problems = []engine.Problem{{Message: err.Error()}}
+		}
+	}
+	return res, nil
+}
+
+func (s *Server) planGet(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		PlanID string `json:"planId"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	return s.plans.get(p.PlanID)
+}
+
+// PlanSummary is one entry of agentd/plan/list.
+type PlanSummary struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Version   int       `json:"version"`
+	CreatedAt time.Time `json:"createdAt"`
+	LastRun   string    `json:"lastRun,omitempty"`
+}
+
+func (s *Server) planList(ctx context.Context, params json.RawMessage) (any, error) {
+	s.plans.mu.Lock()
+	out := make([]PlanSummary, 0, len(s.plans.m))
+	for _, pl := range s.plans.m {
+		out = append(out, PlanSummary{ID: pl.ID, Title: pl.Title, Version: pl.Version, CreatedAt: pl.CreatedAt, LastRun: s.plans.lastRun[pl.ID]})
+	}
+	s.plans.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
+}
+
+func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		PlanID  string        `json:"planId"`
+		Version int           `json:"version"`
+		Edits   []engine.Edit `json:"edits"`
+		Reason  string        `json:"reason"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	eng, err := s.engine()
+	if err != nil {
+		return nil, err
+	}
+	cur, err := s.plans.get(p.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Version != cur.Version {
+		return nil, fmt.Errorf("plan %s: version %d is stale, the plan is at version %d; get it again and redo the edit: %w",
+			p.PlanID, p.Version, cur.Version, engine.ErrStaleVersion)
+	}
+	for i, e := range p.Edits {
+		switch e.Op {
+		case "update", "insert", "remove", "move", "skip", "unskip":
+		default:
+			return nil, badParam(fmt.Sprintf("edits[%d].op", i), "unknown op %q (update, insert, remove, move, skip, unskip)", e.Op)
+		}
+	}
+	reason := p.Reason
+	if reason == "" {
+		reason = "edited in the editor"
+	}
+	np, err := eng.EditPlan(cur, p.Edits, reason)
+	if err != nil {
+		return nil, err
+	}
+	if np.Version <= cur.Version {
+		np.Version = cur.Version + 1
+	}
+	// Re-check against a concurrent edit.
+	s.plans.mu.Lock()
+	if latest := s.plans.m[p.PlanID]; latest != nil && latest.Version != cur.Version {
+		s.plans.mu.Unlock()
+		return nil, fmt.Errorf("plan %s changed while editing (now version %d): %w", p.PlanID, latest.Version, engine.ErrStaleVersion)
+	}
+	s.plans.m[p.PlanID] = np
+	s.plans.mu.Unlock()
+	s.persist.savePlan(np)
+	return np, nil
+}
+
+func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		PlanID   string `json:"planId"`
+		Feedback string `json:"feedback"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	cur, err := s.plans.get(p.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	if s.opts.PlanMaker == nil {
+		return nil, noModelError
+	}
+	pl, err := s.opts.PlanMaker.MakePlan(ctx, PlanRequest{Request: cur.Request, Previous: cur.Clone(), Feedback: p.Feedback})
+	if err != nil {
+		return nil, err
+	}
+	pl.ID = cur.ID
+	pl.Version = cur.Version + 1
+	pl.CreatedAt = cur.CreatedAt
+	pl.History = append(append([]engine.PlanUpdate(nil), cur.History...), pl.History...)
+	if err := s.validatePlan(pl); err != nil {
+		return nil, err
+	}
+	return s.storePlan(pl, "model", "regenerated: "+p.Feedback), nil
+}

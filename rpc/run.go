@@ -1,0 +1,451 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/engine"
+)
+
+func runMethods() map[string]method {
+	return map[string]method{
+		"agentd/run/start":     {call: (*Server).runStart, async: true},
+		"agentd/run/pause":     {call: (*Server).runPause},
+		"agentd/run/resume":    {call: (*Server).runResume},
+		"agentd/run/cancel":    {call: (*Server).runCancel},
+		"agentd/run/retryStep": {call: (*Server).runRetryStep, async: true},
+		"agentd/run/skipStep":  {call: (*Server).runSkipStep, async: true},
+		"agentd/run/get":       {call: (*Server).runGet},
+		"agentd/run/list":      {call: (*Server).runList},
+	}
+}
+
+// runEntry is one run, live or restored from the state dir.
+type runEntry struct {
+	id     string
+	planID string
+	run    *engine.Run // nil for a run of a previous daemon
+	policy *ApprovalPolicy
+
+	mu       sync.Mutex
+	final    *engine.RunState // set when finished (or restored)
+	unsub    func()
+	started  bool // runStarted was sent
+	finished bool
+	token    string // $/progress token ("" if none)
+	begun    bool   // $/progress begin was sent
+	out      *coalescer
+	done     chan struct{}
+}
+
+func (e *runEntry) state() engine.RunState {
+	e.mu.Lock()
+	final := e.final
+	e.mu.Unlock()
+	if final != nil {
+		return *final
+	}
+	if e.run == nil {
+		return engine.RunState{RunID: e.id, PlanID: e.planID, Status: engine.RunRunning, CurrentSteps: []string{}, Snapshots: []string{}}
+	}
+	return e.run.State()
+}
+
+type runs struct {
+	mu sync.Mutex
+	m  map[string]*runEntry
+	wg sync.WaitGroup // event pumps and waiters of live runs
+}
+
+func newRuns() *runs { return &runs{m: map[string]*runEntry{}} }
+
+func (r *runs) get(id string) *runEntry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.m[id]
+}
+
+func (r *runs) lookup(id string) (*runEntry, error) {
+	if e := r.get(id); e != nil {
+		return e, nil
+	}
+	return nil, notFound("run", id)
+}
+
+func (r *runs) putFinished(st engine.RunState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.m[st.RunID]; ok {
+		return
+	}
+	st2 := st
+	r.m[st.RunID] = &runEntry{id: st.RunID, planID: st.PlanID, final: &st2, finished: true}
+}
+
+func (r *runs) policy(runID string) *ApprovalPolicy {
+	if e := r.get(runID); e != nil {
+		return e.policy
+	}
+	return nil
+}
+
+func (r *runs) cancelAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.m {
+		if e.run != nil {
+			e.run.Cancel()
+		}
+	}
+}
+
+func (r *runs) wait() { r.wg.Wait() }
+
+// RunOptionsParam is protocol.md's RunOptions.
+type RunOptionsParam struct {
+	Mode              string            `json:"mode"`
+	MaxParallel       int               `json:"maxParallel"`
+	Review            engine.ReviewMode `json:"review"`
+	Approval          *ApprovalPolicy   `json:"approval"`
+	RollbackOnFailure bool              `json:"rollbackOnFailure"`
+	DryRun            bool              `json:"dryRun"`
+	Budget            *struct {
+		MaxTokens  int     `json:"maxTokens"`
+		MaxCostUSD float64 `json:"maxCostUSD"`
+	} `json:"budget"`
+	StepTimeout string `json:"stepTimeout"`
+	MaxRePlans  *int   `json:"maxRePlans"`
+}
+
+func (s *Server) engineOptions(o RunOptionsParam) (engine.RunOptions, error) {
+	out := engine.RunOptions{Mode: o.Mode, MaxParallel: o.MaxParallel, Review: o.Review,
+		RollbackOnFailure: o.RollbackOnFailure, DryRun: o.DryRun, MaxRePlans: o.MaxRePlans}
+	switch o.Mode {
+	case "", "parallel", "sequential":
+	default:
+		return out, badParam("options.mode", "must be parallel or sequential, not %q", o.Mode)
+	}
+	if o.MaxParallel < 0 {
+		return out, badParam("options.maxParallel", "must not be negative")
+	}
+	switch o.Review {
+	case "":
+		s.mu.Lock()
+		out.Review = s.initOpts.Review
+		s.mu.Unlock()
+		if out.Review == "" {
+			out.Review = engine.ReviewBefore
+		}
+	case engine.ReviewBefore, engine.ReviewAfter, engine.ReviewNone:
+	default:
+		return out, badParam("options.review", "must be before, after or none, not %q", o.Review)
+	}
+	if o.Budget != nil {
+		out.MaxTokens, out.MaxCostUSD = o.Budget.MaxTokens, o.Budget.MaxCostUSD
+	}
+	if o.StepTimeout != "" {
+		d, err := time.ParseDuration(o.StepTimeout)
+		if err != nil || d <= 0 {
+			return out, badParam("options.stepTimeout", "must be a Go duration like \"5m\", not %q", o.StepTimeout)
+		}
+		out.StepTimeout = d
+	}
+	return out, nil
+}
+
+// RunStartResult is agentd/run/start's result.
+type RunStartResult struct {
+	RunID      string `json:"runId"`
+	SnapshotID string `json:"snapshotId"`
+}
+
+func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		PlanID  string          `json:"planId"`
+		Options RunOptionsParam `json:"options"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	eng, err := s.engine()
+	if err != nil {
+		return nil, err
+	}
+	pl, err := s.plans.get(p.PlanID)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := s.engineOptions(p.Options)
+	if err != nil {
+		return nil, err
+	}
+	if opts.RunID == "" {
+		opts.RunID = newID("run-")
+	}
+	e := &runEntry{id: opts.RunID, planID: pl.ID, policy: p.Options.Approval, done: make(chan struct{})}
+	e.out = newCoalescer(OutputInterval, func(ev engine.Event) { s.sendRunEvent(e, ev) })
+	s.runs.mu.Lock()
+	s.runs.m[e.id] = e
+	s.runs.mu.Unlock()
+
+	// The run lives as long as the session, not the request.
+	run, err := eng.Start(s.ctx, pl.Clone(), opts)
+	if err != nil {
+		s.runs.mu.Lock()
+		delete(s.runs.m, e.id)
+		s.runs.mu.Unlock()
+		return nil, err
+	}
+	e.mu.Lock()
+	e.run = run
+	if id := run.ID(); id != "" && id != e.id {
+		s.runs.mu.Lock()
+		delete(s.runs.m, e.id)
+		e.id = id
+		s.runs.m[id] = e
+		s.runs.mu.Unlock()
+	}
+	e.mu.Unlock()
+	s.plans.mu.Lock()
+	s.plans.lastRun[pl.ID] = e.id
+	s.plans.mu.Unlock()
+
+	s.beginProgress(ctx, e)
+	e.unsub = run.Subscribe(engine.SubscriberFunc(func(ev engine.Event) { s.onRunEvent(e, ev) }))
+	st := run.State()
+	s.persist.saveRun(st)
+	// Events emitted before Subscribe are not replayed: announce the start.
+	s.onRunEvent(e, engine.Event{Type: engine.EventRunStarted, RunID: e.id, Time: time.Now().UTC(), Status: string(st.Status)})
+
+	s.runs.wg.Add(1)
+	go func() {
+		defer s.runs.wg.Done()
+		final, err := run.Wait(context.WithoutCancel(s.ctx))
+		if err != nil {
+			s.log.Error("waiting for run", "run", e.id, "error", err)
+			final = run.State()
+		}
+		s.finishRun(e, final)
+	}()
+
+	res := RunStartResult{RunID: e.id}
+	if len(st.Snapshots) > 0 {
+		res.SnapshotID = st.Snapshots[0]
+	}
+	return res, nil
+}
+
+// finishRun records a run's final state once.
+func (s *Server) finishRun(e *runEntry, final engine.RunState) {
+	e.mu.Lock()
+	if e.finished {
+		e.mu.Unlock()
+		return
+	}
+	e.finished = true
+	f := final
+	e.final = &f
+	unsub := e.unsub
+	e.mu.Unlock()
+	e.out.flush()
+	s.persist.saveRun(final)
+	s.endProgress(e, final)
+	if unsub != nil {
+		unsub()
+	}
+	e.out.stop()
+	close(e.done)
+}
+
+// RunEventParams is agentd/run/didChange's params.
+type RunEventParams struct {
+	RunID string           `json:"runId"`
+	Event engine.Event     `json:"event"`
+	State *engine.RunState `json:"state"`
+}
+
+// onRunEvent is the run's subscriber (called in order on the engine's
+// goroutine for this subscriber).
+func (s *Server) onRunEvent(e *runEntry, ev engine.Event) {
+	if ev.Type == engine.EventStepOutput {
+		e.out.add(ev)
+		return
+	}
+	e.mu.Lock()
+	if ev.Type == engine.EventRunStarted {
+		if e.started {
+			e.mu.Unlock()
+			return
+		}
+		e.started = true
+	}
+	e.mu.Unlock()
+	// Output must reach the client before what follows it.
+	e.out.flush()
+	s.sendRunEvent(e, ev)
+	switch ev.Type {
+	case engine.EventStepStarted, engine.EventStepFinished, engine.EventStepFailed, engine.EventStepSkipped,
+		engine.EventStepBlocked, engine.EventRunPaused, engine.EventRunResumed, engine.EventPlanUpdated:
+		s.reportProgress(e, ev)
+		if e.run != nil {
+			s.persist.saveRun(e.run.State())
+		}
+	case engine.EventRunFinished:
+		if e.run != nil {
+			st := e.run.State()
+			s.finishRun(e, st)
+		}
+	}
+}
+
+func (s *Server) sendRunEvent(e *runEntry, ev engine.Event) {
+	st := ev.State
+	if st == nil {
+		var cur engine.RunState
+		e.mu.Lock()
+		if e.final != nil {
+			cur = *e.final
+		} else if e.run != nil {
+			e.mu.Unlock()
+			cur = e.run.State()
+			e.mu.Lock()
+		}
+		e.mu.Unlock()
+		st = &cur
+	}
+	compact := *st
+	compact.Steps = nil
+	compact.OriginalPlan, compact.FinalPlan = nil, nil
+	if compact.CurrentSteps == nil {
+		compact.CurrentSteps = []string{}
+	}
+	if compact.Snapshots == nil {
+		compact.Snapshots = []string{}
+	}
+	if compact.RunID == "" {
+		compact.RunID = e.id
+	}
+	ev.State = nil
+	if ev.RunID == "" {
+		ev.RunID = e.id
+	}
+	s.notify("agentd/run/didChange", RunEventParams{RunID: e.id, Event: ev, State: &compact})
+}
+
+func (s *Server) liveRun(id string) (*runEntry, error) {
+	e, err := s.runs.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	if e.run == nil {
+		return nil, fmt.Errorf("run %s belongs to a previous session of agentd and can no longer be changed; start the plan again", id)
+	}
+	return e, nil
+}
+
+type runIDParam struct {
+	RunID string `json:"runId"`
+}
+
+func (s *Server) runControl(params json.RawMessage, f func(*engine.Run)) (any, error) {
+	var p runIDParam
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	e, err := s.liveRun(p.RunID)
+	if err != nil {
+		return nil, err
+	}
+	f(e.run)
+	return e.state(), nil
+}
+
+func (s *Server) runPause(ctx context.Context, params json.RawMessage) (any, error) {
+	return s.runControl(params, (*engine.Run).Pause)
+}
+
+func (s *Server) runResume(ctx context.Context, params json.RawMessage) (any, error) {
+	return s.runControl(params, (*engine.Run).Resume)
+}
+
+func (s *Server) runCancel(ctx context.Context, params json.RawMessage) (any, error) {
+	return s.runControl(params, (*engine.Run).Cancel)
+}
+
+func (s *Server) runRetryStep(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		RunID  string          `json:"runId"`
+		StepID string          `json:"stepId"`
+		Args   json.RawMessage `json:"args"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	e, err := s.liveRun(p.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.run.RetryStep(p.StepID, p.Args); err != nil {
+		return nil, fmt.Errorf("run %s: retrying step %s: %w", p.RunID, p.StepID, err)
+	}
+	return e.run.State(), nil
+}
+
+func (s *Server) runSkipStep(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		RunID  string `json:"runId"`
+		StepID string `json:"stepId"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	e, err := s.liveRun(p.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.run.SkipStep(p.StepID); err != nil {
+		return nil, fmt.Errorf("run %s: skipping step %s: %w", p.RunID, p.StepID, err)
+	}
+	return e.run.State(), nil
+}
+
+func (s *Server) runGet(ctx context.Context, params json.RawMessage) (any, error) {
+	var p runIDParam
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	e, err := s.runs.lookup(p.RunID)
+	if err != nil {
+		return nil, err
+	}
+	return e.state(), nil
+}
+
+func (s *Server) runList(ctx context.Context, params json.RawMessage) (any, error) {
+	s.runs.mu.Lock()
+	entries := make([]*runEntry, 0, len(s.runs.m))
+	for _, e := range s.runs.m {
+		entries = append(entries, e)
+	}
+	s.runs.mu.Unlock()
+	out := make([]engine.RunState, 0, len(entries))
+	for _, e := range entries {
+		if e.run == nil && e.final == nil {
+			continue // starting
+		}
+		st := e.state()
+		st.Steps, st.OriginalPlan, st.FinalPlan = nil, nil, nil
+		out = append(out, st)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartTime.Equal(out[j].StartTime) {
+			return out[i].StartTime.After(out[j].StartTime)
+		}
+		return out[i].RunID < out[j].RunID
+	})
+	return out, nil
+}

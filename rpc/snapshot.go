@@ -1,0 +1,218 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/workspace"
+)
+
+func snapshotMethods() map[string]method {
+	return map[string]method{
+		"agentd/snapshot/list":    {call: (*Server).snapshotList, async: true},
+		"agentd/snapshot/create":  {call: (*Server).snapshotCreate, async: true},
+		"agentd/snapshot/diff":    {call: (*Server).snapshotDiff, async: true},
+		"agentd/snapshot/restore": {call: (*Server).snapshotRestore, async: true},
+	}
+}
+
+// snapshotter implements engine.Snapshotter over the shadow repository.
+type snapshotter struct{ store *gitops.Store }
+
+func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (string, error) {
+	sn, err := a.store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label})
+	if err != nil {
+		return "", err
+	}
+	return sn.ID, nil
+}
+
+func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*engine.RestoreInfo, error) {
+	res, err := a.store.Restore(ctx, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite})
+	if err != nil {
+		return nil, err
+	}
+	info := &engine.RestoreInfo{SnapshotID: req.SnapshotID}
+	info.Restored = append(append(append(info.Restored, res.Restored...), res.Created...), res.Deleted...)
+	for _, c := range res.Conflicts {
+		info.Conflicts = append(info.Conflicts, c.Path)
+	}
+	return info, nil
+}
+
+// SnapshotInfo is one entry of agentd/snapshot/list.
+type SnapshotInfo struct {
+	ID           string               `json:"id"`
+	RunID        string               `json:"runId,omitempty"`
+	StepID       string               `json:"stepId,omitempty"`
+	Label        string               `json:"label"`
+	CreatedAt    time.Time            `json:"createdAt"`
+	FilesChanged int                  `json:"filesChanged"`
+	Skipped      []gitops.SkippedFile `json:"skipped,omitempty"`
+}
+
+func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		RunID string `json:"runId"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	store, err := s.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	list, err := store.List(ctx, p.RunID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SnapshotInfo, 0, len(list))
+	for _, sn := range list {
+		out = append(out, SnapshotInfo{ID: sn.ID, RunID: sn.RunID, StepID: sn.StepID, Label: sn.Label, CreatedAt: sn.CreatedAt,
+			FilesChanged: sn.FilesChanged, Skipped: sn.Skipped})
+	}
+	return out, nil
+}
+
+func (s *Server) snapshotCreate(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		Label string `json:"label"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	store, err := s.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	if p.Label == "" {
+		p.Label = "manual snapshot"
+	}
+	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{Label: p.Label})
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		ID      string               `json:"id"`
+		Skipped []gitops.SkippedFile `json:"skipped,omitempty"`
+	}{sn.ID, sn.Skipped}, nil
+}
+
+// SnapshotFile is one file of agentd/snapshot/diff.
+type SnapshotFile struct {
+	URI    string `json:"uri"`
+	Op     string `json:"op"`
+	Patch  string `json:"patch"`
+	Binary bool   `json:"binary,omitempty"`
+}
+
+func (s *Server) snapshotDiff(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		From string `json:"from"`
+		To   string `json:"to"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if p.From == "" {
+		return nil, badParam("from", "name the snapshot to compare from")
+	}
+	store, err := s.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	fds, err := store.Diff(ctx, p.From, p.To)
+	if err != nil {
+		return nil, err
+	}
+	files := []SnapshotFile{}
+	for _, fd := range fds {
+		op, path := "modify", fd.NewPath
+		switch {
+		case fd.OldPath == "":
+			op = "create"
+		case fd.NewPath == "":
+			op, path = "delete", fd.OldPath
+		case fd.OldPath != fd.NewPath:
+			op = "move"
+		}
+		files = append(files, SnapshotFile{URI: s.uriOf(path), Op: op, Patch: diff.Unified(fd), Binary: fd.Binary})
+	}
+	return struct {
+		Files []SnapshotFile `json:"files"`
+	}{files}, nil
+}
+
+// RestoreResult is agentd/snapshot/restore's result.
+type RestoreResult struct {
+	Restored       []string          `json:"restored"`
+	Deleted        []string          `json:"deleted"`
+	Created        []string          `json:"created"`
+	Conflicts      []ResolveConflict `json:"conflicts"`
+	UndoSnapshotID string            `json:"undoSnapshotId"`
+}
+
+func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (any, error) {
+	var p struct {
+		ID        string   `json:"id"`
+		URIs      []string `json:"uris"`
+		DryRun    bool     `json:"dryRun"`
+		Overwrite bool     `json:"overwrite"`
+	}
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, badParam("id", "name the snapshot to restore")
+	}
+	store, err := s.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	ws, err := s.workspace()
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for i, u := range p.URIs {
+		rel, _, err := ws.Resolve(u)
+		if err != nil {
+			if errors.Is(err, workspace.ErrOutsideRoot) {
+				return nil, err
+			}
+			return nil, badParam("uris["+itoa(i)+"]", "%v", err)
+		}
+		paths = append(paths, rel)
+	}
+	// Files changed since the agent's last snapshot of that run were changed
+	// by someone else: they are conflicts, not overwritten.
+	opts := gitops.RestoreOptions{Paths: paths, DryRun: p.DryRun, Overwrite: p.Overwrite}
+	if target, err := store.Get(ctx, p.ID); err == nil && target.RunID != "" {
+		if list, err := store.List(ctx, target.RunID); err == nil && len(list) > 0 {
+			opts.Since = list[0].ID
+		}
+	}
+	res, err := store.Restore(ctx, p.ID, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := RestoreResult{Restored: []string{}, Deleted: []string{}, Created: []string{}, Conflicts: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot}
+	for _, r := range res.Restored {
+		out.Restored = append(out.Restored, s.uriOf(r))
+	}
+	for _, r := range res.Deleted {
+		out.Deleted = append(out.Deleted, s.uriOf(r))
+	}
+	for _, r := range res.Created {
+		out.Created = append(out.Created, s.uriOf(r))
+	}
+	for _, c := range res.Conflicts {
+		out.Conflicts = append(out.Conflicts, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
+	}
+	return out, nil
+}

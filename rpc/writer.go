@@ -1,0 +1,132 @@
+package rpc
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+
+	"go.lsp.dev/protocol"
+	"go.lsp.dev/uri"
+
+	"github.com/agentd/agentd/workspace"
+)
+
+// editorWriter implements workspace.FileWriter: a file open in the editor
+// is changed through workspace/applyEdit (so the editor's undo works and
+// the buffer never diverges from what the user sees), when the client can;
+// anything else is written atomically on disk.
+type editorWriter Server
+
+func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byte, mode fs.FileMode) error {
+	s := (*Server)(w)
+	ws, err := s.workspace()
+	if err != nil {
+		return err
+	}
+	u := s.uriOf(rel)
+	doc, open := s.docs.get(u)
+	if !open || !s.capabilities().applyEdit {
+		if mode == 0 {
+			mode = 0o644
+		}
+		return ws.WriteFile(ctx, rel, new, mode.Perm())
+	}
+	if old != nil && !bytes.Equal(doc.text, old) {
+		// The buffer moved on since the content was computed.
+		return &workspace.ConflictError{Path: rel}
+	}
+	info, _ := ctx.Value(stepInfoKey{}).(stepInfo)
+	rng, text := minimalEdit(doc.text, new)
+	annID := protocol.ChangeAnnotationIdentifier("agentd")
+	label := "agentd"
+	if info.stepID != "" {
+		annID = protocol.ChangeAnnotationIdentifier("agentd/" + info.runID + "/" + info.stepID)
+		label = "agentd: step " + info.stepID
+	}
+	no := false
+	desc := fmt.Sprintf("change set %s of run %s", info.changeID, info.runID)
+	version := doc.version
+	params := &protocol.ApplyWorkspaceEditParams{
+		Label: &label,
+		Edit: protocol.WorkspaceEdit{
+			DocumentChanges: []protocol.DocumentChange{&protocol.TextDocumentEdit{
+				TextDocument: protocol.OptionalVersionedTextDocumentIdentifier{
+					TextDocumentIdentifier: protocol.TextDocumentIdentifier{URI: uri.URI(u)},
+					Version:                &version,
+				},
+				Edits: []protocol.TextDocumentEditElement{&protocol.AnnotatedTextEdit{
+					TextEdit:     protocol.TextEdit{Range: toProtocolRange(rng), NewText: text},
+					AnnotationID: annID,
+				}},
+			}},
+			ChangeAnnotations: map[protocol.ChangeAnnotationIdentifier]protocol.ChangeAnnotation{
+				annID: {Label: label, NeedsConfirmation: &no, Description: &desc},
+			},
+		},
+	}
+	s.docs.update(u, func(d *document) { d.applying++ })
+	res, err := s.client.ApplyEdit(ctx, params)
+	s.docs.update(u, func(d *document) {
+		d.applying--
+		if err == nil && res != nil && res.Applied {
+			d.acceptedUnsaved = true
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("%s: workspace/applyEdit: %w", rel, err)
+	}
+	if res == nil || !res.Applied {
+		reason := "no reason given"
+		if res != nil && res.FailureReason != nil {
+			reason = *res.FailureReason
+		}
+		return fmt.Errorf("%s: the editor did not apply the change (%s): %w", rel, reason, &workspace.ConflictError{Path: rel})
+	}
+	return nil
+}
+
+func toProtocolRange(r workspace.Range) protocol.Range {
+	return protocol.Range{
+		Start: protocol.Position{Line: uint32(r.Start.Line), Character: uint32(r.Start.Character)},
+		End:   protocol.Position{Line: uint32(r.End.Line), Character: uint32(r.End.Character)},
+	}
+}
+
+// SaveParams is agentd/documents/save's params (server -> client).
+type SaveParams struct {
+	URIs   []string `json:"uris"`
+	Reason string   `json:"reason"`
+}
+
+// SaveResult is the client's answer.
+type SaveResult struct {
+	Saved []string `json:"saved"`
+}
+
+// saveAcceptedBuffers asks the editor to save the buffers that received
+// accepted hunks, before a step reads the disk from another process. It
+// returns the URIs left unsaved.
+func (s *Server) saveAcceptedBuffers(ctx context.Context, reason string) []string {
+	uris, _ := s.docs.unsavedAccepted()
+	if len(uris) == 0 {
+		return nil
+	}
+	var res SaveResult
+	if err := s.call(ctx, "agentd/documents/save", SaveParams{URIs: uris, Reason: reason}, &res); err != nil {
+		s.log.Warn("asking the editor to save buffers failed", "error", err)
+		return uris
+	}
+	saved := map[string]bool{}
+	for _, u := range res.Saved {
+		saved[u] = true
+		s.docs.update(u, func(d *document) { d.acceptedUnsaved = false })
+	}
+	var left []string
+	for _, u := range uris {
+		if !saved[u] {
+			left = append(left, u)
+		}
+	}
+	return left
+}

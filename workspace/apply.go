@@ -1,0 +1,494 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+
+	"github.com/agentd/agentd/diff"
+)
+
+// Apply writes the files of cs, each with only the hunks accept allows
+// (accept == nil accepts every hunk; for binary files, create, delete and
+// move the hunk argument is a zero Hunk and decides the whole file). A file
+// whose current content (overlay or disk) no longer hashes to BaseHash is
+// rebased with a three-way merge when that is clean, otherwise reported as a
+// conflict and left alone. writer may be nil for atomic writes on disk.
+//
+// Deletes are applied first, then moves, then creates and modifications,
+// so a change set may replace a file by a directory of the same name. A
+// file whose change is already in place (created with the same content,
+// already deleted) counts as applied. The error, if any, joins the I/O
+// errors of the files that could not be written; the other files are
+// applied regardless and listed in the result.
+func (w *Workspace) Apply(ctx context.Context, cs *ChangeSet, accept func(*FileChange, diff.Hunk) bool, writer FileWriter) (*ApplyResult, error) {
+	res := &ApplyResult{}
+	if cs == nil {
+		return res, nil
+	}
+	if writer == nil {
+		writer = w.DiskWriter()
+	}
+	if accept == nil {
+		accept = func(*FileChange, diff.Hunk) bool { return true }
+	}
+	w.applyMu.Lock()
+	defer w.applyMu.Unlock()
+
+	files := slices.Clone(cs.Files)
+	slices.SortStableFunc(files, func(a, b *FileChange) int { return opOrder(a.Op) - opOrder(b.Op) })
+	var errs []error
+	for _, fc := range files {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, err)
+			break
+		}
+		applied, conflict, err := w.applyFile(ctx, fc, accept, writer)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("apply %s: %w", fc.Path, err))
+		case conflict != nil:
+			res.Conflicts = append(res.Conflicts, conflict)
+		case applied:
+			res.Applied = append(res.Applied, fc.Path)
+		}
+	}
+	return res, errors.Join(errs...)
+}
+
+func opOrder(op Op) int {
+	switch op {
+	case OpDelete:
+		return 0
+	case OpMove:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// WholeFile reports whether the change is accepted or rejected as a whole
+// (binary files, creates, deletes, moves, mode-only changes): accept is then
+// asked about the zero Hunk.
+func (fc *FileChange) WholeFile() bool {
+	return fc.Binary || fc.Op != OpModify || fc.Diff == nil || len(fc.Diff.Hunks) == 0
+}
+
+// Hunk returns the hunk with the given id.
+func (fc *FileChange) Hunk(id string) (diff.Hunk, bool) {
+	if fc.Diff == nil {
+		return diff.Hunk{}, false
+	}
+	for _, h := range fc.Diff.Hunks {
+		if h.ID == id {
+			return h, true
+		}
+	}
+	return diff.Hunk{}, false
+}
+
+// hunks returns the hunks with the given ids, failing on an unknown id.
+func (fc *FileChange) hunks(ids []string) ([]diff.Hunk, error) {
+	hs := make([]diff.Hunk, 0, len(ids))
+	for _, id := range ids {
+		h, ok := fc.Hunk(id)
+		if !ok {
+			return nil, fmt.Errorf("%s: no hunk %q in this change", fc.Path, id)
+		}
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
+// ContentWith returns the file's content with only the given hunks of the
+// change applied to Old. For a whole-file change (see WholeFile) any
+// non-empty list means the whole change (New) and an empty one means Old.
+func (fc *FileChange) ContentWith(hunkIDs []string) ([]byte, error) {
+	if fc.WholeFile() {
+		if len(hunkIDs) > 0 {
+			return bytes.Clone(fc.New), nil
+		}
+		return bytes.Clone(fc.Old), nil
+	}
+	if len(hunkIDs) == len(fc.Diff.Hunks) && sameIDs(hunkIDs, fc.Diff.Hunks) {
+		return bytes.Clone(fc.New), nil
+	}
+	hs, err := fc.hunks(hunkIDs)
+	if err != nil {
+		return nil, err
+	}
+	if len(hs) == 0 {
+		return bytes.Clone(fc.Old), nil
+	}
+	out, err := diff.Apply(fc.Old, hs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", fc.Path, err)
+	}
+	return out, nil
+}
+
+func sameIDs(ids []string, hs []diff.Hunk) bool {
+	seen := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		seen[id] = true
+	}
+	for _, h := range hs {
+		if !seen[h.ID] {
+			return false
+		}
+	}
+	return true
+}
+
+// RevertOn undoes the given hunks, applied earlier, on cur (the file's
+// content now, possibly edited since). For a whole-file change it returns
+// Old if cur is still New.
+func (fc *FileChange) RevertOn(cur []byte, hunkIDs []string) ([]byte, error) {
+	if fc.WholeFile() {
+		if !bytes.Equal(cur, fc.New) {
+			return nil, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: "the file changed since the change was applied, so it cannot be reverted as a whole"}
+		}
+		return bytes.Clone(fc.Old), nil
+	}
+	hs, err := fc.hunks(hunkIDs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := diff.Revert(cur, hs)
+	if err != nil {
+		return nil, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: "the lines of the change were edited since it was applied (" + err.Error() + ")"}
+	}
+	return out, nil
+}
+
+// DiskWriter returns the default FileWriter: an atomic write on disk with
+// exactly the given mode.
+func (w *Workspace) DiskWriter() FileWriter { return diskWriter{w} }
+
+type diskWriter struct{ w *Workspace }
+
+func (d diskWriter) WriteFile(ctx context.Context, rel string, old, new []byte, mode fs.FileMode) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r, err := d.w.resolveWrite(rel)
+	if err != nil {
+		return err
+	}
+	if err := d.w.writeAtomic(r.real, new, mode, true); err != nil {
+		return &PathError{Path: rel, Err: err}
+	}
+	return nil
+}
+
+func (w *Workspace) remove(ctx context.Context, writer FileWriter, rel string) error {
+	if rm, ok := writer.(FileRemover); ok {
+		return rm.RemoveFile(ctx, rel)
+	}
+	return w.Remove(ctx, rel)
+}
+
+// applyFile applies one file. applied is false when accept rejected all of
+// it; a conflict leaves the file alone.
+func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*FileChange, diff.Hunk) bool, writer FileWriter) (applied bool, conflict *ConflictError, err error) {
+	conflictf := func(format string, args ...any) (bool, *ConflictError, error) {
+		return false, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: fmt.Sprintf(format, args...)}, nil
+	}
+	r, err := w.resolveWrite(fc.Path)
+	if err != nil {
+		return false, nil, err
+	}
+	cur, exists, curMode, err := w.current(r.real)
+	if err != nil {
+		return false, nil, err
+	}
+
+	switch fc.Op {
+	case OpCreate:
+		if !accept(fc, diff.Hunk{}) {
+			return false, nil, nil
+		}
+		if exists {
+			if bytes.Equal(cur, fc.New) {
+				return true, nil, nil
+			}
+			return conflictf("the file was created since the change was computed, with other content")
+		}
+		if err := writer.WriteFile(ctx, fc.Path, nil, fc.New, fc.Mode.Perm()); err != nil {
+			return false, nil, err
+		}
+		return true, nil, nil
+
+	case OpDelete:
+		if !accept(fc, diff.Hunk{}) {
+			return false, nil, nil
+		}
+		if !exists {
+			return true, nil, nil
+		}
+		if Hash(cur) != fc.BaseHash {
+			return conflictf("the file changed since the change was computed; not deleting it")
+		}
+		if err := w.remove(ctx, writer, fc.Path); err != nil {
+			return false, nil, err
+		}
+		return true, nil, nil
+
+	case OpMove:
+		return w.applyMove(ctx, fc, accept, writer, cur, exists)
+	}
+
+	// OpModify.
+	if !exists {
+		return conflictf("the file was deleted since the change was computed")
+	}
+	mode := curMode
+	if fc.Diff != nil && fc.Diff.OldMode != fc.Diff.NewMode {
+		mode = fc.Mode.Perm()
+	}
+	var proposed []byte
+	if fc.WholeFile() {
+		if !accept(fc, diff.Hunk{}) {
+			return false, nil, nil
+		}
+		if Hash(cur) != fc.BaseHash {
+			if bytes.Equal(cur, fc.New) && mode == curMode {
+				return true, nil, nil
+			}
+			return conflictf("the file changed since the change was computed")
+		}
+		proposed = fc.New
+	} else {
+		var ids []string
+		for _, h := range fc.Diff.Hunks {
+			if accept(fc, h) {
+				ids = append(ids, h.ID)
+			}
+		}
+		if len(ids) == 0 {
+			return false, nil, nil
+		}
+		proposed, err = fc.ContentWith(ids)
+		if err != nil {
+			return false, nil, err
+		}
+		if Hash(cur) != fc.BaseHash {
+			merged, regions := diff.Merge3(fc.Old, cur, proposed)
+			if len(regions) > 0 {
+				return false, &ConflictError{Path: fc.Path, Op: fc.Op, Regions: regions,
+					Reason: fmt.Sprintf("the file changed since the change was computed and %d region(s) of the change overlap those edits", len(regions))}, nil
+			}
+			proposed = merged
+		}
+	}
+	if bytes.Equal(proposed, cur) && mode == curMode {
+		return true, nil, nil
+	}
+	if err := writer.WriteFile(ctx, fc.Path, cur, proposed, mode); err != nil {
+		return false, nil, err
+	}
+	return true, nil, nil
+}
+
+// applyMove applies a move; dstCur/dstExists describe the destination.
+func (w *Workspace) applyMove(ctx context.Context, fc *FileChange, accept func(*FileChange, diff.Hunk) bool, writer FileWriter, dstCur []byte, dstExists bool) (bool, *ConflictError, error) {
+	if !accept(fc, diff.Hunk{}) {
+		return false, nil, nil
+	}
+	conflictf := func(format string, args ...any) (bool, *ConflictError, error) {
+		return false, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: fmt.Sprintf(format, args...)}, nil
+	}
+	rs, err := w.resolveWrite(fc.OldPath)
+	if err != nil {
+		return false, nil, err
+	}
+	src, srcExists, _, err := w.current(rs.real)
+	if err != nil {
+		return false, nil, err
+	}
+	if !srcExists {
+		if dstExists && bytes.Equal(dstCur, fc.New) {
+			return true, nil, nil // already moved
+		}
+		return conflictf("%s was deleted since the change was computed", fc.OldPath)
+	}
+	if Hash(src) != fc.BaseHash {
+		return conflictf("%s changed since the change was computed; not moving it", fc.OldPath)
+	}
+	if dstExists {
+		return conflictf("the file was created since the change was computed; not moving %s over it", fc.OldPath)
+	}
+	if bytes.Equal(fc.Old, fc.New) && !w.isOpen(rs.real) {
+		if rn, ok := writer.(FileRenamer); ok {
+			err = rn.RenameFile(ctx, fc.OldPath, fc.Path)
+		} else {
+			err = w.Rename(ctx, fc.OldPath, fc.Path)
+		}
+		if err != nil {
+			return false, nil, err
+		}
+		return true, nil, nil
+	}
+	if err := writer.WriteFile(ctx, fc.Path, nil, fc.New, fc.Mode.Perm()); err != nil {
+		return false, nil, err
+	}
+	if err := w.remove(ctx, writer, fc.OldPath); err != nil {
+		return false, nil, err
+	}
+	return true, nil, nil
+}
+
+// Revert undoes hunks of fc that were applied earlier, on the file's
+// current content (overlay or disk), and writes the result through writer
+// (nil: atomic on disk). For a whole-file change hunkIDs is ignored: a
+// create is removed, a delete re-created, a move moved back, a binary file
+// restored, each only if the file is still what the change left. A file
+// edited so that the hunks cannot be taken out is a conflict, left alone.
+func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string, writer FileWriter) (*ApplyResult, error) {
+	if writer == nil {
+		writer = w.DiskWriter()
+	}
+	w.applyMu.Lock()
+	defer w.applyMu.Unlock()
+	res := &ApplyResult{}
+	conflict := func(reason string) (*ApplyResult, error) {
+		res.Conflicts = append(res.Conflicts, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: reason})
+		return res, nil
+	}
+	r, err := w.resolveWrite(fc.Path)
+	if err != nil {
+		return nil, err
+	}
+	cur, exists, curMode, err := w.current(r.real)
+	if err != nil {
+		return nil, &PathError{Path: fc.Path, Err: err}
+	}
+	switch fc.Op {
+	case OpCreate:
+		if !exists {
+			res.Applied = append(res.Applied, fc.Path)
+			return res, nil
+		}
+		if !bytes.Equal(cur, fc.New) {
+			return conflict("the created file was edited since; not removing it")
+		}
+		if err := w.remove(ctx, writer, fc.Path); err != nil {
+			return res, err
+		}
+	case OpDelete:
+		if exists {
+			if bytes.Equal(cur, fc.Old) {
+				res.Applied = append(res.Applied, fc.Path)
+				return res, nil
+			}
+			return conflict("a file of that name exists again; not overwriting it with the deleted one")
+		}
+		if err := writer.WriteFile(ctx, fc.Path, nil, fc.Old, fc.Mode.Perm()); err != nil {
+			return res, err
+		}
+	case OpMove:
+		rs, err := w.resolveWrite(fc.OldPath)
+		if err != nil {
+			return nil, err
+		}
+		_, srcExists, _, err := w.current(rs.real)
+		if err != nil {
+			return nil, &PathError{Path: fc.OldPath, Err: err}
+		}
+		if srcExists {
+			return conflict(fc.OldPath + " exists again; not moving the file back over it")
+		}
+		if !exists || !bytes.Equal(cur, fc.New) {
+			return conflict("the moved file was edited or removed since; not moving it back")
+		}
+		if err := writer.WriteFile(ctx, fc.OldPath, nil, fc.Old, curMode); err != nil {
+			return res, err
+		}
+		if err := w.remove(ctx, writer, fc.Path); err != nil {
+			return res, err
+		}
+	default:
+		if !exists {
+			return conflict("the file was deleted since the change was applied")
+		}
+		out, err := fc.RevertOn(cur, hunkIDs)
+		if err != nil {
+			var ce *ConflictError
+			if errors.As(err, &ce) {
+				res.Conflicts = append(res.Conflicts, ce)
+				return res, nil
+			}
+			return nil, err
+		}
+		mode := curMode
+		if fc.WholeFile() && fc.Diff != nil && fc.Diff.OldMode != fc.Diff.NewMode {
+			mode = modeOfGit(fc.Diff.OldMode)
+		}
+		if !bytes.Equal(out, cur) || mode != curMode {
+			if err := writer.WriteFile(ctx, fc.Path, cur, out, mode); err != nil {
+				return res, err
+			}
+		}
+	}
+	res.Applied = append(res.Applied, fc.Path)
+	return res, nil
+}
+
+// modeOfGit is the permission bits of a git file mode.
+func modeOfGit(m uint32) fs.FileMode {
+	if m&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
+}
+
+// Rebase recomputes a pending change onto newBase, the file's content now
+// (the user typed into it). The hunks are merged three-way (Old -> newBase
+// against Old -> Old+hunks), one at a time in order; hunks that merge
+// cleanly are kept, those that overlap the user's edits are returned as
+// stale and left out of the rebased change. The rebased change has Old = newBase, a new BaseHash and freshly
+// computed hunks (with new ids where their text or context changed). For a
+// whole-file change the zero Hunk is returned as stale when newBase is not
+// what the change expects. If newBase is Old, fc itself is returned.
+func (fc *FileChange) Rebase(newBase []byte) (rebased *FileChange, stale []diff.Hunk) {
+	if fc.Op != OpCreate && Hash(newBase) == fc.BaseHash {
+		return fc, nil
+	}
+	if fc.WholeFile() {
+		if fc.Op == OpCreate && bytes.Equal(newBase, fc.New) {
+			return fc, nil
+		}
+		return fc, []diff.Hunk{{}}
+	}
+	// Each hunk is added to those kept so far and merged with the user's
+	// text; one that conflicts (alone or with the kept ones) is stale.
+	merged := bytes.Clone(newBase)
+	var kept []diff.Hunk
+	for _, h := range fc.Diff.Hunks {
+		proposed, err := diff.Apply(fc.Old, append(slices.Clone(kept), h))
+		if err != nil {
+			stale = append(stale, h)
+			continue
+		}
+		m, regions := diff.Merge3(fc.Old, newBase, proposed)
+		if len(regions) > 0 {
+			stale = append(stale, h)
+			continue
+		}
+		kept = append(kept, h)
+		merged = m
+	}
+	nf := &FileChange{
+		Path: fc.Path, OldPath: fc.OldPath, Op: fc.Op,
+		Old: bytes.Clone(newBase), New: merged, Mode: fc.Mode,
+	}
+	var oldMode fs.FileMode = 0o644
+	if fc.Diff != nil {
+		oldMode = modeOfGit(fc.Diff.OldMode)
+	}
+	nf.finish(oldMode)
+	return nf, stale
+}
