@@ -3,8 +3,10 @@ package diff
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestComputeMinimalAndRoundTrip(t *testing.T) {
@@ -143,6 +145,9 @@ func TestComputeBinary(t *testing.T) {
 	if u := Unified(fd); strings.Contains(u, "index ") {
 		t.Errorf("binary diff without ids has an index line:\n%s", u)
 	}
+	if u := Unified(Compute("f", "f", bin, bin)); u != "" {
+		t.Errorf("unchanged binary file renders as\n%s", u)
+	}
 	// A NUL after the first 8000 bytes does not make a file binary (git).
 	late := append(bytes.Repeat([]byte("a"), 8000), 0)
 	if IsBinary(late) {
@@ -241,5 +246,26 @@ func TestComputeOwnsItsLines(t *testing.T) {
 	}
 	if got := Unified(fd); got != want {
 		t.Fatalf("rendering changed after the inputs were overwritten:\n%s", got)
+	}
+}
+
+// TestRuneFor checks the runes standing for lines up to go-diff's limit:
+// all valid, distinct and in order, and the last one is the last code point.
+func TestRuneFor(t *testing.T) {
+	prev := rune(0)
+	for n := 0; n < maxRunes-1; n++ {
+		r := runeFor(n)
+		if r <= prev || !utf8.ValidRune(r) {
+			t.Fatalf("runeFor(%d) = %#x after %#x", n, r, prev)
+		}
+		prev = r
+	}
+	if prev != utf8.MaxRune {
+		t.Fatalf("last rune %#x, want %#x", prev, utf8.MaxRune)
+	}
+	// A string round trip keeps them apart (go-diff converts to strings).
+	rs := []rune{runeFor(0xD7FE), runeFor(0xD7FF), runeFor(maxRunes - 2)}
+	if back := []rune(string(rs)); !slices.Equal(back, rs) {
+		t.Fatalf("round trip %x -> %x", rs, back)
 	}
 }

@@ -14,9 +14,10 @@ import (
 // than there are Unicode code points to stand for them.
 var errTooLarge = errors.New("diff: too many distinct lines to diff")
 
-// maxRunes is how many distinct lines go-diff can tell apart: one valid
-// Unicode scalar value each (surrogates excluded, since go-diff converts
-// rune slices to strings and a surrogate would collapse into U+FFFD).
+// maxRunes is the number of valid Unicode scalar values. go-diff converts
+// rune slices to strings, so each distinct line needs one of them
+// (surrogates would collapse into U+FFFD); rune 0 is not used, which leaves
+// maxRunes-1 distinct lines.
 const maxRunes = utf8.MaxRune + 1 - (0xE000 - 0xD800)
 
 // maxDistinct is a tunable (tests lower it) bounding the distinct lines
@@ -27,6 +28,16 @@ var maxDistinct int = maxRunes
 // increasing order, separated by at least one equal element.
 type change struct {
 	A0, A1, B0, B1 int
+}
+
+// runeFor returns the rune standing for the n-th distinct line: valid,
+// never 0 (which marks "unassigned") and never a surrogate.
+func runeFor(n int) rune {
+	r := rune(n + 1)
+	if r >= 0xD800 {
+		r += 0xE000 - 0xD800
+	}
+	return r
 }
 
 // diffStrings returns a minimal edit script turning a into b, where each
@@ -83,13 +94,10 @@ func diffStrings(a, b []string) (chs []change, err error) {
 		}
 		r := runeOf[id]
 		if r == 0 {
-			if int(next) >= min(maxDistinct, maxRunes) {
+			if int(next) >= min(maxDistinct, maxRunes-1) {
 				return nil, errTooLarge
 			}
-			r = next + 1 // 0 marks "unassigned"
-			if r >= 0xD800 {
-				r += 0xE000 - 0xD800
-			}
+			r = runeFor(int(next))
 			runeOf[id] = r
 			next++
 		}

@@ -1,7 +1,11 @@
 package diff
 
 import (
+	"bytes"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -26,6 +30,10 @@ func TestMerge3(t *testing.T) {
 			[]Conflict{{BaseStart: 3, BaseLines: 0, Ours: "O\n", Theirs: "T\n"}}},
 		{"conflict and clean merge", "O\n2\n3\n4\n5\n6\n7\n8\n9\n", "T\n2\n3\n4\n5\n6\n7\n8\n9\nend\n", "O\n2\n3\n4\n5\n6\n7\n8\n9\nend\n",
 			[]Conflict{{BaseStart: 1, BaseLines: 1, Ours: "O\n", Theirs: "T\n"}}},
+		// As in git, overlapping changes conflict even when one contains
+		// the other.
+		{"ours is part of theirs", "1\n2\nS\n4\n5\n6\n7\n8\n9\n", "1\n2\nS\nT\n5\n6\n7\n8\n9\n", "1\n2\nS\n4\n5\n6\n7\n8\n9\n",
+			[]Conflict{{BaseStart: 3, BaseLines: 2, Ours: "S\n4\n", Theirs: "S\nT\n"}}},
 		{"no newline at end", "1\n2\n3\n4\n5\n6\n7\n8\n9", "X\n2\n3\n4\n5\n6\n7\n8\n9\n", "X\n2\n3\n4\n5\n6\n7\n8\n9", nil},
 	}
 	for _, tc := range tests {
@@ -76,4 +84,55 @@ func TestMerge3Random(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMerge3AgainstGit compares Merge3 with `git merge-file` on random
+// edits of files whose lines are all distinct (so both diffs agree on the
+// alignment): the same files merge cleanly, to the same result, and the
+// same ones conflict (git joins nearby conflicts into one, so only their
+// presence is compared).
+func TestMerge3AgainstGit(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 6))
+	clean, conflicted := 0, 0
+	for c := 0; c < 120; c++ {
+		base := genText(rng, 30, 0, "\n")
+		ours := mutate(rng, base, 0, "\n")
+		theirs := mutate(rng, base, 0, "\n")
+		if rng.IntN(4) == 0 {
+			theirs = mutate(rng, ours, 0, "\n") // overlapping edits
+		}
+		paths := []string{filepath.Join(dir, "ours"), filepath.Join(dir, "base"), filepath.Join(dir, "theirs")}
+		for i, data := range [][]byte{ours, base, theirs} {
+			if err := os.WriteFile(paths[i], data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command("git", "merge-file", "-p", paths[0], paths[1], paths[2])
+		cmd.Env = gitEnv(t)
+		out, err := cmd.Output()
+		gitConflicts := 0
+		if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() > 0 {
+			gitConflicts = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("git merge-file: %v", err)
+		}
+		got, conflicts := Merge3(base, ours, theirs)
+		if (gitConflicts == 0) != (len(conflicts) == 0) {
+			t.Errorf("case %d: git found %d conflicts, Merge3 %d\nbase %q\nours %q\ntheirs %q", c, gitConflicts, len(conflicts), base, ours, theirs)
+			continue
+		}
+		if gitConflicts == 0 && !bytes.Equal(got, out) {
+			t.Errorf("case %d: merged %q, git %q", c, got, out)
+		}
+		if gitConflicts == 0 {
+			clean++
+		} else {
+			conflicted++
+		}
+	}
+	if clean < 10 || conflicted < 10 {
+		t.Errorf("weak sample: %d clean merges, %d with conflicts", clean, conflicted)
+	}
+	t.Logf("%d clean merges, %d with conflicts", clean, conflicted)
 }

@@ -128,7 +128,8 @@ func WriteUnified(sb *strings.Builder, fd *FileDiff) {
 
 // isEmptyDiff reports a FileDiff that changes nothing; it renders as "".
 func isEmptyDiff(fd *FileDiff) bool {
-	return !fd.Binary && len(fd.Hunks) == 0 && fd.OldPath == fd.NewPath &&
+	sameBinary := fd.Binary && fd.OldOID != "" && fd.OldOID == fd.NewOID
+	return (!fd.Binary || sameBinary) && len(fd.Hunks) == 0 && fd.OldPath == fd.NewPath &&
 		(fd.OldMode == fd.NewMode || fd.OldMode == 0 || fd.NewMode == 0)
 }
 

@@ -29,7 +29,14 @@ func (v *validator) checkToolArgs(s *Step) {
 		v.add(s.ID, "tool", "unknown tool %q%s", s.Tool, v.didYouMeanTool(s.Tool))
 		return
 	}
-	sch, err := compileToolSchema(s.Tool, t.Schema())
+	sch, ok := v.schemas[s.Tool]
+	var err error
+	if !ok {
+		sch, err = compileToolSchema(s.Tool, t.Schema())
+		v.schemas[s.Tool], v.schemaErrs[s.Tool] = sch, err
+	} else {
+		err = v.schemaErrs[s.Tool]
+	}
 	if err != nil {
 		v.add(s.ID, "tool", "tool %q has an unusable schema (an agentd bug, please report it): %v", s.Tool, err)
 		return
@@ -108,7 +115,7 @@ func keptErrors(e *jsonschema.ValidationError, args any) []*jsonschema.Validatio
 // refExcused reports whether the value e is about is a string holding a
 // reference, so that the error may not hold once it is resolved.
 func refExcused(e *jsonschema.ValidationError, args any) bool {
-	val, ok := valueAt(args, e.InstanceLocation)
+	val, ok := argValueAt(args, e.InstanceLocation)
 	if !ok {
 		return false
 	}
@@ -127,7 +134,7 @@ func refExcused(e *jsonschema.ValidationError, args any) bool {
 	return !isType
 }
 
-func valueAt(v any, loc []string) (any, bool) {
+func argValueAt(v any, loc []string) (any, bool) {
 	for _, tok := range loc {
 		switch x := v.(type) {
 		case map[string]any:
@@ -150,7 +157,7 @@ func valueAt(v any, loc []string) (any, bool) {
 }
 
 // fieldPath renders an instance location as args.edits[0].oldText.
-func fieldPath(args any, loc []string) string {
+func argFieldPath(args any, loc []string) string {
 	var b strings.Builder
 	b.WriteString("args")
 	v := args
@@ -202,7 +209,7 @@ func mergeTypeErrors(errs []*jsonschema.ValidationError) []*jsonschema.Validatio
 }
 
 func (v *validator) addSchemaProblem(step, tool string, args any, e *jsonschema.ValidationError) {
-	field := fieldPath(args, e.InstanceLocation)
+	field := argFieldPath(args, e.InstanceLocation)
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
 		for _, m := range k.Missing {

@@ -402,7 +402,7 @@ func (c *cond) eval(rs *resolver) (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("condition %q: %w", c.src, err)
 	}
-	return truthy(v), nil
+	return condTruthy(v), nil
 }
 
 func (c *cond) value(rs *resolver, n cnode) (any, error) {
@@ -416,27 +416,27 @@ func (c *cond) value(rs *resolver, n cnode) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return normalize(v), nil
+		return condNormalize(v), nil
 	case notNode:
 		v, err := c.value(rs, x.x)
 		if err != nil {
 			return nil, err
 		}
-		return !truthy(v), nil
+		return !condTruthy(v), nil
 	case andNode:
 		l, err := c.value(rs, x.l)
-		if err != nil || !truthy(l) {
+		if err != nil || !condTruthy(l) {
 			return false, err
 		}
 		r, err := c.value(rs, x.r)
-		return truthy(r), err
+		return condTruthy(r), err
 	case orNode:
 		l, err := c.value(rs, x.l)
-		if err != nil || truthy(l) {
+		if err != nil || condTruthy(l) {
 			return err == nil, err
 		}
 		r, err := c.value(rs, x.r)
-		return truthy(r), err
+		return condTruthy(r), err
 	case cmpNode:
 		l, err := c.value(rs, x.l)
 		if err != nil {
@@ -446,13 +446,13 @@ func (c *cond) value(rs *resolver, n cnode) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		return compare(x.op, l, r)
+		return condCompare(x.op, l, r)
 	}
 	return nil, fmt.Errorf("internal error: unknown node %T", n)
 }
 
 // normalize turns json.Number into float64, deeply.
-func normalize(v any) any {
+func condNormalize(v any) any {
 	switch x := v.(type) {
 	case json.Number:
 		f, err := x.Float64()
@@ -463,20 +463,20 @@ func normalize(v any) any {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = normalize(e)
+			out[i] = condNormalize(e)
 		}
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = normalize(e)
+			out[k] = condNormalize(e)
 		}
 		return out
 	}
 	return v
 }
 
-func truthy(v any) bool {
+func condTruthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return false
@@ -496,7 +496,7 @@ func truthy(v any) bool {
 }
 
 // asNumber returns v as a number if it is one or is a string holding one.
-func asNumber(v any) (float64, bool) {
+func condNumber(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
 		return x, true
@@ -510,15 +510,15 @@ func asNumber(v any) (float64, bool) {
 	return 0, false
 }
 
-func compare(op string, l, r any) (bool, error) {
+func condCompare(op string, l, r any) (bool, error) {
 	_, lnum := l.(float64)
 	_, rnum := r.(float64)
 	if op == "contains" {
-		return contains(l, r)
+		return condContains(l, r)
 	}
 	if lnum || rnum {
-		lf, lok := asNumber(l)
-		rf, rok := asNumber(r)
+		lf, lok := condNumber(l)
+		rf, rok := condNumber(r)
 		if lok && rok {
 			switch op {
 			case "==":
@@ -545,7 +545,7 @@ func compare(op string, l, r any) (bool, error) {
 	ls, lok := l.(string)
 	rs, rok := r.(string)
 	if !lok || !rok {
-		return false, fmt.Errorf("cannot order %s and %s with %s: both must be numbers or both strings", describe(l), describe(r), op)
+		return false, fmt.Errorf("cannot order %s and %s with %s: both must be numbers or both strings", condDescribe(l), condDescribe(r), op)
 	}
 	switch op {
 	case "<":
@@ -559,13 +559,13 @@ func compare(op string, l, r any) (bool, error) {
 	}
 }
 
-func contains(l, r any) (bool, error) {
+func condContains(l, r any) (bool, error) {
 	switch x := l.(type) {
 	case string:
 		return strings.Contains(x, valueText(r)), nil
 	case []any:
 		for _, e := range x {
-			if eq, _ := compare("==", e, r); eq {
+			if eq, _ := condCompare("==", e, r); eq {
 				return true, nil
 			}
 		}
@@ -576,10 +576,10 @@ func contains(l, r any) (bool, error) {
 	case nil:
 		return false, nil
 	}
-	return false, fmt.Errorf("%s contains ...: the left side must be a string, an array or an object", describe(l))
+	return false, fmt.Errorf("%s contains ...: the left side must be a string, an array or an object", condDescribe(l))
 }
 
-func describe(v any) string {
+func condDescribe(v any) string {
 	switch x := v.(type) {
 	case string:
 		if len(x) > 40 {

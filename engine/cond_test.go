@@ -44,7 +44,7 @@ func TestEvalCondition(t *testing.T) {
 		{"'false'", false},
 		{"'it''s'", false}, // two strings side by side are a syntax error, checked below
 	}
-	out := testOutputs()
+	out := planTestOutputs()
 	for _, tt := range tests {
 		if tt.expr == "'it''s'" {
 			continue
@@ -88,7 +88,7 @@ func TestConditionSyntaxErrors(t *testing.T) {
 			t.Errorf("%q: error %q does not say %q", tt.expr, err, tt.words)
 		}
 		// EvalCondition reports the same error.
-		if _, err2 := EvalCondition(tt.expr, testOutputs()); err2 == nil || err2.Error() != err.Error() {
+		if _, err2 := EvalCondition(tt.expr, planTestOutputs()); err2 == nil || err2.Error() != err.Error() {
 			t.Errorf("%q: EvalCondition error %v, want %v", tt.expr, err2, err)
 		}
 	}
@@ -103,7 +103,7 @@ func TestConditionRuntimeErrors(t *testing.T) {
 		{"'a' < 1", `cannot order "a" and 1`},
 	}
 	for _, tt := range tests {
-		_, err := EvalCondition(tt.expr, testOutputs())
+		_, err := EvalCondition(tt.expr, planTestOutputs())
 		if err == nil {
 			t.Errorf("%q: no error", tt.expr)
 			continue

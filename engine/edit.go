@@ -163,12 +163,12 @@ func ApplyEdits(p *Plan, edits []Edit, opts EditOptions) (*Plan, error) {
 	}
 	np.Version = p.Version + 1
 	np.History = append(np.History, PlanUpdate{
-		Version: np.Version, Time: now(), Source: src, Reason: opts.Reason, Action: action, StepIDs: dedupe(touched),
+		Version: np.Version, Time: now(), Source: src, Reason: opts.Reason, Action: action, StepIDs: dedupeIDs(touched),
 	})
 	return np, nil
 }
 
-func dedupe(ids []string) []string {
+func dedupeIDs(ids []string) []string {
 	var out []string
 	for _, id := range ids {
 		if !slices.Contains(out, id) {
@@ -183,12 +183,12 @@ func dedupe(ids []string) []string {
 func CheckVersion(p *Plan, version int) error {
 	if p.Version != version {
 		return fmt.Errorf("%w: plan %s is at version %d, the edit was made against version %d: reload the plan and apply the edit again",
-			ErrStaleVersion, planName(p), p.Version, version)
+			ErrStaleVersion, planLabel(p), p.Version, version)
 	}
 	return nil
 }
 
-func planName(p *Plan) string {
+func planLabel(p *Plan) string {
 	switch {
 	case p.ID != "":
 		return strconv.Quote(p.ID)

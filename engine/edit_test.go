@@ -15,7 +15,7 @@ const editBase = `{"id":"p1","steps":[
 	{"id":"test","tool":"run_command","args":{"command":"go test"},"dependsOn":["read"]},
 	{"id":"notes","kind":"llm","prompt":"${test.stdout}","dependsOn":["test"]}]}`
 
-func stepIDs(p *Plan) []string {
+func planStepIDs(p *Plan) []string {
 	var ids []string
 	for _, s := range p.Steps {
 		ids = append(ids, s.ID)
@@ -24,7 +24,7 @@ func stepIDs(p *Plan) []string {
 }
 
 func TestEditPlan(t *testing.T) {
-	e := New(Config{Tools: testRegistry()})
+	e := New(Config{Tools: planTestRegistry()})
 	tests := []struct {
 		name  string
 		edits []Edit
@@ -67,7 +67,7 @@ func TestEditPlan(t *testing.T) {
 			if !reflect.DeepEqual(p, before) {
 				t.Error("EditPlan changed its input")
 			}
-			if got := stepIDs(np); !slices.Equal(got, tt.ids) {
+			if got := planStepIDs(np); !slices.Equal(got, tt.ids) {
 				t.Errorf("steps %v, want %v", got, tt.ids)
 			}
 			if np.Version != p.Version+1 || len(np.History) != 1 {
@@ -90,7 +90,7 @@ func TestEditPlan(t *testing.T) {
 }
 
 func TestEditPlanRefused(t *testing.T) {
-	e := New(Config{Tools: testRegistry()})
+	e := New(Config{Tools: planTestRegistry()})
 	tests := []struct {
 		name  string
 		edits []Edit
@@ -122,8 +122,8 @@ func TestEditPlanRefused(t *testing.T) {
 			if !errors.As(err, &ve) || np != nil {
 				t.Fatalf("err = %v, plan %v; want *ValidationError", err, np)
 			}
-			if got := keys(ve.Problems); !slices.Equal(got, tt.want) {
-				t.Fatalf("problems at %v, want %v\n%s", got, tt.want, dump(ve.Problems))
+			if got := problemKeys(ve.Problems); !slices.Equal(got, tt.want) {
+				t.Fatalf("problems at %v, want %v\n%s", got, tt.want, dumpProblems(ve.Problems))
 			}
 			for i, w := range tt.words {
 				if !strings.Contains(ve.Problems[i].Message, w) {
@@ -143,7 +143,7 @@ func TestApplyEditsRecordsSource(t *testing.T) {
 	np, err := ApplyEdits(p, []Edit{
 		{Op: "insert", After: "test", Step: &Step{ID: "_rp1_fix", Kind: KindAgent, Prompt: "fix ${test.stdout}", DependsOn: []string{"test"}}},
 		{Op: "update", StepID: "notes", Step: &Step{Kind: KindLLM, Prompt: "${test.stdout}", DependsOn: []string{"test", "_rp1_fix"}}},
-	}, EditOptions{Tools: testRegistry(), Source: "recovery", Reason: "tests failed", Action: "insert_recovery_steps", Now: func() time.Time { return at }})
+	}, EditOptions{Tools: planTestRegistry(), Source: "recovery", Reason: "tests failed", Action: "insert_recovery_steps", Now: func() time.Time { return at }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestApplyEditsRecordsSource(t *testing.T) {
 		t.Errorf("history %+v, want %+v", np.History, want)
 	}
 	// A second edit appends to the history.
-	np2, err := ApplyEdits(np, []Edit{{Op: "skip", StepID: "_rp1_fix"}}, EditOptions{Tools: testRegistry()})
+	np2, err := ApplyEdits(np, []Edit{{Op: "skip", StepID: "_rp1_fix"}}, EditOptions{Tools: planTestRegistry()})
 	if err != nil {
 		t.Fatal(err)
 	}

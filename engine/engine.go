@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -66,7 +67,8 @@ type RunOptions struct {
 	//                    announced (changeProposed, StepState.ChangeIDs) and
 	//                    its files are in the step output, but it is never
 	//                    applied, reviewed or snapshotted;
-	//   command, git:    not executed; the output says what would have run;
+	//   command, git,
+	//   network:         not executed; the output says what would have run;
 	//   llm, agent:      the model is called (it changes nothing itself);
 	//                    its tool calls follow the rules above.
 	// Nothing needs approval in a dry run, since nothing takes effect.
@@ -134,4 +136,58 @@ func newRunID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// UnmarshalJSON reads protocol RunOptions: besides the flat fields it
+// accepts `budget: {maxTokens, maxCostUSD}` and `stepTimeout` as a Go
+// duration string ("90s") or milliseconds.
+func (o *RunOptions) UnmarshalJSON(data []byte) error {
+	type plain RunOptions
+	var aux struct {
+		plain
+		Budget *struct {
+			MaxTokens  int     `json:"maxTokens"`
+			MaxCostUSD float64 `json:"maxCostUSD"`
+		} `json:"budget,omitempty"`
+		StepTimeout json.RawMessage `json:"stepTimeout,omitempty"`
+	}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return err
+	}
+	*o = RunOptions(aux.plain)
+	if b := aux.Budget; b != nil {
+		if b.MaxTokens != 0 {
+			o.MaxTokens = b.MaxTokens
+		}
+		if b.MaxCostUSD != 0 {
+			o.MaxCostUSD = b.MaxCostUSD
+		}
+	}
+	if len(aux.StepTimeout) > 0 && string(aux.StepTimeout) != "null" {
+		var s string
+		if json.Unmarshal(aux.StepTimeout, &s) == nil {
+			d, err := time.ParseDuration(s)
+			if err != nil {
+				return fmt.Errorf("stepTimeout: %w (use a Go duration such as \"90s\")", err)
+			}
+			o.StepTimeout = d
+		} else {
+			var ms int64
+			if err := json.Unmarshal(aux.StepTimeout, &ms); err != nil {
+				return fmt.Errorf("stepTimeout: want a duration string or milliseconds")
+			}
+			o.StepTimeout = time.Duration(ms) * time.Millisecond
+		}
+	}
+	switch o.Mode {
+	case "", "parallel", "sequential":
+	default:
+		return fmt.Errorf("mode: %q is neither \"parallel\" nor \"sequential\"", o.Mode)
+	}
+	switch o.Review {
+	case "", ReviewBefore, ReviewAfter, ReviewNone:
+	default:
+		return fmt.Errorf("review: %q is not before, after or none", o.Review)
+	}
+	return nil
 }

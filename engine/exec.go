@@ -279,7 +279,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	}
 	desc := commandOf(t, args)
 	dry := s.opts.DryRun
-	if dry && (cat == tools.CategoryCommand || cat == tools.CategoryGit) {
+	if dry && (cat == tools.CategoryCommand || cat == tools.CategoryGit || cat == tools.CategoryNetwork) {
 		return &toolOutcome{dryRun: true, output: map[string]any{
 			"tool": name, "command": desc.Command, "args": args, "executed": false}}, nil
 	}
@@ -391,6 +391,16 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 	}
 	// In review mode before, the review is the question: do not ask twice.
 	if s.review != ReviewBefore || step.Approval == "ask" {
+		if desc.Title == "" {
+			desc.Title = fmt.Sprintf("%s wants to change %d file(s)", step.ID, len(cs.Files))
+		}
+		if desc.Detail == "" {
+			var b strings.Builder
+			for _, f := range cs.Files {
+				fmt.Fprintf(&b, "%s %s\n", f.Op, f.Path)
+			}
+			desc.Detail = b.String()
+		}
 		why, err := w.approve(ctx, t, cat, risk, desc, cs.ID)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -20,7 +21,8 @@ import (
 var MaxPlanBytes = 8 << 20
 
 // ParseError is a syntax error in a plan file, with its position when known
-// (Line and Col are 1-based; 0 = unknown).
+// (Line and Col are 1-based; 0 = unknown). ParsePlan returns it inside a
+// *ValidationError (errors.As finds either).
 type ParseError struct {
 	File string
 	Line int
@@ -46,6 +48,15 @@ func (e *ParseError) Error() string {
 }
 
 func parsePlan(name string, data []byte) (*Plan, error) {
+	p, err := parsePlanData(name, data)
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return nil, &ValidationError{Problems: []Problem{{File: pe.File, Line: pe.Line, Col: pe.Col, Message: pe.Msg}}, cause: pe}
+	}
+	return p, err
+}
+
+func parsePlanData(name string, data []byte) (*Plan, error) {
 	if len(data) > MaxPlanBytes {
 		return nil, &ParseError{File: name, Msg: fmt.Sprintf("plan is %d bytes, more than the %d accepted; split it into smaller plans", len(data), MaxPlanBytes)}
 	}
@@ -128,13 +139,13 @@ func jsonError(name string, data []byte, err error) error {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		l, c := lineCol(data, se.Offset-1) // Offset is just after the bad byte
+		l, c := planLineCol(data, se.Offset-1) // Offset is just after the bad byte
 		return &ParseError{File: name, Line: l, Col: c, Msg: "JSON syntax: " + se.Error() + "; look for a missing comma, quote or bracket there"}
 	case errors.As(err, &te):
-		l, c := lineCol(data, te.Offset)
+		l, c := planLineCol(data, te.Offset)
 		return &ParseError{File: name, Line: l, Col: c, Msg: fmt.Sprintf("field %s: %s is not a %s", te.Field, te.Value, te.Type)}
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		l, c := lineCol(data, int64(len(data)))
+		l, c := planLineCol(data, int64(len(data)))
 		return &ParseError{File: name, Line: l, Col: c, Msg: "JSON ends too early: close every { and [ and every string"}
 	}
 	return &ParseError{File: name, Msg: err.Error()}
@@ -142,7 +153,7 @@ func jsonError(name string, data []byte, err error) error {
 
 // lineCol returns the 1-based line and column (in bytes) of the byte at
 // index off; off == len(data) is the position just after the end.
-func lineCol(data []byte, off int64) (int, int) {
+func planLineCol(data []byte, off int64) (int, int) {
 	off = max(0, min(off, int64(len(data))))
 	before := data[:off]
 	line := bytes.Count(before, []byte("\n")) + 1
@@ -214,7 +225,7 @@ func checkShape(file string, plan map[string]any) []Problem {
 			field := prefix + k
 			fs, ok := spec[k]
 			if !ok {
-				if s := closest(k, specKeys(spec)); s != "" {
+				if s := closestName(k, specKeys(spec)); s != "" {
 					add(step, field, "unknown field %q: did you mean %q?", k, s)
 				} else {
 					add(step, field, "unknown field %q: remove it (known fields: %s)", k, strings.Join(specKeys(spec), ", "))
@@ -312,6 +323,6 @@ func specKeys(spec map[string]fieldSpec) []string {
 			ks = append(ks, k)
 		}
 	}
-	sortStrings(ks)
+	sort.Strings(ks)
 	return ks
 }

@@ -58,8 +58,8 @@ func TestParseJSONAndYAMLAgree(t *testing.T) {
 	if c := j.Step("check").Checks; len(c) != 2 || c[0].Message != "the command failed" {
 		t.Errorf("checks: %+v", c)
 	}
-	if probs := ValidatePlan(j, testRegistry(), 0); len(probs) != 0 {
-		t.Errorf("full plan invalid:\n%s", dump(probs))
+	if probs := ValidatePlan(j, planTestRegistry(), 0); len(probs) != 0 {
+		t.Errorf("full plan invalid:\n%s", dumpProblems(probs))
 	}
 }
 
@@ -124,8 +124,13 @@ func TestParseSyntaxErrors(t *testing.T) {
 			if pe.File != tt.file || pe.Line != tt.line || pe.Col != tt.col || !strings.Contains(pe.Msg, tt.words) {
 				t.Errorf("got %s (line %d col %d), want line %d col %d saying %q", pe, pe.Line, pe.Col, tt.line, tt.col, tt.words)
 			}
-			if !strings.HasPrefix(err.Error(), tt.file+":") {
-				t.Errorf("error %q does not start with the file name", err)
+			// The error is also a *ValidationError with one located problem.
+			var ve *ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Line != tt.line || ve.Problems[0].Col != tt.col {
+				t.Fatalf("err = %#v, want a *ValidationError with the position", err)
+			}
+			if want := "plan invalid: " + pe.Error(); err.Error() != want {
+				t.Errorf("error %q, want %q", err, want)
 			}
 		})
 	}
@@ -171,7 +176,7 @@ func TestParseUnknownFieldsAndTypes(t *testing.T) {
 		{"", "titel", `did you mean "title"?`},
 	}
 	if len(ve.Problems) != len(want) {
-		t.Fatalf("%d problems, want %d:\n%s", len(ve.Problems), len(want), dump(ve.Problems))
+		t.Fatalf("%d problems, want %d:\n%s", len(ve.Problems), len(want), dumpProblems(ve.Problems))
 	}
 	for i, w := range want {
 		p := ve.Problems[i]
@@ -204,7 +209,7 @@ func TestLineCol(t *testing.T) {
 		off       int64
 		line, col int
 	}{{0, 1, 1}, {1, 1, 2}, {2, 1, 3}, {3, 2, 1}, {4, 2, 2}, {6, 3, 1}, {7, 4, 1}, {8, 4, 2}, {100, 4, 2}} {
-		if l, c := lineCol(data, tt.off); l != tt.line || c != tt.col {
+		if l, c := planLineCol(data, tt.off); l != tt.line || c != tt.col {
 			t.Errorf("offset %d: %d:%d, want %d:%d", tt.off, l, c, tt.line, tt.col)
 		}
 	}

@@ -104,18 +104,33 @@ type Problem struct {
 	StepID  string `json:"stepId,omitempty"`
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
+	// Line and Col locate a syntax error in File (1-based; 0 = unknown).
+	Line int `json:"line,omitempty"`
+	Col  int `json:"column,omitempty"`
 }
 
-// ValidationError carries every problem of a plan.
+// ValidationError carries every problem of a plan. A syntax error is one
+// Problem with its Line and Col, and unwraps to the *ParseError.
 type ValidationError struct {
 	Problems []Problem
+	cause    error
 }
+
+// Unwrap returns the *ParseError behind a syntax error, or nil.
+func (e *ValidationError) Unwrap() error { return e.cause }
 
 // String renders the problem as "file: step "id": field: message".
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.File != "" {
-		b.WriteString(p.File + ": ")
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(p.Line))
+			if p.Col > 0 {
+				b.WriteString(":" + strconv.Itoa(p.Col))
+			}
+		}
+		b.WriteString(": ")
 	}
 	if p.StepID != "" {
 		b.WriteString("step " + strconv.Quote(p.StepID) + ": ")

@@ -10,32 +10,32 @@ import (
 	"github.com/agentd/agentd/engine/tools"
 )
 
-// fakeTool is a tool with a schema and nothing else, for validation tests.
-type fakeTool struct {
+// fakePlanTool is a tool with a schema and nothing else, for validation tests.
+type fakePlanTool struct {
 	name   string
 	schema string
 }
 
-func (f fakeTool) Name() string             { return f.name }
-func (f fakeTool) Description() string      { return "fake " + f.name }
-func (f fakeTool) Category() tools.Category { return tools.CategoryRead }
-func (f fakeTool) Risk() tools.Risk         { return tools.RiskLow }
-func (f fakeTool) Schema() json.RawMessage  { return json.RawMessage(f.schema) }
-func (f fakeTool) Run(context.Context, *tools.Env, json.RawMessage) (*tools.Result, error) {
+func (f fakePlanTool) Name() string             { return f.name }
+func (f fakePlanTool) Description() string      { return "fake " + f.name }
+func (f fakePlanTool) Category() tools.Category { return tools.CategoryRead }
+func (f fakePlanTool) Risk() tools.Risk         { return tools.RiskLow }
+func (f fakePlanTool) Schema() json.RawMessage  { return json.RawMessage(f.schema) }
+func (f fakePlanTool) Run(context.Context, *tools.Env, json.RawMessage) (*tools.Result, error) {
 	return &tools.Result{}, nil
 }
 
 // testRegistry has small stand-ins for a few built-in tools.
-func testRegistry() *tools.Registry {
+func planTestRegistry() *tools.Registry {
 	r := tools.NewRegistry()
-	r.Register(fakeTool{"read_file", `{"type":"object","properties":{"path":{"type":"string","minLength":1},"startLine":{"type":"integer","minimum":1},"endLine":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`})
-	r.Register(fakeTool{"write_file", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`})
-	r.Register(fakeTool{"edit_file", `{"type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"oldText":{"type":"string"},"newText":{"type":"string"}},"required":["oldText","newText"],"additionalProperties":false}}},"required":["path","edits"],"additionalProperties":false}`})
-	r.Register(fakeTool{"run_command", `{"type":"object","properties":{"command":{"type":"string","minLength":1},"cwd":{"type":"string"},"env":{"type":"object","additionalProperties":{"type":"string"}},"timeout":{"type":"string"},"okExitCodes":{"type":"array","items":{"type":"integer"}}},"required":["command"],"additionalProperties":false}`})
-	r.Register(fakeTool{"search_files", `{"type":"object","properties":{"glob":{"type":"string"}},"required":["glob"],"additionalProperties":false}`})
-	r.Register(fakeTool{"git", `{"type":"object","properties":{"action":{"enum":["status","diff","log","commit","apply"]},"message":{"type":"string"}},"required":["action"]}`})
-	r.Register(fakeTool{"json_patch", `{"type":"object","properties":{"path":{"type":"string"},"ops":{"type":"array","items":{"type":"object","properties":{"op":{"enum":["add","remove","replace","move","copy","test"]},"path":{"type":"string"},"value":{}},"required":["op","path"]}}},"required":["path","ops"]}`})
-	r.Register(fakeTool{"list_dir", `{"type":"object","properties":{"path":{"anyOf":[{"type":"string"},{"type":"null"}]},"depth":{"type":"integer"}}}`})
+	r.Register(fakePlanTool{"read_file", `{"type":"object","properties":{"path":{"type":"string","minLength":1},"startLine":{"type":"integer","minimum":1},"endLine":{"type":"integer","minimum":1}},"required":["path"],"additionalProperties":false}`})
+	r.Register(fakePlanTool{"write_file", `{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`})
+	r.Register(fakePlanTool{"edit_file", `{"type":"object","properties":{"path":{"type":"string"},"edits":{"type":"array","minItems":1,"items":{"type":"object","properties":{"oldText":{"type":"string"},"newText":{"type":"string"}},"required":["oldText","newText"],"additionalProperties":false}}},"required":["path","edits"],"additionalProperties":false}`})
+	r.Register(fakePlanTool{"run_command", `{"type":"object","properties":{"command":{"type":"string","minLength":1},"cwd":{"type":"string"},"env":{"type":"object","additionalProperties":{"type":"string"}},"timeout":{"type":"string"},"okExitCodes":{"type":"array","items":{"type":"integer"}}},"required":["command"],"additionalProperties":false}`})
+	r.Register(fakePlanTool{"search_files", `{"type":"object","properties":{"glob":{"type":"string"}},"required":["glob"],"additionalProperties":false}`})
+	r.Register(fakePlanTool{"git", `{"type":"object","properties":{"action":{"enum":["status","diff","log","commit","apply"]},"message":{"type":"string"}},"required":["action"]}`})
+	r.Register(fakePlanTool{"json_patch", `{"type":"object","properties":{"path":{"type":"string"},"ops":{"type":"array","items":{"type":"object","properties":{"op":{"enum":["add","remove","replace","move","copy","test"]},"path":{"type":"string"},"value":{}},"required":["op","path"]}}},"required":["path","ops"]}`})
+	r.Register(fakePlanTool{"list_dir", `{"type":"object","properties":{"path":{"anyOf":[{"type":"string"},{"type":"null"}]},"depth":{"type":"integer"}}}`})
 	return r
 }
 
@@ -52,7 +52,7 @@ func mustParse(t *testing.T, src string) *Plan {
 // problemKey is the part of a problem tests compare exactly.
 type problemKey struct{ StepID, Field string }
 
-func keys(ps []Problem) []problemKey {
+func problemKeys(ps []Problem) []problemKey {
 	out := make([]problemKey, len(ps))
 	for i, p := range ps {
 		out[i] = problemKey{p.StepID, p.Field}

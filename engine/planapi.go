@@ -88,9 +88,10 @@ func (s *Step) References() []string { return s.references() }
 // ParsePlan reads a JSON or YAML plan. name is used in error messages and
 // to choose the format (".yaml"/".yml" = YAML; otherwise sniffed).
 //
-// Syntax errors are a *ParseError with the line and column. Unknown fields
-// and fields of the wrong JSON type are a *ValidationError naming each step
-// and field. ParsePlan does not validate: call ValidatePlan (or
+// Every error is a *ValidationError: a syntax error is one Problem with
+// its line and column (and unwraps to a *ParseError); unknown fields and
+// fields of the wrong JSON type are one Problem each, naming the step and
+// the field. ParsePlan does not validate: call ValidatePlan (or
 // Engine.Validate) on the result. A plan without a version gets version 1.
 func ParsePlan(name string, data []byte) (*Plan, error) {
 	return parsePlan(name, data)

@@ -97,12 +97,12 @@ const (
 // the command line for command tools ("" otherwise). The reason explains
 // an ask or a deny.
 func (p ApprovalPolicy) Decide(cat tools.Category, risk tools.Risk, stepApproval, command string) (ask, deny bool, reason string) {
-	v, why := p.decide(cat, risk, stepApproval, command)
+	v, why := p.withDefaults().decide(cat, risk, stepApproval, command)
 	return v == verdictAsk, v == verdictDeny, why
 }
 
+// decide is Decide on a policy that already has its defaults filled in.
 func (p ApprovalPolicy) decide(cat tools.Category, risk tools.Risk, stepApproval, command string) (approvalVerdict, string) {
-	p = p.withDefaults()
 	if command != "" {
 		if pat, ok := matchAny(p.DenyCommands, command, false); ok {
 			return verdictDeny, "command matches denyCommands pattern " + quote(pat)
@@ -244,6 +244,9 @@ func quote(s string) string {
 func commandOf(t tools.Tool, args json.RawMessage) tools.Description {
 	if d, ok := t.(tools.Describer); ok {
 		return d.Describe(args)
+	}
+	if c := t.Category(); c != tools.CategoryCommand && c != tools.CategoryGit {
+		return tools.Description{}
 	}
 	var a struct {
 		Command string `json:"command"`

@@ -23,7 +23,11 @@ func (s *sched) recoverOrAsk(n *node, err error) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			dec, perr := s.cfg.Planner.Recover(s.ctx, req)
+			var dec *RecoveryDecision
+			perr := guard("planner", func() (err error) {
+				dec, err = s.cfg.Planner.Recover(s.ctx, req)
+				return err
+			})
 			s.post(func(s *sched) { s.recovered(n, err, dec, perr) })
 		}()
 		return
@@ -152,7 +156,11 @@ func (s *sched) askUser(n *node, err error) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		act, herr := s.cfg.OnFailure.OnFailure(s.ctx, s.r.id, n.step.ID, err)
+		var act FailureAction
+		herr := guard("failure handler", func() (e error) {
+			act, e = s.cfg.OnFailure.OnFailure(s.ctx, s.r.id, n.step.ID, err)
+			return e
+		})
 		s.post(func(s *sched) { s.failureDecided(n, err, act, herr) })
 	}()
 }
@@ -193,7 +201,15 @@ func (s *sched) abort(n *node, err error) {
 // applyRules runs the dynamic update rules after a step finished.
 func (s *sched) applyRules(n *node) {
 	for _, rule := range s.cfg.Rules {
-		add, reason := rule.After(s.plan, n.step, n.st)
+		var add []*Step
+		var reason string
+		if err := guard("rule "+rule.Name(), func() error {
+			add, reason = rule.After(s.plan, n.step, n.st)
+			return nil
+		}); err != nil {
+			s.log.Error("update rule failed", "rule", rule.Name(), "step", n.step.ID, "err", err)
+			continue
+		}
 		if len(add) == 0 {
 			continue
 		}
@@ -216,6 +232,11 @@ func (s *sched) applyRules(n *node) {
 // startRePlan asks the planner for extra steps when a step needs more
 // context (bounded by maxRePlans; a planner failure ends re-planning).
 func (s *sched) startRePlan(n *node, suggestion string) {
+	if s.replanBusy && s.cfg.Planner != nil && !s.replanOff {
+		// One re-plan at a time: the next sees the plan the last produced.
+		s.replanQueue = append(s.replanQueue, replanAsk{n, suggestion})
+		return
+	}
 	if s.cfg.Planner == nil || s.replanOff || s.rePlans >= s.maxRePlans {
 		s.log.Info("step needs more context; not re-planning", "step", n.step.ID,
 			"planner", s.cfg.Planner != nil, "rePlans", s.rePlans, "max", s.maxRePlans)
@@ -226,22 +247,42 @@ func (s *sched) startRePlan(n *node, suggestion string) {
 		Plan: s.plan.Clone(), StepID: n.step.ID, Suggestion: suggestion,
 		Completed: s.copyOutputs(), Iteration: iter, Budget: s.budget,
 	}
+	s.replanBusy = true
 	s.holds++
 	s.async++
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		steps, err := s.cfg.Planner.RePlan(s.ctx, req)
+		var steps []*Step
+		err := guard("planner", func() (err error) {
+			steps, err = s.cfg.Planner.RePlan(s.ctx, req)
+			return err
+		})
 		s.post(func(s *sched) { s.rePlanned(n, iter, suggestion, steps, err) })
 	}()
+}
+
+type replanAsk struct {
+	n          *node
+	suggestion string
 }
 
 func (s *sched) rePlanned(n *node, iter int, suggestion string, steps []*Step, err error) {
 	s.holds--
 	s.async--
+	s.replanBusy = false
 	if s.stopping {
 		return
 	}
+	s.mergeRePlanned(n, iter, suggestion, steps, err)
+	if len(s.replanQueue) > 0 && !s.stopping {
+		next := s.replanQueue[0]
+		s.replanQueue = s.replanQueue[1:]
+		s.startRePlan(next.n, next.suggestion)
+	}
+}
+
+func (s *sched) mergeRePlanned(n *node, iter int, suggestion string, steps []*Step, err error) {
 	if err != nil {
 		s.replanOff = true
 		s.log.Warn("re-planning failed; going on with the plan as it is", "step", n.step.ID, "err", err)
@@ -405,4 +446,15 @@ func cloneStep(st *Step) *Step {
 		c.Reversible = &v
 	}
 	return &c
+}
+
+// guard turns a panic in a hook into an error, so that a broken planner,
+// handler or rule fails its decision and not the daemon.
+func guard(what string, f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%s panicked: %v", what, v)
+		}
+	}()
+	return f()
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-func testOutputs() Outputs {
+func planTestOutputs() Outputs {
 	return Outputs{
 		"read":    json.RawMessage(`{"path":"config.json","content":"{\"version\":\"1.0\"}\n","lines":2}`),
 		"test":    json.RawMessage(`{"exitCode":1,"stdout":"FAIL x_test.go:3\n","stderr":"","truncated":false}`),
@@ -40,7 +40,7 @@ func TestResolveArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ResolveArgs(json.RawMessage(tt.args), testOutputs())
+			got, err := ResolveArgs(json.RawMessage(tt.args), planTestOutputs())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestResolveArgsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ResolveArgs(json.RawMessage(tt.args), testOutputs())
+			_, err := ResolveArgs(json.RawMessage(tt.args), planTestOutputs())
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -88,7 +88,7 @@ func TestInterpolate(t *testing.T) {
 		{"${search.matches}", `[{"line":3,"path":"a.go"}]`},
 	}
 	for _, tt := range tests {
-		got, err := Interpolate(tt.in, testOutputs())
+		got, err := Interpolate(tt.in, planTestOutputs())
 		if err != nil {
 			t.Errorf("Interpolate(%q): %v", tt.in, err)
 			continue
@@ -97,7 +97,7 @@ func TestInterpolate(t *testing.T) {
 			t.Errorf("Interpolate(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	if _, err := Interpolate("see ${missing}", testOutputs()); err == nil || !strings.Contains(err.Error(), `"missing"`) {
+	if _, err := Interpolate("see ${missing}", planTestOutputs()); err == nil || !strings.Contains(err.Error(), `"missing"`) {
 		t.Errorf("missing step: err = %v", err)
 	}
 }

@@ -61,7 +61,6 @@ func TestSchedMaxParallel(t *testing.T) {
 		}
 		// Default is DefaultMaxParallel.
 		h2 := newHarness()
-		start = time.Now()
 		runPlan(t, New(Config{Tools: h2.reg}), p, RunOptions{})
 		if h2.maxRun != DefaultMaxParallel {
 			t.Errorf("default max concurrent %d, want %d", h2.maxRun, DefaultMaxParallel)
@@ -446,6 +445,38 @@ func TestSchedStateMetrics(t *testing.T) {
 		fin, _ := r.Wait(t.Context())
 		if fin.ElapsedMs != 4000 || fin.EtaMs != nil || fin.Summary == "" || fin.ToolCalls != 4 {
 			t.Errorf("final elapsed %d eta %v tool calls %d", fin.ElapsedMs, fin.EtaMs, fin.ToolCalls)
+		}
+	})
+}
+
+func TestSchedStateIsACopy(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness()
+		e := New(Config{Tools: h.reg})
+		p := mkPlan(t, `[{"id":"a","tool":"op","args":{"sleep":"1s"}},{"id":"b","tool":"op","args":{},"dependsOn":["a"]}]`)
+		r, err := e.Start(t.Context(), p, RunOptions{RunID: "r-1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.ID() != "r-1" {
+			t.Errorf("id %q", r.ID())
+		}
+		st := r.State()
+		st.Steps[0].Status = StepFailed
+		pl := r.Plan()
+		pl.Steps[0].ID = "changed"
+		if got := r.State().Steps[0].Status; got != StepRunning {
+			t.Errorf("state changed through a copy: %s", got)
+		}
+		if r.Plan().Steps[0].ID != "a" || p.Steps[0].ID != "a" {
+			t.Error("plan changed through a copy")
+		}
+		fin, _ := r.Wait(t.Context())
+		if fin.Status != RunCompleted || r.State().Status != RunCompleted || r.Plan().Steps[1].ID != "b" {
+			t.Errorf("after the run: %s %s", fin.Status, r.State().Status)
+		}
+		if unsub := r.Subscribe(&recorder{}); unsub == nil {
+			t.Error("nil unsubscribe")
 		}
 	})
 }

@@ -3,10 +3,8 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +21,8 @@ type opArgs struct {
 	Retryable bool            `json:"retryable,omitempty"` // the failure is a retryable *tools.Error
 	Temporary bool            `json:"temporary,omitempty"` // the failure is Temporary() true
 	Panic     string          `json:"panic,omitempty"`
-	Out       json.RawMessage `json:"out,omitempty"` // output (default {"step": id})
+	FailStep  string          `json:"failStep,omitempty"` // fail only when run by this step
+	Out       json.RawMessage `json:"out,omitempty"`      // output (default {"step": id})
 	Emit      []string        `json:"emit,omitempty"`
 	Write     string          `json:"write,omitempty"` // propose creating this file
 	More      string          `json:"more,omitempty"`  // NeedsMoreContext with this suggestion
@@ -36,25 +35,22 @@ func (e tempErr) Temporary() bool { return true }
 
 // harness records what the fake tools did, in the bubble's fake time.
 type harness struct {
-	mu       sync.Mutex
-	t0       time.Time
-	calls    map[string]int
-	starts   map[string][]time.Duration
-	ends     map[string][]time.Duration
-	order    []string
-	running  int
-	maxRun   int
-	ctxErrs  map[string]error
-	reg      *tools.Registry
-	gate     map[string]chan struct{} // a step named here blocks until closed
-	gateSeen map[string]chan struct{}
+	mu      sync.Mutex
+	t0      time.Time
+	calls   map[string]int
+	starts  map[string][]time.Duration
+	ends    map[string][]time.Duration
+	order   []string
+	running int
+	maxRun  int
+	ctxErrs map[string]error
+	reg     *tools.Registry
 }
 
 func newHarness() *harness {
 	h := &harness{
 		t0: time.Now(), calls: map[string]int{}, starts: map[string][]time.Duration{},
 		ends: map[string][]time.Duration{}, ctxErrs: map[string]error{},
-		gate: map[string]chan struct{}{}, gateSeen: map[string]chan struct{}{},
 	}
 	h.reg = tools.NewRegistry()
 	h.reg.Register(&schedTool{name: "op", cat: tools.CategoryRead, risk: tools.RiskLow, h: h})
@@ -62,17 +58,6 @@ func newHarness() *harness {
 	h.reg.Register(&schedTool{name: "write", cat: tools.CategoryWrite, risk: tools.RiskMedium, h: h})
 	h.reg.Register(&schedTool{name: "gitop", cat: tools.CategoryGit, risk: tools.RiskMedium, h: h})
 	return h
-}
-
-// block makes step id wait inside its tool until the returned func is
-// called; seen is closed once the step is inside.
-func (h *harness) block(id string) (release func(), seen <-chan struct{}) {
-	ch, s := make(chan struct{}), make(chan struct{})
-	h.mu.Lock()
-	h.gate[id], h.gateSeen[id] = ch, s
-	h.mu.Unlock()
-	var once sync.Once
-	return func() { once.Do(func() { close(ch) }) }, s
 }
 
 func (h *harness) startOf(id string) time.Duration {
@@ -133,7 +118,6 @@ func (s *schedTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage
 	h.order = append(h.order, id)
 	h.running++
 	h.maxRun = max(h.maxRun, h.running)
-	gate, seen := h.gate[id], h.gateSeen[id]
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
@@ -143,17 +127,6 @@ func (s *schedTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage
 	}()
 	for _, e := range a.Emit {
 		env.Emit("stdout", e)
-	}
-	if gate != nil {
-		close(seen)
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			h.mu.Lock()
-			h.ctxErrs[id] = ctx.Err()
-			h.mu.Unlock()
-			return nil, ctx.Err()
-		}
 	}
 	if a.Sleep != "" {
 		d, err := time.ParseDuration(a.Sleep)
@@ -172,7 +145,7 @@ func (s *schedTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage
 	if a.Panic != "" {
 		panic(a.Panic)
 	}
-	if a.Fail != "" && (a.FailTimes == 0 || n <= a.FailTimes) {
+	if a.Fail != "" && (a.FailTimes == 0 || n <= a.FailTimes) && (a.FailStep == "" || a.FailStep == id) {
 		switch {
 		case a.Temporary:
 			return nil, tempErr{a.Fail}
@@ -321,14 +294,3 @@ func (f *fakeSnaps) Restore(ctx context.Context, req RestoreRequest) (*RestoreIn
 	f.restores = append(f.restores, req)
 	return &RestoreInfo{SnapshotID: req.SnapshotID, Restored: []string{"a.txt"}, Conflicts: []string{"user.txt"}}, nil
 }
-
-// approverFunc adapts a function.
-type approverFunc func(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
-
-func (f approverFunc) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
-	return f(ctx, req)
-}
-
-func errContains(err error, sub string) bool { return err != nil && strings.Contains(err.Error(), sub) }
-
-var _ = errors.New

@@ -76,10 +76,15 @@ func TestSchedReviewModes(t *testing.T) {
 			ws, root := openWS(t)
 			h := newHarness()
 			rv := &fakeReviewer{}
-			e := New(Config{Tools: h.reg, WS: ws, Approver: AllowAll{}, Reviewer: rv})
+			g := &gatedApprover{}
+			e := New(Config{Tools: h.reg, WS: ws, Approver: g, Reviewer: rv})
 			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{Review: ReviewAfter})
 			if st.Status != RunCompleted {
 				t.Fatalf("%s %s", st.Status, st.Error)
+			}
+			if len(g.reqs) != 2 || g.reqs[0].ChangeID != stepState(t, st, "w").ChangeIDs[0] ||
+				!strings.Contains(g.reqs[0].Detail, "create a.txt") || g.reqs[1].Command != "make" {
+				t.Errorf("approval requests %+v", g.reqs)
 			}
 			fileIs(t, root, "a.txt", "written by w\n")
 			if len(rv.after) != 1 || rv.after[0].ID != stepState(t, st, "w").ChangeIDs[0] || len(rv.before) != 0 {

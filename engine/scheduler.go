@@ -54,6 +54,8 @@ type sched struct {
 	llmCalls, toolCalls int
 	rePlans             int
 	replanOff           bool
+	replanBusy          bool
+	replanQueue         []replanAsk
 	durSum              time.Duration
 	durN                int
 	start               time.Time

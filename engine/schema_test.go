@@ -114,12 +114,12 @@ func TestSchemaAcceptsExamplesAndFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParsePlan: %v", err)
 			}
-			reg := testRegistry()
+			reg := planTestRegistry()
 			if strings.HasPrefix(f, "../examples") {
 				reg = builtinOrNil()
 			}
 			if probs := ValidatePlan(p, reg, 0); len(probs) > 0 {
-				t.Errorf("ValidatePlan:\n%s", dump(probs))
+				t.Errorf("ValidatePlan:\n%s", dumpProblems(probs))
 			}
 		})
 	}

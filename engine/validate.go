@@ -2,12 +2,14 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // validator collects every problem of one plan.
@@ -17,8 +19,12 @@ type validator struct {
 	probs []Problem
 	// index maps each id to the position of its first step.
 	index map[string]int
-	// ancestors caches each step's transitive dependencies.
-	ancestors map[string]map[string]bool
+	// ancestors holds each step's transitive dependencies as a bit set of
+	// step positions; computed on first use.
+	ancestors [][]uint64
+	// schemas caches each tool's compiled args schema for this validation.
+	schemas    map[string]*jsonschema.Schema
+	schemaErrs map[string]error
 }
 
 func (v *validator) add(step, field, format string, a ...any) {
@@ -32,7 +38,8 @@ func validatePlan(p *Plan, reg *tools.Registry, maxSteps int) []Problem {
 	if maxSteps <= 0 {
 		maxSteps = DefaultMaxSteps
 	}
-	v := &validator{p: p, reg: reg, index: map[string]int{}, ancestors: map[string]map[string]bool{}}
+	v := &validator{p: p, reg: reg, index: map[string]int{},
+		schemas: map[string]*jsonschema.Schema{}, schemaErrs: map[string]error{}}
 	if len(p.Steps) == 0 {
 		v.add("", "steps", "the plan has no steps: add at least one")
 	}
@@ -168,7 +175,7 @@ func (v *validator) checkDependsOn(s *Step) {
 }
 
 func (v *validator) didYouMeanStep(id string) string {
-	if c := closest(id, v.ids()); c != "" {
+	if c := closestName(id, v.ids()); c != "" {
 		return fmt.Sprintf(": did you mean %q?", c)
 	}
 	return ": no step has that id"
@@ -268,7 +275,7 @@ func (v *validator) checkBranches(s *Step) {
 				v.add(id, f, "a decision cannot branch to itself")
 			case !v.has(target):
 				v.add(id, f, "branch names unknown step %q%s", target, v.didYouMeanStep(target))
-			case !v.ancestorsOf(target)[id]:
+			case !v.dependsOn(target, id):
 				v.add(id, f, "branch step %q must depend on decision %q: add %q to its dependsOn", target, id, id)
 			}
 		}
@@ -280,7 +287,7 @@ func (v *validator) didYouMeanTool(name string) string {
 	for _, t := range v.reg.List() {
 		names = append(names, t.Name())
 	}
-	if c := closest(name, names); c != "" {
+	if c := closestName(name, names); c != "" {
 		return fmt.Sprintf(": did you mean %q?", c)
 	}
 	if len(names) == 0 {
@@ -350,35 +357,89 @@ func (v *validator) checkRefs(s *Step) {
 				hint = fmt.Sprintf(": to take a field write ${%s}", id)
 			}
 			v.add(s.ID, fr.field, "reference %s names unknown step %q%s (write $$ for a literal dollar)", fr.ref, id, hint)
-		case !v.ancestorsOf(s.ID)[id]:
+		case !v.dependsOn(s.ID, id):
 			v.add(s.ID, fr.field, "reference %s: step %q is not among this step's dependencies: add %q to dependsOn", fr.ref, id, id)
 		}
 	}
 }
 
-// ancestorsOf returns the transitive dependencies of the step with id.
-func (v *validator) ancestorsOf(id string) map[string]bool {
-	if a, ok := v.ancestors[id]; ok {
-		return a
+// dependsOn reports whether step id depends on step dep, directly or
+// through other steps.
+func (v *validator) dependsOn(id, dep string) bool {
+	i, ok := v.index[id]
+	j, ok2 := v.index[dep]
+	if !ok || !ok2 {
+		return false
 	}
-	a := map[string]bool{}
-	stack := []string{id}
-	for len(stack) > 0 {
-		cur := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		i, ok := v.index[cur]
-		if !ok {
+	if v.ancestors == nil {
+		v.computeAncestors()
+	}
+	return v.ancestors[i][j/64]&(1<<(j%64)) != 0
+}
+
+// computeAncestors fills one bit set of transitive dependencies per step:
+// in topological order a step's set is the union of its dependencies' sets
+// and the dependencies themselves; steps on or after a cycle are walked.
+func (v *validator) computeAncestors() {
+	n := len(v.p.Steps)
+	words := (n + 63) / 64
+	deps := make([][]int, n)
+	dependents := make([][]int, n)
+	waiting := make([]int, n)
+	for i, s := range v.p.Steps {
+		if s == nil || v.index[s.ID] != i {
 			continue
 		}
-		for _, d := range v.p.Steps[i].DependsOn {
-			if !a[d] && v.has(d) {
-				a[d] = true
-				stack = append(stack, d)
+		for _, d := range s.DependsOn {
+			if j, ok := v.index[d]; ok && j != i && !slices.Contains(deps[i], j) {
+				deps[i] = append(deps[i], j)
+				dependents[j] = append(dependents[j], i)
+			}
+		}
+		waiting[i] = len(deps[i])
+	}
+	v.ancestors = make([][]uint64, n)
+	done := make([]bool, n)
+	var queue []int
+	for i := range n {
+		if waiting[i] == 0 {
+			queue = append(queue, i)
+		}
+	}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		bits := make([]uint64, words)
+		for _, d := range deps[i] {
+			for w, x := range v.ancestors[d] {
+				bits[w] |= x
+			}
+			bits[d/64] |= 1 << (d % 64)
+		}
+		v.ancestors[i], done[i] = bits, true
+		for _, c := range dependents[i] {
+			if waiting[c]--; waiting[c] == 0 {
+				queue = append(queue, c)
 			}
 		}
 	}
-	v.ancestors[id] = a
-	return a
+	for i := range n {
+		if done[i] {
+			continue
+		}
+		bits := make([]uint64, words)
+		stack := slices.Clone(deps[i])
+		for len(stack) > 0 {
+			d := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if bits[d/64]&(1<<(d%64)) != 0 {
+				continue
+			}
+			bits[d/64] |= 1 << (d % 64)
+			stack = append(stack, deps[d]...)
+		}
+		v.ancestors[i] = bits
+	}
 }
 
 // checkCycles reports each cycle of dependsOn once, naming its steps in
@@ -457,7 +518,7 @@ func (v *validator) checkCycles() {
 			}
 		}
 	}
-	sort.Slice(sccs, func(a, b int) bool { return minInt(sccs[a]) < minInt(sccs[b]) })
+	sort.Slice(sccs, func(a, b int) bool { return cycleMinIndex(sccs[a]) < cycleMinIndex(sccs[b]) })
 	for _, comp := range sccs {
 		in := map[int]bool{}
 		for _, c := range comp {
@@ -465,7 +526,7 @@ func (v *validator) checkCycles() {
 		}
 		// Walk from the first step (in file order) of the component along
 		// dependencies inside it until a step repeats: that closes a cycle.
-		start := minInt(comp)
+		start := cycleMinIndex(comp)
 		pos := map[int]int{}
 		var path []int
 		cur := start
@@ -494,7 +555,7 @@ func (v *validator) checkCycles() {
 	}
 }
 
-func minInt(xs []int) int {
+func cycleMinIndex(xs []int) int {
 	m := xs[0]
 	for _, x := range xs[1:] {
 		if x < m {
@@ -507,7 +568,7 @@ func minInt(xs []int) int {
 // closest returns the candidate nearest to s (edit distance, a swap of two
 // neighbours counting as one edit), or "" if none is near enough to be a
 // likely typo.
-func closest(s string, candidates []string) string {
+func closestName(s string, candidates []string) string {
 	best, bestD := "", -1
 	ls := strings.ToLower(s)
 	for _, c := range candidates {
@@ -551,5 +612,3 @@ func editDistance(a, b string) int {
 	}
 	return d[len(ra)][len(rb)]
 }
-
-func sortStrings(s []string) { sort.Strings(s) }

@@ -188,13 +188,13 @@ func TestValidateProblemClasses(t *testing.T) {
 			words: []string{"tool is not used by llm steps", "question is not used by llm steps"},
 		},
 	}
-	reg := testRegistry()
+	reg := planTestRegistry()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := mustParse(t, tt.plan)
 			probs := ValidatePlan(p, reg, 0)
-			if got := keys(probs); !slices.Equal(got, tt.want) {
-				t.Fatalf("problems at %v, want %v\n%s", got, tt.want, dump(probs))
+			if got := problemKeys(probs); !slices.Equal(got, tt.want) {
+				t.Fatalf("problems at %v, want %v\n%s", got, tt.want, dumpProblems(probs))
 			}
 			for i, w := range tt.words {
 				if !strings.Contains(probs[i].Message, w) {
@@ -208,7 +208,7 @@ func TestValidateProblemClasses(t *testing.T) {
 	}
 }
 
-func dump(ps []Problem) string {
+func dumpProblems(ps []Problem) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString("  " + p.String() + "\n")
@@ -222,21 +222,21 @@ func TestValidateTooManySteps(t *testing.T) {
 		steps = append(steps, fmt.Sprintf(`{"id":"s%d","tool":"read_file","args":{"path":"a"}}`, i))
 	}
 	p := mustParse(t, `{"steps":[`+strings.Join(steps, ",")+`]}`)
-	if probs := ValidatePlan(p, testRegistry(), 5); len(probs) != 0 {
-		t.Fatalf("5 steps with max 5: %s", dump(probs))
+	if probs := ValidatePlan(p, planTestRegistry(), 5); len(probs) != 0 {
+		t.Fatalf("5 steps with max 5: %s", dumpProblems(probs))
 	}
-	probs := ValidatePlan(p, testRegistry(), 4)
+	probs := ValidatePlan(p, planTestRegistry(), 4)
 	if len(probs) != 1 || probs[0].Field != "steps" || !strings.Contains(probs[0].Message, "5 steps, more than the 4 allowed") {
-		t.Fatalf("got %s", dump(probs))
+		t.Fatalf("got %s", dumpProblems(probs))
 	}
 	// The default applies for maxSteps <= 0.
 	var many []*Step
 	for i := range DefaultMaxSteps + 1 {
 		many = append(many, &Step{ID: fmt.Sprintf("s%d", i), Tool: "read_file", Args: []byte(`{"path":"a"}`)})
 	}
-	probs = ValidatePlan(&Plan{Steps: many}, testRegistry(), 0)
+	probs = ValidatePlan(&Plan{Steps: many}, planTestRegistry(), 0)
 	if len(probs) != 1 || !strings.Contains(probs[0].Message, "201 steps") {
-		t.Fatalf("got %s", dump(probs))
+		t.Fatalf("got %s", dumpProblems(probs))
 	}
 }
 
@@ -250,7 +250,7 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		{"id":"d","tool":"read_file","args":{"path":"x"},"dependsOn":["e","zz"],"when":"((", "risk":"huge"},
 		{"id":"e","tool":"read_file","args":{"path":"${q.path}"},"dependsOn":["d"],"retry":{"max":-2}},
 		{"id":"q","kind":"input"}]}`)
-	probs := ValidatePlan(p, testRegistry(), 0)
+	probs := ValidatePlan(p, planTestRegistry(), 0)
 	want := []problemKey{
 		{"a", "id"}, {"b c", "id"}, // ids are checked first
 		{"a", "timeout"}, {"a", "tool"},
@@ -261,8 +261,8 @@ func TestValidateReportsEveryProblem(t *testing.T) {
 		{"q", "question"},
 		{"d", "dependsOn"},
 	}
-	if got := keys(probs); !slices.Equal(got, want) {
-		t.Fatalf("problems at\n%v\nwant\n%v\n%s", got, want, dump(probs))
+	if got := problemKeys(probs); !slices.Equal(got, want) {
+		t.Fatalf("problems at\n%v\nwant\n%v\n%s", got, want, dumpProblems(probs))
 	}
 	var ve *ValidationError
 	err := error(&ValidationError{Problems: probs})
@@ -299,9 +299,9 @@ func TestValidateArgsWithReferences(t *testing.T) {
 				{ID: "plan", Kind: KindLLM, Prompt: "x"},
 				{ID: "s", Tool: tt.tool, Args: []byte(tt.args), DependsOn: []string{"plan"}},
 			}}
-			probs := ValidatePlan(p, testRegistry(), 0)
-			if got := keys(probs); !slices.Equal(got, tt.want) {
-				t.Fatalf("problems at %v, want %v\n%s", got, tt.want, dump(probs))
+			probs := ValidatePlan(p, planTestRegistry(), 0)
+			if got := problemKeys(probs); !slices.Equal(got, tt.want) {
+				t.Fatalf("problems at %v, want %v\n%s", got, tt.want, dumpProblems(probs))
 			}
 		})
 	}
@@ -313,8 +313,8 @@ func TestValidateDottedIDs(t *testing.T) {
 	p := mustParse(t, `{"steps":[
 		{"id":"lint.go","tool":"run_command","args":{"command":"go vet"}},
 		{"id":"report","kind":"llm","prompt":"${lint.go.stdout}","dependsOn":["lint.go"]}]}`)
-	if probs := ValidatePlan(p, testRegistry(), 0); len(probs) != 0 {
-		t.Fatalf("unexpected problems:\n%s", dump(probs))
+	if probs := ValidatePlan(p, planTestRegistry(), 0); len(probs) != 0 {
+		t.Fatalf("unexpected problems:\n%s", dumpProblems(probs))
 	}
 	if got := p.References(p.Step("report")); !slices.Equal(got, []string{"lint.go"}) {
 		t.Errorf("Plan.References = %v", got)
@@ -324,10 +324,10 @@ func TestValidateDottedIDs(t *testing.T) {
 func TestValidateNilRegistrySkipsToolChecks(t *testing.T) {
 	p := mustParse(t, `{"steps":[{"id":"a","tool":"anything","args":{"x":1}}]}`)
 	if probs := ValidatePlan(p, nil, 0); len(probs) != 0 {
-		t.Fatalf("nil registry: %s", dump(probs))
+		t.Fatalf("nil registry: %s", dumpProblems(probs))
 	}
-	if probs := ValidatePlan(p, testRegistry(), 0); len(probs) != 1 {
-		t.Fatalf("with registry: %s", dump(probs))
+	if probs := ValidatePlan(p, planTestRegistry(), 0); len(probs) != 1 {
+		t.Fatalf("with registry: %s", dumpProblems(probs))
 	}
 }
 
@@ -344,7 +344,7 @@ func TestValidateLongChainAndBigCycle(t *testing.T) {
 	}
 	p := &Plan{Steps: steps}
 	if probs := ValidatePlan(p, nil, n); len(probs) != 0 {
-		t.Fatalf("chain: %s", dump(probs[:1]))
+		t.Fatalf("chain: %s", dumpProblems(probs[:1]))
 	}
 	steps[0].DependsOn = []string{fmt.Sprintf("s%d", n-1)}
 	probs := ValidatePlan(p, nil, n)

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-git/go-git/v5/storage/filesystem"
-
 )
 
 // This file is the contract engine (through an adapter), rpc and cmd build

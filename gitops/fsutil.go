@@ -43,10 +43,20 @@ func (d *durableFS) TempFile(dir, prefix string) (billy.File, error) {
 }
 
 func (d *durableFS) Rename(from, to string) error {
+	parent := filepath.Dir(d.abs(to))
+	_, statErr := os.Stat(parent)
 	if err := d.Filesystem.Rename(from, to); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(d.abs(to)))
+	if err := syncDir(parent); err != nil {
+		return err
+	}
+	if statErr != nil {
+		// The parent was just created (objects/xx, refs/agentd/runs/R): its
+		// own entry must be durable too.
+		return syncDir(filepath.Dir(parent))
+	}
+	return nil
 }
 
 func (d *durableFS) Create(name string) (billy.File, error) {

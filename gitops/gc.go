@@ -35,6 +35,7 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 		return nil, err
 	}
 	defer unlock()
+	s.changed = true
 	res := &GCResult{BytesBefore: s.objectsSize()}
 	all, err := s.snapshots("")
 	if err != nil {
@@ -152,6 +153,8 @@ func runOfRef(ref string) string {
 }
 
 func (s *Store) removeRef(ref string) error {
+	s.changed = true
+	delete(s.refCache, ref)
 	s.stMu.Lock()
 	err := s.st.RemoveReference(plumbing.ReferenceName(ref))
 	s.stMu.Unlock()
@@ -270,34 +273,18 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 		if !strings.HasSuffix(e.Name(), ".idx") || !strings.HasPrefix(e.Name(), "pack-") {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(packDir, e.Name()))
+		hs, err := packHashes(filepath.Join(packDir, e.Name()))
 		if err != nil {
 			return 0, fmt.Errorf("gitops: gc: %w", err)
 		}
-		idx := idxfile.NewMemoryIndex()
-		if err := idxfile.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
-			return 0, fmt.Errorf("gitops: gc: read %s: %w", e.Name(), err)
-		}
-		it, err := idx.Entries()
-		if err != nil {
-			return 0, err
-		}
 		pi := packInfo{name: strings.TrimSuffix(e.Name(), ".idx")}
-		for {
-			ent, err := it.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return 0, err
-			}
-			if _, ok := reach[ent.Hash]; ok {
-				pi.live = append(pi.live, ent.Hash)
+		for _, h := range hs {
+			if _, ok := reach[h]; ok {
+				pi.live = append(pi.live, h)
 			} else {
-				pi.dead = append(pi.dead, ent.Hash)
+				pi.dead = append(pi.dead, h)
 			}
 		}
-		it.Close()
 		packs = append(packs, pi)
 	}
 	pruned := len(looseDead)
@@ -315,31 +302,8 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 		toPack = append(toPack, looseReach...)
 	}
 	if len(toPack) > 0 {
-		pw, err := newPackWriter(packDir)
-		if err != nil {
-			return 0, err
-		}
-		for _, h := range toPack {
-			if err := ctx.Err(); err != nil {
-				pw.abort()
-				return 0, err
-			}
-			if pw.has(h) {
-				continue
-			}
-			t, data, err := s.readAny(h)
-			if err != nil {
-				pw.abort()
-				return 0, fmt.Errorf("gitops: gc: %w", err)
-			}
-			var buf bytes.Buffer
-			if err := pw.add(t, h, int64(len(data)), deflate(&buf, data)); err != nil {
-				pw.abort()
-				return 0, err
-			}
-		}
-		if _, err := pw.finish(); err != nil {
-			return 0, err
+		if err := s.writePackOf(ctx, toPack); err != nil {
+			return 0, fmt.Errorf("gitops: gc: %w", err)
 		}
 	}
 	// Everything still needed is on disk in its new place: delete.
@@ -383,6 +347,120 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 		s.metaCache = make(map[plumbing.Hash]*Snapshot)
 	}
 	return pruned, nil
+}
+
+// packMergeAt is the number of packs above which the small ones (under
+// smallPack bytes) are merged into one.
+var (
+	packMergeAt       = 24
+	smallPack   int64 = 32 << 20
+)
+
+// consolidatePacks merges small packs once there are many: every snapshot
+// writes one, and readers look objects up pack by pack.
+func (s *Store) consolidatePacks(ctx context.Context) error {
+	packDir := filepath.Join(s.dir, "objects", "pack")
+	ents, err := os.ReadDir(packDir)
+	if err != nil {
+		return err
+	}
+	var small []string
+	n := 0
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".pack")
+		if !ok || !strings.HasPrefix(name, "pack-") {
+			continue
+		}
+		n++
+		if fi, err := e.Info(); err == nil && fi.Size() < smallPack {
+			small = append(small, name)
+		}
+	}
+	if n <= packMergeAt || len(small) < 2 {
+		return nil
+	}
+	var hashes []plumbing.Hash
+	for _, name := range small {
+		hs, err := packHashes(filepath.Join(packDir, name+".idx"))
+		if err != nil {
+			return err
+		}
+		hashes = append(hashes, hs...)
+	}
+	if err := s.writePackOf(ctx, hashes); err != nil {
+		return err
+	}
+	s.changed = true
+	s.stMu.Lock()
+	defer s.stMu.Unlock()
+	s.st.Close()
+	for _, name := range small {
+		base := filepath.Join(packDir, name)
+		if err := os.Remove(base + ".idx"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		_ = os.Remove(base + ".pack")
+	}
+	_ = syncDir(packDir)
+	return s.openStorage()
+}
+
+// packHashes lists the objects of a pack by its index.
+func packHashes(idxPath string) ([]plumbing.Hash, error) {
+	data, err := os.ReadFile(idxPath)
+	if err != nil {
+		return nil, err
+	}
+	idx := idxfile.NewMemoryIndex()
+	if err := idxfile.NewDecoder(bytes.NewReader(data)).Decode(idx); err != nil {
+		return nil, fmt.Errorf("read %s: %w", idxPath, err)
+	}
+	it, err := idx.Entries()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	var out []plumbing.Hash
+	for {
+		e, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e.Hash)
+	}
+}
+
+// writePackOf writes the given objects (read from the store) into a new
+// pack, on disk when it returns.
+func (s *Store) writePackOf(ctx context.Context, hashes []plumbing.Hash) error {
+	pw, err := newPackWriter(filepath.Join(s.dir, "objects", "pack"))
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for _, h := range hashes {
+		if err := ctx.Err(); err != nil {
+			pw.abort()
+			return err
+		}
+		if pw.has(h) {
+			continue
+		}
+		t, data, err := s.readAny(h)
+		if err != nil {
+			pw.abort()
+			return err
+		}
+		if err := pw.add(t, h, int64(len(data)), deflate(&buf, data)); err != nil {
+			pw.abort()
+			return err
+		}
+	}
+	_, err = pw.finish()
+	return err
 }
 
 // filterCache drops cache entries whose blobs are gone and the tree cache.

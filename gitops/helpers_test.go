@@ -154,6 +154,7 @@ func fsck(t testing.TB, dir string) {
 	out, err := cmd.CombinedOutput()
 	// A bare store has no branch: that notice is not a problem.
 	out = bytes.ReplaceAll(out, []byte("notice: HEAD points to an unborn branch (master)\n"), nil)
+	out = bytes.ReplaceAll(out, []byte("notice: No default references\n"), nil)
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Fatalf("git fsck --full on the store %s: %v\n%s", dir, err, out)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -193,6 +194,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	// must go, or the reverse).
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Op == "delete" && ops[j].Op != "delete" })
 
+	s.changed = true
 	j := &restoreJournal{Target: target.ID, Undo: result.UndoSnapshot, Ops: ops}
 	data, err := json.Marshal(j)
 	if err != nil {
@@ -201,21 +203,82 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if err := writeFileAtomic(filepath.Join(s.dir, journalName), data, 0o644, true); err != nil {
 		return nil, fmt.Errorf("gitops: restore: write the journal: %w; nothing was changed", err)
 	}
+	if done, err := s.applyOps(ctx, ops); err != nil {
+		return nil, s.rollback(done, cur, result.UndoSnapshot, err)
+	}
 	dirs := make(map[string]struct{})
-	var done []restoreOp
 	for _, op := range ops {
-		if err := ctx.Err(); err != nil {
-			return nil, s.rollback(done, cur, result.UndoSnapshot, fmt.Errorf("cancelled: %w", err))
-		}
-		done = append(done, op)
-		if err := s.applyOp(op, dirs); err != nil {
-			return nil, s.rollback(done, cur, result.UndoSnapshot, err)
-		}
+		dirs[filepath.Dir(s.abs(op.Path))] = struct{}{}
 	}
 	if err := s.finishOps(dirs); err != nil {
 		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), err)
 	}
 	return result, nil
+}
+
+// restoreWorkers bounds the files a restore writes (and fsyncs) at once.
+var restoreWorkers = 8
+
+// applyOps applies ops: deletions in order, then writes and mode changes in
+// parallel (each fsync'd before it is renamed into place). It returns the
+// ops it started, for a rollback.
+func (s *Store) applyOps(ctx context.Context, ops []restoreOp) ([]restoreOp, error) {
+	dirs := make(map[string]struct{})
+	i := 0
+	for ; i < len(ops) && ops[i].Op == "delete"; i++ {
+		if err := ctx.Err(); err != nil {
+			return ops[:i], fmt.Errorf("cancelled: %w", err)
+		}
+		if err := s.applyOp(ops[i], dirs); err != nil {
+			return ops[:i+1], err
+		}
+	}
+	rest := ops[i:]
+	if len(rest) == 0 {
+		return ops, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan restoreOp)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for range min(restoreWorkers, len(rest)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make(map[string]struct{})
+			for op := range next {
+				if err := s.applyOp(op, local); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					cancel()
+				}
+			}
+		}()
+	}
+	started := i
+feed:
+	for _, op := range rest {
+		select {
+		case next <- op:
+			started++
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return ops[:started], firstErr
+	}
+	if started < len(ops) {
+		return ops[:started], fmt.Errorf("cancelled: %w", context.Cause(ctx))
+	}
+	return ops, nil
 }
 
 // finishOps syncs the touched directories and removes the journal.
@@ -264,6 +327,15 @@ func (s *Store) abs(rel string) string { return filepath.Join(s.root, filepath.F
 func (s *Store) applyOp(op restoreOp, dirs map[string]struct{}) error {
 	abs := s.abs(op.Path)
 	dirs[filepath.Dir(abs)] = struct{}{}
+	if op.Op != "write" {
+		// Never act through a symlinked or replaced parent directory.
+		if err := s.checkParents(op.Path); err != nil {
+			if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir)) && op.Op == "delete" {
+				return nil // nothing of that name can be there
+			}
+			return err
+		}
+	}
 	switch op.Op {
 	case "delete":
 		fi, err := os.Lstat(abs)
@@ -385,10 +457,12 @@ func (s *Store) makeParents(rel string) error {
 		cur = filepath.Join(cur, part)
 		fi, err := os.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(cur, 0o755); err != nil {
+			if err := os.Mkdir(cur, 0o755); err == nil {
+				continue
+			} else if !errors.Is(err, fs.ErrExist) { // another worker may have made it
 				return fmt.Errorf("restore %s: %w", rel, err)
 			}
-			continue
+			fi, err = os.Lstat(cur)
 		}
 		if err != nil {
 			return fmt.Errorf("restore %s: %w", rel, err)
@@ -399,6 +473,29 @@ func (s *Store) makeParents(rel string) error {
 	}
 	return nil
 }
+
+// checkParents verifies that rel's parent directories are directories (not
+// symlinks) inside the workspace.
+func (s *Store) checkParents(rel string) error {
+	dir := path.Dir(rel)
+	if dir == "." {
+		return nil
+	}
+	cur := s.root
+	for _, part := range strings.Split(dir, "/") {
+		cur = filepath.Join(cur, part)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: %s: %w", rel, cur, errNotDir)
+		}
+	}
+	return nil
+}
+
+var errNotDir = errors.New("not a directory (a file or symlink is in the way)")
 
 // recoverRestore finishes a restore a crash interrupted (the caller holds
 // the store lock).

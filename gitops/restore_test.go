@@ -197,3 +197,32 @@ func TestOpenFinishesInterruptedRestore(t *testing.T) {
 		t.Fatalf("a = %q", b)
 	}
 }
+
+func TestRestoreNeverWritesThroughSymlinks(t *testing.T) {
+	root, outside := t.TempDir(), t.TempDir()
+	writeTree(t, root, map[string]string{"a/f": "mine\n", "b": "b\n"})
+	s := openTestStore(t, root, Options{})
+	ctx := context.Background()
+	snap, err := s.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Replace the directory a with a link to a directory outside.
+	writeTree(t, outside, map[string]string{"f": "outside\n", "g": "outside g\n"})
+	os.RemoveAll(filepath.Join(root, "a"))
+	os.Symlink(outside, filepath.Join(root, "a"))
+	before := treeState(t, outside, false)
+	res, err := s.Restore(ctx, snap.ID, RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := diffStates(before, treeState(t, outside, false)); len(d) > 0 {
+		t.Fatalf("restore wrote outside the workspace: %v (%+v)", d, res)
+	}
+	if fi, err := os.Lstat(filepath.Join(root, "a")); err != nil || !fi.IsDir() {
+		t.Fatalf("a is not a directory again: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "a/f")); string(b) != "mine\n" {
+		t.Fatalf("a/f = %q", b)
+	}
+}

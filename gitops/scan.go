@@ -32,6 +32,7 @@ type scanResult struct {
 	byPath  map[string]*fileRec
 	skipped []SkippedFile
 	full    bool // a full walk (not from the watcher's dirty set)
+	hashed  int  // files read and hashed
 }
 
 // objSink receives the objects a scan or a snapshot needs in the store.
@@ -84,6 +85,7 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 		}
 		res.byPath[e.Path] = r
 	}
+	res.hashed = len(jobs)
 	var sink objSink
 	if newSink != nil {
 		sink, err = newSink(len(jobs) > packThreshold)
@@ -116,6 +118,7 @@ func (s *Store) collect(ctx context.Context, cache *statCache) ([]fileset.Entry,
 	if ents, ok := s.collectDirty(ctx, cache); ok {
 		return ents, false, nil
 	}
+	s.walks.Add(1)
 	var mu sync.Mutex
 	var ents []fileset.Entry
 	err := s.files.Walk(ctx, fileset.Options{}, func(e fileset.Entry) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -48,10 +49,10 @@ func (s *Store) Snapshot(ctx context.Context, opts SnapshotOptions) (*Snapshot, 
 func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPrefix string) (*Snapshot, *scanResult, error) {
 	cache := s.ensureCache()
 	var pw *packWriter
-	newSink := func(many bool) (objSink, error) {
-		if !many {
-			return looseSink{s}, nil
-		}
+	// New objects always go into one pack: a handful of fsyncs per
+	// snapshot instead of three per loose object. Small packs are merged
+	// from time to time (consolidatePacks).
+	newSink := func(bool) (objSink, error) {
 		var err error
 		pw, err = newPackWriter(filepath.Join(s.dir, "objects", "pack"))
 		if err != nil {
@@ -59,6 +60,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 		}
 		return packSink{s: s, p: pw}, nil
 	}
+	s.changed = true // objects may be written even if it fails
 	res, sink, err := s.scan(ctx, newSink)
 	fail := func(err error) (*Snapshot, *scanResult, error) {
 		if pw != nil {
@@ -70,7 +72,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 		return fail(err)
 	}
 	if sink == nil {
-		sink = looseSink{s}
+		return fail(fmt.Errorf("no object sink"))
 	}
 
 	// Which directories changed since the cache (the last snapshot)?
@@ -135,11 +137,16 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if err != nil {
 		return fail(err)
 	}
+	s.changed = true
 	s.stMu.Lock()
 	err = s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(ref), ch))
 	s.stMu.Unlock()
 	if err != nil {
+		s.refCache = nil
 		return fail(fmt.Errorf("write reference %s: %w", ref, err))
+	}
+	if s.refCache != nil {
+		s.refCache[ref] = ch
 	}
 
 	paths := make([]string, len(res.files))
@@ -154,8 +161,11 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if s.watcher != nil {
 		s.watchBase = s.cache
 	}
-	if changed > 0 || res.full || s.cacheID == "" {
+	if changed > 0 || res.hashed > 0 || s.cacheID == "" {
 		s.saveCache()
+	}
+	if err := s.consolidatePacks(ctx); err != nil {
+		slog.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
 	}
 	snap := metaToSnapshot(ch, ref, meta)
 	s.metaCache[ch] = snap
@@ -186,6 +196,9 @@ func (s *Store) nextRef(prefix string) (string, error) {
 
 // refs returns every snapshot reference: name -> commit.
 func (s *Store) refs() (map[string]plumbing.Hash, error) {
+	if s.refCache != nil {
+		return s.refCache, nil
+	}
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
 	it, err := s.st.IterReferences()
@@ -199,6 +212,9 @@ func (s *Store) refs() (map[string]plumbing.Hash, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		s.refCache = out
+	}
 	return out, err
 }
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
-
+	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5"
@@ -149,6 +149,27 @@ func (s *Store) removeTempFiles() {
 			}
 		}
 	}
+	// A pack without its index (or the reverse) is one a killed process was
+	// writing or merging: no reference needs it (references are written
+	// after the pack is complete; merged objects are in the new pack
+	// before an old one is deleted), and go-git cannot open the store
+	// while it is there.
+	packDir := filepath.Join(s.dir, "objects", "pack")
+	if ents, err := os.ReadDir(packDir); err == nil {
+		have := make(map[string]bool, len(ents))
+		for _, e := range ents {
+			have[e.Name()] = true
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if base, ok := strings.CutSuffix(n, ".pack"); ok && !have[base+".idx"] {
+				_ = os.Remove(filepath.Join(packDir, n))
+			}
+			if base, ok := strings.CutSuffix(n, ".idx"); ok && !have[base+".pack"] {
+				_ = os.Remove(filepath.Join(packDir, n))
+			}
+		}
+	}
 	// Temporary reference files (durableFS.Create) live beside the refs.
 	_ = filepath.WalkDir(filepath.Join(s.dir, "refs"), func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), ".tmp-") {
@@ -185,7 +206,9 @@ func (s *Store) Close() error {
 }
 
 // lock takes the in-process and the cross-process lock of the store and
-// reloads what another process may have changed meanwhile.
+// reloads what another process may have changed meanwhile. Every process
+// that changes the store writes a new token into the lock file before it
+// unlocks, so an unchanged token means nothing needs reloading.
 func (s *Store) lock(ctx context.Context) (func(), error) {
 	s.mu.Lock()
 	lk, err := lockFile(ctx, filepath.Join(s.dir, lockName))
@@ -193,8 +216,23 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		s.mu.Unlock()
 		return nil, err
 	}
-	s.refreshFromDisk()
+	buf := make([]byte, 64)
+	n, _ := lk.f.ReadAt(buf, 0)
+	if tok := string(buf[:n]); tok != s.token || tok == "" {
+		s.refreshFromDisk()
+		s.token = tok
+	}
+	s.changed = false
 	return func() {
+		if s.changed {
+			s.tokenSeq++
+			tok := fmt.Sprintf("%d-%d-%d", os.Getpid(), time.Now().UnixNano(), s.tokenSeq)
+			if _, err := lk.f.WriteAt([]byte(tok), 0); err == nil && lk.f.Truncate(int64(len(tok))) == nil {
+				s.token = tok
+			} else {
+				s.token = ""
+			}
+		}
 		lk.unlock()
 		s.mu.Unlock()
 	}, nil
@@ -202,7 +240,7 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 
 // refreshFromDisk drops in-memory state another process may have made
 // stale: a gc elsewhere may have pruned objects the cache names, and a
-// snapshot elsewhere may have added packs.
+// snapshot elsewhere may have added packs and references.
 func (s *Store) refreshFromDisk() {
 	gen, _ := os.ReadFile(filepath.Join(s.dir, gcGenName))
 	if string(gen) != s.gcGen {
@@ -219,7 +257,10 @@ func (s *Store) refreshFromDisk() {
 			s.treesKnown = nil
 		}
 	}
+	s.refCache = nil
+	s.stMu.Lock()
 	s.st.ObjectStorage.Reindex()
+	s.stMu.Unlock()
 }
 
 func (s *Store) ensureCache() *statCache {
@@ -264,12 +305,19 @@ type storeState struct {
 	metaCache  map[plumbing.Hash]*Snapshot
 	watcher    *fileset.Watcher
 	watchBase  *statCache // the cache the watcher's dirty sets apply to
-	watchFull  int // snapshots since the last full walk while watching
+	watchFull  int        // snapshots since the last full walk while watching
+	// Paths the watcher reported that no snapshot has looked at yet.
+	pending         map[string]struct{}
+	pendingOverflow bool
+	walks           atomic.Int64 // full walks (tests check the watcher is used)
+
+	token    string // the lock file's content when we last held it
+	tokenSeq int
+	changed  bool                     // this operation changed the store
+	refCache map[string]plumbing.Hash // snapshot references; nil = reload
 
 	hashed atomic.Int64 // files read and hashed (tests check the cache)
 }
-
-
 
 func inode(fi fs.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {

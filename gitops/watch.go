@@ -40,6 +40,26 @@ func (s *Store) Watch(ctx context.Context) error {
 	return nil
 }
 
+// drainWatcher moves the watcher's dirty set into s.pending.
+func (s *Store) drainWatcher() {
+	paths, overflow := s.watcher.Drain()
+	if s.pending == nil {
+		s.pending = make(map[string]struct{})
+	}
+	for _, p := range paths {
+		s.pending[p] = struct{}{}
+	}
+	s.pendingOverflow = s.pendingOverflow || overflow
+}
+
+func (s *Store) pendingPaths() []string {
+	out := make([]string, 0, len(s.pending))
+	for p := range s.pending {
+		out = append(out, p)
+	}
+	return out
+}
+
 // collectDirty returns the workspace's entries as the cache plus what the
 // watcher saw change, re-stat'ing only those paths. ok is false when a
 // full walk is needed.
@@ -47,7 +67,9 @@ func (s *Store) collectDirty(ctx context.Context, cache *statCache) (ents []file
 	if s.watcher == nil {
 		return nil, false
 	}
-	dirty, overflow := s.watcher.Drain()
+	s.drainWatcher()
+	dirty, overflow := s.pendingPaths(), s.pendingOverflow
+	s.pending, s.pendingOverflow = nil, false
 	if overflow || s.watchBase == nil || s.watchBase != cache || s.watchFull >= fullScanEvery {
 		s.watchFull = 0
 		return nil, false

@@ -304,6 +304,8 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any,
 	// Release the read loop before deriving any context from ctx (a
 	// WithCancel on the pooled request context before Async can panic).
 	jsonrpc2.Async(ctx)
+	// Async cloned the request; the old name borrowed the frame buffer.
+	name = req.Method()
 	cctx, cancel := context.WithCancel(ctx)
 	f.setCancel(cancel)
 	defer func() {
@@ -516,4 +518,10 @@ func (s *Server) capabilities() clientCaps {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.caps
+}
+
+// ServerToClient lists the methods the server sends to the client.
+var ServerToClient = []string{
+	"agentd/run/didChange", "window/workDoneProgress/create", "$/progress", "agentd/approval/request",
+	"window/showMessageRequest", "workspace/applyEdit", "agentd/documents/save", "agentd/changes/didChange",
 }

@@ -492,3 +492,14 @@ func (fc *FileChange) Rebase(newBase []byte) (rebased *FileChange, stale []diff.
 	nf.finish(oldMode)
 	return nf, stale
 }
+
+// File returns the change of the given slash-separated relative path (the
+// new path of a move), nil if the set does not touch it.
+func (cs *ChangeSet) File(path string) *FileChange {
+	for _, fc := range cs.Files {
+		if fc.Path == path {
+			return fc
+		}
+	}
+	return nil
+}

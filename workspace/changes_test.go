@@ -156,6 +156,15 @@ func TestBuilderOperations(t *testing.T) {
 	if mv.OldPath != "move.txt" || string(mv.New) != "moving\n" || mv.BaseHash != Hash([]byte("moving\n")) {
 		t.Errorf("move: %+v", mv)
 	}
+	if cs.File("edit.txt") != edit || cs.File("keep.txt") != nil {
+		t.Error("ChangeSet.File does not find the files by path")
+	}
+	if c, _ := create.ContentWith([]string{""}); string(c) != "new\n" {
+		t.Errorf("whole-file ContentWith(accepted) = %q", c)
+	}
+	if c, _ := del.ContentWith(nil); string(c) != "bye\n" {
+		t.Errorf("whole-file ContentWith(none) = %q", c)
+	}
 	mv2 := fileOf(t, cs, "me2.txt")
 	if mv2.OldPath != "moveedit.txt" || string(mv2.Old) != "m\n" || string(mv2.New) != "m2\n" {
 		t.Errorf("move+edit: %+v", mv2)

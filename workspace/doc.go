@@ -4,4 +4,47 @@
 // writes that keep file modes, ignore-aware listing through fileset, and
 // change sets: what a step proposes to do to files, with hunks, checked
 // against the content it was computed from when it is applied.
+//
+// # Paths
+//
+// Every method takes a workspace-relative path, an absolute path inside the
+// root (or inside the root as it was named before symlink resolution) or a
+// file:// URI. Resolve refuses, with a *PathError wrapping ErrOutsideRoot,
+// anything that leaves the root lexically ("..", absolute paths elsewhere,
+// percent-encoded dots in URIs) or through a symlink in any existing
+// component; symlinks that stay inside are followed. A missing tail is
+// allowed so files can be created. NUL bytes and non-local URIs wrap
+// ErrInvalidPath. Writing, removing or renaming inside a `.git` directory
+// (any level, any case, also through a link) wraps ErrGitDir; reading there
+// is allowed.
+//
+// Internally every path is reduced to its symlink-free form and every file
+// operation goes through an os.Root of the workspace, so a component swapped
+// for an escaping link between the check and the use is still refused.
+// Overlays and change sets are keyed by the symlink-free form.
+//
+// # Overlays
+//
+// OpenOverlay/EditOverlay/CloseOverlay mirror didOpen/didChange/didClose:
+// incremental edits with 0-based lines ("\n", "\r\n" and "\r" end a line)
+// and UTF-16 character offsets, a nil Range replacing the whole text.
+// ReadFile, Builder and Apply read the overlay when one is open.
+//
+// # Writes
+//
+// WriteFile writes a temporary file beside the target, fsyncs it, gives it
+// the existing file's mode (and owner, when allowed), renames it into place
+// and fsyncs the directory. agentd's own writes are remembered for
+// SelfWriteWindow (RecentlyWritten, SelfWritten) so a file watcher can
+// ignore the events they cause.
+//
+// # Change sets
+//
+// Propose returns a Builder; Build gives a ChangeSet whose files carry the
+// content they were computed against (Old, BaseHash), the proposal (New) and
+// its hunks. Apply writes accepted hunks after checking each file against
+// BaseHash, rebasing with a three-way merge when the user changed the file
+// meanwhile, and reporting a ConflictError (leaving the file alone) when the
+// merge is not clean. Revert takes applied hunks out again; Rebase moves a
+// pending change onto the text the user has typed since.
 package workspace

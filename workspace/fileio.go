@@ -37,7 +37,13 @@ func (w *Workspace) ReadFile(ctx context.Context, p string) ([]byte, error) {
 // readDisk reads a symlink-free rel from disk, bounded by MaxFileSize, and
 // returns its mode.
 func (w *Workspace) readDisk(real string) ([]byte, fs.FileMode, error) {
-	f, err := w.dir.Open(real)
+	// Check the type first: opening a FIFO would block.
+	if fi, err := w.dir.Lstat(real); err != nil {
+		return nil, 0, unwrapOS(err)
+	} else if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil, 0, fmt.Errorf("is not a regular file (%s)", fi.Mode().Type())
+	}
+	f, err := w.dir.OpenFile(real, readFlags, 0)
 	if err != nil {
 		return nil, 0, unwrapOS(err)
 	}
@@ -85,10 +91,15 @@ func (w *Workspace) Stat(p string) (fs.FileInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Lstat of the path as given (so a link inside the root is reported as
-	// a link), through the root handle: a parent swapped for a link that
-	// leaves the root since resolve is refused by os.Root.
-	fi, err := w.dir.Lstat(r.rel)
+	// Lstat of the last name as given (so a link inside the root is
+	// reported as a link) in its symlink-free parent, through the root
+	// handle: a parent swapped since for a link that leaves the root is
+	// refused by os.Root.
+	name, err := w.lastLinkOnly(r)
+	if err != nil {
+		return nil, &PathError{Path: p, Err: err}
+	}
+	fi, err := w.dir.Lstat(name)
 	if err != nil {
 		return nil, &PathError{Path: p, Err: unwrapOS(err)}
 	}

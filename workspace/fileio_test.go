@@ -184,6 +184,21 @@ func TestStat(t *testing.T) {
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Fatalf("Stat(link) = %v, %v; want the link itself", fi, err)
 	}
+	if err := os.MkdirAll(filepath.Join(root, "d", "e"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "d"), filepath.Join(root, "abs")); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := w.Stat("abs/e"); err != nil || !fi.IsDir() {
+		t.Fatalf("Stat through an absolute link inside = %v, %v", fi, err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.ReadFile(t.Context(), "fifo"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("ReadFile(fifo) = %v; want a refusal (and no hang)", err)
+	}
 	if _, err := w.Stat("../x"); !errors.Is(err, ErrOutsideRoot) {
 		t.Fatalf("Stat outside: %v", err)
 	}

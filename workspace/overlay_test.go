@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 func newWS(t testing.TB, files map[string]string) (*Workspace, string) {
@@ -281,17 +283,114 @@ func TestConcurrentOverlayEdits(t *testing.T) {
 	readers.Wait()
 }
 
+// BenchmarkEditOverlay edits one character per didChange in a 200 KB
+// buffer. The "copy-per-edit" case is the straightforward implementation
+// (scan bytes to the line, build a new slice per edit) for the ratio.
 func BenchmarkEditOverlay(b *testing.B) {
-	w, _ := newWS(b, nil)
 	text := strings.Repeat("func main() { fmt.Println(\"héllo 😀\") }\n", 5000) // ~200 KB
-	if err := w.OpenOverlay("f.go", []byte(text), 0); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for i := range b.N {
-		line := i % 5000
-		if err := w.EditOverlay("f.go", []TextEdit{{rng(line, 5, line, 6), "x"}}, int32(i)); err != nil {
+	b.Run("workspace", func(b *testing.B) {
+		w, _ := newWS(b, nil)
+		if err := w.OpenOverlay("f.go", []byte(text), 0); err != nil {
 			b.Fatal(err)
 		}
+		b.ResetTimer()
+		for i := range b.N {
+			line := i * 7919 % 5000
+			if err := w.EditOverlay("f.go", []TextEdit{{rng(line, 5, line, 6), "x"}}, int32(i)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("copy-per-edit", func(b *testing.B) {
+		buf := []byte(text)
+		for i := range b.N {
+			line := i * 7919 % 5000
+			start := naiveOffset(buf, Position{line, 5})
+			end := naiveOffset(buf, Position{line, 6})
+			out := make([]byte, 0, len(buf)+1)
+			out = append(out, buf[:start]...)
+			out = append(out, 'x')
+			buf = append(out, buf[end:]...)
+		}
+	})
+}
+
+// naiveOffset walks bytes to the line, then counts UTF-16 units.
+func naiveOffset(text []byte, pos Position) int {
+	off := 0
+	for line := 0; line < pos.Line && off < len(text); off++ {
+		if text[off] == '\n' || text[off] == '\r' && (off+1 == len(text) || text[off+1] != '\n') {
+			line++
+		}
 	}
+	for units := 0; off < len(text) && units < pos.Character && text[off] != '\n' && text[off] != '\r'; {
+		r, size := utf8.DecodeRune(text[off:])
+		units += utf16.RuneLen(r)
+		off += size
+	}
+	return off
+}
+
+// refOffset is a slow, obviously correct Offset for valid UTF-8: split the
+// lines, encode the line as UTF-16, take the prefix.
+func refOffset(text string, pos Position) (int, bool) {
+	var lines []string // with terminators
+	start := 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '\n':
+			lines = append(lines, text[start:i+1])
+			start = i + 1
+		case '\r':
+			if i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+			lines = append(lines, text[start:i+1])
+			start = i + 1
+		}
+	}
+	lines = append(lines, text[start:])
+	if pos.Line >= len(lines) {
+		return 0, false
+	}
+	off := 0
+	for _, l := range lines[:pos.Line] {
+		off += len(l)
+	}
+	content := strings.TrimRight(lines[pos.Line], "\r\n")
+	units := utf16.Encode([]rune(content))
+	c := min(pos.Character, len(units))
+	if c > 0 && utf16.IsSurrogate(rune(units[c-1])) && c < len(units) && utf16.IsSurrogate(rune(units[c])) {
+		c-- // between the halves of a pair: the character's start
+	}
+	return off + len(string(utf16.Decode(units[:c]))), true
+}
+
+func FuzzOffset(f *testing.F) {
+	f.Add("a😀b\r\ncd\ré\n", 0, 2)
+	f.Add("x\r\r\n\ny", 2, 0)
+	f.Add("日本語", 0, 9)
+	f.Fuzz(func(t *testing.T, text string, line, char int) {
+		if !utf8.ValidString(text) || line < 0 || char < 0 || line > 1000 || char > 1000 {
+			return
+		}
+		pos := Position{line, char}
+		got, err := Offset([]byte(text), pos)
+		want, ok := refOffset(text, pos)
+		if ok != (err == nil) {
+			t.Fatalf("Offset(%q, %v) = %d, %v; reference ok=%v", text, pos, got, err, ok)
+		}
+		if ok && got != want {
+			t.Fatalf("Offset(%q, %v) = %d; reference %d", text, pos, got, want)
+		}
+		if ok {
+			// Applying an edit there agrees with string surgery.
+			end := Position{line, char + 1}
+			e, _ := Offset([]byte(text), end)
+			out, err := applyEdit([]byte(text), TextEdit{Range: &Range{pos, end}, Text: "Z"})
+			if err != nil || string(out) != text[:got]+"Z"+text[e:] {
+				t.Fatalf("applyEdit = %q, %v", out, err)
+			}
+		}
+	})
 }

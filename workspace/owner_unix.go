@@ -22,3 +22,7 @@ func keepOwner(f *os.File, old fs.FileInfo) {
 	}
 	_ = f.Chown(int(st.Uid), int(st.Gid))
 }
+
+// readFlags open a file for reading without blocking on a FIFO swapped in
+// after the type check.
+const readFlags = os.O_RDONLY | syscall.O_NONBLOCK

@@ -26,11 +26,6 @@ type resolved struct {
 	real string // rel with every symlink of its existing part resolved ("." for the root)
 }
 
-// realAbs is the OS path of the symlink-free location.
-func (w *Workspace) realAbs(r resolved) string {
-	return filepath.Join(w.root, filepath.FromSlash(r.real))
-}
-
 // Resolve turns a workspace-relative path, an absolute path inside the root
 // or a file:// URI into a clean slash-separated relative path and the
 // absolute OS path. Anything that leaves the root — lexically or through a

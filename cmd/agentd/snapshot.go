@@ -2,11 +2,229 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/workspace"
 )
 
+const snapshotUsage = `usage: agentd snapshot SUBCOMMAND [flags]
+
+subcommands:
+  create [--label L]                          record the workspace now
+  list [--run R]                              list snapshots, newest first
+  show ID [--files]                           one snapshot (--files: its files, one per line)
+  diff A [B]                                  unified diff from A to B (default: the workspace now)
+  restore ID [--path P]... [--dry-run] [--overwrite]
+                                              make the workspace match snapshot ID
+  gc                                          prune old runs and unreferenced objects
+
+flags of every subcommand:
+  --workspace DIR   the workspace (default: the current directory)
+  --state-dir DIR   agentd's state dir (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)
+  --json            machine-readable output
+`
+
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+
 func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "agentd snapshot: not implemented yet")
-	return exitFailed
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		io.WriteString(stderr, snapshotUsage)
+		if len(args) == 0 {
+			return exitUsage
+		}
+		return exitOK
+	}
+	sub := args[0]
+	fs := newFlagSet("snapshot "+sub, "[flags]", stderr)
+	fs.Usage = func() { io.WriteString(stderr, snapshotUsage) }
+	wsDir := fs.String("workspace", ".", "the workspace `dir`")
+	stateDir := fs.String("state-dir", "", "agentd's state `dir`")
+	asJSON := fs.Bool("json", false, "machine-readable output")
+	label := fs.String("label", "", "label of the snapshot (create)")
+	run := fs.String("run", "", "only this run's snapshots (list)")
+	files := fs.Bool("files", false, "list the snapshot's files (show)")
+	var paths stringList
+	fs.Var(&paths, "path", "restore only this `path` (file or directory; repeatable)")
+	dryRun := fs.Bool("dry-run", false, "list what restore would do and change nothing")
+	overwrite := fs.Bool("overwrite", false, "restore files changed by someone else too")
+	pos, err := parseInterspersed(fs, args[1:])
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	want := map[string][2]int{"create": {0, 0}, "list": {0, 0}, "show": {1, 1}, "diff": {1, 2}, "restore": {1, 1}, "gc": {0, 0}}
+	n, ok := want[sub]
+	if !ok {
+		fmt.Fprintf(stderr, "agentd snapshot: unknown subcommand %q\n\n%s", sub, snapshotUsage)
+		return exitUsage
+	}
+	if len(pos) < n[0] || len(pos) > n[1] {
+		fmt.Fprintf(stderr, "agentd snapshot %s: wrong number of arguments\n\n%s", sub, snapshotUsage)
+		return exitUsage
+	}
+
+	ws, err := workspace.Open(*wsDir, workspace.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd snapshot: open workspace %s: %v\n", *wsDir, err)
+		return exitFailed
+	}
+	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd snapshot: %v\n", err)
+		return exitFailed
+	}
+	defer store.Close()
+
+	out := func(v any, text func()) int {
+		if *asJSON {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(v); err != nil {
+				fmt.Fprintf(stderr, "agentd snapshot: %v\n", err)
+				return exitFailed
+			}
+			return exitOK
+		}
+		text()
+		return exitOK
+	}
+	fail := func(err error) int {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "agentd snapshot %s: cancelled\n", sub)
+			return exitCancelled
+		}
+		fmt.Fprintf(stderr, "agentd snapshot %s: %v\n", sub, err)
+		return exitFailed
+	}
+
+	switch sub {
+	case "create":
+		snap, err := store.Snapshot(ctx, gitops.SnapshotOptions{Label: *label})
+		if err != nil {
+			return fail(err)
+		}
+		return out(snap, func() {
+			fmt.Fprintf(stdout, "snapshot %s (%s): %d files, %d changed\n", snap.ID, snap.Ref, snap.Files, snap.FilesChanged)
+			printSkipped(stdout, snap.Skipped)
+		})
+	case "list":
+		list, err := store.List(ctx, *run)
+		if err != nil {
+			return fail(err)
+		}
+		if list == nil {
+			list = []*gitops.Snapshot{}
+		}
+		return out(list, func() {
+			if len(list) == 0 {
+				fmt.Fprintln(stderr, "no snapshots yet; take one with 'agentd snapshot create'")
+				return
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tCREATED\tREF\tSTEP\tFILES\tCHANGED\tLABEL")
+			for _, s := range list {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID[:12], s.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+					strings.TrimPrefix(s.Ref, "refs/agentd/"), s.StepID, s.Files, s.FilesChanged, s.Label)
+			}
+			tw.Flush()
+		})
+	case "show":
+		snap, err := store.Get(ctx, pos[0])
+		if err != nil {
+			return fail(err)
+		}
+		if *files {
+			list, err := store.Files(ctx, snap.ID)
+			if err != nil {
+				return fail(err)
+			}
+			return out(list, func() {
+				for _, f := range list {
+					fmt.Fprintln(stdout, f)
+				}
+			})
+		}
+		return out(snap, func() {
+			fmt.Fprintf(stdout, "id:       %s\nref:      %s\ncreated:  %s\n", snap.ID, snap.Ref, snap.CreatedAt.Local().Format("2006-01-02 15:04:05 MST"))
+			if snap.RunID != "" {
+				fmt.Fprintf(stdout, "run:      %s\nstep:     %s\n", snap.RunID, snap.StepID)
+			}
+			fmt.Fprintf(stdout, "label:    %s\nfiles:    %d (%d changed since the previous snapshot)\n", snap.Label, snap.Files, snap.FilesChanged)
+			printSkipped(stdout, snap.Skipped)
+		})
+	case "diff":
+		to := ""
+		if len(pos) == 2 {
+			to = pos[1]
+		}
+		fds, err := store.Diff(ctx, pos[0], to)
+		if err != nil {
+			return fail(err)
+		}
+		return out(fds, func() {
+			for _, fd := range fds {
+				io.WriteString(stdout, diff.Unified(fd))
+			}
+		})
+	case "restore":
+		res, err := store.Restore(ctx, pos[0], gitops.RestoreOptions{Paths: paths, DryRun: *dryRun, Overwrite: *overwrite})
+		if err != nil {
+			return fail(err)
+		}
+		code := out(res, func() {
+			verb := ""
+			if *dryRun {
+				verb = "would be "
+			}
+			for _, g := range []struct {
+				what  string
+				paths []string
+			}{{"restored", res.Restored}, {"created", res.Created}, {"deleted", res.Deleted}} {
+				for _, p := range g.paths {
+					fmt.Fprintf(stdout, "%s%s: %s\n", verb, g.what, p)
+				}
+			}
+			for _, c := range res.Conflicts {
+				fmt.Fprintf(stdout, "conflict: %s: %s\n", c.Path, c.Message)
+			}
+			if n := len(res.Restored) + len(res.Created) + len(res.Deleted); n == 0 && len(res.Conflicts) == 0 {
+				fmt.Fprintln(stdout, "nothing to restore: the workspace already matches")
+			}
+			if res.UndoSnapshot != "" {
+				fmt.Fprintf(stdout, "undo with: agentd snapshot restore %s\n", res.UndoSnapshot[:12])
+			}
+		})
+		if code == exitOK && len(res.Conflicts) > 0 {
+			return exitPartial
+		}
+		return code
+	case "gc":
+		res, err := store.GC(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		return out(res, func() {
+			fmt.Fprintf(stdout, "pruned %d runs and %d objects; store %d -> %d bytes\n", res.RunsPruned, res.ObjectsPruned, res.BytesBefore, res.BytesAfter)
+		})
+	}
+	return exitUsage
+}
+
+func printSkipped(w io.Writer, skipped []gitops.SkippedFile) {
+	for _, s := range skipped {
+		fmt.Fprintf(w, "skipped: %s (%d bytes): %s\n", s.Path, s.Size, s.Reason)
+	}
 }

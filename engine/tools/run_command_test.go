@@ -1,10 +1,10 @@
+//go:build linux
+
 package tools
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 )
 
 // streamRecorder collects streamed output and can signal when a stream
@@ -58,15 +60,22 @@ func (r *streamRecorder) get(stream string) string {
 	return ""
 }
 
-// processGone reports whether pid has exited (absent or a zombie).
+// processGone reports whether pid has exited or exits within a few
+// seconds. A killed process closes its files (so our pipes see EOF) a moment
+// before it is marked dead; a pidfd becomes readable when it is.
 func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
-		return true
+		return errors.Is(err, unix.ESRCH)
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && (s[i+2] == 'Z' || s[i+2] == 'X')
+	defer unix.Close(fd)
+	for {
+		n, err := unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 10_000)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n == 1
+	}
 }
 
 // withTimeoutTrigger makes run_command's timeout fire when fire is closed.

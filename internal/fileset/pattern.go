@@ -33,6 +33,36 @@ type patternList struct {
 	base     string
 	patterns []pattern
 	src      string // the file's content, to tell real changes from re-reads
+
+	// Buckets of pattern indexes that let match skip most patterns while
+	// still finding the last matching one. Lists hold indexes descending.
+	literalBase map[string]int // no-dir literal (not dir-only) -> highest index
+	literalDir  map[string]int // no-dir literal, dir-only
+	endsWith    []int          // "*literal"
+	other       []int          // everything else
+}
+
+// index fills the buckets.
+func (pl *patternList) index() {
+	pl.literalBase = map[string]int{}
+	pl.literalDir = map[string]int{}
+	for i := len(pl.patterns) - 1; i >= 0; i-- {
+		pat := &pl.patterns[i]
+		switch {
+		case pat.flags&patNoDir != 0 && pat.nowildcardlen == len(pat.text):
+			m := pl.literalBase
+			if pat.flags&patMustBeDir != 0 {
+				m = pl.literalDir
+			}
+			if _, ok := m[pat.text]; !ok {
+				m[pat.text] = i
+			}
+		case pat.flags&patNoDir != 0 && pat.flags&patEndsWith != 0:
+			pl.endsWith = append(pl.endsWith, i)
+		default:
+			pl.other = append(pl.other, i)
+		}
+	}
 }
 
 // source returns the content the list was parsed from ("" for nil).
@@ -67,6 +97,7 @@ func parsePatterns(data []byte, base string) *patternList {
 		}
 		pl.patterns = append(pl.patterns, parsePattern(s))
 	}
+	pl.index()
 	return pl
 }
 
@@ -182,23 +213,68 @@ func (pat *pattern) matchPathname(pathname, base string) bool {
 // match reports the last pattern of pl that matches, or nil. pathname is
 // relative to the repository root; isDir says whether it is a directory.
 func (pl *patternList) match(pathname, basename string, isDir bool) *pattern {
+	best := -1
+	if i, ok := pl.literalBase[basename]; ok {
+		best = i
+	}
+	if isDir {
+		if i, ok := pl.literalDir[basename]; ok && i > best {
+			best = i
+		}
+	}
+	for _, i := range pl.endsWith {
+		if i <= best {
+			break
+		}
+		pat := &pl.patterns[i]
+		if pat.flags&patMustBeDir != 0 && !isDir {
+			continue
+		}
+		if strings.HasSuffix(basename, pat.literalSuffix) {
+			best = i
+			break
+		}
+	}
+	var base string
+	if pl.base != "" {
+		base = pl.base[:len(pl.base)-1]
+	}
+	for _, i := range pl.other {
+		if i <= best {
+			break
+		}
+		if pl.matchOne(i, pathname, base, basename, isDir) {
+			best = i
+			break
+		}
+	}
+	if best < 0 {
+		return nil
+	}
+	return &pl.patterns[best]
+}
+
+// matchOne is one step of dir.c's last_matching_pattern_from_list.
+func (pl *patternList) matchOne(i int, pathname, base, basename string, isDir bool) bool {
+	pat := &pl.patterns[i]
+	if pat.flags&patMustBeDir != 0 && !isDir {
+		return false
+	}
+	if pat.flags&patNoDir != 0 {
+		return pat.matchBasename(basename)
+	}
+	return pat.matchPathname(pathname, base)
+}
+
+// matchSlow is the plain reverse scan, kept to test match against.
+func (pl *patternList) matchSlow(pathname, basename string, isDir bool) *pattern {
 	var base string
 	if pl.base != "" {
 		base = pl.base[:len(pl.base)-1]
 	}
 	for i := len(pl.patterns) - 1; i >= 0; i-- {
-		pat := &pl.patterns[i]
-		if pat.flags&patMustBeDir != 0 && !isDir {
-			continue
-		}
-		if pat.flags&patNoDir != 0 {
-			if pat.matchBasename(basename) {
-				return pat
-			}
-			continue
-		}
-		if pat.matchPathname(pathname, base) {
-			return pat
+		if pl.matchOne(i, pathname, base, basename, isDir) {
+			return &pl.patterns[i]
 		}
 	}
 	return nil

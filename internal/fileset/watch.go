@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -142,14 +143,16 @@ func (w *watcherState) handle(ctx context.Context, ev fsnotify.Event) {
 	if statErr == nil && !ev.Has(fsnotify.Remove) && !ev.Has(fsnotify.Rename) && w.s.Ignored(rel, isDir) {
 		return
 	}
-	w.mark(rel)
-	if path := rel; strings.HasSuffix(path, "/.gitignore") || path == ".gitignore" {
-		dir := strings.TrimSuffix(strings.TrimSuffix(path, ".gitignore"), "/")
-		w.mark(dir)
+	// Watches are added before the paths are marked: whoever drains a
+	// mark and then walks sees everything the new watches do not.
+	if path.Base(rel) == ".gitignore" {
+		dir := parentDir(rel)
 		// Directories may have become visible: watch them.
 		if err := w.addTree(ctx, dir, false); err != nil {
 			slog.Debug("fileset: rescan after ignore change", "dir", dir, "err", err)
 		}
+		w.mark(rel)
+		w.mark(dir)
 		return
 	}
 	if isDir && (ev.Has(fsnotify.Create) || ev.Has(fsnotify.Rename)) {
@@ -159,6 +162,7 @@ func (w *watcherState) handle(ctx context.Context, ev fsnotify.Event) {
 			slog.Debug("fileset: watch new directory", "dir", rel, "err", err)
 		}
 	}
+	w.mark(rel)
 	if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
 		w.mu.Lock()
 		for d := range w.watched {
@@ -197,8 +201,7 @@ func (w *watcherState) addTree(ctx context.Context, rel string, markAll bool) er
 		prefix = s.repo.prefix
 	}
 	repoDir := strings.TrimSuffix(prefix+rel, "/")
-	node, excluded, err := s.chain(r, repoDir)
-	if err != nil || excluded {
+	if _, excluded, err := s.chain(r, repoDir); err != nil || excluded {
 		return err
 	}
 	var visit func(repoRel string, parent *dirNode) error
@@ -269,16 +272,12 @@ func (w *watcherState) addTree(ctx context.Context, rel string, markAll bool) er
 		}
 		return nil
 	}
-	parentNode := node
+	// visit loads repoDir's own ignore file: start from its parent's chain.
+	var parentNode *dirNode
 	if repoDir != "" {
-		// chain returned the node including repoDir's own ignore file;
-		// visit loads it again from its parent.
-		parentNode, _, err = s.chain(r, parentDir(repoDir))
-		if err != nil {
+		if parentNode, _, err = s.chain(r, parentDir(repoDir)); err != nil {
 			return err
 		}
-	} else {
-		parentNode = nil
 	}
 	return visit(repoDir, parentNode)
 }

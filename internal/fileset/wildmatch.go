@@ -52,11 +52,6 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 				return wmNoMatch
 			}
 			continue
-		default:
-			if tch != pch {
-				return wmNoMatch
-			}
-			continue
 		case '?':
 			if pathname && tch == '/' {
 				return wmNoMatch
@@ -237,6 +232,11 @@ func dowild(pat string, p int, text string, t int, flags int) int {
 				}
 			}
 			if matched == negated || (pathname && tch == '/') {
+				return wmNoMatch
+			}
+			continue
+		default:
+			if tch != pch {
 				return wmNoMatch
 			}
 			continue

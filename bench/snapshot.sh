@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# bench/snapshot.sh [DIR] [snapbench flags]
+#
+# Compares agentd's snapshots with the git command line doing the same job
+# the way other agents do (git --git-dir=S --work-tree=W add -A && git
+# commit; restore with git clean -fd && git reset --hard), interleaved in one
+# run, and prints the ratios agentd/git for: the initial snapshot, no change,
+# 10 changed files, a restore of 10 modified + 5 created + 5 deleted files,
+# the same snapshots with the watcher running (as in the daemon), and the
+# store size after the initial snapshot.
+#
+# DIR defaults to the tree bench/tree.sh prints (the Linux 6.1 sources). The
+# benchmark works on a copy in a temporary directory, so DIR is left exactly
+# as it was found.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+if [ $# -ge 1 ] && [ "${1#-}" = "$1" ]; then
+  src=$(cd "$1" && pwd)
+  shift
+else
+  linux="$top/.cache/trees/linux"
+  # Another process may be unpacking it: wait for it to finish.
+  for _ in $(seq 1 180); do
+    if [ -f "$linux/.complete" ] || [ ! -d "$linux" ]; then break; fi
+    echo "waiting for $linux to finish unpacking..." >&2
+    sleep 5
+  done
+  src=$("$top/bench/tree.sh")
+fi
+command -v git >/dev/null || { echo "bench/snapshot.sh: git is needed (apt-get install git)" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/agentd-snapbench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+echo "copying $src to $work/tree ..." >&2
+cp -a "$src" "$work/tree"
+rm -f "$work/tree/.complete"
+(cd "$top" && go build -o "$work/snapbench" ./gitops/internal/snapbench)
+git --version
+"$work/snapbench" -tree "$work/tree" -work "$work" "$@"

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// snapCLI runs `agentd snapshot ARGS --workspace ws --state-dir state`.
+func snapCLI(t *testing.T, ws, state string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	args = append(args, "--workspace", ws, "--state-dir", state)
+	code := cmdSnapshot(context.Background(), args, &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func TestSnapshotCLI(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	write := func(p, c string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755)
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("a.txt", "one\ntwo\nthree\n")
+	write("dir/b.txt", "b\n")
+
+	out, errs, code := snapCLI(t, ws, state, "create", "--label", "first", "--json")
+	var snap struct {
+		ID    string `json:"id"`
+		Files int    `json:"files"`
+		Label string `json:"label"`
+	}
+	if code != exitOK || json.Unmarshal([]byte(out), &snap) != nil || snap.Files != 2 || snap.Label != "first" {
+		t.Fatalf("create: %d %q %q", code, out, errs)
+	}
+
+	out, _, code = snapCLI(t, ws, state, "show", snap.ID[:10], "--files")
+	if code != exitOK || out != "a.txt\ndir/b.txt\n" {
+		t.Fatalf("show --files: %d %q", code, out)
+	}
+	out, _, code = snapCLI(t, ws, state, "list")
+	if code != exitOK || !strings.Contains(out, snap.ID[:12]) || !strings.Contains(out, "first") {
+		t.Fatalf("list: %d %q", code, out)
+	}
+
+	write("a.txt", "one\nTWO\nthree\n")
+	write("new.txt", "new\n")
+	os.Remove(filepath.Join(ws, "dir/b.txt"))
+	out, _, code = snapCLI(t, ws, state, "diff", snap.ID)
+	for _, want := range []string{"diff --git a/a.txt b/a.txt", "-two", "+TWO", "+new", "-b"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Fatalf("diff lacks %q: %d\n%s", want, code, out)
+		}
+	}
+
+	out, _, code = snapCLI(t, ws, state, "restore", snap.ID, "--dry-run")
+	if code != exitOK || out != "would be restored: a.txt\nwould be created: dir/b.txt\nwould be deleted: new.txt\n" {
+		t.Fatalf("restore --dry-run: %d %q", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "one\nTWO\nthree\n" {
+		t.Fatalf("dry run wrote a.txt")
+	}
+	out, _, code = snapCLI(t, ws, state, "restore", snap.ID, "--path", "a.txt")
+	if code != exitOK || !strings.HasPrefix(out, "restored: a.txt\nundo with: agentd snapshot restore ") {
+		t.Fatalf("restore --path: %d %q", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "one\ntwo\nthree\n" {
+		t.Fatalf("a.txt not restored: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); err != nil {
+		t.Fatalf("restore --path touched other files: %v", err)
+	}
+
+	_, errs, code = snapCLI(t, ws, state, "show", "0123456789abcdef")
+	if code != exitFailed || !strings.Contains(errs, `"0123456789abcdef"`) || !strings.Contains(errs, "agentd snapshot list") {
+		t.Fatalf("unknown id: %d %q", code, errs)
+	}
+	_, errs, code = snapCLI(t, ws, state, "bogus")
+	if code != exitUsage || !strings.Contains(errs, "unknown subcommand") {
+		t.Fatalf("bogus: %d %q", code, errs)
+	}
+	out, _, code = snapCLI(t, ws, state, "gc", "--json")
+	if code != exitOK || !strings.Contains(out, "objectsPruned") {
+		t.Fatalf("gc: %d %q", code, out)
+	}
+}

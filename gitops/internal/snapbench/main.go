@@ -1,0 +1,275 @@
+// Command snapbench compares agentd's snapshots with the git command line
+// doing the same job the way other agents do (git add -A && git commit in
+// a shadow git dir; restore with git clean -fd && git reset --hard), run
+// interleaved on one tree, and prints ratios. bench/snapshot.sh runs it on
+// a copy of a large tree.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/workspace"
+)
+
+func main() {
+	tree := flag.String("tree", "", "the workspace `dir` to benchmark on (it is modified: use a copy)")
+	work := flag.String("work", "", "scratch `dir` for the stores")
+	reps := flag.Int("reps", 3, "repetitions of each incremental measurement")
+	flag.Parse()
+	if *tree == "" || *work == "" {
+		flag.Usage()
+		os.Exit(2)
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err := run(*tree, *work, *reps); err != nil {
+		fmt.Fprintln(os.Stderr, "snapbench:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	tree, gitDir string
+	files        []string // regular files of the tree, sorted
+	round        int
+}
+
+func (b *bench) git(args ...string) error {
+	cmd := exec.Command("git", append([]string{"--git-dir=" + b.gitDir, "--work-tree=" + b.tree}, args...)...)
+	cmd.Dir = b.tree
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=b@b", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=b@b")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+func (b *bench) gitSnapshot() error {
+	if err := b.git("add", "-A"); err != nil {
+		return err
+	}
+	return b.git("commit", "-q", "--allow-empty", "--no-verify", "-m", "checkpoint")
+}
+
+func (b *bench) gitRestore() error {
+	if err := b.git("clean", "-fdq"); err != nil {
+		return err
+	}
+	return b.git("reset", "-q", "--hard")
+}
+
+// modify changes n files, creates c and deletes d (distinct each round).
+func (b *bench) modify(n, c, d int) error {
+	b.round++
+	step := len(b.files) / (n + d + 1)
+	for i := 0; i < n; i++ {
+		p := filepath.Join(b.tree, b.files[(i*step+b.round*7)%len(b.files)])
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(f, "// bench change %d\n", b.round)
+		f.Close()
+	}
+	for i := 0; i < c; i++ {
+		if err := os.WriteFile(filepath.Join(b.tree, fmt.Sprintf("bench-new-%d-%d.txt", b.round, i)), []byte("new\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	for i := 0; i < d; i++ {
+		if err := os.Remove(filepath.Join(b.tree, b.files[((n+i)*step+b.round*7)%len(b.files)])); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+func timeIt(f func() error) (time.Duration, error) {
+	t := time.Now()
+	err := f()
+	return time.Since(t), err
+}
+
+func median(ds []time.Duration) time.Duration {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
+}
+
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+func run(tree, work string, reps int) error {
+	ctx := context.Background()
+	b := &bench{tree: tree, gitDir: filepath.Join(work, "git-shadow")}
+	var treeBytes int64
+	// Warm the page cache for both sides alike, and list the files.
+	err := filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			treeBytes += int64(len(data))
+			rel, _ := filepath.Rel(tree, p)
+			if !strings.HasPrefix(filepath.Base(rel), ".") {
+				b.files = append(b.files, rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(b.files)
+	fmt.Printf("tree: %s (%d files, %d MiB)\n", tree, len(b.files), treeBytes>>20)
+
+	ws, err := workspace.Open(tree, workspace.Options{})
+	if err != nil {
+		return err
+	}
+	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: filepath.Join(work, "agentd-state")})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := b.git("init", "-q"); err != nil {
+		return err
+	}
+
+	type row struct {
+		name          string
+		agentd, git   time.Duration
+		target, watch string
+	}
+	var rows []row
+
+	// Initial snapshot.
+	var first *gitops.Snapshot
+	ta, err := timeIt(func() (err error) {
+		first, err = store.Snapshot(ctx, gitops.SnapshotOptions{Label: "initial"})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	tg, err := timeIt(b.gitSnapshot)
+	if err != nil {
+		return err
+	}
+	out, _ := exec.Command("git", "--git-dir="+b.gitDir, "ls-tree", "-r", "--name-only", "HEAD").Output()
+	fmt.Printf("initial snapshot: agentd %d files (%d skipped), git %d files\n", first.Files, len(first.Skipped), strings.Count(string(out), "\n"))
+	if first.Files == 0 {
+		return fmt.Errorf("agentd's snapshot is empty: is %s ignored by a repository it is in?", tree)
+	}
+	rows = append(rows, row{name: "initial snapshot", agentd: ta, git: tg, target: "<= 0.30"})
+	storeBytes := dirSize(filepath.Join(store.Dir(), "objects"))
+	gitBytes := dirSize(filepath.Join(b.gitDir, "objects"))
+
+	measure := func(name, target string, prep func() error, a, g func() error) error {
+		var as, gs []time.Duration
+		for range reps {
+			if err := prep(); err != nil {
+				return err
+			}
+			d, err := timeIt(a)
+			if err != nil {
+				return err
+			}
+			as = append(as, d)
+			if name != "restore 10 modified + 5 created + 5 deleted" {
+				d, err = timeIt(g)
+				if err != nil {
+					return err
+				}
+				gs = append(gs, d)
+				continue
+			}
+			// git restores its own copy of the same change.
+			if err := prep(); err != nil {
+				return err
+			}
+			d, err = timeIt(g)
+			if err != nil {
+				return err
+			}
+			gs = append(gs, d)
+		}
+		rows = append(rows, row{name: name, agentd: median(as), git: median(gs), target: target})
+		return nil
+	}
+	snap := func() error { _, err := store.Snapshot(ctx, gitops.SnapshotOptions{}); return err }
+	none := func() error { return nil }
+	if err := measure("no change", "<= 0.50", none, snap, b.gitSnapshot); err != nil {
+		return err
+	}
+	if err := measure("10 changed files", "<= 0.50", func() error { return b.modify(10, 0, 0) }, snap, b.gitSnapshot); err != nil {
+		return err
+	}
+	// Restore: both sides are at the same state (their last snapshot).
+	if err := b.gitSnapshot(); err != nil {
+		return err
+	}
+	if err := snap(); err != nil {
+		return err
+	}
+	last := ""
+	if l, err := store.List(ctx, ""); err == nil && len(l) > 0 {
+		last = l[0].ID
+	}
+	restore := func() error { _, err := store.Restore(ctx, last, gitops.RestoreOptions{}); return err }
+	if err := measure("restore 10 modified + 5 created + 5 deleted", "<= 0.50", func() error { return b.modify(10, 5, 5) }, restore, b.gitRestore); err != nil {
+		return err
+	}
+
+	// The daemon: the watcher runs in the same process.
+	if err := store.Watch(ctx); err != nil {
+		fmt.Printf("watcher: not available (%v)\n", err)
+	} else {
+		if err := snap(); err != nil { // the walk the watcher's dirty sets build on
+			return err
+		}
+		if err := measure("no change, watcher running", "<= 0.05", none, snap, b.gitSnapshot); err != nil {
+			return err
+		}
+		if err := measure("10 changed files, watcher running", "<= 0.10", func() error { return b.modify(10, 0, 0) }, snap, b.gitSnapshot); err != nil {
+			return err
+		}
+	}
+
+	fmt.Printf("\n%-46s %12s %12s %8s %8s\n", "operation", "agentd", "git CLI", "ratio", "target")
+	for _, r := range rows {
+		fmt.Printf("%-46s %12s %12s %7.3fx %8s\n", r.name, r.agentd.Round(time.Microsecond), r.git.Round(time.Microsecond),
+			float64(r.agentd)/float64(r.git), r.target)
+	}
+	fmt.Printf("%-46s %9d MiB %9d MiB %7.3fx %8s   (agentd store / tree bytes: %.3f)\n", "store size after the initial snapshot",
+		storeBytes>>20, gitBytes>>20, float64(storeBytes)/float64(gitBytes), "", float64(storeBytes)/float64(treeBytes))
+	fmt.Printf("tree bytes: %d MiB; target: agentd store <= 0.50 of the tree\n", treeBytes>>20)
+	return nil
+}
