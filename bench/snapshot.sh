@@ -26,6 +26,7 @@ else
     sleep 5
   done
   src=$("$top/bench/tree.sh")
+  debian_tree=1
 fi
 command -v git >/dev/null || { echo "bench/snapshot.sh: git is needed (apt-get install git)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/agentd-snapbench.XXXXXX")
@@ -33,6 +34,12 @@ trap 'rm -rf "$work"' EXIT
 echo "copying $src to $work/tree ..." >&2
 cp -a "$src" "$work/tree"
 rm -f "$work/tree/.complete"
+if [ -n "${debian_tree:-}" ]; then
+  # Debian's linux-source appends "/*" and "!/debian/" to the top-level
+  # .gitignore, which ignores the whole tree (for git and agentd alike):
+  # drop those two lines in the copy so the sources are snapshotted.
+  sed -i -e '/^\/\*$/d' -e '/^!\/debian\/$/d' "$work/tree/.gitignore"
+fi
 (cd "$top" && go build -o "$work/snapbench" ./gitops/internal/snapbench)
 git --version
 "$work/snapbench" -tree "$work/tree" -work "$work" "$@"

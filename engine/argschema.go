@@ -44,14 +44,13 @@ func (v *validator) checkToolArgs(s *Step) {
 	if sch == nil {
 		return
 	}
-	raw := s.Args
-	if len(bytes.TrimSpace(raw)) == 0 || string(raw) == "null" {
-		raw = []byte("{}")
-	}
-	args, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		v.add(s.ID, "args", "args are not valid JSON: %v", err)
-		return
+	args := v.args(s)
+	if args == nil {
+		if len(bytes.TrimSpace(s.Args)) > 0 && string(s.Args) != "null" {
+			v.add(s.ID, "args", "args are not valid JSON")
+			return
+		}
+		args = map[string]any{}
 	}
 	verr := sch.Validate(args)
 	if verr == nil {

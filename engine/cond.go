@@ -76,7 +76,7 @@ type token struct {
 	ref  ref
 }
 
-// CondError is a syntax error in a condition.
+// condError is a syntax error in a condition.
 type condError struct {
 	expr string
 	pos  int

@@ -27,7 +27,7 @@ type EditOptions struct {
 	MaxSteps int             // <= 0: DefaultMaxSteps
 	// Source and Reason go into the history entry; Source defaults to "user".
 	Source, Reason, Action string
-	// Now stamps the history entry; nil means time.Now.
+	// Now stamps the history entry; nil means time.Now in UTC.
 	Now func() time.Time
 }
 
@@ -149,7 +149,7 @@ func ApplyEdits(p *Plan, edits []Edit, opts EditOptions) (*Plan, error) {
 	if len(probs) > 0 {
 		return nil, &ValidationError{Problems: probs}
 	}
-	now := time.Now
+	now := func() time.Time { return time.Now().UTC() }
 	if opts.Now != nil {
 		now = opts.Now
 	}

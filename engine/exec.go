@@ -183,11 +183,14 @@ func (w *worker) toolStep(ctx context.Context) error {
 		return fmt.Errorf("step %q: resolving references in args: %w", step.ID, err)
 	}
 	out, err := w.callTool(ctx, step.Tool, args)
-	if err != nil {
-		return err
-	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err != nil {
+		if out != nil {
+			w.res.output, _ = out.marshal()
+		}
+		return err
+	}
 	if out.skipped != "" {
 		w.res.skipped = out.skipped
 		return nil
@@ -302,7 +305,17 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("step %q: %s: %w", step.ID, name, err)
+		// Keep what a failed call produced (a command's exit code and
+		// output): the step state shows it and an agent's model sees it.
+		var partial *toolOutcome
+		if res != nil && res.Output != nil {
+			partial = &toolOutcome{output: res.Output}
+		}
+		if strings.HasPrefix(err.Error(), name+": ") {
+			// Tools name themselves in their errors already.
+			return partial, fmt.Errorf("step %q: %w", step.ID, err)
+		}
+		return partial, fmt.Errorf("step %q: %s: %w", step.ID, name, err)
 	}
 	if res == nil {
 		res = &tools.Result{}
@@ -550,7 +563,11 @@ func (w *worker) modelStep(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return nil, err
 				}
-				return &ToolCallResult{Error: err.Error()}, nil
+				r := &ToolCallResult{Error: err.Error()}
+				if out != nil {
+					r.Output = out.value()
+				}
+				return r, nil
 			}
 			w.mu.Lock()
 			aborted := w.res.aborted

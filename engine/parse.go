@@ -51,7 +51,15 @@ func parsePlan(name string, data []byte) (*Plan, error) {
 	p, err := parsePlanData(name, data)
 	var pe *ParseError
 	if errors.As(err, &pe) {
-		return nil, &ValidationError{Problems: []Problem{{File: pe.File, Line: pe.Line, Col: pe.Col, Message: pe.Msg}}, cause: pe}
+		// The message says where too, for readers that show only messages.
+		msg := pe.Msg
+		switch {
+		case pe.Line > 0 && pe.Col > 0:
+			msg = fmt.Sprintf("line %d, column %d: %s", pe.Line, pe.Col, msg)
+		case pe.Line > 0:
+			msg = fmt.Sprintf("line %d: %s", pe.Line, msg)
+		}
+		return nil, &ValidationError{Problems: []Problem{{File: pe.File, Line: pe.Line, Col: pe.Col, Message: msg}}, cause: pe}
 	}
 	return p, err
 }
@@ -62,7 +70,8 @@ func parsePlanData(name string, data []byte) (*Plan, error) {
 	}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	jsonData := data
-	if isYAML(name, data) {
+	fromYAML := isYAML(name, data)
+	if fromYAML {
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
 			return nil, yamlError(name, err)
@@ -80,7 +89,10 @@ func parsePlanData(name string, data []byte) (*Plan, error) {
 	if !ok {
 		return nil, &ParseError{File: name, Line: 1, Msg: fmt.Sprintf("plan is %s, not an object: write {\"steps\": [...]} (see docs/plans.md)", jsonTypeName(v))}
 	}
-	if probs := checkShape(name, obj); len(probs) > 0 {
+	if probs, paths := checkShape(name, obj); len(probs) > 0 {
+		if !fromYAML { // positions in the converted JSON mean nothing in the YAML file
+			locate(jsonData, probs, paths)
+		}
 		return nil, &ValidationError{Problems: probs}
 	}
 	var p Plan
@@ -210,16 +222,20 @@ var (
 
 // checkShape reports every unknown field and every field of the wrong JSON
 // type, naming the step and the field.
-func checkShape(file string, plan map[string]any) []Problem {
-	var probs []Problem
-	add := func(step, field, format string, a ...any) {
-		probs = append(probs, Problem{File: file, StepID: step, Field: field, Message: fmt.Sprintf(format, a...)})
-	}
+//
+// paths holds each problem's field as a path from the plan's root
+// ("steps[2].retry.delay"), to find its position in the file.
+func checkShape(file string, plan map[string]any) (probs []Problem, paths []string) {
 	if _, ok := plan["steps"]; !ok {
-		add("", "steps", "the plan has no \"steps\": add an array of steps (see docs/plans.md)")
+		probs = append(probs, Problem{File: file, Field: "steps", Message: "the plan has no \"steps\": add an array of steps (see docs/plans.md)"})
+		paths = append(paths, "")
 	}
-	var walk func(step, prefix string, obj map[string]any, spec map[string]fieldSpec)
-	walk = func(step, prefix string, obj map[string]any, spec map[string]fieldSpec) {
+	var walk func(step, prefix, abs string, obj map[string]any, spec map[string]fieldSpec)
+	walk = func(step, prefix, abs string, obj map[string]any, spec map[string]fieldSpec) {
+		add := func(step, field, format string, a ...any) {
+			probs = append(probs, Problem{File: file, StepID: step, Field: field, Message: fmt.Sprintf(format, a...)})
+			paths = append(paths, abs+strings.TrimPrefix(field, prefix))
+		}
 		for _, k := range sortedKeys(obj) {
 			v := obj[k]
 			field := prefix + k
@@ -285,7 +301,7 @@ func checkShape(file string, plan map[string]any) []Problem {
 					add(step, field, "%s must be an object, not %s", k, jsonTypeName(v))
 					break
 				}
-				walk(step, field+".", o, fs.sub)
+				walk(step, field+".", abs+k+".", o, fs.sub)
 			case shStructList:
 				arr, ok := v.([]any)
 				if !ok {
@@ -304,16 +320,77 @@ func checkShape(file string, plan map[string]any) []Problem {
 						if id == "" {
 							sub = "steps[" + strconv.Itoa(i) + "]."
 						}
-						walk(id, sub, o, fs.sub)
+						walk(id, sub, "steps["+strconv.Itoa(i)+"].", o, fs.sub)
 						continue
 					}
-					walk(step, field+"["+strconv.Itoa(i)+"].", o, fs.sub)
+					walk(step, field+"["+strconv.Itoa(i)+"].", abs+k+"["+strconv.Itoa(i)+"].", o, fs.sub)
 				}
 			}
 		}
 	}
-	walk("", "", plan, planSpec)
-	return probs
+	walk("", "", "", plan, planSpec)
+	return probs, paths
+}
+
+// locate sets Line and Col of problems from their paths in JSON data: the
+// start of the field's key, or of the array element.
+func locate(data []byte, probs []Problem, paths []string) {
+	offs := map[string]int64{}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	// next returns the offset where the next token starts.
+	next := func() int64 {
+		off := d.InputOffset()
+		for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
+			off++
+		}
+		return off
+	}
+	var value func(path string) error
+	value = func(path string) error {
+		tok, err := d.Token()
+		if err != nil {
+			return err
+		}
+		switch tok {
+		case json.Delim('{'):
+			for d.More() {
+				start := next()
+				kt, err := d.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := kt.(string)
+				p := key
+				if path != "" {
+					p = path + "." + key
+				}
+				offs[p] = start
+				if err := value(p); err != nil {
+					return err
+				}
+			}
+			_, err = d.Token()
+		case json.Delim('['):
+			for i := 0; d.More(); i++ {
+				p := path + "[" + strconv.Itoa(i) + "]"
+				offs[p] = next()
+				if err := value(p); err != nil {
+					return err
+				}
+			}
+			_, err = d.Token()
+		}
+		return err
+	}
+	if value("") != nil {
+		return
+	}
+	for i, p := range paths {
+		if off, ok := offs[p]; ok && p != "" {
+			probs[i].Line, probs[i].Col = planLineCol(data, off)
+		}
+	}
 }
 
 func specKeys(spec map[string]fieldSpec) []string {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -129,8 +130,11 @@ func TestParseSyntaxErrors(t *testing.T) {
 			if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Line != tt.line || ve.Problems[0].Col != tt.col {
 				t.Fatalf("err = %#v, want a *ValidationError with the position", err)
 			}
-			if want := "plan invalid: " + pe.Error(); err.Error() != want {
-				t.Errorf("error %q, want %q", err, want)
+			if tt.line > 0 && !strings.Contains(err.Error(), fmt.Sprintf("%s: line %d", tt.file, tt.line)) {
+				t.Errorf("error %q does not name the file and line", err)
+			}
+			if !strings.HasSuffix(err.Error(), pe.Msg) {
+				t.Errorf("error %q does not end with %q", err, pe.Msg)
 			}
 		})
 	}
@@ -183,6 +187,33 @@ func TestParseUnknownFieldsAndTypes(t *testing.T) {
 		if p.StepID != w.step || p.Field != w.field || !strings.Contains(p.Message, w.words) || p.File != "plan.json" {
 			t.Errorf("problem %d = %s, want step %q field %q saying %q", i, p, w.step, w.field, w.words)
 		}
+	}
+	// Each problem points at its key (or array element) in the file.
+	lines := strings.Split(src, "\n")
+	for _, p := range ve.Problems {
+		if p.Line < 1 || p.Line > len(lines) || p.Col < 1 || p.Col > len(lines[p.Line-1]) {
+			t.Errorf("%s: position %d:%d outside the file", p, p.Line, p.Col)
+			continue
+		}
+		at := lines[p.Line-1][p.Col-1:]
+		field := p.Field[strings.LastIndexAny(p.Field, ".")+1:]
+		if i := strings.IndexByte(field, '['); i > 0 && strings.HasSuffix(field, "]") {
+			field = "" // an array element: the value itself starts there
+		}
+		if field != "" && !strings.HasPrefix(at, `"`+field+`"`) {
+			t.Errorf("%s: at %d:%d is %.20q, want the key %q", p, p.Line, p.Col, at, field)
+		}
+	}
+	if p := ve.Problems[2]; p.Line != 4 || p.Col != 59 {
+		t.Errorf("dependson at %d:%d, want 4:59", p.Line, p.Col)
+	}
+	if p := ve.Problems[13]; p.Line != 9 || !strings.HasPrefix(lines[8][p.Col-1:], `"not a step"`) {
+		t.Errorf("steps[5] at %d:%d", p.Line, p.Col)
+	}
+	// YAML problems have no position (the converted JSON's would be wrong).
+	_, err = ParsePlan("p.yaml", []byte("steps:\n  - id: a\n    tool: x\n    dependson: [b]\n"))
+	if !errors.As(err, &ve) || len(ve.Problems) != 1 || ve.Problems[0].Line != 0 {
+		t.Errorf("yaml: %#v", err)
 	}
 }
 

@@ -119,18 +119,11 @@ type ValidationError struct {
 // Unwrap returns the *ParseError behind a syntax error, or nil.
 func (e *ValidationError) Unwrap() error { return e.cause }
 
-// String renders the problem as "file: step "id": field: message".
+// String renders the problem as `file: step "id": field: message`.
 func (p Problem) String() string {
 	var b strings.Builder
 	if p.File != "" {
-		b.WriteString(p.File)
-		if p.Line > 0 {
-			b.WriteString(":" + strconv.Itoa(p.Line))
-			if p.Col > 0 {
-				b.WriteString(":" + strconv.Itoa(p.Col))
-			}
-		}
-		b.WriteString(": ")
+		b.WriteString(p.File + ": ")
 	}
 	if p.StepID != "" {
 		b.WriteString("step " + strconv.Quote(p.StepID) + ": ")

@@ -1,17 +1,17 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
-	"strings"
 )
 
 // recoverOrAsk handles a failed critical step: the planner first (bounded
 // per step), then the FailureHandler (headless: abort). New steps do not
 // start while either is deciding; running ones go on.
 func (s *sched) recoverOrAsk(n *node, err error) {
+	if n.recoveries < MaxRecoveriesPerStep && s.ruleRecovery(n) {
+		return
+	}
 	if s.cfg.Planner != nil && n.recoveries < MaxRecoveriesPerStep {
 		n.recoveries++
 		req := RecoveryRequest{
@@ -57,8 +57,12 @@ func (s *sched) recovered(n *node, stepErr error, dec *RecoveryDecision, err err
 
 // applyRecovery validates the decision as a plan edit and installs it.
 func (s *sched) applyRecovery(n *node, dec *RecoveryDecision) error {
+	return s.applyRecoveryFrom("recovery", n, dec)
+}
+
+func (s *sched) applyRecoveryFrom(source string, n *node, dec *RecoveryDecision) error {
 	id := n.step.ID
-	upd := PlanUpdate{Source: "recovery", Reason: dec.Reason, Action: dec.Action}
+	upd := PlanUpdate{Source: source, Reason: dec.Reason, Action: dec.Action}
 	if upd.Reason == "" {
 		upd.Reason = dec.Action + " after step " + id + " failed"
 	}
@@ -76,7 +80,7 @@ func (s *sched) applyRecovery(n *node, dec *RecoveryDecision) error {
 		if dec.Step == nil {
 			return fmt.Errorf("retry_with_changes without a step")
 		}
-		st := cloneStep(dec.Step)
+		st := dec.Step.Clone()
 		if st.ID == "" {
 			st.ID = id
 		}
@@ -100,11 +104,11 @@ func (s *sched) applyRecovery(n *node, dec *RecoveryDecision) error {
 		var ids []string
 		var ins []*Step
 		for _, st := range dec.Steps {
-			c := cloneStep(st)
+			c := st.Clone()
 			ins = append(ins, c)
 			ids = append(ids, c.ID)
 		}
-		failed := cloneStep(p.Steps[i])
+		failed := p.Steps[i].Clone()
 		failed.DependsOn = appendNew(failed.DependsOn, ids...)
 		p.Steps = slices.Concat(p.Steps[:i:i], ins, []*Step{failed}, p.Steps[i+1:])
 		upd.StepIDs = ids
@@ -120,7 +124,7 @@ func (s *sched) applyRecovery(n *node, dec *RecoveryDecision) error {
 		}
 		var ids []string
 		for _, st := range dec.Steps {
-			c := cloneStep(st)
+			c := st.Clone()
 			keep = append(keep, c)
 			ids = append(ids, c.ID)
 		}
@@ -143,6 +147,32 @@ func (s *sched) applyRecovery(n *node, dec *RecoveryDecision) error {
 	}
 	s.setPlan(p, upd)
 	return nil
+}
+
+// ruleRecovery lets a RecoveryRule repair a failed critical step.
+func (s *sched) ruleRecovery(n *node) bool {
+	for _, rule := range s.cfg.Rules {
+		rr, ok := rule.(RecoveryRule)
+		if !ok {
+			continue
+		}
+		var add []*Step
+		var reason string
+		if err := guard("rule "+rule.Name(), func() error {
+			add, reason = rr.Recover(s.plan, n.step, n.st)
+			return nil
+		}); err != nil || len(add) == 0 {
+			continue
+		}
+		n.recoveries++
+		dec := &RecoveryDecision{Action: RecoverInsertSteps, Reason: rule.Name() + ": " + reason, Steps: add}
+		if err := s.applyRecoveryFrom("rule", n, dec); err != nil {
+			s.log.Warn("recovery rule produced an invalid plan; ignored", "rule", rule.Name(), "step", n.step.ID, "err", err)
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // askUser asks the FailureHandler (headless: abort) what to do.
@@ -216,7 +246,7 @@ func (s *sched) applyRules(n *node) {
 		p := s.plan.Clone()
 		var ids []string
 		for _, st := range add {
-			c := cloneStep(st)
+			c := st.Clone()
 			p.Steps = append(p.Steps, c)
 			ids = append(ids, c.ID)
 		}
@@ -320,8 +350,9 @@ func (s *sched) mergeRePlan(p *Plan, trigger string, iter int, steps []*Step) []
 	}
 	var added []string
 	for _, st := range steps {
-		c := cloneStep(st)
-		c.ID = rename[st.ID]
+		// Renamed rewrites the id, branches and every reference; the
+		// dependencies are rewired below.
+		c := st.Renamed(rename)
 		var deps []string
 		for _, d := range st.DependsOn {
 			switch {
@@ -335,67 +366,10 @@ func (s *sched) mergeRePlan(p *Plan, trigger string, iter int, steps []*Step) []
 			deps = []string{trigger}
 		}
 		c.DependsOn = deps
-		c.Args = json.RawMessage(renameRefs(string(c.Args), rename))
-		if len(st.Args) == 0 {
-			c.Args = nil
-		}
-		c.Prompt = renameRefs(c.Prompt, rename)
-		c.When = renameRefs(c.When, rename)
-		c.Question = renameRefs(c.Question, rename)
-		for i := range c.Checks {
-			c.Checks[i].Expr = renameRefs(c.Checks[i].Expr, rename)
-		}
-		for i := range c.Branches {
-			c.Branches[i].When = renameRefs(c.Branches[i].When, rename)
-			for k, id := range c.Branches[i].Steps {
-				if r := rename[id]; r != "" {
-					c.Branches[i].Steps[k] = r
-				}
-			}
-		}
 		p.Steps = append(p.Steps, c)
 		added = append(added, c.ID)
 	}
 	return added
-}
-
-// renameRefs rewrites "$id" and "${id..." references for the ids in
-// rename (longest id first, so "a.b" wins over "a").
-func renameRefs(s string, rename map[string]string) string {
-	if !strings.Contains(s, "$") || len(rename) == 0 {
-		return s
-	}
-	ids := make([]string, 0, len(rename))
-	for id := range rename {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return len(ids[i]) > len(ids[j]) })
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		if s[i] != '$' {
-			b.WriteByte(s[i])
-			i++
-			continue
-		}
-		b.WriteByte('$')
-		i++
-		if i < len(s) && s[i] == '{' {
-			b.WriteByte('{')
-			i++
-		}
-		for _, id := range ids {
-			if strings.HasPrefix(s[i:], id) && (i+len(id) == len(s) || !refIDByte(s[i+len(id)]) || s[i+len(id)] == '.') {
-				b.WriteString(rename[id])
-				i += len(id)
-				break
-			}
-		}
-	}
-	return b.String()
-}
-
-func refIDByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.'
 }
 
 func stepIndex(p *Plan, id string) int {
@@ -416,37 +390,6 @@ func appendNew(list []string, ids ...string) []string {
 	return list
 }
 
-// cloneStep deep-copies a step.
-func cloneStep(st *Step) *Step {
-	c := *st
-	c.Args = append(json.RawMessage(nil), st.Args...)
-	if st.Args == nil {
-		c.Args = nil
-	}
-	c.Tools = slices.Clone(st.Tools)
-	c.Checks = slices.Clone(st.Checks)
-	c.Options = slices.Clone(st.Options)
-	c.DependsOn = slices.Clone(st.DependsOn)
-	if st.Branches != nil {
-		c.Branches = make([]Branch, len(st.Branches))
-		for i, b := range st.Branches {
-			c.Branches[i] = Branch{When: b.When, Steps: slices.Clone(b.Steps)}
-		}
-	}
-	if st.Critical != nil {
-		v := *st.Critical
-		c.Critical = &v
-	}
-	if st.Retry != nil {
-		r := *st.Retry
-		c.Retry = &r
-	}
-	if st.Reversible != nil {
-		v := *st.Reversible
-		c.Reversible = &v
-	}
-	return &c
-}
 
 // guard turns a panic in a hook into an error, so that a broken planner,
 // handler or rule fails its decision and not the daemon.

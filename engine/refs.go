@@ -374,7 +374,7 @@ func (rs *resolver) value(r ref) (any, error) {
 	return v, nil
 }
 
-// text renders a value for interpolation: strings as they are, others as
+// valueText renders a value for interpolation: strings as they are, others as
 // compact JSON.
 func valueText(v any) string {
 	if s, ok := v.(string); ok {
@@ -491,7 +491,7 @@ type fieldRef struct {
 	ref   ref
 }
 
-// collectRefs returns every reference in s (a template), ignoring syntax
+// templateRefs appends every reference in s (a template), ignoring syntax
 // errors (validation reports those).
 func templateRefs(s string, field string, dst []fieldRef) []fieldRef {
 	if !strings.Contains(s, "$") {
@@ -527,11 +527,19 @@ func valueRefs(v any, field string, dst []fieldRef) []fieldRef {
 
 // fieldRefs returns every reference of the step with the field it is in.
 func (s *Step) fieldRefs() []fieldRef {
-	var out []fieldRef
+	var args any
 	if len(s.Args) > 0 && bytes.Contains(s.Args, []byte("$")) {
-		if v, err := decodeJSON(s.Args); err == nil {
-			out = valueRefs(v, "args", out)
-		}
+		args, _ = decodeJSON(s.Args)
+	}
+	return s.fieldRefsWith(args)
+}
+
+// fieldRefsWith is fieldRefs with the step's args already decoded (nil if
+// they hold no reference).
+func (s *Step) fieldRefsWith(args any) []fieldRef {
+	var out []fieldRef
+	if args != nil {
+		out = valueRefs(args, "args", out)
 	}
 	out = templateRefs(s.Prompt, "prompt", out)
 	out = condRefs(s.When, "when", out)
@@ -615,7 +623,7 @@ func sortedKeys(m map[string]any) []string {
 }
 
 func jsonTypeName(v any) string {
-	switch x := v.(type) {
+	switch v.(type) {
 	case nil:
 		return "null"
 	case bool:
@@ -623,7 +631,6 @@ func jsonTypeName(v any) string {
 	case json.Number, float64, int:
 		return "a number"
 	case string:
-		_ = x
 		return "a string"
 	case []any:
 		return "an array"

@@ -64,9 +64,19 @@ func countResults(out json.RawMessage) int {
 	return n
 }
 
+// RecoveryRule is an UpdateRule that can also repair a failed critical
+// step: it returns steps to run before the failed step runs again (like
+// the planner's insert_recovery_steps, and tried before the planner).
+type RecoveryRule interface {
+	UpdateRule
+	Recover(p *Plan, step *Step, st StepState) (insert []*Step, reason string)
+}
+
 // TestFixRule adds, after a failed non-critical run_command step whose
 // command runs tests, an agent step that is given the failure and fixes
-// the code, followed by the same command again.
+// the code, followed by the same command again. For a failed critical
+// test step (as RecoveryRule) it inserts the fix step and the step itself
+// runs again.
 type TestFixRule struct {
 	// Match says whether a command runs tests; default: it contains
 	// "test" (go test, npm test, pytest, cargo test, make test, ...).
@@ -99,7 +109,7 @@ func (r TestFixRule) After(p *Plan, step *Step, st StepState) ([]*Step, string) 
 	}
 	failure = strings.ReplaceAll(failure, "$", "$$")
 	no := false
-	re := cloneStep(step)
+	re := step.Clone()
 	re.ID, re.DependsOn, re.Description, re.When = retest, []string{fix}, "Run "+a.Command+" again", ""
 	re.Critical = &no
 	return []*Step{
@@ -109,4 +119,13 @@ func (r TestFixRule) After(p *Plan, step *Step, st StepState) ([]*Step, string) 
 			DependsOn: append([]string(nil), step.DependsOn...), Critical: &no},
 		re,
 	}, fmt.Sprintf("%s failed; fixing and running it again", a.Command)
+}
+
+// Recover inserts the fix step before a failed critical test step.
+func (r TestFixRule) Recover(p *Plan, step *Step, st StepState) ([]*Step, string) {
+	add, reason := r.After(p, step, st)
+	if len(add) == 0 {
+		return nil, ""
+	}
+	return add[:1], reason
 }

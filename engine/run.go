@@ -13,8 +13,13 @@ import (
 // Run is one execution of a plan. Its scheduler goroutine owns the run
 // state; every method hands it a request and gets a copy back.
 type Run struct {
-	id    string
+	id string
+	// inbox carries workers' reports (buffered: a worker never waits for
+	// the scheduler to take one); cmds carries the methods' requests
+	// (unbuffered: a request is either taken by the running loop or
+	// refused once the run is done).
 	inbox chan func(*sched)
+	cmds  chan func(*sched)
 	done  chan struct{}
 	ev    *broker
 
@@ -38,7 +43,7 @@ func (r *Run) ID() string { return r.id }
 // call runs f on the scheduler goroutine; false if the run has ended.
 func (r *Run) call(f func(*sched)) bool {
 	select {
-	case r.inbox <- f:
+	case r.cmds <- f:
 		return true
 	case <-r.done:
 		return false

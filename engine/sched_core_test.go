@@ -269,7 +269,7 @@ func TestSchedNonCriticalFailure(t *testing.T) {
 		h := newHarness()
 		e := New(Config{Tools: h.reg})
 		p := mkPlan(t, `[
-			{"id":"bad","tool":"op","args":{"fail":"boom"},"critical":false},
+			{"id":"bad","tool":"op","args":{"fail":"boom","out":{"exitCode":2}},"critical":false},
 			{"id":"dep","tool":"op","args":{},"dependsOn":["bad"]},
 			{"id":"dep2","tool":"op","args":{},"dependsOn":["dep"]},
 			{"id":"ind","tool":"op","args":{"sleep":"1s"}},
@@ -280,6 +280,9 @@ func TestSchedNonCriticalFailure(t *testing.T) {
 			t.Fatalf("status %s", st.Status)
 		}
 		wantStatus(t, st, map[string]StepStatus{"bad": StepFailed, "dep": StepBlocked, "dep2": StepBlocked, "ind": StepCompleted, "after": StepCompleted})
+		if o := string(stepState(t, st, "bad").Output); o != `{"exitCode":2}` {
+			t.Errorf("a failed step keeps what its tool returned: output %s", o)
+		}
 		if r := stepState(t, st, "dep").Reason; !strings.Contains(r, `"bad" failed`) {
 			t.Errorf("dep reason %q", r)
 		}

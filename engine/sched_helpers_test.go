@@ -146,11 +146,15 @@ func (s *schedTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage
 		panic(a.Panic)
 	}
 	if a.Fail != "" && (a.FailTimes == 0 || n <= a.FailTimes) && (a.FailStep == "" || a.FailStep == id) {
+		var partial *tools.Result
+		if len(a.Out) > 0 {
+			partial = &tools.Result{Output: a.Out} // like run_command's exit code and output
+		}
 		switch {
 		case a.Temporary:
-			return nil, tempErr{a.Fail}
+			return partial, tempErr{a.Fail}
 		default:
-			return nil, &tools.Error{Code: "TEST", Message: a.Fail, Retryable: a.Retryable}
+			return partial, &tools.Error{Code: "TEST", Message: a.Fail, Retryable: a.Retryable}
 		}
 	}
 	res := &tools.Result{Output: map[string]any{"step": id, "call": n}}

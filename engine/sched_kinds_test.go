@@ -137,6 +137,7 @@ func TestSchedAgentToolCallsGoThroughReview(t *testing.T) {
 				{"write", `{"write":"a.txt"}`},
 				{"cmd", `{"command":"make"}`},
 				{"op", `{}`},
+				{"op", `{"fail":"exit 1","out":{"exitCode":1}}`},
 			} {
 				r, err := call.Exec(ctx, c.tool, json.RawMessage(c.args))
 				if err != nil {
@@ -144,7 +145,7 @@ func TestSchedAgentToolCallsGoThroughReview(t *testing.T) {
 				}
 				results = append(results, r)
 			}
-			return &ModelResult{Text: "done", Calls: 3}, nil
+			return &ModelResult{Text: "done", Calls: 4}, nil
 		}}
 		rv := &fakeReviewer{outcome: func(cs *workspace.ChangeSet) *ReviewOutcome {
 			return &ReviewOutcome{Rejected: []HunkRejection{{Path: "a.txt", HunkID: "h1", Reason: "use b.txt"}}}
@@ -155,13 +156,16 @@ func TestSchedAgentToolCallsGoThroughReview(t *testing.T) {
 		if st.Status != RunCompleted {
 			t.Fatalf("%s %s", st.Status, st.Error)
 		}
-		if len(results) != 3 {
+		if len(results) != 4 {
 			t.Fatalf("results %d", len(results))
 		}
 		if len(results[0].Rejected) != 1 || results[0].Rejected[0].Reason != "use b.txt" {
 			t.Errorf("write result %+v", results[0])
 		}
-		if !strings.Contains(results[1].Error, "not available") || h.callCount("ag") != 2 {
+		if r := results[3]; !strings.Contains(r.Error, "exit 1") || string(mustJSON(r.Output)) != `{"exitCode":1}` {
+			t.Errorf("failed call result %+v: the model must see the error and the output", r)
+		}
+		if !strings.Contains(results[1].Error, "not available") || h.callCount("ag") != 3 {
 			t.Errorf("cmd result %+v; tool runs %d", results[1], h.callCount("ag"))
 		}
 		if len(rv.before) != 1 || rv.before[0].StepID != "ag" || rv.before[0].RunID != st.RunID {
@@ -174,7 +178,7 @@ func TestSchedAgentToolCallsGoThroughReview(t *testing.T) {
 		if !strings.Contains(string(s.Output), "use b.txt") {
 			t.Errorf("agent output lacks the rejection: %s", s.Output)
 		}
-		if st.ToolCalls != 2 || st.LLMCalls != 3 {
+		if st.ToolCalls != 3 || st.LLMCalls != 4 {
 			t.Errorf("tool calls %d llm calls %d", st.ToolCalls, st.LLMCalls)
 		}
 	})
@@ -231,4 +235,12 @@ func TestSchedModelTimeout(t *testing.T) {
 			t.Errorf("%q at %v", s.Error, time.Since(h.t0))
 		}
 	})
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

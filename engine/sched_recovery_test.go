@@ -325,3 +325,33 @@ func TestSchedPanickingHooks(t *testing.T) {
 		wantStatus(t, st, map[string]StepStatus{"ok": StepCompleted})
 	})
 }
+
+func TestTestFixRuleRecoversCriticalStep(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness()
+		h.reg.Register(&schedTool{name: "run_command", cat: "command", risk: "high", h: h})
+		m := &fakeModel{}
+		pl := &fakePlanner{recover: func(RecoveryRequest) (*RecoveryDecision, error) {
+			return &RecoveryDecision{Action: RecoverFailGracefully, Reason: "planner gives up"}, nil
+		}}
+		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: AllowAll{}, Rules: []UpdateRule{TestFixRule{}}})
+		p := mkPlan(t, `[
+			{"id":"t","tool":"run_command","args":{"command":"go test","fail":"FAIL","failTimes":1}},
+			{"id":"after","tool":"op","args":{},"dependsOn":["t"]}
+		]`)
+		st, rec := runPlan(t, e, p, RunOptions{})
+		if st.Status != RunCompleted {
+			t.Fatalf("status %s %s", st.Status, st.Error)
+		}
+		wantStatus(t, st, map[string]StepStatus{"t_fix": StepCompleted, "t": StepCompleted, "after": StepCompleted})
+		if want := []string{"t", "t", "after"}; !slices.Equal(h.order, want) || len(m.calls) != 1 || len(pl.recovers) != 0 {
+			t.Errorf("tool order %v, model calls %d, planner asked %d times", h.order, len(m.calls), len(pl.recovers))
+		}
+		if ups := rec.of(EventPlanUpdated); len(ups) != 1 || !strings.HasPrefix(ups[0].Reason, "test-fix: ") {
+			t.Errorf("updates %+v", ups)
+		}
+		if h := st.FinalPlan.History; h[len(h)-1].Source != "rule" || h[len(h)-1].Action != RecoverInsertSteps {
+			t.Errorf("history %+v", h)
+		}
+	})
+}

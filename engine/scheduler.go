@@ -155,7 +155,8 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 	}
 	s.r = &Run{
 		id:    opts.RunID,
-		inbox: make(chan func(*sched)),
+		inbox: make(chan func(*sched), 256),
+		cmds:  make(chan func(*sched)),
 		done:  make(chan struct{}),
 		ev:    newBroker(),
 	}
@@ -181,6 +182,8 @@ func (s *sched) loop() {
 		}
 		select {
 		case f := <-s.r.inbox:
+			f(s)
+		case f := <-s.r.cmds:
 			f(s)
 		case <-ctxDone:
 			ctxDone = nil
@@ -260,7 +263,7 @@ func (s *sched) outputsFor(step *Step) Outputs {
 	for _, id := range step.DependsOn {
 		add(id)
 	}
-	for _, id := range step.References() {
+	for _, id := range s.plan.References(step) {
 		add(id)
 	}
 	return out
@@ -305,6 +308,7 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 	case res.err == nil:
 		s.complete(n, res.output, res.needsMore, res.suggestion)
 	default:
+		n.st.Output = res.output // what the failed attempt produced, for people and planners
 		s.stepError(n, res.err)
 	}
 }
@@ -692,7 +696,7 @@ func (s *sched) retryStep(id string, args json.RawMessage) error {
 		if i < 0 {
 			return fmt.Errorf("retry step %q: not in the plan", id)
 		}
-		st := cloneStep(p.Steps[i])
+		st := p.Steps[i].Clone()
 		st.Args = append(json.RawMessage(nil), args...)
 		p.Steps[i] = st
 		if probs := ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
@@ -729,7 +733,7 @@ func (s *sched) setPlan(p *Plan, upd PlanUpdate) {
 	s.plan = p
 	s.rebuild()
 	s.emit(Event{Type: EventPlanUpdated, PlanVersion: p.Version, Reason: upd.Reason,
-		StepID: firstOr(upd.StepIDs), Status: upd.Action})
+		StepID: firstOr(upd.StepIDs)})
 }
 
 func firstOr(ids []string) string {
@@ -807,7 +811,9 @@ func (s *sched) runStatus() RunStatus {
 
 // compactState is the run state without Steps.
 func (s *sched) compactState() RunState {
-	total := len(s.nodes)
+	// The plan's steps, not s.nodes: runStarted is emitted before the first
+	// rebuild and must already show the totals.
+	total := len(s.plan.Steps)
 	done := s.counts[StepCompleted] + s.counts[StepFailed] + s.counts[StepSkipped] +
 		s.counts[StepBlocked] + s.counts[StepCancelled]
 	st := RunState{

@@ -72,8 +72,12 @@ func Summary(p *Plan, st RunState) string {
 	}
 	if p != nil {
 		var ups []PlanUpdate
+		from := 0 // updates made during the run, when the state says where it began
+		if st.OriginalPlan != nil {
+			from = st.OriginalPlan.Version
+		}
 		for _, u := range p.History {
-			if u.Source != "load" {
+			if u.Source != "load" && u.Version > from {
 				ups = append(ups, u)
 			}
 		}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -25,6 +26,8 @@ type validator struct {
 	// schemas caches each tool's compiled args schema for this validation.
 	schemas    map[string]*jsonschema.Schema
 	schemaErrs map[string]error
+	// decoded caches each step's decoded args.
+	decoded map[*Step]any
 }
 
 func (v *validator) add(step, field, format string, a ...any) {
@@ -39,7 +42,7 @@ func validatePlan(p *Plan, reg *tools.Registry, maxSteps int) []Problem {
 		maxSteps = DefaultMaxSteps
 	}
 	v := &validator{p: p, reg: reg, index: map[string]int{},
-		schemas: map[string]*jsonschema.Schema{}, schemaErrs: map[string]error{}}
+		schemas: map[string]*jsonschema.Schema{}, schemaErrs: map[string]error{}, decoded: map[*Step]any{}}
 	if len(p.Steps) == 0 {
 		v.add("", "steps", "the plan has no steps: add at least one")
 	}
@@ -307,26 +310,22 @@ func (v *validator) checkTemplates(s *Step) {
 			v.add(s.ID, field, "%v", err)
 		}
 	}
-	if len(s.Args) > 0 && strings.Contains(string(s.Args), "$") {
-		if val, err := decodeJSON(s.Args); err == nil {
-			var walk func(x any, field string)
-			walk = func(x any, field string) {
-				switch t := x.(type) {
-				case string:
-					check(field, t)
-				case map[string]any:
-					for _, k := range sortedKeys(t) {
-						walk(t[k], field+fieldSep(k))
-					}
-				case []any:
-					for i, e := range t {
-						walk(e, field+"["+strconv.Itoa(i)+"]")
-					}
-				}
+	var walk func(x any, field string)
+	walk = func(x any, field string) {
+		switch t := x.(type) {
+		case string:
+			check(field, t)
+		case map[string]any:
+			for _, k := range sortedKeys(t) {
+				walk(t[k], field+fieldSep(k))
 			}
-			walk(val, "args")
+		case []any:
+			for i, e := range t {
+				walk(e, field+"["+strconv.Itoa(i)+"]")
+			}
 		}
 	}
+	walk(v.argsWithRefs(s), "args")
 	check("prompt", s.Prompt)
 	check("question", s.Question)
 	for i, o := range s.Options {
@@ -339,7 +338,7 @@ func (v *validator) checkTemplates(s *Step) {
 
 func (v *validator) checkRefs(s *Step) {
 	seen := map[string]bool{}
-	for _, fr := range s.fieldRefs() {
+	for _, fr := range s.fieldRefsWith(v.argsWithRefs(s)) {
 		id, _, err := fr.ref.split(v.has)
 		key := fr.field + "\x00" + fr.ref.String()
 		if seen[key] {
@@ -361,6 +360,28 @@ func (v *validator) checkRefs(s *Step) {
 			v.add(s.ID, fr.field, "reference %s: step %q is not among this step's dependencies: add %q to dependsOn", fr.ref, id, id)
 		}
 	}
+}
+
+// args returns the step's args decoded (numbers as json.Number), decoding
+// them once per validation; nil if absent or not JSON.
+func (v *validator) args(s *Step) any {
+	if a, ok := v.decoded[s]; ok {
+		return a
+	}
+	var a any
+	if len(bytes.TrimSpace(s.Args)) > 0 {
+		a, _ = decodeJSON(s.Args)
+	}
+	v.decoded[s] = a
+	return a
+}
+
+// argsWithRefs is args if they contain a "$", else nil.
+func (v *validator) argsWithRefs(s *Step) any {
+	if !bytes.Contains(s.Args, []byte("$")) {
+		return nil
+	}
+	return v.args(s)
 }
 
 // dependsOn reports whether step id depends on step dep, directly or

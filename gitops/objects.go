@@ -21,31 +21,6 @@ func (s *Store) hasObject(h plumbing.Hash) bool {
 	return s.st.HasEncodedObject(h) == nil
 }
 
-// looseSink writes loose objects through go-git's object storage (fsync'd
-// by durableFS). For the few objects of an incremental snapshot.
-type looseSink struct{ s *Store }
-
-func (l looseSink) put(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
-	if l.s.hasObject(h) {
-		return nil
-	}
-	obj := &plumbing.MemoryObject{}
-	obj.SetType(t)
-	if _, err := obj.Write(data); err != nil {
-		return err
-	}
-	l.s.stMu.Lock()
-	defer l.s.stMu.Unlock()
-	got, err := l.s.st.SetEncodedObject(obj)
-	if err != nil {
-		return err
-	}
-	if got != h {
-		return fmt.Errorf("object %s was stored as %s (file changed while it was read?)", h, got)
-	}
-	return nil
-}
-
 // packSink streams new objects into one pack (initial or large snapshots).
 type packSink struct {
 	s *Store

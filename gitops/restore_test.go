@@ -34,11 +34,10 @@ func TestRestoreWritesOnlyWhatDiffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := treeState(t, root, false)
 	old := time.Now().Add(-time.Hour).Truncate(time.Second)
 	keep := filepath.Join(root, "keep.txt")
 	os.Chtimes(keep, old, old)
-	want = treeState(t, root, false)
+	want := treeState(t, root, false)
 
 	// Modify, create, delete, chmod, relink; add an ignored file.
 	writeTree(t, root, map[string]string{"mod1.txt": "ONE\n", "mod2.txt": "two, longer\n", "new.txt": "new\n",

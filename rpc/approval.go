@@ -15,26 +15,13 @@ import (
 	"github.com/agentd/agentd/engine/tools"
 )
 
-// ApprovalPolicy is protocol.md's ApprovalPolicy.
-type ApprovalPolicy struct {
-	Read                   string   `json:"read,omitempty"`
-	Write                  string   `json:"write,omitempty"`
-	Delete                 string   `json:"delete,omitempty"`
-	Command                string   `json:"command,omitempty"`
-	Git                    string   `json:"git,omitempty"`
-	RequireApprovalForRisk string   `json:"requireApprovalForRisk,omitempty"`
-	AutoApproveReadonly    *bool    `json:"autoApproveReadonly,omitempty"`
-	AllowCommands          []string `json:"allowCommands,omitempty"`
-	DenyCommands           []string `json:"denyCommands,omitempty"`
-}
+// ApprovalPolicy is protocol.md's ApprovalPolicy; the engine applies it.
+type ApprovalPolicy = engine.ApprovalPolicy
 
-// DefaultPolicy asks before deleting, running commands and git operations;
-// writes are reviewed as change sets instead of asked about.
-func DefaultPolicy() ApprovalPolicy {
-	t := true
-	return ApprovalPolicy{Read: "allow", Write: "allow", Delete: "ask", Command: "ask", Git: "ask",
-		RequireApprovalForRisk: "high", AutoApproveReadonly: &t}
-}
+// DefaultPolicy is the engine's default: read freely, ask before writing
+// (answered by the review in review mode "before"), deleting, commands, git
+// and network.
+func DefaultPolicy() ApprovalPolicy { return engine.DefaultApprovalPolicy() }
 
 // Rule is a remembered "always" answer.
 type Rule struct {
@@ -127,65 +114,14 @@ func (a *approvals) cancelAll() {
 	}
 }
 
-var riskRank = map[tools.Risk]int{tools.RiskLow: 0, tools.RiskMedium: 1, tools.RiskHigh: 2}
-
-// decide applies rules and the policy; ask reports that the user must answer.
-func decide(pol ApprovalPolicy, rules []Rule, req engine.ApprovalRequest) (d engine.ApprovalDecision, ask bool) {
-	// Remembered answers win, newest first.
+// remembered returns the decision of the newest rule matching req.
+func remembered(rules []Rule, req engine.ApprovalRequest) (engine.ApprovalDecision, bool) {
 	for i := len(rules) - 1; i >= 0; i-- {
 		if rules[i].matches(req) {
-			return engine.ApprovalDecision{Allow: rules[i].Allow, Reason: "remembered rule " + rules[i].ID}, false
+			return engine.ApprovalDecision{Allow: rules[i].Allow, Reason: "remembered rule " + rules[i].ID}, true
 		}
 	}
-	if req.Category == tools.CategoryCommand {
-		for _, g := range pol.DenyCommands {
-			if ok, _ := path.Match(g, req.Command); ok {
-				return engine.ApprovalDecision{Allow: false, Reason: "command matches denyCommands " + g}, false
-			}
-		}
-	}
-	if req.Category == "plan" {
-		return engine.ApprovalDecision{}, true
-	}
-	if rr, ok := riskRank[tools.Risk(pol.RequireApprovalForRisk)]; ok && riskRank[req.Risk] >= rr && pol.RequireApprovalForRisk != "" {
-		if !(req.Category == tools.CategoryCommand && commandAllowed(pol, req.Command)) {
-			return engine.ApprovalDecision{}, true
-		}
-	}
-	setting := ""
-	switch req.Category {
-	case tools.CategoryRead:
-		setting = pol.Read
-		if setting == "" && (pol.AutoApproveReadonly == nil || *pol.AutoApproveReadonly) {
-			setting = "allow"
-		}
-	case tools.CategoryWrite:
-		setting = pol.Write
-	case tools.CategoryDelete:
-		setting = pol.Delete
-	case tools.CategoryCommand:
-		if commandAllowed(pol, req.Command) {
-			return engine.ApprovalDecision{Allow: true, Reason: "command matches allowCommands"}, false
-		}
-		setting = pol.Command
-	case tools.CategoryGit:
-		setting = pol.Git
-	case tools.CategoryInput:
-		setting = "allow"
-	}
-	if setting == "allow" {
-		return engine.ApprovalDecision{Allow: true, Reason: "allowed by policy"}, false
-	}
-	return engine.ApprovalDecision{}, true
-}
-
-func commandAllowed(pol ApprovalPolicy, cmd string) bool {
-	for _, g := range pol.AllowCommands {
-		if ok, _ := path.Match(g, cmd); ok {
-			return true
-		}
-	}
-	return false
+	return engine.ApprovalDecision{}, false
 }
 
 // approver implements engine.Approver by asking the editor.
@@ -237,11 +173,10 @@ var approvalOptions = []ApprovalOption{
 
 func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
 	s := (*Server)(a)
-	pol, rules := s.approvals.get()
-	if rp := s.runs.policy(req.RunID); rp != nil {
-		pol = *rp
-	}
-	if d, ask := decide(pol, rules, req); !ask {
+	// The engine asks only when the run's policy says so; remembered
+	// "always" answers are the server's.
+	_, rules := s.approvals.get()
+	if d, ok := remembered(rules, req); ok {
 		return d, nil
 	}
 	ctx, cancel := context.WithCancel(ctx)

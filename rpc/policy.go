@@ -62,9 +62,15 @@ func (s *Server) policySet(ctx context.Context, params json.RawMessage) (any, er
 			*v.dst = v.src
 		}
 	}
+	if _, ok := fields["network"]; ok {
+		if p.Network != "ask" && p.Network != "allow" {
+			return nil, badParam("network", "must be \"ask\" or \"allow\", not %q", p.Network)
+		}
+		pol.Network = p.Network
+	}
 	if _, ok := fields["requireApprovalForRisk"]; ok {
 		switch p.RequireApprovalForRisk {
-		case "low", "medium", "high":
+		case "", "low", "medium", "high":
 		default:
 			return nil, badParam("requireApprovalForRisk", "must be low, medium or high, not %q", p.RequireApprovalForRisk)
 		}

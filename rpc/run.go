@@ -123,7 +123,7 @@ type RunOptionsParam struct {
 
 func (s *Server) engineOptions(o RunOptionsParam) (engine.RunOptions, error) {
 	out := engine.RunOptions{Mode: o.Mode, MaxParallel: o.MaxParallel, Review: o.Review,
-		RollbackOnFailure: o.RollbackOnFailure, DryRun: o.DryRun, MaxRePlans: o.MaxRePlans}
+		RollbackOnFailure: o.RollbackOnFailure, DryRun: o.DryRun, MaxRePlans: o.MaxRePlans, Approval: o.Approval}
 	switch o.Mode {
 	case "", "parallel", "sequential":
 	default:
@@ -188,6 +188,13 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	}
 	e := &runEntry{id: opts.RunID, planID: pl.ID, policy: p.Options.Approval, done: make(chan struct{})}
 	e.out = newCoalescer(OutputInterval, func(ev engine.Event) { s.sendRunEvent(e, ev) })
+	if opts.Approval == nil {
+		pol, _ := s.approvals.get()
+		opts.Approval = &pol
+	}
+	// Progress begins before the first event can report on it.
+	s.beginProgress(ctx, e)
+	opts.Subscribers = []engine.Subscriber{engine.SubscriberFunc(func(ev engine.Event) { s.onRunEvent(e, ev) })}
 	s.runs.mu.Lock()
 	s.runs.m[e.id] = e
 	s.runs.mu.Unlock()
@@ -198,6 +205,7 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 		s.runs.mu.Lock()
 		delete(s.runs.m, e.id)
 		s.runs.mu.Unlock()
+		s.endProgress(e, engine.RunState{Status: engine.RunFailed})
 		return nil, err
 	}
 	e.mu.Lock()
@@ -214,12 +222,8 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	s.plans.lastRun[pl.ID] = e.id
 	s.plans.mu.Unlock()
 
-	s.beginProgress(ctx, e)
-	e.unsub = run.Subscribe(engine.SubscriberFunc(func(ev engine.Event) { s.onRunEvent(e, ev) }))
 	st := run.State()
 	s.persist.saveRun(st)
-	// Events emitted before Subscribe are not replayed: announce the start.
-	s.onRunEvent(e, engine.Event{Type: engine.EventRunStarted, RunID: e.id, Time: time.Now().UTC(), Status: string(st.Status)})
 
 	s.runs.wg.Add(1)
 	go func() {

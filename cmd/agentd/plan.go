@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -58,6 +61,25 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// wireModel sets cfg's Model, Planner and Rules from the model settings
+// (AGENTD_MODEL, ~/.config/agentd/config.json, the workspace's
+// .agentd/config.json) when a model is configured; without one, llm and
+// agent steps fail with the engine's "no model" error and recovery falls
+// back to asking the user. run.go calls it before engine.New.
+func wireModel(cfg *engine.Config, wsRoot string) error {
+	settings, err := llm.Load(llm.LoadOptions{Workspace: wsRoot})
+	if err != nil {
+		return err
+	}
+	if !settings.Configured() {
+		return nil
+	}
+	cfg.Model = llm.NewStepModel(settings)
+	cfg.Planner = llm.NewPlanner(settings, cfg.Tools)
+	cfg.Rules = append(cfg.Rules, llm.DefaultRules()...)
+	return nil
+}
+
 // makePlan asks the configured model for a plan; on failure it prints the
 // error and returns a nil plan with the exit code.
 func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.Writer) (*engine.Plan, int) {
@@ -99,4 +121,110 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		return nil, exitFailed
 	}
 	return plan, exitOK
+}
+
+// serveModel connects engine/llm to the rpc server of `agentd serve`: it is
+// the server's PlanMaker and its Configure hook. Wire it with
+//
+//	sm := newServeModel(logger)
+//	rpc.Options{..., PlanMaker: sm, Configure: sm.configure}
+//
+// and, when the server learns initializationOptions.model, call
+// sm.setEditorModel before initialize configures the engine.
+type serveModel struct {
+	log *slog.Logger
+
+	mu      sync.Mutex
+	editor  *llm.EditorOptions
+	ws      *workspace.Workspace
+	planner *llm.Planner // nil without a configured model
+	loadErr error
+}
+
+func newServeModel(log *slog.Logger) *serveModel {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &serveModel{log: log}
+}
+
+// setEditorModel records the editor's initializationOptions.model.
+func (m *serveModel) setEditorModel(o rpc.ModelOptions) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.editor = &llm.EditorOptions{Provider: o.Provider, Model: o.Model, BaseURL: o.BaseURL}
+}
+
+// configure is rpc.Options.Configure: it loads the model settings for the
+// workspace and adds the step model, planner and rules to cfg.
+func (m *serveModel) configure(cfg *engine.Config) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ws = cfg.WS
+	root := ""
+	if cfg.WS != nil {
+		root = cfg.WS.Root()
+	}
+	settings, err := llm.Load(llm.LoadOptions{Workspace: root, Logger: m.log})
+	if err != nil {
+		m.loadErr = err
+		m.log.Warn("model settings not loaded; plan/create and llm steps will fail", "err", err)
+		return
+	}
+	settings.Logger = m.log.With("component", "llm")
+	if m.editor != nil {
+		settings.SetEditor(*m.editor)
+	}
+	if !settings.Configured() {
+		m.log.Info("no model configured", "help", llm.NoModelHelp)
+		return
+	}
+	m.planner = llm.NewPlanner(settings, cfg.Tools)
+	cfg.Model = llm.NewStepModel(settings)
+	cfg.Planner = m.planner
+	cfg.Rules = append(cfg.Rules, llm.DefaultRules()...)
+}
+
+// MakePlan implements rpc.PlanMaker (create, and regenerate when
+// req.Previous is set).
+func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine.Plan, error) {
+	m.mu.Lock()
+	pl, ws, loadErr := m.planner, m.ws, m.loadErr
+	m.mu.Unlock()
+	if loadErr != nil {
+		return nil, fmt.Errorf("%w: %v", engine.ErrNoModel, loadErr)
+	}
+	if pl == nil {
+		return nil, fmt.Errorf("%w; %s", engine.ErrNoModel, llm.NoModelHelp)
+	}
+	if req.Previous != nil {
+		return pl.Regenerate(ctx, req.Previous, req.Feedback)
+	}
+	cr := llm.CreateRequest{Request: req.Request, Workspace: ws}
+	if ws != nil {
+		for _, u := range req.URIs {
+			if rel, _, err := ws.Resolve(u); err == nil {
+				cr.OpenFiles = append(cr.OpenFiles, rel)
+			}
+		}
+		if sel := req.Selection; sel != nil {
+			if rel, _, err := ws.Resolve(sel.URI); err == nil {
+				if data, err := ws.ReadFile(ctx, rel); err == nil {
+					cr.Selection = &llm.Selection{Path: rel, StartLine: sel.Range.Start.Line + 1, EndLine: sel.Range.End.Line + 1,
+						Text: linesOf(string(data), sel.Range.Start.Line, sel.Range.End.Line)}
+				}
+			}
+		}
+	}
+	return pl.Create(ctx, cr)
+}
+
+// linesOf returns lines from..to (0-based, inclusive).
+func linesOf(s string, from, to int) string {
+	lines := strings.Split(s, "\n")
+	if from < 0 || from >= len(lines) {
+		return ""
+	}
+	to = min(to, len(lines)-1)
+	return strings.Join(lines[from:to+1], "\n")
 }

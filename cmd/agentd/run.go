@@ -138,6 +138,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *sequential {
 		opts.Mode = "sequential"
 	}
+	if *yes {
+		// Nothing needs asking: the policy allows everything, so the run
+		// shows no approval prompts at all.
+		p := engine.AllowAllPolicy()
+		opts.Approval = &p
+	}
+	disp := newDisplay(con, jsonW, plan)
+	opts.Subscribers = []engine.Subscriber{disp}
 	run, err := eng.Start(runCtx, plan, opts)
 	if err != nil {
 		var ve *engine.ValidationError
@@ -148,10 +156,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
-	disp := newDisplay(con, jsonW, plan)
-	unsubscribe := run.Subscribe(disp)
 	st, err := run.Wait(context.WithoutCancel(ctx))
-	unsubscribe()
 	con.Done()
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)

@@ -184,10 +184,10 @@ func (p *anthropic) readStream(ctx context.Context, resp *http.Response, req *Re
 			continue
 		}
 		var d struct {
-			Type         string   `json:"type"`
-			Index        int      `json:"index"`
+			Type         string                  `json:"type"`
+			Index        int                     `json:"index"`
 			Message      struct{ Usage anUsage } `json:"message"`
-			ContentBlock anBlock  `json:"content_block"`
+			ContentBlock anBlock                 `json:"content_block"`
 			Delta        struct {
 				Type        string `json:"type"`
 				Text        string `json:"text"`

@@ -39,7 +39,10 @@ type Profile struct {
 	// Structured is json_schema (default), json_object or none (OpenAI-compatible).
 	Structured string `json:"structured,omitempty"`
 	Timeout    string `json:"timeout,omitempty"` // per attempt, Go duration
-	MaxTokens  int    `json:"maxTokens,omitempty"`
+	// IdleTimeout is the longest silence of the server within an attempt
+	// (Go duration; default DefaultIdleTimeout, "0s" for none).
+	IdleTimeout string `json:"idleTimeout,omitempty"`
+	MaxTokens   int    `json:"maxTokens,omitempty"`
 }
 
 // FileConfig is ~/.config/agentd/config.json.
@@ -73,6 +76,7 @@ type Spec struct {
 	APIKeyEnv  string
 	Structured string
 	Timeout    time.Duration
+	Idle       time.Duration
 	MaxTokens  int
 	// Label is how the model was named, for messages.
 	Label string
@@ -225,10 +229,14 @@ func (s *Settings) Resolve(name string) (*Spec, error) {
 	if p, ok := s.Profiles[name]; ok {
 		pr = p
 	} else {
-		prov, model, ok := strings.Cut(name, ":")
-		if !ok {
-			// "provider/model" is accepted too (the engine's own hint uses it).
-			prov, model, ok = strings.Cut(name, "/")
+		// "provider:model"; "provider/model" is accepted too (the engine's
+		// own hint uses it). The first separator counts, so model names may
+		// hold either ("ollama:qwen2.5-coder:7b", "openai:org/model").
+		i := strings.IndexAny(name, ":/")
+		ok := i > 0
+		var prov, model string
+		if ok {
+			prov, model = name[:i], name[i+1:]
 		}
 		if !ok || model == "" {
 			return nil, fmt.Errorf("%w: model %q is neither provider:model nor a profile in %s; %s",
@@ -243,6 +251,14 @@ func (s *Settings) Resolve(name string) (*Spec, error) {
 			return nil, fmt.Errorf("profile %q: timeout %q: %w", name, pr.Timeout, err)
 		}
 		sp.Timeout = d
+	}
+	sp.Idle = DefaultIdleTimeout
+	if pr.IdleTimeout != "" {
+		d, err := time.ParseDuration(pr.IdleTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("profile %q: idleTimeout %q: %w", name, pr.IdleTimeout, err)
+		}
+		sp.Idle = d
 	}
 	editorURL := ""
 	if s.Editor != nil && s.Editor.BaseURL != "" && (s.Editor.Provider == "" || s.Editor.Provider == pr.Provider) {
@@ -304,7 +320,7 @@ func (s *Settings) Provider(sp *Spec) Provider {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	hb := httpBase{name: sp.Provider, baseURL: sp.BaseURL, client: hc, timeout: sp.Timeout, now: time.Now, keyEnv: sp.APIKeyEnv}
+	hb := httpBase{name: sp.Provider, baseURL: sp.BaseURL, client: hc, timeout: sp.Timeout, idle: sp.Idle, now: time.Now, keyEnv: sp.APIKeyEnv}
 	if hb.keyEnv == "" {
 		hb.keyEnv = "the key variable"
 	}

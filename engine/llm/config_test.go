@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -70,6 +71,8 @@ func TestProvidersFromEnv(t *testing.T) {
 		{map[string]string{"AGENTD_MODEL": "openai:gpt-4o", "OPENAI_API_KEY": "k"}, "openai", DefaultOpenAIBaseURL, "OPENAI_API_KEY"},
 		{map[string]string{"AGENTD_MODEL": "openai:local", "OPENAI_BASE_URL": "http://localhost:8080/v1"}, "openai", "http://localhost:8080/v1", "OPENAI_API_KEY"},
 		{map[string]string{"AGENTD_MODEL": "ollama:qwen2.5-coder"}, "openai", "http://localhost:11434/v1", ""},
+		{map[string]string{"AGENTD_MODEL": "ollama/qwen2.5-coder:7b"}, "openai", "http://localhost:11434/v1", ""},
+		{map[string]string{"AGENTD_MODEL": "openai:meta-llama/llama-3.1-70b", "OPENAI_BASE_URL": "https://openrouter.ai/api/v1"}, "openai", "https://openrouter.ai/api/v1", "OPENAI_API_KEY"},
 		{map[string]string{"AGENTD_MODEL": "ollama:qwen2.5-coder", "OLLAMA_HOST": "10.0.0.5:11434"}, "openai", "http://10.0.0.5:11434/v1", ""},
 		{map[string]string{"AGENTD_MODEL": "anthropic:claude-sonnet-4", "ANTHROPIC_API_KEY": "k"}, "anthropic", DefaultAnthropicBaseURL, "ANTHROPIC_API_KEY"},
 		{map[string]string{"AGENTD_MODEL": "anthropic:claude-sonnet-4", "ANTHROPIC_BASE_URL": "http://proxy:9000"}, "anthropic", "http://proxy:9000", "ANTHROPIC_API_KEY"},
@@ -167,7 +170,7 @@ func TestWorkspaceConfigCannotRedirectKeys(t *testing.T) {
 	// AGENTD_MODEL beats the workspace.
 	env["AGENTD_MODEL"] = "anthropic:claude-sonnet-4"
 	env["ANTHROPIC_API_KEY"] = "k"
-	s, _ = Load(LoadOptions{Getenv: envOf(env), Workspace: ws})
+	s, _ = Load(LoadOptions{Getenv: envOf(env), Workspace: ws, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if sp, _ := s.Resolve(""); sp == nil || sp.Provider != "anthropic" {
 		t.Errorf("AGENTD_MODEL did not win: %+v", sp)
 	}

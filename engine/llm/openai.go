@@ -83,7 +83,13 @@ func (p *openAI) body(req *Request, stream bool) map[string]any {
 	}
 	b := map[string]any{"model": req.Model, "messages": msgs}
 	if req.MaxTokens > 0 {
-		b["max_tokens"] = req.MaxTokens
+		// OpenAI's own API wants max_completion_tokens (its reasoning models
+		// reject max_tokens); compatible servers know max_tokens.
+		if strings.HasPrefix(p.baseURL, DefaultOpenAIBaseURL) {
+			b["max_completion_tokens"] = req.MaxTokens
+		} else {
+			b["max_tokens"] = req.MaxTokens
+		}
 	}
 	if len(req.Tools) > 0 {
 		var ts []map[string]any

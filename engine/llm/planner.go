@@ -41,9 +41,8 @@ type Planner struct {
 	MaxOutputTokens int
 	Logger          *slog.Logger
 
-	mu      sync.Mutex
-	clients map[string]*Client
-	used    engine.Usage
+	mu   sync.Mutex
+	used engine.Usage
 }
 
 // PlanMaker is the name the rpc server knows the planner by.
@@ -59,7 +58,7 @@ func NewPlanner(s *Settings, reg *tools.Registry) *Planner {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Planner{settings: s, tools: reg, clients: map[string]*Client{}, Logger: log}
+	return &Planner{settings: s, tools: reg, Logger: log}
 }
 
 var _ engine.Planner = (*Planner)(nil)
@@ -72,7 +71,7 @@ func (p *Planner) Used() engine.Usage {
 }
 
 func (p *Planner) call(ctx context.Context, budget engine.Budget, req *Request) (*Response, error) {
-	c, err := clientFor(p.settings, &p.mu, p.clients, p.Model)
+	c, err := p.settings.Client(p.Model)
 	if err != nil {
 		return nil, err
 	}

@@ -213,6 +213,11 @@ var stepsSchema = json.RawMessage(`{"type":"object","properties":{"steps":{"type
 // around it are dropped).
 func extractJSON(s string) string {
 	s = strings.TrimSpace(s)
+	var quoted string
+	if strings.HasPrefix(s, `"`) && json.Unmarshal([]byte(s), &quoted) == nil {
+		// A forced tool's input that the model gave as a string.
+		s = strings.TrimSpace(quoted)
+	}
 	if i := strings.Index(s, "```"); i >= 0 {
 		rest := s[i+3:]
 		if nl := strings.IndexByte(rest, '\n'); nl >= 0 {

@@ -14,7 +14,7 @@ func TestOpenAINonStreaming(t *testing.T) {
 	srv := fakemodel.New()
 	srv.Push(fakemodel.Reply{Text: "hello there", InputTokens: 12, OutputTokens: 3})
 	c := mustClient(t, tcpSettings(t, srv, "openai:gpt-4o"))
-	resp, u, err := c.Call(t.Context(), nil, &Request{System: "sys", Messages: userMsg("hi")})
+	resp, u, err := c.Call(t.Context(), nil, &Request{System: "sys", Messages: userMsg("hi"), MaxTokens: 333})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,8 @@ func TestOpenAINonStreaming(t *testing.T) {
 		t.Errorf("Authorization = %q", got)
 	}
 	msgs := reqs[0].JSON["messages"].([]any)
-	if len(msgs) != 2 || msgs[0].(map[string]any)["role"] != "system" || reqs[0].JSON["model"] != "gpt-4o" {
+	if len(msgs) != 2 || msgs[0].(map[string]any)["role"] != "system" || reqs[0].JSON["model"] != "gpt-4o" ||
+		reqs[0].JSON["max_tokens"] != float64(333) {
 		t.Errorf("body: %s", reqs[0].Body)
 	}
 }

@@ -43,6 +43,15 @@ func TestRetries(t *testing.T) {
 		{"hang until the attempt times out", "openai:gpt-4o", false, func() []fakemodel.Reply {
 			return []fakemodel.Reply{{Fault: fakemodel.FaultHang}}
 		}, 30 * time.Second, 31 * time.Second},
+		{"hang: no data within the idle timeout", "anthropic:claude-sonnet-4", true, func() []fakemodel.Reply {
+			return []fakemodel.Reply{{Fault: fakemodel.FaultHang}}
+		}, 0, DefaultIdleTimeout + time.Second},
+		{"openai error inside the stream", "openai:gpt-4o", true, func() []fakemodel.Reply {
+			return []fakemodel.Reply{{Fault: fakemodel.FaultStreamError}}
+		}, 0, time.Second},
+		{"anthropic overloaded event inside the stream", "anthropic:claude-sonnet-4", true, func() []fakemodel.Reply {
+			return []fakemodel.Reply{{Fault: fakemodel.FaultStreamError}}
+		}, 0, time.Second},
 		{"openai stream cut mid-way", "openai:gpt-4o", true, func() []fakemodel.Reply {
 			return []fakemodel.Reply{{Fault: fakemodel.FaultCutStream, Text: "partial answer here"}}
 		}, 0, time.Second},

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/agentd/agentd/engine"
 )
@@ -28,39 +27,23 @@ When the task is done, answer with a short summary of what you did and no tool c
 // StepModel runs llm and agent steps (engine.StepModel).
 type StepModel struct {
 	settings *Settings
-	mu       sync.Mutex
-	clients  map[string]*Client
 	// MaxOutputTokens caps each call's answer (0: the profile's or provider's default).
 	MaxOutputTokens int
 }
 
 // NewStepModel returns a step model using s for every model a step names.
+// s must not change while steps run (apply SetEditor before).
 func NewStepModel(s *Settings) *StepModel {
-	return &StepModel{settings: s, clients: map[string]*Client{}}
+	return &StepModel{settings: s}
 }
 
 var _ engine.StepModel = (*StepModel)(nil)
-
-// client returns the (cached) client of a model name ("" = default).
-func clientFor(s *Settings, mu *sync.Mutex, cache map[string]*Client, name string) (*Client, error) {
-	mu.Lock()
-	defer mu.Unlock()
-	if c := cache[name]; c != nil {
-		return c, nil
-	}
-	c, err := s.Client(name)
-	if err != nil {
-		return nil, err
-	}
-	cache[name] = c
-	return c, nil
-}
 
 // RunStep runs one llm step (a single call) or agent step (a tool loop of
 // at most maxIterations model calls; every tool call goes through
 // call.Exec).
 func (m *StepModel) RunStep(ctx context.Context, call engine.ModelCall) (*engine.ModelResult, error) {
-	c, err := clientFor(m.settings, &m.mu, m.clients, call.Model)
+	c, err := m.settings.Client(call.Model)
 	if err != nil {
 		return nil, err
 	}

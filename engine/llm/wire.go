@@ -25,7 +25,31 @@ type httpBase struct {
 	keyEnv  string // the env var the key came from, for hints
 	client  *http.Client
 	timeout time.Duration // per attempt; 0 = none (ctx only)
+	idle    time.Duration // longest wait for the next bytes of an answer; 0 = none
 	now     func() time.Time
+}
+
+// DefaultIdleTimeout is how long an attempt may go without receiving any
+// byte (headers or stream data) before it is abandoned as timed out and
+// retried. Profiles may change it ("idleTimeout").
+var DefaultIdleTimeout = 2 * time.Minute
+
+// errIdle is the cause of an attempt cancelled for silence.
+var errIdle = errors.New("no data from the server")
+
+// idleBody resets the idle timer on every read.
+type idleBody struct {
+	io.ReadCloser
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.timer.Reset(b.idle)
+	}
+	return n, err
 }
 
 func (h *httpBase) redactor() redactor { return redactor{h.key} }
@@ -37,9 +61,21 @@ func (h *httpBase) post(ctx context.Context, model, path string, hdr http.Header
 	if err != nil {
 		return nil, nil, err
 	}
-	cctx, cancel := ctx, context.CancelFunc(func() {})
+	ictx, icancel := context.WithCancelCause(ctx)
+	cctx, tcancel := ictx, context.CancelFunc(func() {})
 	if h.timeout > 0 {
-		cctx, cancel = context.WithTimeout(ctx, h.timeout)
+		cctx, tcancel = context.WithTimeout(ictx, h.timeout)
+	}
+	var timer *time.Timer
+	if h.idle > 0 {
+		timer = time.AfterFunc(h.idle, func() { icancel(errIdle) })
+	}
+	cancel := func() {
+		if timer != nil {
+			timer.Stop()
+		}
+		tcancel()
+		icancel(nil)
 	}
 	req, err := http.NewRequestWithContext(cctx, http.MethodPost, strings.TrimRight(h.baseURL, "/")+path, bytes.NewReader(data))
 	if err != nil {
@@ -51,14 +87,19 @@ func (h *httpBase) post(ctx context.Context, model, path string, hdr http.Header
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := h.client.Do(req)
 	if err != nil {
+		err = h.transport(ctx, cctx, model, err, false)
 		cancel()
-		return nil, nil, h.transport(ctx, cctx, model, err, false)
+		return nil, nil, err
 	}
 	if resp.StatusCode/100 != 2 {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		resp.Body.Close()
 		cancel()
 		return nil, nil, httpError(h.name, model, h.keyEnv, resp, b, h.now(), h.redactor())
+	}
+	if timer != nil {
+		timer.Reset(h.idle)
+		resp.Body = &idleBody{ReadCloser: resp.Body, timer: timer, idle: h.idle}
 	}
 	return resp, cancel, nil
 }
@@ -67,6 +108,11 @@ func (h *httpBase) post(ctx context.Context, model, path string, hdr http.Header
 // ErrTimeout.
 func (h *httpBase) transport(ctx, cctx context.Context, model string, err error, stream bool) error {
 	if ctx.Err() == nil && cctx.Err() != nil {
+		if errors.Is(context.Cause(cctx), errIdle) {
+			return &Error{Provider: h.name, Model: model, Kind: ErrTimeout,
+				Message: "no data from the server for " + h.idle.String(),
+				Hint:    "retried; raise the profile's idleTimeout for slow local models"}
+		}
 		return &Error{Provider: h.name, Model: model, Kind: ErrTimeout,
 			Message: "no answer within " + h.timeout.String(),
 			Hint:    "retried; raise the profile's timeout for slow local models"}

@@ -5,7 +5,6 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"fmt"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -143,11 +142,7 @@ func patchJSON(rel string, doc []byte, ops []JSONPatchOp) ([]byte, error) {
 	st := detectJSONStyle(body)
 	out := cur
 	if st.indent != "" {
-		var buf bytes.Buffer
-		if err := json.Indent(&buf, cur, "", st.indent); err != nil {
-			return nil, fmt.Errorf("json_patch: %s: formatting the result: %w", rel, err)
-		}
-		out = buf.Bytes()
+		out = formatJSON(cur, readLayout(body, st.indent))
 	}
 	if st.crlf {
 		out = bytes.ReplaceAll(out, []byte("\n"), []byte("\r\n"))

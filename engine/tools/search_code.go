@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"os"
 	"bytes"
 	"context"
 	_ "embed"
@@ -124,7 +125,7 @@ func (t *searchCodeTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 type codeSearch struct {
 	re    *regexp.Regexp // per line
 	multi *regexp.Regexp // whole buffer, (?m); nil: try every line
-	find  *finder        // required literal; nil: none
+	find  *prefilter     // required byte sequence; nil: none
 	glob  *globMatcher
 	max   int
 
@@ -156,12 +157,12 @@ func newCodeSearch(a SearchCodeArgs) (*codeSearch, error) {
 			return nil, err
 		}
 	}
-	if lit, ok := requiredLiteral(a.Pattern); ok {
-		s.find = newFinder(lit)
-	} else if !usesTextAnchors(a.Pattern) {
+	if s.find = newPrefilter(a.Pattern); s.find == nil && !usesTextAnchors(a.Pattern) {
 		// Without a literal, let the regexp engine skip non-matching
 		// stretches of the whole buffer; ^ and $ must then mean lines.
-		s.multi, _ = regexp.Compile("(?m:" + a.Pattern + ")")
+		if os.Getenv("NOMULTI") == "" {
+			s.multi, _ = regexp.Compile("(?m:" + a.Pattern + ")")
+		}
 	}
 	return s, nil
 }
@@ -339,17 +340,19 @@ func (w *searchWorker) searchFile(e fileset.Entry) {
 // searchData returns up to limit matching lines of data.
 func (s *codeSearch) searchData(path string, data []byte, limit int) []CodeMatch {
 	var ms []CodeMatch
+	var cur *cursor
+	if s.find != nil {
+		cur = s.find.cursor()
+	}
 	pos := 0             // always the start of a line
 	line, lineAt := 1, 0 // line number of the line starting at lineAt
 	for pos < len(data) {
 		cand := pos
 		switch {
-		case s.find != nil:
-			i := s.find.index(data[pos:])
-			if i < 0 {
+		case cur != nil:
+			if cand = cur.next(data, pos); cand < 0 {
 				return ms
 			}
-			cand = pos + i
 		case s.multi != nil:
 			loc := s.multi.FindIndex(data[pos:])
 			if loc == nil {

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -225,42 +226,119 @@ func TestSearchCodeMaxResultsDeterministic(t *testing.T) {
 	}
 }
 
-func TestRequiredLiteral(t *testing.T) {
+// render shows a prefilter's sequence: a byte, or [ranges] for a set.
+func (p *prefilter) render() string {
+	var alts []string
+	for _, a := range p.alts {
+		alts = append(alts, a.render())
+	}
+	return strings.Join(alts, "|")
+}
+
+func (p *seqFinder) render() string {
+	var sb strings.Builder
+	for _, s := range p.sets {
+		if s.n == 1 {
+			for c, ok := range s.in {
+				if ok {
+					sb.WriteByte(byte(c))
+				}
+			}
+			continue
+		}
+		sb.WriteByte('[')
+		for c := 0; c < 256; c++ {
+			if !s.in[c] {
+				continue
+			}
+			e := c
+			for e+1 < 256 && s.in[e+1] {
+				e++
+			}
+			sb.WriteByte(byte(c))
+			if e > c+1 {
+				sb.WriteByte('-')
+			}
+			if e > c {
+				sb.WriteByte(byte(e))
+			}
+			c = e
+		}
+		sb.WriteByte(']')
+	}
+	return sb.String()
+}
+
+func TestPrefilter(t *testing.T) {
 	tests := []struct {
 		pattern string
-		lit     string
-		fold    bool
+		want    string // "" = no prefilter
+		literal bool
 	}{
-		{`foo`, "foo", false},
-		{`foo\w+bar_baz`, "bar_baz", false},
-		{`(?i)Hello`, "hello", true},
-		{`(?i)task`, "ta", true},
-		{`a|b`, "", false},
-		{`x*y`, "y", false},
-		{`(abc)+`, "abc", false},
-		{`\bfoo\b`, "foo", false},
-		{`[a-z]+`, "", false},
-		{`café`, "café", false},
-		{`(?i)café`, "caf", true},
+		{`foo`, "foo", true},
+		{`foo\w+bar_baz`, "bar_baz", true},
+		{`(?i)Hi!`, "[Hh][Ii]!", false},
+		{`(?i)task`, "[Tt][Aa]", false}, // k and s fold to non-ASCII letters too
+		{`a|b`, "[ab]", false},
+		{`(ab)c`, "abc", true},
+		{`mutex_lock|spin_lock`, "mutex_lock|spin_lock", true},
+		{`(?:foo|ba.)x`, "foo|ba", true},
+		{`foo|.*`, "", false},
+		{`f(oo|.*)`, "f", true},
+		{`a(?:b|c)`, "a[bc]", false},
+		{`x*y`, "y", true},
+		{`(abc)+`, "abc", true},
+		{`\bfoo\b`, "foo", true},
+		{`[A-Z]{2}_[0-9]`, "[A-Z][A-Z]_[0-9]", false},
+		{`café`, "caf\xc3\xa9", true},
+		{`(?i)café`, "[Cc][Aa][Ff]", false},
+		{`.*`, "", false},
+		{`[^a]x`, "x", true},
 	}
 	for _, tc := range tests {
-		l, ok := requiredLiteral(tc.pattern)
-		if string(l.s) != tc.lit || ok != (tc.lit != "") || (ok && l.fold != tc.fold) {
-			t.Errorf("requiredLiteral(%q) = %q fold %v ok %v, want %q fold %v", tc.pattern, l.s, l.fold, ok, tc.lit, tc.fold)
+		pat := tc.pattern
+		p := newPrefilter(pat)
+		got := ""
+		if p != nil {
+			got = p.render()
+		}
+		want := tc.want
+		if w, err := strconv.Unquote(`"` + want + `"`); err == nil {
+			want = w
+		}
+		lit := p != nil && p.alts[0].lit != nil
+		if got != want || lit != tc.literal {
+			t.Errorf("newPrefilter(%q) = %q (literal %v), want %q (literal %v)", pat, got, lit, want, tc.literal)
 		}
 	}
 }
 
-func TestFinderFold(t *testing.T) {
-	f := newFinder(literal{s: []byte("hello_w"), fold: true})
-	for _, tc := range []struct {
-		in   string
-		want int
+func TestPrefilterIndex(t *testing.T) {
+	tests := []struct {
+		pattern, in string
+		want        int
 	}{
-		{"HELLO_W", 0}, {"xx hello_w", 3}, {"hellohello_W", 5}, {"hello w", -1}, {"HeLLo_", -1}, {"", -1},
-	} {
-		if got := f.index([]byte(tc.in)); got != tc.want {
-			t.Errorf("index(%q) = %d, want %d", tc.in, got, tc.want)
+		{`(?i)hello_w`, "HELLO_W", 0},
+		{`(?i)hello_w`, "xx hello_w", 3},
+		{`(?i)hello_w`, "hellohello_W", 5},
+		{`(?i)hello_w`, "hello w", -1},
+		{`(?i)hello_w`, "", -1},
+		{`[A-Z]{2}_[0-9]{2}`, "ab_12 AB_1x AB_12", 12},
+		{`[A-Z]{2}_[0-9]{2}`, "_12", -1},
+		{`[a-c][x-z]`, "aa bb cz", 6},
+		{`\d\d`, "a1b22", 3},
+		{`mutex_lock|spin_lock`, "a spin_lock b mutex_lock", 2},
+		{`mutex_lock|spin_lock`, "a mutex_lock b spin_lock", 2},
+		{`mutex_lock|spin_lock`, "spin_unlock", -1},
+	}
+	for _, tc := range tests {
+		pat := tc.pattern
+		p := newPrefilter(pat)
+		if p == nil {
+			t.Fatalf("no prefilter for %q", pat)
+		}
+		if got := p.index([]byte(tc.in)); got != tc.want {
+			t.Errorf("%q index(%q) = %d, want %d", pat, tc.in, got, tc.want)
 		}
 	}
 }
@@ -272,7 +350,7 @@ func TestSearchCodeMatchesRipgrep(t *testing.T) {
 	ws, root := newWS(t, searchFixture)
 	gitInit(t, root)
 	env := &Env{WS: ws}
-	for _, pat := range []string{`foo`, `(?i)foo`, `Foo\(\)`, `^\s*func`, `x$`, `\d+`, `(?i)hello`, `\bfoo\w*`, `[A-Z]{2,}`, `e\r?$`, `(?i)k`, `.`} {
+	for _, pat := range []string{`Foo|bar|World`, `(fo|Hel)o`, `[A-Z]{2,}_[0-9]`, `(?i)th[ae]`, `\w+\(\)`, `foo`, `(?i)foo`, `Foo\(\)`, `^\s*func`, `x$`, `\d+`, `(?i)hello`, `\bfoo\w*`, `[A-Z]{2,}`, `e\r?$`, `(?i)k`, `.`} {
 		t.Run(pat, func(t *testing.T) {
 			cmd := exec.Command(rg, "--hidden", "--glob", "!.git", "--no-heading", "--line-number", "--column", "--no-messages", "--color=never", "-e", pat)
 			cmd.Dir = root
@@ -317,4 +395,23 @@ func ensureRipgrep(t *testing.T) string {
 		t.Fatalf("ripgrep installed but rg not found: %v", err)
 	}
 	return p
+}
+
+func TestSearchCodeCancelAndLargeFiles(t *testing.T) {
+	ws, _ := newWS(t, map[string]string{"small.txt": "needle\n", "big.txt": strings.Repeat("needle\n", 100)})
+	old := MaxSearchFileSize
+	MaxSearchFileSize = 100
+	t.Cleanup(func() { MaxSearchFileSize = old })
+	res := mustCall(t, &Env{WS: ws}, "search_code", SearchCodeArgs{Pattern: "needle"})
+	got := output[SearchCodeOutput](t, res)
+	if !reflect.DeepEqual(got.Files, []string{"small.txt"}) || !reflect.DeepEqual(got.Skipped, []string{"big.txt"}) {
+		t.Errorf("files %v skipped %v, want small.txt searched and big.txt skipped", got.Files, got.Skipped)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tool, _ := Builtin().Get("search_code")
+	if _, err := tool.Run(ctx, &Env{WS: ws}, mustJSON(t, SearchCodeArgs{Pattern: "needle"})); !errors.Is(err, context.Canceled) {
+		t.Errorf("search with a cancelled context: %v, want context.Canceled", err)
+	}
 }

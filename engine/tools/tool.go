@@ -85,8 +85,9 @@ type Env struct {
 	Output func(stream, text string)
 	// Ask asks the user a question (ask_user); nil when nobody can answer.
 	Ask func(ctx context.Context, question string, options []string) (string, error)
-	// Writer, if set, is how the git tool's user-repository operations are
-	// told where the repository is (defaults to the workspace root).
+	// GitDir, if set, is the directory the git tool runs git in to find the
+	// user's repository (default: the workspace root; the repository may be
+	// the root or a folder above it).
 	GitDir string
 }
 

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -301,7 +302,7 @@ func TestJSONPatch(t *testing.T) {
 	}
 
 	res = mustCall(t, env, "json_patch", JSONPatchArgs{Path: "tabs.json", Ops: []JSONPatchOp{{Op: "remove", Path: "/a/0"}}})
-	if got := string(fileChange(t, res.Changes, "tabs.json").New); got != "{\r\n\t\"b\": 1,\r\n\t\"a\": [\r\n\t\t2\r\n\t]\r\n}" {
+	if got := string(fileChange(t, res.Changes, "tabs.json").New); got != "{\r\n\t\"b\": 1,\r\n\t\"a\": [2]\r\n}" {
 		t.Errorf("tabs.json = %q", got)
 	}
 	res = mustCall(t, env, "json_patch", JSONPatchArgs{Path: "compact.json", Ops: []JSONPatchOp{{Op: "add", Path: "/m", Value: raw(`null`)}}})
@@ -326,4 +327,45 @@ func TestJSONPatch(t *testing.T) {
 	_, err = call(t, env, "json_patch", JSONPatchArgs{Path: "bad.json", Ops: []JSONPatchOp{{Op: "remove", Path: "/a"}}})
 	wantCode(t, err, CodeInvalidArgs)
 	assertUnchanged(t, root, before)
+}
+
+// Formatting the compact form of a document in the layout read from it
+// gives the document back: untouched parts keep their layout.
+func TestJSONLayoutRoundTrip(t *testing.T) {
+	docs := map[string]string{
+		"standard":       "{\n  \"a\": 1,\n  \"b\": {\n    \"c\": [\n      1,\n      2\n    ]\n  }\n}",
+		"inline arrays":  "{\n    \"lib\": [\"es2020\", \"dom\"],\n    \"strict\": true,\n    \"paths\": {\"@/*\": [\"src/*\"]}\n}",
+		"tight inline":   "{\n\t\"a\": [1,2,3],\n\t\"o\": {\"x\":1,\"y\":[]}\n}",
+		"tricky strings": "{\n  \"s\": \"a, b: [c] {d} \\\" e\",\n  \"u\": \"\\u00e9\\n\",\n  \"n\": -1.50e+3,\n  \"e\": {},\n  \"z\": null\n}",
+		"top array":      "[\n  {\"id\": 1},\n  {\n    \"id\": 2\n  }\n]",
+	}
+	for name, doc := range docs {
+		t.Run(name, func(t *testing.T) {
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, []byte(doc)); err != nil {
+				t.Fatal(err)
+			}
+			st := detectJSONStyle([]byte(doc))
+			got := string(formatJSON(compact.Bytes(), readLayout([]byte(doc), st.indent)))
+			if got != doc {
+				t.Errorf("round trip\n%s\nwant\n%s", got, doc)
+			}
+		})
+	}
+}
+
+func TestJSONPatchKeepsInlineContainers(t *testing.T) {
+	const tsconfig = "{\n  \"compilerOptions\": {\n    \"target\": \"es2019\",\n    \"lib\": [\"es2019\", \"dom\"],\n    \"strict\": true\n  },\n  \"include\": [\"src\"]\n}\n"
+	ws, _ := newWS(t, map[string]string{"tsconfig.json": tsconfig})
+	res := mustCall(t, &Env{WS: ws}, "json_patch", JSONPatchArgs{Path: "tsconfig.json", Ops: []JSONPatchOp{
+		{Op: "replace", Path: "/compilerOptions/target", Value: json.RawMessage(`"es2022"`)},
+		{Op: "add", Path: "/include/-", Value: json.RawMessage(`"test"`)},
+	}})
+	want := "{\n  \"compilerOptions\": {\n    \"target\": \"es2022\",\n    \"lib\": [\"es2019\", \"dom\"],\n    \"strict\": true\n  },\n  \"include\": [\"src\", \"test\"]\n}\n"
+	if got := string(fileChange(t, res.Changes, "tsconfig.json").New); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if sum := output[ChangeSummary](t, res); sum.Added != 2 || sum.Removed != 2 {
+		t.Errorf("diff +%d -%d, want +2 -2 (only the two touched lines)", sum.Added, sum.Removed)
+	}
 }

@@ -33,6 +33,9 @@ const (
 	FaultMalformed Fault = "malformed"  // 200 with a body that is not JSON
 	FaultCutStream Fault = "cut_stream" // a stream that breaks after the first chunk
 	FaultStatus    Fault = "status"     // Reply.Status with Reply.Body
+	// FaultStreamError sends an error event inside a stream (OpenAI
+	// {"error":...} chunk, Anthropic "error" event: overloaded).
+	FaultStreamError Fault = "stream_error"
 )
 
 // ToolCall is a scripted tool call; Args is JSON text.
@@ -250,6 +253,10 @@ func (s *Server) openAI(w http.ResponseWriter, r Request, rep Reply) {
 			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": fin}}}
 	}
 	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	if rep.Fault == FaultStreamError {
+		send(map[string]any{"error": map[string]any{"message": "The server is overloaded", "type": "server_error"}})
+		return
+	}
 	for i, part := range split(rep.Text) {
 		send(chunk(map[string]any{"content": part}, nil))
 		if i == 0 && rep.Fault == FaultCutStream {
@@ -339,6 +346,10 @@ func (s *Server) anthropic(w http.ResponseWriter, r Request, rep Reply) {
 	send("message_start", map[string]any{"message": map[string]any{"id": "msg_fake", "type": "message", "role": "assistant",
 		"content": []any{}, "usage": map[string]any{"input_tokens": rep.InputTokens, "output_tokens": 1}}})
 	send("ping", map[string]any{})
+	if rep.Fault == FaultStreamError {
+		send("error", map[string]any{"error": map[string]any{"type": "overloaded_error", "message": "Overloaded"}})
+		return
+	}
 	for i, b := range blocks {
 		if b["type"] == "text" {
 			send("content_block_start", map[string]any{"index": i, "content_block": block{"type": "text", "text": ""}})

@@ -31,6 +31,10 @@ type Options struct {
 	NoIgnore bool
 	// Workers bounds parallelism; 0 means a default based on GOMAXPROCS.
 	Workers int
+	// NoStat skips the lstat of each file: Entry then has only the type
+	// bits of Mode (0 or fs.ModeSymlink) and no Size, ModTime or Ino.
+	// For callers that need only paths (listing, search).
+	NoStat bool
 }
 
 // Set is a workspace's file set with its ignore rules loaded. It is safe for

@@ -1,3 +1,5 @@
+//go:build unix
+
 package fileset
 
 import (
@@ -70,20 +72,43 @@ func BenchmarkLinuxTree(b *testing.B) {
 	gitDir := filepath.Join(b.TempDir(), "empty.git")
 	env := newGitEnv(b)
 	env.git(b, b.TempDir(), "", false, "init", "-q", "--bare", gitDir)
-	b.Run("fileset", func(b *testing.B) {
+	// Both sides must list the same files, or the comparison means nothing.
+	{
 		s := env.open(b, tree)
 		s.repo = &repository{workTree: tree, gitDir: gitDir, commonDir: gitDir}
-		var n atomic.Int64
-		cpu0 := processCPU()
-		for b.Loop() {
-			n.Store(0)
-			if err := s.Walk(context.Background(), Options{}, func(Entry) error { n.Add(1); return nil }); err != nil {
-				b.Fatal(err)
+		got := walkAll(b, s, Options{})
+		out := env.git(b, tree, "", false, "--git-dir="+gitDir, "--work-tree="+tree, "ls-files", "-z", "--others", "--exclude-standard")
+		want := splitNUL(out)
+		missing := 0
+		for _, p := range want {
+			if _, ok := got[p]; !ok {
+				missing++
 			}
 		}
-		b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
-		b.ReportMetric(float64(n.Load()), "files")
-	})
+		if missing > 0 || len(got) != len(want) {
+			b.Fatalf("Walk lists %d files, git %d; %d of git's are missing", len(got), len(want), missing)
+		}
+	}
+	for _, noStat := range []bool{false, true} {
+		name := "fileset"
+		if noStat {
+			name = "fileset-nostat"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := env.open(b, tree)
+			s.repo = &repository{workTree: tree, gitDir: gitDir, commonDir: gitDir}
+			var n atomic.Int64
+			cpu0 := processCPU()
+			for b.Loop() {
+				n.Store(0)
+				if err := s.Walk(context.Background(), Options{NoStat: noStat}, func(Entry) error { n.Add(1); return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((processCPU()-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(n.Load()), "files")
+		})
+	}
 	b.Run("git-ls-files", func(b *testing.B) {
 		var n int
 		var cpu time.Duration

@@ -24,6 +24,10 @@ type pattern struct {
 	nowildcardlen int    // length of the leading part without glob characters
 	flags         int
 	literalSuffix string // text[1:] for patEndsWith
+	// tail is the literal run that ends a pattern with wildcards: a
+	// matching name must end with it (a cheap reject before wildmatch).
+	// It stops at '/' ("**/" may match nothing) and at brackets.
+	tail string
 }
 
 // patternList is the content of one ignore file. base is the directory
@@ -38,6 +42,8 @@ type patternList struct {
 	// still finding the last matching one. Lists hold indexes descending.
 	literalBase map[string]int // no-dir literal (not dir-only) -> highest index
 	literalDir  map[string]int // no-dir literal, dir-only
+	literalPath map[string]int // path literal (not dir-only), keyed by the full repository-relative path
+	literalPD   map[string]int // path literal, dir-only
 	endsWith    []int          // "*literal"
 	other       []int          // everything else
 }
@@ -46,9 +52,27 @@ type patternList struct {
 func (pl *patternList) index() {
 	pl.literalBase = map[string]int{}
 	pl.literalDir = map[string]int{}
+	pl.literalPath = map[string]int{}
+	pl.literalPD = map[string]int{}
 	for i := len(pl.patterns) - 1; i >= 0; i-- {
 		pat := &pl.patterns[i]
 		switch {
+		case pat.flags&patNoDir == 0 && pat.nowildcardlen == len(pat.text):
+			// match_pathname without wildcards is a comparison of the
+			// path below base with the pattern (minus a leading slash).
+			full := strings.TrimPrefix(pat.text, "/")
+			if full == "" {
+				pl.other = append(pl.other, i)
+				continue
+			}
+			full = pl.base + full
+			m := pl.literalPath
+			if pat.flags&patMustBeDir != 0 {
+				m = pl.literalPD
+			}
+			if _, ok := m[full]; !ok {
+				m[full] = i
+			}
 		case pat.flags&patNoDir != 0 && pat.nowildcardlen == len(pat.text):
 			m := pl.literalBase
 			if pat.flags&patMustBeDir != 0 {
@@ -162,22 +186,32 @@ func parsePattern(p string) pattern {
 		pat.literalSuffix = p[1:]
 	}
 	pat.text = p
+	if nowild < len(p) {
+		i := len(p)
+		for i > nowild && !strings.ContainsRune("*?[]\\/", rune(p[i-1])) {
+			i--
+		}
+		pat.tail = p[i:]
+	}
 	return pat
 }
 
 // matchBasename is dir.c's match_basename.
-func (pat *pattern) matchBasename(basename string) bool {
+func (pat *pattern) matchBasename(basename string, fast bool) bool {
 	if pat.nowildcardlen == len(pat.text) {
 		return pat.text == basename
 	}
 	if pat.flags&patEndsWith != 0 {
 		return strings.HasSuffix(basename, pat.literalSuffix)
 	}
+	if fast && (!strings.HasPrefix(basename, pat.text[:pat.nowildcardlen]) || !strings.HasSuffix(basename, pat.tail)) {
+		return false
+	}
 	return wildmatch(pat.text, basename, 0)
 }
 
 // matchPathname is dir.c's match_pathname; base has no trailing slash.
-func (pat *pattern) matchPathname(pathname, base string) bool {
+func (pat *pattern) matchPathname(pathname, base string, fast bool) bool {
 	p := pat.text
 	prefix := pat.nowildcardlen
 	if strings.HasPrefix(p, "/") {
@@ -207,6 +241,9 @@ func (pat *pattern) matchPathname(pathname, base string) bool {
 			return true
 		}
 	}
+	if fast && !strings.HasSuffix(name, pat.tail) {
+		return false
+	}
 	return wildmatch(p, name, wmPathname)
 }
 
@@ -217,8 +254,14 @@ func (pl *patternList) match(pathname, basename string, isDir bool) *pattern {
 	if i, ok := pl.literalBase[basename]; ok {
 		best = i
 	}
+	if i, ok := pl.literalPath[pathname]; ok && i > best {
+		best = i
+	}
 	if isDir {
 		if i, ok := pl.literalDir[basename]; ok && i > best {
+			best = i
+		}
+		if i, ok := pl.literalPD[pathname]; ok && i > best {
 			best = i
 		}
 	}
@@ -243,7 +286,7 @@ func (pl *patternList) match(pathname, basename string, isDir bool) *pattern {
 		if i <= best {
 			break
 		}
-		if pl.matchOne(i, pathname, base, basename, isDir) {
+		if pl.matchOne(i, pathname, base, basename, isDir, true) {
 			best = i
 			break
 		}
@@ -255,25 +298,26 @@ func (pl *patternList) match(pathname, basename string, isDir bool) *pattern {
 }
 
 // matchOne is one step of dir.c's last_matching_pattern_from_list.
-func (pl *patternList) matchOne(i int, pathname, base, basename string, isDir bool) bool {
+func (pl *patternList) matchOne(i int, pathname, base, basename string, isDir, fast bool) bool {
 	pat := &pl.patterns[i]
 	if pat.flags&patMustBeDir != 0 && !isDir {
 		return false
 	}
 	if pat.flags&patNoDir != 0 {
-		return pat.matchBasename(basename)
+		return pat.matchBasename(basename, fast)
 	}
-	return pat.matchPathname(pathname, base)
+	return pat.matchPathname(pathname, base, fast)
 }
 
-// matchSlow is the plain reverse scan, kept to test match against.
+// matchSlow is git's plain reverse scan without shortcuts, kept to test
+// match against.
 func (pl *patternList) matchSlow(pathname, basename string, isDir bool) *pattern {
 	var base string
 	if pl.base != "" {
 		base = pl.base[:len(pl.base)-1]
 	}
 	for i := len(pl.patterns) - 1; i >= 0; i-- {
-		if pl.matchOne(i, pathname, base, basename, isDir) {
+		if pl.matchOne(i, pathname, base, basename, isDir, false) {
 			return &pl.patterns[i]
 		}
 	}

@@ -53,7 +53,7 @@ func modeOf(m uint32) fs.FileMode {
 
 // lstatAt stats name in the directory open as dirfd without following a
 // final symlink, and fills the stat part of an Entry.
-func lstatAt(dirfd int, name string, e *Entry) error {
+func lstatAt(dirfd int, _, name string, e *Entry) error {
 	var st unix.Stat_t
 	for {
 		err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)

@@ -26,6 +26,7 @@ type walker struct {
 	fn        func(Entry) error
 	prefixLen int // Entry.Path is the repository-relative path minus the workspace prefix
 	noIgnore  bool
+	noStat    bool
 }
 
 func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error) error {
@@ -71,7 +72,7 @@ func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error) erro
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	w := &walker{s: s, r: r, ctx: gctx, g: g, fn: fn, prefixLen: len(prefix), noIgnore: opts.NoIgnore}
+	w := &walker{s: s, r: r, ctx: gctx, g: g, fn: fn, prefixLen: len(prefix), noIgnore: opts.NoIgnore, noStat: opts.NoStat}
 	var node *dirNode
 	excluded := false
 	if !opts.NoIgnore {
@@ -162,12 +163,18 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		if !tracked && !w.noIgnore && w.r.excluded(node, p, false) {
 			continue
 		}
-		ent := Entry{Path: p[w.prefixLen:], Tracked: tracked}
-		if err := lstatAt(fd, name, &ent); err != nil {
-			continue // gone since readdir
+		ent := Entry{Path: p[w.prefixLen:], Tracked: tracked, Mode: t & fs.ModeSymlink}
+		if !w.noStat {
+			if err := lstatAt(fd, abs, name, &ent); err != nil {
+				continue // gone since readdir
+			}
+			if !ent.Mode.IsRegular() && ent.Mode&fs.ModeSymlink == 0 {
+				continue
+			}
 		}
-		if !ent.Mode.IsRegular() && ent.Mode&fs.ModeSymlink == 0 {
-			continue
+		if err := w.ctx.Err(); err != nil {
+			f.Close()
+			return err
 		}
 		if err := w.fn(ent); err != nil {
 			f.Close()

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/fsnotify/fsnotify"
-	"golang.org/x/sys/unix"
 )
 
 // watchLimitHint is logged once when inotify runs out of watches.
@@ -82,7 +82,7 @@ func (s *Set) watch(ctx context.Context) (*Watcher, error) {
 var testHookAddWatch func(add func(string) error) func(string) error
 
 func isLimitErr(err error) bool {
-	return errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EMFILE)
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE)
 }
 
 // fallBack switches to scanning for good; mu may be held or not by the

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // eventDeadline bounds each wait for a watcher event; waits are polling
@@ -170,7 +170,7 @@ func TestWatcherLimitFallsBackToScanning(t *testing.T) {
 		return func(p string) error {
 			n++
 			if n > 2 {
-				return fmt.Errorf("add watch %s: %w", p, unix.ENOSPC)
+				return fmt.Errorf("add watch %s: %w", p, syscall.ENOSPC)
 			}
 			return add(p)
 		}

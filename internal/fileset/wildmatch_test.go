@@ -188,14 +188,22 @@ func TestMatchBucketsAgreeWithScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	g := &genTree{r: r}
 	names := append(append([]string{}, genFileNames...), genDirNames...)
-	for i := range 3000 {
+	globs := append(genGlobs, "*.[oa]", "a[xy]", "[]]x", "x/**/b", "**/b", "a/**", "*/x y", "v*", "v*.c", "[!]x]", "\\]x", "b/*[a]")
+	for i := range 5000 {
 		base := ""
 		if i%3 == 0 {
 			base = g.pick(genDirNames) + "/"
 		}
-		pl := parsePatterns([]byte(g.patterns(1+r.IntN(12))), base)
+		text := g.patterns(1 + r.IntN(12))
+		for range r.IntN(4) {
+			text += g.pick([]string{"", "!", "/", "**/"}) + g.pick(globs) + g.pick([]string{"", "/"}) + "\n"
+		}
+		pl := parsePatterns([]byte(text), base)
 		for range 20 {
 			p := g.pick(names)
+			if r.IntN(4) == 0 {
+				p = g.pick([]string{"ax", "ay", "]x", "x", "b", "vmlinux", "v.c", "a.o", "b.a", "x y"})
+			}
 			if r.IntN(2) == 0 {
 				p = g.pick(genDirNames) + "/" + p
 			}

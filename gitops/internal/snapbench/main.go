@@ -164,9 +164,9 @@ func run(tree, work string, reps int) error {
 	}
 
 	type row struct {
-		name          string
-		agentd, git   time.Duration
-		target, watch string
+		name        string
+		agentd, git time.Duration
+		target      string
 	}
 	var rows []row
 

@@ -14,6 +14,8 @@ const path = require('path');
 const { pathToFileURL } = require('url');
 const lsp = require('vscode-languageserver-protocol/node');
 
+let lastStderr = () => '';
+let lastEvents = () => [];
 let passed = 0;
 let failed = 0;
 function check(name, ok, detail) {
@@ -54,10 +56,12 @@ async function main() {
     { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
+  lastStderr = () => stderr.slice(-6000);
   const exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
 
   const conn = lsp.createProtocolConnection(new lsp.StreamMessageReader(child.stdout), new lsp.StreamMessageWriter(child.stdin));
   const events = [];
+  lastEvents = () => events;
   const approvals = [];
   let buffer = fs.readFileSync(file, 'utf8');
   let version = 1;
@@ -129,7 +133,7 @@ async function main() {
   const started = await conn.sendRequest('agentd/run/start', { planId: plan.id, options: { review: 'before' } });
   check('run/start returns a runId', typeof started.runId === 'string', started);
 
-  const proposed = await waitFor(() => events.find((e) => e.event.type === 'changeProposed'), 'changeProposed', 30000);
+  const proposed = await waitFor(() => events.find((e) => e.event.type === 'changeProposed'), 'changeProposed', 5000);
   const cs = await conn.sendRequest('agentd/changes/get', { changeId: proposed.event.changeId });
   check('the change set has one pending hunk', cs.files.length === 1 && cs.files[0].hunks.length === 1 && cs.status === 'pending', cs);
   check('the change was computed against the unsaved buffer', (cs.files[0].hunks[0].oldText || '').includes('unsaved line'), cs.files[0].hunks[0]);
@@ -158,13 +162,15 @@ async function main() {
   if (failed > 0) {
     console.log('--- agentd stderr ---\n' + stderr.slice(-4000));
   }
-  fs.rmSync(tmp, { recursive: true, force: true });
+  if (failed === 0) fs.rmSync(tmp, { recursive: true, force: true });
 }
 
 main()
   .catch((err) => {
     failed++;
     console.log('FAIL ' + (err && err.message ? err.message : String(err)));
+    if (lastStderr()) console.log('--- agentd stderr ---\n' + lastStderr());
+    console.log('events: ' + JSON.stringify(lastEvents().map((e) => [e.event.type, e.event.stepId, e.event.error || e.event.text || ''])));
   })
   .finally(() => {
     console.log(passed + ' passed, ' + failed + ' failed');

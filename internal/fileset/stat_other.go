@@ -1,0 +1,31 @@
+//go:build !linux
+
+package fileset
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Portable fallbacks; Linux uses fstatat relative to the open directory.
+
+func stampOf(fi fs.FileInfo) stamp {
+	return stamp{size: fi.Size(), mtime: fi.ModTime().UnixNano(), mode: fi.Mode(), ino: inoOf(fi)}
+}
+
+func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
+
+func lstatAt(_ int, dir, name string, e *Entry) error {
+	fi, err := os.Lstat(filepath.Join(dir, name))
+	if err != nil {
+		return err
+	}
+	e.Mode = fi.Mode()
+	e.Size = fi.Size()
+	e.ModTime = fi.ModTime()
+	e.Ino = uint64(inoOf(fi))
+	return nil
+}
