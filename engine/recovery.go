@@ -390,7 +390,6 @@ func appendNew(list []string, ids ...string) []string {
 	return list
 }
 
-
 // guard turns a panic in a hook into an error, so that a broken planner,
 // handler or rule fails its decision and not the daemon.
 func guard(what string, f func() error) (err error) {
