@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -116,8 +117,10 @@ type Store struct {
 	mu sync.Mutex // serialises operations; guards storeState
 	storeState
 
-	stMu sync.Mutex // guards st (go-git's storage is not safe for concurrent use)
-	st   *filesystem.Storage
+	stMu      sync.Mutex // guards st and packIdx (go-git's storage is not safe for concurrent use)
+	st        *filesystem.Storage
+	packIdx   []*idxfile.MemoryIndex // nil: not loaded
+	looseNone bool                   // no loose objects in the store
 }
 
 // ErrNotFound is wrapped by errors for unknown snapshot ids.

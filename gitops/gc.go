@@ -459,7 +459,10 @@ func (s *Store) writePackOf(ctx context.Context, hashes []plumbing.Hash) error {
 			return err
 		}
 	}
-	_, err = pw.finish()
+	idx, err := pw.finish()
+	if err == nil {
+		s.packWritten(idx)
+	}
 	return err
 }
 

@@ -5,20 +5,81 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"path/filepath"
+	"reflect"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
+// hasObject reports whether the store has object h. It looks in the
+// indexes of the packs (loaded once, kept up to date as packs are written)
+// and then for a loose object, without going through go-git's per-lookup
+// file opening.
 func (s *Store) hasObject(h plumbing.Hash) bool {
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
-	return s.st.HasEncodedObject(h) == nil
+	if s.packIdx == nil {
+		s.loadPackIndexes()
+	}
+	for _, idx := range s.packIdx {
+		if ok, _ := idx.Contains(h); ok {
+			return true
+		}
+	}
+	if s.looseNone {
+		return false
+	}
+	hx := h.String()
+	_, err := os.Lstat(filepath.Join(s.dir, "objects", hx[:2], hx[2:]))
+	return err == nil
+}
+
+// loadPackIndexes reads every pack index (caller holds stMu).
+func (s *Store) loadPackIndexes() {
+	s.packIdx = []*idxfile.MemoryIndex{}
+	dir := filepath.Join(s.dir, "objects", "pack")
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if !strings.HasSuffix(e.Name(), ".idx") {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			continue
+		}
+		idx := idxfile.NewMemoryIndex()
+		if idxfile.NewDecoder(bytes.NewReader(data)).Decode(idx) == nil {
+			s.packIdx = append(s.packIdx, idx)
+		}
+	}
+	// Snapshots write only packs: loose objects come only from elsewhere.
+	s.looseNone = true
+	top, _ := os.ReadDir(filepath.Join(s.dir, "objects"))
+	for _, e := range top {
+		if e.IsDir() && len(e.Name()) == 2 {
+			s.looseNone = false
+			break
+		}
+	}
+}
+
+// packWritten adds a new pack's index to what hasObject and go-git see.
+func (s *Store) packWritten(idx *idxfile.MemoryIndex) {
+	s.stMu.Lock()
+	defer s.stMu.Unlock()
+	if idx != nil && s.packIdx != nil {
+		s.packIdx = append(s.packIdx, idx)
+	}
+	s.st.ObjectStorage.Reindex()
 }
 
 // packSink streams new objects into one pack (initial or large snapshots).
@@ -57,15 +118,18 @@ func encodeObject(o interface {
 	return obj.Hash(), data, nil
 }
 
-// treeBuilder writes the trees of a sorted file list, reusing the ids of
-// directories whose files did not change.
+// treeBuilder writes the trees of a sorted path list, reusing the ids of
+// directories whose files did not change. Paths sort as git sorts tree
+// entries (a directory compares as "name/"), so each directory is one
+// contiguous range, found by binary search: clean directories cost nothing.
 type treeBuilder struct {
-	s     *Store
 	sink  objSink
+	paths []string // sorted
+	get   func(string) *fileRec
 	prev  map[string]plumbing.Hash // dir -> tree id at the last snapshot
 	dirty map[string]bool          // dirs whose content changed since
 	known map[plumbing.Hash]struct{}
-	trees map[string]plumbing.Hash // result: dir -> tree id
+	trees map[string]plumbing.Hash // result: dir -> tree id (may be prev itself)
 }
 
 func dirKey(dir string) string { return strings.TrimSuffix(dir, "/") }
@@ -88,43 +152,28 @@ func markDirty(dirty map[string]bool, p string) {
 	}
 }
 
-func (b *treeBuilder) build(dir string, files []*fileRec) (plumbing.Hash, error) {
+// rangeEnd returns the end of the run of paths[i:] that start with the
+// directory prefix sub ("a/b/").
+func rangeEnd(paths []string, i int, sub string) int {
+	end := sub[:len(sub)-1] + "0" // '0' sorts right after '/'
+	return i + sort.SearchStrings(paths[i:], end)
+}
+
+func (b *treeBuilder) build(dir string, lo, hi int) (plumbing.Hash, error) {
 	key := dirKey(dir)
 	if h, ok := b.prev[key]; ok && !b.dirty[key] {
-		b.trees[key] = h
-		// Keep the ids of its subdirectories for the next snapshot.
-		for i := 0; i < len(files); {
-			rest := files[i].path[len(dir):]
-			k := strings.IndexByte(rest, '/')
-			if k < 0 {
-				i++
-				continue
-			}
-			sub := dir + rest[:k+1]
-			j := i + 1
-			for j < len(files) && strings.HasPrefix(files[j].path, sub) {
-				j++
-			}
-			if sh, ok := b.prev[dirKey(sub)]; ok {
-				b.trees[dirKey(sub)] = sh
-				if _, err := b.build(sub, files[i:j]); err != nil {
-					return plumbing.ZeroHash, err
-				}
-			}
-			i = j
+		if !sameMap(b.prev, b.trees) {
+			b.copyClean(dir, lo, hi)
 		}
 		return h, nil
 	}
 	entries := make([]object.TreeEntry, 0, 8)
-	for i := 0; i < len(files); {
-		rest := files[i].path[len(dir):]
+	for i := lo; i < hi; {
+		rest := b.paths[i][len(dir):]
 		if k := strings.IndexByte(rest, '/'); k >= 0 {
 			sub := dir + rest[:k+1]
-			j := i + 1
-			for j < len(files) && strings.HasPrefix(files[j].path, sub) {
-				j++
-			}
-			h, err := b.build(sub, files[i:j])
+			j := rangeEnd(b.paths[:hi], i, sub)
+			h, err := b.build(sub, i, j)
 			if err != nil {
 				return plumbing.ZeroHash, err
 			}
@@ -132,7 +181,8 @@ func (b *treeBuilder) build(dir string, files []*fileRec) (plumbing.Hash, error)
 			i = j
 			continue
 		}
-		entries = append(entries, object.TreeEntry{Name: rest, Mode: files[i].mode, Hash: files[i].hash})
+		r := b.get(b.paths[i])
+		entries = append(entries, object.TreeEntry{Name: rest, Mode: r.mode, Hash: r.hash})
 		i++
 	}
 	h, data, err := encodeObject(&object.Tree{Entries: entries})
@@ -146,6 +196,33 @@ func (b *treeBuilder) build(dir string, files []*fileRec) (plumbing.Hash, error)
 	}
 	b.trees[key] = h
 	return h, nil
+}
+
+// copyClean carries a clean directory's tree ids (its own and its
+// subdirectories') over into a new trees map.
+func (b *treeBuilder) copyClean(dir string, lo, hi int) {
+	b.trees[dirKey(dir)] = b.prev[dirKey(dir)]
+	for i := lo; i < hi; {
+		rest := b.paths[i][len(dir):]
+		k := strings.IndexByte(rest, '/')
+		if k < 0 {
+			i++
+			continue
+		}
+		sub := dir + rest[:k+1]
+		j := rangeEnd(b.paths[:hi], i, sub)
+		if _, ok := b.prev[dirKey(sub)]; ok {
+			b.copyClean(sub, i, j)
+		}
+		i = j
+	}
+}
+
+func sameMap(a, b map[string]plumbing.Hash) bool {
+	if a == nil || b == nil {
+		return false
+	}
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 // snapMeta is what a snapshot's commit message carries (as JSON after a

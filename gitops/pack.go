@@ -3,7 +3,6 @@ package gitops
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"crypto/sha1"
 	"encoding/binary"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/klauspost/compress/zlib"
 )
 
 // packWriter streams objects into a new packfile (version 2, no deltas) and
@@ -127,21 +127,21 @@ func (p *packWriter) abort() {
 }
 
 // finish completes the pack and its index, fsyncs them and moves them into
-// place. It returns the number of objects written (0: nothing was kept).
-func (p *packWriter) finish() (int, error) {
+// place. It returns the pack's index (nil: nothing was written).
+func (p *packWriter) finish() (*idxfile.MemoryIndex, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.err != nil {
 		p.abort()
-		return 0, p.err
+		return nil, p.err
 	}
 	if len(p.entries) == 0 {
 		p.abort()
-		return 0, nil
+		return nil, nil
 	}
-	fail := func(err error) (int, error) {
+	fail := func(err error) (*idxfile.MemoryIndex, error) {
 		p.abort()
-		return 0, fmt.Errorf("write pack: %w", err)
+		return nil, fmt.Errorf("write pack: %w", err)
 	}
 	if err := p.bw.Flush(); err != nil {
 		return fail(err)
@@ -178,38 +178,38 @@ func (p *packWriter) finish() (int, error) {
 	w := new(idxfile.Writer)
 	if err := w.OnHeader(uint32(len(p.entries))); err != nil {
 		removeTmp()
-		return 0, err
+		return nil, err
 	}
 	for _, e := range p.entries {
 		w.Add(e.Hash, e.Offset, e.CRC32)
 	}
 	if err := w.OnFooter(packHash); err != nil {
 		removeTmp()
-		return 0, err
+		return nil, err
 	}
 	idx, err := w.Index()
 	if err != nil {
 		removeTmp()
-		return 0, err
+		return nil, err
 	}
 	var ib bytes.Buffer
 	if _, err := idxfile.NewEncoder(&ib).Encode(idx); err != nil {
 		removeTmp()
-		return 0, err
+		return nil, err
 	}
 	base := filepath.Join(p.dir, "pack-"+packHash.String())
 	// The pack goes first: git and go-git find packs through their .idx.
 	if err := os.Rename(tmpPack, base+".pack"); err != nil {
 		removeTmp()
-		return 0, err
+		return nil, err
 	}
 	if err := writeFileAtomic(base+".idx", ib.Bytes(), 0o444, true); err != nil {
-		return 0, err
+		return nil, err
 	}
 	if err := syncDir(p.dir); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return len(p.entries), nil
+	return idx, nil
 }
 
 var zlibPool = sync.Pool{New: func() any {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -107,7 +108,7 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 	for _, r := range res.byPath {
 		res.files = append(res.files, r)
 	}
-	sort.Slice(res.files, func(i, j int) bool { return res.files[i].path < res.files[j].path })
+	slices.SortFunc(res.files, func(a, b *fileRec) int { return strings.Compare(a.path, b.path) })
 	sort.Slice(res.skipped, func(i, j int) bool { return res.skipped[i].Path < res.skipped[j].Path })
 	return res, sink, nil
 }
@@ -115,9 +116,6 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 // collect returns the workspace's entries: from the watcher's dirty set on
 // top of the cache when that is enough, else from a full walk.
 func (s *Store) collect(ctx context.Context, cache *statCache) ([]fileset.Entry, bool, error) {
-	if ents, ok := s.collectDirty(ctx, cache); ok {
-		return ents, false, nil
-	}
 	s.walks.Add(1)
 	var mu sync.Mutex
 	var ents []fileset.Entry

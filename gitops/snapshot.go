@@ -47,6 +47,16 @@ func (s *Store) Snapshot(ctx context.Context, opts SnapshotOptions) (*Snapshot, 
 // snapshotLocked takes a snapshot; refPrefix overrides where its reference
 // goes (default: the run's, or manual). It also returns the scan.
 func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPrefix string) (*Snapshot, *scanResult, error) {
+	if s.watcher != nil {
+		s.changed = true
+		snap, res, ok, err := s.snapshotWatched(ctx, opts, refPrefix)
+		if ok {
+			if err != nil {
+				return nil, nil, fmt.Errorf("gitops: snapshot of %s: %w", s.root, err)
+			}
+			return snap, res, nil
+		}
+	}
 	cache := s.ensureCache()
 	var pw *packWriter
 	// New objects always go into one pack: a handful of fsyncs per
@@ -93,67 +103,25 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if len(cache.trees) == 0 {
 		dirty[""] = true
 	}
-	tb := &treeBuilder{s: s, sink: sink, prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: make(map[string]plumbing.Hash)}
-	root, err := tb.build("", res.files)
-	if err != nil {
-		return fail(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fail(err)
-	}
-	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(),
-		FilesChanged: changed, Files: len(res.files), Skipped: res.skipped}
-	msg, err := commitMessage(meta)
-	if err != nil {
-		return fail(err)
-	}
-	sig := agentdSig
-	sig.When = meta.CreatedAt
-	ch, data, err := encodeObject(&object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root})
-	if err != nil {
-		return fail(err)
-	}
-	if err := sink.put(plumbing.CommitObject, ch, data); err != nil {
-		return fail(err)
-	}
-	if pw != nil {
-		_, err := pw.finish()
-		pw = nil
-		if err != nil {
-			return fail(err)
-		}
-		s.stMu.Lock()
-		s.st.ObjectStorage.Reindex()
-		s.stMu.Unlock()
-	}
-	// Every object is on disk: now the reference, then the cache.
-	if refPrefix == "" {
-		refPrefix = manRefPrefix
-		if opts.RunID != "" {
-			refPrefix = runRefPrefix + opts.RunID + "/"
-		}
-	}
-	ref, err := s.nextRef(refPrefix)
-	if err != nil {
-		return fail(err)
-	}
-	s.changed = true
-	s.stMu.Lock()
-	err = s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(ref), ch))
-	s.stMu.Unlock()
-	if err != nil {
-		s.refCache = nil
-		return fail(fmt.Errorf("write reference %s: %w", ref, err))
-	}
-	if s.refCache != nil {
-		s.refCache[ref] = ch
-	}
-
 	paths := make([]string, len(res.files))
 	for i, r := range res.files {
 		paths[i] = r.path
 	}
-	s.cache = &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths}
+	tb := &treeBuilder{sink: sink, paths: paths, get: func(p string) *fileRec { return res.byPath[p] },
+		prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: make(map[string]plumbing.Hash)}
+	root, err := tb.build("", 0, len(paths))
+	if err != nil {
+		return fail(err)
+	}
+	snap, err := s.commitSnapshot(ctx, opts, refPrefix, root, changed, len(res.files), res.skipped, sink, &pw)
+	if err != nil {
+		return fail(err)
+	}
+	skipped := make(map[string]SkippedFile, len(res.skipped))
+	for _, sk := range res.skipped {
+		skipped[sk.Path] = sk
+	}
+	s.cache = &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths, skipped: skipped}
 	s.treesKnown = make(map[plumbing.Hash]struct{}, len(tb.trees))
 	for _, h := range tb.trees {
 		s.treesKnown[h] = struct{}{}
@@ -167,10 +135,66 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if err := s.consolidatePacks(ctx); err != nil {
 		slog.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
 	}
+	return snap, res, nil
+}
+
+// commitSnapshot writes the snapshot's commit, completes the pack (if one
+// was started), then writes the reference: once it returns, all of it is
+// on disk.
+func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPrefix string, root plumbing.Hash, changed, files int,
+	skipped []SkippedFile, sink objSink, pw **packWriter) (*Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(),
+		FilesChanged: changed, Files: files, Skipped: skipped}
+	msg, err := commitMessage(meta)
+	if err != nil {
+		return nil, err
+	}
+	sig := agentdSig
+	sig.When = meta.CreatedAt
+	ch, data, err := encodeObject(&object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root})
+	if err != nil {
+		return nil, err
+	}
+	if err := sink.put(plumbing.CommitObject, ch, data); err != nil {
+		return nil, err
+	}
+	if *pw != nil {
+		idx, err := (*pw).finish()
+		*pw = nil
+		if err != nil {
+			return nil, err
+		}
+		s.packWritten(idx)
+	}
+	// Every object is on disk: now the reference.
+	if refPrefix == "" {
+		refPrefix = manRefPrefix
+		if opts.RunID != "" {
+			refPrefix = runRefPrefix + opts.RunID + "/"
+		}
+	}
+	ref, err := s.nextRef(refPrefix)
+	if err != nil {
+		return nil, err
+	}
+	s.changed = true
+	s.stMu.Lock()
+	err = s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(ref), ch))
+	s.stMu.Unlock()
+	if err != nil {
+		s.refCache = nil
+		return nil, fmt.Errorf("write reference %s: %w", ref, err)
+	}
+	if s.refCache != nil {
+		s.refCache[ref] = ch
+	}
 	snap := metaToSnapshot(ch, ref, meta)
 	s.metaCache[ch] = snap
 	cp := *snap
-	return &cp, res, nil
+	return &cp, nil
 }
 
 func metaToSnapshot(h plumbing.Hash, ref string, m *snapMeta) *Snapshot {

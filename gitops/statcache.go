@@ -40,6 +40,9 @@ type statCache struct {
 	files     map[string]*fileRec
 	trees     map[string]plumbing.Hash // dir ("" = root) -> tree id
 	sorted    []string                 // paths of files, sorted; nil when unknown
+	// skipped are the files left out (too large), as of the last full walk
+	// in this process (not persisted).
+	skipped map[string]SkippedFile
 }
 
 // racySlack covers filesystems whose timestamps are coarser than a second.

@@ -127,6 +127,7 @@ func openStore(ctx context.Context, root string, files lister, opts Options) (*S
 }
 
 func (s *Store) openStorage() error {
+	s.packIdx = nil
 	base := osfs.New(s.dir)
 	dfs := &durableFS{Filesystem: base, root: s.dir}
 	s.st = filesystem.NewStorageWithOptions(dfs, cache.NewObjectLRU(32*cache.MiByte), filesystem.Options{})
@@ -197,6 +198,9 @@ func (s *Store) Close() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cacheUnsaved && s.cache != nil {
+		s.saveCache()
+	}
 	if s.st != nil {
 		if cerr := s.st.Close(); err == nil {
 			err = cerr
@@ -260,6 +264,7 @@ func (s *Store) refreshFromDisk() {
 	s.refCache = nil
 	s.stMu.Lock()
 	s.st.ObjectStorage.Reindex()
+	s.packIdx = nil
 	s.stMu.Unlock()
 }
 
@@ -283,6 +288,7 @@ func (s *Store) saveCache() {
 	if s.cache == nil {
 		return
 	}
+	s.cacheUnsaved = false
 	if err := writeFileAtomic(filepath.Join(s.dir, cacheName), s.cache.encode(), 0o644, false); err != nil {
 		slog.Warn("gitops: could not save the stat cache; the next snapshot re-hashes files", "dir", s.dir, "err", err)
 		s.cacheID = ""
@@ -306,6 +312,7 @@ type storeState struct {
 	watcher    *fileset.Watcher
 	watchBase  *statCache // the cache the watcher's dirty sets apply to
 	watchFull  int        // snapshots since the last full walk while watching
+	cacheUnsaved bool // the in-memory cache is newer than the persisted one
 	// Paths the watcher reported that no snapshot has looked at yet.
 	pending         map[string]struct{}
 	pendingOverflow bool

@@ -5,12 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path"
+	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 
 	"github.com/agentd/agentd/internal/fileset"
@@ -60,75 +65,217 @@ func (s *Store) pendingPaths() []string {
 	return out
 }
 
-// collectDirty returns the workspace's entries as the cache plus what the
-// watcher saw change, re-stat'ing only those paths. ok is false when a
-// full walk is needed.
-func (s *Store) collectDirty(ctx context.Context, cache *statCache) (ents []fileset.Entry, ok bool) {
-	if s.watcher == nil {
-		return nil, false
-	}
+// snapshotWatched takes a snapshot from the watcher's dirty set: only the
+// paths it reports are re-stat'ed (and re-hashed if their stat changed),
+// the cache is updated in place and only the trees above changed files are
+// rebuilt. ok is false when a full walk is needed (no base yet, overflow,
+// ignore rules changed, periodic full scan).
+func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPrefix string) (snap *Snapshot, res *scanResult, ok bool, err error) {
+	cache := s.cache
 	s.drainWatcher()
-	dirty, overflow := s.pendingPaths(), s.pendingOverflow
+	dirtyPaths, overflow := s.pendingPaths(), s.pendingOverflow
 	s.pending, s.pendingOverflow = nil, false
-	if overflow || s.watchBase == nil || s.watchBase != cache || s.watchFull >= fullScanEvery {
+	if overflow || cache == nil || s.watchBase != cache || cache.skipped == nil || s.watchFull >= fullScanEvery {
 		s.watchFull = 0
-		return nil, false
+		return nil, nil, false, nil
 	}
-	state := make(map[string]fileset.Entry, len(cache.files)+len(dirty))
-	for p, r := range cache.files {
-		state[p] = recEntry(r)
-	}
-	for _, p := range dirty {
-		p = strings.Trim(p, "/")
-		if p == "" || p == "." {
-			return nil, false
-		}
+	for _, p := range dirtyPaths {
 		base := path.Base(p)
-		if base == ".gitignore" || base == ".git" || strings.HasPrefix(p, ".git/") || strings.Contains(p, "/.git/") {
-			return nil, false // ignore rules or a repository changed: walk
+		if p == "" || p == "." || base == ".gitignore" || base == ".git" || strings.HasPrefix(p, ".git/") || strings.Contains(p, "/.git/") {
+			return nil, nil, false, nil // ignore rules or a repository changed: walk
 		}
+	}
+	// From here on the cache is changed in place: on failure drop it, so
+	// the next snapshot starts again from the persisted one and a walk.
+	defer func() {
+		if err != nil {
+			s.cache, s.watchBase, s.treesKnown = nil, nil, nil
+		}
+	}()
+	sorted := cache.sortedPaths()
+	old := make(map[string]*fileRec)
+	removed := make(map[string]bool)
+	remove := func(p string) {
+		if r, ok := cache.files[p]; ok {
+			old[p] = r
+			delete(cache.files, p)
+			removed[p] = true
+		}
+		delete(cache.skipped, p)
+	}
+	var fresh []fileset.Entry
+	for _, p := range dirtyPaths {
+		p = strings.Trim(p, "/")
+		remove(p)
 		if _, wasDir := cache.trees[p]; wasDir {
-			for q := range state {
-				if hasPrefixPath(q, p) {
-					delete(state, q)
-				}
+			lo := sort.SearchStrings(sorted, p+"/")
+			hi := rangeEnd(sorted, lo, p+"/")
+			for _, q := range sorted[lo:hi] {
+				remove(q)
 			}
 		}
-		delete(state, p)
-		fi, err := os.Lstat(s.abs(p))
-		if errors.Is(err, fs.ErrNotExist) {
+		for q := range cache.skipped {
+			if hasPrefixPath(q, p) {
+				delete(cache.skipped, q)
+			}
+		}
+		fi, lerr := os.Lstat(s.abs(p))
+		if errors.Is(lerr, fs.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR) {
 			continue
 		}
-		if err != nil {
-			return nil, false
+		if lerr != nil {
+			return nil, nil, true, lerr
 		}
 		if fi.IsDir() {
 			if s.files.Ignored(p, true) {
 				continue
 			}
 			var mu sync.Mutex
-			err := s.files.Walk(ctx, fileset.Options{Dir: p}, func(e fileset.Entry) error {
+			werr := s.files.Walk(ctx, fileset.Options{Dir: p}, func(e fileset.Entry) error {
 				mu.Lock()
-				state[e.Path] = e
+				fresh = append(fresh, e)
 				mu.Unlock()
 				return nil
 			})
-			if err != nil {
-				return nil, false
+			if werr != nil {
+				return nil, nil, true, werr
 			}
 			continue
 		}
 		if s.files.Ignored(p, false) {
 			continue
 		}
-		state[p] = fileset.Entry{Path: p, Mode: fi.Mode(), Size: fi.Size(), ModTime: fi.ModTime(), Ino: inode(fi)}
+		fresh = append(fresh, fileset.Entry{Path: p, Mode: fi.Mode(), Size: fi.Size(), ModTime: fi.ModTime(), Ino: inode(fi)})
+	}
+	var jobs []*fileRec
+	added := make(map[string]*fileRec)
+	for _, e := range fresh {
+		if _, dup := added[e.Path]; dup {
+			continue
+		}
+		mode, ok := gitMode(e.Mode)
+		if !ok {
+			continue
+		}
+		if mode != filemode.Symlink && e.Size > s.opts.MaxFileSize {
+			cache.skipped[e.Path] = SkippedFile{Path: e.Path, Size: e.Size,
+				Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)}
+			continue
+		}
+		r := &fileRec{path: e.Path, mode: mode, size: e.Size, mtime: e.ModTime.UnixNano(), ino: e.Ino}
+		if o := old[e.Path]; o != nil && o.mode == r.mode && o.size == r.size && o.mtime == r.mtime && o.ino == r.ino {
+			r.hash = o.hash // an event without a change (touch, chmod back...)
+		} else {
+			jobs = append(jobs, r)
+		}
+		added[e.Path] = r
+	}
+	var pw *packWriter
+	var sink objSink
+	lazySink := &lazyPackSink{s: s, pw: &pw}
+	sink = lazySink
+	defer func() {
+		if err != nil && pw != nil {
+			pw.abort()
+		}
+	}()
+	var mu sync.Mutex
+	if err := s.hashFiles(ctx, jobs, sink, func(r *fileRec, skip *SkippedFile) {
+		mu.Lock()
+		defer mu.Unlock()
+		if skip != nil {
+			cache.skipped[r.path] = *skip
+		}
+		delete(added, r.path)
+	}); err != nil {
+		return nil, nil, true, err
+	}
+	dirty := make(map[string]bool)
+	changed := 0
+	for p, r := range added {
+		cache.files[p] = r
+		if o := old[p]; o == nil || o.hash != r.hash || o.mode != r.mode {
+			markDirty(dirty, p)
+			changed++
+		}
+		if removed[p] {
+			delete(removed, p)
+		} else {
+			sorted = insertSorted(sorted, p)
+		}
+	}
+	for p := range removed {
+		markDirty(dirty, p)
+		changed++
+		sorted = deleteSorted(sorted, p)
+	}
+	cache.sorted = sorted
+	root := cache.trees[""]
+	if changed > 0 || root.IsZero() {
+		tb := &treeBuilder{sink: sink, paths: sorted, get: func(p string) *fileRec { return cache.files[p] },
+			prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: cache.trees}
+		if root, err = tb.build("", 0, len(sorted)); err != nil {
+			return nil, nil, true, err
+		}
+	}
+	skipped := make([]SkippedFile, 0, len(cache.skipped))
+	for _, sk := range cache.skipped {
+		skipped = append(skipped, sk)
+	}
+	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
+	snap, err = s.commitSnapshot(ctx, opts, refPrefix, root, changed, len(cache.files), skipped, sink, &pw)
+	if err != nil {
+		return nil, nil, true, err
 	}
 	s.watchFull++
-	ents = make([]fileset.Entry, 0, len(state))
-	for _, e := range state {
-		ents = append(ents, e)
+	if changed > 0 {
+		s.cacheUnsaved = true
 	}
-	return ents, true
+	if err := s.consolidatePacks(ctx); err != nil {
+		slog.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
+	}
+	return snap, &scanResult{byPath: cache.files, skipped: skipped}, true, nil
+}
+
+// lazyPackSink starts a pack at the first object that needs one.
+type lazyPackSink struct {
+	s  *Store
+	mu sync.Mutex
+	pw **packWriter
+}
+
+func (l *lazyPackSink) put(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
+	l.mu.Lock()
+	if *l.pw == nil {
+		pw, err := newPackWriter(filepath.Join(l.s.dir, "objects", "pack"))
+		if err != nil {
+			l.mu.Unlock()
+			return err
+		}
+		*l.pw = pw
+	}
+	k := packSink{s: l.s, p: *l.pw}
+	l.mu.Unlock()
+	return k.put(t, h, data)
+}
+
+func insertSorted(s []string, p string) []string {
+	i := sort.SearchStrings(s, p)
+	if i < len(s) && s[i] == p {
+		return s
+	}
+	s = append(s, "")
+	copy(s[i+1:], s[i:])
+	s[i] = p
+	return s
+}
+
+func deleteSorted(s []string, p string) []string {
+	i := sort.SearchStrings(s, p)
+	if i < len(s) && s[i] == p {
+		return append(s[:i], s[i+1:]...)
+	}
+	return s
 }
 
 // recEntry turns a cached record back into the entry a walk would give.

@@ -586,6 +586,8 @@ func (s *Server) changesResolve(ctx context.Context, params json.RawMessage) (an
 				reject = append(reject, u)
 			case st == statusAccepted && d.Action == "reject":
 				undo = append(undo, u)
+			case st == statusStale && d.Action == "reject":
+				reject = append(reject, u)
 			case st == statusStale:
 				res.Conflicts = append(res.Conflicts, ResolveConflict{URI: s.uriOf(u.fr.Path), HunkID: unitID(u.fr, u.h),
 					Message: "the hunk no longer applies because the file was edited; get the change set again or reject it"})

@@ -3,10 +3,12 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -24,7 +26,7 @@ func testLogger(t testing.TB) *slog.Logger {
 
 // waitTimeout bounds every wait in the integration tests so a bug shows as
 // a failure, not a hang. It is not a timing assertion.
-const waitTimeout = 60 * time.Second
+const waitTimeout = 30 * time.Second
 
 // rawClient speaks frames directly, for robustness tests.
 type rawClient struct {
@@ -156,8 +158,9 @@ type editor struct {
 	notes  []note
 	noteCh chan struct{}
 	// auto answers server->client requests by method.
-	auto map[string]func(params json.RawMessage) (any, error)
-	reqs chan *serverRequest
+	auto   map[string]func(params json.RawMessage) (any, error)
+	reqs   chan *serverRequest
+	closed chan struct{}
 }
 
 type note struct {
@@ -194,11 +197,13 @@ func startEditor(t testing.TB, opts Options, setup func(*Server)) *editor {
 	}
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background(), a) }()
-	ed := &editor{t: t, srv: srv, done: done, noteCh: make(chan struct{}, 1), reqs: make(chan *serverRequest, 64),
+	ed := &editor{t: t, srv: srv, done: done, noteCh: make(chan struct{}, 1), reqs: make(chan *serverRequest, 64), closed: make(chan struct{}),
 		auto: map[string]func(json.RawMessage) (any, error){}}
 	ed.conn = jsonrpc2.NewConn(jsonrpc2.NewStream(b))
 	ed.conn.Go(context.Background(), ed.handle)
 	t.Cleanup(func() {
+		close(ed.closed)
+		_ = b.Close()
 		_ = ed.conn.Close()
 		select {
 		case <-done:
@@ -211,9 +216,10 @@ func startEditor(t testing.TB, opts Options, setup func(*Server)) *editor {
 
 func (ed *editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	params := json.RawMessage(append([]byte(nil), req.Params()...))
+	name := strings.Clone(req.Method()) // borrowed from the frame
 	if !req.IsCall() {
 		ed.mu.Lock()
-		ed.notes = append(ed.notes, note{req.Method(), params})
+		ed.notes = append(ed.notes, note{name, params})
 		ed.mu.Unlock()
 		select {
 		case ed.noteCh <- struct{}{}:
@@ -222,16 +228,20 @@ func (ed *editor) handle(ctx context.Context, req *jsonrpc2.Request) (any, error
 		return nil, nil
 	}
 	ed.mu.Lock()
-	f := ed.auto[req.Method()]
+	f := ed.auto[name]
 	ed.mu.Unlock()
 	if f != nil {
 		return f(params)
 	}
 	jsonrpc2.Async(ctx)
-	sr := &serverRequest{Method: req.Method(), Params: params, reply: make(chan replyMsg, 1)}
+	sr := &serverRequest{Method: name, Params: params, reply: make(chan replyMsg, 1)}
 	ed.reqs <- sr
-	r := <-sr.reply
-	return r.result, r.err
+	select {
+	case r := <-sr.reply:
+		return r.result, r.err
+	case <-ed.closed:
+		return nil, errors.New("editor closed")
+	}
 }
 
 func (ed *editor) setAuto(method string, f func(json.RawMessage) (any, error)) {
@@ -289,7 +299,13 @@ func (ed *editor) waitNote(from int, f func(note) bool) (note, int) {
 		select {
 		case <-ed.noteCh:
 		case <-deadline:
-			ed.t.Fatalf("notification not received")
+			ed.mu.Lock()
+			var seen []string
+			for _, n := range ed.notes[from:] {
+				seen = append(seen, n.Method+" "+string(n.Params))
+			}
+			ed.mu.Unlock()
+			ed.t.Fatalf("notification not received; got since #%d:\n%s", from, strings.Join(seen, "\n"))
 		}
 	}
 }

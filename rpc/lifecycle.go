@@ -20,12 +20,12 @@ const ProtocolVersion = 1
 
 func lifecycleMethods() map[string]method {
 	return map[string]method{
-		"initialize":                    {call: (*Server).initialize, beforeInit: true},
-		"initialized":                   {notify: func(*Server, context.Context, json.RawMessage) error { return nil }},
-		"shutdown":                      {call: (*Server).shutdown, async: true},
-		"exit":                          {notify: (*Server).exit, beforeInit: true},
-		"$/cancelRequest":               {notify: (*Server).cancelNotification, beforeInit: true},
-		"$/setTrace":                    {notify: func(*Server, context.Context, json.RawMessage) error { return nil }},
+		"initialize":                     {call: (*Server).initialize, beforeInit: true},
+		"initialized":                    {notify: func(*Server, context.Context, json.RawMessage) error { return nil }},
+		"shutdown":                       {call: (*Server).shutdown, async: true},
+		"exit":                           {notify: (*Server).exit, beforeInit: true},
+		"$/cancelRequest":                {notify: (*Server).cancelNotification, beforeInit: true},
+		"$/setTrace":                     {notify: func(*Server, context.Context, json.RawMessage) error { return nil }},
 		"window/workDoneProgress/cancel": {notify: (*Server).workDoneProgressCancel},
 	}
 }

@@ -149,7 +149,9 @@ func splitQuoted(s string) []string {
 	return out
 }
 
-func (sc *scenario) uri(rel string) string { return pathToURI(filepath.Join(sc.root, filepath.FromSlash(rel))) }
+func (sc *scenario) uri(rel string) string {
+	return pathToURI(filepath.Join(sc.root, filepath.FromSlash(rel)))
+}
 
 func (sc *scenario) relOfURI(uri string) string {
 	p, _ := uriToPath(uri)

@@ -19,8 +19,8 @@ import (
 )
 
 func init() {
-	planFromRequest = func(ctx context.Context, request, wsDir string, stderr io.Writer) (*engine.Plan, int) {
-		return makePlan(ctx, "run", request, wsDir, "", stderr)
+	planFromRequest = func(ctx context.Context, request, wsDir, model string, stderr io.Writer) (*engine.Plan, int) {
+		return makePlan(ctx, "run", request, wsDir, model, stderr)
 	}
 }
 
@@ -66,10 +66,13 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // .agentd/config.json) when a model is configured; without one, llm and
 // agent steps fail with the engine's "no model" error and recovery falls
 // back to asking the user. run.go calls it before engine.New.
-func wireModel(cfg *engine.Config, wsRoot string) error {
+func wireModel(cfg *engine.Config, wsRoot, model string) error {
 	settings, err := llm.Load(llm.LoadOptions{Workspace: wsRoot})
 	if err != nil {
 		return err
+	}
+	if model != "" {
+		settings.Model = model
 	}
 	if !settings.Configured() {
 		return nil

@@ -93,12 +93,12 @@ func TestWireModel(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("AGENTD_MODEL", "")
 	var cfg engine.Config
-	if err := wireModel(&cfg, t.TempDir()); err != nil || cfg.Model != nil || cfg.Planner != nil {
+	if err := wireModel(&cfg, t.TempDir(), ""); err != nil || cfg.Model != nil || cfg.Planner != nil {
 		t.Fatalf("without a model: %v %+v", err, cfg)
 	}
 	t.Setenv("AGENTD_MODEL", "ollama:qwen2.5-coder")
 	cfg.Tools = tools.Builtin()
-	if err := wireModel(&cfg, t.TempDir()); err != nil || cfg.Model == nil || cfg.Planner == nil || len(cfg.Rules) != 2 {
+	if err := wireModel(&cfg, t.TempDir(), ""); err != nil || cfg.Model == nil || cfg.Planner == nil || len(cfg.Rules) != 2 {
 		t.Fatalf("with a model: %v %+v", err, cfg)
 	}
 }

@@ -20,7 +20,7 @@ import (
 // planFromRequest makes a plan from a plain-language request with a model.
 // It is set by plan.go; it returns the plan or an exit code with the error
 // already printed.
-var planFromRequest func(ctx context.Context, request, wsDir string, stderr io.Writer) (*engine.Plan, int)
+var planFromRequest func(ctx context.Context, request, wsDir, model string, stderr io.Writer) (*engine.Plan, int)
 
 // stdin is where prompts read answers (tests replace it).
 var stdin io.Reader = os.Stdin
@@ -39,6 +39,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	noSnap := fs.Bool("no-snapshots", false, "do not take snapshots (no undo)")
 	stepTimeout := fs.Duration("step-timeout", engine.DefaultStepTimeout, "default timeout of a step")
 	request := fs.String("request", "", "make the plan from this request with a model, then run it")
+	model := fs.String("model", "", "the `model` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return usageExit(err)
@@ -63,7 +64,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 		var code int
-		if plan, code = planFromRequest(ctx, *request, *wsDir, stderr); plan == nil {
+		if plan, code = planFromRequest(ctx, *request, *wsDir, *model, stderr); plan == nil {
 			return code
 		}
 	} else {
@@ -116,6 +117,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if interactive {
 		cfg.OnFailure = t
+	}
+	if err := wireModel(&cfg, ws.Root(), *model); err != nil {
+		fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		return exitUsage
 	}
 	if !*noSnap && !*dryRun {
 		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir})

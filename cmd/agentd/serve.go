@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/agentd/agentd/rpc"
 )
@@ -22,6 +23,16 @@ type stdio struct {
 func (s stdio) Read(p []byte) (int, error)  { return s.in.Read(p) }
 func (s stdio) Write(p []byte) (int, error) { return s.out.Write(p) }
 func (s stdio) Close() error                { return s.in.Close() }
+
+// pollableStdin returns stdin in non-blocking mode, so that closing it at
+// exit interrupts a pending read (a blocking read would wait for the
+// editor to close the pipe).
+func pollableStdin() io.ReadCloser {
+	if err := syscall.SetNonblock(syscall.Stdin, true); err != nil {
+		return os.Stdin
+	}
+	return os.NewFile(uintptr(syscall.Stdin), "/dev/stdin")
+}
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd serve", flag.ContinueOnError)
@@ -78,7 +89,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		Logger:   logger,
 	})
 	logger.Info("agentd serve starting", "version", version, "pid", os.Getpid())
-	err := srv.Serve(ctx, stdio{in: os.Stdin, out: out})
+	err := srv.Serve(ctx, stdio{in: pollableStdin(), out: out})
 	switch {
 	case err == nil:
 		return exitOK

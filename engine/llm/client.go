@@ -124,7 +124,7 @@ func (c *Client) Call(ctx context.Context, budget engine.Budget, req *Request) (
 			}
 		}
 		tries++
-		resp, err := c.Provider.Send(ctx, req)
+		resp, err := c.send(ctx, req)
 		if err == nil {
 			u := engine.Usage{InputTokens: resp.Usage.InputTokens, OutputTokens: resp.Usage.OutputTokens,
 				CostUSD: c.Costs.Cost(req.Model, resp.Usage)}
@@ -140,4 +140,25 @@ func (c *Client) Call(ctx context.Context, budget engine.Budget, req *Request) (
 		}
 	}
 	return nil, engine.Usage{}, fmt.Errorf("after %d attempts: %w", tries, lastErr)
+}
+
+// send makes one attempt. If it fails after part of the answer was
+// streamed, the stream says so, since the retry streams the answer anew.
+func (c *Client) send(ctx context.Context, req *Request) (*Response, error) {
+	onText := req.OnText
+	if onText == nil {
+		return c.Provider.Send(ctx, req)
+	}
+	streamed := false
+	r := *req
+	r.OnText = func(s string) {
+		streamed = true
+		onText(s)
+	}
+	resp, err := c.Provider.Send(ctx, &r)
+	var e *Error
+	if err != nil && streamed && errors.As(err, &e) {
+		onText(fmt.Sprintf("\n[%s: the answer broke off (%s); it starts again if retried]\n", c.Spec.Label, e.Kind))
+	}
+	return resp, err
 }

@@ -321,9 +321,6 @@ func (s *Settings) Provider(sp *Spec) Provider {
 		hc = http.DefaultClient
 	}
 	hb := httpBase{name: sp.Provider, baseURL: sp.BaseURL, client: hc, timeout: sp.Timeout, idle: sp.Idle, now: time.Now, keyEnv: sp.APIKeyEnv}
-	if hb.keyEnv == "" {
-		hb.keyEnv = "the key variable"
-	}
 	if sp.APIKeyEnv != "" {
 		hb.key = s.getenv(sp.APIKeyEnv)
 	}

@@ -89,7 +89,11 @@ func httpError(provider, model, keyEnv string, resp *http.Response, body []byte,
 	switch {
 	case resp.StatusCode == 401 || resp.StatusCode == 403:
 		e.Kind = ErrAuth
-		e.Hint = "check the API key in " + keyEnv + " (or the profile's apiKeyEnv in ~/.config/agentd/config.json)"
+		if keyEnv != "" {
+			e.Hint = "check the API key in " + keyEnv + " (or the profile's apiKeyEnv in ~/.config/agentd/config.json)"
+		} else {
+			e.Hint = "the server wants an API key: add a profile with apiKeyEnv naming the variable that holds it in ~/.config/agentd/config.json"
+		}
 	case resp.StatusCode == 404:
 		e.Kind = ErrNotFound
 		e.Hint = "check the model name in AGENTD_MODEL and the base URL; the server does not know this model or path"

@@ -213,11 +213,8 @@ func (p *openAI) readStream(ctx context.Context, resp *http.Response, req *Reque
 				text.WriteString(*c.Delta.Content)
 				req.OnText(*c.Delta.Content)
 			}
-			for i, tc := range c.Delta.ToolCalls {
-				idx := i
-				if tc.Index != nil {
-					idx = *tc.Index
-				}
+			for _, tc := range c.Delta.ToolCalls {
+				idx := toolCallIndex(tc, calls, func(a *acc) string { return a.id })
 				a := calls[idx]
 				if a == nil {
 					a = &acc{}
@@ -266,4 +263,24 @@ func rawArgs(s string) json.RawMessage {
 	}
 	b, _ := json.Marshal(s)
 	return b
+}
+
+// toolCallIndex is where a streamed tool-call delta belongs: its index, or
+// for servers that send none, the call with its id, a new call for a new
+// id, or the last call for a continuation.
+func toolCallIndex[A any](tc oaToolCall, calls map[int]A, id func(A) string) int {
+	if tc.Index != nil {
+		return *tc.Index
+	}
+	last := -1
+	for i, a := range calls {
+		if tc.ID != "" && id(a) == tc.ID {
+			return i
+		}
+		last = max(last, i)
+	}
+	if tc.ID != "" || last < 0 {
+		return last + 1
+	}
+	return last
 }

@@ -93,7 +93,7 @@ func (p *Planner) call(ctx context.Context, budget engine.Budget, req *Request) 
 func (p *Planner) system() string {
 	return "You are agentd's planner. You turn a coding request into a plan that agentd runs against the user's workspace.\n\n" +
 		planFormat + "\n\n## Tools\n" + toolCatalog(p.tools) +
-		"Answer with the JSON plan only."
+		"Answer with JSON only, in the shape asked for (a plan unless told otherwise)."
 }
 
 // Create makes a plan for req. The answer is parsed and validated; if it
@@ -338,6 +338,10 @@ func (p *Planner) checkDecision(text string, rr engine.RecoveryRequest) (*engine
 		}
 		for i, st := range pl.Steps {
 			if st.ID == rr.StepID {
+				if len(dec.Step.DependsOn) == 0 {
+					// Models often leave out what did not change.
+					dec.Step.DependsOn = append([]string(nil), st.DependsOn...)
+				}
 				pl.Steps[i] = dec.Step
 			}
 		}

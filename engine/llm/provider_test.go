@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -225,5 +228,44 @@ func TestNetworkErrorClassified(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Kind != ErrNetwork || !e.IsRetryable() || !strings.Contains(err.Error(), "OPENAI_BASE_URL") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Some OpenAI-compatible servers stream tool calls without an index.
+func TestOpenAIStreamToolCallsWithoutIndex(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, c := range []string{
+			`{"choices":[{"delta":{"tool_calls":[{"id":"a","type":"function","function":{"name":"read_file","arguments":"{\"path\":"}}]}}]}`,
+			`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\"x\"}"}}]}}]}`,
+			`{"choices":[{"delta":{"tool_calls":[{"id":"b","type":"function","function":{"name":"list_dir","arguments":"{}"}}]}}]}`,
+			`{"choices":[{"delta":{},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
+		} {
+			fmt.Fprintf(w, "data: %s\n\n", c)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer ts.Close()
+	env := map[string]string{"OPENAI_BASE_URL": ts.URL, "OPENAI_API_KEY": "k"}
+	c := mustClient(t, &Settings{Model: "openai:m", Getenv: func(k string) string { return env[k] }})
+	resp, _, err := c.Call(t.Context(), nil, &Request{Messages: userMsg("x"), OnText: func(string) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.ToolCalls) != 2 || string(resp.ToolCalls[0].Args) != `{"path":"x"}` || resp.ToolCalls[1].Name != "list_dir" {
+		t.Errorf("tool calls %+v", resp.ToolCalls)
+	}
+}
+
+func TestMalformedStreamNotRetried(t *testing.T) {
+	for _, model := range []string{"openai:gpt-4o", "anthropic:claude-sonnet-4"} {
+		srv := fakemodel.New()
+		srv.Push(fakemodel.Reply{Fault: fakemodel.FaultMalformed}, fakemodel.Reply{Text: "must not be reached"})
+		c := mustClient(t, memSettings(srv, model, nil))
+		_, _, err := c.Call(t.Context(), nil, &Request{Messages: userMsg("x"), OnText: func(string) {}})
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != ErrMalformed || e.IsRetryable() || len(srv.Requests()) != 1 {
+			t.Errorf("%s: err = %v after %d requests", model, err, len(srv.Requests()))
+		}
 	}
 }

@@ -52,6 +52,12 @@ func TestRetries(t *testing.T) {
 		{"anthropic overloaded event inside the stream", "anthropic:claude-sonnet-4", true, func() []fakemodel.Reply {
 			return []fakemodel.Reply{{Fault: fakemodel.FaultStreamError}}
 		}, 0, time.Second},
+		{"openai stream stalls mid-way", "openai:gpt-4o", true, func() []fakemodel.Reply {
+			return []fakemodel.Reply{{Fault: fakemodel.FaultStall, Text: "a long answer that stalls"}}
+		}, 0, DefaultIdleTimeout + time.Second},
+		{"anthropic stream stalls mid-way", "anthropic:claude-sonnet-4", true, func() []fakemodel.Reply {
+			return []fakemodel.Reply{{Fault: fakemodel.FaultStall, Text: "a long answer that stalls"}}
+		}, 0, DefaultIdleTimeout + time.Second},
 		{"openai stream cut mid-way", "openai:gpt-4o", true, func() []fakemodel.Reply {
 			return []fakemodel.Reply{{Fault: fakemodel.FaultCutStream, Text: "partial answer here"}}
 		}, 0, time.Second},
@@ -71,8 +77,9 @@ func TestRetries(t *testing.T) {
 				c.Spec.Timeout = tc.timeout
 				c.Provider = s.Provider(&c.Spec)
 				req := &Request{Messages: userMsg("x")}
+				var streamed strings.Builder
 				if tc.stream {
-					req.OnText = func(string) {}
+					req.OnText = func(s string) { streamed.WriteString(s) }
 				}
 				resp, took, err := callTimed(t, c, t.Context(), req)
 				if err != nil {
@@ -80,6 +87,13 @@ func TestRetries(t *testing.T) {
 				}
 				if resp.Text != "ok" {
 					t.Errorf("text %q", resp.Text)
+				}
+				if tc.stream && !strings.HasSuffix(streamed.String(), "ok") {
+					t.Errorf("streamed %q", streamed.String())
+				}
+				// Faults with text break off after part of it was streamed.
+				if tc.stream && faults[0].Text != "" && !strings.Contains(streamed.String(), "broke off") {
+					t.Errorf("a retried stream does not say the answer starts again: %q", streamed.String())
 				}
 				if took != tc.wait {
 					t.Errorf("took %v of fake time, want %v", took, tc.wait)

@@ -187,10 +187,13 @@ func TestScenarioRecovery(t *testing.T) {
 		check    func(t *testing.T, sc *scenario, st engine.RunState)
 	}{
 		{engine.RecoverRetryWithChanges,
-			`{"action":"retry_with_changes","reason":"the file is config.json","step":{"id":"read","tool":"read_file","args":{"path":"config.json"},"dependsOn":["first"]}}`,
+			`{"action":"retry_with_changes","reason":"the file is config.json","step":{"id":"read","tool":"read_file","args":{"path":"config.json"}}}`,
 			engine.RunCompleted, func(t *testing.T, sc *scenario, st engine.RunState) {
 				if out := string(stepOf(t, st, "read").Output); !strings.Contains(out, "1.0.0") {
 					t.Errorf("read output %s", out)
+				}
+				if d := st.FinalPlan.Step("read").DependsOn; !slices.Equal(d, []string{"first"}) {
+					t.Errorf("the changed step lost its dependencies: %v", d)
 				}
 			}},
 		{engine.RecoverInsertSteps,
@@ -427,5 +430,19 @@ func TestFixRuleBounded(t *testing.T) {
 	ok := engine.StepState{Status: engine.StepCompleted, Output: json.RawMessage(`{"exitCode":0}`)}
 	if add, _ := (FixFailingTests{}).After(p, p.Step("t"), ok); len(add) != 0 {
 		t.Error("fix added after passing tests")
+	}
+}
+
+func TestScenarioStepNamesItsModel(t *testing.T) {
+	sc := newScenario(t, sampleFiles)
+	sc.srv.Push(fakemodel.Reply{Text: "default model"}, fakemodel.Reply{Text: "haiku model"})
+	st := sc.run(`{"steps":[{"id":"a","kind":"llm","prompt":"one"},
+	  {"id":"b","kind":"llm","prompt":"two","model":"anthropic:claude-3-5-haiku-latest","dependsOn":["a"]}]}`, engine.RunOptions{})
+	if st.Status != engine.RunCompleted {
+		t.Fatalf("status %s: %s", st.Status, st.Error)
+	}
+	reqs := sc.srv.Requests()
+	if len(reqs) != 2 || reqs[0].API != "openai" || reqs[1].API != "anthropic" || reqs[1].JSON["model"] != "claude-3-5-haiku-latest" {
+		t.Errorf("requests: %s / %s", reqs[0].Body, reqs[1].Body)
 	}
 }

@@ -57,10 +57,12 @@ patterns=(
   'EXPORT_SYMBOL_GPL'
   'struct file_operations'
   '(?i)spin_lock_irqsave'
+  'mutex_lock|spin_lock'
   'ioctl\w*\('
   '^static int \w+_probe\('
-  'zzq_not_there_at_all'
   '[A-Z]{4}_[0-9]{4}'
+  'zzq_not_there_at_all'
+  '\S{60}'
 )
 printf '%-28s %10s %10s %8s  %s\n' pattern agentd_ms rg_ms ratio "files(agentd/rg)"
 for p in "${patterns[@]}"; do

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,15 +67,46 @@ func genTree(tb testing.TB, root string, n int) {
 	}
 }
 
+// BenchmarkPrefilter scans real kernel sources (from $AGENTD_BENCH_TREE, or
+// generated text) for sequences, against bytes.Index for the literals.
 func BenchmarkPrefilter(b *testing.B) {
 	data := []byte(strings.Repeat("static int foo(struct device *dev) { return spin_lock(&dev->lock); }\n", 1<<14))
-	for _, pat := range []string{`EXPORT_SYMBOL_GPL`, `(?i)spin_lock_irqsave`, `[A-Z]{4}_[0-9]{4}`} {
+	if root := os.Getenv("AGENTD_BENCH_TREE"); root != "" {
+		data = nil
+		for _, f := range []string{"kernel/sched/core.c", "fs/namei.c", "mm/memory.c", "net/core/dev.c"} {
+			d, err := os.ReadFile(filepath.Join(root, f))
+			if err != nil {
+				b.Fatal(err)
+			}
+			data = append(data, d...)
+		}
+	}
+	count := func(index func([]byte) int) int {
+		n := 0
+		for i := 0; ; {
+			r := index(data[i:])
+			if r < 0 {
+				return n
+			}
+			n++
+			i += r + 1
+		}
+	}
+	for _, pat := range []string{`struct file_operations`, `EXPORT_SYMBOL_GPL`, `ioctl`, `(?i)spin_lock_irqsave`, `[A-Z]{4}_[0-9]{4}`} {
 		p := newPrefilter(pat)
 		b.Run(pat, func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			for b.Loop() {
-				p.index(data)
+				count(p.index)
 			}
 		})
+		if lit := p.alts[0].lit; lit != nil {
+			b.Run(pat+"/bytes.Index", func(b *testing.B) {
+				b.SetBytes(int64(len(data)))
+				for b.Loop() {
+					count(func(d []byte) int { return bytes.Index(d, lit) })
+				}
+			})
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"os"
 	"bytes"
 	"context"
 	_ "embed"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
-	"regexp/syntax"
 	"runtime"
 	"sort"
 	"strings"
@@ -123,11 +121,11 @@ func (t *searchCodeTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 
 // codeSearch is one search_code call.
 type codeSearch struct {
-	re    *regexp.Regexp // per line
-	multi *regexp.Regexp // whole buffer, (?m); nil: try every line
-	find  *prefilter     // required byte sequence; nil: none
-	glob  *globMatcher
-	max   int
+	re   *regexp.Regexp // per line
+	find *prefilter     // required byte sequence; nil: none
+	min  int            // fewest bytes of a match
+	glob *globMatcher
+	max  int
 
 	cutoff atomic.Pointer[string] // files after this path only need "has a match"
 	mu     sync.Mutex
@@ -157,35 +155,12 @@ func newCodeSearch(a SearchCodeArgs) (*codeSearch, error) {
 			return nil, err
 		}
 	}
-	if s.find = newPrefilter(a.Pattern); s.find == nil && !usesTextAnchors(a.Pattern) {
-		// Without a literal, let the regexp engine skip non-matching
-		// stretches of the whole buffer; ^ and $ must then mean lines.
-		if os.Getenv("NOMULTI") == "" {
-			s.multi, _ = regexp.Compile("(?m:" + a.Pattern + ")")
-		}
-	}
+	// Without a prefilter (nil) every line goes to the regexp engine:
+	// slower, but Go's backtracker on short lines beats its NFA on a whole
+	// buffer.
+	s.find = newPrefilter(a.Pattern)
+	s.min = minLen(a.Pattern)
 	return s, nil
-}
-
-// usesTextAnchors reports whether the pattern has \A or \z, which mean
-// "start/end of line" per line but not in a whole buffer.
-func usesTextAnchors(pattern string) bool {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return true
-	}
-	found := false
-	var walk func(*syntax.Regexp)
-	walk = func(r *syntax.Regexp) {
-		if r.Op == syntax.OpBeginText || r.Op == syntax.OpEndText {
-			found = true
-		}
-		for _, s := range r.Sub {
-			walk(s)
-		}
-	}
-	walk(re)
-	return found
 }
 
 func (s *codeSearch) run(ctx context.Context, ws *workspace.Workspace, opts fileset.Options) (SearchCodeOutput, error) {
@@ -341,24 +316,17 @@ func (w *searchWorker) searchFile(e fileset.Entry) {
 func (s *codeSearch) searchData(path string, data []byte, limit int) []CodeMatch {
 	var ms []CodeMatch
 	var cur *cursor
-	if s.find != nil {
+	if s.find != nil && !s.find.foldUnsafe(data) {
 		cur = s.find.cursor()
 	}
 	pos := 0             // always the start of a line
 	line, lineAt := 1, 0 // line number of the line starting at lineAt
 	for pos < len(data) {
-		cand := pos
-		switch {
-		case cur != nil:
+		cand := pos // without a prefilter, every line is a candidate
+		if cur != nil {
 			if cand = cur.next(data, pos); cand < 0 {
 				return ms
 			}
-		case s.multi != nil:
-			loc := s.multi.FindIndex(data[pos:])
-			if loc == nil {
-				return ms
-			}
-			cand = pos + loc[0]
 		}
 		start := pos + bytes.LastIndexByte(data[pos:cand], '\n') + 1
 		end := len(data)
@@ -366,6 +334,10 @@ func (s *codeSearch) searchData(path string, data []byte, limit int) []CodeMatch
 			end = cand + i
 		}
 		text := data[start:end]
+		if len(text) < s.min {
+			pos = end + 1
+			continue
+		}
 		if loc := s.re.FindIndex(text); loc != nil {
 			line += bytes.Count(data[lineAt:start], []byte{'\n'})
 			lineAt = start

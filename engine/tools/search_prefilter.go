@@ -43,13 +43,28 @@ func (s *byteSet) freq() float64 {
 // one of its alternatives (one for most patterns, several for foo|bar).
 type prefilter struct {
 	alts []*seqFinder
+	// unsafe lists the non-ASCII letters (Kelvin sign, long s) that a
+	// case-folded k or s of the pattern also matches; a file holding one
+	// is searched without the prefilter.
+	unsafe [][]byte
+}
+
+// foldUnsafe reports whether data holds a character that case folding
+// matches but the ASCII byte sets do not.
+func (p *prefilter) foldUnsafe(data []byte) bool {
+	for _, u := range p.unsafe {
+		if bytes.Contains(data, u) {
+			return true
+		}
+	}
+	return false
 }
 
 // seqFinder finds one byte-set sequence.
 type seqFinder struct {
 	sets   []*byteSet
-	lit    []byte // when every set has one byte: the literal, found with bytes.Index
-	anchor int    // otherwise: the rarest position, searched for first
+	lit    []byte // when every set has one byte: the literal
+	anchor int    // the rarest position, searched for first
 	a1, a2 byte   // the anchor's bytes when it has one or two
 }
 
@@ -71,8 +86,19 @@ func newPrefilter(pattern string) *prefilter {
 		return nil
 	}
 	p := &prefilter{}
+	var kelvin, longS bool
 	for _, seq := range best {
 		p.alts = append(p.alts, newSeqFinder(seq))
+		for _, s := range seq {
+			kelvin = kelvin || (s.in['k'] && s.in['K'])
+			longS = longS || (s.in['s'] && s.in['S'])
+		}
+	}
+	if kelvin {
+		p.unsafe = append(p.unsafe, []byte("\u212a"))
+	}
+	if longS {
+		p.unsafe = append(p.unsafe, []byte("\u017f"))
 	}
 	return p
 }
@@ -105,7 +131,6 @@ func newSeqFinder(seq []*byteSet) *seqFinder {
 	}
 	if len(lit) == len(seq) {
 		p.lit = lit
-		return p
 	}
 	if a := seq[p.anchor]; a.n <= 2 {
 		var bs []byte
@@ -242,10 +267,8 @@ func appendPositions(re *syntax.Regexp, run *[]*byteSet, add func([]*byteSet)) {
 		case r < utf8.RuneSelf && fold:
 			lo := r | 0x20
 			if 'a' <= lo && lo <= 'z' {
-				if lo == 'k' || lo == 's' { // also fold to U+212A and U+017F
-					brk()
-					continue
-				}
+				// k and s also fold to U+212A and U+017F; the prefilter
+				// is not used on files holding those (foldUnsafe).
 				s := &byteSet{}
 				s.add(byte(lo))
 				s.add(byte(lo - 0x20))
@@ -328,10 +351,11 @@ func (c *cursor) next(data []byte, from int) int {
 
 // index returns the start of the first occurrence of the sequence in data,
 // or -1.
+//
+// It looks for the rarest position first (memchr, one or two bytes) and then
+// checks the rest around it. On source code that beats bytes.Index, which
+// starts from the literal's first byte (BenchmarkPrefilter).
 func (p *seqFinder) index(data []byte) int {
-	if p.lit != nil {
-		return bytes.Index(data, p.lit)
-	}
 	n, a := len(p.sets), p.anchor
 	anchor := p.sets[a]
 	i := a // where the anchor may be found next
@@ -389,6 +413,9 @@ func (p *seqFinder) index(data []byte) int {
 }
 
 func (p *seqFinder) matchAt(b []byte) bool {
+	if p.lit != nil {
+		return bytes.Equal(b, p.lit)
+	}
 	for j, s := range p.sets {
 		if !s.in[b[j]] {
 			return false
@@ -417,4 +444,49 @@ var bytePPM = [256]uint16{
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	0, 0, 7, 8, 33, 66, 45, 37, 27, 19, 0, 0, 0, 0, 0, 11,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+}
+
+// minLen is the fewest bytes a match of pattern can have; lines shorter
+// than that are not given to the regexp engine.
+func minLen(pattern string) int {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	return minWidth(re.Simplify())
+}
+
+func minWidth(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		if re.Flags&syntax.FoldCase != 0 {
+			return len(re.Rune) // a folded rune may have a one-byte variant
+		}
+		n := 0
+		for _, r := range re.Rune {
+			n += max(utf8.RuneLen(r), 1)
+		}
+		return n
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minWidth(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * minWidth(re.Sub[0])
+	case syntax.OpConcat:
+		n := 0
+		for _, s := range re.Sub {
+			n += minWidth(s)
+		}
+		return n
+	case syntax.OpAlternate:
+		n := -1
+		for _, s := range re.Sub {
+			if w := minWidth(s); n < 0 || w < n {
+				n = w
+			}
+		}
+		return max(n, 0)
+	}
+	return 0 // star, quest, empty and zero-width assertions
 }

@@ -278,7 +278,7 @@ func TestPrefilter(t *testing.T) {
 		{`foo`, "foo", true},
 		{`foo\w+bar_baz`, "bar_baz", true},
 		{`(?i)Hi!`, "[Hh][Ii]!", false},
-		{`(?i)task`, "[Tt][Aa]", false}, // k and s fold to non-ASCII letters too
+		{`(?i)task`, "[Tt][Aa][Ss][Kk]", false}, // see TestPrefilterUnicodeFold
 		{`a|b`, "[ab]", false},
 		{`(ab)c`, "abc", true},
 		{`mutex_lock|spin_lock`, "mutex_lock|spin_lock", true},
@@ -292,6 +292,7 @@ func TestPrefilter(t *testing.T) {
 		{`[A-Z]{2}_[0-9]`, "[A-Z][A-Z]_[0-9]", false},
 		{`café`, "caf\xc3\xa9", true},
 		{`(?i)café`, "[Cc][Aa][Ff]", false},
+		{`(?i)[k]ey`, "[Ee][Yy]", false}, // the class holds U+212A: not one byte
 		{`.*`, "", false},
 		{`[^a]x`, "x", true},
 	}
@@ -343,6 +344,36 @@ func TestPrefilterIndex(t *testing.T) {
 	}
 }
 
+func TestMinLen(t *testing.T) {
+	for pat, want := range map[string]int{
+		`abc`: 3, `\S{60}`: 60, `a|bcd`: 1, `x*`: 0, `(ab)+c?`: 2, `é`: 2, `(?i)é`: 1, `^$`: 0, `[a-z]{2,5}\d`: 3,
+	} {
+		if got := minLen(pat); got != want {
+			t.Errorf("minLen(%q) = %d, want %d", pat, got, want)
+		}
+	}
+}
+
+// A case-folded k or s also matches the Kelvin sign and the long s: files
+// holding them are searched without the ASCII prefilter.
+func TestPrefilterUnicodeFold(t *testing.T) {
+	p := newPrefilter(`(?i)stop kelvin`)
+	if p == nil || len(p.unsafe) != 2 {
+		t.Fatalf("prefilter %+v, want the Kelvin sign and long s marked unsafe", p)
+	}
+	if p.foldUnsafe([]byte("stop kelvin")) || !p.foldUnsafe([]byte("\u017ftop")) || !p.foldUnsafe([]byte("\u212aelvin")) {
+		t.Error("foldUnsafe is wrong")
+	}
+	if q := newPrefilter(`(?i)hello`); len(q.unsafe) != 0 {
+		t.Errorf("(?i)hello marked unsafe: %q", q.unsafe)
+	}
+	ws, _ := newWS(t, map[string]string{"a.txt": "x\n\u017ftop \u212aelvin\n", "b.txt": "STOP KELVIN\n"})
+	res := mustCall(t, &Env{WS: ws}, "search_code", SearchCodeArgs{Pattern: `(?i)stop kelvin`})
+	if got := output[SearchCodeOutput](t, res).Files; !reflect.DeepEqual(got, []string{"a.txt", "b.txt"}) {
+		t.Errorf("files %v, want both", got)
+	}
+}
+
 // search_code finds what ripgrep finds on the same tree (same files, lines
 // and columns).
 func TestSearchCodeMatchesRipgrep(t *testing.T) {
@@ -350,7 +381,7 @@ func TestSearchCodeMatchesRipgrep(t *testing.T) {
 	ws, root := newWS(t, searchFixture)
 	gitInit(t, root)
 	env := &Env{WS: ws}
-	for _, pat := range []string{`Foo|bar|World`, `(fo|Hel)o`, `[A-Z]{2,}_[0-9]`, `(?i)th[ae]`, `\w+\(\)`, `foo`, `(?i)foo`, `Foo\(\)`, `^\s*func`, `x$`, `\d+`, `(?i)hello`, `\bfoo\w*`, `[A-Z]{2,}`, `e\r?$`, `(?i)k`, `.`} {
+	for _, pat := range []string{`\S{9}`, `\w{3}\s\w{2}$`, `Foo|bar|World`, `(fo|Hel)o`, `[A-Z]{2,}_[0-9]`, `(?i)th[ae]`, `\w+\(\)`, `foo`, `(?i)foo`, `Foo\(\)`, `^\s*func`, `x$`, `\d+`, `(?i)hello`, `\bfoo\w*`, `[A-Z]{2,}`, `e\r?$`, `(?i)k`, `.`} {
 		t.Run(pat, func(t *testing.T) {
 			cmd := exec.Command(rg, "--hidden", "--glob", "!.git", "--no-heading", "--line-number", "--column", "--no-messages", "--color=never", "-e", pat)
 			cmd.Dir = root

@@ -12,6 +12,7 @@ package fakemodel
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -36,6 +37,9 @@ const (
 	// FaultStreamError sends an error event inside a stream (OpenAI
 	// {"error":...} chunk, Anthropic "error" event: overloaded).
 	FaultStreamError Fault = "stream_error"
+	// FaultStall sends the first part of a stream, then nothing until the
+	// request is cancelled.
+	FaultStall Fault = "stall"
 )
 
 // ToolCall is a scripted tool call; Args is JSON text.
@@ -65,6 +69,8 @@ type Request struct {
 	Body   []byte
 	// JSON is Body decoded.
 	JSON map[string]any
+
+	ctx context.Context
 }
 
 // Stream reports whether the request asked for a stream.
@@ -147,7 +153,7 @@ func (s *Server) next(r Request) (Reply, error) {
 // ServeHTTP answers /v1/chat/completions and /v1/messages.
 func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	body, _ := io.ReadAll(hr.Body)
-	r := Request{Path: hr.URL.Path, Header: hr.Header.Clone(), Body: body}
+	r := Request{Path: hr.URL.Path, Header: hr.Header.Clone(), Body: body, ctx: hr.Context()}
 	_ = json.Unmarshal(body, &r.JSON)
 	switch {
 	case strings.HasSuffix(hr.URL.Path, "/chat/completions"):
@@ -262,6 +268,10 @@ func (s *Server) openAI(w http.ResponseWriter, r Request, rep Reply) {
 		if i == 0 && rep.Fault == FaultCutStream {
 			panic(http.ErrAbortHandler)
 		}
+		if i == 0 && rep.Fault == FaultStall {
+			<-r.ctx.Done()
+			return
+		}
 	}
 	if rep.Fault == FaultCutStream {
 		panic(http.ErrAbortHandler)
@@ -358,6 +368,10 @@ func (s *Server) anthropic(w http.ResponseWriter, r Request, rep Reply) {
 				if k == 0 && rep.Fault == FaultCutStream {
 					panic(http.ErrAbortHandler)
 				}
+				if k == 0 && rep.Fault == FaultStall {
+					<-r.ctx.Done()
+					return
+				}
 			}
 		} else {
 			send("content_block_start", map[string]any{"index": i, "content_block": block{"type": "tool_use", "id": b["id"], "name": b["name"], "input": map[string]any{}}})
@@ -415,6 +429,14 @@ func (t memTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			pw.Close()
 		}()
 		t.s.ServeHTTP(rw, sreq)
+	}()
+	// Like a real connection, the body breaks when the request is cancelled.
+	go func() {
+		select {
+		case <-req.Context().Done():
+			pr.CloseWithError(req.Context().Err())
+		case <-done:
+		}
 	}()
 	select {
 	case <-rw.ready:

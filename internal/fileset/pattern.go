@@ -44,7 +44,7 @@ type patternList struct {
 	literalDir  map[string]int // no-dir literal, dir-only
 	literalPath map[string]int // path literal (not dir-only), keyed by the full repository-relative path
 	literalPD   map[string]int // path literal, dir-only
-	endsWith    []int          // "*literal"
+	endsWith    map[byte][]int // "*literal", by the literal's last byte
 	other       []int          // everything else
 }
 
@@ -54,6 +54,7 @@ func (pl *patternList) index() {
 	pl.literalDir = map[string]int{}
 	pl.literalPath = map[string]int{}
 	pl.literalPD = map[string]int{}
+	pl.endsWith = map[byte][]int{}
 	for i := len(pl.patterns) - 1; i >= 0; i-- {
 		pat := &pl.patterns[i]
 		switch {
@@ -81,8 +82,9 @@ func (pl *patternList) index() {
 			if _, ok := m[pat.text]; !ok {
 				m[pat.text] = i
 			}
-		case pat.flags&patNoDir != 0 && pat.flags&patEndsWith != 0:
-			pl.endsWith = append(pl.endsWith, i)
+		case pat.flags&patNoDir != 0 && pat.flags&patEndsWith != 0 && pat.literalSuffix != "":
+			last := pat.literalSuffix[len(pat.literalSuffix)-1]
+			pl.endsWith[last] = append(pl.endsWith[last], i)
 		default:
 			pl.other = append(pl.other, i)
 		}
@@ -265,7 +267,11 @@ func (pl *patternList) match(pathname, basename string, isDir bool) *pattern {
 			best = i
 		}
 	}
-	for _, i := range pl.endsWith {
+	var ends []int
+	if basename != "" {
+		ends = pl.endsWith[basename[len(basename)-1]]
+	}
+	for _, i := range ends {
 		if i <= best {
 			break
 		}

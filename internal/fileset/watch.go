@@ -73,6 +73,11 @@ func (s *Set) watch(ctx context.Context) (*Watcher, error) {
 		fsw.Close()
 		return nil, err
 	}
+	if len(w.watched) == 0 {
+		// The workspace lies in an ignored directory of its repository:
+		// only tracked files count and no watch covers them.
+		w.scanning = true
+	}
 	ctx, w.cancel = context.WithCancel(ctx)
 	go w.run(ctx)
 	return w, nil

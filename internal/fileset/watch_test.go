@@ -226,3 +226,20 @@ func TestWatcherCloseAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWatcherInIgnoredWorkspaceScans(t *testing.T) {
+	env := newGitEnv(t)
+	root := t.TempDir()
+	env.git(t, root, "", false, "init", "-q")
+	writeFile(t, filepath.Join(root, ".gitignore"), "build/\n")
+	writeFile(t, filepath.Join(root, "build", "keep.c"), "k")
+	env.git(t, root, "", false, "add", "-f", "build/keep.c")
+	w, err := env.open(t, filepath.Join(root, "build")).Watch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, overflow := w.Drain(); !overflow {
+		t.Errorf("a watcher that watches nothing must ask for walks")
+	}
+}

@@ -21,9 +21,12 @@ func main() {
 	if err != nil {
 		panic(err)
 	}
+	f0, _ := os.Create("/tmp/prof/cpu0.out")
+	pprof.StartCPUProfile(f0)
 	t := time.Now()
 	sn, err := s.Snapshot(ctx, gitops.SnapshotOptions{})
 	fmt.Println("first", time.Since(t), sn.Files, err)
+	pprof.StopCPUProfile()
 	if len(os.Args) > 3 && os.Args[3] == "watch" {
 		if err := s.Watch(ctx); err != nil {
 			panic(err)

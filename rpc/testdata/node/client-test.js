@@ -133,7 +133,7 @@ async function main() {
   const started = await conn.sendRequest('agentd/run/start', { planId: plan.id, options: { review: 'before' } });
   check('run/start returns a runId', typeof started.runId === 'string', started);
 
-  const proposed = await waitFor(() => events.find((e) => e.event.type === 'changeProposed'), 'changeProposed', 5000);
+  const proposed = await waitFor(() => events.find((e) => e.event.type === 'changeProposed'), 'changeProposed', 20000);
   const cs = await conn.sendRequest('agentd/changes/get', { changeId: proposed.event.changeId });
   check('the change set has one pending hunk', cs.files.length === 1 && cs.files[0].hunks.length === 1 && cs.status === 'pending', cs);
   check('the change was computed against the unsaved buffer', (cs.files[0].hunks[0].oldText || '').includes('unsaved line'), cs.files[0].hunks[0]);
