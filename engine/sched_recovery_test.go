@@ -262,47 +262,6 @@ func TestSchedUpdateRules(t *testing.T) {
 	})
 }
 
-func TestBuiltinRules(t *testing.T) {
-	p := mkPlan(t, `[
-		{"id":"s","tool":"op","args":{}},
-		{"id":"t","tool":"op","args":{"command":"go test ./..."},"dependsOn":["s"]}
-	]`)
-	search := &Step{ID: "find", Tool: "search_files"}
-	many, _ := json.Marshal(map[string]any{"files": make([]string, 30)})
-	add, why := SearchAnalysisRule{}.After(p, search, StepState{Status: StepCompleted, Output: many})
-	if len(add) != 1 || add[0].ID != "find_analysis" || add[0].Kind != KindLLM || !strings.Contains(add[0].Prompt, "$find") || !strings.Contains(why, "30") {
-		t.Errorf("search analysis: %+v %q", add, why)
-	}
-	few, _ := json.Marshal([]string{"a", "b"})
-	if add, _ := (SearchAnalysisRule{Threshold: 5}).After(p, search, StepState{Status: StepCompleted, Output: few}); add != nil {
-		t.Errorf("2 results added %+v", add)
-	}
-	test := &Step{ID: "t", Tool: "run_command", Args: json.RawMessage(`{"command":"go test ./..."}`), DependsOn: []string{"s"}}
-	add, why = TestFixRule{}.After(p, test, StepState{Status: StepFailed, Error: "FAIL: cost $5"})
-	if len(add) != 2 || add[0].ID != "t_fix" || add[0].Kind != KindAgent || !strings.Contains(add[0].Prompt, "cost $$5") ||
-		add[1].ID != "t_retest" || !slices.Equal(add[1].DependsOn, []string{"t_fix"}) || string(add[1].Args) != string(test.Args) || why == "" {
-		t.Errorf("test fix: %+v %q", add, why)
-	}
-	if add, _ := (TestFixRule{}).After(p, test, StepState{Status: StepCompleted}); add != nil {
-		t.Error("a passing test added steps")
-	}
-	if add, _ := (TestFixRule{}).After(p, &Step{ID: "t_retest", Tool: "run_command", Args: test.Args}, StepState{Status: StepFailed}); add != nil {
-		t.Error("a failing retest added steps again")
-	}
-	// In a run: the retest runs after the fix.
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness()
-		h.reg.Register(&schedTool{name: "run_command", cat: "command", risk: "high", h: h})
-		m := &fakeModel{}
-		e := New(Config{Tools: h.reg, Model: m, Approver: AllowAll{}, Rules: []UpdateRule{TestFixRule{}}})
-		st, _ := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test","fail":"FAIL","failStep":"t"},"critical":false}]`), RunOptions{})
-		wantStatus(t, st, map[string]StepStatus{"t": StepFailed, "t_fix": StepCompleted, "t_retest": StepCompleted})
-		if len(m.calls) != 1 || !strings.Contains(m.calls[0].Prompt, "FAIL") || m.calls[0].Exec == nil {
-			t.Errorf("fix calls %+v", m.calls)
-		}
-	})
-}
-
 type panicRule struct{}
 
 func (panicRule) Name() string { return "broken" }
@@ -323,35 +282,5 @@ func TestSchedPanickingHooks(t *testing.T) {
 			t.Errorf("status %s error %q recovers %d", st.Status, st.Error, len(pl.recovers))
 		}
 		wantStatus(t, st, map[string]StepStatus{"ok": StepCompleted})
-	})
-}
-
-func TestTestFixRuleRecoversCriticalStep(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := newHarness()
-		h.reg.Register(&schedTool{name: "run_command", cat: "command", risk: "high", h: h})
-		m := &fakeModel{}
-		pl := &fakePlanner{recover: func(RecoveryRequest) (*RecoveryDecision, error) {
-			return &RecoveryDecision{Action: RecoverFailGracefully, Reason: "planner gives up"}, nil
-		}}
-		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: AllowAll{}, Rules: []UpdateRule{TestFixRule{}}})
-		p := mkPlan(t, `[
-			{"id":"t","tool":"run_command","args":{"command":"go test","fail":"FAIL","failTimes":1}},
-			{"id":"after","tool":"op","args":{},"dependsOn":["t"]}
-		]`)
-		st, rec := runPlan(t, e, p, RunOptions{})
-		if st.Status != RunCompleted {
-			t.Fatalf("status %s %s", st.Status, st.Error)
-		}
-		wantStatus(t, st, map[string]StepStatus{"t_fix": StepCompleted, "t": StepCompleted, "after": StepCompleted})
-		if want := []string{"t", "t", "after"}; !slices.Equal(h.order, want) || len(m.calls) != 1 || len(pl.recovers) != 0 {
-			t.Errorf("tool order %v, model calls %d, planner asked %d times", h.order, len(m.calls), len(pl.recovers))
-		}
-		if ups := rec.of(EventPlanUpdated); len(ups) != 1 || !strings.HasPrefix(ups[0].Reason, "test-fix: ") {
-			t.Errorf("updates %+v", ups)
-		}
-		if h := st.FinalPlan.History; h[len(h)-1].Source != "rule" || h[len(h)-1].Action != RecoverInsertSteps {
-			t.Errorf("history %+v", h)
-		}
 	})
 }

@@ -4,5 +4,23 @@
 // unchanged files are never re-hashed. It restores snapshots writing only
 // what differs, reports conflicts instead of overwriting other people's
 // edits, prunes old runs within a quota, and never touches the user's .git.
-// UserRepo runs the git tool's operations on the user's own repository.
+//
+// Layout of a store (StoreDir): a bare repository (HEAD, config, objects,
+// refs/agentd/runs/<run>/<seq>, refs/agentd/manual/<n>) plus agentd/ with
+// the lock, the stat cache and the restore journal. A snapshot's metadata
+// is JSON in its commit message, so it is exactly as durable as the commit.
+//
+// Durability: new objects go into one pack per snapshot (streamed: blobs
+// are compressed by parallel workers and appended; the .idx is written by
+// go-git's idxfile encoder), fsync'd before the reference that names them
+// is written (atomically, through a billy filesystem that makes go-git's
+// writes durable). A restore journals its plan before it touches the
+// workspace; Open finishes a restore a crash interrupted and removes what a
+// killed writer left behind. A file lock serialises the daemon and CLI
+// invocations on one store.
+//
+// With Watch (the daemon), a snapshot re-stats only the paths the file
+// watcher reports and rebuilds only the trees above them; every
+// fullScanEvery-th snapshot, an overflow or an ignore-rule change walks the
+// whole tree again.
 package gitops

@@ -68,6 +68,7 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 	res.full = full
 	var jobs []*fileRec
 	var mu sync.Mutex
+	known := 0 // entries whose path the cache has
 	for _, e := range entries {
 		mode, ok := gitMode(e.Mode)
 		if !ok {
@@ -78,12 +79,17 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 				Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)})
 			continue
 		}
-		r := &fileRec{path: e.Path, mode: mode, size: e.Size, mtime: e.ModTime.UnixNano(), ino: e.Ino}
-		if old := cache.files[e.Path]; cache.trusted(old, mode, r.size, r.mtime, r.ino) {
-			r.hash = old.hash
-		} else {
-			jobs = append(jobs, r)
+		mtime := e.ModTime.UnixNano()
+		if old := cache.files[e.Path]; cache.trusted(old, mode, e.Size, mtime, e.Ino) {
+			res.byPath[e.Path] = old // records are never changed once made
+			known++
+			continue
 		}
+		r := &fileRec{path: e.Path, mode: mode, size: e.Size, mtime: mtime, ino: e.Ino}
+		if cache.files[e.Path] != nil {
+			known++
+		}
+		jobs = append(jobs, r)
 		res.byPath[e.Path] = r
 	}
 	res.hashed = len(jobs)
@@ -105,10 +111,17 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 		return nil, sink, err
 	}
 	res.files = make([]*fileRec, 0, len(res.byPath))
-	for _, r := range res.byPath {
-		res.files = append(res.files, r)
+	if known == len(cache.files) && len(res.byPath) == known {
+		// The same paths as last time: reuse their order.
+		for _, p := range cache.sortedPaths() {
+			res.files = append(res.files, res.byPath[p])
+		}
+	} else {
+		for _, r := range res.byPath {
+			res.files = append(res.files, r)
+		}
+		slices.SortFunc(res.files, func(a, b *fileRec) int { return strings.Compare(a.path, b.path) })
 	}
-	slices.SortFunc(res.files, func(a, b *fileRec) int { return strings.Compare(a.path, b.path) })
 	sort.Slice(res.skipped, func(i, j int) bool { return res.skipped[i].Path < res.skipped[j].Path })
 	return res, sink, nil
 }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,24 +16,31 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
-var runIDRe = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
-
-// checkRunID refuses run ids that cannot name a reference.
-func checkRunID(id string) error {
-	if id == "" {
-		return nil
+// refSafeRunID turns a run id into a reference name component: characters
+// git refuses become '_' (the metadata keeps the id as given).
+func refSafeRunID(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.'
+		if !ok {
+			b[i] = '_'
+		}
 	}
-	if !runIDRe.MatchString(id) || strings.Contains(id, "..") || strings.HasSuffix(id, ".lock") || strings.HasSuffix(id, ".") {
-		return fmt.Errorf("gitops: run id %q cannot name a snapshot reference: use letters, digits, '.', '_' and '-'", id)
+	out := strings.ReplaceAll(string(b), "..", "__")
+	if strings.HasPrefix(out, ".") {
+		out = "_" + out[1:]
 	}
-	return nil
+	if strings.HasSuffix(out, ".lock") || strings.HasSuffix(out, ".") {
+		out += "_"
+	}
+	if len(out) > 200 {
+		out = out[:200]
+	}
+	return out
 }
 
 // Snapshot records the workspace now. It is on disk (fsync'd) when it returns.
 func (s *Store) Snapshot(ctx context.Context, opts SnapshotOptions) (*Snapshot, error) {
-	if err := checkRunID(opts.RunID); err != nil {
-		return nil, err
-	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, err
@@ -130,7 +136,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 		s.watchBase = s.cache
 	}
 	if changed > 0 || res.hashed > 0 || s.cacheID == "" {
-		s.saveCache()
+		s.saveCacheAsync()
 	}
 	if err := s.consolidatePacks(ctx); err != nil {
 		slog.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
@@ -173,7 +179,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	if refPrefix == "" {
 		refPrefix = manRefPrefix
 		if opts.RunID != "" {
-			refPrefix = runRefPrefix + opts.RunID + "/"
+			refPrefix = runRefPrefix + refSafeRunID(opts.RunID) + "/"
 		}
 	}
 	ref, err := s.nextRef(refPrefix)
@@ -250,7 +256,7 @@ func (s *Store) snapshots(runID string) ([]*Snapshot, error) {
 	}
 	var out []*Snapshot
 	for name, h := range refs {
-		if runID != "" && !strings.HasPrefix(name, runRefPrefix+runID+"/") {
+		if runID != "" && !strings.HasPrefix(name, runRefPrefix+refSafeRunID(runID)+"/") {
 			continue
 		}
 		snap, ok := s.metaCache[h]
@@ -265,6 +271,9 @@ func (s *Store) snapshots(runID string) ([]*Snapshot, error) {
 			}
 			snap = metaToSnapshot(h, name, m)
 			s.metaCache[h] = snap
+		}
+		if runID != "" && snap.RunID != runID {
+			continue
 		}
 		cp := *snap
 		cp.Ref = name

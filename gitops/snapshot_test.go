@@ -220,3 +220,21 @@ func TestUnknownIDError(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+func TestRunIDsThatCannotNameARef(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"f": "f\n"})
+	s := openTestStore(t, root, Options{})
+	ctx := context.Background()
+	for _, id := range []string{"run 1: fix/bug", "..x.lock", "run 1: fix:bug"} {
+		snap, err := s.Snapshot(ctx, SnapshotOptions{RunID: id})
+		if err != nil {
+			t.Fatalf("run id %q: %v", id, err)
+		}
+		list, err := s.List(ctx, id)
+		if err != nil || len(list) != 1 || list[0].ID != snap.ID || list[0].RunID != id {
+			t.Fatalf("list %q: %v %+v", id, err, list)
+		}
+	}
+	fsck(t, s.Dir())
+}

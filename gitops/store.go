@@ -198,6 +198,7 @@ func (s *Store) Close() error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.waitCacheSave()
 	if s.cacheUnsaved && s.cache != nil {
 		s.saveCache()
 	}
@@ -220,6 +221,7 @@ func (s *Store) lock(ctx context.Context) (func(), error) {
 		s.mu.Unlock()
 		return nil, err
 	}
+	s.waitCacheSave()
 	buf := make([]byte, 64)
 	n, _ := lk.f.ReadAt(buf, 0)
 	if tok := string(buf[:n]); tok != s.token || tok == "" {
@@ -285,6 +287,7 @@ func (s *Store) noteCacheID() {
 }
 
 func (s *Store) saveCache() {
+	s.waitCacheSave()
 	if s.cache == nil {
 		return
 	}
@@ -297,6 +300,31 @@ func (s *Store) saveCache() {
 	s.noteCacheID()
 }
 
+// saveCacheAsync saves a cache that nothing changes any more (a full
+// scan's) in the background; every operation waits for it first (lock).
+func (s *Store) saveCacheAsync() {
+	s.waitCacheSave()
+	c := s.cache
+	s.cacheUnsaved = false
+	done := make(chan struct{})
+	s.saving = done
+	go func() {
+		defer close(done)
+		if err := writeFileAtomic(filepath.Join(s.dir, cacheName), c.encode(), 0o644, false); err != nil {
+			slog.Warn("gitops: could not save the stat cache; the next snapshot re-hashes files", "dir", s.dir, "err", err)
+		}
+	}()
+}
+
+// waitCacheSave waits for a background save (caller holds s.mu).
+func (s *Store) waitCacheSave() {
+	if s.saving != nil {
+		<-s.saving
+		s.saving = nil
+		s.noteCacheID()
+	}
+}
+
 func isInside(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
@@ -304,15 +332,16 @@ func isInside(root, p string) bool {
 
 // storeState is the mutable part of Store, guarded by Store.mu.
 type storeState struct {
-	cache      *statCache
-	cacheID    string
-	gcGen      string
-	treesKnown map[plumbing.Hash]struct{}
-	metaCache  map[plumbing.Hash]*Snapshot
-	watcher    *fileset.Watcher
-	watchBase  *statCache // the cache the watcher's dirty sets apply to
-	watchFull  int        // snapshots since the last full walk while watching
-	cacheUnsaved bool // the in-memory cache is newer than the persisted one
+	cache        *statCache
+	cacheID      string
+	gcGen        string
+	treesKnown   map[plumbing.Hash]struct{}
+	metaCache    map[plumbing.Hash]*Snapshot
+	watcher      *fileset.Watcher
+	watchBase    *statCache    // the cache the watcher's dirty sets apply to
+	watchFull    int           // snapshots since the last full walk while watching
+	cacheUnsaved bool          // the in-memory cache is newer than the persisted one
+	saving       chan struct{} // closed when a background cache save is done
 	// Paths the watcher reported that no snapshot has looked at yet.
 	pending         map[string]struct{}
 	pendingOverflow bool

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -276,18 +275,4 @@ func deleteSorted(s []string, p string) []string {
 		return append(s[:i], s[i+1:]...)
 	}
 	return s
-}
-
-// recEntry turns a cached record back into the entry a walk would give.
-func recEntry(r *fileRec) fileset.Entry {
-	var m fs.FileMode
-	switch r.mode {
-	case filemode.Symlink:
-		m = fs.ModeSymlink | 0o777
-	case filemode.Executable:
-		m = 0o755
-	default:
-		m = 0o644
-	}
-	return fileset.Entry{Path: r.path, Mode: m, Size: r.size, ModTime: time.Unix(0, r.mtime), Ino: r.ino}
 }

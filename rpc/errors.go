@@ -117,7 +117,7 @@ func toRPCError(ctx context.Context, err error) error {
 
 var errNotInitialized = errors.New("server not initialized: send initialize first")
 
-// noModelError says how to configure a model.
-var noModelError = fmt.Errorf("%w: agentd/plan/create needs a model. Set AGENTD_MODEL=openai:<model> with OPENAI_API_KEY, "+
+// errNoModel says how to configure a model.
+var errNoModel = fmt.Errorf("%w: agentd/plan/create needs a model. Set AGENTD_MODEL=openai:<model> with OPENAI_API_KEY, "+
 	"or point OPENAI_BASE_URL at a local OpenAI-compatible server (for example ollama: OPENAI_BASE_URL=http://localhost:11434/v1 AGENTD_MODEL=openai:llama3.1), "+
 	"or pass initializationOptions.model; plans can also be loaded without a model with agentd/plan/load", engine.ErrNoModel)

@@ -90,17 +90,6 @@ func (rc *rawClient) call(id int64, method string, params any) {
 	}
 }
 
-func (rc *rawClient) notifyRaw(method string, params any) {
-	rc.t.Helper()
-	b, err := json.Marshal(params)
-	if err != nil {
-		rc.t.Fatal(err)
-	}
-	if _, err := rc.stream.Write(context.Background(), jsonrpc2.NewNotification(method, b)); err != nil {
-		rc.t.Fatalf("write notification: %v", err)
-	}
-}
-
 // read returns the next message from the server.
 func (rc *rawClient) read() jsonrpc2.Message {
 	rc.t.Helper()

@@ -164,10 +164,8 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	}
 
 	var (
-		ws       *workspace.Workspace
-		wsErr    error
-		store    *gitops.Store
-		storeErr error
+		ws    *workspace.Workspace
+		wsErr error
 	)
 	if root != "" {
 		open := s.opts.OpenWorkspace
@@ -179,19 +177,30 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 			s.log.Error("opening the workspace failed", "root", root, "error", wsErr)
 			ws = nil
 		}
-		if ws != nil {
-			openStore := s.opts.OpenStore
-			if openStore == nil {
-				openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
-					return gitops.Open(ctx, ws, gitops.Options{StateDir: dir})
-				}
-			}
-			store, storeErr = openStore(context.WithoutCancel(ctx), ws, stateDir)
-			if storeErr != nil {
-				s.log.Error("opening the snapshot store failed; snapshots are off", "root", root, "error", storeErr)
-				store = nil
+	}
+	// The shadow repository opens in the background so that initialize
+	// answers at once; snapshot users wait for it.
+	storeReady := make(chan struct{})
+	if ws != nil {
+		openStore := s.opts.OpenStore
+		if openStore == nil {
+			openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
+				return gitops.Open(ctx, ws, gitops.Options{StateDir: dir})
 			}
 		}
+		go func() {
+			defer close(storeReady)
+			store, err := openStore(s.ctx, ws, stateDir)
+			if err != nil {
+				s.log.Error("opening the snapshot store failed; snapshots are off", "root", root, "error", err)
+				store = nil
+			}
+			s.mu.Lock()
+			s.store, s.storeErr = store, err
+			s.mu.Unlock()
+		}()
+	} else {
+		close(storeReady)
 	}
 	persist := newPersister(stateDir, root, s.log)
 
@@ -200,7 +209,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	s.initOpts = opts
 	s.root = root
 	s.ws, s.wsErr = ws, wsErr
-	s.store, s.storeErr = store, storeErr
+	s.storeReady = storeReady
 	s.persist = persist
 	s.registry = wrapTools(s, s.opts.Tools)
 	if ws != nil {
@@ -214,9 +223,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 			Writer:    (*editorWriter)(s),
 			Logger:    s.log.With("component", "engine"),
 		}
-		if store != nil {
-			cfg.Snapshots = &snapshotter{store: store}
-		}
+		cfg.Snapshots = &snapshotter{s: s}
 		if s.opts.Configure != nil {
 			s.opts.Configure(&cfg)
 		}

@@ -101,13 +101,6 @@ func (p *persister) save(rel string, v any) {
 	}
 }
 
-func (p *persister) remove(rel string) {
-	if p == nil {
-		return
-	}
-	_ = os.Remove(filepath.Join(p.dir, rel))
-}
-
 // readAll decodes every *.json file of sub, sorted by name, with newT
 // returning a fresh value to decode into.
 func readAll[T any](p *persister, sub string) []T {
@@ -151,10 +144,6 @@ func (p *persister) saveRun(st engine.RunState) {
 }
 
 func (p *persister) loadRuns() []engine.RunState { return readAll[engine.RunState](p, "runs") }
-
-func (p *persister) saveChange(c *changeRecord) {
-	p.save(filepath.Join("changes", safeName(c.ID)+".json"), c)
-}
 
 func (p *persister) loadChanges() []*changeRecord { return readAll[*changeRecord](p, "changes") }
 

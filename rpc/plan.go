@@ -159,7 +159,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 		return nil, badParam("request", "say what the plan should do")
 	}
 	if s.opts.PlanMaker == nil {
-		return nil, noModelError
+		return nil, errNoModel
 	}
 	req := PlanRequest{Request: p.Request}
 	if p.Context != nil {
@@ -329,7 +329,7 @@ func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (an
 		return nil, err
 	}
 	if s.opts.PlanMaker == nil {
-		return nil, noModelError
+		return nil, errNoModel
 	}
 	pl, err := s.opts.PlanMaker.MakePlan(ctx, PlanRequest{Request: cur.Request, Previous: cur.Clone(), Feedback: p.Feedback})
 	if err != nil {

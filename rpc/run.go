@@ -86,13 +86,6 @@ func (r *runs) putFinished(st engine.RunState) {
 	r.m[st.RunID] = &runEntry{id: st.RunID, planID: st.PlanID, final: &st2, finished: true}
 }
 
-func (r *runs) policy(runID string) *ApprovalPolicy {
-	if e := r.get(runID); e != nil {
-		return e.policy
-	}
-	return nil
-}
-
 func (r *runs) cancelAll() {
 	r.mu.Lock()
 	defer r.mu.Unlock()

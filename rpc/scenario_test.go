@@ -448,6 +448,8 @@ func (sc *scenario) do(lineNo int, line string) {
 		_ = next
 	case "cancel":
 		sc.ed.mustCall("agentd/run/cancel", map[string]any{"runId": sc.runID}, nil)
+	case "cancel-progress":
+		sc.ed.notify("window/workDoneProgress/cancel", map[string]any{"token": "agentd/run/" + sc.runID})
 	case "retry":
 		sc.ed.mustCall("agentd/run/retryStep", map[string]any{"runId": sc.runID, "stepId": arg(1)}, nil)
 	case "skip":

@@ -86,7 +86,6 @@ type Server struct {
 	cancel context.CancelFunc
 	conn   jsonrpc2.Conn
 	client protocol.Client
-	wg     sync.WaitGroup // goroutines the server owns
 
 	mu        sync.Mutex
 	state     int
@@ -100,6 +99,8 @@ type Server struct {
 	wsErr     error
 	store     *gitops.Store
 	storeErr  error
+	// storeReady is closed when the store has been opened (or failed).
+	storeReady chan struct{}
 	eng       *engine.Engine
 	registry  *tools.Registry
 	persist   *persister
@@ -212,7 +213,13 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	// Closing the stream unblocks a reader parked mid-frame.
 	_ = rwc.Close()
 	_ = s.conn.Close()
-	s.wg.Wait()
+	s.runs.wait()
+	s.mu.Lock()
+	ready := s.storeReady
+	s.mu.Unlock()
+	if ready != nil {
+		<-ready
+	}
 	s.mu.Lock()
 	store := s.store
 	s.mu.Unlock()
@@ -226,15 +233,6 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 func (s *Server) stopAll() {
 	s.runs.cancelAll()
 	s.approvals.cancelAll()
-}
-
-// go runs f on a goroutine the server owns.
-func (s *Server) goOwned(f func()) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		f()
-	}()
 }
 
 // inflight is a request that may be cancelled.
@@ -503,6 +501,12 @@ func (s *Server) engine() (*engine.Engine, error) {
 }
 
 func (s *Server) snapshots() (*gitops.Store, error) {
+	s.mu.Lock()
+	ready := s.storeReady
+	s.mu.Unlock()
+	if ready != nil {
+		<-ready
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.store == nil {

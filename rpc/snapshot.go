@@ -21,11 +21,16 @@ func snapshotMethods() map[string]method {
 	}
 }
 
-// snapshotter implements engine.Snapshotter over the shadow repository.
-type snapshotter struct{ store *gitops.Store }
+// snapshotter implements engine.Snapshotter over the shadow repository
+// (opened in the background at initialize).
+type snapshotter struct{ s *Server }
 
 func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (string, error) {
-	sn, err := a.store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label})
+	store, err := a.s.snapshots()
+	if err != nil {
+		return "", err
+	}
+	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label})
 	if err != nil {
 		return "", err
 	}
@@ -33,7 +38,11 @@ func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) 
 }
 
 func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*engine.RestoreInfo, error) {
-	res, err := a.store.Restore(ctx, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite})
+	store, err := a.s.snapshots()
+	if err != nil {
+		return nil, err
+	}
+	res, err := store.Restore(ctx, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite})
 	if err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func wireModel(cfg *engine.Config, wsRoot, model string) error {
 	}
 	cfg.Model = llm.NewStepModel(settings)
 	cfg.Planner = llm.NewPlanner(settings, cfg.Tools)
-	cfg.Rules = append(cfg.Rules, llm.DefaultRules()...)
+	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
 	return nil
 }
 
@@ -185,7 +185,7 @@ func (m *serveModel) configure(cfg *engine.Config) {
 	m.planner = llm.NewPlanner(settings, cfg.Tools)
 	cfg.Model = llm.NewStepModel(settings)
 	cfg.Planner = m.planner
-	cfg.Rules = append(cfg.Rules, llm.DefaultRules()...)
+	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
 }
 
 // MakePlan implements rpc.PlanMaker (create, and regenerate when

@@ -4,8 +4,9 @@
 // classification with bounded retries, costs, the step model that runs llm
 // and agent steps (StepModel, an engine.StepModel), the planner that makes,
 // repairs and extends plans (Planner: Create and Regenerate for `agentd
-// plan` and agentd/plan/create, Recover and RePlan as the engine.Planner),
-// and the dynamic update rules that need a model (rules.go).
+// plan` and agentd/plan/create, Recover and RePlan as the engine.Planner).
+// The dynamic update rules that add model-driven steps live in engine
+// (engine.DefaultRules); this package runs the steps they add.
 //
 // # Configuration
 //

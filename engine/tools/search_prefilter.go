@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"math"
 	"regexp/syntax"
+	"slices"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -62,10 +64,11 @@ func (p *prefilter) foldUnsafe(data []byte) bool {
 
 // seqFinder finds one byte-set sequence.
 type seqFinder struct {
-	sets   []*byteSet
-	lit    []byte // when every set has one byte: the literal
-	anchor int    // the rarest position, searched for first
-	a1, a2 byte   // the anchor's bytes when it has one or two
+	sets    []*byteSet
+	uniform bool   // every position has the same set: a linear run count
+	lit     []byte // when every set has one byte: the literal
+	anchor  int    // the rarest position, searched for first
+	a1, a2  byte   // the anchor's bytes when it has one or two
 }
 
 // newPrefilter returns the prefilter for pattern, or nil if no position
@@ -132,6 +135,10 @@ func newSeqFinder(seq []*byteSet) *seqFinder {
 	if len(lit) == len(seq) {
 		p.lit = lit
 	}
+	p.uniform = len(seq) > 1 && p.lit == nil
+	for _, s := range seq[1:] {
+		p.uniform = p.uniform && s.in == seq[0].in
+	}
 	if a := seq[p.anchor]; a.n <= 2 {
 		var bs []byte
 		for c, ok := range a.in {
@@ -197,7 +204,29 @@ func collect(re *syntax.Regexp, addAlts func([][]*byteSet)) {
 			}
 			run = nil
 		}
+		// A run of one "wide" class (one that holds every non-ASCII
+		// character, like \S or [^,]) is a sequence of its own: k such
+		// characters span at least k bytes, each of them in the class's
+		// byte set, but the width of the span is unknown, so nothing may
+		// be appended to it.
+		var wide *syntax.Regexp
+		var wideRun []*byteSet
+		flushWide := func() {
+			if len(wideRun) > 0 {
+				add(wideRun)
+			}
+			wide, wideRun = nil, nil
+		}
 		for _, sub := range flatten(re.Sub, nil) {
+			if ws := wideSet(sub); ws != nil {
+				flush()
+				if wide != nil && !slices.Equal(wide.Rune, sub.Rune) {
+					flushWide()
+				}
+				wide, wideRun = sub, append(wideRun, ws)
+				continue
+			}
+			flushWide()
 			switch sub.Op {
 			case syntax.OpLiteral, syntax.OpCharClass:
 				appendPositions(sub, &run, add)
@@ -210,7 +239,34 @@ func collect(re *syntax.Regexp, addAlts func([][]*byteSet)) {
 			}
 		}
 		flush()
+		flushWide()
 	}
+}
+
+// wideSet returns the byte set of a character class that holds every
+// non-ASCII character (all bytes 0x80-0xFF are then in it), or nil.
+func wideSet(re *syntax.Regexp) *byteSet {
+	if re.Op != syntax.OpCharClass {
+		return nil
+	}
+	covers := false
+	s := &byteSet{}
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		lo, hi := re.Rune[i], re.Rune[i+1]
+		if lo <= utf8.RuneSelf && hi == unicode.MaxRune {
+			covers = true
+		}
+		for c := lo; c <= hi && c < utf8.RuneSelf; c++ {
+			s.add(byte(c))
+		}
+	}
+	if !covers {
+		return nil
+	}
+	for c := utf8.RuneSelf; c < 256; c++ {
+		s.add(byte(c))
+	}
+	return s
 }
 
 // flatten expands nested concatenations and groups, whose parts are
@@ -356,6 +412,20 @@ func (c *cursor) next(data []byte, from int) int {
 // checks the rest around it. On source code that beats bytes.Index, which
 // starts from the literal's first byte (BenchmarkPrefilter).
 func (p *seqFinder) index(data []byte) int {
+	if p.uniform {
+		// n bytes of the set in a row; a byte outside it restarts the count.
+		set, n, run := &p.sets[0].in, len(p.sets), 0
+		for i, c := range data {
+			if !set[c] {
+				run = 0
+				continue
+			}
+			if run++; run == n {
+				return i - n + 1
+			}
+		}
+		return -1
+	}
 	n, a := len(p.sets), p.anchor
 	anchor := p.sets[a]
 	i := a // where the anchor may be found next

@@ -295,6 +295,9 @@ func TestPrefilter(t *testing.T) {
 		{`(?i)[k]ey`, "[Ee][Yy]", false}, // the class holds U+212A: not one byte
 		{`.*`, "", false},
 		{`[^a]x`, "x", true},
+		{`\S{3}`, "[\x00-\x08\x0b\x0e-\x1f!-\xff][\x00-\x08\x0b\x0e-\x1f!-\xff][\x00-\x08\x0b\x0e-\x1f!-\xff]", false},
+		{`a\S{3}b`, "b", true}, // a and b are separate sequences: the rarer wins
+		{`[^,]{4}[^;]{4}`, "[\x00-+--\xff][\x00-+--\xff][\x00-+--\xff][\x00-+--\xff]", false},
 	}
 	for _, tc := range tests {
 		pat := tc.pattern
@@ -304,9 +307,6 @@ func TestPrefilter(t *testing.T) {
 			got = p.render()
 		}
 		want := tc.want
-		if w, err := strconv.Unquote(`"` + want + `"`); err == nil {
-			want = w
-		}
 		lit := p != nil && p.alts[0].lit != nil
 		if got != want || lit != tc.literal {
 			t.Errorf("newPrefilter(%q) = %q (literal %v), want %q (literal %v)", pat, got, lit, want, tc.literal)
@@ -328,6 +328,8 @@ func TestPrefilterIndex(t *testing.T) {
 		{`[A-Z]{2}_[0-9]{2}`, "_12", -1},
 		{`[a-c][x-z]`, "aa bb cz", 6},
 		{`\d\d`, "a1b22", 3},
+		{`\S{3}`, "ab cd éf", 6},
+		{`\S{3}`, "ab cd ef", -1},
 		{`mutex_lock|spin_lock`, "a spin_lock b mutex_lock", 2},
 		{`mutex_lock|spin_lock`, "a mutex_lock b spin_lock", 2},
 		{`mutex_lock|spin_lock`, "spin_unlock", -1},
@@ -381,7 +383,7 @@ func TestSearchCodeMatchesRipgrep(t *testing.T) {
 	ws, root := newWS(t, searchFixture)
 	gitInit(t, root)
 	env := &Env{WS: ws}
-	for _, pat := range []string{`\S{9}`, `\w{3}\s\w{2}$`, `Foo|bar|World`, `(fo|Hel)o`, `[A-Z]{2,}_[0-9]`, `(?i)th[ae]`, `\w+\(\)`, `foo`, `(?i)foo`, `Foo\(\)`, `^\s*func`, `x$`, `\d+`, `(?i)hello`, `\bfoo\w*`, `[A-Z]{2,}`, `e\r?$`, `(?i)k`, `.`} {
+	for _, pat := range []string{`\S{9}`, `[^ ]{3}`, `x\S{2}`, `\S{2}é`, `(?i)[^a]{4}`, `\w{3}\s\w{2}$`, `Foo|bar|World`, `(fo|Hel)o`, `[A-Z]{2,}_[0-9]`, `(?i)th[ae]`, `\w+\(\)`, `foo`, `(?i)foo`, `Foo\(\)`, `^\s*func`, `x$`, `\d+`, `(?i)hello`, `\bfoo\w*`, `[A-Z]{2,}`, `e\r?$`, `(?i)k`, `.`} {
 		t.Run(pat, func(t *testing.T) {
 			cmd := exec.Command(rg, "--hidden", "--glob", "!.git", "--no-heading", "--line-number", "--column", "--no-messages", "--color=never", "-e", pat)
 			cmd.Dir = root

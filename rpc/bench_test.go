@@ -1,0 +1,146 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/workspace"
+)
+
+// eventPlan is a plan of n independent read_file steps: about 3 events per
+// step (stepStarted, stepFinished, and the run's own).
+func eventPlan(n int) json.RawMessage {
+	var steps []string
+	for i := 0; i < n; i++ {
+		steps = append(steps, fmt.Sprintf(`{"id":"r%d","tool":"read_file","args":{"path":"f.txt"}}`, i))
+	}
+	return json.RawMessage(`{"title":"events","steps":[` + strings.Join(steps, ",") + `]}`)
+}
+
+const eventSteps = 200
+
+// BenchmarkRunEvents compares a run's duration with the engine alone and
+// with every event going to an editor over a pipe as agentd/run/didChange.
+// The ratio over-rpc / engine-only is the cost of the server.
+func BenchmarkRunEvents(b *testing.B) {
+	root := b.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("engine-only", func(b *testing.B) {
+		ws, err := workspace.Open(root, workspace.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng := engine.New(engine.Config{Tools: tools.Builtin(), WS: ws})
+		p, err := engine.ParsePlan("plan.json", eventPlan(eventSteps))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var events atomic.Int64
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			sub := engine.SubscriberFunc(func(engine.Event) { events.Add(1) })
+			run, err := eng.Start(context.Background(), p, engine.RunOptions{Review: engine.ReviewNone, Subscribers: []engine.Subscriber{sub}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			st, err := run.Wait(context.Background())
+			if err != nil || st.Status != engine.RunCompleted {
+				b.Fatalf("run: %v %v", st.Status, err)
+			}
+		}
+		b.ReportMetric(float64(events.Load())/b.Elapsed().Seconds(), "events/s")
+	})
+	b.Run("over-rpc", func(b *testing.B) {
+		a, c := net.Pipe()
+		srv := NewServer(Options{Logger: testLogger(b), StateDir: b.TempDir()})
+		done := make(chan error, 1)
+		go func() { done <- srv.Serve(context.Background(), a) }()
+		var notes atomic.Int64
+		finished := make(chan struct{}, 1)
+		conn := jsonrpc2.NewConn(jsonrpc2.NewStream(c))
+		conn.Go(context.Background(), func(ctx context.Context, req *jsonrpc2.Request) (any, error) {
+			if req.Method() == "agentd/run/didChange" {
+				notes.Add(1)
+				if strings.Contains(string(req.Params()), `"type":"runFinished"`) {
+					finished <- struct{}{}
+				}
+			}
+			return nil, nil
+		})
+		defer func() {
+			_ = conn.Close()
+			<-done
+		}()
+		call := func(method string, params, result any) {
+			if _, err := conn.Call(context.Background(), method, params, result); err != nil {
+				b.Fatalf("%s: %v", method, err)
+			}
+		}
+		call("initialize", map[string]any{"rootUri": pathToURI(root), "capabilities": map[string]any{}}, nil)
+		var pl engine.Plan
+		call("agentd/plan/load", map[string]any{"plan": eventPlan(eventSteps)}, &pl)
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			var res RunStartResult
+			call("agentd/run/start", map[string]any{"planId": pl.ID, "options": map[string]any{"review": "none"}}, &res)
+			select {
+			case <-finished:
+			case <-time.After(waitTimeout):
+				b.Fatal("run did not finish")
+			}
+		}
+		b.ReportMetric(float64(notes.Load())/b.Elapsed().Seconds(), "events/s")
+	})
+}
+
+// BenchmarkRunGetMedian reports the median round trip of agentd/run/get on
+// a finished run, over real stdio pipes to the built binary.
+func BenchmarkRunGetMedian(b *testing.B) {
+	root := b.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	p := startProc(b, root)
+	p.initialize(b, root)
+	r := p.roundTrip(b, 2, "agentd/plan/load", json.RawMessage(`{"plan":`+string(eventPlan(1))+`}`))
+	var pl engine.Plan
+	if r.Err() != nil || json.Unmarshal(r.Result(), &pl) != nil {
+		b.Fatalf("plan/load: %v", r.Err())
+	}
+	r = p.roundTrip(b, 3, "agentd/run/start", json.RawMessage(fmt.Sprintf(`{"planId":%q,"options":{"review":"none"}}`, pl.ID)))
+	var st RunStartResult
+	if r.Err() != nil || json.Unmarshal(r.Result(), &st) != nil {
+		b.Fatalf("run/start: %v", r.Err())
+	}
+	params := json.RawMessage(fmt.Sprintf(`{"runId":%q}`, st.RunID))
+	durs := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if r := p.roundTrip(b, int64(10+i), "agentd/run/get", params); r.Err() != nil {
+			b.Fatalf("run/get: %v", r.Err())
+		}
+		durs = append(durs, time.Since(t0))
+	}
+	b.StopTimer()
+	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+	b.ReportMetric(float64(durs[len(durs)/2].Microseconds()), "µs-median")
+	if kib, err := rssKiB(p.cmd.Process.Pid); err == nil {
+		b.ReportMetric(float64(kib)/1024, "MiB-RSS")
+	}
+}
