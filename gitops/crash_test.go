@@ -50,12 +50,25 @@ func crashChild() int {
 	say("READY")
 	for i := 0; ; i++ {
 		crashMutate(root, rng)
-		if len(ids) > 0 && rng.IntN(3) == 0 {
+		if len(ids) > 0 && rng.IntN(2) == 0 {
+			// A batch of new files makes the restore long enough to be
+			// killed in the middle of its writes now and then.
+			// (Snapshots hold batches of files: restoring one re-creates
+			// them all.)
+			os.RemoveAll(filepath.Join(root, "batch3"))
+			os.RemoveAll(filepath.Join(root, "batch4"))
 			if _, err := s.Restore(ctx, ids[rng.IntN(len(ids))], RestoreOptions{}); err != nil {
 				fmt.Fprintln(os.Stderr, "restore:", err)
 				return 1
 			}
 			continue
+		}
+		if rng.IntN(2) == 0 {
+			dir := filepath.Join(root, fmt.Sprintf("batch%d", 3+rng.IntN(2)))
+			os.MkdirAll(dir, 0o755)
+			for i := range 150 {
+				os.WriteFile(filepath.Join(dir, fmt.Sprintf("g%03d", i)), []byte(fmt.Sprint(rng.Int())), 0o644)
+			}
 		}
 		sn, err := s.Snapshot(ctx, SnapshotOptions{RunID: "crash"})
 		if err != nil {
@@ -160,7 +173,7 @@ func TestCrashSafety(t *testing.T) {
 					break
 				}
 			}
-			time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
+			time.Sleep(time.Duration(rng.IntN(200)) * time.Millisecond)
 		} else {
 			time.Sleep(time.Duration(rng.IntN(300)) * time.Millisecond)
 		}

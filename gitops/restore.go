@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/agentd/agentd/workspace"
 )
@@ -95,11 +96,6 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if err != nil {
 		return nil, err
 	}
-	want, err := s.snapshotFiles(target.ID)
-	if err != nil {
-		return nil, err
-	}
-	var since map[string]treeFile
 	var sinceID string
 	if opts.Since != "" {
 		sn, err := s.getLocked(opts.Since)
@@ -107,18 +103,28 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			return nil, fmt.Errorf("gitops: restore: the snapshot the agent left (since): %w", err)
 		}
 		sinceID = sn.ID
-		if since, err = s.snapshotFiles(sn.ID); err != nil {
-			return nil, err
-		}
 	}
 
 	// What is there now: the safety snapshot's scan (or, for a dry run, a
 	// scan that writes nothing).
 	var cur *scanResult
 	result := &RestoreResult{Restored: []string{}, Created: []string{}, Deleted: []string{}, Conflicts: []RestoreConflict{}}
+	var want map[string]treeFile
+	var candidates []string
 	if opts.DryRun {
 		if cur, _, err = s.scan(ctx, nil); err != nil {
 			return nil, fmt.Errorf("gitops: restore (dry run): %w", err)
+		}
+		if want, err = s.snapshotFiles(target.ID); err != nil {
+			return nil, err
+		}
+		for p := range want {
+			candidates = append(candidates, p)
+		}
+		for p := range cur.byPath {
+			if _, ok := want[p]; !ok {
+				candidates = append(candidates, p)
+			}
 		}
 	} else {
 		undo, res, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID)}, manRefPrefix)
@@ -127,26 +133,37 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		}
 		cur = res
 		result.UndoSnapshot = undo.ID
+		// The cache is now the workspace's state, trees included: only the
+		// directories whose trees differ need looking at.
+		c, err := s.readCommit(plumbing.NewHash(target.ID))
+		if err != nil {
+			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
+		}
+		if want, candidates, err = s.differingFiles(c.TreeHash, s.cache); err != nil {
+			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
+		}
 	}
 	tooBig := make(map[string]bool, len(cur.skipped))
 	for _, sk := range cur.skipped {
 		tooBig[sk.Path] = true
 	}
-
-	all := make(map[string]struct{}, len(want)+len(cur.byPath))
-	for p := range want {
-		all[p] = struct{}{}
-	}
-	for p := range cur.byPath {
-		all[p] = struct{}{}
-	}
-	paths := make([]string, 0, len(all))
-	for p := range all {
+	paths := make([]string, 0, len(candidates))
+	for _, p := range candidates {
 		if inPaths(p, prefixes) {
 			paths = append(paths, p)
 		}
 	}
 	sort.Strings(paths)
+	var since map[string]treeFile
+	if sinceID != "" {
+		c, err := s.readCommit(plumbing.NewHash(sinceID))
+		if err != nil {
+			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", sinceID, err)
+		}
+		if since, err = s.lookupFiles(c.TreeHash, paths); err != nil {
+			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", sinceID, err)
+		}
+	}
 	var ops []restoreOp
 	for _, p := range paths {
 		t, inT := want[p]
@@ -214,6 +231,142 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), err)
 	}
 	return result, nil
+}
+
+// differingFiles compares tree root with the current state (the cache):
+// it returns root's files in directories whose tree differs, and the
+// current paths there, i.e. every path a restore may have to change.
+// Directories with the same tree id on both sides are not even read.
+func (s *Store) differingFiles(root plumbing.Hash, cache *statCache) (map[string]treeFile, []string, error) {
+	want := make(map[string]treeFile)
+	var curPaths []string
+	sorted := cache.sortedPaths()
+	var walk func(dir string, h plumbing.Hash) error
+	walk = func(dir string, h plumbing.Hash) error {
+		lo, hi := 0, len(sorted)
+		if dir != "" {
+			lo = sort.SearchStrings(sorted, dir)
+			hi = rangeEnd(sorted, lo, dir)
+		}
+		if ch, ok := cache.trees[dirKey(dir)]; ok && ch == h && hi > lo {
+			return nil
+		}
+		s.stMu.Lock()
+		t, err := object.GetTree(s.st, h)
+		s.stMu.Unlock()
+		if err != nil {
+			return err
+		}
+		subs := make(map[string]bool)
+		for _, e := range t.Entries {
+			if e.Mode == filemode.Dir {
+				subs[e.Name] = true
+				if err := walk(dir+e.Name+"/", e.Hash); err != nil {
+					return err
+				}
+				continue
+			}
+			want[dir+e.Name] = treeFile{mode: e.Mode, hash: e.Hash}
+		}
+		for i := lo; i < hi; {
+			rest := sorted[i][len(dir):]
+			k := strings.IndexByte(rest, '/')
+			if k < 0 {
+				curPaths = append(curPaths, sorted[i])
+				i++
+				continue
+			}
+			j := rangeEnd(sorted[:hi], i, dir+rest[:k+1])
+			if !subs[rest[:k]] {
+				curPaths = append(curPaths, sorted[i:j]...)
+			}
+			i = j
+		}
+		return nil
+	}
+	if err := walk("", root); err != nil {
+		return nil, nil, err
+	}
+	seen := make(map[string]bool, len(want)+len(curPaths))
+	out := make([]string, 0, len(want)+len(curPaths))
+	for p := range want {
+		seen[p] = true
+		out = append(out, p)
+	}
+	for _, p := range curPaths {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return want, out, nil
+}
+
+// lookupFiles returns the entries of the given paths in tree root (absent
+// paths are left out), reading only the trees on their way.
+func (s *Store) lookupFiles(root plumbing.Hash, paths []string) (map[string]treeFile, error) {
+	out := make(map[string]treeFile)
+	trees := map[string]*object.Tree{}
+	var tree func(dir string) (*object.Tree, error)
+	tree = func(dir string) (*object.Tree, error) {
+		if t, ok := trees[dir]; ok {
+			return t, nil
+		}
+		var h plumbing.Hash
+		if dir == "" {
+			h = root
+		} else {
+			pd := path.Dir(dir)
+			if pd == "." {
+				pd = ""
+			}
+			parent, err := tree(pd)
+			if err != nil || parent == nil {
+				trees[dir] = nil
+				return nil, err
+			}
+			found := false
+			for _, e := range parent.Entries {
+				if e.Name == path.Base(dir) && e.Mode == filemode.Dir {
+					h, found = e.Hash, true
+					break
+				}
+			}
+			if !found {
+				trees[dir] = nil
+				return nil, nil
+			}
+		}
+		s.stMu.Lock()
+		t, err := object.GetTree(s.st, h)
+		s.stMu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		trees[dir] = t
+		return t, nil
+	}
+	for _, p := range paths {
+		d := path.Dir(p)
+		if d == "." {
+			d = ""
+		}
+		t, err := tree(d)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			continue
+		}
+		base := path.Base(p)
+		for _, e := range t.Entries {
+			if e.Name == base && e.Mode != filemode.Dir {
+				out[p] = treeFile{mode: e.Mode, hash: e.Hash}
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // restoreWorkers bounds the files a restore writes (and fsyncs) at once.

@@ -176,23 +176,3 @@ func BenchmarkStartToInitialize(b *testing.B) {
 		b.StartTimer()
 	}
 }
-
-// BenchmarkRunGetRoundTrip measures one agentd/run/get request and its
-// answer (an unknown run: the dispatch and error path) over stdio pipes,
-// and reports the idle RSS of the daemon.
-func BenchmarkRunGetRoundTrip(b *testing.B) {
-	root := b.TempDir()
-	p := startProc(b, root)
-	p.initialize(b, root)
-	params := json.RawMessage(`{"runId":"run-none"}`)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if r := p.roundTrip(b, int64(10+i), "agentd/run/get", params); errCode(r.Err()) != CodeNotFound {
-			b.Fatalf("run/get: %v", r.Err())
-		}
-	}
-	b.StopTimer()
-	if kib, err := rssKiB(p.cmd.Process.Pid); err == nil {
-		b.ReportMetric(float64(kib)/1024, "MiB-RSS")
-	}
-}

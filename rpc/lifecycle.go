@@ -225,7 +225,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		}
 		cfg.Snapshots = &snapshotter{s: s}
 		if s.opts.Configure != nil {
-			s.opts.Configure(&cfg)
+			s.opts.Configure(&cfg, opts.Model)
 		}
 		s.eng = engine.New(cfg)
 	}

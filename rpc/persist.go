@@ -65,7 +65,7 @@ func (p *persister) writeJSON(rel string, v any) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("saving %s: %w", path, err)
 	}
-	data, err := json.MarshalIndent(v, "", "  ")
+	data, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("saving %s: %w", path, err)
 	}

@@ -40,7 +40,12 @@ type runEntry struct {
 	begun    bool   // $/progress begin was sent
 	out      *coalescer
 	done     chan struct{}
+	lastSave time.Time
 }
+
+// SaveInterval is the shortest time between two writes of a running run's
+// state file.
+var SaveInterval = time.Second
 
 func (e *runEntry) state() engine.RunState {
 	e.mu.Lock()
@@ -216,7 +221,14 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	s.plans.mu.Unlock()
 
 	st := run.State()
-	s.persist.saveRun(st)
+	// Saved at once so a restarted daemon lists the run; the steps follow
+	// with the next saves.
+	saved := st
+	saved.Steps = nil
+	s.persist.saveRun(saved)
+	e.mu.Lock()
+	e.lastSave = time.Now()
+	e.mu.Unlock()
 
 	s.runs.wg.Add(1)
 	go func() {
@@ -288,7 +300,16 @@ func (s *Server) onRunEvent(e *runEntry, ev engine.Event) {
 	case engine.EventStepStarted, engine.EventStepFinished, engine.EventStepFailed, engine.EventStepSkipped,
 		engine.EventStepBlocked, engine.EventRunPaused, engine.EventRunResumed, engine.EventPlanUpdated:
 		s.reportProgress(e, ev)
-		if e.run != nil {
+		// The state file is for crash recovery: at most one write (with
+		// fsync) per SaveInterval while the run goes on; the final state is
+		// always written.
+		e.mu.Lock()
+		due := time.Since(e.lastSave) >= SaveInterval
+		if due {
+			e.lastSave = time.Now()
+		}
+		e.mu.Unlock()
+		if due && e.run != nil {
 			s.persist.saveRun(e.run.State())
 		}
 	case engine.EventRunFinished:

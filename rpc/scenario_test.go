@@ -44,6 +44,10 @@ import (
 //	restore                         agentd/snapshot/restore it
 //	restart                         new daemon, same state dir, initialize
 //	expect-pending N                number of pending change sets
+//	expect-plans N | expect-runs N  plans / runs listed
+//	expect-rules N | revoke-rules   remembered approval rules
+//	expect-original PATH            disk content equals orig/PATH
+//	cancel-progress                 window/workDoneProgress/cancel of the run
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*.txtar"))
 	if err != nil || len(files) == 0 {
@@ -510,6 +514,13 @@ func (sc *scenario) do(lineNo int, line string) {
 		}
 		if len(list) > 0 {
 			sc.changeID = list[0].ID
+		}
+	case "expect-plans":
+		n, _ := strconv.Atoi(arg(1))
+		var list []PlanSummary
+		sc.ed.mustCall("agentd/plan/list", nil, &list)
+		if len(list) != n {
+			t.Errorf("line %d: %d plans listed, want %d", lineNo, len(list), n)
 		}
 	case "expect-runs":
 		n, _ := strconv.Atoi(arg(1))

@@ -36,8 +36,9 @@ type Options struct {
 	// Tools is the tool registry (default tools.Builtin()).
 	Tools *tools.Registry
 	// Configure may add a model, a planner and rules to the engine config
-	// before the engine is created (at initialize).
-	Configure func(*engine.Config)
+	// before the engine is created (at initialize). model is the editor's
+	// initializationOptions.model, nil when it sent none.
+	Configure func(cfg *engine.Config, model *ModelOptions)
 	// MaxMessageSize is the largest accepted frame (default 64 MiB).
 	MaxMessageSize int64
 	// OpenWorkspace and OpenStore replace workspace.Open and gitops.Open
@@ -87,30 +88,30 @@ type Server struct {
 	conn   jsonrpc2.Conn
 	client protocol.Client
 
-	mu        sync.Mutex
-	state     int
-	exitCh    chan struct{}
-	exitOnce  sync.Once
-	inflight  map[jsonrpc2.ID]*inflight
-	caps      clientCaps
-	initOpts  initOptions
-	root      string
-	ws        *workspace.Workspace
-	wsErr     error
-	store     *gitops.Store
-	storeErr  error
+	mu       sync.Mutex
+	state    int
+	exitCh   chan struct{}
+	exitOnce sync.Once
+	inflight map[jsonrpc2.ID]*inflight
+	caps     clientCaps
+	initOpts initOptions
+	root     string
+	ws       *workspace.Workspace
+	wsErr    error
+	store    *gitops.Store
+	storeErr error
 	// storeReady is closed when the store has been opened (or failed).
 	storeReady chan struct{}
-	eng       *engine.Engine
-	registry  *tools.Registry
-	persist   *persister
-	methods   map[string]method
-	docs      *documents
-	plans     *plans
-	runs      *runs
-	changes   *changes
-	approvals *approvals
-	progress  *progressTokens
+	eng        *engine.Engine
+	registry   *tools.Registry
+	persist    *persister
+	methods    map[string]method
+	docs       *documents
+	plans      *plans
+	runs       *runs
+	changes    *changes
+	approvals  *approvals
+	progress   *progressTokens
 }
 
 // clientCaps is what the client declared.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -101,8 +102,9 @@ func TestBadParamsNameTheField(t *testing.T) {
 // exactly what applying them in order gives.
 func TestDidChangeOrder(t *testing.T) {
 	ed := startEditor(t, Options{}, nil)
-	ed.initialize(t.TempDir(), nil)
-	uri := "file:///tmp/agentd-order-test.txt"
+	root := t.TempDir()
+	ed.initialize(root, nil)
+	uri := pathToURI(filepath.Join(root, "order.txt"))
 	ed.notify("textDocument/didOpen", map[string]any{"textDocument": map[string]any{"uri": uri, "languageId": "text", "version": 1, "text": ""}})
 	const n = 10000
 	var want strings.Builder
@@ -135,6 +137,15 @@ func TestDidChangeOrder(t *testing.T) {
 	}
 	if string(doc.text) != want.String() {
 		t.Errorf("buffer differs from the edits applied in order (len %d, want %d)", len(doc.text), want.Len())
+	}
+	// The workspace overlay (what tools read) is the same text.
+	ws, err := ed.srv.workspace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, v, ok := ws.Overlay("order.txt")
+	if !ok || string(got) != want.String() || v != n+1 {
+		t.Errorf("workspace overlay: open %v, version %d, %d bytes; want version %d, %d bytes", ok, v, len(got), n+1, want.Len())
 	}
 }
 

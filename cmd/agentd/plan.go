@@ -127,13 +127,8 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 }
 
 // serveModel connects engine/llm to the rpc server of `agentd serve`: it is
-// the server's PlanMaker and its Configure hook. Wire it with
-//
-//	sm := newServeModel(logger)
-//	rpc.Options{..., PlanMaker: sm, Configure: sm.configure}
-//
-// and, when the server learns initializationOptions.model, call
-// sm.setEditorModel before initialize configures the engine.
+// the server's PlanMaker and its Configure hook (serve.go wires both), and
+// it takes the editor's initializationOptions.model from Configure.
 type serveModel struct {
 	log *slog.Logger
 
@@ -160,7 +155,10 @@ func (m *serveModel) setEditorModel(o rpc.ModelOptions) {
 
 // configure is rpc.Options.Configure: it loads the model settings for the
 // workspace and adds the step model, planner and rules to cfg.
-func (m *serveModel) configure(cfg *engine.Config) {
+func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
+	if model != nil {
+		m.setEditorModel(*model)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ws = cfg.WS

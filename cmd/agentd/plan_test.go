@@ -117,7 +117,7 @@ func TestServeModel(t *testing.T) {
 	t.Setenv("AGENTD_MODEL", "")
 	sm := newServeModel(nil)
 	cfg := engine.Config{Tools: tools.Builtin(), WS: ws}
-	sm.configure(&cfg)
+	sm.configure(&cfg, nil)
 	if _, err := sm.MakePlan(t.Context(), rpc.PlanRequest{Request: "x"}); !errors.Is(err, engine.ErrNoModel) || cfg.Model != nil {
 		t.Fatalf("err = %v", err)
 	}
@@ -126,10 +126,10 @@ func TestServeModel(t *testing.T) {
 	srv := fakemodel.New()
 	url := srv.Start(t)
 	t.Setenv("OPENAI_API_KEY", "sk-serve-test-1234")
+	// The editor's model arrives through Configure, as initialize passes it.
 	sm = newServeModel(nil)
-	sm.setEditorModel(rpc.ModelOptions{Provider: "openai", Model: "gpt-4o-mini", BaseURL: url + "/v1"})
 	cfg = engine.Config{Tools: tools.Builtin(), WS: ws}
-	sm.configure(&cfg)
+	sm.configure(&cfg, &rpc.ModelOptions{Provider: "openai", Model: "gpt-4o-mini", BaseURL: url + "/v1"})
 	if cfg.Model == nil || cfg.Planner == nil || len(cfg.Rules) == 0 {
 		t.Fatalf("engine config not wired: %+v", cfg)
 	}

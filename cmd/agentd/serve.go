@@ -83,10 +83,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if out == nil {
 		out = os.Stdout
 	}
+	sm := newServeModel(logger)
 	srv := rpc.NewServer(rpc.Options{
-		Version:  version,
-		StateDir: *stateDir,
-		Logger:   logger,
+		Version:   version,
+		StateDir:  *stateDir,
+		Logger:    logger,
+		PlanMaker: sm,
+		Configure: sm.configure,
 	})
 	logger.Info("agentd serve starting", "version", version, "pid", os.Getpid())
 	err := srv.Serve(ctx, stdio{in: pollableStdin(), out: out})

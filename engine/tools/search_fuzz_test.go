@@ -12,7 +12,7 @@ func FuzzPrefilter(f *testing.F) {
 	seeds := [][2]string{
 		{`foo`, "a foo\nbar"}, {`(?i)stop kelvin`, "ſtop KELVIN\nstop kelvin"}, {`\S{3}`, "ab cd éfg\n"},
 		{`mutex_lock|spin_lock`, "spin_lock(x)\nmutex_lock"}, {`[A-Z]{2}_[0-9]`, "AB_1 x\nab_1"}, {`a\S{2}b`, "aééb axyb"},
-		{`^\s*$`, "\n  \nx\n"}, {`(?i)k`, "\u212a\nk\nK"}, {`x$`, "ax\r\nx"}, {`é+`, "\xc3\xa9\xff\xc3"},
+		{`^\s*$`, "\n  \nx\n"}, {`(?i)k`, "\u212a\nk\nK"}, {`x$`, "ax\r\nx"}, {`é+`, "\xc3\xa9\xff\xc3"}, {"\ufffd", "\xff\nx"},
 	}
 	for _, s := range seeds {
 		f.Add(s[0], s[1])

@@ -534,6 +534,10 @@ func minWidth(re *syntax.Regexp) int {
 		}
 		n := 0
 		for _, r := range re.Rune {
+			if r == utf8.RuneError {
+				n++ // also matches one invalid byte
+				continue
+			}
 			n += max(utf8.RuneLen(r), 1)
 		}
 		return n

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/internal/fakemodel"
+)
+
+// lspConn is a minimal LSP-framed JSON-RPC client for the built binary.
+type lspConn struct {
+	t   *testing.T
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func (c *lspConn) send(msg map[string]any) {
+	c.t.Helper()
+	msg["jsonrpc"] = "2.0"
+	b, _ := json.Marshal(msg)
+	if _, err := fmt.Fprintf(c.in, "Content-Length: %d\r\n\r\n%s", len(b), b); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *lspConn) read() map[string]any {
+	c.t.Helper()
+	n := -1
+	for {
+		line, err := c.out.ReadString('\n')
+		if err != nil {
+			c.t.Fatalf("reading a frame header: %v", err)
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+			n, _ = strconv.Atoi(v)
+		}
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(c.out, body); err != nil {
+		c.t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		c.t.Fatalf("server sent invalid JSON %q", body)
+	}
+	return m
+}
+
+// call sends a request and returns its response, skipping notifications.
+func (c *lspConn) call(method string, params any) map[string]any {
+	c.t.Helper()
+	c.id++
+	c.send(map[string]any{"id": c.id, "method": method, "params": params})
+	for {
+		m := c.read()
+		if id, ok := m["id"].(float64); ok && int(id) == c.id && m["method"] == nil {
+			return m
+		}
+	}
+}
+
+func startServe(t *testing.T, env ...string) *lspConn {
+	t.Helper()
+	cmd := exec.Command(agentdBin, "serve", "--state-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), env...)
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	return &lspConn{t: t, in: in, out: bufio.NewReader(out)}
+}
+
+func initialize(c *lspConn, root string) {
+	c.t.Helper()
+	r := c.call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + root, "capabilities": map[string]any{}})
+	if r["error"] != nil {
+		c.t.Fatalf("initialize: %v", r["error"])
+	}
+	c.send(map[string]any{"method": "initialized", "params": map[string]any{}})
+}
+
+// TestServePlanCreateWithModel drives the built binary: agentd/plan/create
+// goes through engine/llm to the fake model server and returns a validated
+// plan.
+func TestServePlanCreateWithModel(t *testing.T) {
+	ws := demoCopy(t)
+	srv := fakemodel.New()
+	url := srv.Start(t)
+	srv.Push(fakemodel.Reply{Text: `{"title":"Read the greeter","steps":[{"id":"read","tool":"read_file","args":{"path":"greet/greet.go"}}]}`})
+	c := startServe(t, "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_MODEL=openai:test-model",
+		"OPENAI_BASE_URL="+url+"/v1", "OPENAI_API_KEY=sk-test-serve")
+	initialize(c, ws)
+	r := c.call("agentd/plan/create", map[string]any{"request": "show me the greeter"})
+	if r["error"] != nil {
+		t.Fatalf("plan/create: %v", r["error"])
+	}
+	plan, _ := r["result"].(map[string]any)
+	steps, _ := plan["steps"].([]any)
+	if len(steps) != 1 || plan["id"] == "" {
+		t.Fatalf("plan/create result: %v", r["result"])
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), "show me the greeter") || !strings.Contains(string(reqs[0].Body), "greet/greet.go") {
+		t.Fatalf("the model was not asked with the request and the workspace tree: %d requests", len(reqs))
+	}
+}
+
+// TestServePlanCreateWithoutModel: -32006 with a message that says how to
+// configure a model, and the server keeps serving.
+func TestServePlanCreateWithoutModel(t *testing.T) {
+	ws := demoCopy(t)
+	c := startServe(t, "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_MODEL=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
+	initialize(c, ws)
+	r := c.call("agentd/plan/create", map[string]any{"request": "anything"})
+	e, _ := r["error"].(map[string]any)
+	if e == nil || e["code"] != float64(-32006) || !strings.Contains(fmt.Sprint(e["message"]), "AGENTD_MODEL") {
+		t.Fatalf("want -32006 naming AGENTD_MODEL, got %v", r)
+	}
+	if r := c.call("agentd/tools/list", map[string]any{}); r["error"] != nil {
+		t.Fatalf("server stopped serving after the error: %v", r["error"])
+	}
+}
