@@ -207,6 +207,9 @@ func (s *sched) failureDecided(n *node, err error, act FailureAction, herr error
 	}
 	switch act {
 	case FailSkip:
+		// The run can no longer be "completed": a step failed, even if the
+		// user chose to go on without it.
+		s.skippedFailures++
 		n.st.Reason = "skipped by the user after it failed: " + n.st.Error
 		s.setStatus(n, StepSkipped)
 		s.emit(Event{Type: EventStepSkipped, StepID: n.step.ID, Reason: n.st.Reason, Status: string(StepSkipped)})

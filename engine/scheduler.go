@@ -35,12 +35,15 @@ type sched struct {
 
 	plan     *Plan
 	original *Plan
-	nodes    []*node
-	byID     map[string]*node
-	ready    nodeHeap
-	outputs  Outputs
-	counts   map[StepStatus]int
-	current  map[*node]struct{}
+	// skippedFailures counts failed steps the user chose to skip; the run
+	// then ends partial, not completed.
+	skippedFailures int
+	nodes           []*node
+	byID            map[string]*node
+	ready           nodeHeap
+	outputs         Outputs
+	counts          map[StepStatus]int
+	current         map[*node]struct{}
 
 	running  int // workers in flight
 	async    int // planner/handler calls and retry timers in flight
@@ -901,7 +904,7 @@ func (s *sched) finish() {
 		}
 	}
 	if s.status == "" {
-		if s.counts[StepFailed] > 0 {
+		if s.counts[StepFailed] > 0 || s.skippedFailures > 0 {
 			s.status = RunPartial
 		} else {
 			s.status = RunCompleted
