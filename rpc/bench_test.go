@@ -105,8 +105,13 @@ func BenchmarkRunEvents(b *testing.B) {
 // benchServer starts an in-process server over a pipe; notes receives
 // every notification.
 func benchServer(b *testing.B, root string, notes func(method string, params []byte)) (*Server, func(method string, params, result any), func()) {
+	return benchServerOpts(b, Options{Logger: testLogger(b), StateDir: b.TempDir()}, notes)
+}
+
+// benchServerOpts is benchServer with the server's options.
+func benchServerOpts(b *testing.B, opts Options, notes func(method string, params []byte)) (*Server, func(method string, params, result any), func()) {
 	a, c := net.Pipe()
-	srv := NewServer(Options{Logger: testLogger(b), StateDir: b.TempDir()})
+	srv := NewServer(opts)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(context.Background(), a) }()
 	conn := jsonrpc2.NewConn(jsonrpc2.NewStream(c))
