@@ -325,3 +325,39 @@ func TestRunCtrlCCancels(t *testing.T) {
 		t.Fatal("agentd did not stop after Ctrl-C")
 	}
 }
+
+func TestRunReleasePlanYAML(t *testing.T) {
+	ws := demoCopy(t)
+	r := agentd(t, "", "run", plan(t, "release.yaml"), "--workspace", ws, "--yes", "--state-dir", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	cfg := readFile(t, filepath.Join(ws, "config.json"))
+	// json_patch changed the version and kept the keys' order and indentation.
+	if !strings.Contains(cfg, "\"version\": \"2.0.0\"") || strings.Index(cfg, "\"name\"") > strings.Index(cfg, "\"version\"") ||
+		!strings.Contains(cfg, "\n  \"greeting\": {\n    \"default\": \"Hello\",") {
+		t.Errorf("config.json:\n%s", cfg)
+	}
+	if !strings.Contains(readFile(t, filepath.Join(ws, "version.go")), `const Version = "2.0.0"`) {
+		t.Errorf("version.go not bumped")
+	}
+	if !strings.Contains(readFile(t, filepath.Join(ws, "CHANGELOG.md")), "## 2.0.0") {
+		t.Errorf("the changelog step (when the tests passed) did not run")
+	}
+}
+
+func TestRunRequestWithoutModelExits2(t *testing.T) {
+	cfg := t.TempDir()
+	cmd := exec.Command(agentdBin, "run", "--request", "add a flag", "--workspace", t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_CONFIG_HOME="+cfg, "AGENTD_MODEL=", "OPENAI_API_KEY=", "ANTHROPIC_API_KEY=")
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != exitUsage {
+		t.Fatalf("exit %v, want 2\n%s", err, out)
+	}
+	for _, want := range []string{"no model configured", "AGENTD_MODEL=", "OPENAI_BASE_URL=http://localhost"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("message lacks %q:\n%s", want, out)
+		}
+	}
+}
