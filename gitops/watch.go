@@ -45,8 +45,10 @@ func (s *Store) Watch(ctx context.Context) error {
 }
 
 // drainWatcher moves the watcher's dirty set into s.pending.
-func (s *Store) drainWatcher() {
-	paths, overflow := s.watcher.Drain()
+// DrainContext waits for the events queued before it, so a file written
+// just before the snapshot is in the dirty set.
+func (s *Store) drainWatcher(ctx context.Context) {
+	paths, overflow := s.watcher.DrainContext(ctx)
 	if s.pending == nil {
 		s.pending = make(map[string]struct{})
 	}
@@ -71,7 +73,7 @@ func (s *Store) pendingPaths() []string {
 // ignore rules changed, periodic full scan).
 func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPrefix string) (snap *Snapshot, res *scanResult, ok bool, err error) {
 	cache := s.cache
-	s.drainWatcher()
+	s.drainWatcher(ctx)
 	dirtyPaths, overflow := s.pendingPaths(), s.pendingOverflow
 	s.pending, s.pendingOverflow = nil, false
 	if overflow || cache == nil || s.watchBase != cache || cache.skipped == nil || s.watchFull >= fullScanEvery {
@@ -162,8 +164,8 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 			continue
 		}
 		r := &fileRec{path: e.Path, mode: mode, size: e.Size, mtime: e.ModTime.UnixNano(), ino: e.Ino}
-		if o := old[e.Path]; o != nil && o.mode == r.mode && o.size == r.size && o.mtime == r.mtime && o.ino == r.ino {
-			r.hash = o.hash // an event without a change (touch, chmod back...)
+		if o := old[e.Path]; cache.trusted(o, r.mode, r.size, r.mtime, r.ino) {
+			r.hash = o.hash // an event without a change (touch, chmod back...); not racy
 		} else {
 			jobs = append(jobs, r)
 		}

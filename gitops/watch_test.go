@@ -30,7 +30,7 @@ func TestWatchSnapshotsWithoutWalking(t *testing.T) {
 	fail := time.After(30 * time.Second)
 	for {
 		s.mu.Lock()
-		s.drainWatcher()
+		s.drainWatcher(ctx)
 		_, a := s.pending["a/1"]
 		_, n := s.pending["new"]
 		_, nd := s.pending["new/d"]
@@ -141,7 +141,7 @@ func waitForEvents(t *testing.T, s *Store, paths []string) {
 	fail := time.After(30 * time.Second)
 	for {
 		s.mu.Lock()
-		s.drainWatcher()
+		s.drainWatcher(context.Background())
 		missing := ""
 		for _, p := range paths {
 			p = filepath.ToSlash(p)
@@ -163,5 +163,55 @@ func waitForEvents(t *testing.T, s *Store, paths []string) {
 		case <-fail:
 			t.Fatalf("the watcher did not report %s (pending %v)", missing, s.pendingPaths())
 		}
+	}
+}
+
+// TestWatchWriteThenSnapshot writes a file and snapshots at once, with no
+// wait for the watcher: the drain's flush barrier must still see the write.
+func TestWatchWriteThenSnapshot(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{".gitignore": "*.log\n", "a/1": "1\n", "b/2": "2\n"})
+	s := openTestStore(t, root, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := s.Watch(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil { // the base walk
+		t.Fatal(err)
+	}
+	walks := s.walks.Load()
+	const rounds = 40
+	for round := range rounds {
+		var p string
+		switch round % 4 {
+		case 0:
+			p = "a/1" // same size, new content
+		case 1:
+			p = fmt.Sprintf("b/new%d", round)
+		case 2:
+			p = fmt.Sprintf("d%d/e/f", round) // new directories
+		default:
+			p = fmt.Sprintf("b/x%d.log", round) // ignored: no change
+		}
+		abs := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(fmt.Sprintf("%d\n", round%10)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := s.Snapshot(ctx, SnapshotOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := s.readCommit(mustHash(t, snap.ID))
+		if got, want := c.TreeHash.String(), gitWriteTree(t, root); got != want {
+			t.Fatalf("round %d (%s): watched snapshot tree %s, git %s", round, p, got, want)
+		}
+	}
+	// The watcher was used: only the periodic full walks happened.
+	if n := s.walks.Load() - walks; n > int64(rounds/fullScanEvery)+1 {
+		t.Fatalf("%d full walks in %d watched snapshots", n, rounds)
 	}
 }

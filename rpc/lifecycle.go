@@ -195,6 +195,18 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 				s.log.Error("opening the snapshot store failed; snapshots are off", "root", root, "error", err)
 				store = nil
 			}
+			if store != nil {
+				// In the daemon the watcher's dirty set spares snapshots a
+				// walk of the tree; a periodic full walk stays the truth.
+				if err := store.Watch(s.ctx); err != nil {
+					s.log.Warn("file watcher off; snapshots walk the tree", "root", root, "error", err)
+				}
+				s.bg.Add(1)
+				go func() {
+					defer s.bg.Done()
+					store.GCLoop(s.ctx, GCInterval)
+				}()
+			}
 			s.mu.Lock()
 			s.store, s.storeErr = store, err
 			s.mu.Unlock()

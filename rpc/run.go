@@ -41,6 +41,27 @@ type runEntry struct {
 	out      *coalescer
 	done     chan struct{}
 	lastSave time.Time
+	// lastState is when a didChange last carried the run's state.
+	lastState time.Time
+}
+
+// StateInterval is the shortest time between two agentd/run/didChange
+// notifications carrying the run's state, except for the events that
+// always carry it (see alwaysState). Between them the editor applies the
+// events to the latest state it got.
+var StateInterval = 100 * time.Millisecond
+
+// alwaysState reports whether a didChange for an event of type t carries the
+// run's state regardless of StateInterval: the run's status or plan changed,
+// or the user is asked something.
+func alwaysState(t engine.EventType) bool {
+	switch t {
+	case engine.EventRunStarted, engine.EventRunFinished, engine.EventRunPaused, engine.EventRunResumed,
+		engine.EventPlanUpdated, engine.EventApprovalPending, engine.EventChangeProposed,
+		engine.EventSnapshotTaken, engine.EventStepFailed:
+		return true
+	}
+	return false
 }
 
 // SaveInterval is the shortest time between two writes of a running run's
@@ -270,11 +291,12 @@ func (s *Server) finishRun(e *runEntry, final engine.RunState) {
 	close(e.done)
 }
 
-// RunEventParams is agentd/run/didChange's params.
+// RunEventParams is agentd/run/didChange's params. State is nil (absent)
+// when the event does not carry it (see StateInterval).
 type RunEventParams struct {
 	RunID string           `json:"runId"`
 	Event engine.Event     `json:"event"`
-	State *engine.RunState `json:"state"`
+	State *engine.RunState `json:"state,omitempty"`
 }
 
 // onRunEvent is the run's subscriber (called in order on the engine's
@@ -322,6 +344,21 @@ func (s *Server) onRunEvent(e *runEntry, ev engine.Event) {
 
 func (s *Server) sendRunEvent(e *runEntry, ev engine.Event) {
 	st := ev.State
+	ev.State = nil
+	if ev.RunID == "" {
+		ev.RunID = e.id
+	}
+	now := time.Now()
+	e.mu.Lock()
+	withState := alwaysState(ev.Type) || now.Sub(e.lastState) >= StateInterval
+	if withState {
+		e.lastState = now
+	}
+	e.mu.Unlock()
+	if !withState {
+		s.notifyBatched("agentd/run/didChange", RunEventParams{RunID: e.id, Event: ev})
+		return
+	}
 	if st == nil {
 		var cur engine.RunState
 		e.mu.Lock()
@@ -347,11 +384,7 @@ func (s *Server) sendRunEvent(e *runEntry, ev engine.Event) {
 	if compact.RunID == "" {
 		compact.RunID = e.id
 	}
-	ev.State = nil
-	if ev.RunID == "" {
-		ev.RunID = e.id
-	}
-	s.notify("agentd/run/didChange", RunEventParams{RunID: e.id, Event: ev, State: &compact})
+	s.notifyBatched("agentd/run/didChange", RunEventParams{RunID: e.id, Event: ev, State: &compact})
 }
 
 func (s *Server) liveRun(id string) (*runEntry, error) {

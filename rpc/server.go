@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"reflect"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
@@ -20,6 +22,10 @@ import (
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
+
+// GCInterval is how often the daemon prunes the snapshot store in the
+// background (retention: the last runs within the quota).
+var GCInterval = 30 * time.Minute
 
 // Options configure a Server. Everything is optional.
 type Options struct {
@@ -85,7 +91,9 @@ type Server struct {
 
 	ctx    context.Context // the session's lifetime; cancelled at exit
 	cancel context.CancelFunc
+	bg     sync.WaitGroup // background work (snapshot GC); waited for at exit
 	conn   jsonrpc2.Conn
+	out    *stream // conn's stream, for batched notifications
 	client protocol.Client
 
 	mu       sync.Mutex
@@ -190,6 +198,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	s.ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
 	st := newStream(rwc, s.opts.MaxMessageSize, s.log)
+	s.out = st
 	s.conn = jsonrpc2.NewConn(st, jsonrpc2.WithCodec(codec{}))
 	s.client = protocol.ClientDispatcher(s.conn)
 	s.conn.Go(s.ctx, s.handle)
@@ -221,6 +230,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	if ready != nil {
 		<-ready
 	}
+	s.bg.Wait()
 	s.mu.Lock()
 	store := s.store
 	s.mu.Unlock()
@@ -392,6 +402,26 @@ func (s *Server) notify(method string, params any) {
 		return
 	}
 	if err := s.conn.Notify(s.ctx, method, jsonrpc2.RawMessage(b)); err != nil {
+		s.log.Debug("notification not sent", "method", method, "error", err)
+	}
+}
+
+// notifyBatched sends a notification that may wait up to NotifyDelay to be
+// written together with the ones after it (run progress): one write per
+// batch instead of one per message. Order with every other message is kept.
+func (s *Server) notifyBatched(method string, params any) {
+	b, err := json.Marshal(params)
+	if err != nil {
+		s.log.Error("encoding notification", "method", method, "error", err)
+		return
+	}
+	body := make([]byte, 0, len(b)+len(method)+48)
+	body = append(body, `{"jsonrpc":"2.0","method":`...)
+	body = strconv.AppendQuote(body, method)
+	body = append(body, `,"params":`...)
+	body = append(body, b...)
+	body = append(body, '}')
+	if err := s.out.writeDeferred(body, NotifyDelay); err != nil {
 		s.log.Debug("notification not sent", "method", method, "error", err)
 	}
 }

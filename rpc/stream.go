@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.lsp.dev/jsonrpc2"
 )
@@ -41,8 +42,16 @@ type stream struct {
 	pending []byte
 	rbuf    []byte
 
+	// Writes are group-committed: the first writer writes; frames queued
+	// while it is blocked in rwc.Write are appended to wbuf and sent by it
+	// in one write, so a burst of notifications costs one write, not one
+	// each. Frames are written in the order they were queued.
 	writeMu sync.Mutex
-	wbuf    []byte
+	wbuf    []byte        // frames waiting for the writer
+	spare   []byte        // the buffer being written, reused
+	flushed chan struct{} // non-nil while a writer is writing; closed when it is done
+	timer   *time.Timer   // writes deferred frames; nil when none wait
+	closed  bool
 
 	// rejected counts frames answered by the stream itself (for tests).
 	rejected int
@@ -330,19 +339,125 @@ func (s *stream) WriteFrame(ctx context.Context, data []byte) (int64, error) {
 	return s.writeLocked(data)
 }
 
+// writeLocked queues one frame and, unless another writer is already
+// writing, writes everything queued. It is called with writeMu held and
+// returns with it held.
 func (s *stream) writeLocked(body []byte) (int64, error) {
-	buf := append(s.wbuf[:0], "Content-Length: "...)
-	buf = strconv.AppendInt(buf, int64(len(body)), 10)
-	buf = append(buf, "\r\n\r\n"...)
-	buf = append(buf, body...)
-	if cap(buf) <= 1<<20 {
-		s.wbuf = buf
-	} else {
-		s.wbuf = nil
+	start := len(s.wbuf)
+	s.wbuf = appendFrame(s.wbuf, body)
+	n := int64(len(s.wbuf) - start)
+	if s.flushed != nil {
+		// The writer in progress sends this frame with its next write.
+		return n, nil
 	}
-	n, err := s.rwc.Write(buf)
-	return int64(n), err
+	if _, err := s.writeQueued(); err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
-// Close implements jsonrpc2.Stream.
-func (s *stream) Close() error { return s.rwc.Close() }
+// writeQueued writes wbuf (and whatever is queued while it writes). It is
+// called with writeMu held, no writer in progress, and returns with it held.
+func (s *stream) writeQueued() (int64, error) {
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	var n int64
+	done := make(chan struct{})
+	s.flushed = done
+	var err error
+	for len(s.wbuf) > 0 && err == nil {
+		buf := s.wbuf
+		s.wbuf = s.spare[:0]
+		s.writeMu.Unlock()
+		var k int
+		k, err = s.rwc.Write(buf)
+		n += int64(k)
+		s.writeMu.Lock()
+		if cap(buf) <= 1<<20 {
+			s.spare = buf[:0]
+		} else {
+			s.spare = nil
+		}
+	}
+	if err != nil {
+		// The frames queued behind the failed write cannot be sent either.
+		s.wbuf = s.wbuf[:0]
+	}
+	s.flushed = nil
+	close(done)
+	return n, err
+}
+
+// NotifyDelay is how long a batched notification (agentd/run/didChange)
+// may wait to be written with the ones after it. Any other message written
+// meanwhile takes the waiting ones with it, in order.
+var NotifyDelay = 5 * time.Millisecond
+
+// writeDeferred queues a frame to be written within delay (or sooner, with
+// the next frame written at once).
+func (s *stream) writeDeferred(body []byte, delay time.Duration) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	if s.closed {
+		return io.ErrClosedPipe
+	}
+	s.wbuf = appendFrame(s.wbuf, body)
+	if s.flushed == nil && s.timer == nil {
+		s.timer = time.AfterFunc(delay, s.flushDeferred)
+	}
+	return nil
+}
+
+// flushDeferred writes the deferred frames (the timer's function).
+func (s *stream) flushDeferred() {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.timer = nil
+	if s.closed || s.flushed != nil || len(s.wbuf) == 0 {
+		return // a writer in progress sends them
+	}
+	if _, err := s.writeQueued(); err != nil {
+		s.log.Debug("writing batched notifications", "error", err)
+	}
+}
+
+func appendFrame(buf, body []byte) []byte {
+	buf = append(buf, "Content-Length: "...)
+	buf = strconv.AppendInt(buf, int64(len(body)), 10)
+	buf = append(buf, "\r\n\r\n"...)
+	return append(buf, body...)
+}
+
+// closeFlushTimeout bounds how long Close waits for queued frames to be
+// written (the peer may have stopped reading).
+var closeFlushTimeout = 2 * time.Second
+
+// Close implements jsonrpc2.Stream. Frames a writer is writing are written
+// first (for at most closeFlushTimeout); deferred ones still waiting for
+// their delay are dropped.
+func (s *stream) Close() error {
+	s.writeMu.Lock()
+	s.closed = true
+	if s.timer != nil {
+		// Deferred notifications still waiting are dropped: the peer may
+		// not be reading any more (any message written since took them).
+		s.timer.Stop()
+		s.timer = nil
+		if s.flushed == nil {
+			s.wbuf = s.wbuf[:0]
+		}
+	}
+	done := s.flushed
+	s.writeMu.Unlock()
+	if done != nil {
+		t := time.NewTimer(closeFlushTimeout)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	return s.rwc.Close()
+}

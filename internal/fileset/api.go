@@ -43,6 +43,7 @@ type Set struct {
 	root  string
 	repo  *repository // nil when root is in no repository
 	cache fileCache   // parsed ignore files, config, index
+	dirs  dirCache    // directory listings after ignore matching, across walks
 	env   envFunc     // os.LookupEnv
 }
 
@@ -122,7 +123,20 @@ func (s *Set) Watch(ctx context.Context) (*Watcher, error) { return s.watch(ctx)
 // directory. Changes to the user's index (git add, git rm) are reported as
 // the paths whose tracked state changed; changes to info/exclude, the
 // global excludes file or git config are reported as overflow.
-func (w *Watcher) Drain() (paths []string, overflow bool) { return w.drain() }
+//
+// Drain first waits (at most FlushTimeout) until every event the kernel
+// queued before the call has been read, so a change made before Drain is
+// never missing from its result; if it cannot vouch for that it reports
+// overflow.
+func (w *Watcher) Drain() (paths []string, overflow bool) {
+	return w.drain(context.Background())
+}
+
+// DrainContext is Drain with the wait for queued events bounded by ctx as
+// well (overflow is reported when ctx ends first).
+func (w *Watcher) DrainContext(ctx context.Context) (paths []string, overflow bool) {
+	return w.drain(ctx)
+}
 
 // Changes returns a channel that receives a value after paths were added
 // to the dirty set (at most one value is pending). Rule changes outside

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -27,6 +28,7 @@ type walker struct {
 	prefixLen int // Entry.Path is the repository-relative path minus the workspace prefix
 	noIgnore  bool
 	noStat    bool
+	dc        *dirCache // nil: list every directory (NoIgnore)
 }
 
 func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error) error {
@@ -73,6 +75,10 @@ func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error) erro
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
 	w := &walker{s: s, r: r, ctx: gctx, g: g, fn: fn, prefixLen: len(prefix), noIgnore: opts.NoIgnore, noStat: opts.NoStat}
+	if !opts.NoIgnore {
+		s.dirs.begin(r)
+		w.dc = &s.dirs
+	}
 	var node *dirNode
 	excluded := false
 	if !opts.NoIgnore {
@@ -111,6 +117,26 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		}
 		return nil
 	}
+	var st stamp
+	cacheable := false
+	if w.dc != nil {
+		st, cacheable = dirStamp(f, time.Now())
+		if cacheable {
+			if cd := w.dc.get(w.r, rel); cd != nil && cd.st == st {
+				node := parent
+				if cd.hasIgnore {
+					if node, err = w.s.dirRules(w.r, parent, rel); err != nil {
+						f.Close()
+						return err
+					}
+				}
+				if sameChain(node, cd.lists) {
+					w.dc.hits.Add(1)
+					return w.cached(f, abs, rel, node, cd)
+				}
+			}
+		}
+	}
 	ents, err := f.ReadDir(-1)
 	if err != nil && len(ents) == 0 {
 		f.Close()
@@ -119,7 +145,14 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		}
 		return nil
 	}
+	if err != nil {
+		cacheable = false // a partial listing
+	}
 	node := parent
+	var cd *cachedDir
+	if cacheable {
+		cd = &cachedDir{st: st}
+	}
 	if !w.noIgnore {
 		for _, e := range ents {
 			if e.Name() == ".gitignore" {
@@ -127,9 +160,15 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 					f.Close()
 					return err
 				}
+				if cd != nil {
+					cd.hasIgnore = true
+				}
 				break
 			}
 		}
+	}
+	if cd != nil {
+		cd.lists = chainLists(node)
 	}
 	join := func(name string) string {
 		if rel == "" {
@@ -150,9 +189,17 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		case t.IsDir():
 			if w.noIgnore || !w.r.excluded(node, p, true) {
 				subdirs = append(subdirs, p)
-			} else if err := w.trackedUnder(p); err != nil {
-				f.Close()
-				return err
+				if cd != nil {
+					cd.subdirs = append(cd.subdirs, name)
+				}
+			} else {
+				if cd != nil {
+					cd.excluded = append(cd.excluded, name)
+				}
+				if err := w.trackedUnder(p); err != nil {
+					f.Close()
+					return err
+				}
 			}
 			continue
 		case t.IsRegular(), t&fs.ModeSymlink != 0:
@@ -162,6 +209,9 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		_, tracked := w.r.index.tracked[p]
 		if !tracked && !w.noIgnore && w.r.excluded(node, p, false) {
 			continue
+		}
+		if cd != nil {
+			cd.files = append(cd.files, cachedFileEnt{name: name, typ: t & fs.ModeSymlink, tracked: tracked})
 		}
 		ent := Entry{Path: p[w.prefixLen:], Tracked: tracked, Mode: t & fs.ModeSymlink}
 		if !w.noStat {
@@ -182,6 +232,14 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		}
 	}
 	f.Close()
+	if w.dc != nil {
+		// Only a complete listing is kept (fn may have stopped it early).
+		w.dc.put(w.r, rel, cd)
+	}
+	return w.subdirs(subdirs, node)
+}
+
+func (w *walker) subdirs(subdirs []string, node *dirNode) error {
 	for _, sub := range subdirs {
 		if w.g.TryGo(func() error { return w.dir(sub, node) }) {
 			continue
@@ -191,6 +249,49 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		}
 	}
 	return nil
+}
+
+// cached lists the open directory f from its cached listing: only its
+// files are lstat'ed. It closes f.
+func (w *walker) cached(f *os.File, abs, rel string, node *dirNode, cd *cachedDir) error {
+	join := func(name string) string {
+		if rel == "" {
+			return name
+		}
+		return rel + "/" + name
+	}
+	fd := int(f.Fd())
+	for _, cf := range cd.files {
+		p := join(cf.name)
+		ent := Entry{Path: p[w.prefixLen:], Tracked: cf.tracked, Mode: cf.typ}
+		if !w.noStat {
+			if err := lstatAt(fd, abs, cf.name, &ent); err != nil {
+				continue // gone since the directory's stat was taken
+			}
+			if !ent.Mode.IsRegular() && ent.Mode&fs.ModeSymlink == 0 {
+				continue
+			}
+		}
+		if err := w.ctx.Err(); err != nil {
+			f.Close()
+			return err
+		}
+		if err := w.fn(ent); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	f.Close()
+	for _, name := range cd.excluded {
+		if err := w.trackedUnder(join(name)); err != nil {
+			return err
+		}
+	}
+	subdirs := make([]string, len(cd.subdirs))
+	for i, name := range cd.subdirs {
+		subdirs[i] = join(name)
+	}
+	return w.subdirs(subdirs, node)
 }
 
 // trackedUnder emits the tracked files below an excluded directory: git

@@ -39,6 +39,15 @@ type watcherState struct {
 
 	changes chan struct{} // gets a value when dirty gains a path
 
+	// The flush barrier: a private directory outside the tree, watched by
+	// the same inotify instance. A marker created there is reported after
+	// every event queued before it, so once its event is read, every
+	// earlier change is in dirty.
+	flushDir  string
+	flushSeq  uint64        // last marker created (mu)
+	flushSeen uint64        // last marker whose event was read (mu)
+	flushCond chan struct{} // closed and replaced when flushSeen grows (mu)
+
 	cancel    context.CancelFunc
 	done      chan struct{}
 	closeOnce sync.Once
@@ -46,11 +55,12 @@ type watcherState struct {
 
 func (s *Set) watch(ctx context.Context) (*Watcher, error) {
 	w := &Watcher{watcherState{
-		s:       s,
-		dirty:   map[string]struct{}{},
-		watched: map[string]struct{}{},
-		done:    make(chan struct{}),
-		changes: make(chan struct{}, 1),
+		s:         s,
+		dirty:     map[string]struct{}{},
+		watched:   map[string]struct{}{},
+		done:      make(chan struct{}),
+		changes:   make(chan struct{}, 1),
+		flushCond: make(chan struct{}),
 	}}
 	if r, err := s.loadRules(); err == nil {
 		w.lastIndex, w.lastExclude, w.last = r.index, r.exclude.source(), r.global.source()
@@ -69,8 +79,13 @@ func (s *Set) watch(ctx context.Context) (*Watcher, error) {
 	if testHookAddWatch != nil {
 		w.addWatch = testHookAddWatch(w.addWatch)
 	}
+	if err := w.addFlushDir(); err != nil {
+		fsw.Close()
+		return nil, err
+	}
 	if err := w.addTree(ctx, "", false); err != nil {
 		fsw.Close()
+		os.RemoveAll(w.flushDir)
 		return nil, err
 	}
 	if len(w.watched) == 0 {
@@ -99,7 +114,14 @@ func (w *watcherState) fallBack(err error) {
 
 func (w *watcherState) run(ctx context.Context) {
 	defer close(w.done)
-	defer w.fsw.Close()
+	defer func() {
+		w.fsw.Close()
+		if w.flushDir != "" {
+			if err := os.RemoveAll(w.flushDir); err != nil {
+				slog.Debug("fileset: remove the watcher's flush directory", "dir", w.flushDir, "err", err)
+			}
+		}
+	}()
 	for {
 		select {
 		case <-ctx.Done():
@@ -117,6 +139,10 @@ func (w *watcherState) run(ctx context.Context) {
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
 				return
+			}
+			if w.flushDir != "" && filepath.Dir(ev.Name) == w.flushDir {
+				w.flushed(ev)
+				continue
 			}
 			w.handle(ctx, ev)
 		}
@@ -294,7 +320,11 @@ func parentDir(p string) string {
 	return ""
 }
 
-func (w *watcherState) drain() ([]string, bool) {
+func (w *watcherState) drain(ctx context.Context) ([]string, bool) {
+	w.mu.Lock()
+	scanning := w.scanning
+	w.mu.Unlock()
+	flushed := scanning || w.flush(ctx)
 	// Rule sources outside the tree: the index, info/exclude, the global
 	// excludes file (and config naming it).
 	var changedTracked []string
@@ -321,7 +351,7 @@ func (w *watcherState) drain() ([]string, bool) {
 		paths = append(paths, p)
 	}
 	clear(w.dirty)
-	overflow := w.overflow || w.scanning || ruleChange
+	overflow := w.overflow || w.scanning || ruleChange || !flushed
 	w.overflow = false
 	return paths, overflow
 }

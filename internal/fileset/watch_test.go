@@ -243,3 +243,93 @@ func TestWatcherInIgnoredWorkspaceScans(t *testing.T) {
 		t.Errorf("a watcher that watches nothing must ask for walks")
 	}
 }
+
+// TestWatcherDrainFlushes writes and drains at once, with no wait: Drain's
+// flush barrier must report every write made before it.
+func TestWatcherDrainFlushes(t *testing.T) {
+	env := newGitEnv(t)
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "a", "x"), "x")
+	s := env.open(t, root)
+	w := startWatch(t, s)
+	for i := range 200 {
+		p := fmt.Sprintf("a/f%d", i%7)
+		if i%5 == 0 {
+			p = fmt.Sprintf("n%d/g", i) // a new directory
+		}
+		writeFile(t, filepath.Join(root, filepath.FromSlash(p)), fmt.Sprint(i))
+		paths, overflow := w.Drain()
+		if overflow {
+			t.Fatalf("round %d: overflow", i)
+		}
+		found := false
+		for _, q := range paths {
+			found = found || q == p || q == parentDir(p)
+		}
+		if !found {
+			t.Fatalf("round %d: Drain right after writing %s reported %v", i, p, paths)
+		}
+	}
+	dir := w.flushDir
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("flush directory: %v", err)
+	}
+	w.Close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("flush directory %s left behind after Close: %v", dir, err)
+	}
+}
+
+// TestWatcherRecreatedDirectory removes a watched directory and creates it
+// again at once: changes in the new one must still be reported.
+func TestWatcherRecreatedDirectory(t *testing.T) {
+	env := newGitEnv(t)
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "d", "e", "f"), "x")
+	s := env.open(t, root)
+	w := startWatch(t, s)
+	for i := range 20 {
+		if err := os.RemoveAll(filepath.Join(root, "d")); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(root, "d", "e", "f"), fmt.Sprint(i))
+		if i%2 == 0 {
+			w.Drain() // sometimes between the re-creation and the write
+		}
+		w.Drain()
+		p := fmt.Sprintf("d/e/g%d", i)
+		writeFile(t, filepath.Join(root, filepath.FromSlash(p)), "y")
+		paths, overflow := w.Drain()
+		found := false
+		for _, q := range paths {
+			found = found || q == p
+		}
+		if !found || overflow {
+			t.Fatalf("round %d: a write in the re-created directory was not reported: %v (overflow %v)", i, paths, overflow)
+		}
+	}
+}
+
+// TestWatcherSymlinkReportsLink creates links and checks that the link's own
+// path is reported, not its target's.
+func TestWatcherSymlinkReportsLink(t *testing.T) {
+	env := newGitEnv(t)
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "dir", "target"), "t")
+	s := env.open(t, root)
+	w := startWatch(t, s)
+	if err := os.Symlink("target", filepath.Join(root, "dir", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("dir", filepath.Join(root, "dirlink")); err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := w.Drain()
+	got := map[string]bool{}
+	for _, p := range paths {
+		got[p] = true
+	}
+	if !got["dir/link"] || !got["dirlink"] || got["dir/target"] || got["dir"] {
+		t.Fatalf("Drain after creating links = %v, want dir/link and dirlink only", paths)
+	}
+}

@@ -1,0 +1,128 @@
+package fileset
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// listSet walks s and returns "path tracked mode" lines, sorted.
+func listSet(t *testing.T, s *Set, opts Options) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var out []string
+	err := s.Walk(context.Background(), opts, func(e Entry) error {
+		mu.Lock()
+		out = append(out, fmt.Sprintf("%s %v %v %d", e.Path, e.Tracked, e.Mode, e.Size))
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// waitTick returns once a file written now gets an mtime after since, so
+// the next changes cannot share a timestamp with what a walk cached.
+func waitTick(t *testing.T, probe string, since time.Time) {
+	t.Helper()
+	for range 1_000_000 {
+		writeFile(t, probe, "p")
+		fi, err := os.Stat(probe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.ModTime().After(since) {
+			return
+		}
+	}
+	t.Fatal("the filesystem clock does not advance")
+}
+
+// TestDirCacheMatchesFreshWalks mutates a tree between walks of one Set
+// (which reuses directory listings) and compares every walk with a fresh
+// Set's uncached walk: files and directories created, deleted and renamed,
+// .gitignore files and info/exclude edited, files added to the index.
+func TestDirCacheMatchesFreshWalks(t *testing.T) {
+	prev, prevFile := dirRacyWindow, racyWindow
+	dirRacyWindow, racyWindow = 0, 0 // waitTick keeps changes out of the walks' ticks
+	t.Cleanup(func() { dirRacyWindow, racyWindow = prev, prevFile })
+	env := newGitEnv(t)
+	root := t.TempDir()
+	probe := filepath.Join(t.TempDir(), "probe")
+	env.git(t, root, "", false, "init", "-q")
+	rng := rand.New(rand.NewPCG(7, 8))
+	dirs := []string{"", "a", "a/b", "a/b/c", "d", "d/e", "build", "a/build", "x.o"}
+	names := []string{"f", "g.o", "keep.o", "h.log", "x1", "top1"}
+	patterns := []string{"*.o", "!keep.o", "build/", "/top*", "x*", "!x1", "b/", "**/c", "*.log", "e/", "!d/e/", "!build/"}
+	randPath := func() string {
+		d := dirs[rng.IntN(len(dirs))]
+		return filepath.Join(d, names[rng.IntN(len(names))])
+	}
+	ignoreText := func() string {
+		txt := ""
+		for range rng.IntN(4) {
+			txt += patterns[rng.IntN(len(patterns))] + "\n"
+		}
+		return txt
+	}
+	for range 30 {
+		writeFile(t, filepath.Join(root, randPath()), "x")
+	}
+	s := env.open(t, root)
+	for round := range 400 {
+		start := time.Now()
+		got := listSet(t, s, Options{})
+		fresh := listSet(t, env.open(t, root), Options{})
+		if !slices.Equal(got, fresh) {
+			t.Fatalf("round %d: cached walk differs from a fresh one\ncached: %v\nfresh:  %v", round, got, fresh)
+		}
+		if round%5 == 4 {
+			sub := dirs[1+rng.IntN(len(dirs)-1)]
+			if got, fresh := listSet(t, s, Options{Dir: sub}), listSet(t, env.open(t, root), Options{Dir: sub}); !slices.Equal(got, fresh) {
+				t.Fatalf("round %d: cached walk of %s differs\ncached: %v\nfresh:  %v", round, sub, got, fresh)
+			}
+		}
+		waitTick(t, probe, start)
+		for range 1 + rng.IntN(3) {
+			p := filepath.Join(root, randPath())
+			switch rng.IntN(10) {
+			case 0, 1:
+				writeFile(t, p, fmt.Sprint(round))
+			case 2:
+				os.Remove(p)
+			case 3:
+				os.RemoveAll(filepath.Join(root, dirs[1+rng.IntN(len(dirs)-1)]))
+			case 4:
+				os.MkdirAll(filepath.Dir(p), 0o755)
+				os.Rename(filepath.Join(root, randPath()), p)
+			case 5:
+				from := filepath.Join(root, dirs[1+rng.IntN(len(dirs)-1)])
+				to := filepath.Join(root, dirs[1+rng.IntN(len(dirs)-1)])
+				os.RemoveAll(to)
+				os.MkdirAll(filepath.Dir(to), 0o755)
+				os.Rename(from, to)
+			case 6, 7:
+				writeFile(t, filepath.Join(root, dirs[rng.IntN(len(dirs))], ".gitignore"), ignoreText())
+			case 8:
+				writeFile(t, filepath.Join(root, ".git", "info", "exclude"), ignoreText())
+			case 9:
+				if _, err := os.Lstat(p); err == nil {
+					rel, _ := filepath.Rel(root, p)
+					env.git(t, root, "", false, "add", "-f", "--", rel)
+				}
+			}
+		}
+	}
+	if s.dirs.hits.Load() < 500 {
+		t.Fatalf("only %d directory listings were reused in 400 walks", s.dirs.hits.Load())
+	}
+}
