@@ -202,3 +202,23 @@ func ctxErr(ctx context.Context, tool string) error {
 	}
 	return nil
 }
+
+// fileTarget decodes a file tool's args, checks its environment and
+// resolves the file it works on (path(a)), which must not be a directory.
+func fileTarget[A any](tool string, env *Env, raw json.RawMessage, path func(A) string) (A, string, error) {
+	a, err := decodeArgs[A](tool, raw)
+	if err != nil {
+		return a, "", err
+	}
+	if err := checkEnv(tool, env); err != nil {
+		return a, "", err
+	}
+	rel, _, err := resolve(env, tool, "path", path(a))
+	if err != nil {
+		return a, "", err
+	}
+	if err := notDir(env, tool, rel); err != nil {
+		return a, "", err
+	}
+	return a, rel, nil
+}

@@ -36,18 +36,8 @@ func (t *deleteFileTool) Describe(raw json.RawMessage) Description {
 }
 
 func (t *deleteFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (*Result, error) {
-	a, err := decodeArgs[DeleteFileArgs](t.name, raw)
+	_, rel, err := fileTarget(t.name, env, raw, func(a DeleteFileArgs) string { return a.Path })
 	if err != nil {
-		return nil, err
-	}
-	if err := checkEnv(t.name, env); err != nil {
-		return nil, err
-	}
-	rel, _, err := resolve(env, t.name, "path", a.Path)
-	if err != nil {
-		return nil, err
-	}
-	if err := notDir(env, t.name, rel); err != nil {
 		return nil, err
 	}
 	b := env.WS.Propose(ctx)

@@ -59,22 +59,12 @@ func (t *editFileTool) Describe(raw json.RawMessage) Description {
 }
 
 func (t *editFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (*Result, error) {
-	a, err := decodeArgs[EditFileArgs](t.name, raw)
+	a, rel, err := fileTarget(t.name, env, raw, func(a EditFileArgs) string { return a.Path })
 	if err != nil {
-		return nil, err
-	}
-	if err := checkEnv(t.name, env); err != nil {
 		return nil, err
 	}
 	if len(a.Edits) == 0 {
 		return nil, errorf(CodeInvalidArgs, "edit_file: edits is empty; give at least one {oldText, newText}")
-	}
-	rel, _, err := resolve(env, t.name, "path", a.Path)
-	if err != nil {
-		return nil, err
-	}
-	if err := notDir(env, t.name, rel); err != nil {
-		return nil, err
 	}
 	b := env.WS.Propose(ctx)
 	old, err := b.Read(rel)

@@ -73,22 +73,12 @@ func (t *jsonPatchTool) Describe(raw json.RawMessage) Description {
 }
 
 func (t *jsonPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (*Result, error) {
-	a, err := decodeArgs[JSONPatchArgs](t.name, raw)
+	a, rel, err := fileTarget(t.name, env, raw, func(a JSONPatchArgs) string { return a.Path })
 	if err != nil {
-		return nil, err
-	}
-	if err := checkEnv(t.name, env); err != nil {
 		return nil, err
 	}
 	if len(a.Ops) == 0 {
 		return nil, errorf(CodeInvalidArgs, "json_patch: ops is empty; give at least one RFC 6902 operation")
-	}
-	rel, _, err := resolve(env, t.name, "path", a.Path)
-	if err != nil {
-		return nil, err
-	}
-	if err := notDir(env, t.name, rel); err != nil {
-		return nil, err
 	}
 	b := env.WS.Propose(ctx)
 	old, err := b.Read(rel)

@@ -40,18 +40,8 @@ func (t *writeFileTool) Describe(raw json.RawMessage) Description {
 }
 
 func (t *writeFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (*Result, error) {
-	a, err := decodeArgs[WriteFileArgs](t.name, raw)
+	a, rel, err := fileTarget(t.name, env, raw, func(a WriteFileArgs) string { return a.Path })
 	if err != nil {
-		return nil, err
-	}
-	if err := checkEnv(t.name, env); err != nil {
-		return nil, err
-	}
-	rel, _, err := resolve(env, t.name, "path", a.Path)
-	if err != nil {
-		return nil, err
-	}
-	if err := notDir(env, t.name, rel); err != nil {
 		return nil, err
 	}
 	b := env.WS.Propose(ctx)
