@@ -187,25 +187,9 @@ func parsePath(s string) ([]pathElem, error) {
 	return out, nil
 }
 
-func closingBracket(s string) int {
-	var quote byte
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case quote != 0:
-			if c == '\\' {
-				i++
-			} else if c == quote {
-				quote = 0
-			}
-		case c == '"' || c == '\'':
-			quote = c
-		case c == ']':
-			return i
-		}
-	}
-	return -1
-}
+// closingBracket returns the index of the "]" closing the index that
+// starts s ("[..."), skipping quoted keys.
+func closingBracket(s string) int { return closeQuoted(s, 1, ']') }
 
 func unquoteKey(s string) (string, error) {
 	if len(s) < 2 || s[len(s)-1] != s[0] {
@@ -290,7 +274,11 @@ func parseTemplate(s string) (template, error) {
 
 // refEnd returns the index of the "}" closing a reference body starting at
 // i, skipping quoted keys.
-func refEnd(s string, i int) int {
+func refEnd(s string, i int) int { return closeQuoted(s, i, '}') }
+
+// closeQuoted returns the index of the first end byte at or after i that
+// is not inside a quoted ('...' or "...", with backslash escapes) key, or -1.
+func closeQuoted(s string, i int, end byte) int {
 	var quote byte
 	for ; i < len(s); i++ {
 		c := s[i]
@@ -303,7 +291,7 @@ func refEnd(s string, i int) int {
 			}
 		case c == '"' || c == '\'':
 			quote = c
-		case c == '}':
+		case c == end:
 			return i
 		}
 	}
