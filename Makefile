@@ -7,7 +7,7 @@ STATICCHECK_VERSION := v0.8.2
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test vet lint gotest bench demo clean
+.PHONY: all build deps test vet lint gotest bench demo clean
 
 all: build
 
@@ -15,7 +15,26 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
 
 # The README's test command: everything CI runs.
-test: vet lint gotest
+test: deps vet lint gotest
+
+# What the tests use besides Go: git and diff (the oracles for ignore rules,
+# snapshots and patches), ripgrep (the reference for search_code), and
+# Node.js with npm (a JSON-RPC client nobody here wrote drives agentd serve).
+# Installed from Debian's packages when missing; Go modules, staticcheck and
+# the Node packages install themselves into git-ignored folders.
+deps:
+	@missing=""; \
+	command -v git >/dev/null || missing="$$missing git"; \
+	command -v diff >/dev/null || missing="$$missing diffutils"; \
+	command -v rg >/dev/null || missing="$$missing ripgrep"; \
+	command -v node >/dev/null || missing="$$missing nodejs"; \
+	command -v npm >/dev/null || missing="$$missing npm"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing || \
+	    { echo "make test needs:$$missing (apt-get install$$missing)"; exit 1; }; \
+	fi
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt would change:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
