@@ -179,11 +179,25 @@ func (s *Server) beginProgress(ctx context.Context, e *runEntry) {
 	s.sendProgress(token, workDoneProgress{Kind: "begin", Title: title, Cancellable: true, Percentage: &zero, Message: "starting"})
 }
 
+// ProgressInterval is the shortest time between two $/progress reports of
+// a run. A report that comes sooner is deferred, not dropped: when the
+// interval ends the latest state is reported, so the editor never shows a
+// step that has long finished.
+var ProgressInterval = 100 * time.Millisecond
+
 func (s *Server) reportProgress(e *runEntry, ev engine.Event) {
+	e.progMu.Lock()
+	defer e.progMu.Unlock()
 	e.mu.Lock()
 	token, begun := e.token, e.begun
 	e.mu.Unlock()
 	if !begun {
+		return
+	}
+	if wait := ProgressInterval - time.Since(e.lastReport); wait > 0 {
+		if e.reportTimer == nil {
+			e.reportTimer = time.AfterFunc(wait, func() { s.deferredReport(e) })
+		}
 		return
 	}
 	st := ev.State
@@ -191,9 +205,30 @@ func (s *Server) reportProgress(e *runEntry, ev engine.Event) {
 		cur := e.run.State()
 		st = &cur
 	}
+	s.sendReport(e, token, st)
+}
+
+// deferredReport sends the report a rate-limited event held back.
+func (s *Server) deferredReport(e *runEntry) {
+	e.progMu.Lock()
+	defer e.progMu.Unlock()
+	e.reportTimer = nil
+	e.mu.Lock()
+	token, begun := e.token, e.begun
+	e.mu.Unlock()
+	if !begun || e.run == nil {
+		return
+	}
+	st := e.run.State()
+	s.sendReport(e, token, &st)
+}
+
+// sendReport sends one report; the caller holds e.progMu.
+func (s *Server) sendReport(e *runEntry, token string, st *engine.RunState) {
 	if st == nil {
 		return
 	}
+	e.lastReport = time.Now()
 	pct := int(st.Progress * 100)
 	msg := fmt.Sprintf("%d/%d steps", st.CompletedSteps+st.FailedSteps+st.SkippedSteps, st.TotalSteps)
 	if len(st.CurrentSteps) > 0 {
@@ -203,6 +238,12 @@ func (s *Server) reportProgress(e *runEntry, ev engine.Event) {
 }
 
 func (s *Server) endProgress(e *runEntry, final engine.RunState) {
+	e.progMu.Lock()
+	defer e.progMu.Unlock()
+	if e.reportTimer != nil {
+		e.reportTimer.Stop()
+		e.reportTimer = nil
+	}
 	e.mu.Lock()
 	token, begun := e.token, e.begun
 	e.begun = false

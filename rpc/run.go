@@ -43,6 +43,12 @@ type runEntry struct {
 	lastSave time.Time
 	// lastState is when a didChange last carried the run's state.
 	lastState time.Time
+
+	// progMu orders $/progress sends of this run (a deferred report never
+	// follows the end); lastReport and reportTimer rate-limit reports.
+	progMu      sync.Mutex
+	lastReport  time.Time
+	reportTimer *time.Timer
 }
 
 // StateInterval is the shortest time between two agentd/run/didChange

@@ -48,6 +48,7 @@ import (
 //	expect-rules N | revoke-rules   remembered approval rules
 //	expect-original PATH            disk content equals orig/PATH
 //	cancel-progress                 window/workDoneProgress/cancel of the run
+//	expect-progress KIND [TEXT]     wait for $/progress begin|report|end (message containing TEXT)
 func TestScenarios(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "scenarios", "*.txtar"))
 	if err != nil || len(files) == 0 {
@@ -452,6 +453,19 @@ func (sc *scenario) do(lineNo int, line string) {
 		_ = next
 	case "cancel":
 		sc.ed.mustCall("agentd/run/cancel", map[string]any{"runId": sc.runID}, nil)
+	case "expect-progress":
+		sc.ed.waitNote(0, func(n note) bool {
+			if n.Method != "$/progress" {
+				return false
+			}
+			var p struct {
+				Value struct {
+					Kind    string `json:"kind"`
+					Message string `json:"message"`
+				} `json:"value"`
+			}
+			return json.Unmarshal(n.Params, &p) == nil && p.Value.Kind == arg(1) && strings.Contains(p.Value.Message, arg(2))
+		})
 	case "cancel-progress":
 		sc.ed.notify("window/workDoneProgress/cancel", map[string]any{"token": "agentd/run/" + sc.runID})
 	case "retry":
