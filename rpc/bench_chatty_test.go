@@ -129,7 +129,10 @@ func BenchmarkRunEventsChatty(b *testing.B) {
 		}
 	})
 	defer stop()
-	call("initialize", map[string]any{"rootUri": pathToURI(root), "capabilities": map[string]any{}}, nil)
+	// The client declares workDoneProgress as VS Code does, so the server
+	// also sends $/progress (the harsher case).
+	call("initialize", map[string]any{"rootUri": pathToURI(root), "capabilities": map[string]any{
+		"window": map[string]any{"workDoneProgress": true}}}, nil)
 	eng, err := srv.engine()
 	if err != nil {
 		b.Fatal(err)
