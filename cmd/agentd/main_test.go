@@ -361,3 +361,25 @@ func TestRunRequestWithoutModelExits2(t *testing.T) {
 		}
 	}
 }
+
+// TestRunUndoHintRestores runs the printed undo command: it must find the
+// run's start snapshot (same state dir) and bring the workspace back.
+func TestRunUndoHintRestores(t *testing.T) {
+	ws := demoCopy(t)
+	before := readFile(t, filepath.Join(ws, "greet", "greet.go"))
+	r := agentd(t, "", "run", plan(t, "refactor.json"), "--workspace", ws, "--yes", "--state-dir", t.TempDir())
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	_, hint, ok := strings.Cut(r.stdout, "Undo the whole run: agentd ")
+	if !ok {
+		t.Fatalf("no undo hint:\n%s", r.stdout)
+	}
+	args := strings.Fields(strings.TrimSpace(strings.SplitN(hint, "\n", 2)[0]))
+	if u := agentd(t, "", args...); u.code != 0 {
+		t.Fatalf("undo %v: exit %d\n%s%s", args, u.code, u.stdout, u.stderr)
+	}
+	if got := readFile(t, filepath.Join(ws, "greet", "greet.go")); got != before {
+		t.Errorf("greet.go not restored by the undo hint:\n%s", got)
+	}
+}

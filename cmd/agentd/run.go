@@ -176,7 +176,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, st.Summary)
 		if len(st.Snapshots) > 0 {
-			fmt.Fprintf(stdout, "\nUndo the whole run: agentd snapshot restore %s --workspace %s\n", st.Snapshots[0], shellQuote(ws.Root()))
+			undo := fmt.Sprintf("agentd snapshot restore %s --workspace %s", st.Snapshots[0], shellQuote(ws.Root()))
+			if *stateDir != "" {
+				undo += " --state-dir " + shellQuote(*stateDir)
+			}
+			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
 		}
 	}
 	return exitCode(st.Status, ctx)
