@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -34,6 +35,16 @@ type scanResult struct {
 	skipped []SkippedFile
 	full    bool // a full walk (not from the watcher's dirty set)
 	hashed  int  // files read and hashed
+	// Against the cache: only the records in rehashed may differ from the
+	// cache's, and removed are the cache's paths that are gone.
+	sameSet  bool // the walk saw exactly the cache's paths
+	rehashed []*fileRec
+	removed  []string
+}
+
+// seenInCache reports whether the cache has r's path.
+func seenInCache(cache *statCache, r *fileRec) bool {
+	return cache.files[r.path] != nil
 }
 
 // objSink receives the objects a scan or a snapshot needs in the store.
@@ -60,37 +71,49 @@ func gitMode(m fs.FileMode) (filemode.FileMode, bool) {
 // sink (or newSink, called once if many files need hashing).
 func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, error)) (*scanResult, objSink, error) {
 	cache := s.ensureCache()
-	res := &scanResult{start: time.Now().UnixNano(), byPath: make(map[string]*fileRec)}
-	entries, full, err := s.collect(ctx, cache)
+	res := &scanResult{start: time.Now().UnixNano()}
+	seen, full, err := s.collect(ctx, cache)
 	if err != nil {
 		return nil, nil, err
 	}
 	res.full = full
 	var jobs []*fileRec
 	var mu sync.Mutex
-	known := 0 // entries whose path the cache has
-	for _, e := range entries {
-		mode, ok := gitMode(e.Mode)
-		if !ok {
+	known, files := 0, 0 // entries whose path the cache has; file entries
+	for i := range seen {
+		sc := &seen[i]
+		if sc.rec == nil {
+			if sc.skip != nil {
+				res.skipped = append(res.skipped, *sc.skip)
+			}
 			continue
 		}
-		if mode != filemode.Symlink && e.Size > s.opts.MaxFileSize {
-			res.skipped = append(res.skipped, SkippedFile{Path: e.Path, Size: e.Size,
-				Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)})
-			continue
-		}
-		mtime := e.ModTime.UnixNano()
-		if old := cache.files[e.Path]; cache.trusted(old, mode, e.Size, mtime, e.Ino) {
-			res.byPath[e.Path] = old // records are never changed once made
-			known++
-			continue
-		}
-		r := &fileRec{path: e.Path, mode: mode, size: e.Size, mtime: mtime, ino: e.Ino}
-		if cache.files[e.Path] != nil {
+		files++
+		if sc.inCache {
 			known++
 		}
-		jobs = append(jobs, r)
-		res.byPath[e.Path] = r
+		if !sc.trusted {
+			jobs = append(jobs, sc.rec)
+		}
+	}
+	// The same paths as last time (the common case): start from the
+	// cache's map, which is far cheaper to copy than to rebuild.
+	res.sameSet = known == len(cache.files) && files == known
+	switch {
+	case res.sameSet && len(jobs) == 0:
+		res.byPath = cache.files // records are never changed once made, nor is this map while res is used
+	case res.sameSet:
+		res.byPath = maps.Clone(cache.files)
+		for _, r := range jobs {
+			res.byPath[r.path] = r
+		}
+	default:
+		res.byPath = make(map[string]*fileRec, files)
+		for i := range seen {
+			if r := seen[i].rec; r != nil {
+				res.byPath[r.path] = r
+			}
+		}
 	}
 	res.hashed = len(jobs)
 	var sink objSink
@@ -110,38 +133,81 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 	}); err != nil {
 		return nil, sink, err
 	}
+	// The files in path order: the cache's order, without the paths that
+	// are gone, merged with the new paths (few, sorted here).
+	var fresh []*fileRec
+	for _, r := range jobs {
+		if !seenInCache(cache, r) && res.byPath[r.path] == r {
+			fresh = append(fresh, r)
+		}
+	}
+	slices.SortFunc(fresh, func(a, b *fileRec) int { return strings.Compare(a.path, b.path) })
 	res.files = make([]*fileRec, 0, len(res.byPath))
-	if known == len(cache.files) && len(res.byPath) == known {
-		// The same paths as last time: reuse their order.
-		for _, p := range cache.sortedPaths() {
-			res.files = append(res.files, res.byPath[p])
+	for _, p := range cache.sortedPaths() {
+		r := res.byPath[p]
+		if r == nil {
+			res.removed = append(res.removed, p)
+			continue
 		}
-	} else {
-		for _, r := range res.byPath {
-			res.files = append(res.files, r)
+		for len(fresh) > 0 && fresh[0].path < p {
+			res.files = append(res.files, fresh[0])
+			fresh = fresh[1:]
 		}
-		slices.SortFunc(res.files, func(a, b *fileRec) int { return strings.Compare(a.path, b.path) })
+		res.files = append(res.files, r)
+	}
+	res.files = append(res.files, fresh...)
+	for _, r := range jobs {
+		if res.byPath[r.path] == r {
+			res.rehashed = append(res.rehashed, r)
+		}
 	}
 	sort.Slice(res.skipped, func(i, j int) bool { return res.skipped[i].Path < res.skipped[j].Path })
 	return res, sink, nil
 }
 
-// collect returns the workspace's entries: from the watcher's dirty set on
-// top of the cache when that is enough, else from a full walk.
-func (s *Store) collect(ctx context.Context, cache *statCache) ([]fileset.Entry, bool, error) {
+// scanned is one entry of a walk, compared with the cache.
+type scanned struct {
+	rec     *fileRec     // nil: not a file to snapshot
+	skip    *SkippedFile // why rec is nil, if it is to be reported
+	trusted bool         // rec is the cache's record (stat unchanged)
+	inCache bool         // the cache has rec's path
+}
+
+// collect walks the workspace and compares each entry with the cache, in
+// the walk's goroutines.
+func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, bool, error) {
 	s.walks.Add(1)
 	var mu sync.Mutex
-	var ents []fileset.Entry
+	out := make([]scanned, 0, len(cache.files)+len(cache.files)/16+64)
 	err := s.files.Walk(ctx, fileset.Options{}, func(e fileset.Entry) error {
+		sc := s.classify(cache, e)
 		mu.Lock()
-		ents = append(ents, e)
+		out = append(out, sc)
 		mu.Unlock()
 		return nil
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("list the workspace's files in %s: %w", s.root, err)
 	}
-	return ents, true, nil
+	return out, true, nil
+}
+
+// classify compares one walk entry with the cache (read only).
+func (s *Store) classify(cache *statCache, e fileset.Entry) scanned {
+	mode, ok := gitMode(e.Mode)
+	if !ok {
+		return scanned{}
+	}
+	if mode != filemode.Symlink && e.Size > s.opts.MaxFileSize {
+		return scanned{skip: &SkippedFile{Path: e.Path, Size: e.Size,
+			Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)}}
+	}
+	mtime := e.ModTime.UnixNano()
+	old := cache.files[e.Path]
+	if cache.trusted(old, mode, e.Size, mtime, e.Ino) {
+		return scanned{rec: old, trusted: true, inCache: true}
+	}
+	return scanned{rec: &fileRec{path: e.Path, mode: mode, size: e.Size, mtime: mtime, ino: e.Ino}, inCache: old != nil}
 }
 
 // hashFiles reads and hashes recs in parallel, storing blobs through sink

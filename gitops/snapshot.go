@@ -94,17 +94,16 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	// Which directories changed since the cache (the last snapshot)?
 	dirty := make(map[string]bool)
 	changed := 0
-	for _, r := range res.files {
+	// Only re-hashed files can differ from the cache; removed are gone.
+	for _, r := range res.rehashed {
 		if old := cache.files[r.path]; old == nil || old.hash != r.hash || old.mode != r.mode {
 			markDirty(dirty, r.path)
 			changed++
 		}
 	}
-	for p := range cache.files {
-		if _, ok := res.byPath[p]; !ok {
-			markDirty(dirty, p)
-			changed++
-		}
+	for _, p := range res.removed {
+		markDirty(dirty, p)
+		changed++
 	}
 	if len(cache.trees) == 0 {
 		dirty[""] = true

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +27,9 @@ func main() {
 	tree := flag.String("tree", "", "the workspace `dir` to benchmark on (it is modified: use a copy)")
 	work := flag.String("work", "", "scratch `dir` for the stores")
 	reps := flag.Int("reps", 3, "repetitions of each incremental measurement")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the measurements named by -profile to `file`")
+	flag.StringVar(&profilePhase, "profile", "no change", "the measurement (name prefix) -cpuprofile covers")
+	flag.BoolVar(&noWatch, "nowatch", false, "skip the measurements with the watcher running")
 	flag.Parse()
 	if *tree == "" || *work == "" {
 		flag.Usage()
@@ -37,6 +41,13 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// Profiling tunables (set from flags).
+var (
+	cpuProfile   string
+	profilePhase string
+	noWatch      bool
+)
 
 type bench struct {
 	tree, gitDir string
@@ -162,6 +173,13 @@ func run(tree, work string, reps int) error {
 	if err := b.git("init", "-q"); err != nil {
 		return err
 	}
+	// After the initial commit's ~80k loose objects, git commit starts a
+	// detached "git gc --auto" that repacks for minutes in the background,
+	// competing for the CPU with every later measurement of both sides: it
+	// is turned off (which makes git's side faster, not slower).
+	if err := b.git("config", "gc.auto", "0"); err != nil {
+		return err
+	}
 
 	type row struct {
 		name        string
@@ -194,6 +212,18 @@ func run(tree, work string, reps int) error {
 
 	measure := func(name, target string, prep func() error, a, g func() error) error {
 		var as, gs []time.Duration
+		if cpuProfile != "" && strings.HasPrefix(name, profilePhase) {
+			f, err := os.Create(cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if err := pprof.StartCPUProfile(f); err != nil {
+				return err
+			}
+			defer pprof.StopCPUProfile()
+			cpuProfile = ""
+		}
 		for range reps {
 			if err := prep(); err != nil {
 				return err
@@ -252,7 +282,9 @@ func run(tree, work string, reps int) error {
 	}
 
 	// The daemon: the watcher runs in the same process.
-	if err := store.Watch(ctx); err != nil {
+	if noWatch {
+		fmt.Printf("watcher: skipped (-nowatch)\n")
+	} else if err := store.Watch(ctx); err != nil {
 		fmt.Printf("watcher: not available (%v)\n", err)
 	} else {
 		if err := snap(); err != nil { // the walk the watcher's dirty sets build on
