@@ -545,24 +545,15 @@ func (s *Step) fieldRefsWith(args any) []fieldRef {
 	return out
 }
 
-func (s *Step) references() []string {
-	var ids []string
-	seen := map[string]bool{}
-	for _, fr := range s.fieldRefs() {
-		id, _, err := fr.ref.split(nil)
-		if err != nil || seen[id] {
-			continue
-		}
-		seen[id] = true
-		ids = append(ids, id)
-	}
-	return ids
-}
+func (s *Step) references() []string { return s.referencedIDs(nil) }
 
 // References returns the step ids s refers to, resolving ids that contain
 // dots against the steps of p (Step.References cannot).
-func (p *Plan) References(s *Step) []string {
-	known := p.hasStep
+func (p *Plan) References(s *Step) []string { return s.referencedIDs(p.hasStep) }
+
+// referencedIDs lists the step ids of s's references once each, in order;
+// known (may be nil) tells split which dotted ids name steps.
+func (s *Step) referencedIDs(known func(string) bool) []string {
 	var ids []string
 	seen := map[string]bool{}
 	for _, fr := range s.fieldRefs() {

@@ -52,6 +52,19 @@ func (w *Workspace) Propose(ctx context.Context) *Builder {
 
 // load returns the draft of a resolved path, reading its current state on
 // first use.
+// loadExisting is load for a file that must exist; errors name p, the
+// path as the caller gave it. The caller holds b.mu.
+func (b *Builder) loadExisting(r resolved, p string) (*draft, error) {
+	d, err := b.load(r)
+	if err != nil {
+		return nil, &PathError{Path: p, Err: err}
+	}
+	if !d.exists {
+		return nil, &PathError{Path: p, Err: fs.ErrNotExist}
+	}
+	return d, nil
+}
+
 func (b *Builder) load(r resolved) (*draft, error) {
 	if d, ok := b.files[r.real]; ok {
 		return d, nil
@@ -84,12 +97,9 @@ func (b *Builder) Read(p string) ([]byte, error) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	d, err := b.load(r)
+	d, err := b.loadExisting(r, p)
 	if err != nil {
-		return nil, &PathError{Path: p, Err: err}
-	}
-	if !d.exists {
-		return nil, &PathError{Path: p, Err: fs.ErrNotExist}
+		return nil, err
 	}
 	return bytes.Clone(d.cur), nil
 }
@@ -155,12 +165,9 @@ func (b *Builder) Delete(p string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	d, err := b.load(r)
+	d, err := b.loadExisting(r, p)
 	if err != nil {
-		return &PathError{Path: p, Err: err}
-	}
-	if !d.exists {
-		return &PathError{Path: p, Err: fs.ErrNotExist}
+		return err
 	}
 	d.exists = false
 	d.cur = nil
@@ -180,12 +187,9 @@ func (b *Builder) Move(from, to string) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	src, err := b.load(rf)
+	src, err := b.loadExisting(rf, from)
 	if err != nil {
-		return &PathError{Path: from, Err: err}
-	}
-	if !src.exists {
-		return &PathError{Path: from, Err: fs.ErrNotExist}
+		return err
 	}
 	dst, err := b.load(rt)
 	if err != nil {
