@@ -9,6 +9,11 @@
 # the same snapshots with the watcher running (as in the daemon), and the
 # store size after the initial snapshot.
 #
+# Each timed operation, of either tool, starts after sync(2): without that
+# barrier the first fsync of an operation waits for the writeback the other
+# tool's previous operation left in flight (git's 8 MB index for the Linux
+# tree). Pass -barrier=false to measure without it.
+#
 # DIR defaults to the tree bench/tree.sh prints (the Linux 6.1 sources). The
 # benchmark works on a copy in a temporary directory, so DIR is left exactly
 # as it was found.

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
+	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -117,10 +117,12 @@ type Store struct {
 	mu sync.Mutex // serialises operations; guards storeState
 	storeState
 
-	stMu      sync.Mutex // guards st and packIdx (go-git's storage is not safe for concurrent use)
-	st        *filesystem.Storage
-	packIdx   []*idxfile.MemoryIndex // nil: not loaded
-	looseNone bool                   // no loose objects in the store
+	stMu       sync.Mutex // guards st and the packs (go-git's storage is not safe for concurrent use)
+	st         *filesystem.Storage
+	packs      []*pack      // nil: not loaded
+	packsStale bool         // another process may have added or removed packs
+	objCache   cache.Object // objects read from the packs
+	looseNone  bool         // no loose objects in the store
 }
 
 // ErrNotFound is wrapped by errors for unknown snapshot ids.

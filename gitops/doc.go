@@ -19,6 +19,12 @@
 // killed writer left behind. A file lock serialises the daemon and CLI
 // invocations on one store.
 //
+// Reads: objects are read from the packs through go-git's packfile reader
+// with indexes the store loads once and keeps up to date as packs come and
+// go (go-git's ObjectStorage decodes every index again after each new
+// pack). Once there are more than packMergeAt packs, the small ones are
+// merged by copying their compressed objects as they are.
+//
 // With Watch (the daemon), a snapshot re-stats only the paths the file
 // watcher reports and rebuilds only the trees above them; every
 // fullScanEvery-th snapshot, an overflow or an ignore-rule change walks the

@@ -145,7 +145,8 @@ func syncDir(dir string) error {
 
 // writeFileAtomic writes data to name through a temporary file in the same
 // directory: fsync'd, renamed, directory fsync'd. With durable false the
-// fsyncs are left out (for caches whose loss only costs time).
+// fsyncs are left out and the old file is removed before the rename (for
+// caches whose loss only costs time).
 func writeFileAtomic(name string, data []byte, perm fs.FileMode, durable bool) error {
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(name))
@@ -175,6 +176,15 @@ func writeFileAtomic(name string, data []byte, perm fs.FileMode, durable bool) e
 	}
 	if err := f.Close(); err != nil {
 		return err
+	}
+	if !durable {
+		// Renaming over an existing file makes ext4 (auto_da_alloc) write
+		// the new data out at the next journal commit, that is at the next
+		// fsync of anything on the filesystem: a 6 MB stat cache was being
+		// written out inside the following restore's fsyncs. A file whose
+		// loss only costs time need not be replaced atomically: remove the
+		// old one first, so that the rename replaces nothing.
+		_ = os.Remove(name)
 	}
 	if err := os.Rename(tmp, name); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -18,7 +19,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // keepManual is how many manual (and safety) snapshots retention keeps.
@@ -201,9 +201,7 @@ func (s *Store) reachable(ctx context.Context) (map[plumbing.Hash]struct{}, erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		s.stMu.Lock()
-		t, err := object.GetTree(s.st, h)
-		s.stMu.Unlock()
+		t, err := s.readTree(h)
 		if err != nil {
 			return fmt.Errorf("read tree %s: %w", h, err)
 		}
@@ -357,52 +355,122 @@ var (
 )
 
 // consolidatePacks merges small packs once there are many: every snapshot
-// writes one, and readers look objects up pack by pack.
+// writes one, and readers look objects up pack by pack. Objects are copied
+// as they are stored (compressed), so a merge costs about the small packs'
+// size in I/O, and the indexes already loaded are reused.
 func (s *Store) consolidatePacks(ctx context.Context) error {
 	packDir := filepath.Join(s.dir, "objects", "pack")
-	ents, err := os.ReadDir(packDir)
+	s.stMu.Lock()
+	packs := s.packList()
+	s.stMu.Unlock()
+	if len(packs) <= packMergeAt {
+		return nil
+	}
+	var small []*pack
+	for _, p := range packs {
+		if fi, err := os.Stat(filepath.Join(packDir, p.name+".pack")); err == nil && fi.Size() < smallPack {
+			small = append(small, p)
+		}
+	}
+	if len(small) < 2 {
+		return nil
+	}
+	pw, err := newPackWriter(packDir)
 	if err != nil {
 		return err
 	}
-	var small []string
-	n := 0
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".pack")
-		if !ok || !strings.HasPrefix(name, "pack-") {
-			continue
-		}
-		n++
-		if fi, err := e.Info(); err == nil && fi.Size() < smallPack {
-			small = append(small, name)
+	for _, p := range small {
+		if err := s.copyPack(ctx, pw, packDir, p); err != nil {
+			pw.abort()
+			return fmt.Errorf("merge %s: %w", p.name, err)
 		}
 	}
-	if n <= packMergeAt || len(small) < 2 {
-		return nil
-	}
-	var hashes []plumbing.Hash
-	for _, name := range small {
-		hs, err := packHashes(filepath.Join(packDir, name+".idx"))
-		if err != nil {
-			return err
-		}
-		hashes = append(hashes, hs...)
-	}
-	if err := s.writePackOf(ctx, hashes); err != nil {
+	idx, err := pw.finish()
+	if err != nil {
 		return err
 	}
+	s.packWritten(idx)
 	s.changed = true
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
-	s.st.Close()
-	for _, name := range small {
-		base := filepath.Join(packDir, name)
+	names := make([]string, len(small))
+	for i, p := range small {
+		names[i] = p.name
+		base := filepath.Join(packDir, p.name)
 		if err := os.Remove(base + ".idx"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		_ = os.Remove(base + ".pack")
 	}
-	_ = syncDir(packDir)
-	return s.openStorage()
+	s.packsRemoved(names)
+	return syncDir(packDir)
+}
+
+// copyPack appends pack p's objects to pw. Whole objects are copied as
+// stored, checked against the CRC in p's index; deltas (from a pack git
+// wrote) are resolved and stored whole.
+func (s *Store) copyPack(ctx context.Context, pw *packWriter, packDir string, p *pack) error {
+	data, err := os.ReadFile(filepath.Join(packDir, p.name+".pack"))
+	if err != nil {
+		return err
+	}
+	if len(data) < 32 {
+		return fmt.Errorf("%s.pack is truncated", p.name)
+	}
+	it, err := p.idx.Entries()
+	if err != nil {
+		return err
+	}
+	var ents []*idxfile.Entry
+	for {
+		e, err := it.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+		ents = append(ents, e)
+	}
+	it.Close()
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Offset < ents[j].Offset })
+	end := uint64(len(data) - 20) // the trailing checksum
+	var buf bytes.Buffer
+	for i, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		next := end
+		if i+1 < len(ents) {
+			next = ents[i+1].Offset
+		}
+		if e.Offset < 12 || next > end || e.Offset >= next {
+			return fmt.Errorf("object %s: offset %d out of range", e.Hash, e.Offset)
+		}
+		if !pw.reserve(e.Hash) {
+			continue
+		}
+		raw := data[e.Offset:next]
+		switch plumbing.ObjectType((raw[0] >> 4) & 7) {
+		case plumbing.OFSDeltaObject, plumbing.REFDeltaObject:
+			t, content, err := s.readAny(e.Hash)
+			if err != nil {
+				return err
+			}
+			if err := pw.add(t, e.Hash, int64(len(content)), deflate(&buf, content)); err != nil {
+				return err
+			}
+		default:
+			if crc32.ChecksumIEEE(raw) != e.CRC32 {
+				return fmt.Errorf("object %s: CRC mismatch (the pack is damaged)", e.Hash)
+			}
+			if err := pw.addRaw(e.Hash, e.CRC32, raw); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // packHashes lists the objects of a pack by its index.
@@ -474,7 +542,7 @@ func (s *Store) filterCache(reach map[plumbing.Hash]struct{}) {
 			delete(c.files, p)
 		}
 	}
-	c.sorted = nil
+	c.sorted, c.byDir, c.recs = nil, nil, nil
 	c.trees = make(map[string]plumbing.Hash)
 	s.treesKnown = nil
 	s.watchBase = nil
@@ -484,7 +552,7 @@ func (s *Store) filterCache(reach map[plumbing.Hash]struct{}) {
 func (s *Store) readAny(h plumbing.Hash) (plumbing.ObjectType, []byte, error) {
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
-	obj, err := s.st.EncodedObject(plumbing.AnyObject, h)
+	obj, err := s.object(plumbing.AnyObject, h)
 	if err != nil {
 		return 0, nil, fmt.Errorf("read object %s: %w", h, err)
 	}

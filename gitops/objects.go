@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path"
-	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -16,71 +14,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
-
-// hasObject reports whether the store has object h. It looks in the
-// indexes of the packs (loaded once, kept up to date as packs are written)
-// and then for a loose object, without going through go-git's per-lookup
-// file opening.
-func (s *Store) hasObject(h plumbing.Hash) bool {
-	s.stMu.Lock()
-	defer s.stMu.Unlock()
-	if s.packIdx == nil {
-		s.loadPackIndexes()
-	}
-	for _, idx := range s.packIdx {
-		if ok, _ := idx.Contains(h); ok {
-			return true
-		}
-	}
-	if s.looseNone {
-		return false
-	}
-	hx := h.String()
-	_, err := os.Lstat(filepath.Join(s.dir, "objects", hx[:2], hx[2:]))
-	return err == nil
-}
-
-// loadPackIndexes reads every pack index (caller holds stMu).
-func (s *Store) loadPackIndexes() {
-	s.packIdx = []*idxfile.MemoryIndex{}
-	dir := filepath.Join(s.dir, "objects", "pack")
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".idx") {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
-		}
-		idx := idxfile.NewMemoryIndex()
-		if idxfile.NewDecoder(bytes.NewReader(data)).Decode(idx) == nil {
-			s.packIdx = append(s.packIdx, idx)
-		}
-	}
-	// Snapshots write only packs: loose objects come only from elsewhere.
-	s.looseNone = true
-	top, _ := os.ReadDir(filepath.Join(s.dir, "objects"))
-	for _, e := range top {
-		if e.IsDir() && len(e.Name()) == 2 {
-			s.looseNone = false
-			break
-		}
-	}
-}
-
-// packWritten adds a new pack's index to what hasObject and go-git see.
-func (s *Store) packWritten(idx *idxfile.MemoryIndex) {
-	s.stMu.Lock()
-	defer s.stMu.Unlock()
-	if idx != nil && s.packIdx != nil {
-		s.packIdx = append(s.packIdx, idx)
-	}
-	s.st.ObjectStorage.Reindex()
-}
 
 // packSink streams new objects into one pack (initial or large snapshots).
 type packSink struct {
@@ -267,7 +202,11 @@ func parseCommitMessage(msg string) (*snapMeta, error) {
 func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
-	return object.GetCommit(s.st, h)
+	obj, err := s.object(plumbing.CommitObject, h)
+	if err != nil {
+		return nil, err
+	}
+	return object.DecodeCommit(s.st, obj)
 }
 
 // treeFile is one file of a snapshot's tree.
@@ -281,9 +220,7 @@ func (s *Store) flatten(h plumbing.Hash) (map[string]treeFile, error) {
 	out := make(map[string]treeFile)
 	var walk func(h plumbing.Hash, prefix string) error
 	walk = func(h plumbing.Hash, prefix string) error {
-		s.stMu.Lock()
-		t, err := object.GetTree(s.st, h)
-		s.stMu.Unlock()
+		t, err := s.readTree(h)
 		if err != nil {
 			return fmt.Errorf("read tree %s (%q): %w", h, prefix, err)
 		}
@@ -306,7 +243,7 @@ func (s *Store) flatten(h plumbing.Hash) (map[string]treeFile, error) {
 func (s *Store) readBlob(h plumbing.Hash) ([]byte, error) {
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
-	obj, err := s.st.EncodedObject(plumbing.BlobObject, h)
+	obj, err := s.object(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, fmt.Errorf("read blob %s: %w", h, err)
 	}

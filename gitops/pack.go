@@ -102,6 +102,23 @@ func (p *packWriter) add(t plumbing.ObjectType, h plumbing.Hash, size int64, z [
 	return nil
 }
 
+// addRaw appends an object copied as another pack stores it (header and
+// compressed content), whose CRC32 is crc. h must have been reserved.
+func (p *packWriter) addRaw(h plumbing.Hash, crc uint32, raw []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.err != nil {
+		return p.err
+	}
+	if _, err := p.bw.Write(raw); err != nil {
+		p.err = err
+		return err
+	}
+	p.entries = append(p.entries, idxfile.Entry{Hash: h, CRC32: crc, Offset: uint64(p.off)})
+	p.off += int64(len(raw))
+	return nil
+}
+
 func encodeObjHeader(b []byte, t plumbing.ObjectType, size int64) int {
 	c := byte(t)<<4 | byte(size&0x0f)
 	size >>= 4

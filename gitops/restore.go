@@ -251,9 +251,7 @@ func (s *Store) differingFiles(root plumbing.Hash, cache *statCache) (map[string
 		if ch, ok := cache.trees[dirKey(dir)]; ok && ch == h && hi > lo {
 			return nil
 		}
-		s.stMu.Lock()
-		t, err := object.GetTree(s.st, h)
-		s.stMu.Unlock()
+		t, err := s.readTree(h)
 		if err != nil {
 			return err
 		}
@@ -337,9 +335,7 @@ func (s *Store) lookupFiles(root plumbing.Hash, paths []string) (map[string]tree
 				return nil, nil
 			}
 		}
-		s.stMu.Lock()
-		t, err := object.GetTree(s.st, h)
-		s.stMu.Unlock()
+		t, err := s.readTree(h)
 		if err != nil {
 			return nil, err
 		}

@@ -34,7 +34,9 @@ type scanResult struct {
 	byPath  map[string]*fileRec
 	skipped []SkippedFile
 	full    bool // a full walk (not from the watcher's dirty set)
-	hashed  int  // files read and hashed
+	// unchanged: byPath is the cache's own map (nothing differs).
+	unchanged bool
+	hashed    int // files read and hashed
 	// Against the cache: only the records in rehashed may differ from the
 	// cache's, and removed are the cache's paths that are gone.
 	sameSet  bool // the walk saw exactly the cache's paths
@@ -102,6 +104,7 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 	switch {
 	case res.sameSet && len(jobs) == 0:
 		res.byPath = cache.files // records are never changed once made, nor is this map while res is used
+		res.unchanged = true
 	case res.sameSet:
 		res.byPath = maps.Clone(cache.files)
 		for _, r := range jobs {
@@ -142,20 +145,24 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 		}
 	}
 	slices.SortFunc(fresh, func(a, b *fileRec) int { return strings.Compare(a.path, b.path) })
-	res.files = make([]*fileRec, 0, len(res.byPath))
-	for _, p := range cache.sortedPaths() {
-		r := res.byPath[p]
-		if r == nil {
-			res.removed = append(res.removed, p)
-			continue
+	if res.unchanged {
+		res.files = cache.sortedRecords()
+	} else {
+		res.files = make([]*fileRec, 0, len(res.byPath))
+		for _, p := range cache.sortedPaths() {
+			r := res.byPath[p]
+			if r == nil {
+				res.removed = append(res.removed, p)
+				continue
+			}
+			for len(fresh) > 0 && fresh[0].path < p {
+				res.files = append(res.files, fresh[0])
+				fresh = fresh[1:]
+			}
+			res.files = append(res.files, r)
 		}
-		for len(fresh) > 0 && fresh[0].path < p {
-			res.files = append(res.files, fresh[0])
-			fresh = fresh[1:]
-		}
-		res.files = append(res.files, r)
+		res.files = append(res.files, fresh...)
 	}
-	res.files = append(res.files, fresh...)
 	for _, r := range jobs {
 		if res.byPath[r.path] == r {
 			res.rehashed = append(res.rehashed, r)
@@ -174,15 +181,24 @@ type scanned struct {
 }
 
 // collect walks the workspace and compares each entry with the cache, in
-// the walk's goroutines.
+// the walk's goroutines, a directory at a time.
 func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, bool, error) {
 	s.walks.Add(1)
+	idx := cache.dirIndex()
 	var mu sync.Mutex
 	out := make([]scanned, 0, len(cache.files)+len(cache.files)/16+64)
-	err := s.files.Walk(ctx, fileset.Options{}, func(e fileset.Entry) error {
-		sc := s.classify(cache, e)
+	err := s.files.WalkDirs(ctx, fileset.Options{}, func(dir string, files []fileset.Entry) error {
+		recs := idx[dir]
+		batch := make([]scanned, len(files))
+		for i, e := range files {
+			var old *fileRec
+			if recs != nil {
+				old = recs.lookup(i, e.Path[recs.off:], len(files))
+			}
+			batch[i] = s.classify(cache, e, old)
+		}
 		mu.Lock()
-		out = append(out, sc)
+		out = append(out, batch...)
 		mu.Unlock()
 		return nil
 	})
@@ -192,8 +208,9 @@ func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, bool,
 	return out, true, nil
 }
 
-// classify compares one walk entry with the cache (read only).
-func (s *Store) classify(cache *statCache, e fileset.Entry) scanned {
+// classify compares one walk entry with old, the cache's record of its
+// path (nil: none).
+func (s *Store) classify(cache *statCache, e fileset.Entry, old *fileRec) scanned {
 	mode, ok := gitMode(e.Mode)
 	if !ok {
 		return scanned{}
@@ -203,7 +220,6 @@ func (s *Store) classify(cache *statCache, e fileset.Entry) scanned {
 			Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)}}
 	}
 	mtime := e.ModTime.UnixNano()
-	old := cache.files[e.Path]
 	if cache.trusted(old, mode, e.Size, mtime, e.Ino) {
 		return scanned{rec: old, trusted: true, inCache: true}
 	}

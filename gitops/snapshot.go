@@ -108,9 +108,14 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if len(cache.trees) == 0 {
 		dirty[""] = true
 	}
-	paths := make([]string, len(res.files))
-	for i, r := range res.files {
-		paths[i] = r.path
+	var paths []string
+	if res.unchanged {
+		paths = cache.sortedPaths()
+	} else {
+		paths = make([]string, len(res.files))
+		for i, r := range res.files {
+			paths[i] = r.path
+		}
 	}
 	tb := &treeBuilder{sink: sink, paths: paths, get: func(p string) *fileRec { return res.byPath[p] },
 		prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: make(map[string]plumbing.Hash)}
@@ -126,7 +131,11 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	for _, sk := range res.skipped {
 		skipped[sk.Path] = sk
 	}
-	s.cache = &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths, skipped: skipped}
+	next := &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths, skipped: skipped, recs: res.files}
+	if res.unchanged {
+		next.byDir = cache.byDir // the same records
+	}
+	s.cache = next
 	s.treesKnown = make(map[plumbing.Hash]struct{}, len(tb.trees))
 	for _, h := range tb.trees {
 		s.treesKnown[h] = struct{}{}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -43,6 +44,102 @@ type statCache struct {
 	// skipped are the files left out (too large), as of the last full walk
 	// in this process (not persisted).
 	skipped map[string]SkippedFile
+	// byDir groups files' records by directory for the walk's lookups
+	// (built on demand; nil whenever files changes).
+	byDir map[string]*dirRecs
+	recs  []*fileRec // files' records in path order; nil when unknown
+}
+
+// sortedRecords returns the records in path order.
+func (c *statCache) sortedRecords() []*fileRec {
+	if c.recs != nil && len(c.recs) == len(c.files) {
+		return c.recs
+	}
+	ps := c.sortedPaths()
+	c.recs = make([]*fileRec, len(ps))
+	for i, p := range ps {
+		c.recs[i] = c.files[p]
+	}
+	return c.recs
+}
+
+// dirRecs are the records of one directory's files, sorted by name.
+type dirRecs struct {
+	off  int // where names start in paths: len(dir)+1, or 0 for the root
+	recs []*fileRec
+	// walked is what the last walk found, in its order: a directory whose
+	// listing is unchanged comes in the same order again, and a hit costs
+	// one comparison. A directory is handed over by one goroutine at a
+	// time (the walk's), so each dirRecs has one writer.
+	walked []*fileRec
+}
+
+// lookup returns the record of the i-th file, called name, of a directory
+// handed over whole by the walk.
+func (d *dirRecs) lookup(i int, name string, n int) *fileRec {
+	if i < len(d.walked) {
+		if r := d.walked[i]; r != nil && r.path[d.off:] == name {
+			return r
+		}
+	}
+	r := d.find(name)
+	if len(d.walked) != n {
+		d.walked = make([]*fileRec, n)
+	}
+	d.walked[i] = r
+	return r
+}
+
+// dirIndex returns the records grouped by directory. A walk hands over a
+// directory's files together, so each is found by a binary search among
+// its directory's few names instead of a lookup in a map of every path:
+// that lookup, a cache miss or three per file, was an eighth of a no-change
+// snapshot's CPU time on a large tree.
+func (c *statCache) dirIndex() map[string]*dirRecs {
+	if c.byDir != nil {
+		return c.byDir
+	}
+	idx := make(map[string]*dirRecs)
+	var cur *dirRecs
+	curDir := "\x00"
+	// In path order a directory's files are sorted by name, but files of
+	// its sub-directories may come between them.
+	for _, p := range c.sortedPaths() {
+		d := ""
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			d = p[:i]
+		}
+		if d != curDir {
+			curDir = d
+			if cur = idx[d]; cur == nil {
+				cur = &dirRecs{}
+				if d != "" {
+					cur.off = len(d) + 1
+				}
+				idx[d] = cur
+			}
+		}
+		cur.recs = append(cur.recs, c.files[p])
+	}
+	c.byDir = idx
+	return idx
+}
+
+// find returns the record of the file called name, or nil.
+func (d *dirRecs) find(name string) *fileRec {
+	lo, hi := 0, len(d.recs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if d.recs[m].path[d.off:] < name {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(d.recs) && d.recs[lo].path[d.off:] == name {
+		return d.recs[lo]
+	}
+	return nil
 }
 
 // racySlack covers filesystems whose timestamps are coarser than a second.

@@ -37,6 +37,7 @@ const (
 // *fileset.Set implements it.
 type lister interface {
 	Walk(ctx context.Context, opts fileset.Options, fn func(fileset.Entry) error) error
+	WalkDirs(ctx context.Context, opts fileset.Options, fn func(dir string, files []fileset.Entry) error) error
 	Ignored(rel string, isDir bool) bool
 }
 
@@ -127,7 +128,7 @@ func openStore(ctx context.Context, root string, files lister, opts Options) (*S
 }
 
 func (s *Store) openStorage() error {
-	s.packIdx = nil
+	s.closePacks()
 	base := osfs.New(s.dir)
 	dfs := &durableFS{Filesystem: base, root: s.dir}
 	s.st = filesystem.NewStorageWithOptions(dfs, cache.NewObjectLRU(32*cache.MiByte), filesystem.Options{})
@@ -202,6 +203,9 @@ func (s *Store) Close() error {
 	if s.cacheUnsaved && s.cache != nil {
 		s.saveCache()
 	}
+	s.stMu.Lock()
+	s.closePacks()
+	s.stMu.Unlock()
 	if s.st != nil {
 		if cerr := s.st.Close(); err == nil {
 			err = cerr
@@ -266,7 +270,7 @@ func (s *Store) refreshFromDisk() {
 	s.refCache = nil
 	s.stMu.Lock()
 	s.st.ObjectStorage.Reindex()
-	s.packIdx = nil
+	s.packsStale = true
 	s.stMu.Unlock()
 }
 

@@ -94,6 +94,9 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		}
 	}()
 	sorted := cache.sortedPaths()
+	if len(dirtyPaths) > 0 {
+		cache.byDir, cache.recs = nil, nil // files changes below
+	}
 	old := make(map[string]*fileRec)
 	removed := make(map[string]bool)
 	remove := func(p string) {

@@ -84,7 +84,17 @@ func (s *Set) Root() string { return s.root }
 // exists on disk as a regular file or symlink. A missing opts.Dir lists
 // nothing.
 func (s *Set) Walk(ctx context.Context, opts Options, fn func(Entry) error) error {
-	return s.walk(ctx, opts, fn)
+	return s.walk(ctx, opts, fn, nil)
+}
+
+// WalkDirs is Walk with the files of a directory handed over together: fn
+// gets their directory (slash-separated, relative to the root as
+// Entry.Path is; "" for the root) and the files, which fn may keep. Calls
+// come from several goroutines at once, in no particular order; a
+// directory with no files gets no call, and one whose files git tracks
+// under an ignored parent may get several.
+func (s *Set) WalkDirs(ctx context.Context, opts Options, fn func(dir string, files []Entry) error) error {
+	return s.walk(ctx, opts, nil, fn)
 }
 
 // Ignored reports whether the slash-separated relative path would be ignored

@@ -262,6 +262,27 @@ func conformanceOne(t *testing.T, env *gitEnv, seed uint64) map[string]int {
 	if diff := diffSets(want, got); diff != "" {
 		t.Errorf("seed %d: Walk differs from git ls-files (-want +got):\n%s\n%s", seed, diff, describeTree(t, g.root, ws))
 	}
+	gotDirs := map[string]bool{}
+	err = s.WalkDirs(context.Background(), Options{Workers: 1 + r.IntN(4)}, func(dir string, files []Entry) error {
+		gmu.Lock()
+		defer gmu.Unlock()
+		for _, e := range files {
+			if _, dup := gotDirs[e.Path]; dup {
+				t.Errorf("WalkDirs: %s listed twice", e.Path)
+			}
+			if d := path.Dir(e.Path); d != dir && !(d == "." && dir == "") {
+				t.Errorf("WalkDirs: %s handed over with directory %q", e.Path, dir)
+			}
+			gotDirs[e.Path] = e.Tracked
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := diffSets(want, gotDirs); diff != "" {
+		t.Errorf("seed %d: WalkDirs differs from git ls-files (-want +got):\n%s\n%s", seed, diff, describeTree(t, g.root, ws))
+	}
 	stats["listed"] += len(got)
 
 	// Ignored against git check-ignore, for every path on disk.

@@ -2,7 +2,6 @@ package fileset
 
 import (
 	"io/fs"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +41,7 @@ type cachedDir struct {
 
 type cachedFileEnt struct {
 	name    string
+	path    string      // repository-relative: kept, not joined again each walk
 	typ     fs.FileMode // 0 or fs.ModeSymlink
 	tracked bool
 }
@@ -106,14 +106,13 @@ func sameChain(n *dirNode, lists []*patternList) bool {
 	return i == len(lists)
 }
 
-// dirStamp returns the stat data of the open directory f, and whether it
+// dirStamp returns the stat data of the open directory d, and whether it
 // is old enough (not racy) for its listing to be cached.
-func dirStamp(f *os.File, now time.Time) (stamp, bool) {
-	fi, err := f.Stat()
+func dirStamp(d *dirHandle, now time.Time) (stamp, bool) {
+	st, err := d.stat()
 	if err != nil {
 		return stamp{}, false
 	}
-	st := stampOf(fi)
 	limit := now.Add(-dirRacyWindow).UnixNano()
 	return st, st.mtime < limit && st.ctime < limit
 }

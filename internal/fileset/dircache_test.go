@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -21,6 +22,33 @@ func listSet(t *testing.T, s *Set, opts Options) []string {
 		mu.Lock()
 		out = append(out, fmt.Sprintf("%s %v %v %d", e.Path, e.Tracked, e.Mode, e.Size))
 		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// listSetDirs is listSet through WalkDirs; it also checks that every file
+// comes with its own directory.
+func listSetDirs(t *testing.T, s *Set, opts Options) []string {
+	t.Helper()
+	var mu sync.Mutex
+	var out []string
+	err := s.WalkDirs(context.Background(), opts, func(dir string, files []Entry) error {
+		if len(files) == 0 {
+			t.Errorf("WalkDirs: an empty call for %q", dir)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, e := range files {
+			if d := path.Dir(e.Path); d != dir && !(d == "." && dir == "") {
+				t.Errorf("WalkDirs: %s handed over with directory %q", e.Path, dir)
+			}
+			out = append(out, fmt.Sprintf("%s %v %v %d", e.Path, e.Tracked, e.Mode, e.Size))
+		}
 		return nil
 	})
 	if err != nil {
@@ -80,14 +108,18 @@ func TestDirCacheMatchesFreshWalks(t *testing.T) {
 	s := env.open(t, root)
 	for round := range 400 {
 		start := time.Now()
-		got := listSet(t, s, Options{})
+		list := listSet
+		if round%2 == 1 {
+			list = listSetDirs
+		}
+		got := list(t, s, Options{})
 		fresh := listSet(t, env.open(t, root), Options{})
 		if !slices.Equal(got, fresh) {
 			t.Fatalf("round %d: cached walk differs from a fresh one\ncached: %v\nfresh:  %v", round, got, fresh)
 		}
 		if round%5 == 4 {
 			sub := dirs[1+rng.IntN(len(dirs)-1)]
-			if got, fresh := listSet(t, s, Options{Dir: sub}), listSet(t, env.open(t, root), Options{Dir: sub}); !slices.Equal(got, fresh) {
+			if got, fresh := list(t, s, Options{Dir: sub}), listSet(t, env.open(t, root), Options{Dir: sub}); !slices.Equal(got, fresh) {
 				t.Fatalf("round %d: cached walk of %s differs\ncached: %v\nfresh:  %v", round, sub, got, fresh)
 			}
 		}

@@ -29,3 +29,28 @@ func lstatAt(_ int, dir, name string, e *Entry) error {
 	e.Ino = uint64(inoOf(fi))
 	return nil
 }
+
+// dirHandle is an open directory.
+type dirHandle struct{ f *os.File }
+
+func openDir(abs string) (*dirHandle, error) {
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	return &dirHandle{f: f}, nil
+}
+
+func (d *dirHandle) stat() (stamp, error) {
+	fi, err := d.f.Stat()
+	if err != nil {
+		return stamp{}, err
+	}
+	return stampOf(fi), nil
+}
+
+func (d *dirHandle) readDir() ([]fs.DirEntry, error) { return d.f.ReadDir(-1) }
+
+func (d *dirHandle) dirfd() int { return int(d.f.Fd()) }
+
+func (d *dirHandle) close() { d.f.Close() }

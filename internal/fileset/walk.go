@@ -25,13 +25,14 @@ type walker struct {
 	ctx       context.Context
 	g         *errgroup.Group
 	fn        func(Entry) error
-	prefixLen int // Entry.Path is the repository-relative path minus the workspace prefix
+	dirFn     func(dir string, files []Entry) error // set instead of fn by WalkDirs
+	prefixLen int                                   // Entry.Path is the repository-relative path minus the workspace prefix
 	noIgnore  bool
 	noStat    bool
 	dc        *dirCache // nil: list every directory (NoIgnore)
 }
 
-func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error) error {
+func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error, dirFn func(string, []Entry) error) error {
 	dir, err := cleanRel(opts.Dir)
 	if err != nil {
 		return err
@@ -74,7 +75,7 @@ func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error) erro
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	w := &walker{s: s, r: r, ctx: gctx, g: g, fn: fn, prefixLen: len(prefix), noIgnore: opts.NoIgnore, noStat: opts.NoStat}
+	w := &walker{s: s, r: r, ctx: gctx, g: g, fn: fn, dirFn: dirFn, prefixLen: len(prefix), noIgnore: opts.NoIgnore, noStat: opts.NoStat}
 	if !opts.NoIgnore {
 		s.dirs.begin(r)
 		w.dc = &s.dirs
@@ -110,7 +111,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	if rel != "" {
 		abs = w.r.top + string(filepath.Separator) + filepath.FromSlash(rel)
 	}
-	f, err := os.Open(abs)
+	f, err := openDir(abs)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
 			slog.Warn("fileset: cannot open directory, skipping it", "dir", abs, "err", err)
@@ -126,7 +127,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 				node := parent
 				if cd.hasIgnore {
 					if node, err = w.s.dirRules(w.r, parent, rel); err != nil {
-						f.Close()
+						f.close()
 						return err
 					}
 				}
@@ -137,9 +138,9 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 			}
 		}
 	}
-	ents, err := f.ReadDir(-1)
+	ents, err := f.readDir()
 	if err != nil && len(ents) == 0 {
-		f.Close()
+		f.close()
 		if !errors.Is(err, fs.ErrNotExist) {
 			slog.Warn("fileset: cannot read directory, skipping it", "dir", abs, "err", err)
 		}
@@ -157,7 +158,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		for _, e := range ents {
 			if e.Name() == ".gitignore" {
 				if node, err = w.s.dirRules(w.r, parent, rel); err != nil {
-					f.Close()
+					f.close()
 					return err
 				}
 				if cd != nil {
@@ -177,7 +178,8 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		return rel + "/" + name
 	}
 	var subdirs []string
-	fd := int(f.Fd())
+	var batch []Entry // WalkDirs: this directory's files
+	fd := f.dirfd()
 	for _, e := range ents {
 		name := e.Name()
 		if name == ".git" {
@@ -197,7 +199,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 					cd.excluded = append(cd.excluded, name)
 				}
 				if err := w.trackedUnder(p); err != nil {
-					f.Close()
+					f.close()
 					return err
 				}
 			}
@@ -211,7 +213,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 			continue
 		}
 		if cd != nil {
-			cd.files = append(cd.files, cachedFileEnt{name: name, typ: t & fs.ModeSymlink, tracked: tracked})
+			cd.files = append(cd.files, cachedFileEnt{name: name, path: p, typ: t & fs.ModeSymlink, tracked: tracked})
 		}
 		ent := Entry{Path: p[w.prefixLen:], Tracked: tracked, Mode: t & fs.ModeSymlink}
 		if !w.noStat {
@@ -222,21 +224,47 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 				continue
 			}
 		}
+		if w.dirFn != nil {
+			batch = append(batch, ent)
+			continue
+		}
 		if err := w.ctx.Err(); err != nil {
-			f.Close()
+			f.close()
 			return err
 		}
 		if err := w.fn(ent); err != nil {
-			f.Close()
+			f.close()
 			return err
 		}
 	}
-	f.Close()
+	f.close()
+	if err := w.flush(batch); err != nil {
+		return err
+	}
 	if w.dc != nil {
 		// Only a complete listing is kept (fn may have stopped it early).
 		w.dc.put(w.r, rel, cd)
 	}
 	return w.subdirs(subdirs, node)
+}
+
+// flush hands one directory's files to WalkDirs' fn.
+func (w *walker) flush(batch []Entry) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	return w.dirFn(entryDir(batch[0].Path), batch)
+}
+
+// entryDir is the directory of a slash-separated path ("" for the root).
+func entryDir(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
 }
 
 func (w *walker) subdirs(subdirs []string, node *dirNode) error {
@@ -253,16 +281,20 @@ func (w *walker) subdirs(subdirs []string, node *dirNode) error {
 
 // cached lists the open directory f from its cached listing: only its
 // files are lstat'ed. It closes f.
-func (w *walker) cached(f *os.File, abs, rel string, node *dirNode, cd *cachedDir) error {
+func (w *walker) cached(f *dirHandle, abs, rel string, node *dirNode, cd *cachedDir) error {
 	join := func(name string) string {
 		if rel == "" {
 			return name
 		}
 		return rel + "/" + name
 	}
-	fd := int(f.Fd())
+	fd := f.dirfd()
+	var batch []Entry // WalkDirs: this directory's files
+	if w.dirFn != nil {
+		batch = make([]Entry, 0, len(cd.files))
+	}
 	for _, cf := range cd.files {
-		p := join(cf.name)
+		p := cf.path
 		ent := Entry{Path: p[w.prefixLen:], Tracked: cf.tracked, Mode: cf.typ}
 		if !w.noStat {
 			if err := lstatAt(fd, abs, cf.name, &ent); err != nil {
@@ -272,16 +304,23 @@ func (w *walker) cached(f *os.File, abs, rel string, node *dirNode, cd *cachedDi
 				continue
 			}
 		}
+		if w.dirFn != nil {
+			batch = append(batch, ent)
+			continue
+		}
 		if err := w.ctx.Err(); err != nil {
-			f.Close()
+			f.close()
 			return err
 		}
 		if err := w.fn(ent); err != nil {
-			f.Close()
+			f.close()
 			return err
 		}
 	}
-	f.Close()
+	f.close()
+	if err := w.flush(batch); err != nil {
+		return err
+	}
 	for _, name := range cd.excluded {
 		if err := w.trackedUnder(join(name)); err != nil {
 			return err
@@ -333,6 +372,12 @@ func (w *walker) trackedUnder(dir string) error {
 		}
 		ent := entryFromInfo(p[w.prefixLen:], fi)
 		ent.Tracked = true
+		if w.dirFn != nil {
+			if err := w.flush([]Entry{ent}); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := w.fn(ent); err != nil {
 			return err
 		}
