@@ -18,6 +18,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/agentd/agentd/workspace"
 )
@@ -432,10 +433,20 @@ feed:
 
 // finishOps syncs the touched directories and removes the journal.
 func (s *Store) finishOps(dirs map[string]struct{}) error {
+	// In parallel: a restore spread over the tree touches a directory per
+	// file, and one fsync after another added up to a tenth of it.
+	var g errgroup.Group
+	g.SetLimit(restoreWorkers)
 	for d := range dirs {
-		if err := syncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
+		g.Go(func() error {
+			if err := syncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	if err := os.Remove(filepath.Join(s.dir, journalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -42,6 +42,7 @@ type scanResult struct {
 	sameSet  bool // the walk saw exactly the cache's paths
 	rehashed []*fileRec
 	removed  []string
+	touched  []string // every path that may differ from the cache
 }
 
 // seenInCache reports whether the cache has r's path.
@@ -167,7 +168,9 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 		if res.byPath[r.path] == r {
 			res.rehashed = append(res.rehashed, r)
 		}
+		res.touched = append(res.touched, r.path)
 	}
+	res.touched = append(res.touched, res.removed...)
 	sort.Slice(res.skipped, func(i, j int) bool { return res.skipped[i].Path < res.skipped[j].Path })
 	return res, sink, nil
 }

@@ -134,6 +134,8 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	next := &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths, skipped: skipped, recs: res.files}
 	if res.unchanged {
 		next.byDir = cache.byDir // the same records
+	} else if cache.byDir != nil {
+		next.deriveDirIndex(cache.byDir, res.touched)
 	}
 	s.cache = next
 	s.treesKnown = make(map[plumbing.Hash]struct{}, len(tb.trees))

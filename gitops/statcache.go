@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -123,6 +125,46 @@ func (c *statCache) dirIndex() map[string]*dirRecs {
 	}
 	c.byDir = idx
 	return idx
+}
+
+// deriveDirIndex gives c the directory index of prev (the index of the
+// cache c was made from) with only the directories of the touched paths
+// (changed, new or gone) rebuilt: the other directories' records are the
+// same.
+func (c *statCache) deriveDirIndex(prev map[string]*dirRecs, touched []string) {
+	idx := maps.Clone(prev)
+	redo := make(map[string][]string)
+	for _, p := range touched {
+		d := ""
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			d = p[:i]
+		}
+		redo[d] = append(redo[d], p)
+	}
+	for d, cand := range redo {
+		if old := prev[d]; old != nil {
+			for _, r := range old.recs {
+				cand = append(cand, r.path)
+			}
+		}
+		slices.Sort(cand)
+		cand = slices.Compact(cand)
+		nd := &dirRecs{}
+		if d != "" {
+			nd.off = len(d) + 1
+		}
+		for _, p := range cand {
+			if r := c.files[p]; r != nil {
+				nd.recs = append(nd.recs, r)
+			}
+		}
+		if len(nd.recs) == 0 {
+			delete(idx, d)
+		} else {
+			idx[d] = nd
+		}
+	}
+	c.byDir = idx
 }
 
 // find returns the record of the file called name, or nil.
