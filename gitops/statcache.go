@@ -1,7 +1,6 @@
 package gitops
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"errors"
@@ -106,7 +105,8 @@ func (c *statCache) dirIndex() map[string]*dirRecs {
 	curDir := "\x00"
 	// In path order a directory's files are sorted by name, but files of
 	// its sub-directories may come between them.
-	for _, p := range c.sortedPaths() {
+	for _, r := range c.sortedRecords() {
+		p := r.path
 		d := ""
 		if i := strings.LastIndexByte(p, '/'); i >= 0 {
 			d = p[:i]
@@ -121,7 +121,7 @@ func (c *statCache) dirIndex() map[string]*dirRecs {
 				idx[d] = cur
 			}
 		}
-		cur.recs = append(cur.recs, c.files[p])
+		cur.recs = append(cur.recs, r)
 	}
 	c.byDir = idx
 	return idx
@@ -248,69 +248,120 @@ func decodeStatCache(data []byte) (*statCache, error) {
 	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(data[len(data)-4:]) {
 		return nil, errBadCache
 	}
-	r := bufio.NewReader(bytes.NewReader(body[len(statCacheMagic):]))
-	var err error
-	getU := func() uint64 {
-		if err != nil {
-			return 0
-		}
-		var v uint64
-		v, err = binary.ReadUvarint(r)
-		return v
-	}
-	getI := func() int64 {
-		if err != nil {
-			return 0
-		}
-		var v int64
-		v, err = binary.ReadVarint(r)
-		return v
-	}
-	getS := func() string {
-		n := getU()
-		if err != nil || n > 1<<16 {
-			if err == nil {
-				err = errBadCache
-			}
-			return ""
-		}
-		buf := make([]byte, n)
-		_, err = io.ReadFull(r, buf)
-		return string(buf)
-	}
-	c := newStatCache()
-	c.scanStart = getI()
-	n := getU()
+	// Decoded straight from memory: paths are substrings of one copy of
+	// the file and records come from one slab, so loading an 80k-file
+	// cache (a CLI command's first step) makes a handful of allocations.
+	all := string(body)
+	d := cacheDecoder{s: all, off: len(statCacheMagic)}
+	c := &statCache{scanStart: d.varint()}
+	n := d.uvarint()
 	if n > uint64(len(body)) {
 		return nil, errBadCache
 	}
-	c.sorted = make([]string, 0, n)
-	for i := uint64(0); i < n && err == nil; i++ {
-		rec := &fileRec{}
-		rec.path = getS()
-		rec.mode = filemode.FileMode(getU())
-		rec.size = getI()
-		rec.mtime = getI()
-		rec.ino = getU()
-		if err == nil {
-			_, err = io.ReadFull(r, rec.hash[:])
+	slab := make([]fileRec, n)
+	c.files = make(map[string]*fileRec, n)
+	c.sorted = make([]string, n)
+	c.recs = make([]*fileRec, n)
+	for i := range slab {
+		rec := &slab[i]
+		rec.path = d.str()
+		rec.mode = filemode.FileMode(d.uvarint())
+		rec.size = d.varint()
+		rec.mtime = d.varint()
+		rec.ino = d.uvarint()
+		d.hash(&rec.hash)
+		if d.err != nil {
+			break
 		}
 		c.files[rec.path] = rec
-		c.sorted = append(c.sorted, rec.path)
+		c.sorted[i] = rec.path
+		c.recs[i] = rec
 	}
-	nt := getU()
-	for i := uint64(0); i < nt && err == nil; i++ {
-		d := getS()
+	nt := d.uvarint()
+	if nt > uint64(len(body)) {
+		return nil, errBadCache
+	}
+	c.trees = make(map[string]plumbing.Hash, nt)
+	for i := uint64(0); i < nt && d.err == nil; i++ {
+		dir := d.str()
 		var h plumbing.Hash
-		if err == nil {
-			_, err = io.ReadFull(r, h[:])
-		}
-		c.trees[d] = h
+		d.hash(&h)
+		c.trees[dir] = h
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadCache, err)
+	if d.err == nil && d.off != len(all) {
+		d.err = fmt.Errorf("%d bytes left over", len(all)-d.off)
+	}
+	if d.err == nil && len(c.files) != len(slab) {
+		d.err = errors.New("a path is listed twice")
+	}
+	if d.err == nil && !slices.IsSorted(c.sorted) {
+		d.err = errors.New("paths out of order")
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", errBadCache, d.err)
 	}
 	return c, nil
+}
+
+// cacheDecoder reads the stat cache's fields; the first error sticks.
+type cacheDecoder struct {
+	s   string
+	off int
+	err error
+}
+
+func (d *cacheDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	var v uint64
+	for shift := uint(0); ; shift += 7 {
+		if d.off >= len(d.s) || shift > 63 {
+			d.err = io.ErrUnexpectedEOF
+			return 0
+		}
+		b := d.s[d.off]
+		d.off++
+		v |= uint64(b&0x7f) << shift
+		if b < 0x80 {
+			return v
+		}
+	}
+}
+
+func (d *cacheDecoder) varint() int64 {
+	u := d.uvarint()
+	v := int64(u >> 1)
+	if u&1 != 0 {
+		v = ^v
+	}
+	return v
+}
+
+func (d *cacheDecoder) str() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > 1<<16 || uint64(len(d.s)-d.off) < n {
+		d.err = io.ErrUnexpectedEOF
+		return ""
+	}
+	v := d.s[d.off : d.off+int(n)]
+	d.off += int(n)
+	return v
+}
+
+func (d *cacheDecoder) hash(h *plumbing.Hash) {
+	if d.err != nil {
+		return
+	}
+	if len(d.s)-d.off < len(h) {
+		d.err = io.ErrUnexpectedEOF
+		return
+	}
+	copy(h[:], d.s[d.off:])
+	d.off += len(h)
 }
 
 func (c *statCache) sortedPaths() []string {
