@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/gitops"
 )
 
 // defaultStateDir is $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd, else
@@ -30,10 +31,36 @@ func defaultStateDir() string {
 }
 
 // WorkspaceStateDir is where the server keeps a workspace's plans, runs,
-// change sets and policy: <stateDir>/workspaces/<hash of root>/rpc.
+// change sets and policy: rpc/ in the directory of the workspace's shadow
+// repository (gitops.StoreDir), so that one directory holds all of a
+// workspace's state.
 func WorkspaceStateDir(stateDir, root string) string {
+	return filepath.Join(gitops.StoreDir(stateDir, root), "rpc")
+}
+
+// legacyStateDir is where earlier builds kept it, under a hash of its own.
+func legacyStateDir(stateDir, root string) string {
 	sum := sha256.Sum256([]byte(root))
 	return filepath.Join(stateDir, "workspaces", hex.EncodeToString(sum[:8]), "rpc")
+}
+
+// moveLegacyState moves state kept where older versions kept it to dir, once.
+func moveLegacyState(legacy, dir string, log *slog.Logger) {
+	if _, err := os.Stat(legacy); err != nil {
+		return
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		return // both exist: the new one wins, the old one is left for the user
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err == nil {
+		err = os.Rename(legacy, dir)
+		if err == nil {
+			_ = os.Remove(filepath.Dir(legacy)) // only if empty
+			log.Info("moved the workspace's saved plans and runs", "from", legacy, "to", dir)
+			return
+		}
+		log.Warn("could not move the workspace's saved plans and runs; they stay where they are", "from", legacy, "to", dir, "err", err)
+	}
 }
 
 // persister writes the server's state as atomic JSON files so that a
@@ -48,7 +75,9 @@ func newPersister(stateDir, root string, log *slog.Logger) *persister {
 	if root == "" || stateDir == "" {
 		return nil
 	}
-	return &persister{dir: WorkspaceStateDir(stateDir, root), log: log}
+	dir := WorkspaceStateDir(stateDir, root)
+	moveLegacyState(legacyStateDir(stateDir, root), dir, log)
+	return &persister{dir: dir, log: log}
 }
 
 func safeName(id string) string {
