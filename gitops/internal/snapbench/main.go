@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -43,6 +44,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// out receives the report (tests capture it).
+var out io.Writer = os.Stdout
 
 // Profiling tunables (set from flags).
 var (
@@ -170,11 +174,11 @@ func run(tree, work string, reps int) error {
 		return err
 	}
 	sort.Strings(b.files)
-	fmt.Printf("tree: %s (%d files, %d MiB)\n", tree, len(b.files), treeBytes>>20)
+	fmt.Fprintf(out, "tree: %s (%d files, %d MiB)\n", tree, len(b.files), treeBytes>>20)
 	if barrier {
-		fmt.Println("each timed operation starts after sync(2), for both tools (-barrier=false: no barrier)")
+		fmt.Fprintln(out, "each timed operation starts after sync(2), for both tools (-barrier=false: no barrier)")
 	} else {
-		fmt.Println("no sync(2) barrier: each operation may wait for the other tool's writeback")
+		fmt.Fprintln(out, "no sync(2) barrier: each operation may wait for the other tool's writeback")
 	}
 
 	ws, err := workspace.Open(tree, workspace.Options{})
@@ -217,10 +221,13 @@ func run(tree, work string, reps int) error {
 	if err != nil {
 		return err
 	}
-	out, _ := exec.Command("git", "--git-dir="+b.gitDir, "ls-tree", "-r", "--name-only", "HEAD").Output()
-	fmt.Printf("initial snapshot: agentd %d files (%d skipped), git %d files\n", first.Files, len(first.Skipped), strings.Count(string(out), "\n"))
+	listed, _ := exec.Command("git", "--git-dir="+b.gitDir, "ls-tree", "-r", "--name-only", "HEAD").Output()
+	fmt.Fprintf(out, "initial snapshot: agentd %d files (%d skipped), git %d files\n", first.Files, len(first.Skipped), strings.Count(string(listed), "\n"))
 	if first.Files == 0 {
 		return fmt.Errorf("agentd's snapshot is empty: is %s ignored by a repository it is in?", tree)
+	}
+	if gitFiles := strings.Count(string(listed), "\n"); first.Files+len(first.Skipped) != gitFiles {
+		return fmt.Errorf("agentd snapshotted %d files and left out %d, git %d: they must see the same tree", first.Files, len(first.Skipped), gitFiles)
 	}
 	rows = append(rows, row{name: "initial snapshot", agentd: ta, git: tg, target: "<= 0.30"})
 	storeBytes := dirSize(filepath.Join(store.Dir(), "objects"))
@@ -299,9 +306,9 @@ func run(tree, work string, reps int) error {
 
 	// The daemon: the watcher runs in the same process.
 	if noWatch {
-		fmt.Printf("watcher: skipped (-nowatch)\n")
+		fmt.Fprintf(out, "watcher: skipped (-nowatch)\n")
 	} else if err := store.Watch(ctx); err != nil {
-		fmt.Printf("watcher: not available (%v)\n", err)
+		fmt.Fprintf(out, "watcher: not available (%v)\n", err)
 	} else {
 		if err := snap(); err != nil { // the walk the watcher's dirty sets build on
 			return err
@@ -338,13 +345,13 @@ func run(tree, work string, reps int) error {
 		rows[len(rows)-1].name += ", watcher running"
 	}
 
-	fmt.Printf("\n%-46s %12s %12s %8s %8s\n", "operation", "agentd", "git CLI", "ratio", "target")
+	fmt.Fprintf(out, "\n%-46s %12s %12s %8s %8s\n", "operation", "agentd", "git CLI", "ratio", "target")
 	for _, r := range rows {
-		fmt.Printf("%-46s %12s %12s %7.3fx %8s\n", r.name, r.agentd.Round(time.Microsecond), r.git.Round(time.Microsecond),
+		fmt.Fprintf(out, "%-46s %12s %12s %7.3fx %8s\n", r.name, r.agentd.Round(time.Microsecond), r.git.Round(time.Microsecond),
 			float64(r.agentd)/float64(r.git), r.target)
 	}
-	fmt.Printf("%-46s %9d MiB %9d MiB %7.3fx %8s   (agentd store / tree bytes: %.3f)\n", "store size after the initial snapshot",
+	fmt.Fprintf(out, "%-46s %9d MiB %9d MiB %7.3fx %8s   (agentd store / tree bytes: %.3f)\n", "store size after the initial snapshot",
 		storeBytes>>20, gitBytes>>20, float64(storeBytes)/float64(gitBytes), "", float64(storeBytes)/float64(treeBytes))
-	fmt.Printf("tree bytes: %d MiB; target: agentd store <= 0.50 of the tree\n", treeBytes>>20)
+	fmt.Fprintf(out, "tree bytes: %d MiB; target: agentd store <= 0.50 of the tree\n", treeBytes>>20)
 	return nil
 }

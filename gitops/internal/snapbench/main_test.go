@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReportOnSmallTree runs the whole benchmark once on a small tree, so
+// that bench/snapshot.sh cannot break unnoticed: every row must be
+// measured and printed, and agentd and git must have seen the same files.
+func TestReportOnSmallTree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("git is needed (make deps installs it): %v", err)
+	}
+	tree, work := t.TempDir(), t.TempDir()
+	for i := range 240 {
+		p := filepath.Join(tree, fmt.Sprintf("d%d/e%d/f%d.c", i%7, i%3, i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(strings.Repeat(fmt.Sprintf("line %d\n", i), 50)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(tree, ".gitignore"), []byte("*.o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tree, "ignored.o"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(work, "gitconfig"))
+	var buf bytes.Buffer
+	out, barrier = &buf, false
+	defer func() { out, barrier = os.Stdout, true }()
+	if err := run(tree, work, 1); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	report := buf.String()
+	for _, row := range []string{
+		"initial snapshot ", "no change ", "10 changed files ", "restore 10 modified + 5 created + 5 deleted ",
+		"no change, watcher running", "10 changed files, watcher running",
+		"restore 10 modified + 5 created + 5 deleted, watcher running", "store size after the initial snapshot",
+	} {
+		if !strings.Contains(report, row) {
+			t.Errorf("the report has no %q row:\n%s", row, report)
+		}
+	}
+	if !strings.Contains(report, "agentd 241 files (0 skipped), git 241 files") {
+		t.Errorf("agentd and git should both see the 240 files and .gitignore:\n%s", report)
+	}
+}
