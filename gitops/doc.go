@@ -7,7 +7,9 @@
 //
 // Layout of a store (StoreDir): a bare repository (HEAD, config, objects,
 // refs/agentd/runs/<run>/<seq>, refs/agentd/manual/<n>) plus agentd/ with
-// the lock, the stat cache and the restore journal. A snapshot's metadata
+// the lock, the stat cache, the file set's directory cache (so that a new
+// process lists again only directories that changed) and the restore
+// journal, and rpc/ with the server's state. A snapshot's metadata
 // is JSON in its commit message, so it is exactly as durable as the commit.
 //
 // Durability: new objects go into one pack per snapshot (streamed: blobs

@@ -238,3 +238,53 @@ func TestRunIDsThatCannotNameARef(t *testing.T) {
 	}
 	fsck(t, s.Dir())
 }
+
+// TestDirCacheAcrossStores takes snapshots from successive stores on the
+// same state dir (as successive CLI commands do, each with a new file set
+// that loads the directory cache the last one saved), with the tree and its
+// ignore rules changed in between and the directories' timestamps old
+// enough for their listings to be reused: each snapshot must be exactly
+// what git would commit.
+func TestDirCacheAcrossStores(t *testing.T) {
+	root, state := t.TempDir(), t.TempDir()
+	writeTree(t, root, map[string]string{
+		".gitignore": "*.log\n", "a/x.go": "x\n", "a/old.log": "log\n", "b/c/y.go": "y\n", "b/keep.txt": "k\n",
+	})
+	// A directory's listing is kept only once its last change is older
+	// than the racy window (2 s), as for files.
+	age := func() { time.Sleep(2100 * time.Millisecond) }
+	steps := []struct {
+		change func()
+		reuse  bool // some listings stay valid
+	}{
+		{func() {}, false},
+		{func() { writeTree(t, root, map[string]string{"a/new.go": "n\n"}) }, true},            // a new file in a listed directory
+		{func() { writeTree(t, root, map[string]string{"b/.gitignore": "keep.txt\n"}) }, true}, // a new ignore file
+		// The top ignore file edited in place: every listing is stale.
+		{func() { writeTree(t, root, map[string]string{".gitignore": "*.go\n!a/*.go\n"}) }, false},
+		{func() { os.Remove(filepath.Join(root, "b", "c", "y.go")) }, true},
+	}
+	for i, step := range steps {
+		step.change()
+		age()
+		s := openTestStore(t, root, Options{StateDir: state})
+		snap, err := s.Snapshot(context.Background(), SnapshotOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hits := s.files.(interface{ DirCacheHits() int64 }).DirCacheHits(); (hits > 0) != step.reuse {
+			t.Fatalf("step %d: %d saved directory listings were used", i, hits)
+		}
+		c, err := s.readCommit(mustHash(t, snap.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := c.TreeHash.String(), gitWriteTree(t, root); got != want {
+			t.Fatalf("step %d: snapshot tree %s, git write-tree %s", i, got, want)
+		}
+		s.Close()
+		if _, err := os.Stat(filepath.Join(s.Dir(), dirCacheName)); err != nil {
+			t.Fatalf("step %d: no directory cache saved: %v", i, err)
+		}
+	}
+}

@@ -1,11 +1,13 @@
 package gitops
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -41,6 +43,15 @@ type lister interface {
 	Ignored(rel string, isDir bool) bool
 }
 
+// dirCacheSaver is implemented by *fileset.Set: its directory cache (the
+// listings after ignore matching) is kept in the store between processes,
+// so that a CLI command's walk reads again only directories that changed.
+type dirCacheSaver interface {
+	SaveDirCache(w io.Writer) error
+	LoadDirCache(data []byte) error
+	DirCacheGen() uint64
+}
+
 // watchable is implemented by *fileset.Set.
 type watchable interface {
 	Watch(ctx context.Context) (*fileset.Watcher, error)
@@ -51,6 +62,7 @@ const (
 	agentdDir     = "agentd"
 	lockName      = "agentd/lock"
 	cacheName     = "agentd/statcache"
+	dirCacheName  = "agentd/dircache"
 	journalName   = "agentd/restore-journal.json"
 	rootName      = "agentd/root"
 	gcGenName     = "agentd/gc-generation"
@@ -124,7 +136,42 @@ func openStore(ctx context.Context, root string, files lister, opts Options) (*S
 	if err := s.recoverRestore(ctx); err != nil {
 		return nil, err
 	}
+	s.loadDirCache()
 	return s, nil
+}
+
+// loadDirCache gives the file set the directory cache saved in the store.
+func (s *Store) loadDirCache() {
+	dc, ok := s.files.(dirCacheSaver)
+	if !ok {
+		return
+	}
+	if data, err := os.ReadFile(filepath.Join(s.dir, dirCacheName)); err == nil {
+		if err := dc.LoadDirCache(data); err != nil {
+			slog.Debug("gitops: saved directory cache not used; the next walk lists every directory", "dir", s.dir, "err", err)
+		}
+	}
+	s.dirCacheGen = dc.DirCacheGen()
+}
+
+// dirCacheSave returns a function that saves the file set's directory
+// cache if it changed since it was loaded or last saved (nil: nothing to
+// do). It may run in the background: the cache is safe for concurrent use.
+func (s *Store) dirCacheSave() func() {
+	dc, ok := s.files.(dirCacheSaver)
+	if !ok || dc.DirCacheGen() == s.dirCacheGen {
+		return nil
+	}
+	s.dirCacheGen = dc.DirCacheGen()
+	return func() {
+		var b bytes.Buffer
+		if err := dc.SaveDirCache(&b); err != nil {
+			return
+		}
+		if err := writeFileAtomic(filepath.Join(s.dir, dirCacheName), b.Bytes(), 0o644, false); err != nil {
+			slog.Warn("gitops: could not save the directory cache; the next process lists every directory", "dir", s.dir, "err", err)
+		}
+	}
 }
 
 func (s *Store) openStorage() error {
@@ -202,6 +249,8 @@ func (s *Store) Close() error {
 	s.waitCacheSave()
 	if s.cacheUnsaved && s.cache != nil {
 		s.saveCache()
+	} else if save := s.dirCacheSave(); save != nil {
+		save()
 	}
 	s.stMu.Lock()
 	s.closePacks()
@@ -292,6 +341,9 @@ func (s *Store) noteCacheID() {
 
 func (s *Store) saveCache() {
 	s.waitCacheSave()
+	if save := s.dirCacheSave(); save != nil {
+		save()
+	}
 	if s.cache == nil {
 		return
 	}
@@ -310,10 +362,14 @@ func (s *Store) saveCacheAsync() {
 	s.waitCacheSave()
 	c := s.cache
 	s.cacheUnsaved = false
+	saveDirs := s.dirCacheSave()
 	done := make(chan struct{})
 	s.saving = done
 	go func() {
 		defer close(done)
+		if saveDirs != nil {
+			saveDirs()
+		}
 		if err := writeFileAtomic(filepath.Join(s.dir, cacheName), c.encode(), 0o644, false); err != nil {
 			slog.Warn("gitops: could not save the stat cache; the next snapshot re-hashes files", "dir", s.dir, "err", err)
 		}
@@ -345,6 +401,7 @@ type storeState struct {
 	watchBase    *statCache    // the cache the watcher's dirty sets apply to
 	watchFull    int           // snapshots since the last full walk while watching
 	cacheUnsaved bool          // the in-memory cache is newer than the persisted one
+	dirCacheGen  uint64        // the file set's DirCacheGen when its cache was last loaded or saved
 	saving       chan struct{} // closed when a background cache save is done
 	// Paths the watcher reported that no snapshot has looked at yet.
 	pending         map[string]struct{}

@@ -26,14 +26,20 @@ type dirCache struct {
 	index   *gitIndex
 	exclude *patternList
 	global  *patternList
+	top     string                // the rules' top, for rulesKey
 	dirs    map[string]*cachedDir // repository-relative directory
 	hits    atomic.Int64          // listings reused (tests check the cache is used)
+	gen     atomic.Uint64         // changes with every change of dirs
+	// loaded is the rulesKey of a cache loaded from disk and not yet bound
+	// to the rules of a walk (nil otherwise).
+	loaded *fingerprint
 }
 
 type cachedDir struct {
 	st        stamp
 	hasIgnore bool           // the directory has a .gitignore entry
 	lists     []*patternList // the ignore chain that applied, innermost first
+	fps       []fingerprint  // instead of lists, for a listing loaded from disk
 	files     []cachedFileEnt
 	subdirs   []string // names of sub-directories walked into
 	excluded  []string // names of excluded sub-directories (tracked files only)
@@ -51,9 +57,17 @@ type cachedFileEnt struct {
 func (c *dirCache) begin(r *rules) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.loaded != nil {
+		// A cache from disk applies if it was made under the same rules.
+		if *c.loaded == rulesKey(r) {
+			c.index, c.exclude, c.global, c.top = r.index, r.exclude, r.global, r.top
+		}
+		c.loaded = nil
+	}
 	if c.dirs == nil || !sameIndex(c.index, r.index) || c.exclude != r.exclude || c.global != r.global {
 		c.dirs = make(map[string]*cachedDir)
-		c.index, c.exclude, c.global = r.index, r.exclude, r.global
+		c.index, c.exclude, c.global, c.top = r.index, r.exclude, r.global, r.top
+		c.gen.Add(1)
 	}
 }
 
@@ -75,10 +89,14 @@ func (c *dirCache) put(r *rules, dir string, d *cachedDir) {
 		return
 	}
 	if d == nil {
-		delete(c.dirs, dir)
+		if _, ok := c.dirs[dir]; ok {
+			delete(c.dirs, dir)
+			c.gen.Add(1)
+		}
 		return
 	}
 	c.dirs[dir] = d
+	c.gen.Add(1)
 }
 
 // chainLists returns the pattern lists of n's chain, innermost first.

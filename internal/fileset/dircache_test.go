@@ -1,6 +1,7 @@
 package fileset
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -79,7 +80,15 @@ func waitTick(t *testing.T, probe string, since time.Time) {
 // (which reuses directory listings) and compares every walk with a fresh
 // Set's uncached walk: files and directories created, deleted and renamed,
 // .gitignore files and info/exclude edited, files added to the index.
-func TestDirCacheMatchesFreshWalks(t *testing.T) {
+func TestDirCacheMatchesFreshWalks(t *testing.T) { dirCacheScenario(t, false) }
+
+// TestSavedDirCacheMatchesFreshWalks is the same with the cache saved and
+// loaded into a new Set (as the next process does) before every walk: a
+// saved listing must never outlive a change of its directory, its ignore
+// files, the index or the excludes.
+func TestSavedDirCacheMatchesFreshWalks(t *testing.T) { dirCacheScenario(t, true) }
+
+func dirCacheScenario(t *testing.T, persist bool) {
 	prev, prevFile := dirRacyWindow, racyWindow
 	dirRacyWindow, racyWindow = 0, 0 // waitTick keeps changes out of the walks' ticks
 	t.Cleanup(func() { dirRacyWindow, racyWindow = prev, prevFile })
@@ -106,7 +115,21 @@ func TestDirCacheMatchesFreshWalks(t *testing.T) {
 		writeFile(t, filepath.Join(root, randPath()), "x")
 	}
 	s := env.open(t, root)
+	var loadedHits int64
 	for round := range 400 {
+		if persist {
+			var buf bytes.Buffer
+			if err := s.SaveDirCache(&buf); err != nil && round > 0 {
+				t.Fatalf("round %d: save: %v", round, err)
+			}
+			loadedHits += s.dirs.hits.Load()
+			s = env.open(t, root)
+			if buf.Len() > 0 {
+				if err := s.LoadDirCache(buf.Bytes()); err != nil {
+					t.Fatalf("round %d: load: %v", round, err)
+				}
+			}
+		}
 		start := time.Now()
 		list := listSet
 		if round%2 == 1 {
@@ -154,7 +177,74 @@ func TestDirCacheMatchesFreshWalks(t *testing.T) {
 			}
 		}
 	}
-	if s.dirs.hits.Load() < 500 {
-		t.Fatalf("only %d directory listings were reused in 400 walks", s.dirs.hits.Load())
+	hits := s.dirs.hits.Load()
+	if persist {
+		hits = loadedHits + hits
+	}
+	if hits < 500 {
+		t.Fatalf("only %d directory listings were reused in 400 walks", hits)
+	}
+}
+
+// TestDirCacheLoadRefusesDamageAndOtherTrees checks that a damaged saved
+// cache is refused (leaving the cache empty) and that one saved for
+// another tree is not used there.
+func TestDirCacheLoadRefusesDamageAndOtherTrees(t *testing.T) {
+	prev := dirRacyWindow
+	dirRacyWindow = 0
+	t.Cleanup(func() { dirRacyWindow = prev })
+	env := newGitEnv(t)
+	a, b := t.TempDir(), t.TempDir()
+	for i := range 20 {
+		writeFile(t, filepath.Join(a, fmt.Sprintf("d%d/f%d", i%4, i)), "a")
+		writeFile(t, filepath.Join(b, fmt.Sprintf("d%d/g%d", i%4, i)), "b")
+	}
+	time.Sleep(20 * time.Millisecond)
+	sa := env.open(t, a)
+	listSet(t, sa, Options{})
+	var buf bytes.Buffer
+	if err := sa.SaveDirCache(&buf); err != nil {
+		t.Fatal(err)
+	}
+	// Another tree: the listing of a's directories must not show up in b.
+	sb := env.open(t, b)
+	if err := sb.LoadDirCache(buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listSet(t, sb, Options{}), listSet(t, env.open(t, b), Options{}); !slices.Equal(got, want) {
+		t.Fatalf("a cache saved for another tree was used:\n%v\nwant\n%v", got, want)
+	}
+	if h := sb.dirs.hits.Load(); h != 0 {
+		t.Fatalf("%d listings of another tree's cache were used", h)
+	}
+	// The same tree: used.
+	sa2 := env.open(t, a)
+	if err := sa2.LoadDirCache(buf.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := listSet(t, sa2, Options{}), listSet(t, env.open(t, a), Options{}); !slices.Equal(got, want) {
+		t.Fatalf("loaded cache:\n%v\nwant\n%v", got, want)
+	}
+	if sa2.dirs.hits.Load() == 0 {
+		t.Fatal("the loaded cache was not used")
+	}
+	// Damaged: refused, and the set walks as if it had none.
+	data := buf.Bytes()
+	for i := 0; i < len(data); i += 1 + len(data)/50 {
+		bad := slices.Clone(data)
+		bad[i] ^= 0x10
+		s := env.open(t, a)
+		if err := s.LoadDirCache(bad); err == nil {
+			t.Fatalf("a cache with byte %d flipped was accepted", i)
+		}
+		if got, want := listSet(t, s, Options{}), listSet(t, env.open(t, a), Options{}); !slices.Equal(got, want) {
+			t.Fatalf("after refusing a damaged cache:\n%v\nwant\n%v", got, want)
+		}
+		if s.dirs.hits.Load() != 0 {
+			t.Fatal("a refused cache was used")
+		}
+	}
+	if err := env.open(t, a).LoadDirCache(data[:len(data)/2]); err == nil {
+		t.Fatal("a truncated cache was accepted")
 	}
 }

@@ -2,6 +2,7 @@ package fileset
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 // gitIndex is what the walk needs from the user's index: the sorted,
 // de-duplicated paths of its entries (repository-relative).
 type gitIndex struct {
+	fp      fingerprint         // of what the walk depends on: the names and their kinds
 	names   []string            // sorted as git sorts them (bytewise)
 	gitlink map[string]struct{} // entries that are submodules (mode 160000)
 	tracked map[string]struct{} // every name that is not a gitlink
@@ -60,15 +62,23 @@ func parseIndex(data []byte, hashSize int, readShared func(hexID string) ([]byte
 		gitlink: map[string]struct{}{},
 		tracked: make(map[string]struct{}, len(names)),
 	}
+	h := sha256.New()
 	for _, n := range names {
+		kind := byte('t')
 		switch modes[n] & 0o170000 {
 		case modeGitlink:
 			idx.gitlink[n] = struct{}{}
+			kind = 'g'
 		case modeDirectory:
+			kind = 'd'
 		default:
 			idx.tracked[n] = struct{}{}
 		}
+		h.Write([]byte{kind})
+		h.Write([]byte(n))
+		h.Write([]byte{0})
 	}
+	copy(idx.fp[:], h.Sum(nil))
 	return idx, nil
 }
 

@@ -36,7 +36,8 @@ type pattern struct {
 type patternList struct {
 	base     string
 	patterns []pattern
-	src      string // the file's content, to tell real changes from re-reads
+	src      string      // the file's content, to tell real changes from re-reads
+	fp       fingerprint // of base and src: the list's identity across processes
 
 	// Buckets of pattern indexes that let match skip most patterns while
 	// still finding the last matching one. Lists hold indexes descending.
@@ -103,7 +104,7 @@ func (pl *patternList) source() string {
 // optional UTF-8 BOM, lines split at '\n' with one trailing '\r' removed,
 // comments, and trailing unescaped spaces trimmed.
 func parsePatterns(data []byte, base string) *patternList {
-	pl := &patternList{base: base, src: string(data)}
+	pl := &patternList{base: base, src: string(data), fp: fingerprintOf(base, string(data))}
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	for len(data) > 0 {
 		var line []byte

@@ -1,6 +1,7 @@
 package fileset
 
 import (
+	"crypto/sha256"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,7 +121,7 @@ func (s *Set) readSharedIndex(id string) ([]byte, error) {
 }
 
 func emptyIndex() *gitIndex {
-	return &gitIndex{gitlink: map[string]struct{}{}, tracked: map[string]struct{}{}}
+	return &gitIndex{fp: sha256.Sum256(nil), gitlink: map[string]struct{}{}, tracked: map[string]struct{}{}}
 }
 
 // loadPatterns returns the parsed ignore file at abs (nil if none); base

@@ -131,7 +131,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 						return err
 					}
 				}
-				if sameChain(node, cd.lists) {
+				if cd.matches(node) {
 					w.dc.hits.Add(1)
 					return w.cached(f, abs, rel, node, cd)
 				}
