@@ -13,6 +13,7 @@ type RunBudget struct {
 	maxCost   float64
 	tokens    int
 	cost      float64
+	calls     int // model calls counted by Add directly (the planner's)
 }
 
 // NewBudget returns a budget with the given caps (0 = unlimited).
@@ -36,12 +37,33 @@ func (b *RunBudget) Reserve(estTokens int, estCostUSD float64) error {
 	return nil
 }
 
-// Add counts actual use.
+// Add counts actual use of one model call made outside a step (the
+// planner's); steps count theirs through their own budget.
 func (b *RunBudget) Add(u Usage) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.calls++
+	b.add(u)
+}
+
+// add counts usage without counting a call (b.mu held).
+func (b *RunBudget) add(u Usage) {
 	b.tokens += u.InputTokens + u.OutputTokens
 	b.cost += u.CostUSD
+}
+
+// addStepUsage counts a step's usage; the step reports its calls itself.
+func (b *RunBudget) addStepUsage(u Usage) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.add(u)
+}
+
+// Calls returns the model calls counted by Add.
+func (b *RunBudget) Calls() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls
 }
 
 // Used returns the tokens and cost counted so far.
@@ -70,7 +92,7 @@ func (b *stepBudget) Add(u Usage) {
 	b.added.OutputTokens += u.OutputTokens
 	b.added.CostUSD += u.CostUSD
 	b.mu.Unlock()
-	b.run.Add(u)
+	b.run.addStepUsage(u)
 }
 
 // settle counts the part of total that the model code did not Add itself.
@@ -86,7 +108,7 @@ func (b *stepBudget) settle(total Usage) {
 	b.added.CostUSD += rest.CostUSD
 	b.mu.Unlock()
 	if rest != (Usage{}) {
-		b.run.Add(rest)
+		b.run.addStepUsage(rest)
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -448,6 +449,33 @@ func TestSchedStateMetrics(t *testing.T) {
 		fin, _ := r.Wait(t.Context())
 		if fin.ElapsedMs != 4000 || fin.EtaMs != nil || fin.Summary == "" || fin.ToolCalls != 4 {
 			t.Errorf("final elapsed %d eta %v tool calls %d", fin.ElapsedMs, fin.EtaMs, fin.ToolCalls)
+		}
+	})
+}
+
+// TestSchedEtaCountsParallelism: 16 independent 1 s steps, 4 at a time.
+// At 1.5 s four have ended and 12 remain: at the parallelism seen so far
+// (4) that is 3 s, not the 12 s of mean time x remaining steps.
+func TestSchedEtaCountsParallelism(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness()
+		e := New(Config{Tools: h.reg})
+		var steps []string
+		for i := range 16 {
+			steps = append(steps, fmt.Sprintf(`{"id":"s%d","tool":"op","args":{"sleep":"1s"}}`, i))
+		}
+		p := mkPlan(t, "["+strings.Join(steps, ",")+"]")
+		r, err := e.Start(t.Context(), p, RunOptions{MaxParallel: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(1500 * time.Millisecond)
+		st := r.State()
+		if st.EtaMs == nil || *st.EtaMs != 3000 || st.CompletedSteps != 4 {
+			t.Errorf("at 1.5s: eta %v ms, %d completed; want 3000 ms, 4", st.EtaMs, st.CompletedSteps)
+		}
+		if fin, _ := r.Wait(t.Context()); fin.ElapsedMs != 4000 {
+			t.Errorf("the run took %d ms, want 4000", fin.ElapsedMs)
 		}
 	})
 }

@@ -123,6 +123,21 @@ func TestSchedRecovery(t *testing.T) {
 	}
 }
 
+// TestPlannerCallsCounted: the planner's model calls, counted through the
+// run's budget, show in llmCalls, tokens and cost with the steps'.
+func TestPlannerCallsCounted(t *testing.T) {
+	h := newHarness()
+	pl := &fakePlanner{recover: func(req RecoveryRequest) (*RecoveryDecision, error) {
+		req.Budget.Add(Usage{InputTokens: 100, OutputTokens: 20, CostUSD: 0.5})
+		return &RecoveryDecision{Action: RecoverFailGracefully, Reason: "cannot be fixed"}, nil
+	}}
+	p := mkPlan(t, `[{"id":"bad","tool":"op","args":{"fail":"boom"}}]`)
+	st, _ := runPlan(t, New(Config{Tools: h.reg, Planner: pl}), p, RunOptions{})
+	if st.LLMCalls != 1 || st.Tokens != 120 || st.CostUSD != 0.5 {
+		t.Fatalf("llmCalls %d, tokens %d, cost %v; want 1, 120, 0.5 (status %s, %s)", st.LLMCalls, st.Tokens, st.CostUSD, st.Status, st.Error)
+	}
+}
+
 // scriptedFailure answers OnFailure from a list.
 type scriptedFailure struct {
 	mu      sync.Mutex

@@ -61,6 +61,7 @@ type sched struct {
 	replanQueue         []replanAsk
 	durSum              time.Duration
 	durN                int
+	lastEnd             time.Time // when the last step that ran ended
 	start               time.Time
 	rollback            *RestoreInfo
 	files               []string
@@ -325,6 +326,7 @@ func (s *sched) end(n *node) {
 	if !n.started.IsZero() {
 		s.durSum += now.Sub(n.started)
 		s.durN++
+		s.lastEnd = now
 	}
 }
 
@@ -832,7 +834,7 @@ func (s *sched) compactState() RunState {
 		CurrentSteps:     s.currentIDs(),
 		StartTime:        s.start,
 		ElapsedMs:        time.Since(s.start).Milliseconds(),
-		LLMCalls:         s.llmCalls,
+		LLMCalls:         s.llmCalls + s.budget.Calls(), // steps' and the planner's
 		ToolCalls:        s.toolCalls,
 		RePlans:          s.rePlans,
 		RePlanIterations: s.rePlans,
@@ -846,7 +848,16 @@ func (s *sched) compactState() RunState {
 		st.Progress = 1
 	}
 	if s.durN > 0 && total > done {
-		eta := (s.durSum / time.Duration(s.durN) * time.Duration(total-done)).Milliseconds()
+		// The remaining steps at the mean step time, divided by the
+		// parallelism seen so far: the step time finished per unit of time
+		// until the last step ended (1 for a chain, up to maxParallel).
+		par := 1.0
+		if span := s.lastEnd.Sub(s.start); span > 0 {
+			par = float64(s.durSum) / float64(span)
+		}
+		par = min(max(par, 1), float64(s.maxParallel))
+		mean := float64(s.durSum) / float64(s.durN)
+		eta := time.Duration(mean * float64(total-done) / par).Milliseconds()
 		st.EtaMs = &eta
 	}
 	return st
