@@ -76,6 +76,10 @@ type FileDiff struct {
 	// diff).
 	OldOID string
 	NewOID string
+
+	// bin is both sides of a binary diff, when Compute made it and they
+	// are small enough to write out (see maxLiteral).
+	bin *binaryData
 }
 
 // Span is a part of a changed line for word-level display; Start and End are

@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"bytes"
 	"strconv"
 	"unsafe"
 )
@@ -37,6 +38,9 @@ func markBinary(fd *FileDiff, oldText, newText []byte) {
 	}
 	if fd.NewPath != "" {
 		fd.NewOID = BlobID(newText)
+	}
+	if len(oldText)+len(newText) <= maxLiteral {
+		fd.bin = &binaryData{old: bytes.Clone(oldText), new: bytes.Clone(newText)}
 	}
 }
 

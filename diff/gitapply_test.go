@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -91,20 +92,54 @@ func TestUnifiedGitApply(t *testing.T) {
 		if c.hasOld {
 			writeFile(t, filepath.Join(work, oldPath), c.old, oldMode)
 		}
-		if fd.Binary && c.hasNew {
+		if fd.Binary && c.hasNew && fd.bin == nil {
 			p := filepath.Join(blobs, fmt.Sprintf("b%d", k))
 			writeFile(t, p, c.new, 0o100644)
 			blobFiles = append(blobFiles, p)
 		}
 		cases = append(cases, c)
 	}
-	// `git apply` needs the new side of a binary diff in its object store,
-	// as with git's own "Binary files differ" output.
+	// A binary file too large for a literal patch: "Binary files differ"
+	// with full ids, and the new blob in git's object store.
+	{
+		big := make([]byte, maxLiteral/2+1)
+		for i := range big {
+			big[i] = byte(rng.UintN(256))
+		}
+		c := applyCase{hasOld: true, hasNew: true, old: big, new: append(slices.Clone(big[:len(big)/2]), 1, 2, 3)}
+		c.new = append(c.new, big...)
+		c.fd = Compute("large.bin", "large.bin", c.old, c.new)
+		c.fd.OldMode, c.fd.NewMode = 0o100644, 0o100644
+		if c.fd.bin != nil || !strings.Contains(Unified(c.fd), "Binary files a/large.bin and b/large.bin differ") {
+			t.Fatalf("a %d-byte binary diff should not be written out:\n%.300s", len(c.old)+len(c.new), Unified(c.fd))
+		}
+		writeFile(t, filepath.Join(work, "large.bin"), c.old, 0o100644)
+		for i, data := range [][]byte{c.new, c.old} { // the old one for git apply -R
+			p := filepath.Join(blobs, fmt.Sprintf("large%d", i))
+			writeFile(t, p, data, 0o100644)
+			blobFiles = append(blobFiles, p)
+		}
+		cases = append(cases, c)
+	}
+	binaries := 0
+	for _, c := range cases {
+		if c.fd.bin != nil {
+			binaries++
+		}
+	}
+	if binaries < 20 {
+		t.Fatalf("only %d binary diffs written out as literals", binaries)
+	}
+	// Only the large binary's new blob is in git's object store: the other
+	// binary diffs must apply from their literal patches alone.
 	git(t, work, nil, append([]string{"hash-object", "-w", "--"}, blobFiles...)...)
 
 	var sb strings.Builder
 	for _, c := range cases {
-		WriteUnified(&sb, c.fd)
+		WriteUnifiedBinary(&sb, c.fd)
+		if plain := Unified(c.fd); c.fd.bin != nil && (strings.Contains(plain, "GIT binary patch") || !strings.Contains(plain, "Binary files ")) {
+			t.Fatalf("Unified should not write binary content:\n%s", plain)
+		}
 	}
 	patch := sb.String()
 	if err := os.WriteFile(filepath.Join(dir, "all.patch"), []byte(patch), 0o644); err != nil {
@@ -140,6 +175,18 @@ func TestUnifiedGitApply(t *testing.T) {
 		}
 	}
 
+	// Reversed, the patch gives back every old file (binary ones from the
+	// reverse literals).
+	git(t, work, nil, "apply", "-R", "--whitespace=nowarn", "../all.patch")
+	for i, c := range cases {
+		if !c.hasOld {
+			continue
+		}
+		if got, err := os.ReadFile(filepath.Join(work, c.fd.OldPath)); err != nil || !bytes.Equal(got, c.old) {
+			t.Errorf("case %d %q: git apply -R gave %.80q, %v; want %.80q", i, c.fd.OldPath, got, err, c.old)
+		}
+	}
+
 	parsed, err := Parse(patch)
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
@@ -149,6 +196,7 @@ func TestUnifiedGitApply(t *testing.T) {
 	}
 	for i, c := range cases {
 		want := *c.fd
+		want.bin = nil // Parse skips the payload of binary patches
 		if !want.Binary {
 			want.OldOID, want.NewOID = "", ""
 		}

@@ -17,16 +17,31 @@ const defaultMode = 0o100644
 // "---/+++", "@@ -a,b +c,d @@", "\ No newline at end of file", "new file
 // mode", "deleted file mode", "Binary files ... differ") that `git apply`
 // accepts. A binary diff carries a full index line; `git apply` needs the new
-// blob in its object store to apply it.
+// blob in its object store to apply it (UnifiedBinary writes the content).
 func Unified(fd *FileDiff) string {
 	var sb strings.Builder
 	WriteUnified(&sb, fd)
 	return sb.String()
 }
 
+// UnifiedBinary is Unified with binary diffs written out as git "literal"
+// patches when Compute kept both sides (at most maxLiteral bytes): such a
+// patch applies, and reverts with `git apply -R`, with no objects at hand.
+// It is meant for patches to save or pipe to git, not for display.
+func UnifiedBinary(fd *FileDiff) string {
+	var sb strings.Builder
+	WriteUnifiedBinary(&sb, fd)
+	return sb.String()
+}
+
 // WriteUnified appends the rendering of fd (see Unified) to sb; rendering
 // many files into one builder makes a multi-file patch.
-func WriteUnified(sb *strings.Builder, fd *FileDiff) {
+func WriteUnified(sb *strings.Builder, fd *FileDiff) { writeUnified(sb, fd, false) }
+
+// WriteUnifiedBinary appends the rendering of fd (see UnifiedBinary) to sb.
+func WriteUnifiedBinary(sb *strings.Builder, fd *FileDiff) { writeUnified(sb, fd, true) }
+
+func writeUnified(sb *strings.Builder, fd *FileDiff, literals bool) {
 	if isEmptyDiff(fd) {
 		return
 	}
@@ -98,6 +113,10 @@ func WriteUnified(sb *strings.Builder, fd *FileDiff) {
 				sb.WriteString(strconv.FormatUint(uint64(fd.OldMode), 8))
 			}
 			sb.WriteByte('\n')
+		}
+		if literals && fd.bin != nil && oldID != "" && newID != "" {
+			writeBinaryPatch(sb, fd.bin)
+			return
 		}
 		sb.WriteString("Binary files ")
 		sb.WriteString(aLabel)

@@ -21,7 +21,8 @@ subcommands:
   create [--label L]                          record the workspace now
   list [--run R]                              list snapshots, newest first
   show ID [--files]                           one snapshot (--files: its files, one per line)
-  diff A [B]                                  unified diff from A to B (default: the workspace now)
+  diff A [B] [--binary]                       unified diff from A to B (default: the workspace now);
+                                              --binary: binary files' content too, for git apply
   restore ID [--path P]... [--dry-run] [--overwrite]
                                               make the workspace match snapshot ID
   gc                                          prune old runs and unreferenced objects
@@ -58,6 +59,7 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs.Var(&paths, "path", "restore only this `path` (file or directory; repeatable)")
 	dryRun := fs.Bool("dry-run", false, "list what restore would do and change nothing")
 	overwrite := fs.Bool("overwrite", false, "restore files changed by someone else too")
+	binary := fs.Bool("binary", false, "write binary files' content into the diff, as git diff --binary does")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -176,7 +178,11 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		return out(fds, func() {
 			for _, fd := range fds {
-				io.WriteString(stdout, diff.Unified(fd))
+				if *binary {
+					io.WriteString(stdout, diff.UnifiedBinary(fd))
+				} else {
+					io.WriteString(stdout, diff.Unified(fd))
+				}
 			}
 		})
 	case "restore":

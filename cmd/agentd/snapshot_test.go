@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/gitops"
 )
 
 // snapCLI runs `agentd snapshot ARGS --workspace ws --state-dir state`.
@@ -58,6 +61,40 @@ func TestSnapshotCLI(t *testing.T) {
 			t.Fatalf("diff lacks %q: %d\n%s", want, code, out)
 		}
 	}
+
+	// --binary: a patch git applies to a copy of the snapshot, binary
+	// files included, with no objects at hand.
+	os.WriteFile(filepath.Join(ws, "img.bin"), []byte("\x00\x01binary\x02"), 0o644)
+	out, _, code = snapCLI(t, ws, state, "diff", snap.ID)
+	if code != exitOK || !strings.Contains(out, "Binary files /dev/null and b/img.bin differ") || strings.Contains(out, "GIT binary patch") {
+		t.Fatalf("diff of a binary file without --binary: %d\n%s", code, out)
+	}
+	patch, _, code := snapCLI(t, ws, state, "diff", snap.ID, "--binary")
+	if code != exitOK || !strings.Contains(patch, "GIT binary patch") {
+		t.Fatalf("diff --binary: %d\n%s", code, patch)
+	}
+	copyDir := t.TempDir()
+	extract := exec.Command("sh", "-c", `git --git-dir="$1" archive "$2" | tar -x -C "$3"`, "sh", gitops.StoreDir(state, ws), snap.ID, copyDir)
+	if b, err := extract.CombinedOutput(); err != nil {
+		t.Fatalf("extract the snapshot: %v\n%s", err, b)
+	}
+	patchFile := filepath.Join(t.TempDir(), "p.patch")
+	os.WriteFile(patchFile, []byte(patch), 0o644)
+	apply := exec.Command("git", "apply", patchFile)
+	apply.Dir = copyDir
+	if b, err := apply.CombinedOutput(); err != nil {
+		t.Fatalf("git apply: %v\n%s\npatch:\n%s", err, b, patch)
+	}
+	for _, name := range []string{"a.txt", "new.txt", "img.bin"} {
+		want, _ := os.ReadFile(filepath.Join(ws, name))
+		if got, err := os.ReadFile(filepath.Join(copyDir, name)); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s after git apply: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(copyDir, "dir/b.txt")); !os.IsNotExist(err) {
+		t.Fatalf("dir/b.txt should be deleted by the patch: %v", err)
+	}
+	os.Remove(filepath.Join(ws, "img.bin"))
 
 	out, _, code = snapCLI(t, ws, state, "restore", snap.ID, "--dry-run")
 	if code != exitOK || out != "would be restored: a.txt\nwould be created: dir/b.txt\nwould be deleted: new.txt\n" {
