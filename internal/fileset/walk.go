@@ -215,24 +215,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		if cd != nil {
 			cd.files = append(cd.files, cachedFileEnt{name: name, path: p, typ: t & fs.ModeSymlink, tracked: tracked})
 		}
-		ent := Entry{Path: p[w.prefixLen:], Tracked: tracked, Mode: t & fs.ModeSymlink}
-		if !w.noStat {
-			if err := lstatAt(fd, abs, name, &ent); err != nil {
-				continue // gone since readdir
-			}
-			if !ent.Mode.IsRegular() && ent.Mode&fs.ModeSymlink == 0 {
-				continue
-			}
-		}
-		if w.dirFn != nil {
-			batch = append(batch, ent)
-			continue
-		}
-		if err := w.ctx.Err(); err != nil {
-			f.close()
-			return err
-		}
-		if err := w.fn(ent); err != nil {
+		if err := w.entry(fd, abs, name, Entry{Path: p[w.prefixLen:], Tracked: tracked, Mode: t & fs.ModeSymlink}, &batch); err != nil {
 			f.close()
 			return err
 		}
@@ -246,6 +229,29 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		w.dc.put(w.r, rel, cd)
 	}
 	return w.subdirs(subdirs, node)
+}
+
+// entry lstats the listed file name (in the directory open as fd) into ent
+// and hands it on: into batch for WalkDirs, else to fn. A file gone since
+// the listing, or no longer a file or symlink, is left out; the error is
+// fn's or the context's.
+func (w *walker) entry(fd int, abs, name string, ent Entry, batch *[]Entry) error {
+	if !w.noStat {
+		if err := lstatAt(fd, abs, name, &ent); err != nil {
+			return nil
+		}
+		if !ent.Mode.IsRegular() && ent.Mode&fs.ModeSymlink == 0 {
+			return nil
+		}
+	}
+	if w.dirFn != nil {
+		*batch = append(*batch, ent)
+		return nil
+	}
+	if err := w.ctx.Err(); err != nil {
+		return err
+	}
+	return w.fn(ent)
 }
 
 // flush hands one directory's files to WalkDirs' fn.
@@ -294,25 +300,7 @@ func (w *walker) cached(f *dirHandle, abs, rel string, node *dirNode, cd *cached
 		batch = make([]Entry, 0, len(cd.files))
 	}
 	for _, cf := range cd.files {
-		p := cf.path
-		ent := Entry{Path: p[w.prefixLen:], Tracked: cf.tracked, Mode: cf.typ}
-		if !w.noStat {
-			if err := lstatAt(fd, abs, cf.name, &ent); err != nil {
-				continue // gone since the directory's stat was taken
-			}
-			if !ent.Mode.IsRegular() && ent.Mode&fs.ModeSymlink == 0 {
-				continue
-			}
-		}
-		if w.dirFn != nil {
-			batch = append(batch, ent)
-			continue
-		}
-		if err := w.ctx.Err(); err != nil {
-			f.close()
-			return err
-		}
-		if err := w.fn(ent); err != nil {
+		if err := w.entry(fd, abs, cf.name, Entry{Path: cf.path[w.prefixLen:], Tracked: cf.tracked, Mode: cf.typ}, &batch); err != nil {
 			f.close()
 			return err
 		}
