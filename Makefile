@@ -14,8 +14,13 @@ all: build
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
 
+# Each front end's end-to-end suite lives in mk/<name>.mk, which appends its
+# target to FRONTEND_TESTS; the README's test command runs them all.
+FRONTEND_TESTS :=
+-include mk/*.mk
+
 # The README's test command: everything CI runs.
-test: deps vet lint gotest
+test: deps vet lint gotest $(FRONTEND_TESTS)
 
 # What the tests use besides Go: git and diff (the oracles for ignore rules,
 # snapshots and patches), ripgrep (the reference for search_code), and
