@@ -1,0 +1,403 @@
+// Pure logic of the extension: protocol shapes, the layout of a hunk in the buffer, how hunks
+// follow the user's typing, CodeLens titles and status texts. No `vscode` import here, so the
+// unit tests run it under Node alone. Every rule (what is pending, what is stale, what a decision
+// does) stays in the server: this file only turns what the server says into what is drawn.
+
+export interface Position { line: number; character: number }
+export interface Range { start: Position; end: Position }
+
+export interface WordDiff { range: Range; kind: 'insert' | 'delete' }
+
+export interface HunkInfo {
+  id: string;
+  status: 'pending' | 'accepted' | 'rejected' | 'stale';
+  oldRange: Range;
+  newRange: Range;
+  oldText?: string;
+  newText?: string;
+  wordDiff?: WordDiff[];
+}
+
+export interface FileInfo {
+  uri: string;
+  op: 'create' | 'modify' | 'delete' | 'move';
+  oldUri?: string;
+  baseHash: string;
+  binary?: boolean;
+  status: string;
+  patch?: string;
+  hunks: HunkInfo[];
+}
+
+export interface ChangeSet {
+  id: string;
+  runId?: string;
+  stepId?: string;
+  status: string;
+  review: 'before' | 'after';
+  files: FileInfo[];
+}
+
+export interface Step {
+  id: string;
+  tool?: string;
+  kind?: string;
+  description?: string;
+  dependsOn?: string[];
+  args?: unknown;
+  skip?: boolean;
+  [k: string]: unknown;
+}
+
+export interface Plan { id: string; version: number; title?: string; request?: string; steps: Step[] }
+
+export interface StepState {
+  id: string; status: string; attempts?: number; durationMs?: number; error?: string; reason?: string;
+}
+
+export interface RunState {
+  runId: string; planId: string; planVersion?: number; status: string; progress: number;
+  completedSteps: number; failedSteps: number; skippedSteps: number; totalSteps: number;
+  currentSteps: string[]; elapsedMs?: number; etaMs?: number; steps?: StepState[]; snapshots?: string[];
+  error?: string;
+}
+
+export interface ApprovalOption { optionId: string; name: string; kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' }
+
+export interface ApprovalRequest {
+  runId: string; stepId: string; tool?: string; category: string; risk: string; title: string;
+  detail?: string; command?: string; cwd?: string; changeId?: string; options: ApprovalOption[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Patches
+
+export type LineKind = ' ' | '-' | '+';
+export interface PatchLine { kind: LineKind; text: string }
+export interface PatchHunk { oldStart: number; oldLines: number; newStart: number; newLines: number; lines: PatchLine[] }
+
+/** parsePatch reads the hunks of a unified diff of one file, in order. */
+export function parsePatch(patch: string): PatchHunk[] {
+  const out: PatchHunk[] = [];
+  let cur: PatchHunk | undefined;
+  const lines = patch.split('\n');
+  if (lines.length > 0 && lines[lines.length - 1] === '') lines.pop();
+  for (const l of lines) {
+    const m = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(l);
+    if (m) {
+      cur = { oldStart: +m[1], oldLines: m[2] === undefined ? 1 : +m[2], newStart: +m[3], newLines: m[4] === undefined ? 1 : +m[4], lines: [] };
+      out.push(cur);
+      continue;
+    }
+    if (!cur) continue;
+    const k = l[0];
+    if (k === ' ' || k === '-' || k === '+') cur.lines.push({ kind: k, text: l.slice(1).replace(/\r$/, '') });
+    // "\ No newline at end of file" and headers are not lines of the file.
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A hunk as drawn in the buffer
+
+export type Mode = 'before' | 'after';
+
+/** A mark on a buffer line of a hunk: `offset` is relative to the hunk's first buffer line. */
+export interface LineMark { offset: number; kind: 'added' | 'removed' }
+/** Lines not in the buffer (inserted lines in before mode, deleted lines in after mode), shown
+ *  as ghost text and in a hover. They go before buffer line `offset` of the hunk. */
+export interface Ghost { offset: number; kind: 'added' | 'removed'; lines: string[] }
+export interface WordMark { offset: number; start: number; end: number; kind: 'insert' | 'delete' }
+
+export interface ViewHunk {
+  changeId: string;
+  stepId?: string;
+  uri: string;
+  id: string;
+  status: HunkInfo['status'];
+  /** First buffer line of the hunk (context included), 0-based, kept current while the user types. */
+  start: number;
+  /** Buffer lines the hunk spans (context included). */
+  length: number;
+  /** Offset of the first changed line (where the CodeLens goes). */
+  focus: number;
+  marks: LineMark[];
+  ghosts: Ghost[];
+  words: WordMark[];
+  oldText: string;
+  newText: string;
+  /** The user typed inside the hunk and the server has not answered yet. */
+  touched: boolean;
+}
+
+/** viewHunks lays out the hunks of one file of a change set in the buffer the user sees:
+ *  the old text in before mode, the new text in after mode. */
+export function viewHunks(cs: Pick<ChangeSet, 'id' | 'stepId' | 'review'>, file: FileInfo): ViewHunk[] {
+  const mode: Mode = cs.review === 'after' ? 'after' : 'before';
+  const parsed = file.patch ? parsePatch(file.patch) : [];
+  const out: ViewHunk[] = [];
+  file.hunks.forEach((h, i) => {
+    const p = parsed[i];
+    const bufRange = mode === 'before' ? h.oldRange : h.newRange;
+    const start = bufRange.start.line;
+    const length = bufRange.end.line - bufRange.start.line;
+    const marks: LineMark[] = [];
+    const ghosts: Ghost[] = [];
+    const words: WordMark[] = [];
+    let focus = -1;
+    if (p) {
+      let off = 0; // buffer offset
+      let ghost: Ghost | undefined;
+      for (const l of p.lines) {
+        const inBuffer = l.kind === ' ' || (mode === 'before' ? l.kind === '-' : l.kind === '+');
+        if (inBuffer) {
+          ghost = undefined;
+          if (l.kind !== ' ') {
+            marks.push({ offset: off, kind: l.kind === '+' ? 'added' : 'removed' });
+            if (focus < 0) focus = off;
+          }
+          off++;
+        } else {
+          if (focus < 0) focus = off;
+          if (!ghost) {
+            ghost = { offset: off, kind: l.kind === '+' ? 'added' : 'removed', lines: [] };
+            ghosts.push(ghost);
+          }
+          ghost.lines.push(l.text);
+        }
+      }
+      const wordKind = mode === 'before' ? 'delete' : 'insert';
+      for (const w of h.wordDiff ?? []) {
+        if (w.kind !== wordKind || w.range.start.line !== w.range.end.line) continue;
+        words.push({ offset: w.range.start.line - start, start: w.range.start.character, end: w.range.end.character, kind: w.kind });
+      }
+    }
+    out.push({
+      changeId: cs.id, stepId: cs.stepId, uri: file.uri, id: h.id, status: h.status, start, length,
+      focus: Math.max(0, Math.min(focus < 0 ? 0 : focus, Math.max(0, length - 1))), marks, ghosts, words,
+      oldText: h.oldText ?? '', newText: h.newText ?? '', touched: false,
+    });
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Following the user's typing
+
+/** One content change as VS Code reports it: the replaced range and the new text. */
+export interface TextChange { range: Range; text: string }
+
+function countLines(s: string): number {
+  let n = 0;
+  for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/** followEdit moves hunks in place after an edit of their buffer: a hunk below the edit shifts
+ *  by the lines added or removed, a hunk the edit touches is marked `touched` until the server's
+ *  `agentd/changes/didChange` says where it is now. Only hunks at or below the edit are visited
+ *  (they are sorted by start), so a keystroke costs a binary search plus the hunks below it.
+ *  Returns whether any hunk moved or changed. */
+export function followEdit(hunks: ViewHunk[], ch: TextChange): boolean {
+  const delta = countLines(ch.text) - (ch.range.end.line - ch.range.start.line);
+  const s = ch.range.start, e = ch.range.end;
+  // First hunk whose end is after the edit's start line.
+  let lo = 0, hi = hunks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (hunks[mid].start + hunks[mid].length <= s.line) lo = mid + 1; else hi = mid;
+  }
+  let changed = false;
+  for (let i = lo; i < hunks.length; i++) {
+    const h = hunks[i];
+    // Above: ends on an earlier line, or at the very start of the hunk's first line with whole
+    // lines inserted (typing a new line above it).
+    const above = e.line < h.start || (e.line === h.start && e.character === 0 && (ch.text === '' || ch.text.endsWith('\n')));
+    if (above) {
+      if (delta !== 0) { h.start += delta; changed = true; }
+      continue;
+    }
+    if (s.line >= h.start + h.length) continue;
+    // The edit is inside the hunk.
+    h.length = Math.max(1, h.length + delta);
+    if (!h.touched) { h.touched = true; changed = true; }
+    if (delta !== 0) changed = true;
+  }
+  return changed;
+}
+
+export function sortHunks(hunks: ViewHunk[]): ViewHunk[] {
+  return hunks.sort((a, b) => a.start - b.start || a.changeId.localeCompare(b.changeId));
+}
+
+/** hunkAt returns the hunk whose lines hold `line`, or the hunk of a pure insertion right there. */
+export function hunkAt(hunks: ViewHunk[], line: number): ViewHunk | undefined {
+  for (const h of hunks) {
+    if (h.status !== 'pending' && h.status !== 'stale') continue;
+    if (line >= h.start && line < h.start + Math.max(1, h.length)) return h;
+  }
+  return undefined;
+}
+
+/** nextHunkLine is the focus line of the next (dir 1) or previous (dir -1) open hunk, wrapping. */
+export function nextHunkLine(hunks: ViewHunk[], line: number, dir: 1 | -1): number | undefined {
+  const lines = hunks.filter((h) => h.status === 'pending' || h.status === 'stale').map((h) => h.start + h.focus).sort((a, b) => a - b);
+  if (lines.length === 0) return undefined;
+  if (dir === 1) return lines.find((l) => l > line) ?? lines[0];
+  for (let i = lines.length - 1; i >= 0; i--) if (lines[i] < line) return lines[i];
+  return lines[lines.length - 1];
+}
+
+// ---------------------------------------------------------------------------------------------
+// CodeLens
+
+export interface Lens { line: number; title: string; command: string; args: unknown[] }
+
+/** hunkLenses are the lenses of one hunk: Accept | Reject when pending; a stale hunk says so and
+ *  offers Reject only (accepting text that no longer fits is not offered). */
+export function hunkLenses(h: ViewHunk): Lens[] {
+  const line = h.start + h.focus;
+  const ref = { changeId: h.changeId, uri: h.uri, hunkId: h.id };
+  if (h.status === 'stale' || h.touched) {
+    return [
+      { line, title: h.touched ? '$(sync) Updating…' : '$(warning) Stale: the file changed here', command: '', args: [] },
+      { line, title: 'Reject', command: 'agentd.rejectHunk', args: [ref] },
+    ];
+  }
+  if (h.status !== 'pending') return [];
+  return [
+    { line, title: 'Accept', command: 'agentd.acceptHunk', args: [ref] },
+    { line, title: 'Reject', command: 'agentd.rejectHunk', args: [ref] },
+  ];
+}
+
+/** fileLenses: Accept All | Reject All | Open Diff at the top of a file with open hunks. */
+export function fileLenses(uri: string, hunks: ViewHunk[]): Lens[] {
+  const open = hunks.filter((h) => h.status === 'pending' || h.status === 'stale');
+  if (open.length === 0) return [];
+  const pending = open.filter((h) => h.status === 'pending' && !h.touched).length;
+  const out: Lens[] = [];
+  if (pending > 0) out.push({ line: 0, title: `Accept All (${pending})`, command: 'agentd.acceptFile', args: [{ uri }] });
+  out.push({ line: 0, title: `Reject All (${open.length})`, command: 'agentd.rejectFile', args: [{ uri }] });
+  out.push({ line: 0, title: 'Open Diff', command: 'agentd.openDiff', args: [{ uri }] });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Texts
+
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || ms < 0) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s.toFixed(s < 10 ? 1 : 0)} s`;
+  const m = Math.floor(s / 60);
+  return `${m} min ${Math.round(s - m * 60)} s`;
+}
+
+/** statusText is the status bar's text: the run's progress and the pending hunk count. */
+export function statusText(run: RunState | undefined, pendingHunks: number): string {
+  const parts: string[] = [];
+  if (run) {
+    const done = run.completedSteps + run.failedSteps + run.skippedSteps;
+    const icon = run.status === 'running' ? '$(sync~spin)' : run.status === 'paused' ? '$(debug-pause)' : run.status === 'completed' ? '$(check)' : '$(error)';
+    let t = `${icon} agentd ${done}/${run.totalSteps}`;
+    if (run.status !== 'running') t += ` ${run.status}`;
+    else if (run.etaMs !== undefined) t += ` · ${formatDuration(run.etaMs)} left`;
+    parts.push(t);
+  } else {
+    parts.push('$(hubot) agentd');
+  }
+  if (pendingHunks > 0) parts.push(`$(diff) ${pendingHunks} pending`);
+  return parts.join('  ');
+}
+
+export const stepIcons: Record<string, string> = {
+  pending: 'circle-large-outline', blocked: 'debug-pause', ready: 'circle-large-outline', running: 'sync~spin',
+  completed: 'pass', failed: 'error', skipped: 'debug-step-over', cancelled: 'circle-slash',
+};
+
+/** approvalPrompt is the text of the approval modal: what runs where, or which file goes. */
+export function approvalPrompt(r: ApprovalRequest): { message: string; detail: string; buttons: { title: string; optionId: string; kind: string }[] } {
+  const lines: string[] = [];
+  if (r.command) lines.push(`Command: ${r.command}`);
+  if (r.cwd) lines.push(`Folder: ${r.cwd}`);
+  if (r.detail) lines.push(r.detail);
+  lines.push(`Step ${r.stepId}${r.tool ? ` (${r.tool})` : ''} · ${r.category} · risk ${r.risk}`);
+  const order = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
+  const buttons = [...r.options].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind)).map((o) => ({ title: o.name, optionId: o.optionId, kind: o.kind }));
+  return { message: `agentd: ${r.title}`, detail: lines.join('\n'), buttons };
+}
+
+/** isModelDriven says whether a step's rejection reason can be read by a model. */
+export function isModelDriven(step: Step | undefined): boolean {
+  return !!step && (step.kind === 'llm' || step.kind === 'agent');
+}
+
+/** moveEdit is the plan edit that moves a step one place up or down, or undefined at the edge. */
+export function moveEdit(plan: Plan, stepId: string, dir: -1 | 1): { op: 'move'; stepId: string; after?: string } | undefined {
+  const ids = plan.steps.map((s) => s.id);
+  const i = ids.indexOf(stepId);
+  if (i < 0) return undefined;
+  const j = i + dir;
+  if (j < 0 || j >= ids.length) return undefined;
+  const rest = ids.filter((id) => id !== stepId);
+  const pos = dir === -1 ? i - 1 : i + 1; // index in rest where the step goes
+  return pos === 0 ? { op: 'move', stepId } : { op: 'move', stepId, after: rest[pos - 1] };
+}
+
+/** restoreConflicts are the restored files whose editors hold unsaved edits: VS Code keeps the
+ *  user's text there, so they are reported, beside the server's own conflicts. */
+export function restoreConflicts(restored: string[], dirty: Set<string>, server: { uri: string; message: string }[]): { uri: string; message: string }[] {
+  const out = [...server];
+  const seen = new Set(server.map((c) => c.uri));
+  for (const u of restored) {
+    if (dirty.has(u) && !seen.has(u)) out.push({ uri: u, message: 'the editor has unsaved edits; they were left alone' });
+  }
+  return out;
+}
+
+export function countPending(sets: Iterable<ChangeSet>): number {
+  let n = 0;
+  for (const cs of sets) for (const f of cs.files) {
+    if (f.hunks.length === 0) { if (f.status === 'pending') n++; continue; }
+    for (const h of f.hunks) if (h.status === 'pending' || h.status === 'stale') n++;
+  }
+  return n;
+}
+
+/** applyPatchText applies the chosen hunks of a one-file unified diff to text (`forward`: old to
+ *  new; `reverse`: new to old). A hunk is placed where its lines are found, nearest to where the
+ *  header says, so a view stays right after the user typed elsewhere; a hunk whose lines are not
+ *  found is left out. Used only to show virtual documents, never to write a file. */
+export function applyPatchText(text: string, patch: string, chosen: boolean[] | undefined, dir: 'forward' | 'reverse'): string {
+  const eol = text.includes('\r\n') ? '\r\n' : '\n';
+  const lines = text.split(/\r?\n/);
+  const finalNewline = lines.length > 0 && lines[lines.length - 1] === '';
+  if (finalNewline) lines.pop();
+  const hunks = parsePatch(patch);
+  const edits: { at: number; del: number; ins: string[] }[] = [];
+  let drift = 0;
+  hunks.forEach((h, i) => {
+    const from = h.lines.filter((l) => l.kind === ' ' || l.kind === (dir === 'forward' ? '-' : '+')).map((l) => l.text);
+    const to = h.lines.filter((l) => l.kind === ' ' || l.kind === (dir === 'forward' ? '+' : '-')).map((l) => l.text);
+    const start = Math.max(0, (dir === 'forward' ? h.oldStart : h.newStart) - (from.length > 0 ? 1 : 0));
+    if (chosen && !chosen[i]) return;
+    const at = findLines(lines, from, start + drift);
+    if (at < 0) return;
+    drift = at - start;
+    edits.push({ at, del: from.length, ins: to });
+  });
+  for (let i = edits.length - 1; i >= 0; i--) lines.splice(edits[i].at, edits[i].del, ...edits[i].ins);
+  return lines.join(eol) + (finalNewline || (lines.length > 0 && text === '') ? eol : '');
+}
+
+function findLines(lines: string[], want: string[], near: number): number {
+  const fits = (at: number) => at >= 0 && at + want.length <= lines.length && want.every((w, k) => lines[at + k] === w);
+  for (let d = 0; d <= lines.length; d++) {
+    if (fits(near - d)) return near - d;
+    if (d > 0 && fits(near + d)) return near + d;
+    if (near - d < 0 && near + d > lines.length) break;
+  }
+  return -1;
+}

@@ -1,0 +1,277 @@
+// Inline review: decorations, CodeLens, the hunk-under-cursor context key, virtual documents
+// for diffs, and the hunks following the user's typing. What a hunk is and what a decision does
+// is the server's business; this draws what the server says.
+import * as vscode from 'vscode';
+import {
+  ChangeSet, FileInfo, ViewHunk, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
+} from './model';
+
+export const DIFF_SCHEME = 'agentd-diff';
+
+export interface Metrics { record(name: string, value: number, extra?: Record<string, unknown>): void }
+
+export class Review implements vscode.CodeLensProvider, vscode.TextDocumentContentProvider, vscode.HoverProvider, vscode.Disposable {
+  readonly sets = new Map<string, ChangeSet>();
+  private byUri = new Map<string, ViewHunk[]>();
+  private readonly lensEmitter = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensEmitter.event;
+  private readonly contentEmitter = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.contentEmitter.event;
+  private readonly changedEmitter = new vscode.EventEmitter<void>();
+  /** Fires when the change sets changed (views and status bar listen). */
+  readonly onDidChangeSets = this.changedEmitter.event;
+  private disposables: vscode.Disposable[] = [];
+  /** Edits in flight from workspace/applyEdit: they are the agent's, not typing. */
+  private readonly types = {
+    added: vscode.window.createTextEditorDecorationType({
+      isWholeLine: true, backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
+      overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.addedForeground'), overviewRulerLane: vscode.OverviewRulerLane.Left,
+    }),
+    removed: vscode.window.createTextEditorDecorationType({
+      isWholeLine: true, backgroundColor: new vscode.ThemeColor('diffEditor.removedLineBackground'),
+      overviewRulerColor: new vscode.ThemeColor('editorOverviewRuler.deletedForeground'), overviewRulerLane: vscode.OverviewRulerLane.Left,
+    }),
+    wordInsert: vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor('diffEditor.insertedTextBackground') }),
+    wordDelete: vscode.window.createTextEditorDecorationType({ backgroundColor: new vscode.ThemeColor('diffEditor.removedTextBackground'), textDecoration: 'line-through' }),
+    ghostAdded: vscode.window.createTextEditorDecorationType({
+      after: { color: new vscode.ThemeColor('gitDecoration.addedResourceForeground'), fontStyle: 'italic', margin: '0 0 0 2em' },
+    }),
+    ghostRemoved: vscode.window.createTextEditorDecorationType({
+      after: { color: new vscode.ThemeColor('gitDecoration.deletedResourceForeground'), fontStyle: 'italic', margin: '0 0 0 2em', textDecoration: 'line-through' },
+    }),
+    stale: vscode.window.createTextEditorDecorationType({
+      isWholeLine: true, backgroundColor: new vscode.ThemeColor('editorWarning.background'),
+      border: '1px dashed', borderColor: new vscode.ThemeColor('editorWarning.foreground'),
+    }),
+  };
+
+  constructor(private readonly metrics: Metrics) {
+    this.disposables.push(
+      vscode.workspace.onDidChangeTextDocument((e) => this.onTyping(e)),
+      vscode.window.onDidChangeVisibleTextEditors((eds) => eds.forEach((ed) => this.draw(ed))),
+      vscode.window.onDidChangeTextEditorSelection((e) => this.updateContext(e.textEditor)),
+      vscode.window.onDidChangeActiveTextEditor((ed) => this.updateContext(ed)),
+    );
+  }
+
+  dispose(): void {
+    this.disposables.forEach((d) => d.dispose());
+    Object.values(this.types).forEach((t) => t.dispose());
+  }
+
+  hunks(uri: string): ViewHunk[] { return this.byUri.get(uri) ?? []; }
+  pendingCount(): number { return countPending(this.sets.values()); }
+
+  /** setChangeSet takes a change set as the server sent it (with texts) and redraws its files. */
+  setChangeSet(cs: ChangeSet): void {
+    const old = this.sets.get(cs.id);
+    this.sets.set(cs.id, cs);
+    const uris = new Set(cs.files.map((f) => f.uri));
+    old?.files.forEach((f) => uris.add(f.uri));
+    for (const u of uris) this.rebuild(u);
+    this.changed(uris);
+  }
+
+  /** updateFiles applies agentd/changes/didChange: new hunk ids and ranges for some files. */
+  updateFiles(changeId: string, status: string, files: FileInfo[]): void {
+    const cs = this.sets.get(changeId);
+    if (!cs) return;
+    cs.status = status;
+    for (const f of files) {
+      const i = cs.files.findIndex((x) => x.uri === f.uri);
+      if (i >= 0) cs.files[i] = f; else cs.files.push(f);
+      this.rebuild(f.uri);
+    }
+    this.changed(new Set(files.map((f) => f.uri)));
+  }
+
+  removeChangeSet(id: string): void {
+    const cs = this.sets.get(id);
+    if (!cs) return;
+    this.sets.delete(id);
+    const uris = new Set(cs.files.map((f) => f.uri));
+    for (const u of uris) this.rebuild(u);
+    this.changed(uris);
+  }
+
+  clear(): void {
+    const uris = new Set(this.byUri.keys());
+    this.sets.clear();
+    this.byUri.clear();
+    this.changed(uris);
+  }
+
+  private rebuild(uri: string): void {
+    const list: ViewHunk[] = [];
+    for (const cs of this.sets.values()) {
+      for (const f of cs.files) {
+        if (f.uri !== uri) continue;
+        for (const h of viewHunks(cs, f)) if (h.status === 'pending' || h.status === 'stale') list.push(h);
+      }
+    }
+    if (list.length) this.byUri.set(uri, sortHunks(list)); else this.byUri.delete(uri);
+  }
+
+  private changed(uris: Set<string>): void {
+    for (const ed of vscode.window.visibleTextEditors) if (uris.has(ed.document.uri.toString())) this.draw(ed);
+    for (const u of uris) this.contentEmitter.fire(vscode.Uri.parse(u).with({ scheme: DIFF_SCHEME, query: 'side=proposed' }));
+    this.lensEmitter.fire();
+    this.changedEmitter.fire();
+    this.updateContext(vscode.window.activeTextEditor);
+  }
+
+  /** draw sets every decoration of one editor from the hunks of its document. */
+  draw(ed: vscode.TextEditor): void {
+    const hs = this.hunks(ed.document.uri.toString());
+    const added: vscode.Range[] = [], removed: vscode.Range[] = [], stale: vscode.Range[] = [];
+    const wi: vscode.Range[] = [], wd: vscode.Range[] = [];
+    const ga: vscode.DecorationOptions[] = [], gr: vscode.DecorationOptions[] = [];
+    const last = Math.max(0, ed.document.lineCount - 1);
+    const line = (n: number) => Math.min(Math.max(0, n), last);
+    for (const h of hs) {
+      if (h.status === 'stale' || h.touched) {
+        stale.push(new vscode.Range(line(h.start), 0, line(h.start + h.length - 1), 0));
+        continue;
+      }
+      for (const m of h.marks) (m.kind === 'added' ? added : removed).push(new vscode.Range(line(h.start + m.offset), 0, line(h.start + m.offset), 0));
+      for (const w of h.words) {
+        const l = line(h.start + w.offset);
+        (w.kind === 'insert' ? wi : wd).push(new vscode.Range(l, w.start, l, w.end));
+      }
+      for (const g of h.ghosts) {
+        // Lines that are not in the buffer: shown after the line above where they go (or on the
+        // first line when they go at the top), with the whole text in the hover.
+        const at = line(h.start + g.offset - (g.offset > 0 || h.start > 0 ? 1 : 0));
+        const first = g.lines[0] ?? '';
+        const more = g.lines.length > 1 ? `  (+${g.lines.length - 1} more line${g.lines.length > 2 ? 's' : ''})` : '';
+        const sign = g.kind === 'added' ? '+ ' : '− ';
+        const md = new vscode.MarkdownString();
+        md.appendMarkdown(g.kind === 'added' ? '**agentd proposes:**' : '**agentd removes:**');
+        md.appendCodeblock(g.lines.map((l) => (g.kind === 'added' ? '+' : '-') + l).join('\n'), 'diff');
+        const opt: vscode.DecorationOptions = {
+          range: new vscode.Range(at, Number.MAX_SAFE_INTEGER, at, Number.MAX_SAFE_INTEGER),
+          hoverMessage: md,
+          renderOptions: { after: { contentText: sign + first.trim() + more } },
+        };
+        (g.kind === 'added' ? ga : gr).push(opt);
+      }
+    }
+    ed.setDecorations(this.types.added, added);
+    ed.setDecorations(this.types.removed, removed);
+    ed.setDecorations(this.types.wordInsert, wi);
+    ed.setDecorations(this.types.wordDelete, wd);
+    ed.setDecorations(this.types.ghostAdded, ga);
+    ed.setDecorations(this.types.ghostRemoved, gr);
+    ed.setDecorations(this.types.stale, stale);
+  }
+
+  /** onTyping moves the hunks of the edited document with the edit (decorations move by
+   *  themselves in VS Code; our anchors are kept in step for CodeLens and commands). Work is
+   *  proportional to the hunks below the edit, never a recomputation of the file. */
+  private onTyping(e: vscode.TextDocumentChangeEvent): void {
+    if (e.contentChanges.length === 0) return;
+    const hs = this.byUri.get(e.document.uri.toString());
+    if (!hs || hs.length === 0) return;
+    const t0 = performance.now();
+    let touched = false;
+    for (const c of e.contentChanges) {
+      const before = hs.map((h) => h.touched);
+      followEdit(hs, { range: c.range, text: c.text });
+      if (hs.some((h, i) => h.touched !== before[i])) touched = true;
+    }
+    if (touched) {
+      for (const ed of vscode.window.visibleTextEditors) if (ed.document === e.document) this.draw(ed);
+      this.lensEmitter.fire();
+    }
+    this.metrics.record('typingHandlerMs', performance.now() - t0, { hunks: hs.length });
+  }
+
+  private updateContext(ed: vscode.TextEditor | undefined): void {
+    const hs = ed ? this.hunks(ed.document.uri.toString()) : [];
+    const h = ed && hs.length ? hunkAt(hs, ed.selection.active.line) : undefined;
+    void vscode.commands.executeCommand('setContext', 'agentd.hunkUnderCursor', !!h);
+    void vscode.commands.executeCommand('setContext', 'agentd.fileHasHunks', hs.length > 0);
+  }
+
+  hunkUnderCursor(): ViewHunk | undefined {
+    const ed = vscode.window.activeTextEditor;
+    if (!ed) return undefined;
+    return hunkAt(this.hunks(ed.document.uri.toString()), ed.selection.active.line);
+  }
+
+  // CodeLens ---------------------------------------------------------------------------------
+
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    const t0 = performance.now();
+    const uri = doc.uri.toString();
+    const hs = this.hunks(uri);
+    if (hs.length === 0) return [];
+    const last = Math.max(0, doc.lineCount - 1);
+    const out: vscode.CodeLens[] = [];
+    const mk = (l: { line: number; title: string; command: string; args: unknown[] }) => {
+      const r = new vscode.Range(Math.min(l.line, last), 0, Math.min(l.line, last), 0);
+      out.push(new vscode.CodeLens(r, { title: l.title, command: l.command, arguments: l.args }));
+    };
+    fileLenses(uri, hs).forEach(mk);
+    for (const h of hs) hunkLenses(h).forEach(mk);
+    this.metrics.record('provideCodeLensesMs', performance.now() - t0, { hunks: hs.length });
+    return out;
+  }
+
+  // Hover over a hunk: the old and new sides as a diff -------------------------------------
+
+  provideHover(doc: vscode.TextDocument, pos: vscode.Position): vscode.Hover | undefined {
+    const h = hunkAt(this.hunks(doc.uri.toString()), pos.line);
+    if (!h || !h.oldText && !h.newText) return undefined;
+    // Only on the hunk's first changed line, so it does not hide the code the user reads.
+    if (pos.line !== h.start + h.focus) return undefined;
+    const md = new vscode.MarkdownString();
+    md.appendMarkdown(`**agentd** · step \`${h.stepId ?? '?'}\` · ${h.status}${h.touched ? ' (updating)' : ''}\n`);
+    const lines = [...h.oldText.split('\n').filter((_, i, a) => i < a.length - 1 || a[i] !== '').map((l) => '-' + l),
+      ...h.newText.split('\n').filter((_, i, a) => i < a.length - 1 || a[i] !== '').map((l) => '+' + l)];
+    md.appendCodeblock(lines.join('\n'), 'diff');
+    return new vscode.Hover(md);
+  }
+
+  // Virtual documents: the file as proposed, or as in a snapshot ---------------------------
+
+  private snapshotTexts = new Map<string, string>();
+
+  /** proposedUri names the file with every open hunk applied (before mode) or taken out (after). */
+  static proposedUri(uri: string): vscode.Uri {
+    return vscode.Uri.parse(uri).with({ scheme: DIFF_SCHEME, query: 'side=proposed' });
+  }
+
+  setSnapshotText(key: string, text: string): vscode.Uri {
+    this.snapshotTexts.set(key, text);
+    const u = vscode.Uri.parse(`${DIFF_SCHEME}:/${key}`).with({ query: 'side=snapshot' });
+    this.contentEmitter.fire(u);
+    return u;
+  }
+
+  async provideTextDocumentContent(u: vscode.Uri): Promise<string> {
+    const q = new URLSearchParams(u.query);
+    if (q.get('side') === 'snapshot') return this.snapshotTexts.get(u.path.replace(/^\//, '')) ?? '';
+    const file = u.with({ scheme: 'file', query: '' });
+    const doc = await vscode.workspace.openTextDocument(file).then((d) => d, () => undefined);
+    const text = doc ? doc.getText() : '';
+    let out = text;
+    for (const cs of this.sets.values()) {
+      for (const f of cs.files) {
+        if (f.uri !== file.toString() || !f.patch) continue;
+        const open = new Set(f.hunks.filter((h) => h.status === 'pending').map((h) => h.id));
+        out = applyPatchText(out, f.patch, f.hunks.map((h) => open.has(h.id)), cs.review === 'after' ? 'reverse' : 'forward');
+      }
+    }
+    return out;
+  }
+
+  /** diffTitle names the two sides the way the diff editor shows them. */
+  static diffSides(cs: ChangeSet | undefined, uri: string): { left: vscode.Uri; right: vscode.Uri; title: string } {
+    const file = vscode.Uri.parse(uri);
+    const name = file.path.split('/').pop() ?? uri;
+    const proposed = Review.proposedUri(uri);
+    if (cs?.review === 'after') return { left: proposed, right: file, title: `${name} (before agentd ↔ now)` };
+    return { left: file, right: proposed, title: `${name} (now ↔ proposed by agentd)` };
+  }
+}

@@ -1,0 +1,172 @@
+// The Plan, Changes and Snapshots views.
+import * as vscode from 'vscode';
+import { ChangeSet, Plan, RunState, StepState, formatDuration, stepIcons } from './model';
+
+export interface Problem { stepId?: string; field?: string; message: string }
+
+export type PlanNode = { type: 'step'; stepId: string } | { type: 'problem'; problem: Problem };
+
+export class PlanTree implements vscode.TreeDataProvider<PlanNode> {
+  plan: Plan | undefined;
+  planUri: vscode.Uri | undefined;
+  run: RunState | undefined;
+  problems: Problem[] = [];
+  private steps = new Map<string, StepState>();
+  private started = new Map<string, number>();
+  private readonly emitter = new vscode.EventEmitter<PlanNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+
+  setPlan(plan: Plan | undefined, uri?: vscode.Uri): void {
+    this.plan = plan;
+    if (uri) this.planUri = uri;
+    this.problems = [];
+    this.emitter.fire(undefined);
+  }
+  setProblems(p: Problem[]): void { this.problems = p; this.emitter.fire(undefined); }
+  setRun(run: RunState | undefined): void {
+    this.run = run;
+    if (run?.steps) for (const s of run.steps) this.steps.set(s.id, s);
+    this.emitter.fire(undefined);
+  }
+  resetSteps(): void { this.steps.clear(); this.started.clear(); }
+  stepEvent(stepId: string, status: string, error?: string): void {
+    const cur = this.steps.get(stepId) ?? { id: stepId, status };
+    cur.status = status;
+    if (error) cur.error = error;
+    if (status === 'running') this.started.set(stepId, Date.now());
+    else if (this.started.has(stepId) && cur.durationMs === undefined) cur.durationMs = Date.now() - this.started.get(stepId)!;
+    this.steps.set(stepId, cur);
+    this.emitter.fire(undefined);
+  }
+  stepState(id: string): StepState | undefined { return this.steps.get(id); }
+
+  getChildren(el?: PlanNode): PlanNode[] {
+    if (el) return [];
+    const out: PlanNode[] = [];
+    for (const p of this.problems) if (!p.stepId || !this.plan?.steps.some((s) => s.id === p.stepId)) out.push({ type: 'problem', problem: p });
+    for (const s of this.plan?.steps ?? []) out.push({ type: 'step', stepId: s.id });
+    return out;
+  }
+
+  getTreeItem(n: PlanNode): vscode.TreeItem {
+    if (n.type === 'problem') {
+      const it = new vscode.TreeItem(n.problem.message);
+      it.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
+      it.contextValue = 'problem';
+      return it;
+    }
+    const step = this.plan!.steps.find((s) => s.id === n.stepId)!;
+    const st = this.steps.get(step.id);
+    const status = st?.status ?? (step.skip ? 'skipped' : 'pending');
+    const it = new vscode.TreeItem(step.id);
+    const problems = this.problems.filter((p) => p.stepId === step.id);
+    const parts = [step.description ?? '', step.tool ?? step.kind ?? ''].filter(Boolean);
+    if (st?.durationMs !== undefined) parts.push(formatDuration(st.durationMs));
+    if (st?.attempts && st.attempts > 1) parts.push(`attempt ${st.attempts}`);
+    it.description = parts.join(' · ');
+    it.tooltip = new vscode.MarkdownString([`**${step.id}** — ${status}`, step.description ?? '', st?.error ? `Error: ${st.error}` : '',
+      ...problems.map((p) => `⚠ ${p.field ? p.field + ': ' : ''}${p.message}`)].filter(Boolean).join('\n\n'));
+    it.iconPath = problems.length
+      ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
+      : new vscode.ThemeIcon(stepIcons[status] ?? 'circle-large-outline',
+        status === 'failed' ? new vscode.ThemeColor('testing.iconFailed') : status === 'completed' ? new vscode.ThemeColor('testing.iconPassed') : undefined);
+    it.contextValue = `step ${status}`;
+    it.id = step.id;
+    // Checkbox: checked = will run; unchecking skips the step (a plan edit in the server).
+    it.checkboxState = step.skip ? vscode.TreeItemCheckboxState.Unchecked : vscode.TreeItemCheckboxState.Checked;
+    it.accessibilityInformation = { label: `${step.id} ${status}` };
+    return it;
+  }
+}
+
+export type ChangeNode =
+  | { type: 'changeset'; changeId: string }
+  | { type: 'file'; changeId: string; uri: string }
+  | { type: 'hunk'; changeId: string; uri: string; hunkId: string; index: number };
+
+export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
+  private readonly emitter = new vscode.EventEmitter<ChangeNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  constructor(private readonly sets: Map<string, ChangeSet>) {}
+  refresh(): void { this.emitter.fire(undefined); }
+
+  getChildren(n?: ChangeNode): ChangeNode[] {
+    if (!n) return [...this.sets.values()].filter((c) => c.status === 'pending' || c.status === 'partial' || c.status === 'stale').map((c) => ({ type: 'changeset', changeId: c.id }));
+    const cs = this.sets.get(n.changeId);
+    if (!cs) return [];
+    if (n.type === 'changeset') return cs.files.map((f) => ({ type: 'file', changeId: cs.id, uri: f.uri }));
+    if (n.type === 'file') {
+      const f = cs.files.find((x) => x.uri === n.uri);
+      return (f?.hunks ?? []).map((h, i) => ({ type: 'hunk', changeId: cs.id, uri: n.uri, hunkId: h.id, index: i }));
+    }
+    return [];
+  }
+
+  getTreeItem(n: ChangeNode): vscode.TreeItem {
+    const cs = this.sets.get(n.changeId)!;
+    if (n.type === 'changeset') {
+      const hunks = cs.files.reduce((a, f) => a + Math.max(1, f.hunks.length), 0);
+      const it = new vscode.TreeItem(`step ${cs.stepId ?? '?'}`, vscode.TreeItemCollapsibleState.Expanded);
+      it.description = `${cs.files.length} file${cs.files.length === 1 ? '' : 's'}, ${hunks} hunk${hunks === 1 ? '' : 's'} · ${cs.status}`;
+      it.contextValue = 'changeset';
+      it.iconPath = new vscode.ThemeIcon('git-pull-request-draft');
+      return it;
+    }
+    const f = cs.files.find((x) => x.uri === n.uri)!;
+    if (n.type === 'file') {
+      const it = new vscode.TreeItem(vscode.Uri.parse(f.uri), f.hunks.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      const open = f.hunks.filter((h) => h.status === 'pending' || h.status === 'stale').length;
+      it.description = `${f.op} · ${f.hunks.length ? `${open}/${f.hunks.length} hunks open` : f.status}`;
+      it.contextValue = 'file';
+      it.command = { command: 'agentd.openDiff', title: 'Open Diff', arguments: [{ uri: f.uri, changeId: cs.id }] };
+      return it;
+    }
+    const h = f.hunks[n.index];
+    const r = cs.review === 'after' ? h.newRange : h.oldRange;
+    const it = new vscode.TreeItem(`lines ${r.start.line + 1}–${Math.max(r.start.line + 1, r.end.line)}`);
+    it.description = h.status;
+    it.contextValue = h.status === 'pending' || h.status === 'stale' ? 'hunk' : 'hunk-done';
+    it.iconPath = new vscode.ThemeIcon(h.status === 'accepted' ? 'check' : h.status === 'rejected' ? 'close' : h.status === 'stale' ? 'warning' : 'diff');
+    it.command = { command: 'vscode.open', title: 'Go to hunk', arguments: [vscode.Uri.parse(f.uri), { selection: new vscode.Range(r.start.line, 0, r.start.line, 0), preserveFocus: false }] };
+    return it;
+  }
+}
+
+export interface SnapshotInfo { id: string; runId?: string; stepId?: string; label: string; createdAt: string; filesChanged: number }
+export type SnapNode = { type: 'run'; runId: string } | { type: 'snapshot'; snap: SnapshotInfo };
+
+export class SnapshotsTree implements vscode.TreeDataProvider<SnapNode> {
+  private readonly emitter = new vscode.EventEmitter<SnapNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  snaps: SnapshotInfo[] = [];
+  set(list: SnapshotInfo[]): void { this.snaps = list; this.emitter.fire(undefined); }
+
+  getChildren(n?: SnapNode): SnapNode[] {
+    if (!n) {
+      const runs: string[] = [];
+      const out: SnapNode[] = [];
+      for (const s of this.snaps) {
+        if (s.runId) { if (!runs.includes(s.runId)) { runs.push(s.runId); out.push({ type: 'run', runId: s.runId }); } }
+        else out.push({ type: 'snapshot', snap: s });
+      }
+      return out;
+    }
+    if (n.type === 'run') return this.snaps.filter((s) => s.runId === n.runId).map((s) => ({ type: 'snapshot', snap: s }));
+    return [];
+  }
+
+  getTreeItem(n: SnapNode): vscode.TreeItem {
+    if (n.type === 'run') {
+      const it = new vscode.TreeItem(`run ${n.runId}`, vscode.TreeItemCollapsibleState.Expanded);
+      it.iconPath = new vscode.ThemeIcon('run-all');
+      return it;
+    }
+    const s = n.snap;
+    const it = new vscode.TreeItem(s.stepId ? `step ${s.stepId}` : s.label);
+    it.description = `${s.label} · ${new Date(s.createdAt).toLocaleTimeString()} · ${s.filesChanged} file${s.filesChanged === 1 ? '' : 's'}`;
+    it.tooltip = `${s.label}\n${s.id}`;
+    it.contextValue = 'snapshot';
+    it.iconPath = new vscode.ThemeIcon('history');
+    return it;
+  }
+}

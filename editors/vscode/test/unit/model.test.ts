@@ -1,0 +1,201 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, isModelDriven, moveEdit,
+  nextHunkLine, parsePatch, restoreConflicts, statusText, viewHunks, countPending,
+} from '../../src/model';
+
+// greet.go before and after renaming Hello to Greet: two hunks, as the server sends them
+// (ranges from the unified header: 0-based start, context included).
+const patch = `--- a/greet/greet.go
++++ b/greet/greet.go
+@@ -3,8 +3,8 @@
+ 
+ import "strings"
+ 
+-// Hello returns a greeting for name.
+-func Hello(name string) string {
++// Greet returns a greeting for name.
++func Greet(name string) string {
+ 	name = strings.TrimSpace(name)
+ 	if name == "" {
+ 		name = "world"
+@@ -16,7 +16,7 @@
+ func HelloAll(names []string) string {
+ 	var b strings.Builder
+ 	for _, n := range names {
+-		b.WriteString(Hello(n))
++		b.WriteString(Greet(n))
+ 		b.WriteByte('\\n')
+ 	}
+ 	return b.String()
+`;
+const r = (a: number, b: number) => ({ start: { line: a, character: 0 }, end: { line: b, character: 0 } });
+const file: FileInfo = {
+  uri: 'file:///w/greet/greet.go', op: 'modify', baseHash: 'x', status: 'pending', patch,
+  hunks: [
+    { id: 'h1', status: 'pending', oldRange: r(2, 10), newRange: r(2, 10), wordDiff: [
+      { kind: 'delete', range: { start: { line: 5, character: 3 }, end: { line: 5, character: 8 } } },
+      { kind: 'insert', range: { start: { line: 5, character: 3 }, end: { line: 5, character: 8 } } },
+      { kind: 'delete', range: { start: { line: 6, character: 5 }, end: { line: 6, character: 10 } } },
+      { kind: 'insert', range: { start: { line: 6, character: 5 }, end: { line: 6, character: 10 } } },
+    ] },
+    { id: 'h2', status: 'pending', oldRange: r(15, 22), newRange: r(15, 22) },
+  ],
+};
+const cs = (review: 'before' | 'after'): ChangeSet => ({ id: 'cs-1', stepId: 'rename', status: 'pending', review, files: [file] });
+
+const oldText = `// Package greet makes greetings.
+package greet
+
+import "strings"
+
+// Hello returns a greeting for name.
+func Hello(name string) string {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		name = "world"
+	}
+	return "Hello, " + name + "!"
+}
+
+// HelloAll greets several people, one per line.
+func HelloAll(names []string) string {
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(Hello(n))
+		b.WriteByte('\\n')
+	}
+	return b.String()
+}
+`;
+const newText = oldText.replace('// Hello returns', '// Greet returns').replace('func Hello(', 'func Greet(').replace('WriteString(Hello(', 'WriteString(Greet(');
+
+test('parsePatch reads headers and line kinds', () => {
+  const hs = parsePatch(patch);
+  assert.equal(hs.length, 2);
+  assert.deepEqual([hs[0].oldStart, hs[0].oldLines, hs[0].newStart, hs[0].newLines], [3, 8, 3, 8]);
+  assert.deepEqual(hs[0].lines.map((l) => l.kind).join(''), '   --++   ');
+  assert.equal(hs[1].lines[3].text, '\t\tb.WriteString(Hello(n))');
+});
+
+test('before mode: deleted lines are in the buffer, inserted lines are ghosts', () => {
+  const [h1, h2] = viewHunks(cs('before'), file);
+  assert.equal(h1.start, 2);
+  assert.equal(h1.length, 8);
+  assert.deepEqual(h1.marks, [{ offset: 3, kind: 'removed' }, { offset: 4, kind: 'removed' }]);
+  assert.deepEqual(h1.ghosts, [{ offset: 5, kind: 'added', lines: ['// Greet returns a greeting for name.', 'func Greet(name string) string {'] }]);
+  assert.equal(h1.focus, 3);
+  // Word diff: only the deleted words show in the old text, relative to the hunk.
+  assert.deepEqual(h1.words, [{ offset: 3, start: 3, end: 8, kind: 'delete' }, { offset: 4, start: 5, end: 10, kind: 'delete' }]);
+  // The buffer's line at the mark is the deleted one.
+  assert.equal(oldText.split('\n')[h1.start + h1.marks[0].offset], '// Hello returns a greeting for name.');
+  assert.equal(oldText.split('\n')[h2.start + h2.focus], '\t\tb.WriteString(Hello(n))');
+});
+
+test('after mode: inserted lines are in the buffer, deleted lines are ghosts', () => {
+  const [h1] = viewHunks(cs('after'), file);
+  assert.deepEqual(h1.marks, [{ offset: 3, kind: 'added' }, { offset: 4, kind: 'added' }]);
+  assert.equal(h1.ghosts[0].kind, 'removed');
+  assert.equal(h1.ghosts[0].offset, 3);
+  assert.deepEqual(h1.words.map((w) => w.kind), ['insert', 'insert']);
+  assert.equal(newText.split('\n')[h1.start + h1.marks[1].offset], 'func Greet(name string) string {');
+});
+
+test('typing above a hunk moves it; typing inside marks it touched; below leaves it', () => {
+  const hs = viewHunks(cs('before'), file);
+  // A new line typed at the top of the file.
+  assert.equal(followEdit(hs, { range: r(0, 0), text: '// note\n' }), true);
+  assert.deepEqual(hs.map((h) => h.start), [3, 16]);
+  assert.deepEqual(hs.map((h) => h.touched), [false, false]);
+  // Typing on a line (no newline) above the first hunk moves nothing.
+  assert.equal(followEdit(hs, { range: { start: { line: 1, character: 2 }, end: { line: 1, character: 2 } }, text: 'x' }), false);
+  // Deleting two lines above the second hunk, inside the first hunk's span: touched, shifted.
+  assert.equal(followEdit(hs, { range: r(8, 10), text: '' }), true);
+  assert.equal(hs[0].touched, true);
+  assert.equal(hs[1].start, 14);
+  assert.equal(hs[1].touched, false);
+  // Below every hunk.
+  assert.equal(followEdit(hs, { range: r(40, 40), text: 'tail\n' }), false);
+  assert.deepEqual(hs.map((h) => h.start), [3, 14]);
+});
+
+test('followEdit with many hunks visits only those from the edit down', () => {
+  const many = Array.from({ length: 200 }, (_, i) => ({ ...viewHunks(cs('before'), file)[0], id: `h${i}`, start: i * 10, length: 8 }));
+  followEdit(many, { range: r(1000, 1000), text: 'a\n' });
+  assert.equal(many[99].start, 990);
+  assert.equal(many[100].start, 1001);
+  assert.equal(many[199].start, 1991);
+});
+
+test('lenses: Accept | Reject per pending hunk, no Accept on a stale one, file lenses on top', () => {
+  const [h1, h2] = viewHunks(cs('before'), file);
+  assert.deepEqual(hunkLenses(h1).map((l) => l.title), ['Accept', 'Reject']);
+  assert.equal(hunkLenses(h1)[0].line, 5);
+  assert.deepEqual(hunkLenses(h1)[0].args, [{ changeId: 'cs-1', uri: file.uri, hunkId: 'h1' }]);
+  h2.status = 'stale';
+  assert.ok(!hunkLenses(h2).some((l) => l.command === 'agentd.acceptHunk'));
+  assert.match(hunkLenses(h2)[0].title, /Stale/);
+  assert.deepEqual(fileLenses(file.uri, [h1, h2]).map((l) => l.title), ['Accept All (1)', 'Reject All (2)', 'Open Diff']);
+  h1.status = 'accepted';
+  h2.status = 'accepted';
+  assert.deepEqual(fileLenses(file.uri, [h1, h2]), []);
+});
+
+test('hunkAt and nextHunkLine find hunks by line', () => {
+  const hs = viewHunks(cs('before'), file);
+  assert.equal(hunkAt(hs, 5)?.id, 'h1');
+  assert.equal(hunkAt(hs, 12), undefined);
+  assert.equal(hunkAt(hs, 18)?.id, 'h2');
+  assert.equal(nextHunkLine(hs, 0, 1), 5);
+  assert.equal(nextHunkLine(hs, 5, 1), 18);
+  assert.equal(nextHunkLine(hs, 18, 1), 5);
+  assert.equal(nextHunkLine(hs, 5, -1), 18);
+});
+
+test('applyPatchText: forward, reverse, chosen hunks, and after the user typed above', () => {
+  assert.equal(applyPatchText(oldText, patch, undefined, 'forward'), newText);
+  assert.equal(applyPatchText(newText, patch, undefined, 'reverse'), oldText);
+  const onlySecond = applyPatchText(oldText, patch, [false, true], 'forward');
+  assert.ok(onlySecond.includes('func Hello(') && onlySecond.includes('WriteString(Greet('));
+  const typed = '// note\n// more\n' + oldText;
+  assert.equal(applyPatchText(typed, patch, undefined, 'forward'), '// note\n// more\n' + newText);
+  // A hunk whose lines are gone is left out rather than put in the wrong place.
+  const gone = oldText.replace('func Hello(name string) string {', 'func Other() string {');
+  assert.ok(applyPatchText(gone, patch, undefined, 'forward').includes('func Other()'));
+});
+
+test('moveEdit moves a step one place', () => {
+  const plan = { id: 'p', version: 1, steps: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] };
+  assert.deepEqual(moveEdit(plan, 'b', -1), { op: 'move', stepId: 'b' });
+  assert.deepEqual(moveEdit(plan, 'c', -1), { op: 'move', stepId: 'c', after: 'a' });
+  assert.deepEqual(moveEdit(plan, 'a', 1), { op: 'move', stepId: 'a', after: 'b' });
+  assert.equal(moveEdit(plan, 'a', -1), undefined);
+  assert.equal(moveEdit(plan, 'c', 1), undefined);
+});
+
+test('approvalPrompt shows the command and folder and orders the four options', () => {
+  const p = approvalPrompt({ runId: 'r', stepId: 'test', tool: 'run_command', category: 'command', risk: 'high', title: 'Run go test ./...', command: 'go test ./...', cwd: '/w',
+    options: [{ optionId: 'ra', name: 'Always reject', kind: 'reject_always' }, { optionId: 'ao', name: 'Allow once', kind: 'allow_once' },
+      { optionId: 'ro', name: 'Reject', kind: 'reject_once' }, { optionId: 'aa', name: 'Always allow', kind: 'allow_always' }] });
+  assert.match(p.detail, /Command: go test \.\/\.\.\./);
+  assert.match(p.detail, /Folder: \/w/);
+  assert.deepEqual(p.buttons.map((b) => b.optionId), ['ao', 'aa', 'ro', 'ra']);
+  const d = approvalPrompt({ runId: 'r', stepId: 'rm', category: 'delete', risk: 'medium', title: 'Delete old.txt', detail: 'old.txt', options: [] });
+  assert.match(d.detail, /old\.txt/);
+});
+
+test('restoreConflicts adds editors with unsaved edits to the server conflicts', () => {
+  const c = restoreConflicts(['file:///a', 'file:///b'], new Set(['file:///b', 'file:///c']), [{ uri: 'file:///d', message: 'changed' }]);
+  assert.deepEqual(c.map((x) => x.uri), ['file:///d', 'file:///b']);
+});
+
+test('statusText and counts', () => {
+  assert.equal(countPending([cs('before')]), 2);
+  assert.equal(statusText(undefined, 2), '$(hubot) agentd  $(diff) 2 pending');
+  const run = { runId: 'r', planId: 'p', status: 'running', progress: 0.5, completedSteps: 2, failedSteps: 0, skippedSteps: 1, totalSteps: 6, currentSteps: [], etaMs: 4000 };
+  assert.equal(statusText(run, 0), '$(sync~spin) agentd 3/6 · 4.0 s left');
+  assert.equal(statusText({ ...run, status: 'failed' }, 1), '$(error) agentd 3/6 failed  $(diff) 1 pending');
+  assert.equal(isModelDriven({ id: 'x', kind: 'agent' }), true);
+  assert.equal(isModelDriven({ id: 'x', tool: 'edit_file' }), false);
+});
