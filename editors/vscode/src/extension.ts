@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
-  LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, TransportKind, WorkDoneProgress,
+  LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, WorkDoneProgress,
   WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd, ResponseError,
 } from 'vscode-languageclient/node';
 import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, isModelDriven, moveEdit, restoreConflicts, statusText } from './model';
@@ -119,7 +119,8 @@ async function startClient(st: State, bin: string): Promise<void> {
   const cfg = vscode.workspace.getConfiguration('agentd');
   const args = ['serve', '--log-level', cfg.get<string>('logLevel', 'info')];
   if (process.env.AGENTD_STATE_DIR) args.push('--state-dir', process.env.AGENTD_STATE_DIR);
-  const serverOptions: ServerOptions = { command: bin, args, transport: TransportKind.stdio };
+  // No `transport`: with TransportKind.stdio the client would add a --stdio argument.
+  const serverOptions: ServerOptions = { command: bin, args };
   const model = cfg.get<string>('model', '');
   const init: Record<string, unknown> = {
     review: cfg.get<string>('review', 'before'),
