@@ -8,7 +8,7 @@ import {
   LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, WorkDoneProgress,
   WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd, ResponseError,
 } from 'vscode-languageclient/node';
-import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, isModelDriven, moveEdit, restoreConflicts, statusText } from './model';
+import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, hunkAt, isModelDriven, moveEdit, statusText } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
 
@@ -87,7 +87,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const folder = vscode.workspace.workspaceFolders?.[0];
   if (!folder) { out.info('no workspace folder open: agentd starts when a folder is opened'); return; }
   try {
+    const t1 = performance.now();
     await startClient(st, bin);
+    metrics.record('clientStartMs', performance.now() - t1);
     metrics.record('activationToDaemonMs', performance.now() - t0);
     out.info(`daemon started in ${Math.round(performance.now() - t0)} ms`);
     void refreshAll(st);
@@ -250,7 +252,7 @@ async function refreshSnapshots(st: State): Promise<void> {
 }
 
 async function askApproval(st: State, r: ApprovalRequest): Promise<{ outcome: 'selected'; optionId: string; reason?: string } | { outcome: 'cancelled' }> {
-  const p = approvalPrompt(r);
+  const p = approvalPrompt(r, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
   const pick = await vscode.window.showWarningMessage(p.message, { modal: true, detail: p.detail }, ...p.buttons.map((b) => ({ title: b.title, optionId: b.optionId })));
   if (!pick) return { outcome: 'cancelled' };
   st.out.info(`approval for step ${r.stepId}: ${pick.title}`);
@@ -349,7 +351,7 @@ async function pickPlanFile(): Promise<vscode.Uri | undefined> {
 
 // Review ------------------------------------------------------------------------------------
 
-interface HunkRef { changeId?: string; uri?: string; hunkId?: string }
+interface HunkRef { changeId?: string; uri?: string; hunkId?: string; line?: number }
 
 interface ResolveResult { changeId: string; status: string; applied: string[]; rejected: string[]; conflicts: { uri: string; hunkId: string; message: string }[] }
 
@@ -361,38 +363,41 @@ async function reasonFor(st: State, changeId: string): Promise<string | undefine
   return r === undefined ? null : r || undefined;
 }
 
-async function resolve(st: State, changeId: string, decisions: { uri?: string; hunkId?: string; action: 'accept' | 'reject' }[], reason?: string): Promise<void> {
+async function resolve(st: State, changeId: string, decisions: Decision[], reason?: string, retried = false): Promise<void> {
   let res: ResolveResult;
   try {
-    res = await req<ResolveResult>('agentd/changes/resolve', { changeId, decisions, reason });
+    res = await req<ResolveResult>('agentd/changes/resolve', { changeId, decisions: decisions.map(({ line: _l, ...d }) => d), reason });
   } catch (e) {
-    // The user's typing may have rebased the hunk since this view was drawn: the server gave
-    // it a new id. Take the server's current view and decide the hunk now at the same place.
-    if (e instanceof ResponseError && (e.code === -32602 || e.code === -32003) && decisions.some((d) => d.hunkId)) {
-      const before = decisions.map((d) => d.hunkId ? st.review.hunks(d.uri!).find((h) => h.id === d.hunkId && h.changeId === changeId) : undefined);
-      const fresh = await fetchChangeSet(st, changeId);
-      if (fresh) {
-        const again = decisions.map((d, i) => {
-          const b = before[i];
-          if (!b) return d;
-          const now = st.review.hunks(d.uri!).find((h) => h.changeId === changeId && h.start + h.focus === b.start + b.focus);
-          return now ? { ...d, hunkId: now.id } : d;
-        });
-        if (again.some((d, i) => d.hunkId !== decisions[i].hunkId)) return resolve(st, changeId, again, reason);
-      }
+    // The user's typing may have rebased the hunk since the lens was drawn: the server gave it
+    // a new id. Take the server's current view and decide the hunk now at the same line.
+    if (!retried && e instanceof ResponseError && (e.code === -32602 || e.code === -32003) && decisions.some((d) => d.hunkId)) {
+      await fetchChangeSet(st, changeId);
+      const again = decisions.map((d) => (d.hunkId && d.uri && d.line !== undefined ? { ...d, hunkId: currentHunkId(st, changeId, d.uri, d.hunkId, d.line) } : d));
+      if (again.some((d, i) => d.hunkId !== decisions[i].hunkId)) return resolve(st, changeId, again, reason, true);
     }
     void vscode.window.showErrorMessage(`agentd: ${errText(e)}`);
     return;
   }
+  st.out.info(`${changeId}: ${decisions.map((d) => `${d.action} ${d.hunkId ?? (d.uri ? vscode.workspace.asRelativePath(vscode.Uri.parse(d.uri)) : 'all')}`).join(', ')} -> ${res.status}; applied [${res.applied.join(' ')}] rejected [${res.rejected.join(' ')}]${res.conflicts.length ? ` conflicts ${res.conflicts.length}` : ''}`);
   for (const c of res.conflicts) void vscode.window.showWarningMessage(`agentd: ${vscode.workspace.asRelativePath(vscode.Uri.parse(c.uri))}: ${c.message}`);
   await fetchChangeSet(st, changeId);
+}
+
+interface Decision { uri?: string; hunkId?: string; action: 'accept' | 'reject'; line?: number }
+
+/** currentHunkId maps a hunk id from a lens to the hunk the review shows now at that place. */
+function currentHunkId(st: State, changeId: string, uri: string, hunkId: string, line: number): string {
+  const hs = st.review.hunks(uri);
+  if (hs.some((h) => h.id === hunkId && h.changeId === changeId)) return hunkId;
+  const at = hunkAt(hs.filter((h) => h.changeId === changeId), line);
+  return at ? at.id : hunkId;
 }
 
 function refOrCursor(st: State, ref: HunkRef | undefined): HunkRef | undefined {
   if (ref?.changeId && ref.hunkId) return ref;
   if (ref && 'hunkId' in ref && ref.changeId) return ref;
   const h = st.review.hunkUnderCursor();
-  return h ? { changeId: h.changeId, uri: h.uri, hunkId: h.id } : undefined;
+  return h ? { changeId: h.changeId, uri: h.uri, hunkId: h.id, line: h.start + h.focus } : undefined;
 }
 
 async function decideHunk(st: State, ref: HunkRef | undefined, action: 'accept' | 'reject'): Promise<void> {
@@ -400,7 +405,8 @@ async function decideHunk(st: State, ref: HunkRef | undefined, action: 'accept' 
   if (!r?.changeId) { void vscode.window.showInformationMessage('agentd: no pending hunk under the cursor'); return; }
   let reason: string | undefined;
   if (action === 'reject') { const x = await reasonFor(st, r.changeId); if (x === null) return; reason = x; }
-  await resolve(st, r.changeId, [{ uri: r.uri, hunkId: r.hunkId, action }], reason);
+  const hunkId = r.uri && r.hunkId && r.line !== undefined ? currentHunkId(st, r.changeId, r.uri, r.hunkId, r.line) : r.hunkId;
+  await resolve(st, r.changeId, [{ uri: r.uri, hunkId, action, line: r.line }], reason);
 }
 
 async function decideFile(st: State, ref: { uri?: string } | undefined, action: 'accept' | 'reject'): Promise<void> {
@@ -477,30 +483,22 @@ function snapArg(n: unknown): SnapshotInfo | undefined {
 }
 
 async function restore(st: State, id: string, label: string): Promise<void> {
-  const dirty = new Set(vscode.workspace.textDocuments.filter((d) => d.isDirty).map((d) => d.uri.toString()));
-  let res: { restored: string[]; deleted: string[]; created: string[]; conflicts: { uri: string; message: string }[]; undoSnapshotId: string };
+  // The server decides everything: it puts the restored text into open buffers through
+  // workspace/applyEdit, saves them through agentd/documents/save, and reports buffers with the
+  // user's unsaved edits as conflicts, left alone. This shows what it did.
+  let res: { restored: string[]; deleted: string[]; created: string[]; conflicts: { uri: string; message: string }[]; leftAlone?: { uri: string; message: string }[]; undoSnapshotId: string };
   try {
     res = await req('agentd/snapshot/restore', { id });
   } catch (e) { void vscode.window.showErrorMessage(`agentd: restore failed: ${errText(e)}`); return; }
   st.lastUndo = res.undoSnapshotId;
   await st.context.workspaceState.update('agentd.lastUndo', res.undoSnapshotId);
-  // Open editors without unsaved edits show the restored text now, without waiting for the
-  // file watcher; editors with unsaved edits keep the user's text and are reported.
-  const changed = [...res.restored, ...res.created];
-  for (const doc of vscode.workspace.textDocuments) {
-    if (doc.isDirty || !changed.includes(doc.uri.toString())) continue;
-    const disk = await vscode.workspace.fs.readFile(doc.uri).then((b) => Buffer.from(b).toString('utf8'), () => undefined);
-    if (disk === undefined || disk === doc.getText()) continue;
-    const ed = new vscode.WorkspaceEdit();
-    ed.replace(doc.uri, new vscode.Range(0, 0, doc.lineCount, 0), disk);
-    if (await vscode.workspace.applyEdit(ed)) await doc.save();
-  }
-  const conflicts = restoreConflicts(res.restored, dirty, res.conflicts);
   const n = res.restored.length + res.deleted.length + res.created.length;
-  st.out.info(`restored ${label}: ${n} files, ${conflicts.length} conflicts`);
-  for (const c of conflicts) st.out.warn(`restore conflict: ${c.uri}: ${c.message}`);
-  const msg = `agentd: restored ${label} (${n} file${n === 1 ? '' : 's'})` + (conflicts.length ? `; ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'} left alone: ${conflicts.map((c) => `${vscode.workspace.asRelativePath(vscode.Uri.parse(c.uri))} (${c.message})`).join(', ')}` : '');
-  const show = conflicts.length ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const rel = (u: string) => vscode.workspace.asRelativePath(vscode.Uri.parse(u));
+  st.out.info(`restored ${label}: ${n} files, ${res.conflicts.length} conflicts`);
+  for (const c of res.conflicts) st.out.warn(`restore conflict: ${rel(c.uri)}: ${c.message}`);
+  for (const c of res.leftAlone ?? []) st.out.info(`restore left alone: ${rel(c.uri)}: ${c.message}`);
+  const msg = `agentd: restored ${label} (${n} file${n === 1 ? '' : 's'})` + (res.conflicts.length ? `; ${res.conflicts.length} conflict${res.conflicts.length === 1 ? '' : 's'} left alone: ${res.conflicts.map((c) => `${rel(c.uri)} (${c.message})`).join(', ')}` : '');
+  const show = res.conflicts.length ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
   void show(msg, 'Undo Restore').then((a) => a && vscode.commands.executeCommand('agentd.undoRestore'));
   await refreshSnapshots(st);
 }

@@ -257,7 +257,7 @@ export interface Lens { line: number; title: string; command: string; args: unkn
  *  offers Reject only (accepting text that no longer fits is not offered). */
 export function hunkLenses(h: ViewHunk): Lens[] {
   const line = h.start + h.focus;
-  const ref = { changeId: h.changeId, uri: h.uri, hunkId: h.id };
+  const ref = { changeId: h.changeId, uri: h.uri, hunkId: h.id, line };
   if (h.status === 'stale' || h.touched) {
     return [
       { line, title: h.touched ? '$(sync) Updating…' : '$(warning) Stale: the file changed here', command: '', args: [] },
@@ -318,10 +318,10 @@ export const stepIcons: Record<string, string> = {
 };
 
 /** approvalPrompt is the text of the approval modal: what runs where, or which file goes. */
-export function approvalPrompt(r: ApprovalRequest): { message: string; detail: string; buttons: { title: string; optionId: string; kind: string }[] } {
+export function approvalPrompt(r: ApprovalRequest, root?: string): { message: string; detail: string; buttons: { title: string; optionId: string; kind: string }[] } {
   const lines: string[] = [];
   if (r.command) lines.push(`Command: ${r.command}`);
-  if (r.cwd) lines.push(`Folder: ${r.cwd}`);
+  if (r.cwd) lines.push(`Folder: ${root && !r.cwd.startsWith('/') ? (r.cwd === '.' ? root : `${root}/${r.cwd.replace(/^\.\//, '')}`) : r.cwd}`);
   if (r.detail) lines.push(r.detail);
   lines.push(`Step ${r.stepId}${r.tool ? ` (${r.tool})` : ''} · ${r.category} · risk ${r.risk}`);
   const order = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
@@ -344,17 +344,6 @@ export function moveEdit(plan: Plan, stepId: string, dir: -1 | 1): { op: 'move';
   const rest = ids.filter((id) => id !== stepId);
   const pos = dir === -1 ? i - 1 : i + 1; // index in rest where the step goes
   return pos === 0 ? { op: 'move', stepId } : { op: 'move', stepId, after: rest[pos - 1] };
-}
-
-/** restoreConflicts are the restored files whose editors hold unsaved edits: VS Code keeps the
- *  user's text there, so they are reported, beside the server's own conflicts. */
-export function restoreConflicts(restored: string[], dirty: Set<string>, server: { uri: string; message: string }[]): { uri: string; message: string }[] {
-  const out = [...server];
-  const seen = new Set(server.map((c) => c.uri));
-  for (const u of restored) {
-    if (dirty.has(u) && !seen.has(u)) out.push({ uri: u, message: 'the editor has unsaved edits; they were left alone' });
-  }
-  return out;
 }
 
 export function countPending(sets: Iterable<ChangeSet>): number {

@@ -77,12 +77,31 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     const cs = this.sets.get(changeId);
     if (!cs) return;
     cs.status = status;
+    const redraw = new Set<string>();
     for (const f of files) {
       const i = cs.files.findIndex((x) => x.uri === f.uri);
       if (i >= 0) cs.files[i] = f; else cs.files.push(f);
-      this.rebuild(f.uri);
+      // Typing above hunks only renames them: the server's new hunks sit where followEdit has
+      // already moved ours, and VS Code has moved the decorations. Then only the ids change,
+      // with no redraw and no CodeLens refresh on each keystroke.
+      if (!this.renameOnly(f.uri)) { this.rebuild(f.uri); redraw.add(f.uri); }
     }
-    this.changed(new Set(files.map((f) => f.uri)));
+    if (redraw.size) this.changed(redraw); else this.changedEmitter.fire();
+  }
+
+  private renameOnly(uri: string): boolean {
+    const cur = this.byUri.get(uri);
+    if (!cur) return false;
+    const next: ViewHunk[] = [];
+    for (const cs of this.sets.values()) for (const f of cs.files) {
+      if (f.uri === uri) for (const h of viewHunks(cs, f)) if (h.status === 'pending' || h.status === 'stale') next.push(h);
+    }
+    sortHunks(next);
+    if (next.length !== cur.length) return false;
+    const key = (h: ViewHunk) => `${h.changeId}|${h.status}|${h.touched}|${h.start}|${h.length}|${h.focus}|${JSON.stringify(h.marks)}|${JSON.stringify(h.ghosts)}|${JSON.stringify(h.words)}`;
+    for (let i = 0; i < next.length; i++) if (key(next[i]) !== key(cur[i])) return false;
+    this.byUri.set(uri, next);
+    return true;
   }
 
   removeChangeSet(id: string): void {

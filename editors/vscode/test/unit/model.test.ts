@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, isModelDriven, moveEdit,
-  nextHunkLine, parsePatch, restoreConflicts, statusText, viewHunks, countPending,
+  nextHunkLine, parsePatch, statusText, viewHunks, countPending,
 } from '../../src/model';
 
 // greet.go before and after renaming Hello to Greet: two hunks, as the server sends them
@@ -132,7 +132,7 @@ test('lenses: Accept | Reject per pending hunk, no Accept on a stale one, file l
   const [h1, h2] = viewHunks(cs('before'), file);
   assert.deepEqual(hunkLenses(h1).map((l) => l.title), ['Accept', 'Reject']);
   assert.equal(hunkLenses(h1)[0].line, 5);
-  assert.deepEqual(hunkLenses(h1)[0].args, [{ changeId: 'cs-1', uri: file.uri, hunkId: 'h1' }]);
+  assert.deepEqual(hunkLenses(h1)[0].args, [{ changeId: 'cs-1', uri: file.uri, hunkId: 'h1', line: 5 }]);
   h2.status = 'stale';
   assert.ok(!hunkLenses(h2).some((l) => l.command === 'agentd.acceptHunk'));
   assert.match(hunkLenses(h2)[0].title, /Stale/);
@@ -180,14 +180,11 @@ test('approvalPrompt shows the command and folder and orders the four options', 
       { optionId: 'ro', name: 'Reject', kind: 'reject_once' }, { optionId: 'aa', name: 'Always allow', kind: 'allow_always' }] });
   assert.match(p.detail, /Command: go test \.\/\.\.\./);
   assert.match(p.detail, /Folder: \/w/);
+  const rel = approvalPrompt({ runId: 'r', stepId: 't', category: 'command', risk: 'high', title: 'x', command: 'ls', cwd: '.', options: [] }, '/home/me/proj');
+  assert.match(rel.detail, /Folder: \/home\/me\/proj$/m);
   assert.deepEqual(p.buttons.map((b) => b.optionId), ['ao', 'aa', 'ro', 'ra']);
   const d = approvalPrompt({ runId: 'r', stepId: 'rm', category: 'delete', risk: 'medium', title: 'Delete old.txt', detail: 'old.txt', options: [] });
   assert.match(d.detail, /old\.txt/);
-});
-
-test('restoreConflicts adds editors with unsaved edits to the server conflicts', () => {
-  const c = restoreConflicts(['file:///a', 'file:///b'], new Set(['file:///b', 'file:///c']), [{ uri: 'file:///d', message: 'changed' }]);
-  assert.deepEqual(c.map((x) => x.uri), ['file:///d', 'file:///b']);
 });
 
 test('statusText and counts', () => {
