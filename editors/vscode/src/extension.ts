@@ -8,7 +8,7 @@ import {
   LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, WorkDoneProgress,
   WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd, ResponseError,
 } from 'vscode-languageclient/node';
-import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, hunkAt, isModelDriven, moveEdit, statusText } from './model';
+import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, hunkAt, isOpen, isModelDriven, moveEdit, statusText } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
 
@@ -242,7 +242,7 @@ async function fetchChangeSet(st: State, id: string): Promise<ChangeSet | undefi
 
 async function refreshAll(st: State): Promise<void> {
   const list = await req<ChangeSet[]>('agentd/changes/list', {}).catch(() => [] as ChangeSet[]);
-  await Promise.all(list.filter((c) => c.status === 'pending' || c.status === 'partial' || c.status === 'stale').map((c) => fetchChangeSet(st, c.id)));
+  await Promise.all(list.filter((c) => c.status !== 'accepted' && c.status !== 'rejected').map((c) => fetchChangeSet(st, c.id)));
   await refreshSnapshots(st);
 }
 
@@ -421,7 +421,7 @@ async function decideFile(st: State, ref: { uri?: string } | undefined, action: 
 }
 
 async function decideAll(st: State, node: ChangeNode | undefined, action: 'accept' | 'reject'): Promise<void> {
-  const ids = node?.changeId ? [node.changeId] : [...st.review.sets.values()].filter((c) => c.status === 'pending' || c.status === 'partial' || c.status === 'stale').map((c) => c.id);
+  const ids = node?.changeId ? [node.changeId] : [...st.review.sets.values()].filter(isOpen).map((c) => c.id);
   for (const id of ids) {
     let reason: string | undefined;
     if (action === 'reject') { const x = await reasonFor(st, id); if (x === null) return; reason = x; }
@@ -451,7 +451,7 @@ async function openDiff(st: State, ref: { uri?: string; changeId?: string } | un
 }
 
 async function reviewAll(st: State, node: ChangeNode | undefined): Promise<void> {
-  const sets = node?.changeId ? [st.review.sets.get(node.changeId)!] : [...st.review.sets.values()].filter((c) => c.status === 'pending' || c.status === 'partial' || c.status === 'stale');
+  const sets = node?.changeId ? [st.review.sets.get(node.changeId)!] : [...st.review.sets.values()].filter(isOpen);
   const rows: [vscode.Uri, vscode.Uri, vscode.Uri][] = [];
   const seen = new Set<string>();
   for (const cs of sets) for (const f of cs.files) {

@@ -390,3 +390,8 @@ function findLines(lines: string[], want: string[], near: number): number {
   }
   return -1;
 }
+
+/** isOpen: the change set still has something to decide (a pending or stale hunk or file). */
+export function isOpen(cs: ChangeSet): boolean {
+  return cs.files.some((f) => (f.hunks.length === 0 ? f.status === 'pending' : f.hunks.some((h) => h.status === 'pending' || h.status === 'stale')));
+}

@@ -1,6 +1,6 @@
 // The Plan, Changes and Snapshots views.
 import * as vscode from 'vscode';
-import { ChangeSet, Plan, RunState, StepState, formatDuration, stepIcons } from './model';
+import { ChangeSet, Plan, RunState, StepState, formatDuration, isOpen, stepIcons } from './model';
 
 export interface Problem { stepId?: string; field?: string; message: string }
 
@@ -91,7 +91,7 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
   refresh(): void { this.emitter.fire(undefined); }
 
   getChildren(n?: ChangeNode): ChangeNode[] {
-    if (!n) return [...this.sets.values()].filter((c) => c.status === 'pending' || c.status === 'partial' || c.status === 'stale').map((c) => ({ type: 'changeset', changeId: c.id }));
+    if (!n) return [...this.sets.values()].filter(isOpen).map((c) => ({ type: 'changeset', changeId: c.id }));
     const cs = this.sets.get(n.changeId);
     if (!cs) return [];
     if (n.type === 'changeset') return cs.files.map((f) => ({ type: 'file', changeId: cs.id, uri: f.uri }));

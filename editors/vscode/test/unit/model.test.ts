@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, isModelDriven, moveEdit,
-  nextHunkLine, parsePatch, statusText, viewHunks, countPending,
+  nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending,
 } from '../../src/model';
 
 // greet.go before and after renaming Hello to Greet: two hunks, as the server sends them
@@ -189,6 +189,8 @@ test('approvalPrompt shows the command and folder and orders the four options', 
 
 test('statusText and counts', () => {
   assert.equal(countPending([cs('before')]), 2);
+  assert.equal(isOpen(cs('before')), true);
+  assert.equal(isOpen({ ...cs('before'), status: 'partial', files: [{ ...file, hunks: file.hunks.map((h, i) => ({ ...h, status: i ? 'rejected' : 'accepted' })) }] }), false);
   assert.equal(statusText(undefined, 2), '$(hubot) agentd  $(diff) 2 pending');
   const run = { runId: 'r', planId: 'p', status: 'running', progress: 0.5, completedSteps: 2, failedSteps: 0, skippedSteps: 1, totalSteps: 6, currentSteps: [], etaMs: 4000 };
   assert.equal(statusText(run, 0), '$(sync~spin) agentd 3/6 · 4.0 s left');
