@@ -10,18 +10,11 @@ import {
 } from 'vscode-languageclient/node';
 import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, hunkAt, isOpen, isModelDriven, moveEdit, statusText } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
+import { findBinary, missingBinaryMessage } from './binary';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
 
 let client: LanguageClient | undefined;
 
-
-/** findBinary resolves agentd.path, else `agentd` on PATH. */
-export function findBinary(setting: string, envPath = process.env.PATH ?? ''): string | undefined {
-  const ok = (p: string) => { try { fs.accessSync(p, fs.constants.X_OK); return fs.statSync(p).isFile(); } catch { return false; } };
-  if (setting) return ok(setting) ? setting : undefined;
-  for (const dir of envPath.split(path.delimiter)) if (dir && ok(path.join(dir, 'agentd'))) return path.join(dir, 'agentd');
-  return undefined;
-}
 
 class FileMetrics implements Metrics {
   private readonly file = process.env.AGENTD_VSCODE_METRICS;
@@ -77,9 +70,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const cfg = vscode.workspace.getConfiguration('agentd');
   const bin = findBinary(cfg.get<string>('path', ''));
   if (!bin) {
-    const where = cfg.get<string>('path', '') ? `agentd.path ("${cfg.get<string>('path')}") is not an executable file` : 'no agentd on PATH and agentd.path is not set';
-    out.error(`agentd binary not found: ${where}`);
-    void vscode.window.showErrorMessage(`agentd: the agentd binary was not found (${where}).`, 'Open Setting').then((a) => {
+    const msg = missingBinaryMessage(cfg.get<string>('path', ''));
+    out.error(msg);
+    void vscode.window.showErrorMessage(msg, 'Open Setting').then((a) => {
       if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
     });
     return;

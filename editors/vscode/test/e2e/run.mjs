@@ -334,6 +334,56 @@ await check('speed: 50 files / 500 hunks decorated, typing with 200 pending hunk
   figures.provideCodeLens200Ms = lensMs.length ? +Math.max(...lensMs.map((x) => x.value)).toFixed(2) : null;
   assert(figures.decorate.some((d) => d.hunks === 500), `no 500-hunk change set measured: ${JSON.stringify(figures.decorate)}`);
 });
+await check('a hunk the user types into turns stale and offers no Accept', async () => {
+  await openFile('bulk/f01.txt');
+  await until('the lenses of bulk/f01.txt', async () => (await lenses()).filter((t) => t === 'Accept').length === 10, 30000);
+  // Line 10 is the first hunk's changed line: type into it.
+  await palette('Go to Line/Column');
+  await page.keyboard.type('10');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('End');
+  await page.keyboard.insertText(' typed here');
+  await until('a stale lens', async () => (await lenses()).some((t) => t.includes('Stale')), 30000);
+  await until('nine hunks still offer Accept', async () => (await lenses()).filter((t) => t === 'Accept').length === 9, 30000);
+  await page.keyboard.press('Control+Z');
+  await until('the hunk pending again after undo', async () => (await lenses()).filter((t) => t === 'Accept').length === 10, 30000);
+});
+
+await check('after mode: the change is on disk at once and rejecting a hunk takes it out', async () => {
+  await palette('agentd: Reject All Changes');
+  await until('nothing pending', async () => (await page.locator('.statusbar-item', { hasText: /pending/ }).count()) === 0, 60000);
+  assert(!disk('bulk/f02.txt').includes('changed by agentd'), 'before mode: rejected changes never reached the disk');
+  const settings = path.join(userDir, 'User', 'settings.json');
+  fs.writeFileSync(settings, JSON.stringify({ ...JSON.parse(fs.readFileSync(settings, 'utf8')), 'agentd.review': 'after' }, null, 1));
+  await sleep(2000);
+  await openFile('bulk/f02.txt');
+  await palette('agentd: Run Plan');
+  await until('the change on disk', async () => disk('bulk/f02.txt').includes('file 2 line 10 changed by agentd'), 60000);
+  await until('the editor shows it with its lenses', async () => (await editorText()).includes('file 2 line 10 changed by agentd') && (await lenses()).filter((t) => t === 'Reject').length === 10, 60000);
+  await clickLens('Reject', 0);
+  await until('the first hunk taken out on disk', async () => !disk('bulk/f02.txt').includes('file 2 line 10 changed by agentd'), 30000);
+  assert(disk('bulk/f02.txt').includes('file 2 line 30 changed by agentd'), 'the other hunks stay');
+  await palette('agentd: Accept All Changes');
+  await until('nothing pending', async () => (await page.locator('.statusbar-item', { hasText: /pending/ }).count()) === 0, 60000);
+});
+
+await check('a missing binary: one message with a button that opens the setting', async () => {
+  const settings = path.join(userDir, 'User', 'settings.json');
+  fs.writeFileSync(settings, JSON.stringify({ ...JSON.parse(fs.readFileSync(settings, 'utf8')), 'agentd.path': '/nonexistent/agentd' }, null, 1));
+  await sleep(1500);
+  await palette('Developer: Reload Window');
+  await page.waitForSelector('.monaco-workbench', { timeout: 120000 });
+  await sleep(3000);
+  await palette('agentd: Focus on Plan View');
+  const toast = page.locator('.notification-toast', { hasText: 'the agentd binary was not found' });
+  await toast.first().waitFor({ timeout: 60000 });
+  assert((await toast.count()) === 1, `one message, got ${await toast.count()}`);
+  const text = await toast.first().innerText();
+  assert(text.includes('agentd.path ("/nonexistent/agentd")') && !/\bat .*\.js:\d+/.test(text), `the message: ${text}`);
+  await toast.first().locator('.monaco-button', { hasText: 'Open Setting' }).click();
+  await until('the settings editor on agentd.path', async () => (await page.locator('.settings-editor').count()) > 0 && (await page.locator('.setting-item-contents', { hasText: 'agentd' }).count()) > 0, 30000);
+});
+
 const act = metrics().find((m) => m.name === 'activationToDaemonMs');
 figures.activationToDaemonMs = act ? +act.value.toFixed(1) : null;
 console.log(`figures: ${JSON.stringify(figures)}`);
