@@ -229,7 +229,11 @@ function req<T>(method: string, params: unknown): Promise<T> {
 
 async function fetchChangeSet(st: State, id: string): Promise<ChangeSet | undefined> {
   const cs = await req<ChangeSet>('agentd/changes/get', { changeId: id }).catch((e) => { st.out.warn(`changes/get ${id}: ${errText(e)}`); return undefined; });
-  if (cs) st.review.setChangeSet(cs);
+  if (cs) {
+    const t0 = performance.now();
+    st.review.setChangeSet(cs);
+    st.metrics.record('changeSetLayoutMs', performance.now() - t0, { hunks: cs.files.reduce((a, f) => a + f.hunks.length, 0), files: cs.files.length });
+  }
   return cs;
 }
 
