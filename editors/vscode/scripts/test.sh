@@ -26,4 +26,4 @@ echo "${p:-0} passed, ${f:-?} failed"
 echo "== vscode package"
 npm run --silent package
 echo "== vscode end-to-end (code-server + Chromium)"
-timeout 900 node test/e2e/run.mjs
+timeout 1800 node test/e2e/run.mjs

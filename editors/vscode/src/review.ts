@@ -21,7 +21,6 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
   /** Fires when the change sets changed (views and status bar listen). */
   readonly onDidChangeSets = this.changedEmitter.event;
   private disposables: vscode.Disposable[] = [];
-  /** Edits in flight from workspace/applyEdit: they are the agent's, not typing. */
   private readonly types = {
     added: vscode.window.createTextEditorDecorationType({
       isWholeLine: true, backgroundColor: new vscode.ThemeColor('diffEditor.insertedLineBackground'),
