@@ -187,6 +187,13 @@ async function clickLens(title, nth = 0) {
 async function notifications() { return page.locator('.notifications-toasts .notification-toast, .notification-list-item-message').allTextContents(); }
 const disk = (rel) => fs.readFileSync(path.join(ws, rel), 'utf8');
 
+// A new window reads the settings file again and starts a new extension host.
+async function reload() {
+  await sleep(1000);
+  await page.reload({ timeout: 180000 });
+  await page.waitForSelector('.monaco-workbench', { timeout: 180000 });
+  await until('the workbench ready', async () => (await page.locator('.statusbar-item').count()) > 3, 120000);
+}
 let passed = 0, failed = 0;
 const figures = {};
 async function check(name, f) {
@@ -357,14 +364,15 @@ await check('a hunk the user types into turns stale and offers no Accept', async
   await page.keyboard.insertText(' typed here');
   await until('a stale lens', async () => (await editor().locator('.codelens-decoration').allInnerTexts()).some((t) => t.includes('Stale')), 30000);
   await until('nine hunks still offer Accept', async () => (await lenses()).filter((t) => t === 'Accept').length === 9, 30000);
-  await page.keyboard.press('Control+Z');
+  for (let i = 0; i < 6 && (await editorText()).includes('line 10 typed'); i++) await page.keyboard.press('Control+Z');
   await until('the hunk pending again after undo', async () => (await lenses()).filter((t) => t === 'Accept').length === 10, 30000);
 });
 
 await check('after mode: the change is on disk at once and rejecting a hunk takes it out', async () => {
   const settings = path.join(userDir, 'User', 'settings.json');
   fs.writeFileSync(settings, JSON.stringify({ ...JSON.parse(fs.readFileSync(settings, 'utf8')), 'agentd.review': 'after' }, null, 1));
-  await sleep(3000);
+  await reload();
+  await palette('agentd: Focus on Plan View');
   await palette('agentd: Open Plan', 'after.agentd.json');
   await palette('agentd: Run Plan');
   await until('the change on disk', async () => disk('after.txt').includes('after line 10 changed by agentd'), 60000);
@@ -379,10 +387,7 @@ await check('after mode: the change is on disk at once and rejecting a hunk take
 await check('a missing binary: one message with a button that opens the setting', async () => {
   const settings = path.join(userDir, 'User', 'settings.json');
   fs.writeFileSync(settings, JSON.stringify({ ...JSON.parse(fs.readFileSync(settings, 'utf8')), 'agentd.path': '/nonexistent/agentd' }, null, 1));
-  await sleep(1500);
-  await page.reload({ timeout: 180000 });
-  await page.waitForSelector('.monaco-workbench', { timeout: 180000 });
-  await until('the workbench ready', async () => (await page.locator('.statusbar-item').count()) > 3, 120000);
+  await reload();
   await palette('agentd: Focus on Plan View');
   const toast = page.locator('.notification-toast', { hasText: 'the agentd binary was not found' });
   await toast.first().waitFor({ timeout: 60000 });
