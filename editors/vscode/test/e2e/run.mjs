@@ -379,9 +379,14 @@ await check('after mode: the change is on disk at once and rejecting a hunk take
   await openFile('after.txt');
   await until('the editor shows it with its lenses', async () => (await editorText()).includes('after line 10 changed by agentd') && (await lenses()).filter((t) => t === 'Reject').length === 2, 60000);
   await clickLens('Reject', 0);
+  // The file is open: the daemon takes the hunk out through the editor (workspace/applyEdit);
+  // saving writes it.
+  await until('the first hunk taken out in the editor', async () => !(await editorText()).includes('after line 10 changed by agentd'), 30000);
+  assert((await editorText()).includes('after line 30 changed by agentd'), 'the other hunk stays in the editor');
+  await editor().locator('.view-line').first().click();
+  await page.keyboard.press('Control+S');
   await until('the first hunk taken out on disk', async () => !disk('after.txt').includes('after line 10 changed by agentd'), 30000);
-  assert(disk('after.txt').includes('after line 30 changed by agentd'), 'the other hunk stays');
-  await until('the editor shows it', async () => !(await editorText()).includes('after line 10 changed by agentd'), 30000);
+  assert(disk('after.txt').includes('after line 30 changed by agentd'), 'the other hunk stays on disk');
 });
 
 await check('a missing binary: one message with a button that opens the setting', async () => {
