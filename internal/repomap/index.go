@@ -2,6 +2,7 @@ package repomap
 
 import (
 	"context"
+	"slices"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -9,9 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"sync"
-
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
 
@@ -41,7 +40,7 @@ type Options struct {
 	// in all, Update parses them all; otherwise files are parsed when the
 	// ranking needs them (default 16 MiB).
 	EagerBytes int64
-	Logger  *slog.Logger
+	Logger     *slog.Logger
 }
 
 type hash [sha256.Size]byte
@@ -50,7 +49,7 @@ type hash [sha256.Size]byte
 // with the same content.
 type tags struct {
 	Syms   []Symbol
-	Idents []uint32 // sorted ids of the identifiers the file uses
+	Idents []uint32 // sorted hashes (identHash) of the identifiers the file uses
 	// Parsed is false until the file's symbols were looked for: a big
 	// tree is parsed lazily, the files the ranking needs first.
 	Parsed bool
@@ -77,15 +76,13 @@ type Map struct {
 	opts Options
 	log  *slog.Logger
 
-	mu      sync.Mutex // one Update at a time; guards everything below
-	files   map[string]*file
-	byHash  map[hash]*tags
-	strs    []string
-	strID   map[string]uint32
-	loaded  bool
-	dirty   bool
-	parsed  int // files parsed by the last Update (and the rankings since)
-	read    int // files read and hashed by the last Update
+	mu     sync.Mutex // one Update at a time; guards everything below
+	files  map[string]*file
+	byHash map[hash]*tags
+	loaded bool
+	dirty  bool
+	parsed int // files parsed by the last Update (and the rankings since)
+	read   int // files read and hashed by the last Update
 }
 
 // New returns a map of src. Nothing is read until Update.
@@ -103,7 +100,7 @@ func New(src Source, opts Options) *Map {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Map{src: src, opts: opts, log: log, files: map[string]*file{}, byHash: map[hash]*tags{}, strID: map[string]uint32{}}
+	return &Map{src: src, opts: opts, log: log, files: map[string]*file{}, byHash: map[hash]*tags{}}
 }
 
 // Stats describes the last Update.
@@ -137,7 +134,7 @@ func (m *Map) Update(ctx context.Context) error {
 		m.loaded = true
 		if err := m.load(); err != nil {
 			m.log.Warn("repository map cache not loaded; parsing every file", "file", m.opts.CacheFile, "err", err)
-			m.files, m.byHash, m.strs, m.strID = map[string]*file{}, map[hash]*tags{}, nil, map[string]uint32{}
+			m.files, m.byHash = map[string]*file{}, map[hash]*tags{}
 		}
 	}
 	var mu sync.Mutex
@@ -226,7 +223,7 @@ func (m *Map) scan(ctx context.Context, jobs []job) error {
 	type result struct {
 		f      *file
 		h      hash
-		idents []string
+		idents []uint32
 		err    error
 	}
 	var hmu sync.RWMutex // the workers look up byHash while results are merged
@@ -237,6 +234,7 @@ func (m *Map) scan(ctx context.Context, jobs []job) error {
 		return ok
 	}
 	results := m.parallel(ctx, len(jobs), func(i int, _ *sitter.Parser) any {
+		var buf []uint32
 		j := jobs[i]
 		r := result{f: j.f}
 		data := j.content
@@ -250,7 +248,7 @@ func (m *Map) scan(ctx context.Context, jobs []job) error {
 		}
 		r.h = sha256.Sum256(data)
 		if !known(r.h) && int64(len(data)) <= m.opts.MaxFileBytes && !looksBinary(data) {
-			r.idents = identifiers(data)
+			r.idents = identHashes(data, buf)
 		}
 		return r
 	})
@@ -268,7 +266,7 @@ func (m *Map) scan(ctx context.Context, jobs []job) error {
 		t, ok := m.byHash[r.h]
 		hmu.RUnlock()
 		if !ok {
-			t = &tags{Idents: m.intern(r.idents), Parsed: r.idents == nil}
+			t = &tags{Idents: r.idents, Parsed: r.idents == nil}
 			hmu.Lock()
 			m.byHash[r.h] = t
 			hmu.Unlock()
@@ -380,21 +378,6 @@ func (m *Map) gc() {
 	m.byHash = live
 }
 
-func (m *Map) intern(ids []string) []uint32 {
-	out := make([]uint32, 0, len(ids))
-	for _, s := range ids {
-		id, ok := m.strID[s]
-		if !ok {
-			id = uint32(len(m.strs))
-			m.strs = append(m.strs, s)
-			m.strID[s] = id
-		}
-		out = append(out, id)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
-}
-
 func looksBinary(data []byte) bool {
 	n := min(len(data), 8000)
 	for _, b := range data[:n] {
@@ -408,22 +391,24 @@ func looksBinary(data []byte) bool {
 // maxIdents bounds the identifiers kept per file.
 const maxIdents = 4000
 
-// identifiers returns the distinct identifiers (3+ characters) of a source
-// file, the references that link files in the ranking. A lexical scan is
-// enough here: a name used in a comment or string is a fair hint too.
-func identifiers(data []byte) []string {
-	set := map[string]struct{}{}
+// identHashes returns the sorted, distinct hashes of the identifiers (3+
+// characters) of a source file: the references that link files in the
+// ranking. A lexical scan is enough here (a name used in a comment or a
+// string is a fair hint too), and hashes need no shared table, so files
+// are scanned in parallel. A rare collision only adds a spurious link.
+func identHashes(data []byte, buf []uint32) []uint32 {
+	out := buf[:0]
 	for i := 0; i < len(data); {
 		c := data[i]
 		if isIdentStart(c) {
-			j := i + 1
+			h := uint32(2166136261)
+			j := i
 			for j < len(data) && isIdentPart(data[j]) {
+				h = (h ^ uint32(data[j])) * 16777619
 				j++
 			}
 			if j-i >= 3 && j-i <= 64 {
-				if _, ok := set[string(data[i:j])]; !ok && len(set) < maxIdents {
-					set[string(data[i:j])] = struct{}{}
-				}
+				out = append(out, h)
 			}
 			i = j
 			continue
@@ -436,12 +421,41 @@ func identifiers(data []byte) []string {
 		}
 		i++
 	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) > maxIdents {
+		out = out[:maxIdents]
 	}
-	if out == nil {
-		out = []string{}
+	return append(make([]uint32, 0, len(out)), out...)
+}
+
+// identHash is the hash identHashes gives name.
+func identHash(name string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(name); i++ {
+		h = (h ^ uint32(name[i])) * 16777619
+	}
+	return h
+}
+
+// identifiers returns the distinct identifiers (3+ characters) of text.
+func identifiers(data []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	for i := 0; i < len(data); {
+		if isIdentStart(data[i]) {
+			j := i
+			for j < len(data) && isIdentPart(data[j]) {
+				j++
+			}
+			if w := string(data[i:j]); j-i >= 3 && !seen[w] {
+				seen[w] = true
+				out = append(out, w)
+			}
+			i = j
+			continue
+		}
+		i++
 	}
 	return out
 }

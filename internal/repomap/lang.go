@@ -5,8 +5,8 @@ import (
 	"strings"
 	"sync"
 
-	sitter "github.com/tree-sitter/go-tree-sitter"
 	tslua "github.com/tree-sitter-grammars/tree-sitter-lua/bindings/go"
+	sitter "github.com/tree-sitter/go-tree-sitter"
 	tsc "github.com/tree-sitter/tree-sitter-c/bindings/go"
 	tscpp "github.com/tree-sitter/tree-sitter-cpp/bindings/go"
 	tsgo "github.com/tree-sitter/tree-sitter-go/bindings/go"
@@ -49,10 +49,10 @@ var byExt = map[string]*lang{
 	".js": langJS, ".mjs": langJS, ".cjs": langJS, ".jsx": langJS,
 	".ts": langTS, ".mts": langTS, ".cts": langTS, ".tsx": langTSX,
 	".py": langPython, ".pyi": langPython,
-	".rs":  langRust,
-	".lua": langLua,
+	".rs":   langRust,
+	".lua":  langLua,
 	".java": langJava,
-	".c": langC, ".h": langC,
+	".c":    langC, ".h": langC,
 	".cc": langCPP, ".cpp": langCPP, ".cxx": langCPP, ".c++": langCPP, ".hpp": langCPP, ".hh": langCPP, ".hxx": langCPP,
 }
 

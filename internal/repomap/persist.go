@@ -11,12 +11,11 @@ import (
 
 // cacheVersion changes whenever what a parse yields changes (new
 // languages, symbol kinds), so an old cache is parsed anew.
-const cacheVersion = 2
+const cacheVersion = 3
 
 type diskCache struct {
 	Version int
 	Root    string
-	Strs    []string
 	Files   []diskFile
 }
 
@@ -52,17 +51,7 @@ func (m *Map) load() error {
 	if dc.Version != cacheVersion || dc.Root != m.src.Root() {
 		return nil
 	}
-	m.strs = dc.Strs
-	m.strID = make(map[string]uint32, len(dc.Strs))
-	for i, s := range dc.Strs {
-		m.strID[s] = uint32(i)
-	}
 	for _, df := range dc.Files {
-		for _, id := range df.Idents {
-			if int(id) >= len(m.strs) {
-				return fmt.Errorf("%s is corrupt (identifier %d of %s)", m.opts.CacheFile, id, df.Path)
-			}
-		}
 		t := m.byHash[df.Hash]
 		if t == nil {
 			t = &tags{Syms: df.Syms, Idents: df.Idents, Parsed: df.Parsed}
@@ -82,7 +71,7 @@ func (m *Map) Save() error {
 	if m.opts.CacheFile == "" || !m.dirty {
 		return nil
 	}
-	dc := diskCache{Version: cacheVersion, Root: m.src.Root(), Strs: m.strs, Files: make([]diskFile, 0, len(m.files))}
+	dc := diskCache{Version: cacheVersion, Root: m.src.Root(), Files: make([]diskFile, 0, len(m.files))}
 	for _, f := range m.files {
 		if f.overlay || f.Tags == nil {
 			continue

@@ -84,9 +84,11 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	ids := map[uint32]float64{}
 	df := map[uint32]int{}
 	for id := range terms.idents {
-		if n, ok := m.strID[id]; ok {
-			ids[n] = 0
-		}
+		ids[identHash(id)] = 0
+	}
+	var filter bitset
+	for id := range ids {
+		filter.add(id)
 	}
 	if len(ids) > 0 {
 		for _, f := range m.files {
@@ -94,8 +96,10 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 				continue
 			}
 			for _, id := range f.Tags.Idents {
-				if _, ok := ids[id]; ok {
-					df[id]++
+				if filter.has(id) {
+					if _, ok := ids[id]; ok {
+						df[id]++
+					}
 				}
 			}
 		}
@@ -127,7 +131,9 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 		}
 		if len(ids) > 0 {
 			for _, id := range f.Tags.Idents {
-				s += ids[id]
+				if filter.has(id) {
+					s += ids[id]
+				}
 			}
 		}
 		if s > 0 {
@@ -381,12 +387,12 @@ func symHit(t requestTerms, s Symbol) int {
 // name a seed defines) part of the seed's score.
 func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score map[string]float64) {
 	add := map[string]float64{}
-	want := make([]float64, len(m.strs)) // ident id -> weight of referencing it
+	want := map[uint32]float64{} // identifier hash -> weight of referencing it
 	type use struct {
 		seed string
 		w    float64
 	}
-	uses := map[string][]use{} // identifier -> the seeds that use it
+	uses := map[uint32][]use{} // identifier hash -> the seeds that use it
 	for p, s := range seeds {
 		f := m.files[p]
 		if f == nil || f.Tags == nil {
@@ -394,24 +400,22 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 		}
 		w := s / top
 		for _, id := range f.Tags.Idents {
-			n := m.strs[id]
-			uses[n] = append(uses[n], use{p, w})
+			uses[id] = append(uses[id], use{p, w})
 		}
 		// Referencing the seed: files that use the names it defines.
 		for _, sym := range f.Tags.Syms {
-			if id, ok := m.strID[lastName(sym.Name)]; ok {
-				want[id] = max(want[id], w)
-			}
+			id := identHash(lastName(sym.Name))
+			want[id] = max(want[id], w)
 		}
 	}
 	// Referenced by a seed: the definers of the identifiers it uses.
-	defs := map[string][]string{}
+	defs := map[uint32][]string{}
 	for q, g := range m.files {
 		if g.Tags == nil {
 			continue
 		}
 		for _, sym := range g.Tags.Syms {
-			if n := lastName(sym.Name); uses[n] != nil {
+			if n := identHash(lastName(sym.Name)); uses[n] != nil {
 				defs[n] = append(defs[n], q)
 			}
 		}
@@ -428,13 +432,19 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 			}
 		}
 	}
+	var filter bitset
+	for id := range want {
+		filter.add(id)
+	}
 	for q, g := range m.files {
 		if g.Tags == nil {
 			continue
 		}
 		sum := 0.0
 		for _, id := range g.Tags.Idents {
-			sum += want[id]
+			if filter.has(id) {
+				sum += want[id]
+			}
 		}
 		if sum > 0 {
 			add[q] += min(sum, 5)
@@ -483,3 +493,10 @@ func render(entries []Entry, tokens, total int) (string, []string) {
 	}
 	return b.String(), listed
 }
+
+// bitset is a quick "maybe" test in front of a map of identifier hashes:
+// most identifiers of most files are not in the set.
+type bitset [1 << 16 / 64]uint64
+
+func (b *bitset) add(id uint32)      { b[(id&0xffff)>>6] |= 1 << (id & 63) }
+func (b *bitset) has(id uint32) bool { return b[(id&0xffff)>>6]&(1<<(id&63)) != 0 }
