@@ -170,7 +170,21 @@ func init() {
 
 func parseTerms(req string) requestTerms {
 	t := requestTerms{idents: map[string]bool{}, lower: map[string]bool{}, words: map[string]bool{}, text: strings.ToLower(req)}
-	for _, id := range identifiers([]byte(req)) {
+	ids := identifiers([]byte(req))
+	// Two-letter acronyms (GC, IO) name things too; identifiers() skips them.
+	for _, f := range strings.FieldsFunc(req, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
+		if len(f) == 2 && isUpper(f) {
+			ids = append(ids, f)
+		}
+	}
+	// Qualified names (Store.GC) as written.
+	for _, f := range strings.FieldsFunc(req, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;:()'\"`", r) }) {
+		f = strings.TrimRight(f, ".?!")
+		if strings.Count(f, ".") == 1 && !strings.HasPrefix(f, ".") && !strings.HasSuffix(f, ".") && !strings.Contains(f, "/") {
+			t.idents[f] = true
+		}
+	}
+	for _, id := range ids {
 		if stopwords[strings.ToLower(id)] {
 			continue
 		}
