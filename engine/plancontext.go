@@ -104,3 +104,48 @@ func hasRef(s string) bool {
 	}
 	return false
 }
+
+// String renders the item for people: the tool, its main argument, and why.
+func (c ContextItem) String() string {
+	var a map[string]any
+	_ = json.Unmarshal(c.Args, &a)
+	var main string
+	for _, k := range []string{"path", "pattern", "glob"} {
+		if v, ok := a[k].(string); ok && v != "" {
+			main = v
+			break
+		}
+	}
+	if main == "" && len(c.Args) > 0 && string(c.Args) != "{}" {
+		main = string(c.Args)
+	}
+	if s, ok := a["startLine"].(float64); ok {
+		main += fmt.Sprintf(":%d", int(s))
+		if e, ok := a["endLine"].(float64); ok {
+			main += fmt.Sprintf("-%d", int(e))
+		}
+	}
+	out := c.Tool
+	if main != "" {
+		out += " " + main
+	}
+	if c.Why != "" {
+		out += " — " + c.Why
+	}
+	return out
+}
+
+// ContextText renders a plan's context for a review, one item a line
+// under a heading; "" when the plan has none. Every front end shows it the
+// same way.
+func ContextText(p *Plan) string {
+	if p == nil || len(p.Context) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The model looked at %d things before planning:\n", len(p.Context))
+	for _, c := range p.Context {
+		b.WriteString("  " + c.String() + "\n")
+	}
+	return b.String()
+}
