@@ -281,3 +281,11 @@ func (p *Planner) repositoryMap(ctx context.Context, req CreateRequest) (string,
 	}
 	return text, nil
 }
+
+// String is the progress line: the message, with the round when exploring.
+func (p Progress) String() string {
+	if p.Round > 0 && p.Rounds > 0 {
+		return fmt.Sprintf("exploring (round %d of %d): %s", p.Round, p.Rounds, p.Message)
+	}
+	return p.Message
+}

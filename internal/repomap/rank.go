@@ -77,7 +77,7 @@ func (m *Map) Render(ctx context.Context, q Query) (string, []string, error) {
 // maxCandidates bounds the files parsed for one ranking before scoring.
 const maxCandidates = 150
 
-// candidates are the files worth parsing for q in a tree not parsed yet:
+// candidates are the files worth parsing for q in a tree not all parsed:
 // the focus, the files the request names, and the files using the
 // request's identifiers (rare ones weigh more).
 func (m *Map) candidates(q Query, terms requestTerms) []*file {
@@ -117,7 +117,7 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	}
 	var cs []cand
 	for p, f := range m.files {
-		if f.Tags == nil || f.Tags.Parsed {
+		if f.Tags == nil {
 			continue
 		}
 		s := 0.0
@@ -140,7 +140,14 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 			cs = append(cs, cand{f, s})
 		}
 	}
-	sort.Slice(cs, func(i, j int) bool { return cs[i].s > cs[j].s })
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].s != cs[j].s {
+			return cs[i].s > cs[j].s
+		}
+		return cs[i].f.Path < cs[j].f.Path
+	})
+	// The best candidates, parsed or not: parse skips those already parsed,
+	// so the same request parses nothing the second time.
 	var out []*file
 	for i := 0; i < len(cs) && i < maxCandidates; i++ {
 		out = append(out, cs[i].f)
