@@ -2,7 +2,6 @@ package repomap
 
 import (
 	"context"
-	"slices"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 
 	sitter "github.com/tree-sitter/go-tree-sitter"
