@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"runtime"
+	"os/exec"
+	"strings"
 	"slices"
 	"testing"
 )
@@ -30,7 +31,7 @@ func TestContextRecall(t *testing.T) {
 	roots := map[string]string{
 		"agentd":  "../..",
 		"demo":    "../../examples/demo",
-		"nethttp": filepath.Join(runtime.GOROOT(), "src", "net", "http"),
+		"nethttp": filepath.Join(goroot(t), "src", "net", "http"),
 	}
 	maps := map[string]*Map{}
 	for name, dir := range roots {
@@ -71,4 +72,12 @@ func TestContextRecall(t *testing.T) {
 	if hits*30 < 28*len(cases) {
 		t.Errorf("context recall %d/%d is below 28 of 30", hits, len(cases))
 	}
+}
+
+func goroot(t *testing.T) string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Fatalf("go env GOROOT: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -31,7 +31,13 @@ func symbolsOf(ctx context.Context, p *sitter.Parser, l *lang, src []byte) ([]Sy
 	if err := p.SetLanguage(l.language()); err != nil {
 		return nil, err
 	}
-	tree := p.ParseCtx(ctx, src, nil)
+	n := len(src)
+	tree := p.ParseWithOptions(func(i int, _ sitter.Point) []byte {
+		if i < n {
+			return src[i:]
+		}
+		return nil
+	}, nil, &sitter.ParseOptions{ProgressCallback: func(sitter.ParseState) bool { return ctx.Err() != nil }})
 	if tree == nil {
 		if err := ctx.Err(); err != nil {
 			return nil, err
