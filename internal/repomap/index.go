@@ -53,6 +53,7 @@ type tags struct {
 	// Parsed is false until the file's symbols were looked for: a big
 	// tree is parsed lazily, the files the ranking needs first.
 	Parsed bool
+	words  []symWords // the ranking's view of Syms, made on first use
 }
 
 // file is one file of the index.
@@ -64,6 +65,7 @@ type file struct {
 	Hash    hash
 	Tags    *tags
 	overlay bool
+	words   []string // pathWords
 }
 
 // Map is a workspace's repository map: every source file in a supported

@@ -81,63 +81,59 @@ const maxCandidates = 150
 // the focus, the files the request names, and the files using the
 // request's identifiers (rare ones weigh more).
 func (m *Map) candidates(q Query, terms requestTerms) []*file {
-	ids := map[uint32]float64{}
-	df := map[uint32]int{}
-	for id := range terms.idents {
-		ids[identHash(id)] = 0
-	}
+	ids := map[uint32]int{} // request identifier hash -> files using it
 	var filter bitset
-	for id := range ids {
-		filter.add(id)
-	}
-	if len(ids) > 0 {
-		for _, f := range m.files {
-			if f.Tags == nil {
-				continue
-			}
-			for _, id := range f.Tags.Idents {
-				if filter.has(id) {
-					if _, ok := ids[id]; ok {
-						df[id]++
-					}
-				}
-			}
-		}
-		for id := range ids {
-			ids[id] = math.Log(float64(len(m.files)+1) / float64(df[id]+1))
-		}
+	for id := range terms.idents {
+		h := identHash(id)
+		ids[h] = 0
+		filter.add(h)
 	}
 	focus := map[string]bool{}
 	for _, p := range q.Focus {
 		focus[p] = true
 	}
 	type cand struct {
-		f *file
-		s float64
+		f    *file
+		s    float64
+		uses []uint32
 	}
 	var cs []cand
+	unparsed := false
 	for p, f := range m.files {
 		if f.Tags == nil {
 			continue
 		}
-		s := 0.0
+		unparsed = unparsed || !f.Tags.Parsed
+		c := cand{f: f}
 		if focus[p] {
-			s += 100
+			c.s += 100
 		}
-		for _, w := range splitWords(strings.TrimSuffix(p, path.Ext(p))) {
+		for _, w := range f.pathWords() {
 			if terms.words[w] {
-				s += 3
+				c.s += 3
 			}
 		}
 		if len(ids) > 0 {
 			for _, id := range f.Tags.Idents {
 				if filter.has(id) {
-					s += ids[id]
+					if _, ok := ids[id]; ok {
+						ids[id]++
+						c.uses = append(c.uses, id)
+					}
 				}
 			}
 		}
-		if s > 0 {
-			cs = append(cs, cand{f, s})
+		if c.s > 0 || len(c.uses) > 0 {
+			cs = append(cs, c)
+		}
+	}
+	if !unparsed {
+		return nil
+	}
+	n := float64(len(m.files) + 1)
+	for i := range cs {
+		for _, id := range cs[i].uses {
+			cs[i].s += math.Log(n / float64(ids[id]+1))
 		}
 	}
 	sort.Slice(cs, func(i, j int) bool {
@@ -292,15 +288,16 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		} else if strings.Contains(terms.text, base) && strings.Contains(base, ".") {
 			sc += 40
 		}
-		for _, w := range splitWords(strings.TrimSuffix(p, path.Ext(p))) {
+		for _, w := range f.pathWords() {
 			if terms.words[w] {
 				sc += 2
 			}
 		}
 		if f.Tags != nil {
-			for _, s := range f.Tags.Syms {
+			words := f.Tags.symWords()
+			for k, s := range f.Tags.Syms {
 				n := lastName(s.Name)
-				ln := strings.ToLower(n)
+				ln := words[k].lower
 				if terms.lower[ln] {
 					w := 30.0
 					if terms.idents[n] {
@@ -312,7 +309,7 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 					sc += w / float64(max(definers[ln], 1))
 					continue
 				}
-				ws := splitWords(n)
+				ws := words[k].words
 				hit := 0
 				for _, w := range ws {
 					if terms.words[w] {
@@ -521,3 +518,32 @@ type bitset [1 << 16 / 64]uint64
 
 func (b *bitset) add(id uint32)      { b[(id&0xffff)>>6] |= 1 << (id & 63) }
 func (b *bitset) has(id uint32) bool { return b[(id&0xffff)>>6]&(1<<(id&63)) != 0 }
+
+// pathWords are the words of a file's path (cached: a file record is
+// replaced when the file changes).
+func (f *file) pathWords() []string {
+	if f.words == nil {
+		f.words = splitWords(strings.TrimSuffix(f.Path, path.Ext(f.Path)))
+		if f.words == nil {
+			f.words = []string{}
+		}
+	}
+	return f.words
+}
+
+type symWords struct {
+	lower string   // the last name, lower-cased
+	words []string // its words
+}
+
+// symWords are the words of each symbol's name, made once per content.
+func (t *tags) symWords() []symWords {
+	if len(t.words) != len(t.Syms) {
+		t.words = make([]symWords, len(t.Syms))
+		for i, s := range t.Syms {
+			n := lastName(s.Name)
+			t.words[i] = symWords{lower: strings.ToLower(n), words: splitWords(n)}
+		}
+	}
+	return t.words
+}
