@@ -82,11 +82,8 @@ const maxCandidates = 150
 // request's identifiers (rare ones weigh more).
 func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	ids := map[uint32]int{} // request identifier hash -> files using it
-	var filter bitset
 	for id := range terms.idents {
-		h := identHash(id)
-		ids[h] = 0
-		filter.add(h)
+		ids[identHash(id)] = 0
 	}
 	focus := map[string]bool{}
 	for _, p := range q.Focus {
@@ -97,38 +94,48 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 		s    float64
 		uses []uint32
 	}
-	var cs []cand
+	byPath := map[string]*cand{}
+	get := func(f *file) *cand {
+		c := byPath[f.Path]
+		if c == nil {
+			c = &cand{f: f}
+			byPath[f.Path] = c
+		}
+		return c
+	}
 	unparsed := false
 	for p, f := range m.files {
 		if f.Tags == nil {
 			continue
 		}
 		unparsed = unparsed || !f.Tags.Parsed
-		c := cand{f: f}
+		s := 0.0
 		if focus[p] {
-			c.s += 100
+			s += 100
 		}
 		for _, w := range f.pathWords() {
 			if terms.words[w] {
-				c.s += 3
+				s += 3
 			}
 		}
-		if len(ids) > 0 {
-			for _, id := range f.Tags.Idents {
-				if filter.has(id) {
-					if _, ok := ids[id]; ok {
-						ids[id]++
-						c.uses = append(c.uses, id)
-					}
-				}
-			}
+		if s > 0 {
+			get(f).s += s
 		}
-		if c.s > 0 || len(c.uses) > 0 {
-			cs = append(cs, c)
+	}
+	for h := range ids {
+		users := m.users(h)
+		ids[h] = len(users)
+		for _, f := range users {
+			c := get(f)
+			c.uses = append(c.uses, h)
 		}
 	}
 	if !unparsed {
 		return nil
+	}
+	cs := make([]cand, 0, len(byPath))
+	for _, c := range byPath {
+		cs = append(cs, *c)
 	}
 	n := float64(len(m.files) + 1)
 	for i := range cs {
@@ -450,23 +457,14 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 			}
 		}
 	}
-	var filter bitset
-	for id := range want {
-		filter.add(id)
+	refs := map[string]float64{}
+	for h, w := range want {
+		for _, f := range m.users(h) {
+			refs[f.Path] += w
+		}
 	}
-	for q, g := range m.files {
-		if g.Tags == nil {
-			continue
-		}
-		sum := 0.0
-		for _, id := range g.Tags.Idents {
-			if filter.has(id) {
-				sum += want[id]
-			}
-		}
-		if sum > 0 {
-			add[q] += min(sum, 5)
-		}
+	for q, sum := range refs {
+		add[q] += min(sum, 5)
 	}
 	for q, a := range add {
 		score[q] += a
