@@ -81,10 +81,6 @@ type Map struct {
 	mu     sync.Mutex // one Update at a time; guards everything below
 	files  map[string]*file
 	byHash map[hash]*tags
-	// The inverted index of identifiers: hash -> ids of the files using it.
-	fileID map[string]int32
-	byID   []*file // nil once removed
-	post   map[uint32][]int32
 	loaded bool
 	dirty  bool
 	parsed int // files parsed by the last Update (and the rankings since)
@@ -106,8 +102,7 @@ func New(src Source, opts Options) *Map {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Map{src: src, opts: opts, log: log, files: map[string]*file{}, byHash: map[hash]*tags{},
-		fileID: map[string]int32{}, post: map[uint32][]int32{}}
+	return &Map{src: src, opts: opts, log: log, files: map[string]*file{}, byHash: map[hash]*tags{}}
 }
 
 // Stats describes the last Update.
@@ -142,7 +137,6 @@ func (m *Map) Update(ctx context.Context) error {
 		if err := m.load(); err != nil {
 			m.log.Warn("repository map cache not loaded; parsing every file", "file", m.opts.CacheFile, "err", err)
 			m.files, m.byHash = map[string]*file{}, map[hash]*tags{}
-			m.fileID, m.byID, m.post = map[string]int32{}, nil, map[uint32][]int32{}
 		}
 	}
 	var mu sync.Mutex
@@ -167,7 +161,7 @@ func (m *Map) Update(ctx context.Context) error {
 	}
 	for p := range m.files {
 		if !seen[p] {
-			m.delFile(p)
+			delete(m.files, p)
 			m.dirty = true
 		}
 	}
@@ -266,7 +260,7 @@ func (m *Map) scan(ctx context.Context, jobs []job) error {
 			if !errors.Is(r.err, os.ErrNotExist) {
 				m.log.Debug("repository map: unreadable file", "path", r.f.Path, "err", r.err)
 			}
-			m.delFile(r.f.Path)
+			delete(m.files, r.f.Path)
 			continue
 		}
 		r.f.Hash = r.h
@@ -280,7 +274,7 @@ func (m *Map) scan(ctx context.Context, jobs []job) error {
 			hmu.Unlock()
 		}
 		r.f.Tags = t
-		m.setFile(r.f)
+		m.files[r.f.Path] = r.f
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -473,62 +467,3 @@ func isIdentStart(c byte) bool {
 }
 
 func isIdentPart(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
-
-// setFile adds or replaces f, keeping the inverted index.
-func (m *Map) setFile(f *file) {
-	m.delFile(f.Path)
-	m.files[f.Path] = f
-	id, ok := m.fileID[f.Path]
-	if !ok {
-		id = int32(len(m.byID))
-		m.fileID[f.Path] = id
-		m.byID = append(m.byID, nil)
-	}
-	m.byID[id] = f
-	if f.Tags != nil {
-		for _, h := range f.Tags.Idents {
-			m.post[h] = append(m.post[h], id)
-		}
-	}
-}
-
-// delFile removes path, keeping the inverted index.
-func (m *Map) delFile(path string) {
-	old, ok := m.files[path]
-	if !ok {
-		return
-	}
-	delete(m.files, path)
-	id := m.fileID[path]
-	m.byID[id] = nil
-	if old.Tags == nil {
-		return
-	}
-	for _, h := range old.Tags.Idents {
-		ps := m.post[h]
-		for i, x := range ps {
-			if x == id {
-				ps[i] = ps[len(ps)-1]
-				ps = ps[:len(ps)-1]
-				break
-			}
-		}
-		if len(ps) == 0 {
-			delete(m.post, h)
-		} else {
-			m.post[h] = ps
-		}
-	}
-}
-
-// users returns the files that use the identifier with hash h.
-func (m *Map) users(h uint32) []*file {
-	ps := m.post[h]
-	out := make([]*file, 0, len(ps))
-	for _, id := range ps {
-		if f := m.byID[id]; f != nil {
-			out = append(out, f)
-		}
-	}
-	return out
-}

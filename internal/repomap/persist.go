@@ -57,7 +57,7 @@ func (m *Map) load() error {
 			t = &tags{Syms: df.Syms, Idents: df.Idents, Parsed: df.Parsed}
 			m.byHash[df.Hash] = t
 		}
-		m.setFile(&file{Path: df.Path, Size: df.Size, ModTime: df.ModTime, Ino: df.Ino, Hash: df.Hash, Tags: t})
+		m.files[df.Path] = &file{Path: df.Path, Size: df.Size, ModTime: df.ModTime, Ino: df.Ino, Hash: df.Hash, Tags: t}
 	}
 	return nil
 }

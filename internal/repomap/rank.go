@@ -82,8 +82,11 @@ const maxCandidates = 150
 // request's identifiers (rare ones weigh more).
 func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	ids := map[uint32]int{} // request identifier hash -> files using it
+	var filter bitset
 	for id := range terms.idents {
-		ids[identHash(id)] = 0
+		h := identHash(id)
+		ids[h] = 0
+		filter.add(h)
 	}
 	focus := map[string]bool{}
 	for _, p := range q.Focus {
@@ -94,48 +97,38 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 		s    float64
 		uses []uint32
 	}
-	byPath := map[string]*cand{}
-	get := func(f *file) *cand {
-		c := byPath[f.Path]
-		if c == nil {
-			c = &cand{f: f}
-			byPath[f.Path] = c
-		}
-		return c
-	}
+	var cs []cand
 	unparsed := false
 	for p, f := range m.files {
 		if f.Tags == nil {
 			continue
 		}
 		unparsed = unparsed || !f.Tags.Parsed
-		s := 0.0
+		c := cand{f: f}
 		if focus[p] {
-			s += 100
+			c.s += 100
 		}
 		for _, w := range f.pathWords() {
 			if terms.words[w] {
-				s += 3
+				c.s += 3
 			}
 		}
-		if s > 0 {
-			get(f).s += s
+		if len(ids) > 0 {
+			for _, id := range f.Tags.Idents {
+				if filter.has(id) {
+					if _, ok := ids[id]; ok {
+						ids[id]++
+						c.uses = append(c.uses, id)
+					}
+				}
+			}
 		}
-	}
-	for h := range ids {
-		users := m.users(h)
-		ids[h] = len(users)
-		for _, f := range users {
-			c := get(f)
-			c.uses = append(c.uses, h)
+		if c.s > 0 || len(c.uses) > 0 {
+			cs = append(cs, c)
 		}
 	}
 	if !unparsed {
 		return nil
-	}
-	cs := make([]cand, 0, len(byPath))
-	for _, c := range byPath {
-		cs = append(cs, *c)
 	}
 	n := float64(len(m.files) + 1)
 	for i := range cs {
@@ -457,14 +450,23 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 			}
 		}
 	}
-	refs := map[string]float64{}
-	for h, w := range want {
-		for _, f := range m.users(h) {
-			refs[f.Path] += w
-		}
+	var filter bitset
+	for id := range want {
+		filter.add(id)
 	}
-	for q, sum := range refs {
-		add[q] += min(sum, 5)
+	for q, g := range m.files {
+		if g.Tags == nil {
+			continue
+		}
+		sum := 0.0
+		for _, id := range g.Tags.Idents {
+			if filter.has(id) {
+				sum += want[id]
+			}
+		}
+		if sum > 0 {
+			add[q] += min(sum, 5)
+		}
 	}
 	for q, a := range add {
 		score[q] += a

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
+	"os/exec"
 	"strings"
+	"slices"
 	"testing"
 )
 
