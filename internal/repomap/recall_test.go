@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"os/exec"
-	"strings"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
