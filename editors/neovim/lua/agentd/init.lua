@@ -1,0 +1,255 @@
+-- agentd for Neovim: the Lua API (:help agentd-api). The :Agent command
+-- calls these functions; scripts and tests use them too.
+local config = require('agentd.config')
+local client = require('agentd.client')
+local state = require('agentd.state')
+
+local M = {}
+
+local group
+
+--- Configures the plugin (:help agentd-setup). Safe to call again.
+function M.setup(opts)
+  config.set(opts)
+  require('agentd.review').setup_highlights()
+  group = vim.api.nvim_create_augroup('agentd', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+    group = group,
+    callback = function(ev)
+      client.on_buf(ev.buf)
+      require('agentd.review').draw(ev.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufWritePost', {
+    group = group,
+    callback = function(ev)
+      require('agentd.handlers').on_write(ev.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd({ 'BufWipeout', 'BufUnload' }, {
+    group = group,
+    callback = function(ev)
+      require('agentd.review').forget(ev.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd('ColorScheme', {
+    group = group,
+    callback = function()
+      require('agentd.review').setup_highlights()
+    end,
+  })
+  vim.api.nvim_create_autocmd('LspProgress', {
+    group = group,
+    callback = function(ev)
+      local c = vim.lsp.get_client_by_id(ev.data.client_id)
+      if not c or c.name ~= 'agentd' then
+        return
+      end
+      local v = ev.data.params.value or {}
+      state.progress = v.kind ~= 'end' and (v.message or v.title) or nil
+      vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+    end,
+  })
+  -- Buffers already open when setup runs (lazy loading).
+  if config.options.auto_start then
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) then
+        client.on_buf(b)
+      end
+    end
+  end
+  return config.options
+end
+
+--- Loads a plan file and shows it in the plan buffer. Returns the plan id.
+function M.open_plan(path)
+  path = path or vim.api.nvim_buf_get_name(0)
+  return require('agentd.plan').open(path)
+end
+
+--- Asks the model for a plan and shows it. Returns the plan id.
+function M.plan(request)
+  return require('agentd.plan').create(request)
+end
+
+--- Starts a run of a plan (opts.plan_id, default the last one opened) with
+--- the configured review mode. Returns the run id.
+function M.run(opts)
+  opts = opts or {}
+  local plan_id = opts.plan_id or vim.b.agentd_plan or state.last_plan
+  if not plan_id then
+    vim.notify('agentd: no plan to run: open one first (:Agent open plan.json or :Agent plan {request})', vim.log.levels.WARN)
+    return nil
+  end
+  local options = vim.tbl_extend('force', { review = config.options.review }, config.options.run or {}, opts.options or {})
+  local res, err = client.request_sync(nil, 'agentd/run/start', { planId = plan_id, options = options })
+  if not res then
+    vim.notify('agentd: run failed to start: ' .. err, vim.log.levels.ERROR)
+    return nil, err
+  end
+  state.run_id = res.runId
+  state.run = { runId = res.runId, planId = plan_id, status = 'running', progress = 0, currentSteps = {} }
+  state.start_snapshot = res.snapshotId
+  require('agentd.plan').run_plan[res.runId] = plan_id
+  state.append_log(('[%s] run started (plan %s, snapshot %s)'):format(res.runId, plan_id, res.snapshotId or ''))
+  return res.runId, res.snapshotId
+end
+
+local function run_id_or_warn()
+  if not state.run_id then
+    vim.notify('agentd: no run yet (:Agent run)', vim.log.levels.WARN)
+  end
+  return state.run_id
+end
+
+--- Pause, resume or cancel the current run; retry or skip one of its steps.
+function M.control(what, step_id)
+  local run_id = run_id_or_warn()
+  if not run_id then
+    return nil
+  end
+  local method = ({ pause = 'agentd/run/pause', resume = 'agentd/run/resume', cancel = 'agentd/run/cancel', retry = 'agentd/run/retryStep', skip = 'agentd/run/skipStep' })[what]
+  local params = { runId = run_id, stepId = step_id }
+  local res, err = client.request_sync(nil, method, params)
+  if not res then
+    vim.notify(('agentd: %s failed: %s'):format(what, err), vim.log.levels.ERROR)
+    return nil, err
+  end
+  state.run = res
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  return res
+end
+
+--- The current run: { run_id, status, progress, current_steps }.
+function M.status()
+  local r = state.run
+  if not r then
+    return { run_id = nil, status = 'idle', progress = 0, current_steps = {} }
+  end
+  return { run_id = state.run_id, status = r.status, progress = r.progress or 0, current_steps = r.currentSteps or {} }
+end
+
+--- The buffer's pending or stale hunks: { id, change_id, status, lnum, end_lnum }.
+function M.hunks(bufnr)
+  return require('agentd.review').hunks(bufnr)
+end
+
+--- Accept at the cursor: scope 'hunk' (default), 'file' or 'all'.
+function M.accept(scope)
+  return require('agentd.review').accept(scope)
+end
+
+--- Reject at the cursor: scope 'hunk' (default), 'file' or 'all'.
+function M.reject(scope, reason)
+  return require('agentd.review').reject(scope, reason)
+end
+
+--- Restores a snapshot. Buffers with the user's unsaved edits are left
+--- alone and reported as conflicts; the other affected buffers reload.
+--- Returns the server's restore result (with those conflicts added).
+function M.restore(snapshot_id)
+  local handlers = require('agentd.handlers')
+  local c = client.current()
+  if not c then
+    return nil
+  end
+  local dry, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id, dryRun = true })
+  if not dry then
+    vim.notify('agentd: restore failed: ' .. err, vim.log.levels.ERROR)
+    return nil, err
+  end
+  local affected, seen = {}, {}
+  for _, list in ipairs({ dry.restored or {}, dry.deleted or {}, dry.created or {} }) do
+    for _, u in ipairs(list) do
+      if not seen[u] then
+        seen[u] = true
+        affected[#affected + 1] = u
+      end
+    end
+  end
+  for _, cf in ipairs(dry.conflicts or {}) do
+    if not seen[cf.uri] then
+      seen[cf.uri] = true
+      affected[#affected + 1] = cf.uri
+    end
+  end
+  -- Buffers with the user's own unsaved edits are never overwritten.
+  local keep, dirty = {}, {}
+  for _, u in ipairs(affected) do
+    local b = vim.fn.bufnr(vim.uri_to_fname(u))
+    if b > 0 and handlers.has_user_edits(b) then
+      dirty[#dirty + 1] = u
+    else
+      keep[#keep + 1] = u
+    end
+  end
+  local res
+  if #dirty == 0 then
+    res, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id })
+  elseif #keep > 0 then
+    res, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id, uris = keep })
+  else
+    res = { restored = {}, deleted = {}, created = {}, conflicts = {}, undoSnapshotId = nil }
+  end
+  if not res then
+    vim.notify('agentd: restore failed: ' .. err, vim.log.levels.ERROR)
+    return nil, err
+  end
+  res.conflicts = res.conflicts or {}
+  for _, u in ipairs(dirty) do
+    table.insert(res.conflicts, { uri = u, message = 'the buffer has unsaved edits; left alone (save or discard them, then restore again)' })
+  end
+  if res.undoSnapshotId and res.undoSnapshotId ~= '' then
+    state.last_undo = res.undoSnapshotId
+  end
+  -- Reload the buffers whose file the restore changed.
+  for _, list in ipairs({ res.restored or {}, res.created or {}, res.deleted or {} }) do
+    for _, u in ipairs(list) do
+      local b = vim.fn.bufnr(vim.uri_to_fname(u))
+      if b > 0 and vim.api.nvim_buf_is_loaded(b) and not handlers.has_user_edits(b) then
+        vim.api.nvim_buf_call(b, function()
+          vim.cmd('silent edit!')
+        end)
+        handlers.on_write(b)
+      end
+    end
+  end
+  local msg = ('agentd: restored %d file%s'):format(#(res.restored or {}) + #(res.created or {}) + #(res.deleted or {}), (#(res.restored or {}) + #(res.created or {}) + #(res.deleted or {})) == 1 and '' or 's')
+  if #res.conflicts > 0 then
+    local names = {}
+    for _, cf in ipairs(res.conflicts) do
+      names[#names + 1] = vim.fn.fnamemodify(vim.uri_to_fname(cf.uri), ':~:.') .. ': ' .. (cf.message or '')
+    end
+    vim.notify(msg .. '; left alone:\n  ' .. table.concat(names, '\n  '), vim.log.levels.WARN)
+  else
+    vim.notify(msg .. ((res.undoSnapshotId and res.undoSnapshotId ~= '') and ' (:Agent undo puts them back)' or ''), vim.log.levels.INFO)
+  end
+  return res
+end
+
+--- Undoes the last restore.
+function M.undo()
+  if not state.last_undo then
+    vim.notify('agentd: no restore to undo', vim.log.levels.WARN)
+    return nil
+  end
+  local id = state.last_undo
+  local res = M.restore(id)
+  if res then
+    state.last_undo = nil
+  end
+  return res
+end
+
+--- A short string for the statusline: run status and progress, pending
+--- hunks. Empty when there is nothing to say.
+function M.statusline()
+  return state.statusline()
+end
+
+--- Loads pending change sets and fills the quickfix list.
+function M.review()
+  return require('agentd.review').review()
+end
+
+return M
