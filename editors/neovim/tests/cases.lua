@@ -20,18 +20,615 @@ local function edit_plan(path, edits, extra)
 end
 C._edit_plan = edit_plan
 
-function C.smoke()
+
+local function ext_details(b, ns)
+  return vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true })
+end
+
+local function virt_text_of(vl)
+  local t = {}
+  for _, chunk in ipairs(vl) do
+    t[#t + 1] = chunk[1]
+  end
+  return vim.trim(table.concat(t))
+end
+
+-- The standard change: line 3 rewritten, a line added after line 15.
+local two_edits = { { oldText = 'line 3\n', newText = 'line three\n' }, { oldText = 'line 15\n', newText = 'line 15\nline 15b\n' } }
+
+local function start_two(opts)
   H.workspace({ ['a.txt'] = numbered(20) })
-  H.setup()
+  H.setup(opts)
   local b = H.open('a.txt')
   local a = require('agentd')
-  local pid = H.truthy(a.open_plan(edit_plan('a.txt', { { oldText = 'line 3\n', newText = 'line three\n' }, { oldText = 'line 15\n', newText = 'line 15\nline 15b\n' } })))
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
   vim.cmd.buffer(b)
-  local rid = H.truthy(a.run({ plan_id = pid }))
+  local rid, snap = a.run({ plan_id = pid })
+  H.truthy(rid, 'run id')
   local hs = H.wait_hunks(b, 2)
-  print(vim.inspect(hs))
+  return b, hs, rid, snap, pid
+end
+C._start_two = start_two
 
+-- Open a plan and run it: the plan buffer shows every step and its status
+-- sign updates live.
+function C.plan_open_and_run()
+  local root = H.workspace({ ['a.txt'] = 'alpha\n', ['b.txt'] = 'beta\n' })
+  H.setup()
+  H.open('a.txt')
+  local a = require('agentd')
+  local path = H.plan({ title = 'read two', steps = {
+    { id = 'one', description = 'read a', tool = 'read_file', args = { path = 'a.txt' } },
+    { id = 'two', description = 'read b', tool = 'read_file', args = { path = 'b.txt' }, dependsOn = { 'one' } },
+  } })
+  vim.cmd('Agent open ' .. vim.fn.fnameescape(path))
+  local pid = require('agentd.state').last_plan
+  H.truthy(pid and pid:match('^plan%-'), 'a plan id, got ' .. tostring(pid))
+  local pb = vim.api.nvim_get_current_buf()
+  H.eq(require('agentd.plan').bufnr(pid), pb, 'the plan buffer is shown')
+  local lines = H.lines(pb)
+  H.truthy(lines[2]:match('^one%s+read_file%s+read a'), 'step line: ' .. lines[2])
+  H.truthy(lines[3]:match('^two%s+read_file%s+read b%s+← one'), 'dependencies shown: ' .. lines[3])
+  local marks = ext_details(pb, require('agentd.plan').ns)
+  H.eq('· ', marks[1][4].sign_text, 'pending sign before the run')
+  vim.cmd('Agent run')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'run status')
+  H.wait(function()
+    local m = ext_details(pb, require('agentd.plan').ns)
+    return m[1][4].sign_text == '✓ ' and m[2][4].sign_text == '✓ '
+  end, 'completed signs on both steps')
+  H.eq(1, st.progress, 'progress')
+  H.truthy(a.statusline():match('^agentd: completed'), 'statusline: ' .. a.statusline())
+  H.eq('alpha\n', H.read(root .. '/a.txt'), 'a.txt untouched')
+end
 
+-- The rendered extmarks of a pending change: deleted text highlighted in
+-- the buffer, added lines as virtual lines, changed words, hunk hints.
+function C.render_pending_change()
+  local b, hs = start_two()
+  H.eq({ 3, 3 }, { hs[1].lnum, hs[1].end_lnum }, 'first hunk on line 3')
+  H.eq({ 15, 15 }, { hs[2].lnum, hs[2].end_lnum }, 'second hunk hangs on line 15')
+  local ns = require('agentd.review').ns
+  local marks = ext_details(b, ns)
+  local del_line, word, virt3, virt15, hints = false, nil, nil, nil, {}
+  for _, m in ipairs(marks) do
+    local row, col, d = m[2], m[3], m[4]
+    if d.hl_group == 'AgentdDelete' and row == 2 then
+      del_line = true
+    end
+    if d.hl_group == 'AgentdDeleteText' and row == 2 then
+      word = vim.api.nvim_buf_get_text(b, row, col, d.end_row, d.end_col, {})[1]
+    end
+    if d.virt_lines then
+      local texts = vim.tbl_map(virt_text_of, d.virt_lines)
+      if row == 2 then
+        virt3 = { texts = texts, words = d.virt_lines[1] }
+      elseif row == 14 then
+        virt15 = texts
+      end
+    end
+    if d.virt_text then
+      hints[row] = d.virt_text[1][1]
+    end
+  end
+  H.truthy(del_line, 'line 3 highlighted as replaced')
+  H.eq('3', word, 'the changed word of line 3')
+  H.eq({ 'line three' }, virt3.texts, 'the new line 3 as a virtual line')
+  local hl_three
+  for _, chunk in ipairs(virt3.words) do
+    if chunk[1] == 'three' then
+      hl_three = chunk[2]
+    end
+  end
+  H.eq({ 'AgentdAdd', 'AgentdAddText' }, hl_three, 'the new word highlighted')
+  H.eq({ 'line 15b' }, virt15, 'the added line below line 15')
+  H.truthy(hints[2] and hints[2]:match('ga accept  gr reject'), 'hint on line 3: ' .. tostring(hints[2]))
+  H.truthy(hints[14] and hints[14]:match('ga accept'), 'hint on line 15')
+  H.eq(numbered(20), H.text(b), 'before mode: the buffer is unchanged')
+  H.truthy(require('agentd').statusline():match('2 hunks'), 'statusline counts hunks: ' .. require('agentd').statusline())
+end
+
+-- Accept one hunk (ga), reject the other (gr), then check the buffer and
+-- the disk.
+function C.accept_one_reject_other()
+  local b = start_two()
+  local root = H.root
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 1, 'one hunk left')
+  vim.api.nvim_win_set_cursor(0, { 15, 0 })
+  vim.cmd('normal gr')
+  H.wait_hunks(b, 0, 'no hunks left')
+  local want = numbered(20):gsub('line 3\n', 'line three\n')
+  H.eq(want, H.text(b), 'buffer after accept + reject')
+  H.wait_run()
+  vim.cmd('write')
+  H.eq(want, H.read(root .. '/a.txt'), 'disk after :write')
+end
+
+-- Accept and reject in a file that is not open: :Agent review lists it,
+-- jumping there shows the hunks.
+function C.review_unopened_file()
+  local root = H.workspace({ ['a.txt'] = numbered(20), ['other.txt'] = 'x\n' })
+  H.setup()
+  local ob = H.open('other.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(ob)
+  a.run({ plan_id = pid })
+  H.wait(function()
+    return require('agentd.review').pending_count() == 2
+  end, 'two pending hunks')
+  vim.cmd('Agent review')
+  local qf = vim.fn.getqflist({ title = 0, items = 0 })
+  H.eq('agentd review', qf.title, 'quickfix title')
+  H.eq(2, #qf.items, 'two quickfix entries')
+  H.eq({ 3, 15 }, { qf.items[1].lnum, qf.items[2].lnum }, 'quickfix lines')
+  H.truthy(vim.fn.bufname(qf.items[1].bufnr):match('a%.txt$'), 'quickfix file')
+  H.eq('other.txt', vim.fn.expand('%:t'), 'the quickfix list did not take the focus')
+  vim.cmd('normal ]h')
+  H.eq('a.txt', vim.fn.expand('%:t'), ']h jumped to the file')
+  H.eq(3, vim.fn.line('.'), 'on the first hunk')
+  local b = vim.api.nvim_get_current_buf()
+  H.wait_hunks(b, 2, 'hunks drawn in the file opened from the list')
+  vim.cmd('normal ]h')
+  H.eq(15, vim.fn.line('.'), ']h to the next hunk')
+  vim.cmd('normal [h')
+  H.eq(3, vim.fn.line('.'), '[h back')
+  vim.cmd('Agent accept all')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  vim.cmd('write')
+  H.eq(numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n'), H.read(root .. '/a.txt'), 'disk')
+end
+
+local function feed(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'xt', false)
+end
+
+-- Type above a pending hunk: the hunk follows (extmarks, then the server's
+-- rebase); accepting it then changes the right line.
+function C.type_above_then_accept()
+  local b = start_two()
+  local old_ids = vim.tbl_map(function(h) return h.id end, require('agentd').hunks(b))
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  feed('Otyped one<Esc>')
+  feed('otyped two<Esc>')
+  -- At once (extmarks) and after the server's rebase (new hunk ids), the
+  -- hunks sit two lines lower.
+  local function at(l3, l15)
+    local hs = require('agentd').hunks(b)
+    return #hs == 2 and hs[1].lnum == l3 and hs[2].lnum == l15
+  end
+  H.truthy(at(5, 17), 'hunks moved with the typing: ' .. vim.inspect(require('agentd').hunks(b)))
+  H.wait(function()
+    local hs = require('agentd').hunks(b)
+    return at(5, 17) and hs[1].id ~= old_ids[1]
+  end, 'the server to rebase the hunks (new ids, same place)')
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  vim.cmd('normal ga')
+  vim.api.nvim_win_set_cursor(0, { 17, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0)
+  local want = 'typed one\ntyped two\n' .. numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(want, H.text(b), 'buffer')
+  H.wait_run()
+  vim.cmd('write')
+  H.eq(want, H.read(H.root .. '/a.txt'), 'disk')
+end
+
+-- Typing inside a hunk's lines makes it stale: drawn as stale, and ga
+-- refuses it.
+function C.stale_hunk_cannot_be_accepted()
+  local b = start_two()
+  local got = H.capture_notify()
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  feed('A edited<Esc>')
+  H.wait(function()
+    local hs = require('agentd').hunks(b)
+    return #hs >= 1 and hs[1].status == 'stale'
+  end, 'the first hunk to become stale')
+  local stale_hint
+  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+    if m[2] == 2 and m[4].virt_text then
+      stale_hint = m[4].virt_text[1]
+    end
+  end
+  H.truthy(stale_hint and stale_hint[1]:match('stale') and stale_hint[2] == 'AgentdStale', 'stale hint: ' .. vim.inspect(stale_hint))
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.truthy(got[#got] and got[#got].msg:match('stale'), 'ga on a stale hunk says why: ' .. vim.inspect(got))
+  H.eq('line 3 edited', vim.api.nvim_buf_get_lines(b, 2, 3, false)[1], 'the user text stays')
+  vim.cmd('normal gr')
+  H.wait(function()
+    for _, h in ipairs(require('agentd').hunks(b)) do
+      if h.lnum == 3 then
+        return false
+      end
+    end
+    return true
+  end, 'the stale hunk rejected')
+  H.eq('line 3 edited', vim.api.nvim_buf_get_lines(b, 2, 3, false)[1], 'rejecting kept the user text')
+end
+
+-- No keystroke is lost: in an interactive Neovim driven through its input
+-- queue, type 300 characters one key at a time while hunks are pending,
+-- rebased under the typing, and accepted (the applyEdit lands mid-typing).
+function C.no_keystroke_lost()
+  H.workspace({ ['a.txt'] = numbered(20) })
+  local plan = edit_plan('a.txt', two_edits)
+  local nv = H.child()
+  nv.lua([[
+    local bin, state, plan = ...
+    require('agentd').setup({ cmd = bin, state_dir = state, notify_steps = false })
+    vim.cmd.edit('a.txt')
+    local b = vim.api.nvim_get_current_buf()
+    vim.wait(10000, function()
+      local c = vim.lsp.get_clients({ bufnr = b, name = 'agentd' })[1]
+      return c ~= nil and c.initialized
+    end, 10)
+    local a = require('agentd')
+    local pid = a.open_plan(plan)
+    vim.cmd.buffer(b)
+    a.run({ plan_id = pid })
+    vim.wait(10000, function() return #a.hunks(b) == 2 end, 10)
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  ]], H.bin, H.tmp .. '/state', plan)
+  H.eq(2, nv.lua('return #require("agentd").hunks(0)'), 'two pending hunks in the child')
+  local alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789 .,;:!?-_=+()[]{}'
+  local typed = {}
+  nv.input('O')
+  for i = 1, 300 do
+    local k = math.random(#alphabet)
+    local ch = alphabet:sub(k, k)
+    typed[#typed + 1] = ch
+    nv.input(ch)
+    if i == 120 then
+      -- Accept the hunk below while typing: its applyEdit lands between keys.
+      nv.lua([[
+        local b = vim.api.nvim_get_current_buf()
+        local h = require('agentd').hunks(b)[2]
+        local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+        c.request('agentd/changes/resolve', { changeId = h.change_id, decisions = { { hunkId = h.id, action = 'accept' } } }, function(err, res)
+          vim.g.accepted = err == nil and #res.applied == 1; vim.g.res = vim.inspect({err, res, h})
+        end, b)
+      ]])
+    end
+    if i % 7 == 0 then
+      vim.wait(3)
+    end
+  end
+  nv.input('<Esc>')
+  H.wait(function() return type(nv.lua('return vim.g.res')) == 'string' end, 'the answer to the accept during typing')
+  local want_line = table.concat(typed)
+  H.eq(want_line, nv.lua('return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]'), 'every typed character, in order')
+  -- The accept either landed, or (typing overlapped it) was refused and the
+  -- hunk is still there to accept: never reported applied and lost.
+  local res = nv.lua('return vim.g.res')
+  local landed = nv.lua('return vim.api.nvim_buf_get_lines(0, 16, 17, false)[1]') == 'line 15b'
+  H.eq(landed, res:find('applied = { "') ~= nil, 'the accept is in the buffer exactly when the server says applied: ' .. res)
+  -- Settle: every open hunk becomes pending again after the typing, then
+  -- accept what is left with ga.
+  H.wait(function()
+    local hs = nv.lua('return require("agentd").hunks(0)')
+    if #hs == 0 then
+      return true
+    end
+    for _, h in ipairs(hs) do
+      if h.status ~= 'pending' then
+        nv.input('<Esc>') -- nothing typed; let the loop run
+        return false
+      end
+    end
+    nv.input(hs[1].lnum .. 'Gga')
+    return false
+  end, 'every hunk accepted; left: ' .. vim.inspect(nv.lua('return require("agentd").hunks(0)')) .. ' after ' .. res)
+  local want = want_line .. '\n' .. numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(want, nv.lua('return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") .. "\\n"'), 'buffer')
+  nv.lua('vim.cmd("write")')
+  H.eq(want, H.read(H.root .. '/a.txt'), 'disk')
+end
+
+-- after mode: the change is on disk at once; rejecting a hunk takes it out.
+function C.after_mode_reject()
+  H.workspace({ ['a.txt'] = numbered(20) })
+  H.setup({ review = 'after' })
+  H.answer_select(function(items) return items[1] end)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local hs = H.wait_hunks(b, 2)
+  H.wait_run()
+  local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(all, H.text(b), 'after mode: the buffer holds the change')
+  H.eq({ 3, 3, 16, 16 }, { hs[1].lnum, hs[1].end_lnum, hs[2].lnum, hs[2].end_lnum }, 'hunks on the new lines')
+  -- Drawn the other way round: added lines highlighted, deleted as virtual lines above.
+  local added, deleted_virt = false, nil
+  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+    if m[4].hl_group == 'AgentdAdd' and m[2] == 15 then
+      added = true
+    end
+    if m[4].virt_lines and m[4].virt_lines_above and m[2] == 2 then
+      deleted_virt = virt_text_of(m[4].virt_lines[1])
+    end
+  end
+  H.truthy(added, 'the added line 16 highlighted')
+  H.eq('line 3', deleted_virt, 'the deleted line 3 shown above')
+  vim.cmd('write')
+  H.eq(all, H.read(H.root .. '/a.txt'), 'on disk before the review')
+  vim.api.nvim_win_set_cursor(0, { 16, 0 })
+  vim.cmd('normal gr')
+  H.wait_hunks(b, 1)
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0)
+  vim.cmd('write')
+  H.eq(numbered(20):gsub('line 3\n', 'line three\n'), H.read(H.root .. '/a.txt'), 'disk after rejecting the added line')
+end
+
+-- after mode on a file that is not open: the disk changes at once and a
+-- rejection takes the hunk out of the disk.
+function C.after_mode_reject_unopened()
+  H.workspace({ ['a.txt'] = numbered(20), ['o.txt'] = 'o\n' })
+  H.setup({ review = 'after' })
+  H.answer_select(function(items) return items[1] end)
+  local ob = H.open('o.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(ob)
+  a.run({ plan_id = pid })
+  H.wait_run()
+  H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks to review')
+  H.eq(numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n'), H.read(H.root .. '/a.txt'), 'after mode writes at once')
+  vim.cmd('Agent review')
+  vim.cmd('normal ]h')
+  H.eq(3, vim.fn.line('.'), 'on the first hunk')
+  vim.cmd('Agent reject')
+  H.wait_hunks(0, 1)
+  vim.cmd('write')
+  H.eq(numbered(20):gsub('line 15\n', 'line 15\nline 15b\n'), H.read(H.root .. '/a.txt'), 'the rejected hunk is out of the disk')
+end
+
+local function two_file_plan()
+  return H.plan({ title = 'edit two files', steps = {
+    { id = 'ea', tool = 'edit_file', args = { path = 'a.txt', edits = { { oldText = 'line 3\n', newText = 'line three\n' } } } },
+    { id = 'eb', tool = 'edit_file', args = { path = 'b.txt', edits = { { oldText = 'line 5\n', newText = 'line five\n' } } } },
+  } })
+end
+
+-- Restore: a clean buffer reloads; a buffer with unsaved edits is reported
+-- and left alone.
+function C.restore_reloads_and_reports_dirty()
+  local root = H.workspace({ ['a.txt'] = numbered(10), ['b.txt'] = numbered(10), ['o.txt'] = 'o\n' })
+  H.setup()
+  local ob = H.open('o.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(two_file_plan()))
+  vim.cmd.buffer(ob)
+  local _, snap = a.run({ plan_id = pid })
+  H.truthy(snap and snap ~= '', 'the run has a start snapshot')
+  H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks')
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'a.txt changed on disk')
+  local ab = H.open('a.txt')
+  local bb = H.open('b.txt')
+  vim.api.nvim_buf_set_lines(bb, 0, 1, false, { 'my own unsaved edit' })
+  local b_text = H.text(bb)
+  local got = H.capture_notify()
+  local res = H.truthy(a.restore(snap), 'a restore result')
+  H.eq(numbered(10), H.text(ab), 'the clean buffer reloaded')
+  H.eq(false, vim.bo[ab].modified, 'reloaded buffer is not modified')
+  H.eq(numbered(10), H.read(root .. '/a.txt'), 'a.txt restored on disk')
+  H.eq(b_text, H.text(bb), 'the buffer with unsaved edits is left alone')
+  local reported = false
+  for _, cf in ipairs(res.conflicts) do
+    if cf.uri == vim.uri_from_fname(root .. '/b.txt') then
+      reported = true
+    end
+  end
+  H.truthy(reported, 'b.txt reported as a conflict: ' .. vim.inspect(res.conflicts))
+  H.truthy(got[#got] and got[#got].msg:match('b%.txt'), 'the user is told: ' .. vim.inspect(got))
+  -- :Agent undo puts the restore back.
+  vim.cmd('Agent undo')
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'undo of the restore')
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.text(ab), 'the buffer reloaded again')
+end
+
+-- A run reviewed in an open buffer can be restored: accept every hunk into
+-- the buffer, :write, restore the run's start: buffer and disk are the
+-- original, with no conflict (the agent's edits are the agent's).
+function C.restore_run_reviewed_in_buffer()
+  local b, _, _, snap = start_two()
+  vim.cmd('Agent accept file')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  vim.cmd('write')
+  local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(all, H.read(H.root .. '/a.txt'), 'written')
+  local res = H.truthy(require('agentd').restore(snap), 'a restore result')
+  H.eq({}, res.conflicts, 'no conflict')
+  H.eq(numbered(20), H.text(b), 'buffer restored')
+  H.eq(numbered(20), H.read(H.root .. '/a.txt'), 'disk restored')
+end
+
+-- The same without :write: the agent's edits are only in the buffer.
+function C.restore_run_reviewed_unsaved()
+  local b, _, _, snap = start_two()
+  vim.cmd('Agent accept file')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  local res = H.truthy(require('agentd').restore(snap), 'a restore result')
+  H.eq({}, res.conflicts, 'no conflict')
+  H.eq(numbered(20), H.text(b), 'buffer restored')
+  H.eq(numbered(20), H.read(H.root .. '/a.txt'), 'disk restored')
+end
+
+-- Approvals go through vim.ui.select with the four options; a command
+-- shows its command line and folder.
+function C.approval_allow_once()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local asked = H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_once' then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = {
+    { id = 'hello', tool = 'run_command', args = { command = 'echo hi > out.txt' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'the approved command ran')
+  H.eq(1, #asked, 'asked once')
+  local kinds = vim.tbl_map(function(o) return o.kind end, asked[1].items)
+  H.eq({ 'allow_once', 'allow_always', 'reject_once', 'reject_always' }, kinds, 'the four option kinds')
+  H.truthy(asked[1].opts.prompt:find('echo hi > out.txt', 1, true), 'the prompt shows the command: ' .. asked[1].opts.prompt)
+  H.truthy(asked[1].opts.prompt:find('in: ', 1, true), 'and its folder')
+  H.eq('hi\n', H.read(root .. '/out.txt'), 'the command ran in the workspace')
+end
+
+-- Rejecting once skips the step and nothing runs.
+function C.approval_reject_once()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'reject_once' then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = {
+    { id = 'hello', tool = 'run_command', args = { command = 'echo hi > out.txt' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.wait_run()
+  H.eq(nil, H.read(root .. '/out.txt'), 'the rejected command did not run')
+  H.eq('skipped', require('agentd.state').step_status(require('agentd').status().run_id, 'hello'), 'step skipped')
+end
+
+-- A missing binary is said once, with the fix, and no stack trace.
+function C.missing_binary_message()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local got = H.capture_notify()
+  require('agentd').setup({ cmd = '/nonexistent/bin/agentd' })
+  vim.cmd.edit('a.txt')
+  vim.cmd.edit(vim.fn.fnameescape(H.root .. '/b.txt'))
+  vim.cmd('Agent status')
+  vim.cmd('Agent review')
+  local errors = vim.tbl_filter(function(n) return n.level == vim.log.levels.ERROR end, got)
+  H.eq(1, #errors, 'said once: ' .. vim.inspect(got))
+  local msg = errors[1].msg
+  H.truthy(msg:find('/nonexistent/bin/agentd', 1, true), 'names the path: ' .. msg)
+  H.truthy(msg:find('make build', 1, true), 'says how to build it')
+  H.truthy(msg:find('cmd =', 1, true), 'says how to set the path')
+  H.truthy(not msg:find('traceback') and not msg:find('%.lua:%d+'), 'no stack trace: ' .. msg)
+  H.eq(0, #vim.lsp.get_clients({ name = 'agentd' }), 'no client')
+end
+
+-- :checkhealth agentd reports the binary, protocol, state dir, model and Neovim.
+function C.checkhealth()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  vim.cmd('checkhealth agentd')
+  local text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find('OK Neovim 0%.1%d'), 'Neovim version:\n' .. text)
+  H.truthy(text:find('OK ' .. vim.pesc(H.bin) .. ': agentd '), 'binary and its version:\n' .. text)
+  H.truthy(text:find('OK protocol version 1'), 'protocol version:\n' .. text)
+  H.truthy(text:find('OK state dir ' .. vim.pesc(H.tmp .. '/state')), 'state dir:\n' .. text)
+  H.truthy(text:find('WARNING no model configured'), 'model:\n' .. text)
+  -- And a broken setup is reported as an error.
+  H.write(H.tmp .. '/afile', 'x')
+  require('agentd').setup({ cmd = '/nonexistent/agentd', state_dir = H.tmp .. '/afile/state' })
+  vim.cmd('bwipeout!')
+  vim.cmd('checkhealth agentd')
+  text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find('ERROR agentd: cannot find the agentd binary'), 'missing binary:\n' .. text)
+  H.truthy(text:find('ERROR state dir ' .. vim.pesc(H.tmp .. '/afile/state')), 'unwritable state dir:\n' .. text)
+end
+
+-- :Agent completes its subcommands and their arguments.
+function C.command_completion()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local subs = vim.fn.getcompletion('Agent ', 'cmdline')
+  for _, want in ipairs({ 'plan', 'open', 'run', 'pause', 'resume', 'cancel', 'retry', 'skip', 'review', 'accept', 'reject', 'snapshots', 'restore', 'undo', 'status', 'log' }) do
+    H.truthy(vim.tbl_contains(subs, want), 'completes ' .. want .. ': ' .. vim.inspect(subs))
+  end
+  H.eq({ 'resume', 'retry', 'review', 'reject', 'restore', 'run' }, (function()
+    local r = vim.fn.getcompletion('Agent re', 'cmdline')
+    local x = vim.fn.getcompletion('Agent ru', 'cmdline')
+    local out = vim.list_extend(r, x)
+    table.sort(out, function(p, q)
+      local order = { resume = 1, retry = 2, review = 3, reject = 4, restore = 5, run = 6 }
+      return order[p] < order[q]
+    end)
+    return out
+  end)(), 'prefix completion')
+  H.eq({ 'hunk', 'file', 'all' }, vim.fn.getcompletion('Agent accept ', 'cmdline'), 'accept scopes')
+  H.eq({ 'file' }, vim.fn.getcompletion('Agent reject f', 'cmdline'), 'reject scopes')
+  H.open('a.txt')
+  local a = require('agentd')
+  a.open_plan(H.plan({ title = 'p', steps = { { id = 'first', tool = 'read_file', args = { path = 'a.txt' } }, { id = 'second', tool = 'read_file', args = { path = 'a.txt' } } } }))
+  H.eq({ 'first', 'second' }, vim.fn.getcompletion('Agent retry ', 'cmdline'), 'step ids')
+end
+
+-- The plan buffer's keys: x skips, J moves, dd removes, and a stale version
+-- is reloaded rather than overwritten.
+function C.plan_buffer_keys()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.open('a.txt')
+  local a = require('agentd')
+  local pid = a.open_plan(H.plan({ title = 'p', steps = {
+    { id = 's1', tool = 'read_file', args = { path = 'a.txt' } },
+    { id = 's2', tool = 'read_file', args = { path = 'a.txt' } },
+    { id = 's3', tool = 'read_file', args = { path = 'a.txt' } },
+  } }))
+  local pb = vim.api.nvim_get_current_buf()
+  local function ids()
+    return vim.tbl_map(function(l) return l:match('^(%S+)') end, vim.list_slice(H.lines(pb), 2))
+  end
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal x')
+  H.truthy(H.lines(pb)[2]:find('(skipped)', 1, true), 'x skips: ' .. H.lines(pb)[2])
+  vim.cmd('normal x')
+  H.truthy(not H.lines(pb)[2]:find('(skipped)', 1, true), 'x unskips')
+  vim.cmd('normal J')
+  H.eq({ 's2', 's1', 's3' }, ids(), 'J moves down')
+  H.eq(3, vim.fn.line('.'), 'the cursor follows the step')
+  vim.cmd('normal K')
+  H.eq({ 's1', 's2', 's3' }, ids(), 'K moves up')
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal dd')
+  H.eq({ 's1', 's3' }, ids(), 'dd removes')
+  -- Someone else edits the plan: our version is stale.
+  local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+  local plan = require('agentd.plan').plans[pid]
+  local r = c.request_sync('agentd/plan/edit', { planId = pid, version = plan.version, edits = { { op = 'skip', stepId = 's3' } } }, 5000)
+  H.truthy(r and r.result, 'edited from elsewhere')
+  local got = H.capture_notify()
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal dd')
+  H.truthy(got[1] and got[1].msg:find('reloaded'), 'stale version reported: ' .. vim.inspect(got))
+  H.eq({ 's1', 's3' }, ids(), 'nothing removed on a stale version')
+  H.truthy(H.lines(pb)[3]:find('(skipped)', 1, true), 'the other edit is shown after the reload')
+  -- An invalid edit shows its problem on the step.
+  require('agentd.plan').edit(pid, { { op = 'update', stepId = 's1', step = { id = 's1', tool = 'nope' } } })
+  local d = vim.diagnostic.get(pb)
+  H.truthy(#d >= 1 and d[1].lnum == 1, 'a diagnostic on the step: ' .. vim.inspect(d))
 end
 
 return C

@@ -2,6 +2,8 @@
 local H = {}
 
 H.bin = assert(os.getenv('AGENTD_BIN'), 'AGENTD_BIN must name the built agentd binary')
+-- The Neovim to start for interactive children (the test runner's wrapper).
+H.nvim = os.getenv('NVIM_BIN') or vim.v.progpath
 H.tmp = vim.fn.tempname()
 vim.fn.mkdir(H.tmp, 'p')
 
@@ -142,9 +144,46 @@ function H.answer_select(pick)
 end
 
 function H.stop()
+  for _, o in ipairs(H.children or {}) do
+    o.stop()
+  end
   for _, c in ipairs(vim.lsp.get_clients({ name = 'agentd' })) do
     c.stop(true)
   end
+end
+
+--- A second, interactive Neovim (headless, listening on a socket) with the
+--- plugin, driven over RPC the way a terminal drives it: keys go through
+--- nvim_input, so they take the real input path. Returns an object with
+--- :input(keys), :lua(code, ...) and :stop().
+function H.child()
+  local sock = H.tmp .. '/child-' .. math.random(1e9) .. '.sock'
+  local plugin = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
+  local job = vim.fn.jobstart({ H.nvim, '--headless', '-u', 'NONE', '-i', 'NONE', '--listen', sock,
+    '--cmd', 'set rtp^=' .. plugin, '--cmd', 'runtime! plugin/agentd.lua' }, {
+    cwd = H.root,
+    env = { VIMRUNTIME = vim.env.VIMRUNTIME },
+  })
+  H.wait(function()
+    return vim.uv.fs_stat(sock) ~= nil
+  end, 'the child Neovim to listen')
+  local ch = vim.fn.sockconnect('pipe', sock, { rpc = true })
+  local o = {}
+  function o.lua(code, ...)
+    return vim.rpcrequest(ch, 'nvim_exec_lua', code, { ... })
+  end
+  function o.input(keys)
+    return vim.rpcrequest(ch, 'nvim_input', keys)
+  end
+  function o.stop()
+    pcall(vim.rpcrequest, ch, 'nvim_exec_lua', 'for _, c in ipairs(vim.lsp.get_clients()) do c.stop(true) end', {})
+    pcall(vim.rpcnotify, ch, 'nvim_command', 'qa!')
+    vim.wait(1000, function() return vim.fn.jobwait({ job }, 0)[1] ~= -1 end, 20)
+    pcall(vim.fn.jobstop, job)
+  end
+  H.children = H.children or {}
+  table.insert(H.children, o)
+  return o
 end
 
 return H

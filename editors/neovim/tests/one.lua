@@ -14,8 +14,8 @@ end
 local ok, err = xpcall(f, debug.traceback)
 require('helpers').stop()
 if ok then
-  io.stdout:write('ok   ' .. name .. '\n')
+  io.stdout:write('\nok   ' .. name .. '\n')
   os.exit(0)
 end
-io.stdout:write('FAIL ' .. name .. '\n' .. tostring(err) .. '\n')
+io.stdout:write('\nFAIL ' .. name .. '\n' .. tostring(err) .. '\n')
 os.exit(1)

@@ -53,6 +53,14 @@ local function apply_edit(_, params, ctx)
   for _, dc in ipairs(params.edit.documentChanges or {}) do
     if dc.textDocument and dc.textDocument.uri then
       local b = vim.uri_to_bufnr(dc.textDocument.uri)
+      -- The user typed after the server computed this edit (their changes
+      -- are on the way to it). Neovim would skip the edit yet answer
+      -- "applied"; say no instead, so the hunk stays to be accepted again.
+      local v = dc.textDocument.version
+      local have = vim.lsp.util.buf_versions[b]
+      if v and v ~= vim.NIL and v > 0 and have and have > v then
+        return { applied = false, failureReason = 'the buffer changed while the edit was on its way (you were typing); accept the hunk again' }
+      end
       bufs[#bufs + 1] = b
       if vim.api.nvim_buf_is_loaded(b) and M.has_user_edits(b) then
         M.user_dirty[b] = true
@@ -161,6 +169,9 @@ local function run_did_change(_, p)
   if p.state then
     if not state.run_id or state.run_id == run_id or p.state.status == 'running' then
       state.run, state.run_id = p.state, run_id
+    end
+    if p.state.planId then
+      require('agentd.plan').run_plan[run_id] = p.state.planId
     end
   end
   local t = ev.type

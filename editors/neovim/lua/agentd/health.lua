@@ -30,12 +30,15 @@ local function writable(dir)
     return false, 'exists but is not writable'
   end
   local parent = vim.fs.dirname(dir)
-  while parent and vim.fn.isdirectory(parent) == 0 do
+  while parent and not vim.uv.fs_stat(parent) do
     local up = vim.fs.dirname(parent)
     if up == parent then
       break
     end
     parent = up
+  end
+  if parent and vim.fn.isdirectory(parent) == 0 then
+    return false, 'cannot be made: ' .. parent .. ' is not a directory'
   end
   if parent and vim.fn.filewritable(parent) == 2 then
     return true, 'does not exist yet; agentd will make it (' .. parent .. ' is writable)'

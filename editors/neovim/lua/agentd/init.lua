@@ -20,6 +20,15 @@ function M.setup(opts)
       require('agentd.review').draw(ev.buf)
     end,
   })
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(ev)
+      local c = vim.lsp.get_client_by_id(ev.data.client_id)
+      if c and c.name == 'agentd' then
+        require('agentd.review').set_nav_keymaps(ev.buf)
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd('BufWritePost', {
     group = group,
     callback = function(ev)
@@ -87,8 +96,11 @@ function M.run(opts)
     vim.notify('agentd: run failed to start: ' .. err, vim.log.levels.ERROR)
     return nil, err
   end
-  state.run_id = res.runId
-  state.run = { runId = res.runId, planId = plan_id, status = 'running', progress = 0, currentSteps = {} }
+  -- The run's first notifications may have arrived before this answer.
+  if state.run_id ~= res.runId or not state.run then
+    state.run_id = res.runId
+    state.run = { runId = res.runId, planId = plan_id, status = 'running', progress = 0, currentSteps = {} }
+  end
   state.start_snapshot = res.snapshotId
   require('agentd.plan').run_plan[res.runId] = plan_id
   state.append_log(('[%s] run started (plan %s, snapshot %s)'):format(res.runId, plan_id, res.snapshotId or ''))
@@ -211,6 +223,26 @@ function M.restore(snapshot_id)
           vim.cmd('silent edit!')
         end)
         handlers.on_write(b)
+      end
+    end
+  end
+  -- Buffers holding only the agent's unsaved edits go back to the disk:
+  -- the restore puts the snapshot's text back, in the buffer too.
+  if #dirty == 0 or #keep > 0 then
+    local root = c.root_dir
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified and handlers.agent_tick[b] and not handlers.has_user_edits(b) then
+        local name = vim.fs.normalize(vim.api.nvim_buf_get_name(b))
+        local in_scope = vim.startswith(name, root .. '/')
+        if #dirty > 0 then
+          in_scope = vim.tbl_contains(keep, vim.uri_from_fname(name))
+        end
+        if in_scope then
+          vim.api.nvim_buf_call(b, function()
+            vim.cmd('silent edit!')
+          end)
+          handlers.on_write(b)
+        end
       end
     end
   end

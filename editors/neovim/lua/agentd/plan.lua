@@ -73,7 +73,7 @@ local function cursor_step(bufnr)
   if not plan then
     return nil
   end
-  local row = api.nvim_win_get_cursor(0)[1] - 2 -- the title takes line 1
+  local row = api.nvim_win_get_cursor(0)[1] - 1 -- the title takes line 1
   return plan, plan.steps[row], row
 end
 

@@ -361,8 +361,6 @@ local function set_keymaps(bufnr, on)
     { km.reject, function() M.reject('hunk') end, 'agentd: reject the hunk' },
     { km.accept_file, function() M.accept('file') end, 'agentd: accept every hunk in the file' },
     { km.reject_file, function() M.reject('file') end, 'agentd: reject every hunk in the file' },
-    { km.next_hunk, function() M.jump(1) end, 'agentd: next hunk' },
-    { km.prev_hunk, function() M.jump(-1) end, 'agentd: previous hunk' },
   }
   for _, m in ipairs(maps) do
     if m[1] then
@@ -374,6 +372,17 @@ local function set_keymaps(bufnr, on)
     end
   end
   mapped[bufnr] = on or nil
+end
+
+--- ]h / [h in every buffer of a workspace: they cross files.
+function M.set_nav_keymaps(bufnr)
+  local km = config.options.keymaps
+  if km.next_hunk then
+    vim.keymap.set('n', km.next_hunk, function() M.jump(1) end, { buffer = bufnr, desc = 'agentd: next hunk' })
+  end
+  if km.prev_hunk then
+    vim.keymap.set('n', km.prev_hunk, function() M.jump(-1) end, { buffer = bufnr, desc = 'agentd: previous hunk' })
+  end
 end
 
 --- Redraws every open hunk of a buffer. Hunks already anchored keep their
@@ -464,9 +473,17 @@ function M.put(cs)
 end
 
 --- Fetches a change set from the server and draws it (asynchronous).
-function M.fetch(change_id, c)
-  client.request(c, 'agentd/changes/get', { changeId = change_id }, function(err, cs)
+function M.fetch(change_id, c, tries)
+  tries = tries or 0
+  client.request(c, 'agentd/changes/get', { changeId = change_id }, function(err, cs, e)
     if err then
+      -- In after mode the event can come before the set is registered.
+      if e and e.code == -32003 and tries < 20 then
+        vim.defer_fn(function()
+          M.fetch(change_id, c, tries + 1)
+        end, 50)
+        return
+      end
       vim.notify('agentd: could not get change ' .. change_id .. ': ' .. err, vim.log.levels.WARN)
       return
     end
