@@ -631,4 +631,43 @@ function C.plan_buffer_keys()
   H.truthy(#d >= 1 and d[1].lnum == 1, 'a diagnostic on the step: ' .. vim.inspect(d))
 end
 
+-- doc/agentd.txt: the committed tags are what :helptags generates, :help
+-- agentd works, and every command, option, keymap and API function has a tag.
+function C.doc_tags()
+  local plugin = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
+  local dir = H.tmp .. '/doc'
+  vim.fn.mkdir(dir, 'p')
+  H.write(dir .. '/agentd.txt', H.read(plugin .. '/doc/agentd.txt'))
+  vim.cmd('helptags ' .. vim.fn.fnameescape(dir))
+  local committed = H.read(plugin .. '/doc/tags')
+  H.truthy(committed, 'doc/tags is committed')
+  H.eq(H.read(dir .. '/tags'), committed, 'doc/tags is what :helptags generates (run :helptags editors/neovim/doc)')
+  vim.opt.rtp:prepend(plugin)
+  vim.cmd('help agentd')
+  H.eq('agentd.txt', vim.fn.expand('%:t'), ':help agentd opens the doc')
+  local tags = {}
+  for line in committed:gmatch('[^\n]+') do
+    tags[line:match('^([^\t]+)')] = true
+  end
+  for _, sub in ipairs(require('agentd.commands').names()) do
+    H.truthy(tags[':Agent-' .. sub], 'a tag for :Agent ' .. sub)
+  end
+  for k in pairs(require('agentd.config').defaults) do
+    H.truthy(tags['agentd-opt-' .. k], 'a tag for option ' .. k)
+  end
+  for _, lhs in pairs(require('agentd.config').defaults.keymaps) do
+    H.truthy(tags['agentd-' .. lhs], 'a tag for keymap ' .. lhs)
+  end
+  local a = require('agentd')
+  for name, v in pairs(a) do
+    if type(v) == 'function' then
+      H.truthy(tags['agentd.' .. name .. '()'], 'a tag for agentd.' .. name .. '()')
+    end
+  end
+  local doc = H.read(plugin .. '/doc/agentd.txt')
+  for key in pairs(require('agentd.config').defaults.plan_keymaps) do
+    H.truthy(doc:find(key .. ' = ', 1, true), 'plan key ' .. key .. ' in the defaults block')
+  end
+end
+
 return C

@@ -128,7 +128,9 @@ local function approval_request(_, p)
     lines[#lines + 1] = '  command: ' .. p.command
     lines[#lines + 1] = '  in: ' .. (p.cwd and p.cwd ~= '' and p.cwd or '.')
   end
-  if p.detail and p.detail ~= '' then
+  if p.category == 'delete' then
+    lines[#lines + 1] = '  deletes: ' .. ((p.detail and p.detail ~= '') and p.detail or p.title or '?')
+  elseif p.detail and p.detail ~= '' then
     lines[#lines + 1] = '  ' .. p.detail
   end
   state.append_log(table.concat(lines, '\n'))
