@@ -30,12 +30,19 @@ local function is_open(status)
 end
 
 local function split_lines(text)
+  local lines = {}
   if not text or text == '' then
-    return {}
+    return lines
   end
-  local lines = vim.split(text, '\n', { plain = true })
-  if lines[#lines] == '' then
-    lines[#lines] = nil
+  local pos, n = 1, #text
+  while pos <= n do
+    local e = text:find('\n', pos, true)
+    if not e then
+      lines[#lines + 1] = text:sub(pos)
+      break
+    end
+    lines[#lines + 1] = text:sub(pos, e - 1)
+    pos = e + 1
   end
   return lines
 end
@@ -98,6 +105,10 @@ local function server_start(cs, f, h)
   end
   local s = h.oldRange.start.line
   local shift = 0
+  if f.rebased then
+    -- The server rebased this file onto the buffer: its ranges are current.
+    return s
+  end
   for _, o in ipairs(f.hunks) do
     if o.status == 'accepted' and o.oldRange.start.line < s then
       shift = shift + (o.newRange['end'].line - o.newRange.start.line) - (o.oldRange['end'].line - o.oldRange.start.line)
@@ -106,12 +117,14 @@ local function server_start(cs, f, h)
   return s + shift
 end
 
+local columns = 80 -- vim.o.columns, read once per draw
+
 local function pad(chunks, hl)
   local w = 0
   for _, c in ipairs(chunks) do
-    w = w + vim.fn.strdisplaywidth(c[1])
+    w = w + api.nvim_strwidth(c[1])
   end
-  local cols = vim.o.columns
+  local cols = columns
   if w < cols then
     chunks[#chunks + 1] = { string.rep(' ', cols - w), hl }
   end
@@ -199,10 +212,14 @@ end
 --- The changed lines of a hunk (the server's hunks carry context lines):
 --- { {sa, ca, sb, cb} } as vim.diff indices, old (a) against new (b).
 local function sub_hunks(h)
+  if h._subs then
+    return h._subs
+  end
   local ok, idx = pcall(vim.diff, h.oldText or '', h.newText or '', { result_type = 'indices', algorithm = 'histogram' })
   if not ok or type(idx) ~= 'table' then
-    return {}
+    idx = {}
   end
+  h._subs = idx
   return idx
 end
 
@@ -234,6 +251,10 @@ end
 --- lines, changed words from the server's wordDiff. Returns the anchor's
 --- extmark id and the region's first offset.
 local function draw_hunk(bufnr, cs, f, h, row)
+  local marks = {}
+  local function mark(r, c, opts)
+    marks[#marks + 1] = api.nvim_buf_set_extmark(bufnr, ns, r, c, opts)
+  end
   local count = api.nvim_buf_line_count(bufnr)
   local stale = h.status == 'stale'
   local before = cs.review ~= 'after'
@@ -266,7 +287,7 @@ local function draw_hunk(bufnr, cs, f, h, row)
       local r1 = r0 + bc - 1
       if r0 < count then
         local last = math.min(r1, count - 1)
-        api.nvim_buf_set_extmark(bufnr, ns, r0, 0, {
+        mark(r0, 0, {
           end_row = last + 1 <= count - 1 and last + 1 or last,
           end_col = last + 1 <= count - 1 and 0 or #(api.nvim_buf_get_lines(bufnr, last, last + 1, false)[1] or ''),
           hl_group = buf_hl,
@@ -282,7 +303,7 @@ local function draw_hunk(bufnr, cs, f, h, row)
             for _, sp in ipairs(spans) do
               local s, e = byte_of(line, sp[1]), byte_of(line, sp[2])
               if e > s then
-                api.nvim_buf_set_extmark(bufnr, ns, r, s, { end_col = e, hl_group = buf_word_hl, priority = 95, strict = false })
+                mark(r, s, { end_col = e, hl_group = buf_word_hl, priority = 95, strict = false })
               end
             end
           end
@@ -317,7 +338,7 @@ local function draw_hunk(bufnr, cs, f, h, row)
           at, opts.virt_lines_above = count - 1, false
         end
       end
-      api.nvim_buf_set_extmark(bufnr, ns, clamp_row(at), 0, opts)
+      mark(clamp_row(at), 0, opts)
     end
   end
   -- The anchor: the changed region on the buffer's side.
@@ -332,13 +353,13 @@ local function draw_hunk(bufnr, cs, f, h, row)
   local id = api.nvim_buf_set_extmark(bufnr, ns_anchor, r0, 0, anchor_opts)
   local hint = hint_text(h, cs)
   if hint then
-    api.nvim_buf_set_extmark(bufnr, ns, r0, 0, {
+    mark(r0, 0, {
       virt_text = { { '  ' .. hint, stale and 'AgentdStale' or 'AgentdHint' } },
       virt_text_pos = 'eol',
       hl_mode = 'combine',
     })
   end
-  return id, first, has_lines
+  return id, first, has_lines, marks
 end
 
 local function anchor_pos(bufnr, id)
@@ -385,9 +406,19 @@ function M.set_nav_keymaps(bufnr)
   end
 end
 
---- Redraws every open hunk of a buffer. Hunks already anchored keep their
---- anchor's position; new ones go where the server says.
-function M.draw(bufnr)
+local ns_whole = api.nvim_create_namespace('agentd.review.file')
+
+local function undraw(bufnr, a)
+  for _, id in ipairs(a.marks or {}) do
+    api.nvim_buf_del_extmark(bufnr, ns, id)
+  end
+  api.nvim_buf_del_extmark(bufnr, ns_anchor, a.id)
+end
+
+--- Draws the open hunks of a buffer. Only what changed is redrawn: a hunk
+--- already drawn keeps its extmarks (they moved with the typing), unless
+--- its status changed or, with trust_server, the server puts it elsewhere.
+function M.draw(bufnr, trust_server)
   if not api.nvim_buf_is_loaded(bufnr) then
     return
   end
@@ -395,57 +426,65 @@ function M.draw(bufnr)
   if not uri then
     return
   end
+  columns = vim.o.columns
   local old = anchors[bufnr] or {}
-  local placed = {}
+  local want, order = {}, {}
   for _, sf in ipairs(files_for_uri(uri)) do
     for _, h in ipairs(sf.file.hunks or {}) do
       if is_open(h.status) then
         local k = key(sf.set.id, h.id)
-        local row
-        local a = old[k]
-        if a then
-          local r = anchor_pos(bufnr, a.id)
-          if r then
-            row = r - a.first
-          end
+        if not want[k] then
+          want[k] = { set = sf.set, file = sf.file, hunk = h, k = k }
+          order[#order + 1] = k
         end
-        if not row then
-          row = server_start(sf.set, sf.file, h)
-        end
-        placed[#placed + 1] = { set = sf.set, file = sf.file, hunk = h, row = row, k = k }
       end
     end
   end
-  api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
-  api.nvim_buf_clear_namespace(bufnr, ns_anchor, 0, -1)
   local new = {}
-  for _, p in ipairs(placed) do
-    local ok, id, first, has_lines = pcall(draw_hunk, bufnr, p.set, p.file, p.hunk, p.row)
-    if ok then
-      new[p.k] = { id = id, change_id = p.set.id, hunk_id = p.hunk.id, first = first, lines = has_lines, uri = uri }
+  for k, a in pairs(old) do
+    local w = want[k]
+    local r = anchor_pos(bufnr, a.id)
+    local keep = w ~= nil and r ~= nil and w.hunk.status == a.status
+    if w and r then
+      w.row = r - a.first
+      if trust_server then
+        local srow = server_start(w.set, w.file, w.hunk)
+        if srow ~= w.row then
+          keep, w.row = false, srow
+        end
+      end
+    end
+    if keep then
+      new[k] = a
+      w.done = true
     else
-      vim.notify('agentd: could not draw hunk ' .. p.hunk.id .. ': ' .. tostring(id), vim.log.levels.DEBUG)
+      undraw(bufnr, a)
+    end
+  end
+  for _, k in ipairs(order) do
+    local w = want[k]
+    if not w.done then
+      local row = w.row or server_start(w.set, w.file, w.hunk)
+      local ok, id, first, has_lines, marks = pcall(draw_hunk, bufnr, w.set, w.file, w.hunk, row)
+      if ok then
+        new[k] = { id = id, marks = marks, status = w.hunk.status, change_id = w.set.id, hunk_id = w.hunk.id, first = first, lines = has_lines, uri = uri }
+      else
+        vim.notify('agentd: could not draw hunk ' .. w.hunk.id .. ': ' .. tostring(id), vim.log.levels.DEBUG)
+      end
     end
   end
   -- Whole-file units: one hint on the first line.
+  api.nvim_buf_clear_namespace(bufnr, ns_whole, 0, -1)
   local wholes = whole_units(uri)
   for _, sf in ipairs(wholes) do
     local km = config.options.keymaps
-    local line = api.nvim_buf_line_count(bufnr) > 0 and 0 or 0
-    api.nvim_buf_set_extmark(bufnr, ns, line, 0, {
+    api.nvim_buf_set_extmark(bufnr, ns_whole, 0, 0, {
       virt_text = { { ('  agentd: %s this file (%s)  %s accept  %s reject'):format(sf.file.op, sf.set.stepId or sf.set.id, km.accept or '', km.reject or ''), 'AgentdHint' } },
       virt_text_pos = 'eol',
     })
   end
   anchors[bufnr] = new
   set_keymaps(bufnr, next(new) ~= nil or #wholes > 0)
-end
-
-local function draw_uri(uri)
-  local b = vim.uri_to_bufnr(uri)
-  if api.nvim_buf_is_loaded(b) then
-    M.draw(b)
-  end
 end
 
 local function draw_set(cs)
@@ -518,16 +557,12 @@ function M.on_did_change(p)
     if not replaced then
       table.insert(cs.files, nf)
     end
-    -- New ids come with current positions: drop the anchors of the old ones.
+    -- The server rebased the file onto the buffer: its ranges are current.
+    nf.rebased = true
     local b = vim.fn.bufnr(vim.uri_to_fname(nf.uri))
-    if b > 0 and anchors[b] then
-      for k, a in pairs(anchors[b]) do
-        if a.change_id == cs.id then
-          anchors[b][k] = nil
-        end
-      end
+    if b > 0 and api.nvim_buf_is_loaded(b) then
+      M.draw(b, true)
     end
-    draw_uri(nf.uri)
   end
   M.refresh_qf()
 end
@@ -541,15 +576,7 @@ function M.hunks(bufnr)
   local out = {}
   for _, a in pairs(anchors[bufnr] or {}) do
     local row, end_row = anchor_pos(bufnr, a.id)
-    local cs = M.sets[a.change_id]
-    local status
-    for _, f in ipairs(cs and cs.files or {}) do
-      for _, h in ipairs(f.hunks or {}) do
-        if h.id == a.hunk_id and f.uri == a.uri then
-          status = h.status
-        end
-      end
-    end
+    local status = a.status
     if row and status and is_open(status) then
       out[#out + 1] = {
         id = a.hunk_id,
@@ -644,8 +671,16 @@ local function resolve(groups, action, reason)
     if reason and reason ~= '' then
       params.reason = reason
     end
-    local res, err = client.request_sync(c, 'agentd/changes/resolve', params)
-    if err then
+    local res, err, e = client.request_sync(c, 'agentd/changes/resolve', params)
+    if err and e and e.code == -32602 and type(e.data) == 'table' and tostring(e.data.field or ''):match('hunkId$') and not groups.retried then
+      -- The server rebased the hunk under the latest typing (new id) before
+      -- its notification reached us: take the server's view and try again.
+      local fresh = client.request_sync(c, 'agentd/changes/get', { changeId = change_id })
+      if fresh then
+        M.on_did_change({ changeId = change_id, status = fresh.status, files = fresh.files })
+      end
+      return nil, 'retry'
+    elseif err then
       vim.notify('agentd: ' .. action .. ' failed: ' .. err, vim.log.levels.ERROR)
     else
       results[#results + 1] = res
@@ -762,7 +797,17 @@ function M.accept(scope)
     vim.notify('agentd: ' .. err, vim.log.levels.WARN)
     return nil
   end
-  return resolve(groups, 'accept')
+  local res, again = resolve(groups, 'accept')
+  if again == 'retry' then
+    groups, err = collect(scope or 'hunk', 'accept')
+    if not groups then
+      vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+      return nil
+    end
+    groups.retried = true
+    res = resolve(groups, 'accept')
+  end
+  return res
 end
 
 function M.reject(scope, reason)
@@ -780,7 +825,17 @@ function M.reject(scope, reason)
       end
     end
   end
-  return resolve(groups, 'reject', reason)
+  local res, again = resolve(groups, 'reject', reason)
+  if again == 'retry' then
+    groups, err = collect(scope, 'reject')
+    if not groups then
+      vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+      return nil
+    end
+    groups.retried = true
+    res = resolve(groups, 'reject', reason)
+  end
+  return res
 end
 
 --- Every open unit, in review order: the quickfix items.
@@ -917,6 +972,10 @@ end
 
 --- Forgets a buffer's anchors when it is wiped or reloaded.
 function M.forget(bufnr)
+  if anchors[bufnr] and api.nvim_buf_is_valid(bufnr) then
+    api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
+    api.nvim_buf_clear_namespace(bufnr, ns_anchor, 0, -1)
+  end
   anchors[bufnr] = nil
   mapped[bufnr] = nil
 end
