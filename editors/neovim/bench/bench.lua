@@ -118,6 +118,12 @@ elseif what == 'draw' then
     end
     return orig_handler(e, p, ctx)
   end
+  local orig_fetch = review.fetch
+  local fetches = {}
+  review.fetch = function(id, cl, tries)
+    fetches[#fetches + 1] = { tries or 0, vim.uv.hrtime() }
+    return orig_fetch(id, cl, tries)
+  end
   local orig_put = review.put
   review.put = function(cs)
     orig_put(cs)

@@ -88,4 +88,17 @@ function M.set(opts)
   return M.options
 end
 
+--- The highlight groups (default = true: a colorscheme can set them).
+function M.highlights()
+  local set = function(name, link)
+    vim.api.nvim_set_hl(0, name, { link = link, default = true })
+  end
+  set('AgentdAdd', 'DiffAdd')
+  set('AgentdAddText', 'DiffText')
+  set('AgentdDelete', 'DiffDelete')
+  set('AgentdDeleteText', 'DiffText')
+  set('AgentdStale', 'DiagnosticVirtualTextWarn')
+  set('AgentdHint', 'Comment')
+end
+
 return M

@@ -1,23 +1,43 @@
 -- agentd for Neovim: the Lua API (:help agentd-api). The :Agent command
 -- calls these functions; scripts and tests use them too.
+-- Only the options load with setup(); the rest loads on first use, so the
+-- plugin adds next to nothing to Neovim's startup.
 local config = require('agentd.config')
-local client = require('agentd.client')
-local state = require('agentd.state')
 
 local M = {}
+
+local lazy = { client = 'agentd.client', state = 'agentd.state' }
+local client = setmetatable({}, { __index = function(_, k) return require(lazy.client)[k] end })
+local state = setmetatable({}, {
+  __index = function(_, k) return require(lazy.state)[k] end,
+  __newindex = function(_, k, v) require(lazy.state)[k] = v end,
+})
+
+--- A file buffer was read: attach it (and draw its hunks) once the editor
+--- is idle, so opening a file never waits for the server.
+local function on_buf(buf)
+  vim.schedule(function()
+    if not vim.api.nvim_buf_is_valid(buf) then
+      return
+    end
+    client.on_buf(buf)
+    if package.loaded['agentd.review'] then
+      require('agentd.review').draw(buf)
+    end
+  end)
+end
 
 local group
 
 --- Configures the plugin (:help agentd-setup). Safe to call again.
 function M.setup(opts)
   config.set(opts)
-  require('agentd.review').setup_highlights()
+  config.highlights()
   group = vim.api.nvim_create_augroup('agentd', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
     group = group,
     callback = function(ev)
-      client.on_buf(ev.buf)
-      require('agentd.review').draw(ev.buf)
+      on_buf(ev.buf)
     end,
   })
   vim.api.nvim_create_autocmd('LspAttach', {
@@ -32,20 +52,22 @@ function M.setup(opts)
   vim.api.nvim_create_autocmd('BufWritePost', {
     group = group,
     callback = function(ev)
-      require('agentd.handlers').on_write(ev.buf)
+      if package.loaded['agentd.handlers'] then
+        require('agentd.handlers').on_write(ev.buf)
+      end
     end,
   })
   vim.api.nvim_create_autocmd({ 'BufWipeout', 'BufUnload' }, {
     group = group,
     callback = function(ev)
-      require('agentd.review').forget(ev.buf)
+      if package.loaded['agentd.review'] then
+        require('agentd.review').forget(ev.buf)
+      end
     end,
   })
   vim.api.nvim_create_autocmd('ColorScheme', {
     group = group,
-    callback = function()
-      require('agentd.review').setup_highlights()
-    end,
+    callback = config.highlights,
   })
   vim.api.nvim_create_autocmd('LspProgress', {
     group = group,
@@ -62,8 +84,8 @@ function M.setup(opts)
   -- Buffers already open when setup runs (lazy loading).
   if config.options.auto_start then
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(b) then
-        client.on_buf(b)
+      if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) ~= '' then
+        on_buf(b)
       end
     end
   end
@@ -276,6 +298,9 @@ end
 --- A short string for the statusline: run status and progress, pending
 --- hunks. Empty when there is nothing to say.
 function M.statusline()
+  if not package.loaded['agentd.state'] then
+    return ''
+  end
   return state.statusline()
 end
 

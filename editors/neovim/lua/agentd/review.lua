@@ -47,17 +47,7 @@ local function split_lines(text)
   return lines
 end
 
-function M.setup_highlights()
-  local set = function(name, link)
-    api.nvim_set_hl(0, name, { link = link, default = true })
-  end
-  set('AgentdAdd', 'DiffAdd')
-  set('AgentdAddText', 'DiffText')
-  set('AgentdDelete', 'DiffDelete')
-  set('AgentdDeleteText', 'DiffText')
-  set('AgentdStale', 'DiagnosticVirtualTextWarn')
-  set('AgentdHint', 'Comment')
-end
+M.setup_highlights = config.highlights
 
 --- Files of every known change set for a buffer's URI, in arrival order:
 --- { {set = ChangeSet, file = file} }.
@@ -386,9 +376,9 @@ local function set_keymaps(bufnr, on)
   for _, m in ipairs(maps) do
     if m[1] then
       if on then
-        vim.keymap.set('n', m[1], m[2], { buffer = bufnr, desc = m[3], nowait = true })
+        api.nvim_buf_set_keymap(bufnr, 'n', m[1], '', { callback = m[2], desc = m[3], nowait = true, noremap = true })
       else
-        pcall(vim.keymap.del, 'n', m[1], { buffer = bufnr })
+        pcall(api.nvim_buf_del_keymap, bufnr, 'n', m[1])
       end
     end
   end
@@ -573,6 +563,9 @@ function M.after_agent_edit(_) end
 --- The buffer's pending or stale hunks where they are now (1-based lines).
 function M.hunks(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  if not anchors[bufnr] and #M.order > 0 then
+    M.draw(bufnr) -- opened a moment ago: draw now rather than on idle
+  end
   local out = {}
   for _, a in pairs(anchors[bufnr] or {}) do
     local row, end_row = anchor_pos(bufnr, a.id)
@@ -968,6 +961,7 @@ function M.jump(dir)
   end
   vim.fn.setqflist({}, ' ', { title = QF_TITLE, items = items })
   vim.cmd('silent cc ' .. idx)
+  M.draw(api.nvim_get_current_buf())
 end
 
 --- Forgets a buffer's anchors when it is wiped or reloaded.
