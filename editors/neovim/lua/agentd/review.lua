@@ -383,6 +383,9 @@ local function set_keymaps(bufnr, on)
     end
   end
   mapped[bufnr] = on or nil
+  if on then
+    M.set_nav_keymaps(bufnr)
+  end
 end
 
 --- ]h / [h in every buffer of a workspace: they cross files.
