@@ -107,7 +107,8 @@ local function server_start(cs, f, h)
   return s + shift
 end
 
-local columns = 80 -- vim.o.columns, read once per draw
+local columns = 80 -- vim.o.columns, read once per draw: virtual lines are
+-- padded to it so their background spans the window
 
 local function pad(chunks, hl)
   local w = 0
