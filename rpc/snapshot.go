@@ -30,7 +30,7 @@ func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) 
 	if err != nil {
 		return "", err
 	}
-	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label})
+	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label, Contents: a.s.agentContents()})
 	if err != nil {
 		return "", err
 	}
@@ -206,10 +206,11 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 			opts.Since = list[0].ID
 		}
 	}
-	res, err := store.Restore(ctx, p.ID, opts)
+	res, bufConflicts, err := s.restoreWithBuffers(ctx, store, ws, p.ID, opts)
 	if err != nil {
 		return nil, err
 	}
+	res.Conflicts = append(res.Conflicts, bufConflicts...)
 	out := RestoreResult{Restored: []string{}, Deleted: []string{}, Created: []string{}, Conflicts: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot}
 	for _, r := range res.Restored {
 		out.Restored = append(out.Restored, s.uriOf(r))
