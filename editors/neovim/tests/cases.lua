@@ -434,6 +434,7 @@ function C.restore_reloads_and_reports_dirty()
     end
   end
   H.truthy(reported, 'b.txt reported as a conflict: ' .. vim.inspect(res.conflicts))
+  H.eq(numbered(10):gsub('line 5\n', 'line five\n'), H.read(root .. '/b.txt'), 'and its file left alone on disk')
   H.truthy(got[#got] and got[#got].msg:match('b%.txt'), 'the user is told: ' .. vim.inspect(got))
   -- :Agent undo puts the restore back.
   vim.cmd('Agent undo')
@@ -671,6 +672,39 @@ function C.doc_tags()
   for key in pairs(require('agentd.config').defaults.plan_keymaps) do
     H.truthy(doc:find(key .. ' = ', 1, true), 'plan key ' .. key .. ' in the defaults block')
   end
+end
+
+-- A command reads the disk: before it runs, the buffer holding accepted but
+-- unsaved hunks is saved through the editor (agentd/documents/save); then
+-- restoring the run's start still puts the original back.
+function C.documents_save_before_command()
+  local root = H.workspace({ ['a.txt'] = numbered(20) })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_once' then
+        return it
+      end
+    end
+  end)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits, {
+    { id = 'copy', tool = 'run_command', args = { command = 'cp a.txt copy.txt' }, dependsOn = { 'edit' } },
+  })))
+  vim.cmd.buffer(b)
+  local _, snap = a.run({ plan_id = pid })
+  H.wait_hunks(b, 2)
+  vim.cmd('Agent accept all')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'run')
+  local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(all, H.read(root .. '/copy.txt'), 'the command saw the accepted text: the buffer was saved first')
+  H.eq(false, vim.bo[b].modified, 'the buffer is saved')
+  local res = H.truthy(a.restore(snap), 'restore')
+  H.eq({}, res.conflicts, 'no conflict')
+  H.eq(numbered(20), H.text(b), 'buffer restored')
+  H.eq(numbered(20), H.read(root .. '/a.txt'), 'disk restored')
 end
 
 return C

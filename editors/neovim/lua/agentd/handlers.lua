@@ -99,7 +99,7 @@ local function documents_save(_, params)
       end
       if save then
         local ok = pcall(vim.api.nvim_buf_call, b, function()
-          vim.cmd('silent noautocmd write')
+          vim.cmd('silent noautocmd write!')
         end)
         if ok then
           M.on_write(b)

@@ -178,97 +178,45 @@ function M.reject(scope, reason)
   return require('agentd.review').reject(scope, reason)
 end
 
---- Restores a snapshot. Buffers with the user's unsaved edits are left
---- alone and reported as conflicts; the other affected buffers reload.
---- Returns the server's restore result (with those conflicts added).
+--- Restores a snapshot. The server decides what it may change: it puts
+--- the restored text into open buffers (through workspace/applyEdit, then
+--- agentd/documents/save) and reports a buffer with the user's unsaved edits
+--- as a conflict, leaving it alone. Clean buffers of files it changed on disk
+--- are reloaded here. Returns the server's restore result.
 function M.restore(snapshot_id)
-  local handlers = require('agentd.handlers')
   local c = client.current()
   if not c then
     return nil
   end
-  local dry, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id, dryRun = true })
-  if not dry then
-    vim.notify('agentd: restore failed: ' .. err, vim.log.levels.ERROR)
-    return nil, err
-  end
-  local affected, seen = {}, {}
-  for _, list in ipairs({ dry.restored or {}, dry.deleted or {}, dry.created or {} }) do
-    for _, u in ipairs(list) do
-      if not seen[u] then
-        seen[u] = true
-        affected[#affected + 1] = u
-      end
-    end
-  end
-  for _, cf in ipairs(dry.conflicts or {}) do
-    if not seen[cf.uri] then
-      seen[cf.uri] = true
-      affected[#affected + 1] = cf.uri
-    end
-  end
-  -- Buffers with the user's own unsaved edits are never overwritten.
-  local keep, dirty = {}, {}
-  for _, u in ipairs(affected) do
-    local b = vim.fn.bufnr(vim.uri_to_fname(u))
-    if b > 0 and handlers.has_user_edits(b) then
-      dirty[#dirty + 1] = u
-    else
-      keep[#keep + 1] = u
-    end
-  end
-  local res
-  if #dirty == 0 then
-    res, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id })
-  elseif #keep > 0 then
-    res, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id, uris = keep })
-  else
-    res = { restored = {}, deleted = {}, created = {}, conflicts = {}, undoSnapshotId = nil }
-  end
+  local res, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id })
   if not res then
     vim.notify('agentd: restore failed: ' .. err, vim.log.levels.ERROR)
     return nil, err
   end
   res.conflicts = res.conflicts or {}
-  for _, u in ipairs(dirty) do
-    table.insert(res.conflicts, { uri = u, message = 'the buffer has unsaved edits; left alone (save or discard them, then restore again)' })
-  end
   if res.undoSnapshotId and res.undoSnapshotId ~= '' then
     state.last_undo = res.undoSnapshotId
   end
-  -- Reload the buffers whose file the restore changed.
+  local n = 0
   for _, list in ipairs({ res.restored or {}, res.created or {}, res.deleted or {} }) do
     for _, u in ipairs(list) do
+      n = n + 1
       local b = vim.fn.bufnr(vim.uri_to_fname(u))
-      if b > 0 and vim.api.nvim_buf_is_loaded(b) and not handlers.has_user_edits(b) then
-        vim.api.nvim_buf_call(b, function()
-          vim.cmd('silent edit!')
-        end)
-        handlers.on_write(b)
-      end
-    end
-  end
-  -- Buffers holding only the agent's unsaved edits go back to the disk:
-  -- the restore puts the snapshot's text back, in the buffer too.
-  if #dirty == 0 or #keep > 0 then
-    local root = c.root_dir
-    for _, b in ipairs(vim.api.nvim_list_bufs()) do
-      if vim.api.nvim_buf_is_loaded(b) and vim.bo[b].modified and handlers.agent_tick[b] and not handlers.has_user_edits(b) then
-        local name = vim.fs.normalize(vim.api.nvim_buf_get_name(b))
-        local in_scope = vim.startswith(name, root .. '/')
-        if #dirty > 0 then
-          in_scope = vim.tbl_contains(keep, vim.uri_from_fname(name))
-        end
-        if in_scope then
+      if b > 0 and vim.api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
+        -- Reload only when the disk differs from the buffer (a buffer the
+        -- server restored itself already matches).
+        local path = vim.uri_to_fname(u)
+        local disk = vim.uv.fs_stat(path) and table.concat(vim.fn.readfile(path, 'b'), '\n') or nil
+        local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') .. (vim.bo[b].eol and '\n' or '')
+        if disk ~= text then
           vim.api.nvim_buf_call(b, function()
             vim.cmd('silent edit!')
           end)
-          handlers.on_write(b)
         end
       end
     end
   end
-  local msg = ('agentd: restored %d file%s'):format(#(res.restored or {}) + #(res.created or {}) + #(res.deleted or {}), (#(res.restored or {}) + #(res.created or {}) + #(res.deleted or {})) == 1 and '' or 's')
+  local msg = ('agentd: restored %d file%s'):format(n, n == 1 and '' or 's')
   if #res.conflicts > 0 then
     local names = {}
     for _, cf in ipairs(res.conflicts) do
