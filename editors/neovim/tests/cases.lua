@@ -61,6 +61,12 @@ function C.plan_open_and_run()
     { id = 'one', description = 'read a', tool = 'read_file', args = { path = 'a.txt' } },
     { id = 'two', description = 'read b', tool = 'read_file', args = { path = 'b.txt' }, dependsOn = { 'one' } },
   } })
+  local progress = {}
+  vim.api.nvim_create_autocmd('LspProgress', {
+    callback = function(ev)
+      progress[#progress + 1] = ev.data.params.value.kind
+    end,
+  })
   vim.cmd('Agent open ' .. vim.fn.fnameescape(path))
   local pid = require('agentd.state').last_plan
   H.truthy(pid and pid:match('^plan%-'), 'a plan id, got ' .. tostring(pid))
@@ -79,6 +85,8 @@ function C.plan_open_and_run()
     return m[1][4].sign_text == '✓ ' and m[2][4].sign_text == '✓ '
   end, 'completed signs on both steps')
   H.eq(1, st.progress, 'progress')
+  H.wait(function() return vim.tbl_contains(progress, 'end') end, 'LspProgress to end')
+  H.eq('begin', progress[1], 'LspProgress began')
   H.truthy(a.statusline():match('^agentd: completed'), 'statusline: ' .. a.statusline())
   H.eq('alpha\n', H.read(root .. '/a.txt'), 'a.txt untouched')
 end
@@ -86,7 +94,10 @@ end
 -- The rendered extmarks of a pending change: deleted text highlighted in
 -- the buffer, added lines as virtual lines, changed words, hunk hints.
 function C.render_pending_change()
+  local wins = #vim.api.nvim_list_wins()
   local b, hs = start_two()
+  H.eq(wins, #vim.api.nvim_list_wins(), 'a proposed change opens no window')
+  H.eq(b, vim.api.nvim_get_current_buf(), 'and does not move the focus')
   H.eq({ 3, 3 }, { hs[1].lnum, hs[1].end_lnum }, 'first hunk on line 3')
   H.eq({ 15, 15 }, { hs[2].lnum, hs[2].end_lnum }, 'second hunk hangs on line 15')
   local ns = require('agentd.review').ns
@@ -707,6 +718,68 @@ function C.documents_save_before_command()
   end
   H.eq(numbered(20), H.text(b), 'buffer restored')
   H.eq(numbered(20), H.read(root .. '/a.txt'), 'disk restored')
+end
+
+-- A failed step is told through vim.notify, at error level.
+function C.step_failure_notified()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup({ notify_steps = true })
+  local got = H.capture_notify()
+  local asked = H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.title == 'Abort' then
+        return it
+      end
+    end
+  end)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'fail', steps = {
+    { id = 'boom', tool = 'read_file', args = { path = 'missing.txt' } },
+  } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local st = H.wait_run()
+  H.eq('failed', st.status, 'run failed')
+  local found
+  for _, n in ipairs(got) do
+    if n.level == vim.log.levels.ERROR and n.msg:find('step boom failed', 1, true) then
+      found = n.msg
+    end
+  end
+  H.truthy(found, 'the failure is notified: ' .. vim.inspect(got))
+  H.truthy(found:find('missing.txt', 1, true), 'with the reason: ' .. found)
+  H.truthy(#asked >= 1 and asked[1].opts.prompt:find('boom', 1, true), 'the failed critical step asked retry/skip/abort through vim.ui.select')
+end
+
+-- A hunk accepted while its file was not open (written on disk) moves the
+-- hunks below it: opening the file draws them where they are now.
+function C.unopened_accept_moves_hunks_below()
+  local root = H.workspace({ ['a.txt'] = numbered(20), ['o.txt'] = 'o\n' })
+  H.setup()
+  local ob = H.open('o.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', { { oldText = 'line 3\n', newText = 'line three\nline 3b\nline 3c\n' }, { oldText = 'line 15\n', newText = 'line fifteen\n' } })))
+  vim.cmd.buffer(ob)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 2 end, 'two hunks')
+  local cs = review.sets[review.order[1]]
+  local first = cs.files[1].hunks[1]
+  -- Accept the first hunk as another front end would: the file is not open.
+  local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+  local r = c.request_sync('agentd/changes/resolve', { changeId = cs.id, decisions = { { hunkId = first.id, action = 'accept' } } }, 10000)
+  H.eq(1, #r.result.applied, 'accepted on disk')
+  first.status = 'accepted'
+  H.eq(numbered(20):gsub('line 3\n', 'line three\nline 3b\nline 3c\n'), H.read(root .. '/a.txt'), 'disk')
+  vim.cmd.edit(root .. '/a.txt')
+  local hs = H.wait_hunks(0, 1)
+  H.eq(17, hs[1].lnum, 'the second hunk is two lines lower')
+  H.eq('line 15', vim.api.nvim_buf_get_lines(0, 16, 17, false)[1], 'on its line')
+  vim.api.nvim_win_set_cursor(0, { 17, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(0, 0)
+  H.eq('line fifteen', vim.api.nvim_buf_get_lines(0, 16, 17, false)[1], 'accepted in place')
 end
 
 return C
