@@ -17,23 +17,31 @@ local function ms(ns)
   return ns / 1e6
 end
 
+-- CPU time of this process (user + system), in ns: unlike wall time it does
+-- not count waiting for a core on a busy machine.
+local function cpu()
+  local r = vim.uv.getrusage()
+  return ((r.utime.sec + r.stime.sec) * 1e6 + r.utime.usec + r.stime.usec) * 1e3
+end
+
 -- Keystroke cost: 1,000 single-character inserts through the input path
 -- (feedkeys, executed at once), in a 5,000-line buffer, with and without
 -- agentd (200 pending hunks drawn, client attached, every edit sent).
 local function type_keys(n)
-  local times = {}
+  local times, cpus = {}, {}
   for i = 1, n do
     local line = 1 + (i * 37) % 4000
     vim.api.nvim_win_set_cursor(0, { line, 0 })
-    local t0 = vim.uv.hrtime()
+    local t0, c0 = vim.uv.hrtime(), cpu()
     vim.api.nvim_feedkeys('ix\27', 'nx', false)
     times[#times + 1] = vim.uv.hrtime() - t0
+    cpus[#cpus + 1] = cpu() - c0
     vim.api.nvim_feedkeys('x', 'nx', false) -- take it out again (not timed)
     if i % 50 == 0 then
       vim.wait(0)
     end
   end
-  return median(times)
+  return median(times), median(cpus)
 end
 
 local function big_file(n)
@@ -49,7 +57,7 @@ if what == 'keystroke' then
   -- Without agentd: the same text, no client, no hunks.
   vim.cmd.edit(root .. '/plain.txt')
   vim.bo.undolevels = -1
-  local base = type_keys(1000)
+  local base, base_cpu = type_keys(1000)
   vim.cmd('bwipeout!')
   H.setup({ notify_steps = false })
   local b = H.open('big.txt')
@@ -73,12 +81,12 @@ if what == 'keystroke' then
     orig(p)
     redraws[#redraws + 1] = vim.uv.hrtime() - t0
   end
-  local with = type_keys(1000)
+  local with, with_cpu = type_keys(1000)
   vim.wait(2000, function() return false end, 50)
   H.truthy(#a.hunks(b) >= 190, 'hunks still drawn: ' .. #a.hunks(b))
   print(('keystroke median without agentd: %.3f ms'):format(ms(base)))
   print(('keystroke median with 200 pending hunks: %.3f ms'):format(ms(with)))
-  print(('keystroke overhead: %.3f ms (ratio %.2f)'):format(ms(with - base), with / base))
+  print(('keystroke overhead: %.3f ms wall (ratio %.2f); CPU median %.3f ms vs %.3f ms'):format(ms(with - base), with / base, ms(with_cpu), ms(base_cpu)))
   if #redraws > 0 then
     print(('server rebase redraws: %d, median %.3f ms (asynchronous, after the keystroke)'):format(#redraws, ms(median(redraws))))
   end
@@ -158,16 +166,17 @@ elseif what == 'draw' then
     end
     prof.stop()
   end
-  local times = {}
+  local times, cpus = {}, {}
   for _ = 1, 20 do
-    local t0 = vim.uv.hrtime()
     for _, b in ipairs(vim.api.nvim_list_bufs()) do
       review.forget(b)
     end
+    local t0, c0 = vim.uv.hrtime(), cpu()
     orig_put(cs)
     times[#times + 1] = vim.uv.hrtime() - t0
+    cpus[#cpus + 1] = cpu() - c0
   end
-  print(('draw 500 hunks from scratch (no round trip), median of 20: %.1f ms'):format(ms(median(times))))
+  print(('draw 500 hunks from scratch (no round trip), median of 20: %.1f ms wall, %.1f ms CPU'):format(ms(median(times)), ms(median(cpus))))
   H.stop()
 elseif what == 'startup' then
   local t0 = vim.uv.hrtime()

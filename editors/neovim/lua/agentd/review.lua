@@ -66,12 +66,19 @@ local function files_for_uri(uri)
   return out
 end
 
+local uri_cache = {} -- buffer name -> URI
+
 local function buf_uri(bufnr)
   local name = api.nvim_buf_get_name(bufnr)
   if name == '' then
     return nil
   end
-  return vim.uri_from_fname(vim.fs.normalize(name))
+  local u = uri_cache[name]
+  if not u then
+    u = vim.uri_from_fname(vim.fs.normalize(name))
+    uri_cache[name] = u
+  end
+  return u
 end
 
 --- The whole-file units (create, delete, move, binary) still open for uri.
