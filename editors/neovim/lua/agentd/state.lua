@@ -34,7 +34,8 @@ function M.set_step(run_id, step_id, status)
 end
 
 function M.on_exit(client_id, code, signal)
-  if code ~= 0 and code ~= nil then
+  -- 130 and 143: stopped on request (Neovim quitting, :lua client.stop()).
+  if code ~= 0 and code ~= nil and code ~= 130 and code ~= 143 then
     vim.notify(('agentd: the server stopped (exit code %s%s); see :checkhealth agentd'):format(code, signal ~= 0 and (', signal ' .. signal) or ''), vim.log.levels.WARN)
   end
 end
