@@ -11,8 +11,12 @@ nvim:
 	@editors/neovim/scripts/install-nvim.sh $(NVIM_DIR) >/dev/null || \
 	  { echo "test-neovim: could not install Neovim 0.10 into $(NVIM_DIR) (messages above)"; exit 1; }
 
-test-neovim: build nvim
-	editors/neovim/tests/run.sh $(BIN)/agentd $(NVIM_DIR)/nvim
+# The project's fake model server, for the model-driven paths (:Agent plan, R).
+$(CACHE)/neovim-fakemodel: $(wildcard editors/neovim/tests/fakemodel/*.go internal/fakemodel/*.go)
+	$(GO) build -o $@ ./editors/neovim/tests/fakemodel
+
+test-neovim: build nvim $(CACHE)/neovim-fakemodel
+	FAKEMODEL_BIN=$(CACHE)/neovim-fakemodel editors/neovim/tests/run.sh $(BIN)/agentd $(NVIM_DIR)/nvim
 
 # Speed of the plugin (keystroke overhead, drawing, startup); prints figures.
 bench-neovim: build nvim

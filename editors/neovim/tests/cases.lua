@@ -782,4 +782,35 @@ function C.unopened_accept_moves_hunks_below()
   H.eq('line fifteen', vim.api.nvim_buf_get_lines(0, 16, 17, false)[1], 'accepted in place')
 end
 
+-- With a model: :Agent plan {request} shows the model's plan; R in the plan
+-- buffer regenerates it with feedback.
+function C.plan_from_model_and_regenerate()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local url = H.fakemodel({
+    { text = vim.json.encode({ title = 'Read a', steps = { { id = 'read', description = 'read a', tool = 'read_file', args = { path = 'a.txt' } } } }) },
+    { text = vim.json.encode({ title = 'Read a twice', steps = {
+      { id = 'read', description = 'read a', tool = 'read_file', args = { path = 'a.txt' } },
+      { id = 'again', description = 'read a again', tool = 'read_file', args = { path = 'a.txt' }, dependsOn = { 'read' } },
+    } }) },
+  })
+  vim.env.OPENAI_API_KEY = 'test-key'
+  H.setup({ model = { provider = 'openai', model = 'fake', baseUrl = url } })
+  H.open('a.txt')
+  vim.cmd('Agent plan read the file a.txt')
+  local pb = vim.api.nvim_get_current_buf()
+  local lines = H.lines(pb)
+  H.truthy(lines[1]:find('Read a', 1, true), 'the model plan is shown: ' .. vim.inspect(lines))
+  H.truthy(lines[2]:match('^read%s+read_file%s+read a'), 'its step: ' .. tostring(lines[2]))
+  local asked
+  vim.ui.input = function(opts, cb)
+    asked = opts.prompt
+    cb('read it twice')
+  end
+  vim.cmd('normal R')
+  H.truthy(asked, 'R asks for feedback')
+  lines = H.lines(pb)
+  H.truthy(lines[1]:find('Read a twice', 1, true), 'the regenerated plan: ' .. vim.inspect(lines))
+  H.truthy(lines[3] and lines[3]:match('^again%s+read_file%s+read a again%s+← read'), 'its new step: ' .. tostring(lines[3]))
+end
+
 return C

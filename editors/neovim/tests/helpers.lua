@@ -186,4 +186,29 @@ function H.child()
   return o
 end
 
+--- Starts the project's fake model (tests/fakemodel) with scripted replies
+--- and returns its base URL. It stops when this Neovim exits.
+function H.fakemodel(replies)
+  local bin = os.getenv('FAKEMODEL_BIN')
+  if not bin or bin == '' or vim.fn.executable(bin) == 0 then
+    error('FAKEMODEL_BIN must name the built fake model (make test-neovim builds it)', 2)
+  end
+  local file = H.tmp .. '/replies.json'
+  H.write(file, vim.json.encode(replies))
+  local url
+  local job = vim.fn.jobstart({ bin, file }, {
+    on_stdout = function(_, data)
+      for _, l in ipairs(data) do
+        if l:match('^http') then
+          url = l
+        end
+      end
+    end,
+  })
+  H.children = H.children or {}
+  table.insert(H.children, { stop = function() pcall(vim.fn.jobstop, job) end })
+  H.wait(function() return url ~= nil end, 'the fake model to listen')
+  return url
+end
+
 return H

@@ -2,7 +2,9 @@
 # Runs every case of cases.lua in its own headless Neovim (always under
 # timeout) against the built daemon. Prints "N passed, N failed"; exits
 # non-zero on any failure.
-# Usage: run.sh AGENTD_BIN NVIM_BIN [case...]
+# Usage: [FAKEMODEL_BIN=...] run.sh AGENTD_BIN NVIM_BIN [case...]
+# FAKEMODEL_BIN (tests/fakemodel, built by make test-neovim) serves the
+# project's fake model to the model-driven cases; without it they fail.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 AGENTD_BIN=$(realpath "${1:?usage: run.sh AGENTD_BIN NVIM_BIN [case...]}")
@@ -18,7 +20,7 @@ fi
 passed=0 failed=0 failures=()
 for c in "${cases[@]}"; do
   tmp=$(mktemp -d)
-  out=$(cd "$tmp" && AGENTD_BIN="$AGENTD_BIN" NVIM_BIN="$NVIM_BIN" XDG_STATE_HOME="$tmp/xdg" XDG_CONFIG_HOME="$tmp/xdg" \
+  out=$(cd "$tmp" && AGENTD_BIN="$AGENTD_BIN" NVIM_BIN="$NVIM_BIN" FAKEMODEL_BIN="${FAKEMODEL_BIN:-}" XDG_STATE_HOME="$tmp/xdg" XDG_CONFIG_HOME="$tmp/xdg" \
     timeout 120 "$NVIM_BIN" --headless -u NONE -i NONE -n -l "$here/one.lua" "$c" 2>&1)
   rc=$?
   if [ $rc -eq 0 ] && grep -q "^ok   $c\$" <<<"$out"; then
