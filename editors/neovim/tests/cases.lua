@@ -813,4 +813,37 @@ function C.plan_from_model_and_regenerate()
   H.truthy(lines[3] and lines[3]:match('^again%s+read_file%s+read a again%s+← read'), 'its new step: ' .. tostring(lines[3]))
 end
 
+-- gR on a change from a model-driven step asks for a reason, and the reason
+-- goes back to the model.
+function C.reject_reason_reaches_model()
+  local root = H.workspace({ ['a.txt'] = numbered(10) })
+  local url = H.fakemodel({
+    { text = 'editing', toolCalls = { { id = 'c1', name = 'edit_file', args = vim.json.encode({ path = 'a.txt', edits = { { oldText = 'line 3\n', newText = 'line three\n' } } }) } } },
+    { text = 'understood, leaving it' },
+  })
+  vim.env.OPENAI_API_KEY = 'test-key'
+  H.setup({ model = { provider = 'openai', model = 'fake', baseUrl = url } })
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'agent', steps = {
+    { id = 'agent', kind = 'agent', prompt = 'make line 3 a word', tools = { 'edit_file' }, maxIterations = 3 },
+  } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  local asked
+  vim.fn.input = function(prompt)
+    asked = prompt
+    return 'keep digits, please'
+  end
+  vim.cmd('normal gR')
+  H.truthy(asked and asked:find('why reject'), 'gR asked for a reason')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  H.eq(numbered(10), H.text(b), 'nothing applied')
+  H.eq(numbered(10), H.read(root .. '/a.txt'), 'nothing on disk')
+  local r = vim.system({ 'curl', '-s', url:gsub('/v1$', '') .. '/requests' }, { text = true }):wait()
+  H.truthy(r.stdout:find('keep digits, please', 1, true), 'the reason reached the model: ' .. r.stdout:sub(1, 2000))
+end
+
 return C
