@@ -16,7 +16,7 @@ end
 
 local function snapshots()
   local client = require('agentd.client')
-  local list, err = client.request_sync(nil, 'agentd/snapshot/list', {})
+  local list, err = client.request_sync(nil, 'agentd/snapshot/list', vim.empty_dict())
   if not list then
     vim.notify('agentd: ' .. err, vim.log.levels.ERROR)
     return
@@ -177,7 +177,7 @@ local function snapshot_ids()
   if not c then
     return {}
   end
-  local list = require('agentd.client').request_sync(c, 'agentd/snapshot/list', {}, 2000) or {}
+  local list = require('agentd.client').request_sync(c, 'agentd/snapshot/list', vim.empty_dict(), 2000) or {}
   local ids = {}
   for _, s in ipairs(list) do
     ids[#ids + 1] = s.id
