@@ -566,3 +566,38 @@ func short(id string) string {
 }
 
 var _ = path.Join
+
+// DoctorReport says what Doctor found and did.
+type DoctorReport struct {
+	Repaired []string `json:"repaired"` // what it put in order
+	Problems []string `json:"problems"` // what it could not, with what to do
+}
+
+// Doctor puts the store in order where it can: it finishes or rolls back
+// an interrupted restore (retrying what failed at the last start) and
+// removes what killed writers left behind. What it cannot repair it
+// explains in the error (wrapping ErrInterruptedRestore): what failed and
+// which snapshot holds the user's state.
+func (s *Store) Doctor(ctx context.Context) (*DoctorReport, error) {
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	s.changed = true
+	rep := &DoctorReport{Repaired: []string{}, Problems: []string{}}
+	s.removeTempFiles()
+	name := filepath.Join(s.dir, journalName)
+	if _, err := os.Stat(name); err == nil {
+		if err := s.recoverRestore(ctx); err != nil {
+			return rep, err
+		}
+		if s.problem != nil {
+			rep.Problems = append(rep.Problems, s.problem.Error())
+			return rep, s.problem
+		}
+		rep.Repaired = append(rep.Repaired, "finished or rolled back an interrupted restore (journal "+name+")")
+	}
+	s.problem = nil
+	return rep, nil
+}
