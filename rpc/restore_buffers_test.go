@@ -35,6 +35,10 @@ func TestRestoreRunReviewedInBuffer(t *testing.T) {
 		{name: "user typed, not saved", after: func(sc *scenario) {
 			sc.do(0, `type main.txt 10 0 "mine\n"`)
 		}, conflict: true, buffer: agent + "mine\n", disk: orig},
+		{name: "saved, then the user typed, not saved", after: func(sc *scenario) {
+			sc.save("main.txt")
+			sc.do(0, `type main.txt 10 0 "mine\n"`)
+		}, conflict: true, buffer: agent + "mine\n", disk: agent},
 		{name: "user typed and saved", after: func(sc *scenario) {
 			sc.do(0, `type main.txt 10 0 "mine\n"`)
 			sc.save("main.txt")
