@@ -42,10 +42,15 @@ func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	res, err := store.Restore(ctx, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite})
+	ws, err := a.s.workspace()
 	if err != nil {
 		return nil, err
 	}
+	res, bufConflicts, err := a.s.restoreWithBuffers(ctx, store, ws, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite})
+	if err != nil {
+		return nil, err
+	}
+	res.Conflicts = append(res.Conflicts, bufConflicts...)
 	info := &engine.RestoreInfo{SnapshotID: req.SnapshotID}
 	info.Restored = append(append(append(info.Restored, res.Restored...), res.Created...), res.Deleted...)
 	for _, c := range res.Conflicts {
