@@ -287,12 +287,13 @@ function C.no_keystroke_lost()
     vim.cmd.buffer(b)
     a.run({ plan_id = pid })
     vim.wait(10000, function() return #a.hunks(b) == 2 end, 10)
-    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    vim.api.nvim_win_set_cursor(0, { 9, 0 })
   ]], H.bin, H.tmp .. '/state', plan)
   H.eq(2, nv.lua('return #require("agentd").hunks(0)'), 'two pending hunks in the child')
   local alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789 .,;:!?-_=+()[]{}'
   local typed = {}
-  nv.input('O')
+  -- A new line between the two hunks (and their context lines).
+  nv.input('o')
   for i = 1, 300 do
     local k = math.random(#alphabet)
     local ch = alphabet:sub(k, k)
@@ -316,7 +317,7 @@ function C.no_keystroke_lost()
   nv.input('<Esc>')
   H.wait(function() return type(nv.lua('return vim.g.res')) == 'string' end, 'the answer to the accept during typing')
   local want_line = table.concat(typed)
-  H.eq(want_line, nv.lua('return vim.api.nvim_buf_get_lines(0, 0, 1, false)[1]'), 'every typed character, in order')
+  H.eq(want_line, nv.lua('return vim.api.nvim_buf_get_lines(0, 9, 10, false)[1]'), 'every typed character, in order')
   -- The accept either landed, or (typing overlapped it) was refused and the
   -- hunk is still there to accept: never reported applied and lost.
   local res = nv.lua('return vim.g.res')
@@ -338,7 +339,7 @@ function C.no_keystroke_lost()
     nv.input(hs[1].lnum .. 'Gga')
     return false
   end, 'every hunk accepted; left: ' .. vim.inspect(nv.lua('return require("agentd").hunks(0)')) .. ' after ' .. res)
-  local want = want_line .. '\n' .. numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  local want = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 9\n', 'line 9\n' .. want_line:gsub('%%', '%%%%') .. '\n'):gsub('line 15\n', 'line 15\nline 15b\n')
   H.eq(want, nv.lua('return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") .. "\\n"'), 'buffer')
   nv.lua('vim.cmd("write")')
   H.eq(want, H.read(H.root .. '/a.txt'), 'disk')
