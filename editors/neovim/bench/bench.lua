@@ -183,3 +183,7 @@ elseif what == 'startup' then
   require('agentd').setup({ auto_start = false })
   print(('%d'):format(vim.uv.hrtime() - t0))
 end
+-- Let the daemon go before leaving (a write to its closed pipe would end
+-- this Neovim with SIGPIPE).
+vim.wait(3000, function() return #vim.lsp.get_clients({ name = 'agentd' }) == 0 end, 20)
+os.exit(0)

@@ -12,9 +12,9 @@ tmpd=$(mktemp -d)
 trap 'rm -rf "$tmpd"' EXIT
 run() { (cd "$(mktemp -d)" && timeout 600 "$NVIM" --headless -u NONE -i NONE -n -l "$here/bench.lua" "$@"); }
 echo "== keystroke (5,000-line buffer, 200 pending hunks, median of 1,000 edits)"
-run keystroke
+run keystroke || echo "(the keystroke run failed: exit $?)"
 echo "== drawing (one change set of 50 files, 500 hunks)"
-run draw
+run draw || echo "(the drawing run failed: exit $?)"
 echo "== startup (30 fresh processes each, interleaved; medians)"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int(NR/2)+1]}'; }
 t() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
