@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,29 @@ type Options struct {
 	// bits of Mode (0 or fs.ModeSymlink) and no Size, ModTime or Ino.
 	// For callers that need only paths (listing, search).
 	NoStat bool
+	// Report, if set, is told (from several goroutines at once) what the
+	// walk passes over although no ignore rule excludes it: special files
+	// (FIFOs, sockets, devices), directories it cannot open or read, and
+	// directories with nothing to list (no files, no sub-directories;
+	// ignored entries do not count). The root is never reported.
+	Report func(Note)
+}
+
+// NoteKind says what a Note is about.
+type NoteKind int
+
+// Note kinds.
+const (
+	NoteSpecial    NoteKind = iota + 1 // a FIFO, socket or device file
+	NoteUnreadable                     // a directory that cannot be opened or read
+	NoteEmptyDir                       // a directory with nothing to list
+)
+
+// Note is one thing a walk passed over (Options.Report).
+type Note struct {
+	Path string // slash-separated, relative to the root, as Entry.Path
+	Kind NoteKind
+	Err  error // NoteUnreadable: why
 }
 
 // Set is a workspace's file set with its ignore rules loaded. It is safe for
@@ -45,6 +69,25 @@ type Set struct {
 	cache fileCache   // parsed ignore files, config, index
 	dirs  dirCache    // directory listings after ignore matching, across walks
 	env   envFunc     // os.LookupEnv
+	log   atomic.Pointer[slog.Logger]
+}
+
+// SetLogger makes the set log through l (nil: discard, the default). The
+// set never logs through the global slog logger.
+func (s *Set) SetLogger(l *slog.Logger) {
+	if l == nil {
+		l = discardLogger
+	}
+	s.log.Store(l)
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+func (s *Set) logger() *slog.Logger {
+	if l := s.log.Load(); l != nil {
+		return l
+	}
+	return discardLogger
 }
 
 // Open prepares the set for root (an absolute, clean directory). The root
@@ -105,7 +148,7 @@ func (s *Set) WalkDirs(ctx context.Context, opts Options, fn func(dir string, fi
 func (s *Set) Ignored(rel string, isDir bool) bool {
 	ignored, err := s.ignored(rel, isDir)
 	if err != nil {
-		slog.Warn("fileset: cannot evaluate ignore rules", "path", rel, "err", err)
+		s.logger().Warn("fileset: cannot evaluate ignore rules", "path", rel, "err", err)
 		return false
 	}
 	return ignored
