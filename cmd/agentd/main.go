@@ -42,6 +42,7 @@ func commands() []command {
 		{"plan", "make a plan from a request with a model", cmdPlan},
 		{"validate", "check a plan and print every problem", cmdValidate},
 		{"snapshot", "create, list, show, diff, restore and gc snapshots", cmdSnapshot},
+		{"acp", "speak the Agent Client Protocol on stdio (Zed, JetBrains, Emacs)", func(ctx context.Context, a []string, o, e io.Writer) int { return cmdACP(ctx, a, os.Stdin, o, e) }},
 		{"version", "print the version", cmdVersion},
 	}
 }
