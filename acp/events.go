@@ -325,7 +325,7 @@ func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolC
 	if len(content) > 0 {
 		opts = append(opts, sdk.WithUpdateContent(content))
 	}
-	if w.run != nil && st == engine.StepCompleted {
+	if st == engine.StepCompleted {
 		if out := w.stepOutput(ev.StepID); out != nil {
 			opts = append(opts, sdk.WithUpdateRawOutput(out))
 		}

@@ -276,7 +276,7 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 	switch {
 	case st.Status == engine.RunCancelled || ctx.Err() != nil:
 		return sdk.StopReasonCancelled, nil
-	case errors.Is(errors.New(st.Error), engine.ErrBudgetExceeded) || strings.Contains(st.Error, engine.ErrBudgetExceeded.Error()):
+	case strings.Contains(st.Error, engine.ErrBudgetExceeded.Error()):
 		return sdk.StopReasonMaxTokens, nil
 	}
 	return sdk.StopReasonEndTurn, nil

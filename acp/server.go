@@ -165,6 +165,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	old := a.sessions[string(p.SessionId)]
 	a.mu.Unlock()
 	if old != nil {
+		old.cancel()
 		old.close()
 	}
 	s, err := newSession(ctx, a, p.Cwd, string(p.SessionId))

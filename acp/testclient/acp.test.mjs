@@ -19,8 +19,8 @@ function pick(kind) {
 
 test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, restart", async (t) => {
   const fake = await startFake(t);
-  const ws = tmpdir("acp-ws-");
-  const state = tmpdir("acp-state-");
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
   const file = path.join(ws, "a.txt");
   fs.writeFileSync(file, "hello\n");
   const env = agentEnv(fake, state);
@@ -163,8 +163,8 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
 
 test("a client with fs and terminal: edits arrive as fs/write_text_file, commands run in its terminal", async (t) => {
   const fake = await startFake(t);
-  const ws = tmpdir("acp-ws-");
-  const state = tmpdir("acp-state-");
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
   const file = path.join(ws, "a.txt");
   fs.writeFileSync(file, "hello\n");
   const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
@@ -198,8 +198,8 @@ test("a client with fs and terminal: edits arrive as fs/write_text_file, command
 
 test("errors: malformed lines, unknown methods, wrong params, requests before initialize", async (t) => {
   const fake = await startFake(t);
-  const ws = tmpdir("acp-ws-");
-  const state = tmpdir("acp-state-");
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
   const { child } = spawnAgent(t, agentEnv(fake, state));
   const lines = [];
   let buf = "";

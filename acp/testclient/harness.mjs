@@ -16,8 +16,10 @@ for (const [name, p] of [["AGENTD_BIN", AGENTD], ["FAKEMODEL_BIN", FAKEMODEL]]) 
   if (!fs.existsSync(p)) throw new Error(`${name}: ${p} does not exist; build it first (make test-acp does)`);
 }
 
-export function tmpdir(prefix) {
-  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+export function tmpdir(t, prefix) {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  t.after(() => fs.rmSync(d, { recursive: true, force: true }));
+  return d;
 }
 
 // startFake runs the fake model server; push(replies) scripts it.
