@@ -330,3 +330,55 @@ func asRequestError(err error, re **sdk.RequestError) bool {
 	}
 	return ok
 }
+
+// TestNewPromptReplacesRunning sends a second prompt while the first waits
+// for the model: the first ends cancelled, the second runs.
+func TestNewPromptReplacesRunning(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
+	c := &testClient{}
+	conn, stop := start(t, c, Options{StateDir: state, Getenv: func(k string) string { return env[k] }})
+	defer stop()
+	ctx := context.Background()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: modeAuto}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Push(fakemodel.Reply{Fault: fakemodel.FaultHang},
+		fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
+	first := make(chan sdk.PromptResponse, 1)
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hang")}})
+		if err != nil {
+			t.Error(err)
+		}
+		first <- res
+	}()
+	for deadline := time.Now().Add(10 * time.Second); len(fake.Requests()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first prompt never reached the model")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := <-first; r.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("first prompt: %s, want cancelled", r.StopReason)
+	}
+	if res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("second prompt: %s", res.StopReason)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "b.txt")); string(got) != "b\n" {
+		t.Fatalf("b.txt = %q", got)
+	}
+}

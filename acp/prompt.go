@@ -6,12 +6,28 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
 )
+
+// wait blocks until the running turn, if any, has ended or d has passed.
+func (s *session) wait(d time.Duration) {
+	s.mu.Lock()
+	busy, done := s.busy, s.turnDone
+	s.mu.Unlock()
+	if !busy {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(d):
+		s.log.Warn("a turn did not end in time; closing the session anyway", "after", d)
+	}
+}
 
 // cancel ends the running turn, if any (session/cancel).
 func (s *session) cancel() {
@@ -26,20 +42,30 @@ func (s *session) cancel() {
 // prompt handles session/prompt: a slash command, or a request that
 // becomes a plan and, unless the mode is plan-only, runs.
 func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
+	// One turn at a time: a new prompt waits for the previous turn to end
+	// (the SDK has already cancelled it, as ACP has a new prompt replace
+	// the running one).
 	s.mu.Lock()
-	if s.busy {
+	for s.busy {
+		done := s.turnDone
 		s.mu.Unlock()
-		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32600, Message: "Invalid request",
-			Data: map[string]any{"error": "a prompt is already running in this session; wait for it or send session/cancel"}}
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
+		s.mu.Lock()
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	s.busy, s.turnCancel = true, cancel
+	done := make(chan struct{})
+	s.busy, s.turnCancel, s.turnDone = true, cancel, done
 	s.mu.Unlock()
 	defer func() {
 		cancel()
 		s.mu.Lock()
 		s.busy, s.turnCancel = false, nil
 		s.mu.Unlock()
+		close(done)
 	}()
 
 	text, files := s.promptText(blocks)

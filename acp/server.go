@@ -166,6 +166,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	a.mu.Unlock()
 	if old != nil {
 		old.cancel()
+		old.wait(10 * time.Second)
 		old.close()
 	}
 	s, err := newSession(ctx, a, p.Cwd, string(p.SessionId))
@@ -252,6 +253,7 @@ func (a *agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 		return sdk.CloseSessionResponse{}, err
 	}
 	s.cancel()
+	s.wait(10 * time.Second)
 	s.close()
 	a.mu.Lock()
 	delete(a.sessions, s.id)
@@ -275,6 +277,9 @@ func (a *agent) closeAll() {
 	a.mu.Unlock()
 	for _, s := range list {
 		s.cancel()
+	}
+	for _, s := range list {
+		s.wait(10 * time.Second)
 		s.close()
 	}
 }

@@ -44,6 +44,7 @@ type session struct {
 	saved      savedSession
 	busy       bool
 	turnCancel context.CancelFunc
+	turnDone   chan struct{} // closed when the running turn ends
 	overlays   map[string]int32
 }
 
