@@ -315,6 +315,40 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	if got, _ := os.ReadFile(file); string(got) != "two\n" {
 		t.Fatalf("after /undo a.txt = %q", got)
 	}
+	// Restore protection: a file the user changed since the agent's last
+	// snapshot is left alone and reported, unless --overwrite.
+	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2.mu.Lock()
+	mark := len(c2.updates)
+	c2.mu.Unlock()
+	restore := func(arg string) {
+		t.Helper()
+		if _, err := conn2.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("/restore " + arg)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restore(saved.Run.Snapshots[0])
+	if got, _ := os.ReadFile(file); string(got) != "mine\n" {
+		t.Fatalf("a protected restore overwrote the user's edit: a.txt = %q", got)
+	}
+	c2.mu.Lock()
+	var said strings.Builder
+	for _, u := range c2.updates[mark:] {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			said.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	c2.mu.Unlock()
+	if !strings.Contains(said.String(), "left alone") || !strings.Contains(said.String(), "a.txt") || !strings.Contains(said.String(), "--overwrite") {
+		t.Fatalf("the chat does not report the conflict:\n%s", said.String())
+	}
+	restore(saved.Run.Snapshots[0] + " --overwrite")
+	if got, _ := os.ReadFile(file); string(got) != "one\n" {
+		t.Fatalf("after --overwrite a.txt = %q", got)
+	}
+
 	// An unknown session id is "not found", and the agent keeps serving.
 	_, err = conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "sess-nope", Cwd: ws, McpServers: []sdk.McpServer{}})
 	var re *sdk.RequestError

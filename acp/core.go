@@ -21,6 +21,7 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -107,64 +108,46 @@ func (rs *ruleStore) remember(req engine.ApprovalRequest, allow bool) (rule, err
 
 // ---- Review ----------------------------------------------------------
 
-// applyReviewed applies an accepted change set through writer (the
-// client's file system, or the disk when nil) with the workspace's Apply,
-// which checks each file against what the change was computed on and
-// reports the files changed meanwhile as conflicts.
-func applyReviewed(ctx context.Context, ws *workspace.Workspace, cs *workspace.ChangeSet, writer workspace.FileWriter) (*engine.ReviewOutcome, error) {
-	res, err := ws.Apply(ctx, cs, nil, writer)
-	if err != nil {
+// reviewChangeSet decides a whole change set held in review mode
+// "before" with the one hunk review model (package review), the same the
+// editor server and the terminal use: accepting writes each hunk through
+// writer (the client's file system, or the disk when nil), rebased onto
+// the file as it is now or reported as a conflict; rejecting writes
+// nothing. The outcome is what the engine hands to the step.
+func reviewChangeSet(ctx context.Context, book *review.Book, ws *workspace.Workspace, writer workspace.FileWriter,
+	cs *workspace.ChangeSet, accept bool, reason string) (*engine.ReviewOutcome, error) {
+	set := review.New(cs, engine.ReviewBefore)
+	book.Put(set)
+	action := review.Reject
+	if accept {
+		action = review.Accept
+	}
+	if _, err := book.Resolve(ctx, review.Files{WS: ws, Writer: writer}, set, []review.Decision{{Action: action}}, reason); err != nil {
 		return nil, err
 	}
-	out := &engine.ReviewOutcome{}
-	conflicted := map[string]bool{}
-	for _, c := range res.Conflicts {
-		conflicted[c.Path] = true
-		out.Conflicts = append(out.Conflicts, c.Path)
-	}
-	for _, f := range cs.Files {
-		if conflicted[f.Path] {
-			continue
-		}
-		out.Applied = append(out.Applied, hunkIDs(f, f.Path)...)
-	}
-	return out, nil
-}
-
-// rejectAll is the outcome of rejecting every hunk of cs.
-func rejectAll(cs *workspace.ChangeSet, reason string) *engine.ReviewOutcome {
-	out := &engine.ReviewOutcome{}
-	for _, f := range cs.Files {
-		for _, id := range hunkIDs(f, "") {
-			out.Rejected = append(out.Rejected, engine.HunkRejection{Path: f.Path, HunkID: id, Reason: reason})
-		}
-	}
-	return out
-}
-
-func hunkIDs(f *workspace.FileChange, whole string) []string {
-	if f.Diff == nil || len(f.Diff.Hunks) == 0 {
-		return []string{whole}
-	}
-	ids := make([]string, 0, len(f.Diff.Hunks))
-	for _, h := range f.Diff.Hunks {
-		ids = append(ids, h.ID)
-	}
-	return ids
+	return set.Outcome(), nil
 }
 
 // ---- Snapshots and restore -------------------------------------------
 
 // restoreSnapshot restores the workspace to snapshot id through the
 // shadow repository, which takes a safety snapshot first (the undo).
-// Since is left to the store: gitops picks the protection base itself
-// once restore protection lands there (issue 9, branch wt/gitops).
-func restoreSnapshot(ctx context.Context, store *gitops.Store, id string) (*gitops.RestoreResult, error) {
+// Since is left empty: gitops picks the protection base itself (the state
+// the agent last left the workspace in), so files someone else changed
+// since are left alone and reported as conflicts; when it cannot tell,
+// the restore fails with gitops.ErrNoProtectionBase instead of
+// overwriting, as in every front end.
+// With overwrite, files changed by someone else are restored too.
+func restoreSnapshot(ctx context.Context, store *gitops.Store, id string, overwrite bool) (*gitops.RestoreResult, error) {
 	snap, err := store.Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %q: %w (list them with /snapshots)", id, err)
 	}
-	return store.Restore(ctx, snap.ID, gitops.RestoreOptions{})
+	res, err := store.Restore(ctx, snap.ID, gitops.RestoreOptions{Overwrite: overwrite})
+	if errors.Is(err, gitops.ErrNoProtectionBase) {
+		return nil, fmt.Errorf("%w; to restore anyway, overwriting what anyone changed since: /restore %s --overwrite", err, id)
+	}
+	return res, err
 }
 
 // ---- Journal ---------------------------------------------------------

@@ -133,18 +133,14 @@ func (r *reviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 	if err != nil {
 		return nil, err
 	}
-	if opt != "apply" {
-		reason := "rejected in the editor"
-		if opt == "" {
-			reason = "the review was cancelled"
-		}
-		return rejectAll(cs, reason), nil
+	reason := ""
+	switch opt {
+	case "reject":
+		reason = "rejected in the editor"
+	case "":
+		reason = "the review was cancelled"
 	}
-	out, err := applyReviewed(ctx, s.ws, cs, s.writer)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return reviewChangeSet(ctx, s.book, s.ws, s.writer, cs, opt == "apply", reason)
 }
 
 // OfferAfter is not used: the ACP modes run in review modes before and

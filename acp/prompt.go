@@ -195,10 +195,12 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string) 
 	case "snapshots":
 		return sdk.StopReasonEndTurn, s.listSnapshots(ctx)
 	case "restore":
-		if arg == "" {
-			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "/restore needs a snapshot id; /snapshots lists them"})
+		f := strings.Fields(arg)
+		overwrite := len(f) == 2 && f[1] == "--overwrite"
+		if len(f) == 0 || len(f) > 2 || (len(f) == 2 && !overwrite) {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "use /restore ID [--overwrite]; /snapshots lists the ids"})
 		}
-		return sdk.StopReasonEndTurn, s.restore(ctx, arg, false)
+		return sdk.StopReasonEndTurn, s.restore(ctx, f[0], false, overwrite)
 	case "undo":
 		s.mu.Lock()
 		id := s.saved.LastUndo
@@ -206,7 +208,7 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string) 
 		if id == "" {
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "there is no restore to undo in this session"})
 		}
-		return sdk.StopReasonEndTurn, s.restore(ctx, id, true)
+		return sdk.StopReasonEndTurn, s.restore(ctx, id, true, false)
 	}
 	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID and /undo", cmd)})
 }
@@ -339,8 +341,8 @@ func (s *session) listSnapshots(ctx context.Context) error {
 
 // restore restores a snapshot (undo: the safety snapshot of the last
 // restore) and reports what it did.
-func (s *session) restore(ctx context.Context, id string, undo bool) error {
-	res, err := restoreSnapshot(ctx, s.store, id)
+func (s *session) restore(ctx context.Context, id string, undo, overwrite bool) error {
+	res, err := restoreSnapshot(ctx, s.store, id, overwrite)
 	if err != nil {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "restore: " + err.Error()}}
 	}
@@ -365,9 +367,15 @@ func (s *session) restore(ctx context.Context, id string, undo bool) error {
 	list("re-created", res.Created)
 	list("deleted", res.Deleted)
 	for _, c := range res.Conflicts {
-		fmt.Fprintf(&b, "- left alone (changed by someone else): %s — %s\n", c.Path, c.Message)
+		fmt.Fprintf(&b, "- left alone (changed by someone else since the agent's last snapshot): %s — %s\n", c.Path, c.Message)
 	}
-	if len(res.Restored)+len(res.Created)+len(res.Deleted)+len(res.Conflicts) == 0 {
+	for _, c := range res.LeftAlone {
+		fmt.Fprintf(&b, "- left alone: %s — %s\n", c.Path, c.Message)
+	}
+	if len(res.Conflicts) > 0 {
+		fmt.Fprintf(&b, "Restore them too with `/restore %s --overwrite`.\n", id)
+	}
+	if len(res.Restored)+len(res.Created)+len(res.Deleted)+len(res.Conflicts)+len(res.LeftAlone) == 0 {
 		b.WriteString("Nothing differed.\n")
 	}
 	if res.UndoSnapshot != "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -39,6 +40,7 @@ type session struct {
 	planner *llm.Planner
 	caps    sdk.ClientCapabilities
 	writer  workspace.FileWriter // the client's fs, or nil (disk)
+	book    *review.Book         // change sets reviewed in this session
 
 	mu         sync.Mutex
 	saved      savedSession
@@ -78,7 +80,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		return nil, sdk.NewInvalidParams(map[string]any{"cwd": fmt.Sprintf("cannot open the workspace %s: %v", cwd, err)})
 	}
 	dir := stateDirOf(a.opts.StateDir, ws.Root())
-	s := &session{a: a, cwd: cwd, ws: ws, caps: a.clientCaps(), overlays: map[string]int32{}}
+	s := &session{a: a, cwd: cwd, ws: ws, caps: a.clientCaps(), overlays: map[string]int32{}, book: review.NewBook()}
 	if id == "" {
 		s.id = newSessionID()
 		s.saved = savedSession{ID: s.id, Cwd: cwd, Mode: modeAsk}
@@ -237,7 +239,7 @@ var availableCommands = []sdk.AvailableCommand{
 	{Name: "plan", Description: "Make a plan for a request and show it; run nothing", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "what to do"}}},
 	{Name: "run", Description: "Run the current plan"},
 	{Name: "snapshots", Description: "List the workspace's snapshots (the start of each run and each step)"},
-	{Name: "restore", Description: "Restore the workspace to a snapshot (undo with /undo)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "snapshot id"}}},
+	{Name: "restore", Description: "Restore the workspace to a snapshot (undo with /undo)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "snapshot id [--overwrite]"}}},
 	{Name: "undo", Description: "Undo the last /restore"},
 }
 
