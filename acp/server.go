@@ -44,7 +44,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	case <-conn.Done():
 	case <-ctx.Done():
 	}
+	// Let the requests being handled finish (a prompt's context ends with
+	// the connection), close every session, and only then stop writing.
+	a.drain(15 * time.Second)
 	a.closeAll()
+	w.close()
 	_ = pr.Close()
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -75,6 +79,10 @@ type agent struct {
 	initialized bool
 	caps        sdk.ClientCapabilities
 	sessions    map[string]*session
+	// Requests being handled, and the end of the connection.
+	inflight int
+	closing  bool
+	idle     chan struct{}
 }
 
 var (
@@ -85,13 +93,48 @@ var (
 // errNotInitialized answers requests sent before initialize.
 var errNotInitialized = &sdk.RequestError{Code: -32600, Message: "Invalid request: call initialize first"}
 
-func (a *agent) ready() error {
+// errClosing answers requests that arrive while the agent shuts down.
+var errClosing = &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "agentd acp is shutting down"}}
+
+// begin counts a request in (end counts it out); needInit refuses it
+// before initialize.
+func (a *agent) begin(needInit bool) (end func(), err error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.initialized {
-		return errNotInitialized
+	if a.closing {
+		return nil, errClosing
 	}
-	return nil
+	if needInit && !a.initialized {
+		return nil, errNotInitialized
+	}
+	a.inflight++
+	return func() {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		a.inflight--
+		if a.inflight == 0 && a.idle != nil {
+			close(a.idle)
+			a.idle = nil
+		}
+	}, nil
+}
+
+// drain refuses new requests and waits up to d for the ones being handled.
+func (a *agent) drain(d time.Duration) {
+	a.mu.Lock()
+	a.closing = true
+	if a.inflight == 0 {
+		a.mu.Unlock()
+		return
+	}
+	a.idle = make(chan struct{})
+	idle := a.idle
+	a.mu.Unlock()
+	select {
+	case <-idle:
+	case <-time.After(d):
+		a.log.Warn("requests still running at exit", "after", d)
+	}
 }
 
 func (a *agent) clientCaps() sdk.ClientCapabilities {
@@ -101,6 +144,11 @@ func (a *agent) clientCaps() sdk.ClientCapabilities {
 }
 
 func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	end, err := a.begin(false)
+	if err != nil {
+		return sdk.InitializeResponse{}, err
+	}
+	defer end()
 	a.mu.Lock()
 	a.initialized = true
 	a.caps = p.ClientCapabilities
@@ -125,18 +173,22 @@ func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 }
 
 func (a *agent) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
-	if err := a.ready(); err != nil {
+	end, err := a.begin(true)
+	if err != nil {
 		return sdk.AuthenticateResponse{}, err
 	}
+	defer end()
 	// agentd needs no sign-in: model keys come from the environment or
 	// the config file.
 	return sdk.AuthenticateResponse{}, nil
 }
 
 func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	if err := a.ready(); err != nil {
+	end, err := a.begin(true)
+	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	defer end()
 	if !filepath.IsAbs(p.Cwd) {
 		return sdk.NewSessionResponse{}, sdk.NewInvalidParams(map[string]any{"cwd": "must be an absolute path, not " + fmt.Sprintf("%q", p.Cwd)})
 	}
@@ -155,9 +207,11 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 }
 
 func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	if err := a.ready(); err != nil {
+	end, err := a.begin(true)
+	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
+	defer end()
 	if !filepath.IsAbs(p.Cwd) {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"cwd": "must be an absolute path, not " + fmt.Sprintf("%q", p.Cwd)})
 	}
@@ -188,9 +242,6 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 }
 
 func (a *agent) session(id sdk.SessionId) (*session, error) {
-	if err := a.ready(); err != nil {
-		return nil, err
-	}
 	a.mu.Lock()
 	s := a.sessions[string(id)]
 	a.mu.Unlock()
@@ -202,6 +253,11 @@ func (a *agent) session(id sdk.SessionId) (*session, error) {
 }
 
 func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	end, err := a.begin(true)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	defer end()
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.PromptResponse{}, err
@@ -210,9 +266,11 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 }
 
 func (a *agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
-	if err := a.ready(); err != nil {
+	end, err := a.begin(true)
+	if err != nil {
 		return err
 	}
+	defer end()
 	a.mu.Lock()
 	s := a.sessions[string(p.SessionId)]
 	a.mu.Unlock()
@@ -223,6 +281,11 @@ func (a *agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 }
 
 func (a *agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	end, err := a.begin(true)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	defer end()
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
@@ -234,20 +297,29 @@ func (a *agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 }
 
 func (a *agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	if err := a.ready(); err != nil {
+	end, err := a.begin(true)
+	if err != nil {
 		return sdk.ListSessionsResponse{}, err
 	}
+	defer end()
 	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound("session/list")
 }
 
 func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	if err := a.ready(); err != nil {
+	end, err := a.begin(true)
+	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
+	defer end()
 	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound("session/resume")
 }
 
 func (a *agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	end, err := a.begin(true)
+	if err != nil {
+		return sdk.CloseSessionResponse{}, err
+	}
+	defer end()
 	s, err := a.session(p.SessionId)
 	if err != nil {
 		return sdk.CloseSessionResponse{}, err
@@ -262,9 +334,11 @@ func (a *agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 }
 
 func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	if err := a.ready(); err != nil {
+	end, err := a.begin(true)
+	if err != nil {
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
+	defer end()
 	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
 }
 

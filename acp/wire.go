@@ -12,14 +12,26 @@ import (
 // message with one Write; the line filter writes its own error answers
 // through the same lock, so lines never interleave.
 type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.closed {
+		return 0, io.ErrClosedPipe
+	}
 	return l.w.Write(p)
+}
+
+// close drops every later write: once Serve returns, nothing more goes
+// to the client.
+func (l *lockedWriter) close() {
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
 }
 
 // maxLine bounds one message (the SDK's own limit is 10 MiB).
