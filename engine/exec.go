@@ -39,6 +39,10 @@ type stepResult struct {
 	toolCalls  int
 	aborted    bool     // the user aborted the run in a review
 	applied    bool     // files were changed
+	// mayChange is set when a tool that can change the workspace behind
+	// the change-set path ran (a command, a write action of git): the step
+	// gets a snapshot after it even though it proposed no change set.
+	mayChange bool
 	files      []string // paths the applied changes touched
 }
 
@@ -105,9 +109,9 @@ func (s *sched) execute(ctx context.Context, j *job) (res *stepResult) {
 	}
 	w.mu.Lock()
 	res.err = err
-	applied := res.applied
+	changed := res.applied || res.mayChange
 	w.mu.Unlock()
-	if applied && s.cfg.Snapshots != nil && !s.opts.DryRun {
+	if changed && s.cfg.Snapshots != nil && !s.opts.DryRun {
 		w.snapshot(ctx)
 	}
 	return res
@@ -276,7 +280,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	w.res.toolCalls++
 	w.mu.Unlock()
 	cat := t.Category()
-	risk := t.Risk()
+	risk := riskOf(t, args)
 	if step.Risk != "" {
 		risk = tools.Risk(step.Risk)
 	}
@@ -290,6 +294,11 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 		if why, err := w.approve(ctx, t, cat, risk, desc, ""); err != nil || why != "" {
 			return &toolOutcome{skipped: why}, err
 		}
+	}
+	if mayChangeFiles(t, cat, args) {
+		w.mu.Lock()
+		w.res.mayChange = true
+		w.mu.Unlock()
 	}
 	env := &tools.Env{
 		WS:     s.cfg.WS,
@@ -327,6 +336,32 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 		}
 	}
 	return out, nil
+}
+
+// riskOf is the risk of one call: the tool's RiskOf when it assesses calls
+// (git: reads low, commit and apply high), else its fixed Risk.
+func riskOf(t tools.Tool, args json.RawMessage) tools.Risk {
+	if ra, ok := t.(tools.RiskAssessor); ok {
+		if r := ra.RiskOf(args); r != "" {
+			return r
+		}
+	}
+	return t.Risk()
+}
+
+// mayChangeFiles reports whether a call may change the workspace other than
+// through a change set: commands may write anything, and git's actions
+// other than its low-risk reads (status, diff, log) change the working tree
+// or the repository. Such calls get a snapshot after their step, so that
+// restore and rollback know the agent's own work from the user's.
+func mayChangeFiles(t tools.Tool, cat tools.Category, args json.RawMessage) bool {
+	switch cat {
+	case tools.CategoryCommand:
+		return true
+	case tools.CategoryGit:
+		return riskOf(t, args) != tools.RiskLow
+	}
+	return false
 }
 
 // approve applies the policy and asks the Approver if needed. It returns

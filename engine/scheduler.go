@@ -110,7 +110,7 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 	}
 	log := cfg.Logger
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler) // no global logger in a library
 	}
 	s := &sched{
 		e: e, cfg: cfg, opts: opts,
