@@ -37,13 +37,13 @@ type stepResult struct {
 	suggestion string
 	llmCalls   int
 	toolCalls  int
-	aborted    bool     // the user aborted the run in a review
-	applied    bool     // files were changed
+	aborted    bool // the user aborted the run in a review
+	applied    bool // files were changed
 	// mayChange is set when a tool that can change the workspace behind
 	// the change-set path ran (a command, a write action of git): the step
 	// gets a snapshot after it even though it proposed no change set.
 	mayChange bool
-	files      []string // paths the applied changes touched
+	files     []string // paths the applied changes touched
 }
 
 // worker runs one job.
