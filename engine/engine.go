@@ -51,6 +51,11 @@ type Config struct {
 	// Approval is the policy of runs whose options carry none (nil:
 	// DefaultApprovalPolicy).
 	Approval *ApprovalPolicy
+	// Journal, if set, records every run's state (the first and final
+	// state before Start and Wait return, progress in between) and holds
+	// the remembered approval rules: a question the policy asks is first
+	// answered from them, and an "always" answer is added to them.
+	Journal *Journal
 }
 
 // RunOptions are a run's options (protocol RunOptions).
@@ -124,6 +129,14 @@ func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, err
 			return nil, fmt.Errorf("run %s: taking the start snapshot: %w (fix the snapshot store or run without snapshots)", opts.RunID, err)
 		}
 		s.r.addSnapshot(id)
+	}
+	if e.cfg.Journal != nil {
+		s.journal = &runJournal{j: e.cfg.Journal, r: s.r, log: s.log}
+		if err := s.journal.save(s.compactState(), false); err != nil {
+			s.cancelRun()
+			return nil, fmt.Errorf("run %s: not started, its journal cannot be written: %w", opts.RunID, err)
+		}
+		s.r.ev.subscribe(s.journal)
 	}
 	for _, sub := range opts.Subscribers {
 		s.r.ev.subscribe(sub)

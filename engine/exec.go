@@ -391,9 +391,7 @@ func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, 
 		RunID: s.r.id, StepID: step.ID, Tool: t.Name(), Category: cat, Risk: risk,
 		Title: title, Detail: detail, Command: desc.Command, Cwd: desc.Cwd, ChangeID: changeID,
 	}
-	w.waiting(true, Event{Type: EventApprovalPending, Reason: why, ChangeID: changeID})
-	dec, err := s.cfg.Approver.Approve(ctx, req)
-	w.waiting(false, Event{Type: EventStepProgress, Reason: "approval answered"})
+	dec, err := w.ask(ctx, req, why)
 	if err != nil {
 		return "", fmt.Errorf("step %q: asking for approval: %w", step.ID, err)
 	}
@@ -405,6 +403,46 @@ func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, 
 		return r, nil
 	}
 	return "", nil
+}
+
+// ask answers req from the workspace's remembered rules, else asks the
+// Approver (and remembers an "always" answer).
+func (w *worker) ask(ctx context.Context, req ApprovalRequest, why string) (ApprovalDecision, error) {
+	s := w.s
+	var rules *ApprovalRules
+	if s.cfg.Journal != nil {
+		rules = s.cfg.Journal.Rules()
+	}
+	if rules != nil {
+		r, err := rules.Match(req)
+		if err != nil {
+			// Asking is the safe side; the user learns why they are asked.
+			s.log.Error("remembered approval rules unreadable; asking", "err", err)
+			w.output("log", fmt.Sprintf("agentd: %v; asking instead\n", err))
+		} else if r != nil {
+			reason := "remembered rule " + r.ID
+			if r.Reason != "" {
+				reason += ": " + r.Reason
+			}
+			return ApprovalDecision{Allow: r.Allow, Reason: reason}, nil
+		}
+	}
+	w.waiting(true, Event{Type: EventApprovalPending, Reason: why, ChangeID: req.ChangeID})
+	dec, err := s.cfg.Approver.Approve(ctx, req)
+	w.waiting(false, Event{Type: EventStepProgress, Reason: "approval answered"})
+	if err != nil {
+		return dec, err
+	}
+	if dec.Always && rules != nil {
+		r, err := rules.Remember(req, dec.Allow, dec.Reason)
+		if err != nil {
+			s.log.Error("could not remember an approval", "err", err)
+			w.output("log", fmt.Sprintf("agentd: this answer applies now but is not remembered: %v\n", err))
+		} else {
+			s.log.Info("remembered approval rule", "rule", r.ID, "category", r.Category, "tool", r.Tool, "command", r.Command, "allow", r.Allow)
+		}
+	}
+	return dec, nil
 }
 
 func (w *worker) askFunc() func(ctx context.Context, question string, options []string) (string, error) {

@@ -147,6 +147,17 @@ func (s *sched) finish() {
 	final.OriginalPlan = s.original
 	final.FinalPlan = s.plan.Clone()
 	final.Summary = Summary(final.FinalPlan, final)
+	if s.journal != nil {
+		// Recorded before anyone hears that the run ended.
+		if err := s.journal.save(final, true); err != nil {
+			s.log.Error("the run's final state could not be recorded", "err", err)
+			msg := "the run's journal could not be saved: " + err.Error()
+			if final.Error != "" {
+				msg = final.Error + "; " + msg
+			}
+			final.Error, s.errMsg = msg, msg
+		}
+	}
 	s.emit(Event{Type: EventRunFinished, Status: string(s.status), Error: s.errMsg})
 	s.r.final = final
 	s.r.finalPlan = s.plan

@@ -62,6 +62,7 @@ type sched struct {
 	lastEnd             time.Time // when the last step that ran ended
 	start               time.Time
 	rollback            *RestoreInfo
+	journal             *runJournal // nil without Config.Journal
 	files               []string
 	filesSeen           map[string]bool
 	wg                  sync.WaitGroup

@@ -40,7 +40,6 @@ type runEntry struct {
 	begun    bool   // $/progress begin was sent
 	out      *coalescer
 	done     chan struct{}
-	lastSave time.Time
 	// lastState is when a didChange last carried the run's state.
 	lastState time.Time
 
@@ -69,10 +68,6 @@ func alwaysState(t engine.EventType) bool {
 	}
 	return false
 }
-
-// SaveInterval is the shortest time between two writes of a running run's
-// state file.
-var SaveInterval = time.Second
 
 func (e *runEntry) state() engine.RunState {
 	e.mu.Lock()
@@ -192,7 +187,7 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	e := &runEntry{id: opts.RunID, planID: pl.ID, done: make(chan struct{})}
 	e.out = newCoalescer(OutputInterval, func(ev engine.Event) { s.sendRunEvent(e, ev) })
 	if opts.Approval == nil {
-		pol, _ := s.approvals.get()
+		pol := s.approvals.get()
 		opts.Approval = &pol
 	}
 	// Progress begins before the first event can report on it.
@@ -225,15 +220,9 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	s.plans.lastRun[pl.ID] = e.id
 	s.plans.mu.Unlock()
 
+	// The engine recorded the run in the workspace's journal before Start
+	// returned, and records its progress and final state.
 	st := run.State()
-	// Saved at once so a restarted daemon lists the run; the steps follow
-	// with the next saves.
-	saved := st
-	saved.Steps = nil
-	s.persist.saveRun(saved)
-	e.mu.Lock()
-	e.lastSave = time.Now()
-	e.mu.Unlock()
 
 	s.runs.wg.Add(1)
 	go func() {
@@ -266,7 +255,6 @@ func (s *Server) finishRun(e *runEntry, final engine.RunState) {
 	unsub := e.unsub
 	e.mu.Unlock()
 	e.out.flush()
-	s.persist.saveRun(final)
 	s.endProgress(e, final)
 	if unsub != nil {
 		unsub()
@@ -306,18 +294,6 @@ func (s *Server) onRunEvent(e *runEntry, ev engine.Event) {
 	case engine.EventStepStarted, engine.EventStepFinished, engine.EventStepFailed, engine.EventStepSkipped,
 		engine.EventStepBlocked, engine.EventRunPaused, engine.EventRunResumed, engine.EventPlanUpdated:
 		s.reportProgress(e, ev)
-		// The state file is for crash recovery: at most one write (with
-		// fsync) per SaveInterval while the run goes on; the final state is
-		// always written.
-		e.mu.Lock()
-		due := time.Since(e.lastSave) >= SaveInterval
-		if due {
-			e.lastSave = time.Now()
-		}
-		e.mu.Unlock()
-		if due && e.run != nil {
-			s.persist.saveRun(e.run.State())
-		}
 	case engine.EventRunFinished:
 		if e.run != nil {
 			st := e.run.State()
