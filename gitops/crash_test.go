@@ -57,7 +57,7 @@ func crashChild() int {
 			// them all.)
 			os.RemoveAll(filepath.Join(root, "batch3"))
 			os.RemoveAll(filepath.Join(root, "batch4"))
-			if _, err := s.Restore(ctx, ids[rng.IntN(len(ids))], RestoreOptions{}); err != nil {
+			if _, err := s.Restore(ctx, ids[rng.IntN(len(ids))], RestoreOptions{Overwrite: true}); err != nil {
 				fmt.Fprintln(os.Stderr, "restore:", err)
 				return 1
 			}
@@ -201,7 +201,7 @@ func TestCrashSafety(t *testing.T) {
 			s.Close()
 			continue
 		}
-		if _, err := s.Restore(context.Background(), last, RestoreOptions{}); err != nil {
+		if _, err := s.Restore(context.Background(), last, RestoreOptions{Overwrite: true}); err != nil {
 			t.Fatalf("round %d: restore %s: %v", round, last, err)
 		}
 		if d := diffStates(extract(t, s.Dir(), last), visible(t, root)); len(d) > 0 {

@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -109,7 +108,7 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 				res.RunsPruned++
 			}
 		}
-		slog.Info("gitops: snapshot store over its quota; dropped the oldest snapshots", "dir", s.dir, "dropped", len(oldest), "quota", s.opts.Quota)
+		s.log.Info("gitops: snapshot store over its quota; dropped the oldest snapshots", "dir", s.dir, "dropped", len(oldest), "quota", s.opts.Quota)
 		n, err := s.prune(ctx)
 		if err != nil {
 			return nil, err
@@ -132,10 +131,10 @@ func (s *Store) GCLoop(ctx context.Context, interval time.Duration) {
 		case <-t.C:
 			if r, err := s.GC(ctx); err != nil {
 				if ctx.Err() == nil {
-					slog.Warn("gitops: background gc failed", "dir", s.dir, "err", err)
+					s.log.Warn("gitops: background gc failed", "dir", s.dir, "err", err)
 				}
 			} else if r.RunsPruned > 0 || r.ObjectsPruned > 0 {
-				slog.Info("gitops: background gc", "dir", s.dir, "runsPruned", r.RunsPruned, "objectsPruned", r.ObjectsPruned, "bytesAfter", r.BytesAfter)
+				s.log.Info("gitops: background gc", "dir", s.dir, "runsPruned", r.RunsPruned, "objectsPruned", r.ObjectsPruned, "bytesAfter", r.BytesAfter)
 			}
 		}
 	}

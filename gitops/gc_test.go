@@ -60,13 +60,13 @@ func TestGCPrunesOldRunsAndObjects(t *testing.T) {
 			fsck(t, s.Dir())
 			// What is kept restores exactly, and snapshots go on working.
 			before := visible(t, root)
-			if _, err := s.Restore(ctx, snaps[4].ID, RestoreOptions{}); err != nil {
+			if _, err := s.Restore(ctx, snaps[4].ID, RestoreOptions{Overwrite: true}); err != nil {
 				t.Fatal(err)
 			}
 			if d := diffStates(extract(t, s.Dir(), snaps[4].ID), visible(t, root)); len(d) > 0 {
 				t.Fatalf("restore after gc: %v", d)
 			}
-			if _, err := s.Restore(ctx, manual.ID, RestoreOptions{}); err != nil {
+			if _, err := s.Restore(ctx, manual.ID, RestoreOptions{Overwrite: true}); err != nil {
 				t.Fatal(err)
 			}
 			if d := diffStates(before, visible(t, root)); len(d) > 0 {
@@ -181,7 +181,7 @@ func TestSmallPacksMerge(t *testing.T) {
 	}
 	check := func(s *Store, i int) {
 		t.Helper()
-		if _, err := s.Restore(ctx, snaps[i].ID, RestoreOptions{}); err != nil {
+		if _, err := s.Restore(ctx, snaps[i].ID, RestoreOptions{Overwrite: true}); err != nil {
 			t.Fatal(err)
 		}
 		if d := diffStates(states[i], visible(t, root)); len(d) > 0 {

@@ -29,6 +29,16 @@ func (k packSink) put(t plumbing.ObjectType, h plumbing.Hash, data []byte) error
 	if k.p.has(h) || k.s.hasObject(h) || !k.p.reserve(h) {
 		return nil
 	}
+	if t == plumbing.TreeObject {
+		// Readable before the pack is complete: the snapshot compares its
+		// new trees with the previous snapshot's before it commits.
+		k.s.stMu.Lock()
+		if k.s.pendingTrees == nil {
+			k.s.pendingTrees = make(map[plumbing.Hash][]byte)
+		}
+		k.s.pendingTrees[h] = data
+		k.s.stMu.Unlock()
+	}
 	buf := bufPool.Get().(*bytes.Buffer)
 	defer bufPool.Put(buf)
 	return k.p.add(t, h, int64(len(data)), deflate(buf, data))
@@ -163,13 +173,16 @@ func sameMap(a, b map[string]plumbing.Hash) bool {
 // snapMeta is what a snapshot's commit message carries (as JSON after a
 // summary line), so the metadata is exactly as durable as the commit.
 type snapMeta struct {
-	RunID        string        `json:"runId,omitempty"`
-	StepID       string        `json:"stepId,omitempty"`
-	Label        string        `json:"label"`
-	CreatedAt    time.Time     `json:"createdAt"`
-	FilesChanged int           `json:"filesChanged"`
-	Files        int           `json:"files"`
-	Skipped      []SkippedFile `json:"skipped,omitempty"`
+	RunID          string        `json:"runId,omitempty"`
+	StepID         string        `json:"stepId,omitempty"`
+	Label          string        `json:"label"`
+	CreatedAt      time.Time     `json:"createdAt"`
+	Kind           string        `json:"kind,omitempty"`
+	FilesChanged   int           `json:"filesChanged"`
+	Changes        []FileChange  `json:"changes,omitempty"`
+	ChangesOmitted int           `json:"changesOmitted,omitempty"`
+	Files          int           `json:"files"`
+	Skipped        []SkippedFile `json:"skipped,omitempty"`
 }
 
 var agentdSig = object.Signature{Name: "agentd", Email: "agentd@localhost"}

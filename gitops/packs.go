@@ -201,6 +201,12 @@ func (s *Store) packedObject(h plumbing.Hash) (plumbing.EncodedObject, error) {
 func (s *Store) readTree(h plumbing.Hash) (*object.Tree, error) {
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
+	if data, ok := s.pendingTrees[h]; ok {
+		obj := &plumbing.MemoryObject{}
+		obj.SetType(plumbing.TreeObject)
+		obj.Write(data)
+		return object.DecodeTree(s.st, obj)
+	}
 	obj, err := s.object(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, err

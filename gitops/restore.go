@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -98,18 +97,24 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		return nil, err
 	}
 	var sinceID string
-	if opts.Since != "" {
+	switch {
+	case opts.Overwrite:
+	case opts.Since != "":
 		sn, err := s.getLocked(opts.Since)
 		if err != nil {
 			return nil, fmt.Errorf("gitops: restore: the snapshot the agent left (since): %w", err)
 		}
 		sinceID = sn.ID
+	default:
+		if sinceID, err = s.protectionBaseLocked(target); err != nil {
+			return nil, err
+		}
 	}
 
 	// What is there now: the safety snapshot's scan (or, for a dry run, a
 	// scan that writes nothing).
 	var cur *scanResult
-	result := &RestoreResult{Restored: []string{}, Created: []string{}, Deleted: []string{}, Conflicts: []RestoreConflict{}}
+	result := &RestoreResult{Restored: []string{}, Created: []string{}, Deleted: []string{}, Conflicts: []RestoreConflict{}, LeftAlone: []RestoreConflict{}}
 	var want map[string]treeFile
 	var candidates []string
 	if opts.DryRun {
@@ -128,7 +133,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			}
 		}
 	} else {
-		undo, res, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID)}, manRefPrefix)
+		undo, res, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID), kind: KindSafety}, manRefPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("gitops: restore: safety snapshot failed, nothing was changed: %w", err)
 		}
@@ -158,12 +163,14 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	var since map[string]treeFile
 	if sinceID != "" {
 		c, err := s.readCommit(plumbing.NewHash(sinceID))
+		if err == nil {
+			since, err = s.lookupFiles(c.TreeHash, paths)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", sinceID, err)
+			return nil, fmt.Errorf("gitops: restore to snapshot %s: the protection base, snapshot %s, cannot be read (%v): %w; restore with overwrite to restore anyway",
+				short(target.ID), short(sinceID), err, ErrNoProtectionBase)
 		}
-		if since, err = s.lookupFiles(c.TreeHash, paths); err != nil {
-			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", sinceID, err)
-		}
+		result.ProtectionBase = sinceID
 	}
 	var ops []restoreOp
 	for _, p := range paths {
@@ -205,7 +212,11 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			result.Deleted = append(result.Deleted, p)
 		}
 	}
-	if opts.DryRun || len(ops) == 0 {
+	if opts.DryRun {
+		return result, nil
+	}
+	if len(ops) == 0 {
+		s.recordResult(ctx, target, result, since)
 		return result, nil
 	}
 	// Deletions first: they may clear the way (a file where a directory
@@ -231,7 +242,33 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if err := s.finishOps(dirs); err != nil {
 		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), err)
 	}
+	s.recordResult(ctx, target, result, since)
 	return result, nil
+}
+
+// recordResult takes the KindRestored snapshot of what a restore left:
+// the next restore's protection base. Conflicts are recorded as they were
+// in this restore's base (since), because they are not the agent's. If it
+// fails the restore stands; the next restore then compares with an older
+// base, which can only report more conflicts, never overwrite more.
+func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile) {
+	var ov map[string]*treeFile
+	if since != nil && len(result.Conflicts) > 0 {
+		ov = make(map[string]*treeFile, len(result.Conflicts))
+		for _, c := range result.Conflicts {
+			if f, ok := since[c.Path]; ok {
+				ov[c.Path] = &f
+			} else {
+				ov[c.Path] = nil
+			}
+		}
+	}
+	snap, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov}, manRefPrefix)
+	if err != nil {
+		s.log.Warn("gitops: could not record the restore's result; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)
+		return
+	}
+	result.ResultSnapshot = snap.ID
 }
 
 // differingFiles compares tree root with the current state (the cache):
@@ -671,10 +708,10 @@ func (s *Store) recoverRestore(ctx context.Context) error {
 	var j restoreJournal
 	if err := json.Unmarshal(data, &j); err != nil {
 		// Written atomically: a damaged journal was never acted on.
-		slog.Warn("gitops: ignoring a damaged restore journal", "path", name, "err", err)
+		s.log.Warn("gitops: ignoring a damaged restore journal", "path", name, "err", err)
 		return os.Remove(name)
 	}
-	slog.Info("gitops: finishing a restore that was interrupted", "target", j.Target, "undo", j.Undo, "files", len(j.Ops))
+	s.log.Info("gitops: finishing a restore that was interrupted", "target", j.Target, "undo", j.Undo, "files", len(j.Ops))
 	dirs := make(map[string]struct{})
 	for _, op := range j.Ops {
 		if err := ctx.Err(); err != nil {

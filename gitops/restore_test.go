@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -48,7 +49,12 @@ func TestRestoreWritesOnlyWhatDiffers(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "run.sh"), []byte("#!/bin/sh\necho changed\n"), 0o644)
 	changed := treeState(t, root, false)
 
-	dry, err := s.Restore(ctx, snap.ID, RestoreOptions{DryRun: true})
+	// A manual snapshot only: no protection base, so the restore refuses
+	// unless asked to overwrite.
+	if _, err := s.Restore(ctx, snap.ID, RestoreOptions{DryRun: true}); !errors.Is(err, ErrNoProtectionBase) || !strings.Contains(err.Error(), short(snap.ID)) || !strings.Contains(err.Error(), "overwrite") {
+		t.Fatalf("restore without a protection base: %v", err)
+	}
+	dry, err := s.Restore(ctx, snap.ID, RestoreOptions{DryRun: true, Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +64,7 @@ func TestRestoreWritesOnlyWhatDiffers(t *testing.T) {
 		Created:   []string{"del/gone.txt"},
 		Deleted:   []string{"new.txt", "newdir/a/b.txt"},
 		Conflicts: []RestoreConflict{},
+		LeftAlone: []RestoreConflict{},
 	}
 	if !reflect.DeepEqual(dry, wantRes) {
 		t.Fatalf("dry run:\n got %+v\nwant %+v", dry, wantRes)
@@ -69,12 +76,16 @@ func TestRestoreWritesOnlyWhatDiffers(t *testing.T) {
 		t.Fatalf("dry run took a snapshot")
 	}
 
-	res, err := s.Restore(ctx, snap.ID, RestoreOptions{})
+	res, err := s.Restore(ctx, snap.ID, RestoreOptions{Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	undo := res.UndoSnapshot
 	res.UndoSnapshot = ""
+	if res.ResultSnapshot == "" {
+		t.Fatalf("no result snapshot: %+v", res)
+	}
+	res.ResultSnapshot = ""
 	if !reflect.DeepEqual(res, wantRes) || undo == "" {
 		t.Fatalf("restore: %+v (undo %q)", res, undo)
 	}
@@ -93,7 +104,8 @@ func TestRestoreWritesOnlyWhatDiffers(t *testing.T) {
 		t.Fatalf("journal left behind")
 	}
 
-	// The safety snapshot undoes the restore.
+	// The safety snapshot undoes the restore, protected by the restore's
+	// result (no overwrite needed: every file is as the restore left it).
 	if _, err := s.Restore(ctx, undo, RestoreOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +169,7 @@ func TestRestoreRollsBackOnFailure(t *testing.T) {
 	os.RemoveAll(filepath.Join(root, "blocker"))
 	writeTree(t, root, map[string]string{"blocker": "ignored file\n", "a.txt": "A\n", "z.txt": "Z\n"})
 	before := treeState(t, root, false)
-	_, err := s.Restore(ctx, snap.ID, RestoreOptions{})
+	_, err := s.Restore(ctx, snap.ID, RestoreOptions{Overwrite: true})
 	if err == nil || !strings.Contains(err.Error(), "rolled back") {
 		t.Fatalf("want a rolled-back failure, got %v", err)
 	}
@@ -211,7 +223,7 @@ func TestRestoreNeverWritesThroughSymlinks(t *testing.T) {
 	os.RemoveAll(filepath.Join(root, "a"))
 	os.Symlink(outside, filepath.Join(root, "a"))
 	before := treeState(t, outside, false)
-	res, err := s.Restore(ctx, snap.ID, RestoreOptions{})
+	res, err := s.Restore(ctx, snap.ID, RestoreOptions{Overwrite: true})
 	if err != nil {
 		t.Fatal(err)
 	}

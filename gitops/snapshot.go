@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
@@ -123,7 +122,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if err != nil {
 		return fail(err)
 	}
-	snap, err := s.commitSnapshot(ctx, opts, refPrefix, root, changed, len(res.files), res.skipped, sink, &pw)
+	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, len(res.files), res.skipped, sink, &pw)
 	if err != nil {
 		return fail(err)
 	}
@@ -149,7 +148,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 		s.saveCacheAsync()
 	}
 	if err := s.consolidatePacks(ctx); err != nil {
-		slog.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
+		s.log.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
 	}
 	return snap, res, nil
 }
@@ -157,13 +156,59 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 // commitSnapshot writes the snapshot's commit, completes the pack (if one
 // was started), then writes the reference: once it returns, all of it is
 // on disk.
-func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPrefix string, root plumbing.Hash, changed, files int,
+func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPrefix string, prevRoot, root plumbing.Hash, changed, files int,
 	skipped []SkippedFile, sink objSink, pw **packWriter) (*Snapshot, error) {
+	defer func() {
+		s.stMu.Lock()
+		s.pendingTrees = nil
+		s.stMu.Unlock()
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(),
-		FilesChanged: changed, Files: files, Skipped: skipped}
+	cacheRoot := root
+	if len(opts.Contents) > 0 || opts.overrides != nil {
+		ov, err := s.contentOverrides(opts.Contents, sink)
+		if err != nil {
+			return nil, err
+		}
+		for p, f := range opts.overrides {
+			if _, given := ov[p]; !given {
+				ov[p] = f
+			}
+		}
+		if root, err = s.patchTree(root, ov, sink); err != nil {
+			return nil, fmt.Errorf("record the contents given: %w", err)
+		}
+	}
+	// Against the previous snapshot's tree: the one this process
+	// committed if the cache is still the one it left, else the cache's
+	// (what the store last recorded of the disk, by any process).
+	if s.lastCommit.cacheRoot == prevRoot && !prevRoot.IsZero() {
+		prevRoot = s.lastCommit.commitRoot
+	}
+	var changes []FileChange
+	omitted := 0
+	if !prevRoot.IsZero() {
+		var err error
+		if changes, err = s.diffTrees(prevRoot, root); err != nil {
+			return nil, fmt.Errorf("compare with the previous snapshot: %w", err)
+		}
+		changed = len(changes)
+		if len(changes) > MaxRecordedChanges {
+			omitted = len(changes) - MaxRecordedChanges
+			changes = changes[:MaxRecordedChanges]
+		}
+	}
+	kind := opts.kind
+	if kind == "" {
+		kind = KindManual
+		if opts.RunID != "" {
+			kind = KindRun
+		}
+	}
+	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(), Kind: kind,
+		FilesChanged: changed, Changes: changes, ChangesOmitted: omitted, Files: files, Skipped: skipped}
 	msg, err := commitMessage(meta)
 	if err != nil {
 		return nil, err
@@ -207,6 +252,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	if s.refCache != nil {
 		s.refCache[ref] = ch
 	}
+	s.lastCommit.cacheRoot, s.lastCommit.commitRoot = cacheRoot, root
 	snap := metaToSnapshot(ch, ref, meta)
 	s.metaCache[ch] = snap
 	cp := *snap
@@ -214,8 +260,19 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 }
 
 func metaToSnapshot(h plumbing.Hash, ref string, m *snapMeta) *Snapshot {
-	return &Snapshot{ID: h.String(), Ref: ref, RunID: m.RunID, StepID: m.StepID, Label: m.Label,
-		CreatedAt: m.CreatedAt, FilesChanged: m.FilesChanged, Files: m.Files, Skipped: m.Skipped}
+	kind := m.Kind
+	switch {
+	case kind != "":
+	case m.RunID != "":
+		kind = KindRun
+	case strings.HasPrefix(m.Label, "before restore to "): // written before kinds were recorded
+		kind = KindSafety
+	default:
+		kind = KindManual
+	}
+	return &Snapshot{ID: h.String(), Ref: ref, RunID: m.RunID, StepID: m.StepID, Label: m.Label, Kind: kind,
+		CreatedAt: m.CreatedAt, FilesChanged: m.FilesChanged, Changes: m.Changes, ChangesOmitted: m.ChangesOmitted,
+		Files: m.Files, Skipped: m.Skipped}
 }
 
 // nextRef returns prefix + (the highest number there + 1).

@@ -201,7 +201,7 @@ func TestNestedRepositoryIsPlainFiles(t *testing.T) {
 		t.Fatalf("files %v", files)
 	}
 	writeTree(t, root, map[string]string{"sub/lib.go": "changed\n"})
-	if _, err := s.Restore(context.Background(), snap.ID, RestoreOptions{}); err != nil {
+	if _, err := s.Restore(context.Background(), snap.ID, RestoreOptions{Overwrite: true}); err != nil {
 		t.Fatal(err)
 	}
 	if d := diffStates(before, treeState(t, filepath.Join(root, "sub", ".git"), false)); len(d) > 0 {

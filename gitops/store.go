@@ -114,7 +114,13 @@ func openStore(ctx context.Context, root string, files lister, opts Options) (*S
 	if err := os.MkdirAll(filepath.Join(dir, agentdDir), 0o755); err != nil {
 		return nil, fmt.Errorf("gitops: create snapshot store %s: %w", dir, err)
 	}
-	s := &Store{root: root, files: files, opts: opts, dir: dir}
+	s := &Store{root: root, files: files, opts: opts, dir: dir, log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if lg, ok := files.(interface{ SetLogger(*slog.Logger) }); ok && opts.Logger != nil {
+		lg.SetLogger(opts.Logger)
+	}
 	s.metaCache = make(map[plumbing.Hash]*Snapshot)
 	lk, err := lockFile(ctx, filepath.Join(dir, lockName))
 	if err != nil {
@@ -148,7 +154,7 @@ func (s *Store) loadDirCache() {
 	}
 	if data, err := os.ReadFile(filepath.Join(s.dir, dirCacheName)); err == nil {
 		if err := dc.LoadDirCache(data); err != nil {
-			slog.Debug("gitops: saved directory cache not used; the next walk lists every directory", "dir", s.dir, "err", err)
+			s.log.Debug("gitops: saved directory cache not used; the next walk lists every directory", "dir", s.dir, "err", err)
 		}
 	}
 	s.dirCacheGen = dc.DirCacheGen()
@@ -169,7 +175,7 @@ func (s *Store) dirCacheSave() func() {
 			return
 		}
 		if err := writeFileAtomic(filepath.Join(s.dir, dirCacheName), b.Bytes(), 0o644, false); err != nil {
-			slog.Warn("gitops: could not save the directory cache; the next process lists every directory", "dir", s.dir, "err", err)
+			s.log.Warn("gitops: could not save the directory cache; the next process lists every directory", "dir", s.dir, "err", err)
 		}
 	}
 }
@@ -349,7 +355,7 @@ func (s *Store) saveCache() {
 	}
 	s.cacheUnsaved = false
 	if err := writeFileAtomic(filepath.Join(s.dir, cacheName), s.cache.encode(), 0o644, false); err != nil {
-		slog.Warn("gitops: could not save the stat cache; the next snapshot re-hashes files", "dir", s.dir, "err", err)
+		s.log.Warn("gitops: could not save the stat cache; the next snapshot re-hashes files", "dir", s.dir, "err", err)
 		s.cacheID = ""
 		return
 	}
@@ -371,7 +377,7 @@ func (s *Store) saveCacheAsync() {
 			saveDirs()
 		}
 		if err := writeFileAtomic(filepath.Join(s.dir, cacheName), c.encode(), 0o644, false); err != nil {
-			slog.Warn("gitops: could not save the stat cache; the next snapshot re-hashes files", "dir", s.dir, "err", err)
+			s.log.Warn("gitops: could not save the stat cache; the next snapshot re-hashes files", "dir", s.dir, "err", err)
 		}
 	}()
 }
@@ -414,6 +420,11 @@ type storeState struct {
 	refCache map[string]plumbing.Hash // snapshot references; nil = reload
 
 	hashed atomic.Int64 // files read and hashed (tests check the cache)
+
+	// lastCommit: the tree this process last committed (commitRoot, with
+	// SnapshotOptions.Contents and overrides) and the disk's tree the
+	// cache got from that snapshot (cacheRoot).
+	lastCommit struct{ cacheRoot, commitRoot plumbing.Hash }
 }
 
 func inode(fi fs.FileInfo) uint64 {

@@ -85,7 +85,7 @@ func TestUserGitUntouched(t *testing.T) {
 			}
 		default:
 			target := snaps[rng.IntN(len(snaps))]
-			opts := RestoreOptions{DryRun: rng.IntN(5) == 0}
+			opts := RestoreOptions{DryRun: rng.IntN(5) == 0, Overwrite: true}
 			full := !opts.DryRun
 			if rng.IntN(4) == 0 {
 				opts.Paths = []string{"src"}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -215,6 +214,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 	}
 	cache.sorted = sorted
 	root := cache.trees[""]
+	prevRoot := root
 	if changed > 0 || root.IsZero() {
 		tb := &treeBuilder{sink: sink, paths: sorted, get: func(p string) *fileRec { return cache.files[p] },
 			prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: cache.trees}
@@ -227,7 +227,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		skipped = append(skipped, sk)
 	}
 	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
-	snap, err = s.commitSnapshot(ctx, opts, refPrefix, root, changed, len(cache.files), skipped, sink, &pw)
+	snap, err = s.commitSnapshot(ctx, opts, refPrefix, prevRoot, root, changed, len(cache.files), skipped, sink, &pw)
 	if err != nil {
 		return nil, nil, true, err
 	}
@@ -236,7 +236,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		s.cacheUnsaved = true
 	}
 	if err := s.consolidatePacks(ctx); err != nil {
-		slog.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
+		s.log.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
 	}
 	return snap, &scanResult{byPath: cache.files, skipped: skipped}, true, nil
 }

@@ -24,7 +24,9 @@ subcommands:
   diff A [B] [--binary]                       unified diff from A to B (default: the workspace now);
                                               --binary: binary files' content too, for git apply
   restore ID [--path P]... [--dry-run] [--overwrite]
-                                              make the workspace match snapshot ID
+                                              make the workspace match snapshot ID; files
+                                              changed since the agent's last snapshot are
+                                              conflicts, left alone unless --overwrite
   gc                                          prune old runs and unreferenced objects
 
 flags of every subcommand:
@@ -136,10 +138,10 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 				return
 			}
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tCREATED\tREF\tSTEP\tFILES\tCHANGED\tLABEL")
+			fmt.Fprintln(tw, "ID\tCREATED\tREF\tKIND\tSTEP\tFILES\tCHANGED\tSKIPPED\tLABEL")
 			for _, s := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", s.ID[:12], s.CreatedAt.Local().Format("2006-01-02 15:04:05"),
-					strings.TrimPrefix(s.Ref, "refs/agentd/"), s.StepID, s.Files, s.FilesChanged, s.Label)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.ID[:12], s.CreatedAt.Local().Format("2006-01-02 15:04:05"),
+					strings.TrimPrefix(s.Ref, "refs/agentd/"), s.Kind, s.StepID, s.Files, s.FilesChanged, len(s.Skipped), s.Label)
 			}
 			tw.Flush()
 		})
@@ -164,7 +166,8 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			if snap.RunID != "" {
 				fmt.Fprintf(stdout, "run:      %s\nstep:     %s\n", snap.RunID, snap.StepID)
 			}
-			fmt.Fprintf(stdout, "label:    %s\nfiles:    %d (%d changed since the previous snapshot)\n", snap.Label, snap.Files, snap.FilesChanged)
+			fmt.Fprintf(stdout, "kind:     %s\nlabel:    %s\nfiles:    %d (%d changed since the previous snapshot)\n", snap.Kind, snap.Label, snap.Files, snap.FilesChanged)
+			printChanges(stdout, snap)
 			printSkipped(stdout, snap.Skipped)
 		})
 	case "diff":
@@ -186,7 +189,13 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			}
 		})
 	case "restore":
+		// Protection (which files count as someone else's) is the store's
+		// rule: the same for the editor, agentd run and this command.
 		res, err := store.Restore(ctx, pos[0], gitops.RestoreOptions{Paths: paths, DryRun: *dryRun, Overwrite: *overwrite})
+		if errors.Is(err, gitops.ErrNoProtectionBase) {
+			fmt.Fprintf(stderr, "agentd snapshot restore: %v\nto restore anyway: agentd snapshot restore %s --overwrite\n", err, pos[0])
+			return exitFailed
+		}
 		if err != nil {
 			return fail(err)
 		}
@@ -205,6 +214,9 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			}
 			for _, c := range res.Conflicts {
 				fmt.Fprintf(stdout, "conflict: %s: %s\n", c.Path, c.Message)
+			}
+			for _, c := range res.LeftAlone {
+				fmt.Fprintf(stdout, "left alone: %s: %s\n", c.Path, c.Message)
 			}
 			if n := len(res.Restored) + len(res.Created) + len(res.Deleted); n == 0 && len(res.Conflicts) == 0 {
 				fmt.Fprintln(stdout, "nothing to restore: the workspace already matches")
@@ -227,6 +239,21 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		})
 	}
 	return exitUsage
+}
+
+// printChanges says which files the snapshot changed against the previous
+// one (for a run's snapshot: what its step changed).
+func printChanges(w io.Writer, snap *gitops.Snapshot) {
+	for _, c := range snap.Changes {
+		who := ""
+		if snap.StepID != "" {
+			who = " by step " + snap.StepID
+		}
+		fmt.Fprintf(w, "%-9s %s%s\n", string(c.Kind)+":", c.Path, who)
+	}
+	if snap.ChangesOmitted > 0 {
+		fmt.Fprintf(w, "... and %d more changed files\n", snap.ChangesOmitted)
+	}
 }
 
 func printSkipped(w io.Writer, skipped []gitops.SkippedFile) {

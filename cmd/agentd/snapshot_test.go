@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/workspace"
 )
 
 // snapCLI runs `agentd snapshot ARGS --workspace ws --state-dir state`.
@@ -96,14 +97,20 @@ func TestSnapshotCLI(t *testing.T) {
 	}
 	os.Remove(filepath.Join(ws, "img.bin"))
 
-	out, _, code = snapCLI(t, ws, state, "restore", snap.ID, "--dry-run")
+	// Only a manual snapshot: nothing says what the agent left, so the
+	// restore refuses rather than overwrite, and says how to go on.
+	_, errs, code = snapCLI(t, ws, state, "restore", snap.ID, "--dry-run")
+	if code != exitFailed || !strings.Contains(errs, snap.ID[:12]) || !strings.Contains(errs, "--overwrite") {
+		t.Fatalf("restore without a protection base: %d %q", code, errs)
+	}
+	out, _, code = snapCLI(t, ws, state, "restore", snap.ID, "--dry-run", "--overwrite")
 	if code != exitOK || out != "would be restored: a.txt\nwould be created: dir/b.txt\nwould be deleted: new.txt\n" {
 		t.Fatalf("restore --dry-run: %d %q", code, out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "one\nTWO\nthree\n" {
 		t.Fatalf("dry run wrote a.txt")
 	}
-	out, _, code = snapCLI(t, ws, state, "restore", snap.ID, "--path", "a.txt")
+	out, _, code = snapCLI(t, ws, state, "restore", snap.ID, "--path", "a.txt", "--overwrite")
 	if code != exitOK || !strings.HasPrefix(out, "restored: a.txt\nundo with: agentd snapshot restore ") {
 		t.Fatalf("restore --path: %d %q", code, out)
 	}
@@ -125,5 +132,68 @@ func TestSnapshotCLI(t *testing.T) {
 	out, _, code = snapCLI(t, ws, state, "gc", "--json")
 	if code != exitOK || !strings.Contains(out, "objectsPruned") {
 		t.Fatalf("gc: %d %q", code, out)
+	}
+}
+
+// TestSnapshotCLIRestoreProtected: the terminal's restore keeps edits made
+// after the agent's last snapshot, as the editor's does, and show says
+// which step changed which file.
+func TestSnapshotCLIRestoreProtected(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b\n"), 0o644)
+	w, err := workspace.Open(ws, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := gitops.Open(context.Background(), w, gitops.Options{StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	start, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: "r1", StepID: "start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The agent's step changes a.txt and creates c.txt.
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("agent\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "c.txt"), []byte("agent\n"), 0o644)
+	step, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: "r1", StepID: "edit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	// The user then edits b.txt.
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("user\n"), 0o644)
+
+	out, _, code := snapCLI(t, ws, state, "show", step.ID)
+	for _, want := range []string{"kind:     run", "modified: a.txt by step edit", "added:    c.txt by step edit"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Fatalf("show lacks %q: %d\n%s", want, code, out)
+		}
+	}
+	out, _, code = snapCLI(t, ws, state, "show", step.ID, "--json")
+	var shown gitops.Snapshot
+	if code != exitOK || json.Unmarshal([]byte(out), &shown) != nil ||
+		len(shown.Changes) != 2 || shown.Changes[0] != (gitops.FileChange{Path: "a.txt", Kind: gitops.ChangeModified}) {
+		t.Fatalf("show --json: %d %s", code, out)
+	}
+
+	out, _, code = snapCLI(t, ws, state, "restore", start.ID)
+	if code != exitPartial || !strings.Contains(out, "conflict: b.txt") || !strings.Contains(out, "restored: a.txt") || !strings.Contains(out, "deleted: c.txt") {
+		t.Fatalf("protected restore: %d %q", code, out)
+	}
+	for p, want := range map[string]string{"a.txt": "a\n", "b.txt": "user\n"} {
+		if b, _ := os.ReadFile(filepath.Join(ws, p)); string(b) != want {
+			t.Fatalf("%s = %q, want %q", p, b, want)
+		}
+	}
+	// --overwrite restores the user's file too.
+	out, _, code = snapCLI(t, ws, state, "restore", start.ID, "--overwrite")
+	if code != exitOK || !strings.Contains(out, "restored: b.txt") {
+		t.Fatalf("restore --overwrite: %d %q", code, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "b.txt")); string(b) != "b\n" {
+		t.Fatalf("b.txt = %q after --overwrite", b)
 	}
 }

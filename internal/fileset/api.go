@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +46,25 @@ type Set struct {
 	cache fileCache   // parsed ignore files, config, index
 	dirs  dirCache    // directory listings after ignore matching, across walks
 	env   envFunc     // os.LookupEnv
+	log   atomic.Pointer[slog.Logger]
+}
+
+// SetLogger makes the set log through l (nil: discard, the default). The
+// set never logs through the global slog logger.
+func (s *Set) SetLogger(l *slog.Logger) {
+	if l == nil {
+		l = discardLogger
+	}
+	s.log.Store(l)
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+func (s *Set) logger() *slog.Logger {
+	if l := s.log.Load(); l != nil {
+		return l
+	}
+	return discardLogger
 }
 
 // Open prepares the set for root (an absolute, clean directory). The root
@@ -105,7 +125,7 @@ func (s *Set) WalkDirs(ctx context.Context, opts Options, fn func(dir string, fi
 func (s *Set) Ignored(rel string, isDir bool) bool {
 	ignored, err := s.ignored(rel, isDir)
 	if err != nil {
-		slog.Warn("fileset: cannot evaluate ignore rules", "path", rel, "err", err)
+		s.logger().Warn("fileset: cannot evaluate ignore rules", "path", rel, "err", err)
 		return false
 	}
 	return ignored

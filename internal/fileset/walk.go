@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -114,7 +113,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	f, err := openDir(abs)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
-			slog.Warn("fileset: cannot open directory, skipping it", "dir", abs, "err", err)
+			w.s.logger().Warn("fileset: cannot open directory, skipping it", "dir", abs, "err", err)
 		}
 		return nil
 	}
@@ -142,7 +141,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	if err != nil && len(ents) == 0 {
 		f.close()
 		if !errors.Is(err, fs.ErrNotExist) {
-			slog.Warn("fileset: cannot read directory, skipping it", "dir", abs, "err", err)
+			w.s.logger().Warn("fileset: cannot read directory, skipping it", "dir", abs, "err", err)
 		}
 		return nil
 	}

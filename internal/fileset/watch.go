@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io/fs"
-	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -109,7 +108,7 @@ func isLimitErr(err error) bool {
 // caller as noted.
 func (w *watcherState) fallBack(err error) {
 	w.scanning = true
-	limitLogOnce.Do(func() { slog.Warn(watchLimitHint, "err", err) })
+	limitLogOnce.Do(func() { w.s.logger().Warn(watchLimitHint, "err", err) })
 }
 
 func (w *watcherState) run(ctx context.Context) {
@@ -118,7 +117,7 @@ func (w *watcherState) run(ctx context.Context) {
 		w.fsw.Close()
 		if w.flushDir != "" {
 			if err := os.RemoveAll(w.flushDir); err != nil {
-				slog.Debug("fileset: remove the watcher's flush directory", "dir", w.flushDir, "err", err)
+				w.s.logger().Debug("fileset: remove the watcher's flush directory", "dir", w.flushDir, "err", err)
 			}
 		}
 	}()
@@ -134,7 +133,7 @@ func (w *watcherState) run(ctx context.Context) {
 			w.overflow = true
 			w.mu.Unlock()
 			if !errors.Is(err, fsnotify.ErrEventOverflow) {
-				slog.Debug("fileset: watcher error", "err", err)
+				w.s.logger().Debug("fileset: watcher error", "err", err)
 			}
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
@@ -180,7 +179,7 @@ func (w *watcherState) handle(ctx context.Context, ev fsnotify.Event) {
 		dir := parentDir(rel)
 		// Directories may have become visible: watch them.
 		if err := w.addTree(ctx, dir, false); err != nil {
-			slog.Debug("fileset: rescan after ignore change", "dir", dir, "err", err)
+			w.s.logger().Debug("fileset: rescan after ignore change", "dir", dir, "err", err)
 		}
 		w.mark(rel)
 		w.mark(dir)
@@ -190,7 +189,7 @@ func (w *watcherState) handle(ctx context.Context, ev fsnotify.Event) {
 		// Watch the new directory, then list it: files created before the
 		// watch was in place would be missed otherwise.
 		if err := w.addTree(ctx, rel, true); err != nil {
-			slog.Debug("fileset: watch new directory", "dir", rel, "err", err)
+			w.s.logger().Debug("fileset: watch new directory", "dir", rel, "err", err)
 		}
 	}
 	w.mark(rel)
@@ -256,7 +255,7 @@ func (w *watcherState) addTree(ctx context.Context, rel string, markAll bool) er
 					w.fallBack(err)
 					w.mu.Unlock()
 				} else if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
-					slog.Debug("fileset: cannot watch directory", "dir", abs, "err", err)
+					w.s.logger().Debug("fileset: cannot watch directory", "dir", abs, "err", err)
 				}
 			} else {
 				w.mu.Lock()

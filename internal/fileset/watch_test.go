@@ -162,8 +162,6 @@ func TestWatcherRuleChanges(t *testing.T) {
 
 func TestWatcherLimitFallsBackToScanning(t *testing.T) {
 	var logs bytes.Buffer
-	prevLog := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&logs, nil)))
 	limitLogOnce = new(sync.Once)
 	n := 0
 	testHookAddWatch = func(add func(string) error) func(string) error {
@@ -176,7 +174,6 @@ func TestWatcherLimitFallsBackToScanning(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		slog.SetDefault(prevLog)
 		testHookAddWatch = nil
 	})
 	root := t.TempDir()
@@ -185,6 +182,7 @@ func TestWatcherLimitFallsBackToScanning(t *testing.T) {
 	}
 	env := newGitEnv(t)
 	s := env.open(t, root)
+	s.SetLogger(slog.New(slog.NewTextHandler(&logs, nil))) // only the logger passed in, never the global one
 	w, err := s.Watch(context.Background())
 	if err != nil {
 		t.Fatal(err)
