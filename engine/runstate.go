@@ -171,7 +171,7 @@ func (s *sched) doRollback() {
 		return
 	}
 	ctx := context.WithoutCancel(s.baseCtx)
-	info, err := s.cfg.Snapshots.Restore(ctx, RestoreRequest{SnapshotID: snaps[0], Since: snaps[len(snaps)-1]})
+	info, err := s.cfg.Snapshots.Restore(ctx, RestoreRequest{SnapshotID: snaps[0]})
 	if info == nil {
 		info = &RestoreInfo{SnapshotID: snaps[0]}
 	}

@@ -222,7 +222,7 @@ func TestSchedRollbackOnFailure(t *testing.T) {
 		if st.Status != RunFailed {
 			t.Fatal(st.Status)
 		}
-		if len(snaps.restores) != 1 || snaps.restores[0].SnapshotID != "snap1" || snaps.restores[0].Since != "snap2" || snaps.restores[0].Overwrite {
+		if len(snaps.restores) != 1 || snaps.restores[0].SnapshotID != "snap1" || snaps.restores[0].Overwrite {
 			t.Fatalf("restores %+v", snaps.restores)
 		}
 		if st.Rollback == nil || st.Rollback.Conflicts[0] != "user.txt" || !strings.Contains(st.Summary, "Rollback") || !strings.Contains(st.Summary, "user.txt") {

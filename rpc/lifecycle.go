@@ -185,7 +185,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		openStore := s.opts.OpenStore
 		if openStore == nil {
 			openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
-				return gitops.Open(ctx, ws, gitops.Options{StateDir: dir})
+				return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: s.log.With("component", "gitops")})
 			}
 		}
 		go func() {

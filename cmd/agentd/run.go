@@ -139,7 +139,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cfg.Journal = journal
 	if !*noSnap && !*dryRun {
-		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir})
+		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir, Logger: logger})
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd run: cannot open the snapshot store: %v\n(run with --no-snapshots to go on without undo)\n", err)
 			return exitFailed
