@@ -37,9 +37,13 @@ type stepResult struct {
 	suggestion string
 	llmCalls   int
 	toolCalls  int
-	aborted    bool     // the user aborted the run in a review
-	applied    bool     // files were changed
-	files      []string // paths the applied changes touched
+	aborted    bool // the user aborted the run in a review
+	applied    bool // files were changed
+	// mayChange is set when a tool that can change the workspace behind
+	// the change-set path ran (a command, a write action of git): the step
+	// gets a snapshot after it even though it proposed no change set.
+	mayChange bool
+	files     []string // paths the applied changes touched
 }
 
 // worker runs one job.
@@ -105,9 +109,9 @@ func (s *sched) execute(ctx context.Context, j *job) (res *stepResult) {
 	}
 	w.mu.Lock()
 	res.err = err
-	applied := res.applied
+	changed := res.applied || res.mayChange
 	w.mu.Unlock()
-	if applied && s.cfg.Snapshots != nil && !s.opts.DryRun {
+	if changed && s.cfg.Snapshots != nil && !s.opts.DryRun {
 		w.snapshot(ctx)
 	}
 	return res
@@ -276,7 +280,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	w.res.toolCalls++
 	w.mu.Unlock()
 	cat := t.Category()
-	risk := t.Risk()
+	risk := riskOf(t, args)
 	if step.Risk != "" {
 		risk = tools.Risk(step.Risk)
 	}
@@ -290,6 +294,11 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 		if why, err := w.approve(ctx, t, cat, risk, desc, ""); err != nil || why != "" {
 			return &toolOutcome{skipped: why}, err
 		}
+	}
+	if mayChangeFiles(t, cat, args) {
+		w.mu.Lock()
+		w.res.mayChange = true
+		w.mu.Unlock()
 	}
 	env := &tools.Env{
 		WS:     s.cfg.WS,
@@ -329,6 +338,32 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	return out, nil
 }
 
+// riskOf is the risk of one call: the tool's RiskOf when it assesses calls
+// (git: reads low, commit and apply high), else its fixed Risk.
+func riskOf(t tools.Tool, args json.RawMessage) tools.Risk {
+	if ra, ok := t.(tools.RiskAssessor); ok {
+		if r := ra.RiskOf(args); r != "" {
+			return r
+		}
+	}
+	return t.Risk()
+}
+
+// mayChangeFiles reports whether a call may change the workspace other than
+// through a change set: commands may write anything, and git's actions
+// other than its low-risk reads (status, diff, log) change the working tree
+// or the repository. Such calls get a snapshot after their step, so that
+// restore and rollback know the agent's own work from the user's.
+func mayChangeFiles(t tools.Tool, cat tools.Category, args json.RawMessage) bool {
+	switch cat {
+	case tools.CategoryCommand:
+		return true
+	case tools.CategoryGit:
+		return riskOf(t, args) != tools.RiskLow
+	}
+	return false
+}
+
 // approve applies the policy and asks the Approver if needed. It returns
 // a non-empty reason when the call must not happen.
 func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, risk tools.Risk, desc tools.Description, changeID string) (string, error) {
@@ -356,9 +391,7 @@ func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, 
 		RunID: s.r.id, StepID: step.ID, Tool: t.Name(), Category: cat, Risk: risk,
 		Title: title, Detail: detail, Command: desc.Command, Cwd: desc.Cwd, ChangeID: changeID,
 	}
-	w.waiting(true, Event{Type: EventApprovalPending, Reason: why, ChangeID: changeID})
-	dec, err := s.cfg.Approver.Approve(ctx, req)
-	w.waiting(false, Event{Type: EventStepProgress, Reason: "approval answered"})
+	dec, err := w.ask(ctx, req, why)
 	if err != nil {
 		return "", fmt.Errorf("step %q: asking for approval: %w", step.ID, err)
 	}
@@ -370,6 +403,46 @@ func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, 
 		return r, nil
 	}
 	return "", nil
+}
+
+// ask answers req from the workspace's remembered rules, else asks the
+// Approver (and remembers an "always" answer).
+func (w *worker) ask(ctx context.Context, req ApprovalRequest, why string) (ApprovalDecision, error) {
+	s := w.s
+	var rules *ApprovalRules
+	if s.cfg.Journal != nil {
+		rules = s.cfg.Journal.Rules()
+	}
+	if rules != nil {
+		r, err := rules.Match(req)
+		if err != nil {
+			// Asking is the safe side; the user learns why they are asked.
+			s.log.Error("remembered approval rules unreadable; asking", "err", err)
+			w.output("log", fmt.Sprintf("agentd: %v; asking instead\n", err))
+		} else if r != nil {
+			reason := "remembered rule " + r.ID
+			if r.Reason != "" {
+				reason += ": " + r.Reason
+			}
+			return ApprovalDecision{Allow: r.Allow, Reason: reason}, nil
+		}
+	}
+	w.waiting(true, Event{Type: EventApprovalPending, Reason: why, ChangeID: req.ChangeID})
+	dec, err := s.cfg.Approver.Approve(ctx, req)
+	w.waiting(false, Event{Type: EventStepProgress, Reason: "approval answered"})
+	if err != nil {
+		return dec, err
+	}
+	if dec.Always && rules != nil {
+		r, err := rules.Remember(req, dec.Allow, dec.Reason)
+		if err != nil {
+			s.log.Error("could not remember an approval", "err", err)
+			w.output("log", fmt.Sprintf("agentd: this answer applies now but is not remembered: %v\n", err))
+		} else {
+			s.log.Info("remembered approval rule", "rule", r.ID, "category", r.Category, "tool", r.Tool, "command", r.Command, "allow", r.Allow)
+		}
+	}
+	return dec, nil
 }
 
 func (w *worker) askFunc() func(ctx context.Context, question string, options []string) (string, error) {

@@ -116,8 +116,9 @@ func (s *Server) validatePlan(p *engine.Plan) error {
 	return nil
 }
 
-// storePlan gives p an id and a version, records it and persists it.
-func (s *Server) storePlan(p *engine.Plan, source, reason string) *engine.Plan {
+// storePlan gives p an id and a version, persists it and records it; a
+// plan that cannot be saved is not acknowledged.
+func (s *Server) storePlan(p *engine.Plan, source, reason string) (*engine.Plan, error) {
 	now := time.Now().UTC()
 	if p.ID == "" {
 		p.ID = newID("plan-")
@@ -138,9 +139,11 @@ func (s *Server) storePlan(p *engine.Plan, source, reason string) *engine.Plan {
 	if source != "" {
 		p.History = append(p.History, engine.PlanUpdate{Version: p.Version, Time: now, Source: source, Reason: reason})
 	}
+	if err := s.persist.savePlan(p); err != nil {
+		return nil, err
+	}
 	s.plans.put(p)
-	s.persist.savePlan(p)
-	return p
+	return p, nil
 }
 
 func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, error) {
@@ -175,7 +178,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	if err := s.validatePlan(pl); err != nil {
 		return nil, err
 	}
-	return s.storePlan(pl, "model", "created from a request"), nil
+	return s.storePlan(pl, "model", "created from a request")
 }
 
 func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, error) {
@@ -193,7 +196,7 @@ func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, err
 	if err := s.validatePlan(pl); err != nil {
 		return nil, err
 	}
-	return s.storePlan(pl, "load", "loaded"), nil
+	return s.storePlan(pl, "load", "loaded")
 }
 
 // ValidateResult is agentd/plan/validate's result.
@@ -310,9 +313,12 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 		s.plans.mu.Unlock()
 		return nil, fmt.Errorf("plan %s changed while editing (now version %d): %w", p.PlanID, latest.Version, engine.ErrStaleVersion)
 	}
+	if err := s.persist.savePlan(np); err != nil {
+		s.plans.mu.Unlock()
+		return nil, err
+	}
 	s.plans.m[p.PlanID] = np
 	s.plans.mu.Unlock()
-	s.persist.savePlan(np)
 	return np, nil
 }
 
@@ -342,5 +348,5 @@ func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (an
 	if err := s.validatePlan(pl); err != nil {
 		return nil, err
 	}
-	return s.storePlan(pl, "model", "regenerated: "+p.Feedback), nil
+	return s.storePlan(pl, "model", "regenerated: "+p.Feedback)
 }

@@ -34,9 +34,7 @@
 //
 // WriteFile writes a temporary file beside the target, fsyncs it, gives it
 // the existing file's mode (and owner, when allowed), renames it into place
-// and fsyncs the directory. agentd's own writes are remembered for
-// SelfWriteWindow (RecentlyWritten, SelfWritten) so a file watcher can
-// ignore the events they cause.
+// and fsyncs the directory.
 //
 // # Change sets
 //

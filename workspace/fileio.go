@@ -188,7 +188,6 @@ func (w *Workspace) writeAtomic(real string, data []byte, perm fs.FileMode, exac
 		return fmt.Errorf("rename temporary file into place: %w", unwrapOS(err))
 	}
 	w.syncDir(dir)
-	w.noteWrite(real, data)
 	return nil
 }
 
@@ -247,7 +246,6 @@ func (w *Workspace) Remove(ctx context.Context, p string) error {
 		return &PathError{Path: p, Err: unwrapOS(err)}
 	}
 	w.syncDir(path.Dir(name))
-	w.noteWrite(name, nil)
 	return nil
 }
 
@@ -312,7 +310,5 @@ func (w *Workspace) Rename(ctx context.Context, from, to string) error {
 	if path.Dir(src) != path.Dir(dst) {
 		w.syncDir(path.Dir(src))
 	}
-	w.noteWrite(src, nil)
-	w.noteWrite(dst, nil)
 	return nil
 }
