@@ -16,7 +16,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 )
 
@@ -96,33 +95,6 @@ func TestToolKindAndPlanEntries(t *testing.T) {
 		e[2].Status != sdk.PlanEntryStatusCompleted || !strings.HasSuffix(e[2].Content, "(failed)") ||
 		e[3].Status != sdk.PlanEntryStatusPending || e[1].Content != "b: build" {
 		t.Fatalf("entries: %+v", e)
-	}
-}
-
-func TestRuleStorePersistsAndMatchesExactly(t *testing.T) {
-	dir := t.TempDir()
-	rs := openRules(dir)
-	req := engine.ApprovalRequest{Category: tools.CategoryCommand, Tool: "run_command", Command: "make build"}
-	if _, ok := rs.lookup(req); ok {
-		t.Fatal("empty store matched")
-	}
-	if _, err := rs.remember(req, true); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rs.remember(engine.ApprovalRequest{Category: tools.CategoryNetwork, Tool: "fetch"}, false); err != nil {
-		t.Fatal(err)
-	}
-	rs = openRules(dir) // a restarted agent
-	if d, ok := rs.lookup(req); !ok || !d.Allow {
-		t.Fatalf("remembered allow: %+v %v", d, ok)
-	}
-	other := req
-	other.Command = "make build && rm -rf /"
-	if _, ok := rs.lookup(other); ok {
-		t.Fatal("an allow for one command matched another")
-	}
-	if d, ok := rs.lookup(engine.ApprovalRequest{Category: tools.CategoryNetwork, Tool: "fetch"}); !ok || d.Allow {
-		t.Fatalf("remembered reject: %+v %v", d, ok)
 	}
 }
 
@@ -274,12 +246,12 @@ func TestSessionSurvivesRestart(t *testing.T) {
 
 	// A new agent process finds the session.
 	var saved savedSession
-	matches, _ := filepath.Glob(filepath.Join(state, "workspaces", "*", "acp", "sessions", string(ns.SessionId)+".json"))
+	matches, _ := filepath.Glob(filepath.Join(state, "workspaces", "*", "journal", "acp", "sessions", string(ns.SessionId)+".json"))
 	if len(matches) != 1 {
 		t.Fatalf("saved session files: %v", matches)
 	}
-	if err := readJSON(matches[0], &saved); err != nil {
-		t.Fatal(err)
+	if data, err := os.ReadFile(matches[0]); err != nil || json.Unmarshal(data, &saved) != nil {
+		t.Fatalf("reading the saved session: %v", err)
 	}
 	if saved.Run == nil || saved.Run.Status != engine.RunCompleted || len(saved.Run.Snapshots) < 2 || saved.Plan == nil || saved.Mode != modeAuto {
 		t.Fatalf("saved: %+v", saved)
@@ -414,5 +386,53 @@ func TestNewPromptReplacesRunning(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(ws, "b.txt")); string(got) != "b\n" {
 		t.Fatalf("b.txt = %q", got)
+	}
+}
+
+// TestAlwaysAnswersAreTheWorkspaceRules answers "allow always" in ACP: the
+// rule lands in the workspace's one rule store (the one `agentd rules` and
+// the editor server read), and the same command is not asked again.
+func TestAlwaysAnswersAreTheWorkspaceRules(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
+	c := &testClient{answer: string(sdk.PermissionOptionKindAllowAlways)}
+	conn, stop := start(t, c, Options{StateDir: state, Getenv: func(k string) string { return env[k] }})
+	defer stop()
+	ctx := context.Background()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := `{"steps":[{"id":"c","tool":"run_command","args":{"command":"echo hi > hi.txt"}}]}`
+	fake.Push(fakemodel.Reply{Text: plan}, fakemodel.Reply{Text: plan})
+	for i := 0; i < 2; i++ {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("say hi")}})
+		if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("prompt %d: %v %v", i, res.StopReason, err)
+		}
+	}
+	c.mu.Lock()
+	asked := len(c.asked)
+	c.mu.Unlock()
+	if asked != 1 {
+		t.Fatalf("asked %d times, want once", asked)
+	}
+	root, _ := filepath.EvalSymlinks(ws)
+	j, err := engine.OpenJournal(state, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := j.Rules().List()
+	if err != nil || len(rules) != 1 || !rules[0].Allow || rules[0].Tool != "run_command" {
+		t.Fatalf("rules: %+v %v", rules, err)
+	}
+	runs, err := j.Runs()
+	if err != nil || len(runs) != 2 || runs[0].Status != engine.RunCompleted {
+		t.Fatalf("journal runs: %d %v", len(runs), err)
 	}
 }

@@ -1,36 +1,24 @@
 package acp
 
 // Every call from the ACP front end into a rule the user relies on is in
-// this file, so that it is one place to switch when the rule moves (issue
-// 9 moves the approval rule store, the run journal, the hunk review model
-// and restore protection into the core). Nothing here decides anything the
-// core already decides; what is provisional says so and names what
-// replaces it.
+// this file: the approval policy and the remembered rules (engine), the
+// journal of runs, plans and sessions (engine.Journal), the hunk review
+// model (review) and restore protection (gitops). Each is the same core
+// the editor server and the terminal call; nothing here decides anything
+// itself.
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"sync"
-	"time"
+	"log/slog"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
-
-// stateDirOf is where this front end keeps a workspace's sessions and
-// rules: acp/ beside the workspace's shadow repository, so that one
-// directory holds all of a workspace's state (as rpc keeps rpc/ there).
-func stateDirOf(stateDir, root string) string {
-	return filepath.Join(gitops.StoreDir(stateDir, root), "acp")
-}
 
 // ---- Approvals -------------------------------------------------------
 
@@ -44,67 +32,11 @@ func policyFor(mode string) engine.ApprovalPolicy {
 	return engine.DefaultApprovalPolicy()
 }
 
-// rule is a remembered "always" answer.
-type rule struct {
-	ID        string         `json:"id"`
-	Category  tools.Category `json:"category"`
-	Tool      string         `json:"tool,omitempty"`
-	Command   string         `json:"command,omitempty"`
-	Allow     bool           `json:"allow"`
-	CreatedAt time.Time      `json:"createdAt"`
-}
-
-// ruleStore holds a workspace's remembered answers, persisted in the
-// state dir and shared by every session of the workspace.
-//
-// PROVISIONAL until the core's rule store (issue 9, branch wt/engine)
-// lands, with its one matcher: until then an answer matches the same
-// category and tool and, for commands, only the very same command line
-// (the strictest reading, so an "always" never allows more than was
-// shown). Nothing of rpc's matcher is copied.
-type ruleStore struct {
-	path string
-	mu   sync.Mutex
-	seq  int
-	list []rule
-}
-
-func openRules(dir string) *ruleStore {
-	rs := &ruleStore{path: filepath.Join(dir, "rules.json")}
-	if data, err := os.ReadFile(rs.path); err == nil {
-		_ = json.Unmarshal(data, &rs.list)
-		rs.seq = len(rs.list)
-	}
-	return rs
-}
-
-// lookup returns the newest remembered answer matching req.
-func (rs *ruleStore) lookup(req engine.ApprovalRequest) (engine.ApprovalDecision, bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for i := len(rs.list) - 1; i >= 0; i-- {
-		r := rs.list[i]
-		if r.Category != req.Category || (r.Tool != "" && r.Tool != req.Tool) {
-			continue
-		}
-		if r.Command != "" && r.Command != req.Command {
-			continue
-		}
-		return engine.ApprovalDecision{Allow: r.Allow, Reason: "remembered answer " + r.ID}, true
-	}
-	return engine.ApprovalDecision{}, false
-}
-
-// remember records an "always" answer and saves the store before the
-// answer is acted on.
-func (rs *ruleStore) remember(req engine.ApprovalRequest, allow bool) (rule, error) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.seq++
-	r := rule{ID: fmt.Sprintf("rule-%d", rs.seq), Category: req.Category, Tool: req.Tool, Command: req.Command, Allow: allow, CreatedAt: time.Now().UTC()}
-	rs.list = append(rs.list, r)
-	return r, writeJSON(rs.path, rs.list)
-}
+// Remembered "always" answers are the engine's: with Config.Journal set
+// (openJournal), a question the policy asks is first answered from the
+// workspace's one rule store (engine.ApprovalRules, shared with the
+// editor server and `agentd run`, listed and revoked with `agentd
+// rules`), and an "always" answer the Approver returns is added to it.
 
 // ---- Review ----------------------------------------------------------
 
@@ -152,50 +84,20 @@ func restoreSnapshot(ctx context.Context, store *gitops.Store, id string, overwr
 
 // ---- Journal ---------------------------------------------------------
 
-// writeJSON writes v to path atomically (temp file, fsync, rename), so a
-// session is on disk before its prompt is answered.
-func writeJSON(path string, v any) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("saving %s: %w", path, err)
-	}
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("saving %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("saving %s: %w", path, err)
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		_ = os.Remove(f.Name())
-		return fmt.Errorf("saving %s: %w (check the state dir's permissions and free space)", path, werr)
-	}
-	return nil
+// openJournal opens the workspace's journal, the one every front end
+// writes: the engine records each run's state in it and keeps the
+// approval rules there; a session is one more record of it.
+func openJournal(stateDir string, ws *workspace.Workspace, log *slog.Logger) (*engine.Journal, error) {
+	return engine.OpenJournal(stateDir, ws.Root(), log)
 }
 
-// readJSON reads what writeJSON wrote; a missing file is fs.ErrNotExist.
-func readJSON(path string, v any) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s is damaged: %w (move it away to start afresh)", path, err)
-	}
-	return nil
-}
+// sessionRecord names a session's record in the journal.
+func sessionRecord(id string) string { return "acp/sessions/" + id + ".json" }
 
+// savePlan records a plan the planner made, as the editor server does.
+func savePlan(j *engine.Journal, p *engine.Plan) error { return j.SavePlan(p) }
+
+// errNotFound is a missing saved session.
 var errNotFound = fs.ErrNotExist
 
 func isNotFound(err error) bool { return errors.Is(err, errNotFound) }

@@ -46,15 +46,13 @@ func (s *session) ask(ctx context.Context, tc sdk.ToolCallUpdate, options []sdk.
 	return "", fmt.Errorf("the editor chose permission option %q, which was not offered", id)
 }
 
-// approver is the engine's Approver: remembered answers first, then the
-// user through session/request_permission.
+// approver is the engine's Approver: it asks the user through
+// session/request_permission. The engine answers from the remembered
+// rules before it asks, and remembers an "always" answer.
 type approver session
 
 func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
 	s := (*session)(a)
-	if d, ok := s.rules.lookup(req); ok {
-		return d, nil
-	}
 	title := req.Title
 	if title == "" {
 		title = fmt.Sprintf("Step %s wants to use %s", req.StepID, req.Tool)
@@ -89,13 +87,6 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		d.Reason = "rejected in the editor"
 	case sdk.PermissionOptionKindRejectAlways:
 		d.Always, d.Reason = true, "always rejected in the editor"
-	}
-	if d.Always {
-		r, err := s.rules.remember(req, d.Allow)
-		if err != nil {
-			return engine.ApprovalDecision{}, err
-		}
-		s.log.Info("remembered approval answer", "rule", r.ID, "category", r.Category, "tool", r.Tool, "allow", r.Allow)
 	}
 	return d, nil
 }

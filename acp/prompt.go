@@ -242,6 +242,9 @@ func (s *session) makePlan(ctx context.Context, request string, files []string) 
 	s.mu.Lock()
 	s.saved.Plan = plan
 	s.mu.Unlock()
+	if err := savePlan(s.journal, plan); err != nil {
+		return nil, err
+	}
 	s.send(sdk.UpdatePlan(planEntries(plan, nil)...), true)
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** — %d steps:\n", plan.Title, len(plan.Steps))

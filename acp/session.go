@@ -27,15 +27,14 @@ const maxTranscript = 5000
 // session is one ACP session: a workspace, its snapshot store, an engine
 // wired to the client, the plan and the last run.
 type session struct {
-	a     *agent
-	id    string
-	cwd   string
-	file  string // the saved session
-	log   *slog.Logger
-	ws    *workspace.Workspace
-	store *gitops.Store
-	rules *ruleStore
-	eng   *engine.Engine
+	a       *agent
+	id      string
+	cwd     string
+	journal *engine.Journal // the workspace's; the session is a record in it
+	log     *slog.Logger
+	ws      *workspace.Workspace
+	store   *gitops.Store
+	eng     *engine.Engine
 	// planner is nil when no model is configured.
 	planner *llm.Planner
 	caps    sdk.ClientCapabilities
@@ -79,7 +78,6 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	if err != nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"cwd": fmt.Sprintf("cannot open the workspace %s: %v", cwd, err)})
 	}
-	dir := stateDirOf(a.opts.StateDir, ws.Root())
 	s := &session{a: a, cwd: cwd, ws: ws, caps: a.clientCaps(), overlays: map[string]int32{}, book: review.NewBook()}
 	if id == "" {
 		s.id = newSessionID()
@@ -91,21 +89,29 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 			return nil, sdk.NewInvalidParams(map[string]any{"sessionId": "not a session id: " + id})
 		}
 	}
-	s.file = filepath.Join(dir, "sessions", s.id+".json")
+	s.log = a.log.With("session", s.id)
+	j, err := openJournal(a.opts.StateDir, ws, s.log)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	s.journal = j
 	if id != "" {
-		if err := readJSON(s.file, &s.saved); err != nil {
+		found, err := j.Load(sessionRecord(id), &s.saved)
+		if err == nil && !found {
+			err = errNotFound
+		}
+		if err != nil {
 			ws.Close()
 			return nil, err
 		}
 	}
-	s.log = a.log.With("session", s.id)
-	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: a.opts.StateDir})
+	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: a.opts.StateDir, Logger: s.log.With("component", "gitops")})
 	if err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("cannot open the snapshot store for %s: %w (check the state dir, or set AGENTD_STATE_DIR)", ws.Root(), err)
 	}
 	s.store = store
-	s.rules = openRules(dir)
 	switch {
 	case s.caps.Fs.WriteTextFile:
 		s.writer = clientWriter{s}
@@ -121,6 +127,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		Snapshots: engine.StoreSnapshotter(store),
 		Writer:    s.writer,
 		Logger:    s.log,
+		Journal:   j,
 	}
 	settings, err := a.loadSettings(ws.Root())
 	if err != nil {
@@ -175,7 +182,7 @@ func (s *session) save() error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(s.file, json.RawMessage(data))
+	return s.journal.Save(sessionRecord(s.id), json.RawMessage(data))
 }
 
 func (s *session) mode() string {
