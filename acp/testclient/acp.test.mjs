@@ -219,7 +219,9 @@ test("errors: malformed lines, unknown methods, wrong params, requests before in
   await waitFor(() => msgs().some((m) => m.error?.code === -32700), "parse error");
   send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: ws, mcpServers: [] } });
   assert.equal((await answer(1)).error.code, -32600, "before initialize");
-  send({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: 1, clientCapabilities: {} } });
+  // Version negotiation: a client asking for a newer version gets the
+  // latest the agent speaks.
+  send({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: 99, clientCapabilities: {} } });
   assert.equal((await answer(2)).result.protocolVersion, 1);
   send({ jsonrpc: "2.0", id: 3, method: "no/such/method", params: {} });
   assert.equal((await answer(3)).error.code, -32601);
