@@ -62,3 +62,13 @@ func TestRollbackUndoesCommandsFromTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A plan path on the command line that is no plan file is refused at once.
+func TestRunRefusesSpecialPlanFiles(t *testing.T) {
+	for _, p := range []string{"/dev/zero", t.TempDir()} {
+		r := agentd(t, "", "run", p, "--workspace", t.TempDir(), "--state-dir", t.TempDir())
+		if r.code != exitUsage || !strings.Contains(r.stderr, "not a regular file") {
+			t.Errorf("agentd run %s: exit %d\n%s", p, r.code, r.stderr)
+		}
+	}
+}
