@@ -306,6 +306,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 		StepID: step.ID,
 		Output: w.output,
 		Ask:    w.askFunc(),
+		Logger: s.log.With("step", step.ID, "tool", name),
 	}
 	var res *tools.Result
 	err := w.withTimeout(ctx, func(ctx context.Context) error {
