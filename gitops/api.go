@@ -211,6 +211,7 @@ type Store struct {
 	st         *filesystem.Storage
 	packs      []*pack      // nil: not loaded
 	packsStale bool         // another process may have added or removed packs
+	packErr    error        // why some pack indexes could not be loaded (named in "object not found" errors)
 	objCache   cache.Object // objects read from the packs
 	problem    error        // an interrupted restore that could be neither finished nor rolled back (Problem)
 	// pendingTrees: trees the snapshot being taken wrote into its pack,

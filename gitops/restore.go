@@ -314,10 +314,27 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if opts.DryRun {
 		return result, nil
 	}
-	if len(extra) > 0 || len(absent) > 0 {
+	// Directories on the way of the restore's changes that exist now but
+	// that the safety snapshot's tree does not imply (ignored, or holding
+	// only ignored files): the safety snapshot records them like empty
+	// directories, so that undoing the restore keeps or re-creates them.
+	var keepDirs []string
+	seenDir := map[string]bool{}
+	for _, op := range ops {
+		for d, _ := splitRel(op.Path); d != "" && !seenDir[d]; d, _ = splitRel(d) {
+			seenDir[d] = true
+			if _, implied := s.cache.trees[d]; implied || cur.emptyDirs[d] {
+				continue
+			}
+			if fi, err := os.Lstat(s.abs(d)); err == nil && fi.IsDir() {
+				keepDirs = append(keepDirs, d)
+			}
+		}
+	}
+	if len(extra) > 0 || len(absent) > 0 || len(keepDirs) > 0 {
 		// The safety snapshot must hold every file the restore changes,
 		// ignored ones included, and the ignored paths it creates.
-		amended, err := s.amendSafety(ctx, undo, extra, pl.data, absent)
+		amended, err := s.amendSafety(ctx, undo, extra, pl.data, absent, keepDirs)
 		if err != nil {
 			return nil, fmt.Errorf("gitops: restore: saving ignored files for undo failed, nothing was changed: %w", err)
 		}

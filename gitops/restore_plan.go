@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"sort"
 	"strings"
 	"syscall"
 
@@ -162,7 +163,7 @@ func (s *Store) snapshotPerms(id string) func(string, filemode.FileMode) uint32 
 // amendSafety replaces the safety snapshot undo (same reference) with one
 // that also holds extra (files the walk left out as ignored, with their
 // data) and records absent as paths that did not exist.
-func (s *Store) amendSafety(ctx context.Context, undo *Snapshot, extra map[string]*fileRec, data map[string][]byte, absent []string) (*Snapshot, error) {
+func (s *Store) amendSafety(ctx context.Context, undo *Snapshot, extra map[string]*fileRec, data map[string][]byte, absent, keepDirs []string) (*Snapshot, error) {
 	c, err := s.readCommit(plumbing.NewHash(undo.ID))
 	if err != nil {
 		return nil, err
@@ -200,6 +201,8 @@ func (s *Store) amendSafety(ctx context.Context, undo *Snapshot, extra map[strin
 		return fail(err)
 	}
 	m.Absent = append(m.Absent, absent...)
+	m.EmptyDirs = append(m.EmptyDirs, keepDirs...)
+	sort.Strings(m.EmptyDirs)
 	m.Files += len(extra)
 	msg, err := commitMessage(m)
 	if err != nil {

@@ -168,7 +168,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 		return nil, err
 	}
 	cacheRoot := root
-	if len(opts.Contents) > 0 || opts.overrides != nil {
+	if len(opts.Contents) > 0 || len(opts.overrides) > 0 {
 		ov, err := s.contentOverrides(opts.Contents, sink)
 		if err != nil {
 			return nil, err

@@ -605,54 +605,6 @@ func modeOfGit(m uint32) fs.FileMode {
 	return 0o644
 }
 
-// Rebase recomputes a pending change onto newBase, the file's content now
-// (the user typed into it). The hunks are merged three-way (Old -> newBase
-// against Old -> Old+hunks), one at a time in order; hunks that merge
-// cleanly are kept, those that overlap the user's edits are returned as
-// stale and left out of the rebased change. The rebased change has Old = newBase, a new BaseHash and freshly
-// computed hunks (with new ids where their text or context changed). For a
-// whole-file change the zero Hunk is returned as stale when newBase is not
-// what the change expects. If newBase is Old, fc itself is returned.
-func (fc *FileChange) Rebase(newBase []byte) (rebased *FileChange, stale []diff.Hunk) {
-	if fc.Op != OpCreate && Hash(newBase) == fc.BaseHash {
-		return fc, nil
-	}
-	if fc.WholeFile() {
-		if fc.Op == OpCreate && bytes.Equal(newBase, fc.New) {
-			return fc, nil
-		}
-		return fc, []diff.Hunk{{}}
-	}
-	// Each hunk is added to those kept so far and merged with the user's
-	// text; one that conflicts (alone or with the kept ones) is stale.
-	merged := bytes.Clone(newBase)
-	var kept []diff.Hunk
-	for _, h := range fc.Diff.Hunks {
-		proposed, err := diff.Apply(fc.Old, append(slices.Clone(kept), h))
-		if err != nil {
-			stale = append(stale, h)
-			continue
-		}
-		m, regions := diff.Merge3(fc.Old, newBase, proposed)
-		if len(regions) > 0 {
-			stale = append(stale, h)
-			continue
-		}
-		kept = append(kept, h)
-		merged = m
-	}
-	nf := &FileChange{
-		Path: fc.Path, OldPath: fc.OldPath, Op: fc.Op,
-		Old: bytes.Clone(newBase), New: merged, Mode: fc.Mode,
-	}
-	var oldMode fs.FileMode = 0o644
-	if fc.Diff != nil {
-		oldMode = modeOfGit(fc.Diff.OldMode)
-	}
-	nf.finish(oldMode)
-	return nf, stale
-}
-
 // File returns the change of the given slash-separated relative path (the
 // new path of a move), nil if the set does not touch it.
 func (cs *ChangeSet) File(path string) *FileChange {

@@ -30,7 +30,9 @@
 //
 // OpenOverlay/EditOverlay/CloseOverlay mirror didOpen/didChange/didClose:
 // incremental edits with 0-based lines ("\n", "\r\n" and "\r" end a line)
-// and UTF-16 character offsets, a nil Range replacing the whole text.
+// and UTF-16 (or, with EditOverlayIn, UTF-8) character offsets, a nil Range
+// replacing the whole text; position.go is the one conversion. Buffers
+// also know whose edits they hold (BeginAgentEdit, BufferState).
 // ReadFile, Builder and Apply read the overlay when one is open.
 //
 // # Writes
@@ -47,6 +49,7 @@
 // its hunks. Apply writes accepted hunks after checking each file against
 // BaseHash, rebasing with a three-way merge when the user changed the file
 // meanwhile, and reporting a ConflictError (leaving the file alone) when the
-// merge is not clean. Revert takes applied hunks out again; Rebase moves a
-// pending change onto the text the user has typed since.
+// merge is not clean. Revert takes applied hunks out again. The review of a
+// change set (statuses, rebasing pending hunks onto the user's typing) is
+// package review's.
 package workspace
