@@ -26,7 +26,8 @@ type ApprovalRequest struct {
 }
 
 // ApprovalDecision is the answer. Always makes it a rule for later requests
-// of the same kind (kept by the Approver, not the engine).
+// of the same kind: the engine adds it to the workspace's rule store
+// (Config.Journal), which every front end shares.
 type ApprovalDecision struct {
 	Allow  bool   `json:"allow"`
 	Always bool   `json:"always,omitempty"`

@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,8 +60,9 @@ func TestCommandStepsSnapshottedAndRolledBack(t *testing.T) {
 		t.Errorf("a read step got a snapshot")
 	}
 	sn, err := store.Get(t.Context(), cmdSnap)
-	if err != nil || sn.RunID != st.RunID || sn.StepID != "cmd" {
-		t.Errorf("snapshot after cmd: %+v, %v; want run %s step cmd", sn, err, st.RunID)
+	if err != nil || sn.RunID != st.RunID || sn.StepID != "cmd" ||
+		!slices.ContainsFunc(sn.Changes, func(c gitops.FileChange) bool { return c.Path == "cmd.txt" && c.Kind == gitops.ChangeAdded }) {
+		t.Errorf("snapshot after cmd: %+v, %v; want run %s, step cmd, cmd.txt added", sn, err, st.RunID)
 	}
 	rb := st.Rollback
 	if rb == nil || rb.Error != "" {
@@ -147,5 +150,50 @@ func TestGitCommitAsksUnderHighRisk(t *testing.T) {
 	}
 	if stepState(t, st, "commit").SnapshotID == "" {
 		t.Errorf("git commit got no snapshot after it")
+	}
+}
+
+// An agent step whose model ran a command gets a snapshot after it, so a
+// rollback removes what the command wrote; an llm step that changed
+// nothing does not.
+func TestAgentStepSnapshottedAndRolledBack(t *testing.T) {
+	dir := t.TempDir()
+	ws, store := openStore(t, dir)
+	m := &fakeModel{run: func(ctx context.Context, call ModelCall) (*ModelResult, error) {
+		if call.Exec == nil {
+			return &ModelResult{Text: "thought"}, nil
+		}
+		r, err := call.Exec(ctx, "run_command", json.RawMessage(`{"command":"echo agent > agent.txt"}`))
+		if err != nil || r.Error != "" {
+			return nil, fmt.Errorf("exec: %v %s", err, r.Error)
+		}
+		return &ModelResult{Text: "done"}, nil
+	}}
+	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: AllowAll{}, Model: m, Snapshots: StoreSnapshotter(store)})
+	p := mkPlan(t, `[
+		{"id":"think","kind":"llm","prompt":"think"},
+		{"id":"ag","kind":"agent","prompt":"write","tools":["run_command"],"dependsOn":["think"]},
+		{"id":"bad","kind":"validation","checks":[{"expr":"1 == 2"}],"dependsOn":["ag"]}
+	]`)
+	pol := AllowAllPolicy()
+	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone, RollbackOnFailure: true, Approval: &pol})
+	if st.Status != RunFailed {
+		t.Fatalf("status %s: %s", st.Status, st.Error)
+	}
+	if stepState(t, st, "think").SnapshotID != "" {
+		t.Errorf("an llm step that changed nothing got a snapshot")
+	}
+	snap := stepState(t, st, "ag").SnapshotID
+	if snap == "" {
+		t.Fatalf("the agent step that ran a command got no snapshot")
+	}
+	if sn, err := store.Get(t.Context(), snap); err != nil || sn.StepID != "ag" || !slices.ContainsFunc(sn.Changes, func(c gitops.FileChange) bool { return c.Path == "agent.txt" }) {
+		t.Errorf("snapshot after ag: %+v, %v; want it to name step ag and agent.txt", sn, err)
+	}
+	if rb := st.Rollback; rb == nil || rb.Error != "" {
+		t.Fatalf("rollback %+v", rb)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agent.txt")); !os.IsNotExist(err) {
+		t.Errorf("agent.txt, written by the agent's command, survived the rollback (%v)", err)
 	}
 }

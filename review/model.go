@@ -28,6 +28,9 @@ type Hunk struct {
 	Status Status    `json:"status"`
 	Reason string    `json:"reason,omitempty"`
 	Hunk   diff.Hunk `json:"hunk"`
+	// Base is the text a stale hunk was computed against (it no longer
+	// applies to the file's Old); nil otherwise.
+	Base []byte `json:"base,omitempty"`
 }
 
 // File is one file of a set with its contents, so that a restarted daemon

@@ -1,6 +1,8 @@
 package review
 
 import (
+	"slices"
+
 	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/workspace"
@@ -37,45 +39,71 @@ func (b *Book) Rebase(path string, text []byte) []*Set {
 	return changed
 }
 
-// rebase rebases f's open (pending or stale) hunks onto user and reports
+// rebase rebases f's open (pending or stale) hunks onto user, one at a
+// time in order: a hunk that merges cleanly (three-way, together with the
+// accepted hunks and the open ones kept so far) is kept and recomputed
+// against user; one that clashes with the user's edits is stale. A stale
+// hunk keeps the text it was computed against (Base) and is retried at
+// every edit, so it comes back when the user undoes the clash. It reports
 // whether anything changed.
 func (f *File) rebase(user []byte) bool {
-	var open, kept []*Hunk
-	var applied []diff.Hunk
+	var open, retry, decided []*Hunk
+	var base []diff.Hunk // accepted: in the file already
 	for _, h := range f.Hunks {
-		switch h.Status {
-		case Pending, Stale:
+		switch {
+		case h.Status == Stale && h.Base != nil:
+			retry = append(retry, h)
+		case h.Status == Pending || h.Status == Stale:
 			open = append(open, h)
-			applied = append(applied, h.Hunk)
-		case Accepted:
-			kept = append(kept, h)
-			applied = append(applied, h.Hunk)
+		case h.Status == Accepted:
+			decided = append(decided, h)
+			base = append(base, h.Hunk)
 		default:
-			kept = append(kept, h)
+			decided = append(decided, h)
 		}
 	}
-	if len(open) == 0 || workspace.Hash(user) == f.BaseHash {
+	if len(open)+len(retry) == 0 || workspace.Hash(user) == f.BaseHash {
 		return false
 	}
-	theirs, err := diff.Apply(f.Old, applied)
-	var conflicts []diff.Conflict
-	var merged []byte
-	if err == nil {
-		merged, conflicts = diff.Merge3(f.Old, user, theirs)
-	}
-	if err != nil || len(conflicts) > 0 {
-		changed := false
-		for _, h := range open {
-			if h.Status != Stale {
-				h.Status, h.Reason = Stale, StaleReason
-				changed = true
+	var good []diff.Hunk
+	var stale []*Hunk
+	merged := user
+	for _, h := range open {
+		cand := append(append(slices.Clone(base), good...), h.Hunk)
+		theirs, err := diff.Apply(f.Old, cand)
+		if err == nil {
+			m, conflicts := diff.Merge3(f.Old, user, theirs)
+			if len(conflicts) == 0 {
+				good, merged = append(good, h.Hunk), m
+				continue
 			}
 		}
+		h.Base = f.Old
+		stale = append(stale, h)
+	}
+	revived := false
+	for _, h := range retry {
+		if theirs, err := diff.Apply(h.Base, []diff.Hunk{h.Hunk}); err == nil {
+			if m, conflicts := diff.Merge3(h.Base, merged, theirs); len(conflicts) == 0 {
+				merged, revived = m, true
+				continue
+			}
+		}
+		stale = append(stale, h)
+	}
+	changed := false
+	for _, h := range stale {
+		if h.Status != Stale {
+			h.Status, h.Reason = Stale, StaleReason
+			changed = true
+		}
+	}
+	if len(good) == 0 && !revived {
 		return changed
 	}
 	fd := diff.Compute(f.Path, f.Path, user, merged)
 	f.Old, f.New, f.BaseHash = user, merged, workspace.Hash(user)
-	f.Hunks = kept
+	f.Hunks = append(decided, stale...)
 	for _, h := range fd.Hunks {
 		f.Hunks = append(f.Hunks, &Hunk{ID: h.ID, Status: Pending, Hunk: h})
 	}

@@ -72,9 +72,9 @@ const staleMessage = "the hunk no longer applies because the file was edited; ge
 //     `after` mode it is on disk already and is only marked;
 //   - reject a pending or stale unit: in `after` mode it is taken out of
 //     the file; in `before` mode it is never written;
-//   - reject an accepted unit: it is taken out again (reverted);
-//   - accept a rejected unit: the rejection is undone and the unit is put
-//     back into the file (three-way onto what is there now);
+//   - reject an accepted unit named by its id: it is taken out again;
+//   - accept a rejected unit named by its id: the rejection is undone and
+//     the unit is put back into the file (three-way onto what is there);
 //   - accept a stale unit: a conflict (get the set again or reject it).
 //
 // reason goes with the rejections to the step.
@@ -82,7 +82,7 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	b.apply.Lock()
 	defer b.apply.Unlock()
 	res := &Result{Applied: []string{}, Rejected: []string{}, Conflicts: []Conflict{}}
-	var apply, mark, takeOut []Unit
+	var apply, mark, reject, takeOut []Unit
 	b.mu.Lock()
 	for i, d := range decisions {
 		if d.Action != Accept && d.Action != Reject {
@@ -96,25 +96,32 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 			errors.As(err, &se)
 			return nil, &DecisionError{Index: i, Field: se.Field, Err: errors.New(se.Message)}
 		}
+		// Only a decision that names a hunk (or a whole file by its id)
+		// reverts an accepted unit or undoes a rejection: "reject all"
+		// never reverts what was accepted, "accept all" never overrides
+		// a rejection.
+		named := d.HunkID != ""
 		for _, u := range units {
 			switch st := u.Status(); {
 			case st == Pending && d.Action == Accept && s.Review == engine.ReviewBefore:
 				apply = append(apply, u)
 			case st == Pending && d.Action == Accept:
 				mark = append(mark, u)
-			case st == Rejected && d.Action == Accept:
+			case st == Rejected && d.Action == Accept && named:
 				apply = append(apply, u) // undo the rejection
 			case (st == Pending || st == Stale) && d.Action == Reject && s.Review == engine.ReviewBefore:
-				b.markLocked(s, []Unit{u}, Rejected, reason, res)
+				reject = append(reject, u)
 			case (st == Pending || st == Stale) && d.Action == Reject,
-				st == Accepted && d.Action == Reject:
+				st == Accepted && d.Action == Reject && named:
 				takeOut = append(takeOut, u)
 			case st == Stale && d.Action == Accept:
 				res.Conflicts = append(res.Conflicts, Conflict{Path: u.F.Path, Unit: u.ID(), Message: staleMessage})
 			}
 		}
 	}
+	// Every decision is valid: act.
 	b.markLocked(s, mark, Accepted, "", res)
+	b.markLocked(s, reject, Rejected, reason, res)
 	b.mu.Unlock()
 
 	b.applyUnits(ctx, files, s, apply, res)

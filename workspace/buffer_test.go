@@ -50,6 +50,9 @@ func TestBufferOwnership(t *testing.T) {
 
 	// An agent edit whose didChange arrives after the answer is still the
 	// agent's; one the editor refused leaves nothing behind.
+	if err := w.SaveOverlay("f.txt", nil); err != nil {
+		t.Fatal(err)
+	}
 	want2 := []byte("ONE\nmine\nagent\n")
 	if _, _, err := w.BeginAgentEdit("f.txt", want2); err != nil {
 		t.Fatal(err)
@@ -68,5 +71,32 @@ func TestBufferOwnership(t *testing.T) {
 	w.EndAgentEdit("f.txt", []byte("refused"), false)
 	if byUser, _ := w.EditOverlayIn("f.txt", []TextEdit{{nil, "refused"}}, 5, UTF16); !byUser {
 		t.Fatal("after a refused agent edit, the same text typed by the user counted as the agent's")
+	}
+}
+
+// An agent edit into a buffer that holds the user's unsaved edits leaves
+// a buffer that is the user's: never recorded or restored as the agent's.
+func TestAgentEditOverUnsavedUserEdits(t *testing.T) {
+	w, _ := newWS(t, map[string]string{"f.txt": "one\n"})
+	if err := w.OpenOverlay("f.txt", []byte("one\n"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if byUser, _ := w.EditOverlayIn("f.txt", []TextEdit{{rng(0, 0, 0, 0), "mine "}}, 2, UTF16); !byUser {
+		t.Fatal("typing did not count as the user's")
+	}
+	want := []byte("mine one\nagent\n")
+	if _, _, err := w.BeginAgentEdit("f.txt", want); err != nil {
+		t.Fatal(err)
+	}
+	w.EndAgentEdit("f.txt", want, true)
+	b, _ := w.Buffer("f.txt")
+	if b.AgentOnly() || !b.UserUnsaved || !b.AgentUnsaved || w.AgentContents() != nil {
+		t.Fatalf("mixed buffer counted as the agent's: %+v", b)
+	}
+	if err := w.SaveOverlay("f.txt", nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := w.Buffer("f.txt"); b.AgentOnly() {
+		t.Fatal("after a save the mixed buffer counted as the agent's")
 	}
 }

@@ -167,8 +167,15 @@ func (w *Workspace) EndAgentEdit(p string, want []byte, applied bool) {
 		}
 		return
 	}
-	o.agentText = bytes.Clone(want)
-	o.agentUnsaved, o.userSinceAgent = true, false
+	o.agentUnsaved = true
+	if o.userUnsaved {
+		// The buffer held unsaved edits of the user's: it holds both now,
+		// and counts as the user's (nothing of it is ever treated as only
+		// the agent's).
+		o.agentText, o.userSinceAgent = nil, true
+		return
+	}
+	o.agentText, o.userSinceAgent = bytes.Clone(want), false
 }
 
 // BufferState is an open buffer and whose edits it holds. This is the one

@@ -90,28 +90,28 @@ func TestOffsetTable(t *testing.T) {
 	}{
 		{"abc", 0, 0, 0, 0},
 		{"abc", 0, 2, 2, 2},
-		{"abc", 0, 99, 3, 3},                     // past the line: its end
-		{"abc", 5, 0, 3, 3},                      // past the last line: the end of the text
-		{"a😀b", 0, 1, 1, 1},                      // before the emoji
-		{"a😀b", 0, 2, 1, 1},                      // inside it (UTF-16 pair / UTF-8 bytes): its start
-		{"a😀b", 0, 3, 5, 1},                      // after it in UTF-16; inside it in UTF-8
-		{"a😀b", 0, 5, 6, 5},                      // UTF-8: after the emoji
-		{"héllo", 0, 2, 3, 1},                    // é: one UTF-16 unit, two bytes
-		{"héllo", 0, 3, 4, 3},                    //
-		{"a\rb\rc\r", 1, 0, 2, 2},                // "\r" ends a line (the example)
-		{"a\rb\rc\r", 3, 0, 6, 6},                // the empty line after a final "\r"
-		{"a\r\nb", 0, 5, 1, 1},                   // clamps before "\r\n"
-		{"a\r\nb", 1, 0, 3, 3},                   //
-		{"a\n\rb", 2, 0, 3, 3},                   // "\n\r" is two line ends
-		{"x\r\r\ny", 2, 0, 4, 4},                 // "\r" then "\r\n"
-		{"日本語\n", 0, 1, 3, 0},                    // UTF-8 character 1 is inside 日
-		{"日本語\n", 0, 3, 9, 3},                    //
-		{"a\xffb", 0, 2, 2, 2},                   // an invalid byte counts one unit
-		{"", 0, 0, 0, 0},                         //
-		{"", 3, 3, 0, 0},                         //
-		{"ab\ncd\n", 1, 1, 4, 4},                 //
-		{"ab\ncd\n", 2, 0, 6, 6},                 // after the final newline
-		{"ab\ncd\n", 3, 0, 6, 6},                 // past it
+		{"abc", 0, 99, 3, 3},                      // past the line: its end
+		{"abc", 5, 0, 3, 3},                       // past the last line: the end of the text
+		{"a😀b", 0, 1, 1, 1},                       // before the emoji
+		{"a😀b", 0, 2, 1, 1},                       // inside it (UTF-16 pair / UTF-8 bytes): its start
+		{"a😀b", 0, 3, 5, 1},                       // after it in UTF-16; inside it in UTF-8
+		{"a😀b", 0, 5, 6, 5},                       // UTF-8: after the emoji
+		{"héllo", 0, 2, 3, 1},                     // é: one UTF-16 unit, two bytes
+		{"héllo", 0, 3, 4, 3},                     //
+		{"a\rb\rc\r", 1, 0, 2, 2},                 // "\r" ends a line (the example)
+		{"a\rb\rc\r", 3, 0, 6, 6},                 // the empty line after a final "\r"
+		{"a\r\nb", 0, 5, 1, 1},                    // clamps before "\r\n"
+		{"a\r\nb", 1, 0, 3, 3},                    //
+		{"a\n\rb", 2, 0, 3, 3},                    // "\n\r" is two line ends
+		{"x\r\r\ny", 2, 0, 4, 4},                  // "\r" then "\r\n"
+		{"日本語\n", 0, 1, 3, 0},                     // UTF-8 character 1 is inside 日
+		{"日本語\n", 0, 3, 9, 3},                     //
+		{"a\xffb", 0, 2, 2, 2},                    // an invalid byte counts one unit
+		{"", 0, 0, 0, 0},                          //
+		{"", 3, 3, 0, 0},                          //
+		{"ab\ncd\n", 1, 1, 4, 4},                  //
+		{"ab\ncd\n", 2, 0, 6, 6},                  // after the final newline
+		{"ab\ncd\n", 3, 0, 6, 6},                  // past it
 		{"\U0001F600\r\n\U0001F600", 1, 2, 10, 6}, // UTF-8: 2 is inside the emoji
 	}
 	for _, tt := range tests {
@@ -218,6 +218,30 @@ func FuzzOffset(f *testing.F) {
 		out, err := ApplyEdits([]byte(text), []TextEdit{{Range: &Range{pos, end}, Text: "Z"}}, enc)
 		if err != nil || !bytes.Equal(out, []byte(text[:got]+"Z"+text[e:])) {
 			t.Fatalf("edit at %v..%v of %q = %q, %v", pos, end, text, out, err)
+		}
+	})
+}
+
+// FuzzMinimalEdit checks that the edit the server sends an editor
+// (workspace/applyEdit), applied the way an editor applies it, turns the
+// buffer into exactly the wanted text, in both encodings.
+func FuzzMinimalEdit(f *testing.F) {
+	f.Add("one\ntwo😀 three\nfour\n", "one\ntwo😀 3\nfour\nfive\n", false)
+	f.Add("a\r\nb", "a\nb", true)
+	f.Add("x\ry", "x\r\ny", false)
+	f.Add("é\xff", "è\xfe", true)
+	f.Fuzz(func(t *testing.T, old, new string, utf8enc bool) {
+		enc := UTF16
+		if utf8enc {
+			enc = UTF8
+		}
+		rng, text := MinimalEdit([]byte(old), []byte(new), enc)
+		start, end := refOffset(old, rng.Start, enc), refOffset(old, rng.End, enc)
+		if start > end {
+			t.Fatalf("MinimalEdit(%q, %q, %s) = %v: end before start", old, new, enc, rng)
+		}
+		if got := old[:start] + text + old[end:]; got != new {
+			t.Fatalf("MinimalEdit(%q, %q, %s) = %v %q; applied by the reference: %q", old, new, enc, rng, text, got)
 		}
 	})
 }

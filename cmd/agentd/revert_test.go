@@ -62,3 +62,27 @@ func TestRollbackUndoesCommandsFromTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A plan path on the command line that is no plan file is refused at once.
+func TestRunRefusesSpecialPlanFiles(t *testing.T) {
+	for _, p := range []string{"/dev/zero", t.TempDir()} {
+		r := agentd(t, "", "run", p, "--workspace", t.TempDir(), "--state-dir", t.TempDir())
+		if r.code != exitUsage || !strings.Contains(r.stderr, "not a regular file") {
+			t.Errorf("agentd run %s: exit %d\n%s", p, r.code, r.stderr)
+		}
+	}
+}
+
+// agentd run's --log-file receives the engine's lines (the logger is
+// passed in, not global).
+func TestRunLogFile(t *testing.T) {
+	ws, log := t.TempDir(), filepath.Join(t.TempDir(), "agentd.log")
+	p := writePlan(t, `{"steps":[{"id":"c","tool":"run_command","args":{"command":"echo x > x.txt"}}]}`)
+	r := agentd(t, "a\n", "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--log-file", log, "--log-level", "info")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got := readFile(t, log); !strings.Contains(got, `"msg":"remembered approval rule"`) || !strings.Contains(got, `"run":"`) {
+		t.Errorf("the log file lacks the engine's line:\n%s", got)
+	}
+}

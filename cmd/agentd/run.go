@@ -69,7 +69,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	} else {
-		p, problems, err := loadPlan(pos[0])
+		p, problems, err := loadPlan(ctx, pos[0])
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd run: %v\n", err)
 			return exitUsage
