@@ -6,8 +6,14 @@
 # commit; restore with git clean -fd && git reset --hard), interleaved in one
 # run, and prints the ratios agentd/git for: the initial snapshot, no change,
 # 10 changed files, a restore of 10 modified + 5 created + 5 deleted files,
-# the same snapshots with the watcher running (as in the daemon), and the
-# store size after the initial snapshot.
+# the same snapshots with the watcher running (as in the daemon), the same
+# again with agentd run per process (agentd snapshot create / restore
+# --overwrite as separate, cold processes, as agentd run's first snapshot
+# and the terminal pay), and the store size after the initial snapshot.
+#
+# A tree that is a git repository tracking files its own .gitignore
+# matches works too: agentd keeps tracked files (as git ls-files does), so
+# the git side adds those with -f and both see the same file set.
 #
 # Each timed operation, of either tool, starts after sync(2): without that
 # barrier the first fsync of an operation waits for the writeback the other
@@ -39,12 +45,12 @@ trap 'rm -rf "$work"' EXIT
 echo "copying $src to $work/tree ..." >&2
 cp -a "$src" "$work/tree"
 rm -f "$work/tree/.complete"
-if [ -n "${debian_tree:-}" ]; then
+if [ -n "${debian_tree:-}" ] || { grep -qx '/\*' "$work/tree/.gitignore" 2>/dev/null && grep -qx '!/debian/' "$work/tree/.gitignore"; }; then
   # Debian's linux-source appends "/*" and "!/debian/" to the top-level
   # .gitignore, which ignores the whole tree (for git and agentd alike):
   # drop those two lines in the copy so the sources are snapshotted.
   sed -i -e '/^\/\*$/d' -e '/^!\/debian\/$/d' "$work/tree/.gitignore"
 fi
-(cd "$top" && go build -o "$work/snapbench" ./gitops/internal/snapbench)
+(cd "$top" && go build -o "$work/snapbench" ./gitops/internal/snapbench && go build -o "$work/agentd" ./cmd/agentd)
 git --version
-"$work/snapbench" -tree "$work/tree" -work "$work" "$@"
+"$work/snapbench" -tree "$work/tree" -work "$work" -agentd "$work/agentd" "$@"

@@ -66,6 +66,7 @@ type SnapshotOptions struct {
 	Contents map[string][]byte
 
 	kind      string               // Kind* (default: KindRun with RunID, else KindManual)
+	absent    []string             // snapMeta.Absent
 	overrides map[string]*treeFile // internal: entries recorded instead of the disk's (nil: absent)
 }
 
@@ -134,6 +135,9 @@ type Snapshot struct {
 	ChangesOmitted int           `json:"changesOmitted,omitempty"`
 	Files          int           `json:"files"`
 	Skipped        []SkippedFile `json:"skipped,omitempty"`
+	// EmptyDirs are directories that held nothing to snapshot: a restore
+	// keeps them, or re-creates them.
+	EmptyDirs []string `json:"emptyDirs,omitempty"`
 }
 
 // RestoreOptions tune a restore.
@@ -207,7 +211,9 @@ type Store struct {
 	st         *filesystem.Storage
 	packs      []*pack      // nil: not loaded
 	packsStale bool         // another process may have added or removed packs
+	packErr    error        // why some pack indexes could not be loaded (named in "object not found" errors)
 	objCache   cache.Object // objects read from the packs
+	problem    error        // an interrupted restore that could be neither finished nor rolled back (Problem)
 	// pendingTrees: trees the snapshot being taken wrote into its pack,
 	// which is not readable until it is complete.
 	pendingTrees map[plumbing.Hash][]byte

@@ -52,6 +52,13 @@ func (s *Store) contentOverrides(contents map[string][]byte, sink objSink) (map[
 // = absent) put in place, writing the trees that change through sink.
 func (s *Store) patchTree(root plumbing.Hash, ov map[string]*treeFile, sink objSink) (plumbing.Hash, error) {
 	h, _, err := s.patchDir(root, ov, sink)
+	if err == nil && h.IsZero() {
+		// Nothing left: the empty tree.
+		var data []byte
+		if h, data, err = encodeObject(&object.Tree{}); err == nil {
+			err = sink.put(plumbing.TreeObject, h, data)
+		}
+	}
 	return h, err
 }
 

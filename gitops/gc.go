@@ -35,7 +35,11 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 	}
 	defer unlock()
 	s.changed = true
-	res := &GCResult{BytesBefore: s.objectsSize()}
+	before, err := s.objectsSize()
+	if err != nil {
+		return nil, err
+	}
+	res := &GCResult{BytesBefore: before}
 	all, err := s.snapshots("")
 	if err != nil {
 		return nil, err
@@ -83,7 +87,14 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 	}
 	res.ObjectsPruned += n
 	// Quota: drop the oldest snapshots (never the newest) until it fits.
-	for s.objectsSize() > s.opts.Quota && len(kept) > 1 {
+	for len(kept) > 1 {
+		size, err := s.objectsSize()
+		if err != nil {
+			return nil, err
+		}
+		if size <= s.opts.Quota {
+			break
+		}
 		k := max(1, (len(kept)-1)/4)
 		oldest := kept[len(kept)-k:]
 		kept = kept[:len(kept)-k]
@@ -115,7 +126,9 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 		}
 		res.ObjectsPruned += n
 	}
-	res.BytesAfter = s.objectsSize()
+	if res.BytesAfter, err = s.objectsSize(); err != nil {
+		return nil, err
+	}
 	return res, nil
 }
 
@@ -171,17 +184,32 @@ func (s *Store) removeRef(ref string) error {
 	return syncDir(dir)
 }
 
-func (s *Store) objectsSize() int64 {
+// objectsSize is the size of the store's objects (what the quota bounds).
+func (s *Store) objectsSize() (int64, error) {
 	var n int64
-	_ = filepath.WalkDir(filepath.Join(s.dir, "objects"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if fi, err := d.Info(); err == nil {
-				n += fi.Size()
+	err := filepath.WalkDir(filepath.Join(s.dir, "objects"), func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed meanwhile (a temporary file)
+		}
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			fi, err := d.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
 			}
+			if err != nil {
+				return err
+			}
+			n += fi.Size()
 		}
 		return nil
 	})
-	return n
+	if err != nil {
+		return 0, fmt.Errorf("gitops: measure the snapshot store's size (for its quota): %w; check the permissions of %s", err, filepath.Join(s.dir, "objects"))
+	}
+	return n, nil
 }
 
 // reachable returns every object the snapshot references reach.
@@ -242,12 +270,18 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 	objDir := filepath.Join(s.dir, "objects")
 	packDir := filepath.Join(objDir, "pack")
 	var looseReach, looseDead []plumbing.Hash
-	dirs, _ := os.ReadDir(objDir)
+	dirs, err := os.ReadDir(objDir)
+	if err != nil {
+		return 0, fmt.Errorf("gitops: gc: list %s: %w; check the snapshot store's permissions", objDir, err)
+	}
 	for _, d := range dirs {
 		if !d.IsDir() || len(d.Name()) != 2 {
 			continue
 		}
-		files, _ := os.ReadDir(filepath.Join(objDir, d.Name()))
+		files, err := os.ReadDir(filepath.Join(objDir, d.Name()))
+		if err != nil {
+			return 0, fmt.Errorf("gitops: gc: list %s: %w; check the snapshot store's permissions", filepath.Join(objDir, d.Name()), err)
+		}
 		for _, f := range files {
 			if len(f.Name()) != 38 {
 				continue
@@ -265,7 +299,10 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 		live, dead []plumbing.Hash
 	}
 	var packs []packInfo
-	ents, _ := os.ReadDir(packDir)
+	ents, err := os.ReadDir(packDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return 0, fmt.Errorf("gitops: gc: list %s: %w; check the snapshot store's permissions", packDir, err)
+	}
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".idx") || !strings.HasPrefix(e.Name(), "pack-") {
 			continue
@@ -307,13 +344,20 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 	s.stMu.Lock()
 	s.st.Close()
 	s.stMu.Unlock()
+	var leftover []error
 	for _, p := range rewrite {
 		base := filepath.Join(packDir, p.name)
 		if err := os.Remove(base + ".idx"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return 0, fmt.Errorf("gitops: gc: %w", err)
+			s.openStorage()
+			return 0, fmt.Errorf("gitops: gc: remove the rewritten pack index %s.idx: %w; check the snapshot store's permissions and run gc again", base, err)
 		}
-		_ = os.Remove(base + ".pack")
-		_ = os.Remove(base + ".rev")
+		// Without its index the pack is never read: if it cannot be
+		// removed it only takes space, and the next gc retries.
+		for _, ext := range []string{".pack", ".rev"} {
+			if err := os.Remove(base + ext); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				leftover = append(leftover, fmt.Errorf("%s%s: %w", base, ext, err))
+			}
+		}
 	}
 	rm := looseDead
 	if packLoose {
@@ -321,15 +365,25 @@ func (s *Store) prune(ctx context.Context) (int, error) {
 	}
 	for _, h := range rm {
 		hx := h.String()
-		_ = os.Remove(filepath.Join(objDir, hx[:2], hx[2:]))
+		if err := os.Remove(filepath.Join(objDir, hx[:2], hx[2:])); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			leftover = append(leftover, fmt.Errorf("%s: %w", filepath.Join(objDir, hx[:2], hx[2:]), err))
+		}
 	}
 	for _, d := range dirs {
 		if d.IsDir() && len(d.Name()) == 2 {
-			_ = os.Remove(filepath.Join(objDir, d.Name())) // only if empty
+			os.Remove(filepath.Join(objDir, d.Name())) // only if empty: an error means it is not, which is fine
 		}
 	}
-	_ = syncDir(packDir)
-	_ = syncDir(objDir)
+	if len(leftover) > 0 {
+		s.log.Warn("gitops: gc could not remove some unneeded objects; they only take space, and the next gc retries (check the snapshot store's permissions)",
+			"dir", s.dir, "err", errors.Join(leftover...))
+	}
+	for _, d := range []string{packDir, objDir} {
+		if err := syncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.openStorage()
+			return 0, fmt.Errorf("gitops: gc: sync %s: %w; the removals may not survive a crash, run gc again", d, err)
+		}
+	}
 	if err := s.openStorage(); err != nil {
 		return 0, err
 	}
@@ -397,9 +451,13 @@ func (s *Store) consolidatePacks(ctx context.Context) error {
 		names[i] = p.name
 		base := filepath.Join(packDir, p.name)
 		if err := os.Remove(base + ".idx"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
+			return fmt.Errorf("remove the merged pack index %s.idx: %w; its objects are also in the new pack, so it only takes space: check the snapshot store's permissions", base, err)
 		}
-		_ = os.Remove(base + ".pack")
+		// Without its index the pack is never read; if it cannot be
+		// removed it only takes space.
+		if err := os.Remove(base + ".pack"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.log.Warn("gitops: could not remove a merged pack; it only takes space (check the snapshot store's permissions)", "file", base+".pack", "err", err)
+		}
 	}
 	s.packsRemoved(names)
 	return syncDir(packDir)

@@ -183,6 +183,75 @@ type snapMeta struct {
 	ChangesOmitted int           `json:"changesOmitted,omitempty"`
 	Files          int           `json:"files"`
 	Skipped        []SkippedFile `json:"skipped,omitempty"`
+	// Permission bits, which git trees cannot hold: the most common ones
+	// of regular and of executable files, and the files that differ.
+	DefaultPerm     uint32            `json:"defaultPerm,omitempty"`
+	DefaultExecPerm uint32            `json:"defaultExecPerm,omitempty"`
+	Perms           map[string]uint32 `json:"perms,omitempty"`
+	// EmptyDirs are the directories that held nothing to snapshot (git
+	// trees cannot hold them either): a restore keeps or re-creates them.
+	EmptyDirs []string `json:"emptyDirs,omitempty"`
+	// Absent (safety snapshots) are paths that did not exist although the
+	// restore that took the snapshot was to create them (ignored paths a
+	// walk cannot vouch for): restoring the snapshot deletes them again.
+	Absent []string `json:"absent,omitempty"`
+}
+
+// permRecord fills m's permission fields from files.
+func (m *snapMeta) permRecord(files map[string]*fileRec) {
+	count := map[[2]uint32]int{}
+	for _, r := range files {
+		if r.mode != filemode.Symlink && r.perm != 0 {
+			count[[2]uint32{uint32(r.mode), r.perm}]++
+		}
+	}
+	m.DefaultPerm, m.DefaultExecPerm = 0o644, 0o755
+	best := [2]int{}
+	for k, n := range count {
+		if filemode.FileMode(k[0]) == filemode.Executable {
+			if n > best[1] || n == best[1] && k[1] < m.DefaultExecPerm {
+				best[1], m.DefaultExecPerm = n, k[1]
+			}
+		} else if n > best[0] || n == best[0] && k[1] < m.DefaultPerm {
+			best[0], m.DefaultPerm = n, k[1]
+		}
+	}
+	for p, r := range files {
+		if r.mode == filemode.Symlink || r.perm == 0 {
+			continue
+		}
+		def := m.DefaultPerm
+		if r.mode == filemode.Executable {
+			def = m.DefaultExecPerm
+		}
+		if r.perm != def {
+			if m.Perms == nil {
+				m.Perms = map[string]uint32{}
+			}
+			m.Perms[p] = r.perm
+		}
+	}
+}
+
+// perm is the permission bits the snapshot records for p (of git mode
+// mode): 0644 or 0755 for snapshots written before they were recorded.
+func (m *snapMeta) perm(p string, mode filemode.FileMode) uint32 {
+	if mode == filemode.Symlink {
+		return 0
+	}
+	if v, ok := m.Perms[p]; ok {
+		return v
+	}
+	if mode == filemode.Executable {
+		if m.DefaultExecPerm != 0 {
+			return m.DefaultExecPerm
+		}
+		return 0o755
+	}
+	if m.DefaultPerm != 0 {
+		return m.DefaultPerm
+	}
+	return 0o644
 }
 
 var agentdSig = object.Signature{Name: "agentd", Email: "agentd@localhost"}
@@ -226,6 +295,7 @@ func (s *Store) readCommit(h plumbing.Hash) (*object.Commit, error) {
 type treeFile struct {
 	mode filemode.FileMode
 	hash plumbing.Hash
+	perm uint32 // permission bits (0: the default for mode)
 }
 
 // flatten lists every file of tree h under prefix.

@@ -45,8 +45,13 @@ func (s *Store) packList() []*pack {
 // are loaded, packs that are gone are closed (caller holds stMu).
 func (s *Store) scanPacks() {
 	s.packsStale = false
+	s.packErr = nil
 	dir := filepath.Join(s.dir, "objects", "pack")
-	ents, _ := os.ReadDir(dir)
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.packErr = fmt.Errorf("list the snapshot store's packs in %s (%w); check its permissions, or move the store away to start a new one", dir, err)
+	}
+	var bad []error
 	known := make(map[string]*pack, len(s.packs))
 	for _, p := range s.packs {
 		known[p.name] = p
@@ -63,13 +68,22 @@ func (s *Store) scanPacks() {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			continue
+		if err == nil {
+			idx := idxfile.NewMemoryIndex()
+			if err = idxfile.NewDecoder(bytes.NewReader(data)).Decode(idx); err == nil {
+				packs = append(packs, &pack{name: name, idx: idx})
+				continue
+			}
 		}
-		idx := idxfile.NewMemoryIndex()
-		if idxfile.NewDecoder(bytes.NewReader(data)).Decode(idx) == nil {
-			packs = append(packs, &pack{name: name, idx: idx})
-		}
+		// The objects of this pack cannot be found without its index:
+		// say so whenever one of them is missing, rather than "object not
+		// found" alone.
+		bad = append(bad, fmt.Errorf("the pack index %s cannot be read (%w); if the .pack beside it is intact, 'git index-pack %s' rebuilds it, else run 'agentd snapshot gc'",
+			filepath.Join(dir, e.Name()), err, filepath.Join(dir, name+".pack")))
+	}
+	if len(bad) > 0 {
+		s.packErr = errors.Join(append([]error{s.packErr}, bad...)...)
+		s.log.Warn("gitops: "+s.packErr.Error(), "dir", s.dir)
 	}
 	for _, p := range known {
 		p.close()
@@ -77,7 +91,10 @@ func (s *Store) scanPacks() {
 	s.packs = packs
 	// Snapshots write only packs: loose objects come only from elsewhere.
 	s.looseNone = true
-	top, _ := os.ReadDir(filepath.Join(s.dir, "objects"))
+	top, err := os.ReadDir(filepath.Join(s.dir, "objects"))
+	if err != nil {
+		s.looseNone = false // cannot tell: look for loose objects one by one
+	}
 	for _, e := range top {
 		if e.IsDir() && len(e.Name()) == 2 {
 			s.looseNone = false
@@ -137,7 +154,9 @@ func (s *Store) hasObject(h plumbing.Hash) bool {
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
 	for _, p := range s.packList() {
-		if ok, _ := p.idx.Contains(h); ok {
+		// A lookup error (none for in-memory indexes) counts as absent:
+		// the object is then written again, which is harmless.
+		if ok, err := p.idx.Contains(h); ok && err == nil {
 			return true
 		}
 	}
@@ -163,7 +182,11 @@ func (s *Store) object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Encoded
 		return nil, err
 	}
 	if obj == nil {
-		return s.st.EncodedObject(t, h) // loose
+		obj, err := s.st.EncodedObject(t, h) // loose
+		if err != nil && s.packErr != nil {
+			return nil, fmt.Errorf("%w (%w)", err, s.packErr)
+		}
+		return obj, err
 	}
 	if t != plumbing.AnyObject && obj.Type() != t {
 		return nil, fmt.Errorf("object %s is a %s, not a %s: %w", h, obj.Type(), t, plumbing.ErrObjectNotFound)
@@ -174,7 +197,11 @@ func (s *Store) object(t plumbing.ObjectType, h plumbing.Hash) (plumbing.Encoded
 // packedObject reads h from the pack that has it (nil, nil: none has).
 func (s *Store) packedObject(h plumbing.Hash) (plumbing.EncodedObject, error) {
 	for _, p := range s.packList() {
-		if ok, _ := p.idx.Contains(h); !ok {
+		ok, err := p.idx.Contains(h)
+		if err != nil {
+			return nil, fmt.Errorf("look up %s in %s.idx: %w; run 'agentd snapshot gc' to rewrite the packs", h, p.name, err)
+		}
+		if !ok {
 			continue
 		}
 		if p.pf == nil {

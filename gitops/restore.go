@@ -2,46 +2,20 @@ package gitops
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
-	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/agentd/agentd/workspace"
 )
-
-// restoreOp is one change a restore makes to the workspace.
-type restoreOp struct {
-	Path string `json:"path"`
-	Op   string `json:"op"` // "write", "chmod" or "delete"
-	Mode uint32 `json:"mode,omitempty"`
-	Hash string `json:"hash,omitempty"`
-}
-
-// restoreJournal is written (fsync'd) before a restore touches the
-// workspace and removed when it is done, so that the next Open can finish a
-// restore a crash interrupted: every op is idempotent and names content
-// that is in the store.
-type restoreJournal struct {
-	Target string      `json:"target"`
-	Undo   string      `json:"undo"`
-	Ops    []restoreOp `json:"ops"`
-}
-
-// tmpSuffix names the temporary files a restore writes beside their target.
-const tmpSuffix = ".agentd-restore"
 
 // relPaths turns RestoreOptions.Paths into clean slash-separated prefixes
 // ("" = everything).
@@ -81,7 +55,12 @@ func inPaths(p string, prefixes []string) bool {
 }
 
 // Restore makes the workspace (or opts.Paths) match snapshot id, after a
-// safety snapshot, writing only what differs.
+// safety snapshot of everything it will touch, writing only what differs,
+// through directory handles (wsfs.go). Without Overwrite, files someone
+// else changed since the protection base are conflicts (see
+// ProtectionBase); files it must not or cannot touch are listed in
+// LeftAlone with why. Ignored files, by the current ignore rules or the
+// target's, are never deleted.
 func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*RestoreResult, error) {
 	prefixes, err := s.relPaths(opts.Paths)
 	if err != nil {
@@ -95,6 +74,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	target, err := s.getLocked(id)
 	if err != nil {
 		return nil, err
+	}
+	if s.problem != nil && !opts.Overwrite {
+		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), s.problem)
 	}
 	var sinceID string
 	switch {
@@ -110,6 +92,14 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			return nil, err
 		}
 	}
+	tc, err := s.readCommit(plumbing.NewHash(target.ID))
+	if err != nil {
+		return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
+	}
+	tmeta, err := parseCommitMessage(tc.Message)
+	if err != nil {
+		tmeta = &snapMeta{}
+	}
 
 	// What is there now: the safety snapshot's scan (or, for a dry run, a
 	// scan that writes nothing).
@@ -117,12 +107,13 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	result := &RestoreResult{Restored: []string{}, Created: []string{}, Deleted: []string{}, Conflicts: []RestoreConflict{}, LeftAlone: []RestoreConflict{}}
 	var want map[string]treeFile
 	var candidates []string
+	var undo *Snapshot
 	if opts.DryRun {
 		if cur, _, err = s.scan(ctx, nil); err != nil {
 			return nil, fmt.Errorf("gitops: restore (dry run): %w", err)
 		}
-		if want, err = s.snapshotFiles(target.ID); err != nil {
-			return nil, err
+		if want, err = s.flatten(tc.TreeHash); err != nil {
+			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
 		}
 		for p := range want {
 			candidates = append(candidates, p)
@@ -133,7 +124,8 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			}
 		}
 	} else {
-		undo, res, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID), kind: KindSafety}, manRefPrefix)
+		var res *scanResult
+		undo, res, err = s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID), kind: KindSafety}, manRefPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("gitops: restore: safety snapshot failed, nothing was changed: %w", err)
 		}
@@ -141,26 +133,57 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		result.UndoSnapshot = undo.ID
 		// The cache is now the workspace's state, trees included: only the
 		// directories whose trees differ need looking at.
-		c, err := s.readCommit(plumbing.NewHash(target.ID))
-		if err != nil {
+		if want, candidates, err = s.differingFiles(tc.TreeHash, s.cache); err != nil {
 			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
 		}
-		if want, candidates, err = s.differingFiles(c.TreeHash, s.cache); err != nil {
-			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
+		// Permission bits are not in the trees: files whose bits differ.
+		inCand := make(map[string]bool, len(candidates))
+		for _, p := range candidates {
+			inCand[p] = true
+		}
+		var same []string
+		for p, r := range cur.byPath {
+			if !inCand[p] && r.mode != filemode.Symlink && r.perm != 0 && r.perm != tmeta.perm(p, r.mode) {
+				same = append(same, p)
+			}
+		}
+		if len(same) > 0 {
+			found, err := s.lookupFiles(tc.TreeHash, same)
+			if err != nil {
+				return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
+			}
+			for p, f := range found {
+				want[p] = f
+				candidates = append(candidates, p)
+			}
 		}
 	}
-	tooBig := make(map[string]bool, len(cur.skipped))
+	// Paths the target's safety record says were absent: delete them
+	// again even if they are ignored (protected like any other file).
+	for _, p := range tmeta.Absent {
+		if _, ok := cur.byPath[p]; !ok {
+			candidates = append(candidates, p)
+		}
+	}
+	skippedNow := make(map[string]SkippedFile, len(cur.skipped))
 	for _, sk := range cur.skipped {
-		tooBig[sk.Path] = true
+		skippedNow[sk.Path] = sk
+	}
+	targetSkipped := make(map[string]SkippedFile, len(tmeta.Skipped))
+	for _, sk := range tmeta.Skipped {
+		targetSkipped[sk.Path] = sk
 	}
 	paths := make([]string, 0, len(candidates))
+	seen := make(map[string]bool, len(candidates))
 	for _, p := range candidates {
-		if inPaths(p, prefixes) {
+		if inPaths(p, prefixes) && !seen[p] {
+			seen[p] = true
 			paths = append(paths, p)
 		}
 	}
 	sort.Strings(paths)
 	var since map[string]treeFile
+	var sinceMeta *snapMeta
 	if sinceID != "" {
 		c, err := s.readCommit(plumbing.NewHash(sinceID))
 		if err == nil {
@@ -170,80 +193,195 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			return nil, fmt.Errorf("gitops: restore to snapshot %s: the protection base, snapshot %s, cannot be read (%v): %w; restore with overwrite to restore anyway",
 				short(target.ID), short(sinceID), err, ErrNoProtectionBase)
 		}
+		if sinceMeta, err = parseCommitMessage(c.Message); err != nil {
+			sinceMeta = &snapMeta{}
+		}
 		result.ProtectionBase = sinceID
 	}
+	targetIgnore := s.targetIgnoreReader(tc.TreeHash)
+	leave := func(p, why string) {
+		result.LeftAlone = append(result.LeftAlone, RestoreConflict{Path: p, Message: why})
+	}
+	pl := &planner{s: s, cur: cur, overwrite: opts.Overwrite, data: map[string][]byte{}, skipped: skippedNow}
+
 	var ops []restoreOp
+	extra := map[string]*fileRec{}     // files the scan does not hold (ignored now) that the restore changes: kept in the safety snapshot
+	var absent []string                // ignored paths the restore creates: the safety snapshot records them as absent
 	for _, p := range paths {
 		t, inT := want[p]
 		c, inC := cur.byPath[p]
-		if inT && inC && t.hash == c.hash && t.mode == c.mode {
+		if !inC {
+			// Not in the scan: ignored now, too large, unreadable, a
+			// special file, or absent.
+			if sk, ok := skippedNow[p]; ok {
+				if !inT {
+					continue // not in the target either: nothing to do
+				}
+				if !opts.Overwrite {
+					leave(p, sk.Reason+"; it could not be saved for undo, so it is left alone (restore with overwrite to replace it)")
+					continue
+				}
+			} else if r, why := pl.diskFile(p); why != "" {
+				leave(p, why)
+				continue
+			} else if r != nil {
+				c, inC = r, true
+				extra[p] = r
+			}
+		}
+		if !inT && !inC {
 			continue
+		}
+		tperm := tmeta.perm(p, t.mode)
+		if inT && inC && t.hash == c.hash && t.mode == c.mode && (t.mode == filemode.Symlink || c.perm == 0 || c.perm == tperm) {
+			continue
+		}
+		if !inT {
+			if sk, ok := targetSkipped[p]; ok {
+				leave(p, "the target snapshot left it out ("+sk.Reason+"); never deleted")
+				continue
+			}
+			if !contains(tmeta.Absent, p) {
+				if s.files.Ignored(p, false) {
+					leave(p, "ignored by the current ignore rules; ignored files are never deleted")
+					continue
+				}
+				if s.files.IgnoredBy(p, false, targetIgnore) {
+					leave(p, "ignored by the target snapshot's ignore rules; ignored files are never deleted")
+					continue
+				}
+			}
 		}
 		if since != nil && !opts.Overwrite {
 			sv, inS := since[p]
-			if inS != inC || (inS && (sv.hash != c.hash || sv.mode != c.mode)) {
+			sperm := uint32(0)
+			if inS {
+				sperm = sinceMeta.perm(p, sv.mode)
+			}
+			if inS != inC || (inS && (sv.hash != c.hash || sv.mode != c.mode || (c.perm != 0 && sv.mode != filemode.Symlink && sperm != c.perm))) {
 				result.Conflicts = append(result.Conflicts, RestoreConflict{Path: p,
 					Message: fmt.Sprintf("changed since snapshot %s, not by the agent; left alone (restore with overwrite to replace it)", short(sinceID))})
 				continue
 			}
 		}
-		if tooBig[p] && !opts.Overwrite {
-			result.Conflicts = append(result.Conflicts, RestoreConflict{Path: p,
-				Message: "too large for the safety snapshot, so the restore could not be undone; left alone (restore with overwrite to replace it)"})
-			continue
+		if inT {
+			if why := pl.blocked(p, want); why != "" {
+				leave(p, why)
+				continue
+			}
 		}
 		switch {
 		case inT && inC:
 			if t.hash == c.hash && t.mode != filemode.Symlink && c.mode != filemode.Symlink {
-				ops = append(ops, restoreOp{Path: p, Op: "chmod", Mode: uint32(t.mode), Hash: t.hash.String()})
+				ops = append(ops, restoreOp{Path: p, Op: "chmod", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
 			} else {
-				ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Hash: t.hash.String()})
+				ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
 			}
 			result.Restored = append(result.Restored, p)
 		case inT:
-			ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Hash: t.hash.String()})
-			if _, err := os.Lstat(s.abs(p)); err == nil || tooBig[p] {
+			ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
+			if _, skipped := skippedNow[p]; skipped {
 				result.Restored = append(result.Restored, p)
 			} else {
 				result.Created = append(result.Created, p)
+				if s.files.Ignored(p, false) {
+					absent = append(absent, p)
+				}
 			}
 		default:
 			ops = append(ops, restoreOp{Path: p, Op: "delete"})
 			result.Deleted = append(result.Deleted, p)
 		}
+		if inT && s.files.Ignored(p, false) {
+		}
+	}
+	// Empty directories of the target that are missing now.
+	for _, d := range tmeta.EmptyDirs {
+		if !inPaths(d, prefixes) {
+			continue
+		}
+		if fi, err := os.Lstat(s.abs(d)); err == nil && fi.IsDir() {
+			continue
+		}
+		if why := pl.blocked(d+"/.", want); why != "" {
+			leave(d, why)
+			continue
+		}
+		ops = append(ops, restoreOp{Path: d, Op: "mkdir"})
+		result.Created = append(result.Created, d+"/")
 	}
 	if opts.DryRun {
 		return result, nil
 	}
+	// Directories on the way of the restore's changes that exist now but
+	// that the safety snapshot's tree does not imply (ignored, or holding
+	// only ignored files): the safety snapshot records them like empty
+	// directories, so that undoing the restore keeps or re-creates them.
+	var keepDirs []string
+	seenDir := map[string]bool{}
+	for _, op := range ops {
+		for d, _ := splitRel(op.Path); d != "" && !seenDir[d]; d, _ = splitRel(d) {
+			seenDir[d] = true
+			if _, implied := s.cache.trees[d]; implied || cur.emptyDirs[d] {
+				continue
+			}
+			if fi, err := os.Lstat(s.abs(d)); err == nil && fi.IsDir() {
+				keepDirs = append(keepDirs, d)
+			}
+		}
+	}
+	if len(extra) > 0 || len(absent) > 0 || len(keepDirs) > 0 {
+		// The safety snapshot must hold every file the restore changes,
+		// ignored ones included, and the ignored paths it creates.
+		amended, err := s.amendSafety(ctx, undo, extra, pl.data, absent, keepDirs)
+		if err != nil {
+			return nil, fmt.Errorf("gitops: restore: saving ignored files for undo failed, nothing was changed: %w", err)
+		}
+		result.UndoSnapshot = amended.ID
+	}
+	// The state a rollback returns to: the scan's files and the extra
+	// ones (never added to the scan's map, which may be the cache's own).
+	undoState := cur.byPath
+	if len(extra) > 0 {
+		undoState = maps.Clone(cur.byPath)
+		for p, r := range extra {
+			undoState[p] = r
+		}
+	}
 	if len(ops) == 0 {
-		s.recordResult(ctx, target, result, since)
+		s.recordResult(ctx, target, result, since, nil, cur)
 		return result, nil
 	}
-	// Deletions first: they may clear the way (a file where a directory
-	// must go, or the reverse).
-	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Op == "delete" && ops[j].Op != "delete" })
+	sortOps(ops)
 
 	s.changed = true
-	j := &restoreJournal{Target: target.ID, Undo: result.UndoSnapshot, Ops: ops}
-	data, err := json.Marshal(j)
+	j := &restoreJournal{Target: target.ID, Undo: result.UndoSnapshot, Nonce: newNonce(), Phase: phaseApply, Ops: ops}
+	if err := s.writeJournal(j); err != nil {
+		return nil, fmt.Errorf("gitops: restore: write the journal %s: %w; nothing was changed", filepath.Join(s.dir, journalName), err)
+	}
+	a, err := s.newApplier(j.Nonce, s.dirsOfSnapshot(target.ID))
 	if err != nil {
-		return nil, err
+		os.Remove(filepath.Join(s.dir, journalName))
+		return nil, fmt.Errorf("gitops: restore: %w; nothing was changed", err)
 	}
-	if err := writeFileAtomic(filepath.Join(s.dir, journalName), data, 0o644, true); err != nil {
-		return nil, fmt.Errorf("gitops: restore: write the journal: %w; nothing was changed", err)
+	defer a.close()
+	if done, err := a.applyOps(ctx, ops); err != nil {
+		return nil, s.rollback(ctx, j, done, undoState, err)
 	}
-	if done, err := s.applyOps(ctx, ops); err != nil {
-		return nil, s.rollback(done, cur, result.UndoSnapshot, err)
-	}
-	dirs := make(map[string]struct{})
-	for _, op := range ops {
-		dirs[filepath.Dir(s.abs(op.Path))] = struct{}{}
-	}
-	if err := s.finishOps(dirs); err != nil {
+	if err := s.finishJournal(a, ops); err != nil {
 		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), err)
 	}
-	s.recordResult(ctx, target, result, since)
+	s.recordResult(ctx, target, result, since, ops, cur)
 	return result, nil
+}
+
+func contains(list []string, p string) bool {
+	for _, q := range list {
+		if q == p {
+			return true
+		}
+	}
+	return false
 }
 
 // recordResult takes the KindRestored snapshot of what a restore left:
@@ -251,10 +389,22 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 // in this restore's base (since), because they are not the agent's. If it
 // fails the restore stands; the next restore then compares with an older
 // base, which can only report more conflicts, never overwrite more.
-func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile) {
-	var ov map[string]*treeFile
-	if since != nil && len(result.Conflicts) > 0 {
-		ov = make(map[string]*treeFile, len(result.Conflicts))
+//
+// It is built without walking the workspace again: the safety snapshot's
+// tree (the cache's) with the restore's ops applied. The cache keeps the
+// state before the restore; the next snapshot re-hashes the restored files
+// (their stat changed) and compares with this snapshot's tree.
+func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile, ops []restoreOp, cur *scanResult) {
+	ov := make(map[string]*treeFile, len(ops)+len(result.Conflicts))
+	for _, op := range ops {
+		switch op.Op {
+		case "write", "chmod":
+			ov[op.Path] = &treeFile{mode: filemode.FileMode(op.Mode), hash: plumbing.NewHash(op.Hash), perm: op.Perm}
+		case "delete":
+			ov[op.Path] = nil
+		}
+	}
+	if since != nil {
 		for _, c := range result.Conflicts {
 			if f, ok := since[c.Path]; ok {
 				ov[c.Path] = &f
@@ -263,7 +413,19 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 			}
 		}
 	}
-	snap, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov}, manRefPrefix)
+	var pw *packWriter
+	sink := &lazyPackSink{s: s, pw: &pw}
+	root := s.cache.trees[""]
+	emptyDirs := cur.emptyDirs
+	if s.cache.emptyDirs != nil {
+		emptyDirs = s.cache.emptyDirs
+	}
+	s.changed = true
+	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov},
+		manRefPrefix, root, root, 0, cur.byPath, emptyDirs, cur.skipped, sink, &pw)
+	if err != nil && pw != nil {
+		pw.abort()
+	}
 	if err != nil {
 		s.log.Warn("gitops: could not record the restore's result; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)
 		return
@@ -401,334 +563,4 @@ func (s *Store) lookupFiles(root plumbing.Hash, paths []string) (map[string]tree
 		}
 	}
 	return out, nil
-}
-
-// restoreWorkers bounds the files a restore writes (and fsyncs) at once.
-var restoreWorkers = 8
-
-// applyOps applies ops: deletions in order, then writes and mode changes in
-// parallel (each fsync'd before it is renamed into place). It returns the
-// ops it started, for a rollback.
-func (s *Store) applyOps(ctx context.Context, ops []restoreOp) ([]restoreOp, error) {
-	dirs := make(map[string]struct{})
-	i := 0
-	for ; i < len(ops) && ops[i].Op == "delete"; i++ {
-		if err := ctx.Err(); err != nil {
-			return ops[:i], fmt.Errorf("cancelled: %w", err)
-		}
-		if err := s.applyOp(ops[i], dirs); err != nil {
-			return ops[:i+1], err
-		}
-	}
-	rest := ops[i:]
-	if len(rest) == 0 {
-		return ops, nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan restoreOp)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for range min(restoreWorkers, len(rest)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			local := make(map[string]struct{})
-			for op := range next {
-				if err := s.applyOp(op, local); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					cancel()
-				}
-			}
-		}()
-	}
-	started := i
-feed:
-	for _, op := range rest {
-		select {
-		case next <- op:
-			started++
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return ops[:started], firstErr
-	}
-	if started < len(ops) {
-		return ops[:started], fmt.Errorf("cancelled: %w", context.Cause(ctx))
-	}
-	return ops, nil
-}
-
-// finishOps syncs the touched directories and removes the journal.
-func (s *Store) finishOps(dirs map[string]struct{}) error {
-	// In parallel: a restore spread over the tree touches a directory per
-	// file, and one fsync after another added up to a tenth of it.
-	var g errgroup.Group
-	g.SetLimit(restoreWorkers)
-	for d := range dirs {
-		g.Go(func() error {
-			if err := syncDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
-			return nil
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	if err := os.Remove(filepath.Join(s.dir, journalName)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return syncDir(filepath.Join(s.dir, agentdDir))
-}
-
-// rollback puts the files of done back as the safety snapshot has them.
-func (s *Store) rollback(done []restoreOp, cur *scanResult, undo string, cause error) error {
-	dirs := make(map[string]struct{})
-	var errs []error
-	for i := len(done) - 1; i >= 0; i-- {
-		p := done[i].Path
-		var op restoreOp
-		if c, ok := cur.byPath[p]; ok {
-			op = restoreOp{Path: p, Op: "write", Mode: uint32(c.mode), Hash: c.hash.String()}
-		} else {
-			op = restoreOp{Path: p, Op: "delete"}
-		}
-		if err := s.applyOp(op, dirs); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) == 0 {
-		if err := s.finishOps(dirs); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("gitops: restore failed (%w) and rolling back failed too (%v); restore snapshot %s to get the state before the restore back", cause, errors.Join(errs...), short(undo))
-	}
-	return fmt.Errorf("gitops: restore failed and was rolled back, the workspace is as before: %w", cause)
-}
-
-func (s *Store) abs(rel string) string { return filepath.Join(s.root, filepath.FromSlash(rel)) }
-
-// applyOp makes one path as op says. It is idempotent.
-func (s *Store) applyOp(op restoreOp, dirs map[string]struct{}) error {
-	abs := s.abs(op.Path)
-	dirs[filepath.Dir(abs)] = struct{}{}
-	if op.Op != "write" {
-		// Never act through a symlinked or replaced parent directory.
-		if err := s.checkParents(op.Path); err != nil {
-			if (errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotDir)) && op.Op == "delete" {
-				return nil // nothing of that name can be there
-			}
-			return err
-		}
-	}
-	switch op.Op {
-	case "delete":
-		fi, err := os.Lstat(abs)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if fi.IsDir() {
-			return fmt.Errorf("delete %s: it is a directory now", op.Path)
-		}
-		if err := os.Remove(abs); err != nil {
-			return fmt.Errorf("delete %s: %w", op.Path, err)
-		}
-		// Remove directories the deletion left empty.
-		for d := filepath.Dir(abs); d != s.root && isInside(s.root, d); d = filepath.Dir(d) {
-			if os.Remove(d) != nil {
-				break
-			}
-			dirs[filepath.Dir(d)] = struct{}{}
-		}
-		return nil
-	case "chmod":
-		fi, err := os.Lstat(abs)
-		if err != nil {
-			return fmt.Errorf("set mode of %s: %w", op.Path, err)
-		}
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("set mode of %s: not a regular file", op.Path)
-		}
-		if err := os.Chmod(abs, permFor(filemode.FileMode(op.Mode), fi)); err != nil {
-			return fmt.Errorf("set mode of %s: %w", op.Path, err)
-		}
-		return nil
-	case "write":
-		return s.writeOp(op, abs)
-	}
-	return fmt.Errorf("restore: unknown operation %q for %s", op.Op, op.Path)
-}
-
-// permFor is the permission for a file of git mode m, keeping an existing
-// file's read/write bits.
-func permFor(m filemode.FileMode, old fs.FileInfo) fs.FileMode {
-	perm := fs.FileMode(0o644)
-	if old != nil && old.Mode().IsRegular() {
-		perm = old.Mode().Perm() &^ 0o111
-	}
-	if m == filemode.Executable {
-		perm |= (perm & 0o444) >> 2
-		perm |= 0o100
-	}
-	return perm
-}
-
-func (s *Store) writeOp(op restoreOp, abs string) error {
-	if err := s.makeParents(op.Path); err != nil {
-		return err
-	}
-	data, err := s.readBlob(plumbing.NewHash(op.Hash))
-	if err != nil {
-		return fmt.Errorf("restore %s: %w", op.Path, err)
-	}
-	old, err := os.Lstat(abs)
-	if err == nil && old.IsDir() {
-		// A directory where the file goes: only if nothing is left in it.
-		if err := os.Remove(abs); err != nil {
-			return fmt.Errorf("restore %s: a directory with other (ignored) files is in the way; move it away first", op.Path)
-		}
-		old = nil
-	} else if err != nil {
-		old = nil
-	}
-	tmp := filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+tmpSuffix)
-	_ = os.Remove(tmp)
-	mode := filemode.FileMode(op.Mode)
-	if mode == filemode.Symlink {
-		if err := os.Symlink(filepath.FromSlash(string(data)), tmp); err != nil {
-			return fmt.Errorf("restore %s: %w", op.Path, err)
-		}
-	} else {
-		perm := permFor(mode, old)
-		f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, perm)
-		if err != nil {
-			return fmt.Errorf("restore %s: %w", op.Path, err)
-		}
-		_, err = f.Write(data)
-		if err == nil && syncWrites {
-			err = f.Sync()
-		}
-		if err == nil {
-			err = f.Chmod(perm)
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			_ = os.Remove(tmp)
-			return fmt.Errorf("restore %s: %w", op.Path, err)
-		}
-	}
-	if err := os.Rename(tmp, abs); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("restore %s: %w", op.Path, err)
-	}
-	return nil
-}
-
-// makeParents creates rel's parent directories, refusing to go through a
-// symlink or a file (which would write outside the workspace or over a
-// file nobody asked to restore).
-func (s *Store) makeParents(rel string) error {
-	dir := path.Dir(rel)
-	if dir == "." {
-		return nil
-	}
-	cur := s.root
-	for _, part := range strings.Split(dir, "/") {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, fs.ErrNotExist) {
-			if err := os.Mkdir(cur, 0o755); err == nil {
-				continue
-			} else if !errors.Is(err, fs.ErrExist) { // another worker may have made it
-				return fmt.Errorf("restore %s: %w", rel, err)
-			}
-			fi, err = os.Lstat(cur)
-		}
-		if err != nil {
-			return fmt.Errorf("restore %s: %w", rel, err)
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("restore %s: %s is not a directory (a file or symlink is in the way)", rel, cur)
-		}
-	}
-	return nil
-}
-
-// checkParents verifies that rel's parent directories are directories (not
-// symlinks) inside the workspace.
-func (s *Store) checkParents(rel string) error {
-	dir := path.Dir(rel)
-	if dir == "." {
-		return nil
-	}
-	cur := s.root
-	for _, part := range strings.Split(dir, "/") {
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return err
-		}
-		if !fi.IsDir() {
-			return fmt.Errorf("%s: %s: %w", rel, cur, errNotDir)
-		}
-	}
-	return nil
-}
-
-var errNotDir = errors.New("not a directory (a file or symlink is in the way)")
-
-// recoverRestore finishes a restore a crash interrupted (the caller holds
-// the store lock).
-func (s *Store) recoverRestore(ctx context.Context) error {
-	name := filepath.Join(s.dir, journalName)
-	data, err := os.ReadFile(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("gitops: read the restore journal %s: %w", name, err)
-	}
-	var j restoreJournal
-	if err := json.Unmarshal(data, &j); err != nil {
-		// Written atomically: a damaged journal was never acted on.
-		s.log.Warn("gitops: ignoring a damaged restore journal", "path", name, "err", err)
-		return os.Remove(name)
-	}
-	s.log.Info("gitops: finishing a restore that was interrupted", "target", j.Target, "undo", j.Undo, "files", len(j.Ops))
-	dirs := make(map[string]struct{})
-	for _, op := range j.Ops {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		abs := s.abs(op.Path)
-		_ = os.Remove(filepath.Join(filepath.Dir(abs), "."+filepath.Base(abs)+tmpSuffix))
-		if err := s.applyOp(op, dirs); err != nil {
-			return fmt.Errorf("gitops: finishing an interrupted restore to %s failed: %w; restore snapshot %s to get the state before it back", short(j.Target), err, short(j.Undo))
-		}
-	}
-	return s.finishOps(dirs)
-}
-
-func short(id string) string {
-	if len(id) > 12 {
-		return id[:12]
-	}
-	return id
 }

@@ -154,27 +154,31 @@ func TestRestorePathsAndConflicts(t *testing.T) {
 	}
 }
 
-func TestRestoreRollsBackOnFailure(t *testing.T) {
+func TestRestoreLeavesBlockedPathsAlone(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{".gitignore": "blocker\n", "a.txt": "a\n", "blocker/f": "f\n", "z.txt": "z\n"})
 	s := openTestStore(t, root, Options{})
 	ctx := context.Background()
-	// blocker/f is ignored; make a snapshot that has it as a tracked path
-	// by listing it without the ignore file.
+	// blocker/f is ignored; make a snapshot that has it by listing it
+	// without the ignore file.
 	os.Remove(filepath.Join(root, ".gitignore"))
 	snap, _ := s.Snapshot(ctx, SnapshotOptions{})
 	writeTree(t, root, map[string]string{".gitignore": "blocker\n"})
-	// Now "blocker" is an ignored regular file: restoring blocker/f cannot
-	// create its directory, after a.txt and z.txt were already written.
+	// Now "blocker" is an ignored regular file: blocker/f cannot be
+	// written; the rest is restored and blocker/f is reported.
 	os.RemoveAll(filepath.Join(root, "blocker"))
 	writeTree(t, root, map[string]string{"blocker": "ignored file\n", "a.txt": "A\n", "z.txt": "Z\n"})
-	before := treeState(t, root, false)
-	_, err := s.Restore(ctx, snap.ID, RestoreOptions{Overwrite: true})
-	if err == nil || !strings.Contains(err.Error(), "rolled back") {
-		t.Fatalf("want a rolled-back failure, got %v", err)
+	res, err := s.Restore(ctx, snap.ID, RestoreOptions{Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d := diffStates(before, treeState(t, root, false)); len(d) > 0 {
-		t.Fatalf("not rolled back: %v", d)
+	if len(res.LeftAlone) != 1 || res.LeftAlone[0].Path != "blocker/f" || !strings.Contains(res.LeftAlone[0].Message, "blocker") {
+		t.Fatalf("left alone: %+v", res)
+	}
+	for p, want := range map[string]string{"a.txt": "a\n", "z.txt": "z\n", "blocker": "ignored file\n"} {
+		if b, _ := os.ReadFile(filepath.Join(root, p)); string(b) != want {
+			t.Fatalf("%s = %q, want %q", p, b, want)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(s.Dir(), journalName)); !os.IsNotExist(err) {
 		t.Fatalf("journal left behind")
@@ -190,16 +194,25 @@ func TestOpenFinishesInterruptedRestore(t *testing.T) {
 	files, _ := s.snapshotFiles(snap.ID)
 	writeTree(t, root, map[string]string{"a": "changed\n", "c": "created\n"})
 	// A journal as Restore writes it, as if the process died right after.
-	j := restoreJournal{Target: snap.ID, Ops: []restoreOp{
+	j := restoreJournal{Target: snap.ID, Nonce: "n0", Phase: phaseApply, Ops: []restoreOp{
 		{Path: "c", Op: "delete"},
 		{Path: "a", Op: "write", Mode: uint32(files["a"].mode), Hash: files["a"].hash.String()},
 	}}
 	data, _ := json.Marshal(j)
 	os.WriteFile(filepath.Join(s.Dir(), journalName), data, 0o644)
-	os.WriteFile(filepath.Join(root, ".a"+tmpSuffix), []byte("half"), 0o644)
+	os.WriteFile(filepath.Join(root, tmpName("n0", "a")), []byte("half"), 0o644)
+	// A user's file that merely looks like a temporary file is kept.
+	os.WriteFile(filepath.Join(root, tmpName("other", "a")), []byte("user\n"), 0o644)
 	s.Close()
 	s2 := openTestStore(t, root, s.opts)
 	_ = s2
+	if s2.Problem() != nil {
+		t.Fatalf("problem after recovery: %v", s2.Problem())
+	}
+	if b, err := os.ReadFile(filepath.Join(root, tmpName("other", "a"))); err != nil || string(b) != "user\n" {
+		t.Fatalf("a user's file named like a temporary file was touched: %q %v", b, err)
+	}
+	os.Remove(filepath.Join(root, tmpName("other", "a")))
 	got := treeState(t, root, false)
 	if len(got) != 2 || !strings.Contains(got["a"], ":") || got["c"] != "" {
 		t.Fatalf("after recovery: %v", got)

@@ -43,6 +43,8 @@ type scanResult struct {
 	rehashed []*fileRec
 	removed  []string
 	touched  []string // every path that may differ from the cache
+	// emptyDirs are the directories with nothing to list.
+	emptyDirs map[string]bool
 }
 
 // seenInCache reports whether the cache has r's path.
@@ -53,6 +55,15 @@ func seenInCache(cache *statCache, r *fileRec) bool {
 // objSink receives the objects a scan or a snapshot needs in the store.
 type objSink interface {
 	put(t plumbing.ObjectType, h plumbing.Hash, data []byte) error
+}
+
+// permBits are the permission bits a snapshot keeps of a file (none for
+// a symlink).
+func permBits(m fs.FileMode) uint32 {
+	if m&fs.ModeSymlink != 0 {
+		return 0
+	}
+	return uint32(m.Perm())
 }
 
 func gitMode(m fs.FileMode) (filemode.FileMode, bool) {
@@ -75,11 +86,22 @@ func gitMode(m fs.FileMode) (filemode.FileMode, bool) {
 func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, error)) (*scanResult, objSink, error) {
 	cache := s.ensureCache()
 	res := &scanResult{start: time.Now().UnixNano()}
-	seen, full, err := s.collect(ctx, cache)
+	seen, notes, full, err := s.collect(ctx, cache)
 	if err != nil {
 		return nil, nil, err
 	}
 	res.full = full
+	res.emptyDirs = map[string]bool{}
+	for _, n := range notes {
+		switch n.Kind {
+		case fileset.NoteEmptyDir:
+			res.emptyDirs[n.Path] = true
+		case fileset.NoteSpecial:
+			res.skipped = append(res.skipped, SkippedFile{Path: n.Path, Reason: "a special file (FIFO, socket or device): snapshots hold only files and symlinks"})
+		case fileset.NoteUnreadable:
+			res.skipped = append(res.skipped, SkippedFile{Path: n.Path + "/", Reason: fmt.Sprintf("a directory that cannot be read (%v): nothing below it is in the snapshot", errors.Unwrap(n.Err))})
+		}
+	}
 	var jobs []*fileRec
 	var mu sync.Mutex
 	known, files := 0, 0 // entries whose path the cache has; file entries
@@ -185,12 +207,18 @@ type scanned struct {
 
 // collect walks the workspace and compares each entry with the cache, in
 // the walk's goroutines, a directory at a time.
-func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, bool, error) {
+func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, []fileset.Note, bool, error) {
 	s.walks.Add(1)
 	idx := cache.dirIndex()
 	var mu sync.Mutex
 	out := make([]scanned, 0, len(cache.files)+len(cache.files)/16+64)
-	err := s.files.WalkDirs(ctx, fileset.Options{}, func(dir string, files []fileset.Entry) error {
+	var notes []fileset.Note
+	report := func(n fileset.Note) {
+		mu.Lock()
+		notes = append(notes, n)
+		mu.Unlock()
+	}
+	err := s.files.WalkDirs(ctx, fileset.Options{Report: report}, func(dir string, files []fileset.Entry) error {
 		recs := idx[dir]
 		batch := make([]scanned, len(files))
 		for i, e := range files {
@@ -206,9 +234,9 @@ func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, bool,
 		return nil
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("list the workspace's files in %s: %w", s.root, err)
+		return nil, nil, false, fmt.Errorf("list the workspace's files in %s: %w", s.root, err)
 	}
-	return out, true, nil
+	return out, notes, true, nil
 }
 
 // classify compares one walk entry with old, the cache's record of its
@@ -223,10 +251,11 @@ func (s *Store) classify(cache *statCache, e fileset.Entry, old *fileRec) scanne
 			Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)}}
 	}
 	mtime := e.ModTime.UnixNano()
-	if cache.trusted(old, mode, e.Size, mtime, e.Ino) {
+	perm := permBits(e.Mode)
+	if cache.trusted(old, mode, perm, e.Size, mtime, e.Ino) {
 		return scanned{rec: old, trusted: true, inCache: true}
 	}
-	return scanned{rec: &fileRec{path: e.Path, mode: mode, size: e.Size, mtime: mtime, ino: e.Ino}, inCache: old != nil}
+	return scanned{rec: &fileRec{path: e.Path, mode: mode, perm: perm, size: e.Size, mtime: mtime, ino: e.Ino}, inCache: old != nil}
 }
 
 // hashFiles reads and hashes recs in parallel, storing blobs through sink

@@ -122,7 +122,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if err != nil {
 		return fail(err)
 	}
-	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, len(res.files), res.skipped, sink, &pw)
+	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, res.byPath, res.emptyDirs, res.skipped, sink, &pw)
 	if err != nil {
 		return fail(err)
 	}
@@ -130,7 +130,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	for _, sk := range res.skipped {
 		skipped[sk.Path] = sk
 	}
-	next := &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths, skipped: skipped, recs: res.files}
+	next := &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths, skipped: skipped, recs: res.files, emptyDirs: res.emptyDirs}
 	if res.unchanged {
 		next.byDir = cache.byDir // the same records
 	} else if cache.byDir != nil {
@@ -156,8 +156,9 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 // commitSnapshot writes the snapshot's commit, completes the pack (if one
 // was started), then writes the reference: once it returns, all of it is
 // on disk.
-func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPrefix string, prevRoot, root plumbing.Hash, changed, files int,
-	skipped []SkippedFile, sink objSink, pw **packWriter) (*Snapshot, error) {
+func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPrefix string, prevRoot, root plumbing.Hash, changed int,
+	recs map[string]*fileRec, emptyDirs map[string]bool, skipped []SkippedFile, sink objSink, pw **packWriter) (*Snapshot, error) {
+	files := len(recs)
 	defer func() {
 		s.stMu.Lock()
 		s.pendingTrees = nil
@@ -167,7 +168,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 		return nil, err
 	}
 	cacheRoot := root
-	if len(opts.Contents) > 0 || opts.overrides != nil {
+	if len(opts.Contents) > 0 || len(opts.overrides) > 0 {
 		ov, err := s.contentOverrides(opts.Contents, sink)
 		if err != nil {
 			return nil, err
@@ -208,7 +209,20 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 		}
 	}
 	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(), Kind: kind,
-		FilesChanged: changed, Changes: changes, ChangesOmitted: omitted, Files: files, Skipped: skipped}
+		FilesChanged: changed, Changes: changes, ChangesOmitted: omitted, Files: files, Skipped: skipped, Absent: opts.absent}
+	meta.permRecord(recs)
+	for p, f := range opts.overrides {
+		if f != nil && f.perm != 0 {
+			if meta.Perms == nil {
+				meta.Perms = map[string]uint32{}
+			}
+			meta.Perms[p] = f.perm
+		}
+	}
+	for d := range emptyDirs {
+		meta.EmptyDirs = append(meta.EmptyDirs, d)
+	}
+	sort.Strings(meta.EmptyDirs)
 	msg, err := commitMessage(meta)
 	if err != nil {
 		return nil, err
@@ -272,7 +286,7 @@ func metaToSnapshot(h plumbing.Hash, ref string, m *snapMeta) *Snapshot {
 	}
 	return &Snapshot{ID: h.String(), Ref: ref, RunID: m.RunID, StepID: m.StepID, Label: m.Label, Kind: kind,
 		CreatedAt: m.CreatedAt, FilesChanged: m.FilesChanged, Changes: m.Changes, ChangesOmitted: m.ChangesOmitted,
-		Files: m.Files, Skipped: m.Skipped}
+		Files: m.Files, Skipped: m.Skipped, EmptyDirs: m.EmptyDirs}
 }
 
 // nextRef returns prefix + (the highest number there + 1).

@@ -22,6 +22,7 @@ import (
 type fileRec struct {
 	path  string
 	mode  filemode.FileMode // git mode: 0100644, 0100755 or 0120000
+	perm  uint32            // permission bits (0o777; 0 for symlinks)
 	size  int64
 	mtime int64 // ns
 	ino   uint64
@@ -45,6 +46,10 @@ type statCache struct {
 	// skipped are the files left out (too large), as of the last full walk
 	// in this process (not persisted).
 	skipped map[string]SkippedFile
+	// emptyDirs are the directories with nothing to list, as of the last
+	// walk in this process (not persisted: a process without a watcher
+	// walks every time).
+	emptyDirs map[string]bool
 	// byDir groups files' records by directory for the walk's lookups
 	// (built on demand; nil whenever files changes).
 	byDir map[string]*dirRecs
@@ -193,12 +198,12 @@ func newStatCache() *statCache {
 
 // trusted reports whether r's blob id may be used for a file with the given
 // stat data.
-func (c *statCache) trusted(r *fileRec, mode filemode.FileMode, size, mtime int64, ino uint64) bool {
-	return r != nil && r.mode == mode && r.size == size && r.mtime == mtime && r.ino == ino &&
+func (c *statCache) trusted(r *fileRec, mode filemode.FileMode, perm uint32, size, mtime int64, ino uint64) bool {
+	return r != nil && r.mode == mode && r.perm == perm && r.size == size && r.mtime == mtime && r.ino == ino &&
 		r.mtime < c.scanStart-racySlack
 }
 
-const statCacheMagic = "AGSC0001"
+const statCacheMagic = "AGSC0002" // 0002: permission bits beside the mode
 
 func (c *statCache) encode() []byte {
 	var b bytes.Buffer
@@ -214,7 +219,7 @@ func (c *statCache) encode() []byte {
 		r := c.files[p]
 		putU(uint64(len(p)))
 		b.WriteString(p)
-		putU(uint64(r.mode))
+		putU(uint64(r.mode) | uint64(r.perm)<<32)
 		putI(r.size)
 		putI(r.mtime)
 		putU(r.ino)
@@ -265,7 +270,8 @@ func decodeStatCache(data []byte) (*statCache, error) {
 	for i := range slab {
 		rec := &slab[i]
 		rec.path = d.str()
-		rec.mode = filemode.FileMode(d.uvarint())
+		mp := d.uvarint()
+		rec.mode, rec.perm = filemode.FileMode(mp&0xffffffff), uint32(mp>>32)
 		rec.size = d.varint()
 		rec.mtime = d.varint()
 		rec.ino = d.uvarint()

@@ -41,6 +41,7 @@ type lister interface {
 	Walk(ctx context.Context, opts fileset.Options, fn func(fileset.Entry) error) error
 	WalkDirs(ctx context.Context, opts fileset.Options, fn func(dir string, files []fileset.Entry) error) error
 	Ignored(rel string, isDir bool) bool
+	IgnoredBy(rel string, isDir bool, read func(string) []byte) bool
 }
 
 // dirCacheSaver is implemented by *fileset.Set: its directory cache (the

@@ -107,8 +107,35 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		delete(cache.skipped, p)
 	}
 	var fresh []fileset.Entry
+	if cache.emptyDirs == nil {
+		cache.emptyDirs = map[string]bool{}
+	}
+	var notesMu sync.Mutex
+	report := func(n fileset.Note) {
+		notesMu.Lock()
+		defer notesMu.Unlock()
+		switch n.Kind {
+		case fileset.NoteEmptyDir:
+			cache.emptyDirs[n.Path] = true
+		case fileset.NoteSpecial:
+			cache.skipped[n.Path] = SkippedFile{Path: n.Path, Reason: "a special file (FIFO, socket or device): snapshots hold only files and symlinks"}
+		case fileset.NoteUnreadable:
+			cache.skipped[n.Path+"/"] = SkippedFile{Path: n.Path + "/", Reason: fmt.Sprintf("a directory that cannot be read (%v): nothing below it is in the snapshot", errors.Unwrap(n.Err))}
+		}
+	}
+	// Directories whose emptiness may have changed: the dirty paths'
+	// parents (checked after the dirty directories were walked).
+	recheck := map[string]bool{}
 	for _, p := range dirtyPaths {
 		p = strings.Trim(p, "/")
+		for d := range cache.emptyDirs {
+			if hasPrefixPath(d, p) {
+				delete(cache.emptyDirs, d)
+			}
+		}
+		if d := path.Dir(p); d != "." {
+			recheck[d] = true
+		}
 		remove(p)
 		if _, wasDir := cache.trees[p]; wasDir {
 			lo := sort.SearchStrings(sorted, p+"/")
@@ -134,7 +161,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 				continue
 			}
 			var mu sync.Mutex
-			werr := s.files.Walk(ctx, fileset.Options{Dir: p}, func(e fileset.Entry) error {
+			werr := s.files.Walk(ctx, fileset.Options{Dir: p, Report: report}, func(e fileset.Entry) error {
 				mu.Lock()
 				fresh = append(fresh, e)
 				mu.Unlock()
@@ -150,6 +177,12 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		}
 		fresh = append(fresh, fileset.Entry{Path: p, Mode: fi.Mode(), Size: fi.Size(), ModTime: fi.ModTime(), Ino: inode(fi)})
 	}
+	for d := range recheck {
+		delete(cache.emptyDirs, d)
+		if s.dirHasNothing(d) {
+			cache.emptyDirs[d] = true
+		}
+	}
 	var jobs []*fileRec
 	added := make(map[string]*fileRec)
 	for _, e := range fresh {
@@ -158,6 +191,9 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		}
 		mode, ok := gitMode(e.Mode)
 		if !ok {
+			if e.Mode&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0 {
+				report(fileset.Note{Path: e.Path, Kind: fileset.NoteSpecial})
+			}
 			continue
 		}
 		if mode != filemode.Symlink && e.Size > s.opts.MaxFileSize {
@@ -165,8 +201,8 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 				Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)}
 			continue
 		}
-		r := &fileRec{path: e.Path, mode: mode, size: e.Size, mtime: e.ModTime.UnixNano(), ino: e.Ino}
-		if o := old[e.Path]; cache.trusted(o, r.mode, r.size, r.mtime, r.ino) {
+		r := &fileRec{path: e.Path, mode: mode, perm: permBits(e.Mode), size: e.Size, mtime: e.ModTime.UnixNano(), ino: e.Ino}
+		if o := old[e.Path]; cache.trusted(o, r.mode, r.perm, r.size, r.mtime, r.ino) {
 			r.hash = o.hash // an event without a change (touch, chmod back...); not racy
 		} else {
 			jobs = append(jobs, r)
@@ -227,7 +263,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		skipped = append(skipped, sk)
 	}
 	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
-	snap, err = s.commitSnapshot(ctx, opts, refPrefix, prevRoot, root, changed, len(cache.files), skipped, sink, &pw)
+	snap, err = s.commitSnapshot(ctx, opts, refPrefix, prevRoot, root, changed, cache.files, cache.emptyDirs, skipped, sink, &pw)
 	if err != nil {
 		return nil, nil, true, err
 	}
@@ -280,4 +316,30 @@ func deleteSorted(s []string, p string) []string {
 		return append(s[:i], s[i+1:]...)
 	}
 	return s
+}
+
+// dirHasNothing reports whether the workspace directory dir exists and
+// holds nothing a walk would list (files or directories that are not
+// ignored), as fileset's NoteEmptyDir.
+func (s *Store) dirHasNothing(dir string) bool {
+	ents, err := os.ReadDir(s.abs(dir))
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.Name() == ".git" {
+			continue
+		}
+		p := dir + "/" + e.Name()
+		if e.IsDir() {
+			if !s.files.Ignored(p, true) {
+				return false
+			}
+			continue
+		}
+		if (e.Type().IsRegular() || e.Type()&fs.ModeSymlink != 0) && !s.files.Ignored(p, false) {
+			return false
+		}
+	}
+	return true
 }

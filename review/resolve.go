@@ -82,7 +82,7 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	b.apply.Lock()
 	defer b.apply.Unlock()
 	res := &Result{Applied: []string{}, Rejected: []string{}, Conflicts: []Conflict{}}
-	var apply, mark, takeOut []Unit
+	var apply, mark, reject, takeOut []Unit
 	b.mu.Lock()
 	for i, d := range decisions {
 		if d.Action != Accept && d.Action != Reject {
@@ -110,7 +110,7 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 			case st == Rejected && d.Action == Accept && named:
 				apply = append(apply, u) // undo the rejection
 			case (st == Pending || st == Stale) && d.Action == Reject && s.Review == engine.ReviewBefore:
-				b.markLocked(s, []Unit{u}, Rejected, reason, res)
+				reject = append(reject, u)
 			case (st == Pending || st == Stale) && d.Action == Reject,
 				st == Accepted && d.Action == Reject && named:
 				takeOut = append(takeOut, u)
@@ -119,7 +119,9 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 			}
 		}
 	}
+	// Every decision is valid: act.
 	b.markLocked(s, mark, Accepted, "", res)
+	b.markLocked(s, reject, Rejected, reason, res)
 	b.mu.Unlock()
 
 	b.applyUnits(ctx, files, s, apply, res)

@@ -229,7 +229,7 @@ func TestSelectErrors(t *testing.T) {
 	b := NewBook()
 	s := New(f.cs, engine.ReviewBefore)
 	b.Put(s)
-	_, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Accept}, {HunkID: "nope", Action: Accept}}, "")
+	_, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Reject}, {HunkID: "nope", Action: Accept}}, "")
 	if de, ok := err.(*DecisionError); !ok || de.Index != 1 || de.Field != "hunkId" {
 		t.Fatalf("unknown hunk: %v", err)
 	}
@@ -240,4 +240,9 @@ func TestSelectErrors(t *testing.T) {
 	if f.disk() != f.base {
 		t.Fatal("a refused resolve changed the file")
 	}
+	b.Read(func() {
+		if st := s.Status(); st != Pending {
+			t.Errorf("a refused resolve decided units: status %s", st)
+		}
+	})
 }

@@ -35,6 +35,10 @@ func TestRestoreRunReviewedInBuffer(t *testing.T) {
 		{name: "user typed, not saved", after: func(sc *scenario) {
 			sc.do(0, `type main.txt 10 0 "mine\n"`)
 		}, conflict: true, buffer: agent + "mine\n", disk: orig},
+		{name: "saved, then the user typed, not saved", after: func(sc *scenario) {
+			sc.save("main.txt")
+			sc.do(0, `type main.txt 10 0 "mine\n"`)
+		}, conflict: true, buffer: agent + "mine\n", disk: agent},
 		{name: "user typed and saved", after: func(sc *scenario) {
 			sc.do(0, `type main.txt 10 0 "mine\n"`)
 			sc.save("main.txt")
@@ -139,4 +143,46 @@ func (sc *scenario) save(rel string) {
 		sc.t.Fatal(err)
 	}
 	sc.ed.notify("textDocument/didSave", map[string]any{"textDocument": map[string]any{"uri": sc.uri(rel)}})
+}
+
+// --rollback-on-failure over the protocol: the agent's edit went into the
+// open buffer (review "after", through workspace/applyEdit), was saved
+// before the failing command, and the rollback puts the original back in
+// the buffer and on disk, with no conflict.
+func TestRollbackRestoresOpenBuffer(t *testing.T) {
+	const orig = "alpha\nb\nc\n"
+	ar := &txtar.Archive{Files: []txtar.File{
+		{Name: "plan.json", Data: []byte(`{"title": "fails", "steps": [
+  {"id": "edit", "tool": "edit_file", "args": {"path": "main.txt", "edits": [{"oldText": "alpha", "newText": "ALPHA"}]}},
+  {"id": "fail", "tool": "run_command", "args": {"command": "exit 3"}, "dependsOn": ["edit"]}
+]}`)},
+	}}
+	sc := &scenario{t: t, ar: ar, root: t.TempDir(), stateDir: t.TempDir(), buffers: map[string]string{}, version: map[string]int{}}
+	if err := os.WriteFile(filepath.Join(sc.root, "main.txt"), []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitRepo(t, sc.root)
+	sc.do(0, "init review=after")
+	sc.do(0, "open main.txt")
+	sc.do(0, "load plan.json")
+	var res RunStartResult
+	sc.ed.mustCall("agentd/run/start", map[string]any{"planId": sc.planID, "options": map[string]any{"review": "after", "rollbackOnFailure": true}}, &res)
+	sc.runID = res.RunID
+	sc.do(0, "answer-approval allow_once step=edit") // after mode: the write is approved
+	sc.do(0, "answer-approval allow_once step=fail")
+	sc.do(0, "answer-message Abort")
+	sc.do(0, "expect-run failed")
+	if got := sc.buffer("main.txt"); got != orig {
+		t.Errorf("buffer after the rollback = %q, want %q", got, orig)
+	}
+	if got := sc.disk("main.txt"); got != orig {
+		t.Errorf("disk after the rollback = %q, want %q", got, orig)
+	}
+	var st struct {
+		Error string `json:"error"`
+	}
+	sc.ed.mustCall("agentd/run/get", map[string]any{"runId": sc.runID}, &st)
+	if strings.Contains(st.Error, "left alone") || strings.Contains(st.Error, "not by the agent") {
+		t.Errorf("the rollback left the agent's edit alone: %s", st.Error)
+	}
 }

@@ -18,10 +18,13 @@
 // (any level, any case, also through a link) wraps ErrGitDir; reading there
 // is allowed.
 //
-// Internally every path is reduced to its symlink-free form and every file
-// operation goes through an os.Root of the workspace, so a component swapped
-// for an escaping link between the check and the use is still refused.
-// Overlays and change sets are keyed by the symlink-free form.
+// Internally every path is reduced to its symlink-free form. Reads go
+// through an os.Root of the workspace; every write, rename and removal
+// opens the directories on the way one by one without following links
+// (dirat.go), so a component swapped for a link between the check and the
+// use is refused, never followed. Overlays and change sets are keyed by the
+// symlink-free form; a Builder's Write, Delete and Move and Apply act on a
+// symbolic link itself, never on its target (links.go).
 //
 // # Overlays
 //
@@ -34,11 +37,10 @@
 //
 // # Writes
 //
-// WriteFile writes a temporary file beside the target, fsyncs it, gives it
-// the existing file's mode (and owner, when allowed), renames it into place
-// and fsyncs the directory. agentd's own writes are remembered for
-// SelfWriteWindow (RecentlyWritten, SelfWritten) so a file watcher can
-// ignore the events they cause.
+// WriteFile writes a temporary file with a short fixed-length name beside
+// the target, fsyncs it, gives it the existing file's mode (and owner, when
+// allowed; a new file gets its mode under the umask), renames it into place
+// and fsyncs the directory.
 //
 // # Change sets
 //

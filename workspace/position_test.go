@@ -221,3 +221,27 @@ func FuzzOffset(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMinimalEdit checks that the edit the server sends an editor
+// (workspace/applyEdit), applied the way an editor applies it, turns the
+// buffer into exactly the wanted text, in both encodings.
+func FuzzMinimalEdit(f *testing.F) {
+	f.Add("one\ntwo😀 three\nfour\n", "one\ntwo😀 3\nfour\nfive\n", false)
+	f.Add("a\r\nb", "a\nb", true)
+	f.Add("x\ry", "x\r\ny", false)
+	f.Add("é\xff", "è\xfe", true)
+	f.Fuzz(func(t *testing.T, old, new string, utf8enc bool) {
+		enc := UTF16
+		if utf8enc {
+			enc = UTF8
+		}
+		rng, text := MinimalEdit([]byte(old), []byte(new), enc)
+		start, end := refOffset(old, rng.Start, enc), refOffset(old, rng.End, enc)
+		if start > end {
+			t.Fatalf("MinimalEdit(%q, %q, %s) = %v: end before start", old, new, enc, rng)
+		}
+		if got := old[:start] + text + old[end:]; got != new {
+			t.Fatalf("MinimalEdit(%q, %q, %s) = %v %q; applied by the reference: %q", old, new, enc, rng, text, got)
+		}
+	})
+}

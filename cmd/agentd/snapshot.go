@@ -28,6 +28,8 @@ subcommands:
                                               changed since the agent's last snapshot are
                                               conflicts, left alone unless --overwrite
   gc                                          prune old runs and unreferenced objects
+  doctor                                      finish or roll back an interrupted restore, or
+                                              say what is wrong and which snapshot holds your state
 
 flags of every subcommand:
   --workspace DIR   the workspace (default: the current directory)
@@ -69,7 +71,7 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 		return exitUsage
 	}
-	want := map[string][2]int{"create": {0, 0}, "list": {0, 0}, "show": {1, 1}, "diff": {1, 2}, "restore": {1, 1}, "gc": {0, 0}}
+	want := map[string][2]int{"create": {0, 0}, "list": {0, 0}, "show": {1, 1}, "diff": {1, 2}, "restore": {1, 1}, "gc": {0, 0}, "doctor": {0, 0}}
 	n, ok := want[sub]
 	if !ok {
 		fmt.Fprintf(stderr, "agentd snapshot: unknown subcommand %q\n\n%s", sub, snapshotUsage)
@@ -91,6 +93,9 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitFailed
 	}
 	defer store.Close()
+	if prob := store.Problem(); prob != nil && sub != "doctor" {
+		fmt.Fprintf(stderr, "agentd snapshot: warning: %v\n", prob)
+	}
 
 	out := func(v any, text func()) int {
 		if *asJSON {
@@ -229,6 +234,24 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return exitPartial
 		}
 		return code
+	case "doctor":
+		rep, err := store.Doctor(ctx)
+		if rep != nil {
+			code := out(rep, func() {
+				for _, r := range rep.Repaired {
+					fmt.Fprintf(stdout, "repaired: %s\n", r)
+				}
+				if len(rep.Repaired) == 0 && err == nil {
+					fmt.Fprintln(stdout, "the snapshot store is in order")
+				}
+			})
+			if err != nil {
+				fmt.Fprintf(stderr, "agentd snapshot doctor: %v\n", err)
+				return exitFailed
+			}
+			return code
+		}
+		return fail(err)
 	case "gc":
 		res, err := store.GC(ctx)
 		if err != nil {

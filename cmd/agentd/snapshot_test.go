@@ -197,3 +197,26 @@ func TestSnapshotCLIRestoreProtected(t *testing.T) {
 		t.Fatalf("b.txt = %q after --overwrite", b)
 	}
 }
+
+// TestSnapshotCLIDoctorAndSkipped: create reports what it left out, and
+// doctor says the store is in order.
+func TestSnapshotCLIDoctorAndSkipped(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	if err := exec.Command("mkfifo", filepath.Join(ws, "pipe")).Run(); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := snapCLI(t, ws, state, "create")
+	if code != exitOK || !strings.Contains(out, "skipped: pipe") {
+		t.Fatalf("create: %d %q", code, out)
+	}
+	out, _, code = snapCLI(t, ws, state, "create", "--json")
+	var snap gitops.Snapshot
+	if code != exitOK || json.Unmarshal([]byte(out), &snap) != nil || len(snap.Skipped) != 1 || snap.Skipped[0].Path != "pipe" {
+		t.Fatalf("create --json: %d %s", code, out)
+	}
+	out, _, code = snapCLI(t, ws, state, "doctor")
+	if code != exitOK || !strings.Contains(out, "in order") {
+		t.Fatalf("doctor: %d %q", code, out)
+	}
+}

@@ -36,6 +36,29 @@ type Options struct {
 	// bits of Mode (0 or fs.ModeSymlink) and no Size, ModTime or Ino.
 	// For callers that need only paths (listing, search).
 	NoStat bool
+	// Report, if set, is told (from several goroutines at once) what the
+	// walk passes over although no ignore rule excludes it: special files
+	// (FIFOs, sockets, devices), directories it cannot open or read, and
+	// directories with nothing to list (no files, no sub-directories;
+	// ignored entries do not count). The root is never reported.
+	Report func(Note)
+}
+
+// NoteKind says what a Note is about.
+type NoteKind int
+
+// Note kinds.
+const (
+	NoteSpecial    NoteKind = iota + 1 // a FIFO, socket or device file
+	NoteUnreadable                     // a directory that cannot be opened or read
+	NoteEmptyDir                       // a directory with nothing to list
+)
+
+// Note is one thing a walk passed over (Options.Report).
+type Note struct {
+	Path string // slash-separated, relative to the root, as Entry.Path
+	Kind NoteKind
+	Err  error // NoteUnreadable: why
 }
 
 // Set is a workspace's file set with its ignore rules loaded. It is safe for

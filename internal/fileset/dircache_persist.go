@@ -77,7 +77,7 @@ func (cd *cachedDir) matches(n *dirNode) bool {
 	return sameChain(n, cd.lists)
 }
 
-const dirCacheMagic = "AGDC0001"
+const dirCacheMagic = "AGDC0002" // 0002: special files are listed (kind bit 4), to be reported
 
 // DirCacheGen changes whenever the directory cache does (for callers that
 // save it only when it changed).
@@ -151,6 +151,9 @@ func (s *Set) SaveDirCache(w io.Writer) error {
 			}
 			if f.tracked {
 				kind |= 2
+			}
+			if f.typ == fs.ModeIrregular {
+				kind |= 4 // a special file, listed to be reported
 			}
 			putU(kind)
 		}
@@ -287,6 +290,9 @@ func decodeDirCache(data []byte) (map[string]*cachedDir, fingerprint, error) {
 			}
 			if kind&1 != 0 {
 				f.typ = fs.ModeSymlink
+			}
+			if kind&4 != 0 {
+				f.typ = fs.ModeIrregular
 			}
 			cd.files = append(cd.files, f)
 		}

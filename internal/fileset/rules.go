@@ -250,3 +250,70 @@ func (s *Set) ignored(rel string, isDir bool) (bool, error) {
 	}
 	return r.excluded(n, p, isDir), nil
 }
+
+// IgnoredBy is Ignored with the workspace's .gitignore files as read
+// returns them (read gets a workspace-relative slash path such as
+// "sub/.gitignore" and returns nil when there is none), for instance a
+// snapshot's; the index, info/exclude, the global excludes file and the
+// ignore files above the workspace are the current ones.
+func (s *Set) IgnoredBy(rel string, isDir bool, read func(string) []byte) bool {
+	rel, err := cleanRel(rel)
+	if err != nil || hasGitComponent(rel) {
+		return true
+	}
+	if rel == "" {
+		return false
+	}
+	r, err := s.loadRules()
+	if err != nil {
+		s.logger().Warn("fileset: cannot evaluate ignore rules", "path", rel, "err", err)
+		return false
+	}
+	prefix := ""
+	if s.repo != nil {
+		prefix = s.repo.prefix
+	}
+	p := prefix + rel
+	if _, ok := r.index.tracked[p]; ok {
+		return false
+	}
+	if _, ok := r.index.gitlink[p]; ok {
+		return false
+	}
+	if isDir && r.index.hasUnder(p) {
+		return false
+	}
+	rules := func(parent *dirNode, dir string) *dirNode {
+		if prefix != "" && len(dir)+1 < len(prefix) { // above the workspace: from disk
+			n, err := s.dirRules(r, parent, dir)
+			if err != nil {
+				return parent
+			}
+			return n
+		}
+		wsDir := strings.TrimPrefix(strings.TrimPrefix(dir, strings.TrimSuffix(prefix, "/")), "/")
+		name := ".gitignore"
+		if wsDir != "" {
+			name = wsDir + "/.gitignore"
+		}
+		data := read(name)
+		if data == nil {
+			return parent
+		}
+		base := ""
+		if dir != "" {
+			base = dir + "/"
+		}
+		return &dirNode{parent: parent, list: parsePatterns(data, base)}
+	}
+	n := rules(nil, "")
+	parts := strings.Split(p, "/")
+	for i := range parts[:len(parts)-1] {
+		d := strings.Join(parts[:i+1], "/")
+		if r.excluded(n, d, true) {
+			return true
+		}
+		n = rules(n, d)
+	}
+	return r.excluded(n, p, isDir)
+}

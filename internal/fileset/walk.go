@@ -28,7 +28,16 @@ type walker struct {
 	prefixLen int                                   // Entry.Path is the repository-relative path minus the workspace prefix
 	noIgnore  bool
 	noStat    bool
+	report    func(Note)
 	dc        *dirCache // nil: list every directory (NoIgnore)
+}
+
+// note reports n (repository-relative path) if the caller asked for it.
+func (w *walker) note(rel string, kind NoteKind, err error) {
+	if w.report == nil || len(rel) <= w.prefixLen {
+		return
+	}
+	w.report(Note{Path: rel[w.prefixLen:], Kind: kind, Err: err})
 }
 
 func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error, dirFn func(string, []Entry) error) error {
@@ -74,7 +83,7 @@ func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error, dirF
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(workers)
-	w := &walker{s: s, r: r, ctx: gctx, g: g, fn: fn, dirFn: dirFn, prefixLen: len(prefix), noIgnore: opts.NoIgnore, noStat: opts.NoStat}
+	w := &walker{s: s, r: r, ctx: gctx, g: g, fn: fn, dirFn: dirFn, prefixLen: len(prefix), noIgnore: opts.NoIgnore, noStat: opts.NoStat, report: opts.Report}
 	if !opts.NoIgnore {
 		s.dirs.begin(r)
 		w.dc = &s.dirs
@@ -114,6 +123,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
 			w.s.logger().Warn("fileset: cannot open directory, skipping it", "dir", abs, "err", err)
+			w.note(rel, NoteUnreadable, err)
 		}
 		return nil
 	}
@@ -142,6 +152,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		f.close()
 		if !errors.Is(err, fs.ErrNotExist) {
 			w.s.logger().Warn("fileset: cannot read directory, skipping it", "dir", abs, "err", err)
+			w.note(rel, NoteUnreadable, err)
 		}
 		return nil
 	}
@@ -178,6 +189,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	}
 	var subdirs []string
 	var batch []Entry // WalkDirs: this directory's files
+	listed := 0       // files not excluded
 	fd := f.dirfd()
 	for _, e := range ents {
 		name := e.Name()
@@ -205,12 +217,22 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 			continue
 		case t.IsRegular(), t&fs.ModeSymlink != 0:
 		default:
-			continue // sockets, pipes, devices: git ignores them too
+			// Sockets, pipes, devices: git passes over them too, but the
+			// caller is told (unless they are ignored).
+			if !w.noIgnore && w.r.excluded(node, p, false) {
+				continue
+			}
+			if cd != nil {
+				cd.files = append(cd.files, cachedFileEnt{name: name, path: p, typ: fs.ModeIrregular})
+			}
+			w.note(p, NoteSpecial, nil)
+			continue
 		}
 		_, tracked := w.r.index.tracked[p]
 		if !tracked && !w.noIgnore && w.r.excluded(node, p, false) {
 			continue
 		}
+		listed++
 		if cd != nil {
 			cd.files = append(cd.files, cachedFileEnt{name: name, path: p, typ: t & fs.ModeSymlink, tracked: tracked})
 		}
@@ -220,6 +242,9 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		}
 	}
 	f.close()
+	if listed == 0 && len(subdirs) == 0 {
+		w.note(rel, NoteEmptyDir, nil)
+	}
 	if err := w.flush(batch); err != nil {
 		return err
 	}
@@ -240,6 +265,11 @@ func (w *walker) entry(fd int, abs, name string, ent Entry, batch *[]Entry) erro
 			return nil
 		}
 		if !ent.Mode.IsRegular() && ent.Mode&fs.ModeSymlink == 0 {
+			if ent.Mode&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0 {
+				if w.report != nil {
+					w.report(Note{Path: ent.Path, Kind: NoteSpecial})
+				}
+			}
 			return nil
 		}
 	}
@@ -298,13 +328,22 @@ func (w *walker) cached(f *dirHandle, abs, rel string, node *dirNode, cd *cached
 	if w.dirFn != nil {
 		batch = make([]Entry, 0, len(cd.files))
 	}
+	listed := 0
 	for _, cf := range cd.files {
+		if cf.typ == fs.ModeIrregular {
+			w.note(cf.path, NoteSpecial, nil)
+			continue
+		}
+		listed++
 		if err := w.entry(fd, abs, cf.name, Entry{Path: cf.path[w.prefixLen:], Tracked: cf.tracked, Mode: cf.typ}, &batch); err != nil {
 			f.close()
 			return err
 		}
 	}
 	f.close()
+	if listed == 0 && len(cd.subdirs) == 0 {
+		w.note(rel, NoteEmptyDir, nil)
+	}
 	if err := w.flush(batch); err != nil {
 		return err
 	}

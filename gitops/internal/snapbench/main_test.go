@@ -34,9 +34,29 @@ func TestReportOnSmallTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("GIT_CONFIG_GLOBAL", filepath.Join(work, "gitconfig"))
+	// The tree is a repository that tracks a file its own .gitignore
+	// matches: agentd keeps it (as git ls-files does), and the git side
+	// must be given the same file set instead of refusing.
+	if err := os.WriteFile(filepath.Join(tree, "tracked.o"), []byte("kept\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"add", "-f", "tracked.o"},
+		{"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"}} {
+		if o, err := exec.Command("git", append([]string{"-C", tree}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, o)
+		}
+	}
+	// The per-process path runs the real binary.
+	bin := filepath.Join(work, "agentd")
+	mod, _ := exec.Command("go", "env", "GOMOD").Output()
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentd")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(mod)))
+	if o, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build agentd: %v\n%s", err, o)
+	}
 	var buf bytes.Buffer
-	out, barrier = &buf, false
-	defer func() { out, barrier = os.Stdout, true }()
+	out, barrier, agentdBin = &buf, false, bin
+	defer func() { out, barrier, agentdBin = os.Stdout, true, "" }()
 	if err := run(tree, work, 1); err != nil {
 		t.Fatalf("%v\n%s", err, buf.String())
 	}
@@ -45,12 +65,13 @@ func TestReportOnSmallTree(t *testing.T) {
 		"initial snapshot ", "no change ", "10 changed files ", "restore 10 modified + 5 created + 5 deleted ",
 		"no change, watcher running", "10 changed files, watcher running",
 		"restore 10 modified + 5 created + 5 deleted, watcher running", "store size after the initial snapshot",
+		"no change, per process", "10 changed files, per process", "restore 10 modified + 5 created + 5 deleted, per process",
 	} {
 		if !strings.Contains(report, row) {
 			t.Errorf("the report has no %q row:\n%s", row, report)
 		}
 	}
-	if !strings.Contains(report, "agentd 241 files (0 skipped), git 241 files") {
-		t.Errorf("agentd and git should both see the 240 files and .gitignore:\n%s", report)
+	if !strings.Contains(report, "agentd 242 files (0 skipped), git 242 files") {
+		t.Errorf("agentd and git should both see the 240 files, .gitignore and tracked.o:\n%s", report)
 	}
 }

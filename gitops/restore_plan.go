@@ -1,0 +1,242 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
+)
+
+func (s *Store) abs(rel string) string { return s.root + "/" + rel }
+
+// planner looks at the disk for what the scan does not hold.
+type planner struct {
+	s         *Store
+	cur       *scanResult
+	overwrite bool
+	data      map[string][]byte // content of the files diskFile read (for the safety snapshot)
+	skipped   map[string]SkippedFile
+}
+
+// diskFile returns the file at p that the scan does not hold (ignored
+// now), read so that the safety snapshot can keep it; nil if nothing (or
+// an empty directory, see blocked) is there. why is set when the restore
+// must leave p alone.
+func (pl *planner) diskFile(p string) (*fileRec, string) {
+	abs := pl.s.abs(p)
+	fi, err := os.Lstat(abs)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return nil, ""
+	}
+	if err != nil {
+		return nil, fmt.Sprintf("cannot be looked at (%v); left alone", err)
+	}
+	mode, ok := gitMode(fi.Mode())
+	switch {
+	case fi.IsDir():
+		return nil, ""
+	case !ok:
+		return nil, "a special file (FIFO, socket or device) is where the file goes; left alone"
+	case mode != filemode.Symlink && fi.Size() > pl.s.opts.MaxFileSize:
+		if pl.overwrite {
+			return nil, ""
+		}
+		return nil, fmt.Sprintf("too large (%d bytes, over the snapshot size limit) to be saved for undo; left alone (restore with overwrite to replace it)", fi.Size())
+	}
+	r := &fileRec{path: p, mode: mode, perm: permBits(fi.Mode()), size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inode(fi)}
+	data, err := pl.s.readEntry(r)
+	if err != nil {
+		if pl.overwrite {
+			return nil, ""
+		}
+		return nil, fmt.Sprintf("cannot be read to be saved for undo (%v); left alone (restore with overwrite to replace it)", err)
+	}
+	r.hash = hashObject(plumbing.BlobObject, data)
+	pl.data[p] = data
+	return r, ""
+}
+
+// blocked says why the target's file p cannot be written (a file, symlink
+// or unreadable directory where one of its directories goes, or a
+// directory with files the restore keeps where the file goes); "" if it
+// can.
+func (pl *planner) blocked(p string, want map[string]treeFile) string {
+	for sk := range pl.skipped {
+		if strings.HasSuffix(sk, "/") && strings.HasPrefix(p, sk) {
+			return "below " + sk + ", a directory that cannot be read; left alone"
+		}
+	}
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		d := strings.Join(parts[:i], "/")
+		fi, err := os.Lstat(pl.s.abs(d))
+		if errors.Is(err, fs.ErrNotExist) {
+			return ""
+		}
+		if err != nil {
+			return fmt.Sprintf("cannot look at its directory %s (%v); left alone", d, err)
+		}
+		if fi.IsDir() {
+			continue
+		}
+		if _, ok := pl.cur.byPath[d]; ok {
+			if _, kept := want[d]; !kept {
+				return "" // deleted first
+			}
+		}
+		return fmt.Sprintf("%s, which the restore keeps, is a file or symlink where its directory goes; left alone", d)
+	}
+	if strings.HasSuffix(p, "/.") {
+		return ""
+	}
+	fi, err := os.Lstat(pl.s.abs(p))
+	if err == nil && fi.IsDir() && !pl.clearable(p, want) {
+		return "a directory with files the restore keeps (ignored or left alone) is where the file goes; left alone"
+	}
+	return ""
+}
+
+// clearable reports whether everything below directory dir is a file the
+// restore deletes (so the directory goes with them).
+func (pl *planner) clearable(dir string, want map[string]treeFile) bool {
+	ents, err := os.ReadDir(pl.s.abs(dir))
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		p := dir + "/" + e.Name()
+		if e.IsDir() {
+			if !pl.clearable(p, want) {
+				return false
+			}
+			continue
+		}
+		if _, ok := pl.cur.byPath[p]; !ok {
+			return false
+		}
+		if _, kept := want[p]; kept {
+			return false
+		}
+	}
+	return true
+}
+
+// targetIgnoreReader reads the .gitignore files of tree root (for
+// fileset's IgnoredBy).
+func (s *Store) targetIgnoreReader(root plumbing.Hash) func(string) []byte {
+	cache := map[string][]byte{}
+	return func(p string) []byte {
+		if d, ok := cache[p]; ok {
+			return d
+		}
+		var data []byte
+		if files, err := s.lookupFiles(root, []string{p}); err == nil {
+			if f, ok := files[p]; ok && f.mode != filemode.Symlink {
+				data, _ = s.readBlob(f.hash)
+			}
+		}
+		cache[p] = data
+		return data
+	}
+}
+
+// snapshotPerms returns the permission bits snapshot id records.
+func (s *Store) snapshotPerms(id string) func(string, filemode.FileMode) uint32 {
+	m := &snapMeta{}
+	if c, err := s.readCommit(plumbing.NewHash(id)); err == nil {
+		if pm, err := parseCommitMessage(c.Message); err == nil {
+			m = pm
+		}
+	}
+	return m.perm
+}
+
+// amendSafety replaces the safety snapshot undo (same reference) with one
+// that also holds extra (files the walk left out as ignored, with their
+// data) and records absent as paths that did not exist.
+func (s *Store) amendSafety(ctx context.Context, undo *Snapshot, extra map[string]*fileRec, data map[string][]byte, absent, keepDirs []string) (*Snapshot, error) {
+	c, err := s.readCommit(plumbing.NewHash(undo.ID))
+	if err != nil {
+		return nil, err
+	}
+	m, err := parseCommitMessage(c.Message)
+	if err != nil {
+		return nil, err
+	}
+	var pw *packWriter
+	sink := &lazyPackSink{s: s, pw: &pw}
+	fail := func(err error) (*Snapshot, error) {
+		if pw != nil {
+			pw.abort()
+		}
+		s.stMu.Lock()
+		s.pendingTrees = nil
+		s.stMu.Unlock()
+		return nil, err
+	}
+	ov := make(map[string]*treeFile, len(extra))
+	for p, r := range extra {
+		if err := sink.put(plumbing.BlobObject, r.hash, data[p]); err != nil {
+			return fail(err)
+		}
+		ov[p] = &treeFile{mode: r.mode, hash: r.hash}
+		if r.mode != filemode.Symlink && r.perm != m.perm(p, r.mode) {
+			if m.Perms == nil {
+				m.Perms = map[string]uint32{}
+			}
+			m.Perms[p] = r.perm
+		}
+	}
+	root, err := s.patchTree(c.TreeHash, ov, sink)
+	if err != nil {
+		return fail(err)
+	}
+	m.Absent = append(m.Absent, absent...)
+	m.EmptyDirs = append(m.EmptyDirs, keepDirs...)
+	sort.Strings(m.EmptyDirs)
+	m.Files += len(extra)
+	msg, err := commitMessage(m)
+	if err != nil {
+		return fail(err)
+	}
+	sig := agentdSig
+	sig.When = m.CreatedAt
+	ch, cdata, err := encodeObject(&object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root})
+	if err != nil {
+		return fail(err)
+	}
+	if err := sink.put(plumbing.CommitObject, ch, cdata); err != nil {
+		return fail(err)
+	}
+	if pw != nil {
+		idx, err := pw.finish()
+		pw = nil
+		if err != nil {
+			return fail(err)
+		}
+		s.packWritten(idx)
+	}
+	s.stMu.Lock()
+	s.pendingTrees = nil
+	err = s.st.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(undo.Ref), ch))
+	s.stMu.Unlock()
+	s.refCache = nil
+	if err != nil {
+		return nil, fmt.Errorf("write reference %s: %w", undo.Ref, err)
+	}
+	snap := metaToSnapshot(ch, undo.Ref, m)
+	s.metaCache[ch] = snap
+	cp := *snap
+	return &cp, ctx.Err()
+}
+
+var _ = path.Join
