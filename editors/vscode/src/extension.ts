@@ -215,6 +215,12 @@ async function onRunEvent(st: State, p: { runId: string; event: RunEvent; state?
       break;
     }
   }
+  if (ev.type === 'stepFinished' || ev.type === 'runFinished') {
+    // A change set offered after its step (after mode) may be announced before the server can
+    // return it: pick up any open set of this run not shown yet.
+    const list = await req<ChangeSet[]>('agentd/changes/list', { runId: p.runId }).catch(() => [] as ChangeSet[]);
+    for (const c of list) if (!st.review.sets.has(c.id) && isOpen(c)) await fetchChangeSet(st, c.id);
+  }
   if (ev.type === 'runFinished' || ev.type === 'stepFailed') {
     const full = await req<RunState>('agentd/run/get', { runId: p.runId }).catch(() => undefined);
     if (full) { st.run = full; st.plan.setRun(full); }
