@@ -4,9 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
-	"unicode/utf16"
-	"unicode/utf8"
 
 	"github.com/agentd/agentd/workspace"
 )
@@ -20,66 +19,49 @@ func documentMethods() map[string]method {
 	}
 }
 
-// document is the server's mirror of an editor buffer. The workspace keeps
-// the overlay tools read; the mirror lets the server compute edits for
-// workspace/applyEdit and know which buffers hold accepted but unsaved
-// changes, even for files outside the workspace.
-type document struct {
-	uri     string
-	text    []byte
-	version int32
-	// acceptedUnsaved is set when accepted hunks reached the buffer through
-	// workspace/applyEdit and the buffer has not been saved since.
-	acceptedUnsaved bool
-	// userEdited is set when the user changed the buffer since it was last
-	// saved (not through agentd's own applyEdit).
-	userEdited bool
-	// applying counts agentd's own applyEdit calls in flight for the buffer.
-	applying int
-}
+// Open buffers live in one place, the workspace's overlays: this file only
+// adapts the LSP notifications to them. Buffers of files outside the
+// workspace are not kept (nothing agentd does reads or writes them).
 
+// documents remembers the URI under which the editor opened each buffer
+// (by workspace path), so edits sent back name the document as the editor
+// knows it, even when it reached the workspace through a symlink.
 type documents struct {
 	mu   sync.Mutex
-	docs map[string]*document
+	uris map[string]string // rel -> the editor's URI
 }
 
-func newDocuments() *documents { return &documents{docs: map[string]*document{}} }
+func newDocuments() *documents { return &documents{uris: map[string]string{}} }
 
-// get returns a copy of the document's state.
-func (d *documents) get(uri string) (document, bool) {
+// uri returns the editor's URI for an open buffer.
+func (d *documents) uri(rel string) (string, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	doc, ok := d.docs[uri]
-	if !ok {
-		return document{}, false
-	}
-	c := *doc
-	c.text = append([]byte(nil), doc.text...)
-	return c, true
+	u, ok := d.uris[rel]
+	return u, ok
 }
 
-func (d *documents) update(uri string, f func(*document)) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	doc, ok := d.docs[uri]
-	if ok {
-		f(doc)
-	}
-	return ok
-}
-
-// unsavedAccepted lists buffers that received accepted hunks and are not saved.
-func (d *documents) unsavedAccepted() (uris []string, userEdited map[string]bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	userEdited = map[string]bool{}
-	for uri, doc := range d.docs {
-		if doc.acceptedUnsaved {
-			uris = append(uris, uri)
-			userEdited[uri] = doc.userEdited
+// negotiateEncoding picks the position encoding from the client's
+// general.positionEncodings (in the client's order of preference): UTF-8
+// or UTF-16, which LSP requires every client to support and is the default.
+func negotiateEncoding(offered []string) workspace.PositionEncoding {
+	for _, e := range offered {
+		switch workspace.PositionEncoding(e) {
+		case workspace.UTF8:
+			return workspace.UTF8
+		case workspace.UTF16:
+			return workspace.UTF16
 		}
 	}
-	return uris, userEdited
+	return workspace.UTF16
+}
+
+// encoding is the position encoding negotiated at initialize.
+func (s *Server) encoding() workspace.PositionEncoding {
+	if e := s.capabilities().positionEncoding; e != "" {
+		return e
+	}
+	return workspace.UTF16
 }
 
 type textDocumentItem struct {
@@ -93,6 +75,8 @@ type contentChange struct {
 	Text  string           `json:"text"`
 }
 
+// relPath returns the workspace path of a URI, false if it is outside the
+// workspace (or there is none).
 func (s *Server) relPath(uri string) (string, bool) {
 	ws, err := s.workspace()
 	if err != nil {
@@ -105,6 +89,15 @@ func (s *Server) relPath(uri string) (string, bool) {
 	return rel, true
 }
 
+// buffer returns the open buffer of a URI.
+func (s *Server) buffer(uri string) (workspace.BufferState, bool) {
+	ws, err := s.workspace()
+	if err != nil {
+		return workspace.BufferState{}, false
+	}
+	return ws.Buffer(uri)
+}
+
 func (s *Server) didOpen(ctx context.Context, params json.RawMessage) error {
 	var p struct {
 		TextDocument textDocumentItem `json:"textDocument"`
@@ -113,13 +106,15 @@ func (s *Server) didOpen(ctx context.Context, params json.RawMessage) error {
 		return err
 	}
 	td := p.TextDocument
-	s.docs.mu.Lock()
-	s.docs.docs[td.URI] = &document{uri: td.URI, text: []byte(td.Text), version: td.Version}
-	s.docs.mu.Unlock()
 	if rel, ok := s.relPath(td.URI); ok {
 		ws, _ := s.workspace()
 		if err := ws.OpenOverlay(rel, []byte(td.Text), td.Version); err != nil {
 			return fmt.Errorf("didOpen %s: %w", td.URI, err)
+		}
+		if b, ok := ws.Buffer(rel); ok {
+			s.docs.mu.Lock()
+			s.docs.uris[b.Path] = td.URI
+			s.docs.mu.Unlock()
 		}
 	}
 	return nil
@@ -137,33 +132,6 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) error {
 		return err
 	}
 	uri := p.TextDocument.URI
-	var applyErr error
-	own := false
-	known := s.docs.update(uri, func(doc *document) {
-		for _, c := range p.ContentChanges {
-			if c.Range == nil {
-				doc.text = []byte(c.Text)
-				continue
-			}
-			t, err := applyEdit(doc.text, *c.Range, c.Text)
-			if err != nil {
-				applyErr = err
-				return
-			}
-			doc.text = t
-		}
-		doc.version = p.TextDocument.Version
-		own = doc.applying > 0
-		if !own {
-			doc.userEdited = true
-		}
-	})
-	if !known {
-		return fmt.Errorf("didChange for %s, which is not open", uri)
-	}
-	if applyErr != nil {
-		return fmt.Errorf("didChange %s: %w", uri, applyErr)
-	}
 	rel, ok := s.relPath(uri)
 	if !ok {
 		return nil
@@ -173,10 +141,11 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) error {
 	for i, c := range p.ContentChanges {
 		edits[i] = workspace.TextEdit{Range: c.Range, Text: c.Text}
 	}
-	if err := ws.EditOverlay(rel, edits, p.TextDocument.Version); err != nil {
+	byUser, err := ws.EditOverlayIn(rel, edits, p.TextDocument.Version, s.encoding())
+	if err != nil {
 		return fmt.Errorf("didChange %s: %w", uri, err)
 	}
-	if !own {
+	if byUser {
 		s.onUserEdit(uri, rel)
 	}
 	return nil
@@ -191,11 +160,13 @@ func (s *Server) didClose(ctx context.Context, params json.RawMessage) error {
 	if err := decode(params, &p); err != nil {
 		return err
 	}
-	s.docs.mu.Lock()
-	delete(s.docs.docs, p.TextDocument.URI)
-	s.docs.mu.Unlock()
 	if rel, ok := s.relPath(p.TextDocument.URI); ok {
 		ws, _ := s.workspace()
+		if b, ok := ws.Buffer(rel); ok {
+			s.docs.mu.Lock()
+			delete(s.docs.uris, b.Path)
+			s.docs.mu.Unlock()
+		}
 		ws.CloseOverlay(rel)
 	}
 	return nil
@@ -211,120 +182,42 @@ func (s *Server) didSave(ctx context.Context, params json.RawMessage) error {
 	if err := decode(params, &p); err != nil {
 		return err
 	}
-	s.docs.update(p.TextDocument.URI, func(doc *document) {
-		if p.Text != nil {
-			doc.text = []byte(*p.Text)
-		}
-		doc.acceptedUnsaved = false
-		doc.userEdited = false
-	})
+	rel, ok := s.relPath(p.TextDocument.URI)
+	if !ok {
+		return nil
+	}
+	var text []byte
+	if p.Text != nil {
+		text = []byte(*p.Text)
+	}
+	ws, _ := s.workspace()
+	if err := ws.SaveOverlay(rel, text); err != nil {
+		return fmt.Errorf("didSave %s: %w", p.TextDocument.URI, err)
+	}
 	return nil
 }
 
-// offsetOf converts an LSP position (UTF-16 character) to a byte offset.
-// A character past the end of its line clamps to the line end; a line past
-// the end of the text clamps to the end (as LSP clients expect).
-func offsetOf(text []byte, pos workspace.Position) (int, error) {
-	if pos.Line < 0 || pos.Character < 0 {
-		return 0, fmt.Errorf("negative position %d:%d", pos.Line, pos.Character)
-	}
-	off := 0
-	for line := 0; line < pos.Line; line++ {
-		i := indexByteFrom(text, off, '\n')
-		if i < 0 {
-			return len(text), nil
-		}
-		off = i + 1
-	}
-	units := 0
-	for off < len(text) && units < pos.Character {
-		if text[off] == '\n' || (text[off] == '\r' && off+1 < len(text) && text[off+1] == '\n') {
-			break
-		}
-		r, size := utf8.DecodeRune(text[off:])
-		n := utf16.RuneLen(r)
-		if n < 0 {
-			n = 1
-		}
-		if units+n > pos.Character {
-			break
-		}
-		units += n
-		off += size
-	}
-	return off, nil
-}
-
-func indexByteFrom(b []byte, from int, c byte) int {
-	for i := from; i < len(b); i++ {
-		if b[i] == c {
-			return i
-		}
-	}
-	return -1
-}
-
-// positionOf converts a byte offset to an LSP position.
-func positionOf(text []byte, off int) workspace.Position {
-	var pos workspace.Position
-	lineStart := 0
-	for i := 0; i < off && i < len(text); i++ {
-		if text[i] == '\n' {
-			pos.Line++
-			lineStart = i + 1
-		}
-	}
-	for i := lineStart; i < off && i < len(text); {
-		r, size := utf8.DecodeRune(text[i:])
-		n := utf16.RuneLen(r)
-		if n < 0 {
-			n = 1
-		}
-		pos.Character += n
-		i += size
-	}
-	return pos
-}
-
-// applyEdit replaces rng in text with newText.
-func applyEdit(text []byte, rng workspace.Range, newText string) ([]byte, error) {
-	start, err := offsetOf(text, rng.Start)
+// unsavedAgentBuffers lists the URIs of open buffers that received the
+// agent's edits and are not saved since.
+func (s *Server) unsavedAgentBuffers() []string {
+	ws, err := s.workspace()
 	if err != nil {
-		return nil, err
+		return nil
 	}
-	end, err := offsetOf(text, rng.End)
-	if err != nil {
-		return nil, err
+	var uris []string
+	for _, b := range ws.Buffers() {
+		if b.AgentUnsaved {
+			uris = append(uris, s.bufferURI(b.Path))
+		}
 	}
-	if end < start {
-		return nil, fmt.Errorf("range end %d:%d before start %d:%d", rng.End.Line, rng.End.Character, rng.Start.Line, rng.Start.Character)
-	}
-	out := make([]byte, 0, len(text)-(end-start)+len(newText))
-	out = append(out, text[:start]...)
-	out = append(out, newText...)
-	out = append(out, text[end:]...)
-	return out, nil
+	slices.Sort(uris)
+	return uris
 }
 
-// minimalEdit returns one edit turning old into new: the range of old that
-// differs and its replacement.
-func minimalEdit(old, new []byte) (workspace.Range, string) {
-	p := 0
-	for p < len(old) && p < len(new) && old[p] == new[p] {
-		p++
+// bufferURI is the URI of an open buffer as the editor named it.
+func (s *Server) bufferURI(rel string) string {
+	if u, ok := s.docs.uri(rel); ok {
+		return u
 	}
-	// Do not split a UTF-8 sequence.
-	for p > 0 && p < len(old) && !utf8.RuneStart(old[p]) {
-		p--
-	}
-	so, sn := len(old), len(new)
-	for so > p && sn > p && old[so-1] == new[sn-1] {
-		so--
-		sn--
-	}
-	for so < len(old) && !utf8.RuneStart(old[so]) {
-		so++
-		sn++
-	}
-	return workspace.Range{Start: positionOf(old, p), End: positionOf(old, so)}, string(new[p:sn])
+	return s.uriOf(rel)
 }

@@ -63,6 +63,9 @@ type initializeParams struct {
 		Workspace struct {
 			ApplyEdit bool `json:"applyEdit"`
 		} `json:"workspace"`
+		General struct {
+			PositionEncodings []string `json:"positionEncodings"`
+		} `json:"general"`
 	} `json:"capabilities"`
 	InitializationOptions *initOptions `json:"initializationOptions"`
 }
@@ -70,6 +73,7 @@ type initializeParams struct {
 // InitializeResult is the initialize answer.
 type InitializeResult struct {
 	Capabilities struct {
+		PositionEncoding string `json:"positionEncoding,omitempty"`
 		TextDocumentSync struct {
 			OpenClose bool `json:"openClose"`
 			Change    int  `json:"change"`
@@ -161,6 +165,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		applyEdit:        p.Capabilities.Workspace.ApplyEdit,
 		approvalRequest:  opts.ClientFeatures.ApprovalRequest,
 		changeReview:     opts.ClientFeatures.ChangeReview,
+		positionEncoding: negotiateEncoding(p.Capabilities.General.PositionEncodings),
 	}
 
 	var (
@@ -247,6 +252,9 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	s.restore()
 
 	var res InitializeResult
+	if len(p.Capabilities.General.PositionEncodings) > 0 {
+		res.Capabilities.PositionEncoding = string(caps.positionEncoding)
+	}
 	res.Capabilities.TextDocumentSync.OpenClose = true
 	res.Capabilities.TextDocumentSync.Change = 2
 	res.Capabilities.TextDocumentSync.Save = true

@@ -82,8 +82,8 @@ func (s *Server) parsePlanParam(ctx context.Context, raw json.RawMessage, uri st
 // readURI reads a file the editor names: the overlay if it is open in the
 // workspace, else the disk.
 func (s *Server) readURI(ctx context.Context, uri string) ([]byte, string, error) {
-	if doc, ok := s.docs.get(uri); ok {
-		return doc.text, uri, nil
+	if b, ok := s.buffer(uri); ok {
+		return b.Text, uri, nil
 	}
 	if ws, err := s.workspace(); err == nil {
 		if rel, _, err := ws.Resolve(uri); err == nil {

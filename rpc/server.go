@@ -128,6 +128,7 @@ type clientCaps struct {
 	applyEdit        bool
 	approvalRequest  bool
 	changeReview     bool
+	positionEncoding workspace.PositionEncoding // negotiated at initialize (documents.go)
 }
 
 // method is one registered request or notification.

@@ -30,7 +30,7 @@ func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) 
 	if err != nil {
 		return "", err
 	}
-	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label})
+	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label, Contents: a.s.agentContents()})
 	if err != nil {
 		return "", err
 	}
@@ -42,10 +42,15 @@ func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	res, err := store.Restore(ctx, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite})
+	ws, err := a.s.workspace()
 	if err != nil {
 		return nil, err
 	}
+	res, bufConflicts, err := a.s.restoreWithBuffers(ctx, store, ws, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite})
+	if err != nil {
+		return nil, err
+	}
+	res.Conflicts = append(res.Conflicts, bufConflicts...)
 	info := &engine.RestoreInfo{SnapshotID: req.SnapshotID}
 	info.Restored = append(append(append(info.Restored, res.Restored...), res.Created...), res.Deleted...)
 	for _, c := range res.Conflicts {
@@ -206,10 +211,11 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 			opts.Since = list[0].ID
 		}
 	}
-	res, err := store.Restore(ctx, p.ID, opts)
+	res, bufConflicts, err := s.restoreWithBuffers(ctx, store, ws, p.ID, opts)
 	if err != nil {
 		return nil, err
 	}
+	res.Conflicts = append(res.Conflicts, bufConflicts...)
 	out := RestoreResult{Restored: []string{}, Deleted: []string{}, Created: []string{}, Conflicts: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot}
 	for _, r := range res.Restored {
 		out.Restored = append(out.Restored, s.uriOf(r))

@@ -24,20 +24,26 @@ func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byt
 	if err != nil {
 		return err
 	}
-	u := s.uriOf(rel)
-	doc, open := s.docs.get(u)
+	buf, open := ws.Buffer(rel)
 	if !open || !s.capabilities().applyEdit {
 		if mode == 0 {
 			mode = 0o644
 		}
 		return ws.WriteFile(ctx, rel, new, mode.Perm())
 	}
-	if old != nil && !bytes.Equal(doc.text, old) {
+	u := s.bufferURI(buf.Path)
+	cur, version, err := ws.BeginAgentEdit(rel, new)
+	if err != nil {
+		return err
+	}
+	applied := false
+	defer func() { ws.EndAgentEdit(rel, new, applied) }()
+	if old != nil && !bytes.Equal(cur, old) {
 		// The buffer moved on since the content was computed.
 		return &workspace.ConflictError{Path: rel}
 	}
 	info, _ := ctx.Value(stepInfoKey{}).(stepInfo)
-	rng, text := minimalEdit(doc.text, new)
+	rng, text := workspace.MinimalEdit(cur, new, s.encoding())
 	annID := protocol.ChangeAnnotationIdentifier("agentd")
 	label := "agentd"
 	if info.stepID != "" {
@@ -46,7 +52,6 @@ func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byt
 	}
 	no := false
 	desc := fmt.Sprintf("change set %s of run %s", info.changeID, info.runID)
-	version := doc.version
 	params := &protocol.ApplyWorkspaceEditParams{
 		Label: &label,
 		Edit: protocol.WorkspaceEdit{
@@ -65,14 +70,8 @@ func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byt
 			},
 		},
 	}
-	s.docs.update(u, func(d *document) { d.applying++ })
 	res, err := s.client.ApplyEdit(ctx, params)
-	s.docs.update(u, func(d *document) {
-		d.applying--
-		if err == nil && res != nil && res.Applied {
-			d.acceptedUnsaved = true
-		}
-	})
+	applied = err == nil && res != nil && res.Applied
 	if err != nil {
 		return fmt.Errorf("%s: workspace/applyEdit: %w", rel, err)
 	}
@@ -108,7 +107,7 @@ type SaveResult struct {
 // accepted hunks, before a step reads the disk from another process. It
 // returns the URIs left unsaved.
 func (s *Server) saveAcceptedBuffers(ctx context.Context, reason string) []string {
-	uris, _ := s.docs.unsavedAccepted()
+	uris := s.unsavedAgentBuffers()
 	if len(uris) == 0 {
 		return nil
 	}
@@ -120,7 +119,6 @@ func (s *Server) saveAcceptedBuffers(ctx context.Context, reason string) []strin
 	saved := map[string]bool{}
 	for _, u := range res.Saved {
 		saved[u] = true
-		s.docs.update(u, func(d *document) { d.acceptedUnsaved = false })
 	}
 	var left []string
 	for _, u := range uris {

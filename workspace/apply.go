@@ -71,10 +71,10 @@ func opOrder(op Op) int {
 }
 
 // WholeFile reports whether the change is accepted or rejected as a whole
-// (binary files, creates, deletes, moves, mode-only changes): accept is then
-// asked about the zero Hunk.
+// (binary files, creates, deletes, moves, mode-only changes, symbolic
+// links): accept is then asked about the zero Hunk.
 func (fc *FileChange) WholeFile() bool {
-	return fc.Binary || fc.Op != OpModify || fc.Diff == nil || len(fc.Diff.Hunks) == 0
+	return fc.Binary || fc.Op != OpModify || fc.Diff == nil || len(fc.Diff.Hunks) == 0 || fc.IsLink()
 }
 
 // Hunk returns the hunk with the given id.
@@ -165,20 +165,34 @@ func (fc *FileChange) RevertOn(cur []byte, hunkIDs []string) ([]byte, error) {
 }
 
 // DiskWriter returns the default FileWriter: an atomic write on disk with
-// exactly the given mode.
+// exactly the given mode for a file that exists. A new file gets the mode
+// under the umask, as any program's new file does, except where Apply or
+// Revert restores a file that existed (a move, an undone delete): that one
+// gets its mode back exactly.
 func (w *Workspace) DiskWriter() FileWriter { return diskWriter{w} }
 
 type diskWriter struct{ w *Workspace }
+
+// exactModeKey marks a context in which a new file is a file restored with
+// its own mode, not a new one.
+type exactModeKey struct{}
+
+func withExactMode(ctx context.Context) context.Context {
+	return context.WithValue(ctx, exactModeKey{}, true)
+}
 
 func (d diskWriter) WriteFile(ctx context.Context, rel string, old, new []byte, mode fs.FileMode) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r, err := d.w.resolveWrite(rel)
+	// The entry itself: a link that appeared since the change was checked
+	// is refused by writeAtomic, never written through.
+	r, err := d.w.resolveEntryWrite(rel)
 	if err != nil {
 		return err
 	}
-	if err := d.w.writeAtomic(r.real, new, mode, true); err != nil {
+	exact, _ := ctx.Value(exactModeKey{}).(bool)
+	if err := d.w.writeAtomic(r.real, new, mode, writeOpts{exactNew: exact}); err != nil {
 		return &PathError{Path: rel, Err: err}
 	}
 	return nil
@@ -197,13 +211,19 @@ func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*
 	conflictf := func(format string, args ...any) (bool, *ConflictError, error) {
 		return false, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: fmt.Sprintf(format, args...)}, nil
 	}
-	r, err := w.resolveWrite(fc.Path)
+	r, err := w.resolveEntryWrite(fc.Path)
 	if err != nil {
 		return false, nil, err
 	}
-	cur, exists, curMode, err := w.current(r.real)
+	cur, exists, curMode, err := w.entry(r.real)
 	if err != nil {
 		return false, nil, err
+	}
+	if fc.Op == OpMove {
+		return w.applyMove(ctx, fc, accept, writer, r.real, cur, exists)
+	}
+	if (exists && curMode&fs.ModeSymlink != 0) || fc.IsLink() {
+		return w.applyLink(fc, accept, r.real, cur, exists, curMode&fs.ModeSymlink != 0)
 	}
 
 	switch fc.Op {
@@ -236,9 +256,6 @@ func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*
 			return false, nil, err
 		}
 		return true, nil, nil
-
-	case OpMove:
-		return w.applyMove(ctx, fc, accept, writer, cur, exists)
 	}
 
 	// OpModify.
@@ -293,22 +310,109 @@ func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*
 	return true, nil, nil
 }
 
-// applyMove applies a move; dstCur/dstExists describe the destination.
-func (w *Workspace) applyMove(ctx context.Context, fc *FileChange, accept func(*FileChange, diff.Hunk) bool, writer FileWriter, dstCur []byte, dstExists bool) (bool, *ConflictError, error) {
+// acceptedWhole asks accept about a change that can only be applied as a
+// whole. A change whose hunks were reviewed one by one (a front end that
+// does not know the change is about a link) is accepted if every hunk is,
+// rejected if none is, and partly accepted (ok false) otherwise.
+func acceptedWhole(fc *FileChange, accept func(*FileChange, diff.Hunk) bool) (yes, ok bool) {
+	if accept(fc, diff.Hunk{}) {
+		return true, true
+	}
+	if fc.Diff == nil || len(fc.Diff.Hunks) == 0 {
+		return false, true
+	}
+	n := 0
+	for _, h := range fc.Diff.Hunks {
+		if accept(fc, h) {
+			n++
+		}
+	}
+	return n == len(fc.Diff.Hunks), n == 0 || n == len(fc.Diff.Hunks)
+}
+
+// applyLink applies a create, delete or modify where a symbolic link is
+// involved: the change acts on a link, or there is a link at the path now.
+// It goes straight to disk, never through the writer (an editor's writer
+// would write through the link), and never writes through a link.
+func (w *Workspace) applyLink(fc *FileChange, accept func(*FileChange, diff.Hunk) bool, real string, cur []byte, exists, curLink bool) (bool, *ConflictError, error) {
+	conflictf := func(format string, args ...any) (bool, *ConflictError, error) {
+		return false, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: fmt.Sprintf(format, args...)}, nil
+	}
+	yes, ok := acceptedWhole(fc, accept)
+	if !ok {
+		return conflictf("a change to a symbolic link is accepted or rejected as a whole; accept all of its hunks or none")
+	}
+	if !yes {
+		return false, nil, nil
+	}
+	wantLink := fc.Mode&fs.ModeSymlink != 0
+	switch fc.Op {
+	case OpCreate:
+		if exists {
+			if curLink == wantLink && bytes.Equal(cur, fc.New) {
+				return true, nil, nil
+			}
+			if curLink {
+				return conflictf("a symbolic link of that name (to %s) exists now; not replacing it", cur)
+			}
+			return conflictf("the file was created since the change was computed, with other content")
+		}
+		if wantLink {
+			return true, nil, w.symlinkEntry(real, string(fc.New))
+		}
+		return true, nil, w.writeAtomic(real, fc.New, fc.Mode.Perm(), writeOpts{})
+	case OpDelete:
+		if !exists {
+			return true, nil, nil
+		}
+		if curLink != wantLink {
+			if curLink {
+				return conflictf("it is a symbolic link (to %s) now; not deleting it", cur)
+			}
+			return conflictf("it is no longer a symbolic link; not deleting it")
+		}
+		if Hash(cur) != fc.BaseHash {
+			return conflictf("the link points to %s now; not deleting it", cur)
+		}
+		return true, nil, w.removeEntry(real)
+	}
+	// OpModify: a link replaced by a regular file.
+	if !exists {
+		return conflictf("the link was deleted since the change was computed")
+	}
+	if !curLink {
+		if bytes.Equal(cur, fc.New) {
+			return true, nil, nil
+		}
+		return conflictf("it is no longer a symbolic link; not replacing it")
+	}
+	if Hash(cur) != fc.BaseHash {
+		return conflictf("it is a symbolic link to %s now; not writing through it", cur)
+	}
+	if wantLink {
+		return false, nil, errors.New("changing where a symbolic link points is not supported; delete the link and create it anew")
+	}
+	return true, nil, w.writeAtomic(real, fc.New, fc.Mode.Perm(), writeOpts{replaceLink: true})
+}
+
+// applyMove applies a move to dst (real); dstCur/dstExists describe the
+// destination.
+func (w *Workspace) applyMove(ctx context.Context, fc *FileChange, accept func(*FileChange, diff.Hunk) bool, writer FileWriter, dst string, dstCur []byte, dstExists bool) (bool, *ConflictError, error) {
 	if !accept(fc, diff.Hunk{}) {
 		return false, nil, nil
 	}
 	conflictf := func(format string, args ...any) (bool, *ConflictError, error) {
 		return false, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: fmt.Sprintf(format, args...)}, nil
 	}
-	rs, err := w.resolveWrite(fc.OldPath)
+	rs, err := w.resolveEntryWrite(fc.OldPath)
 	if err != nil {
 		return false, nil, err
 	}
-	src, srcExists, _, err := w.current(rs.real)
+	src, srcExists, srcMode, err := w.entry(rs.real)
 	if err != nil {
 		return false, nil, err
 	}
+	srcLink := srcExists && srcMode&fs.ModeSymlink != 0
 	if !srcExists {
 		if dstExists && bytes.Equal(dstCur, fc.New) {
 			return true, nil, nil // already moved
@@ -318,8 +422,24 @@ func (w *Workspace) applyMove(ctx context.Context, fc *FileChange, accept func(*
 	if Hash(src) != fc.BaseHash {
 		return conflictf("%s changed since the change was computed; not moving it", fc.OldPath)
 	}
+	if srcLink != (fc.Mode&fs.ModeSymlink != 0 || fc.fromLink()) {
+		if srcLink {
+			return conflictf("%s is a symbolic link (to %s) now; not moving it", fc.OldPath, src)
+		}
+		return conflictf("%s is no longer a symbolic link; not moving it", fc.OldPath)
+	}
 	if dstExists {
 		return conflictf("the file was created since the change was computed; not moving %s over it", fc.OldPath)
+	}
+	if srcLink {
+		// The link itself, on disk: never through the writer.
+		if bytes.Equal(fc.Old, fc.New) && fc.Mode&fs.ModeSymlink != 0 {
+			return true, nil, w.renameEntry(rs.real, dst)
+		}
+		if err := w.writeAtomic(dst, fc.New, fc.Mode.Perm(), writeOpts{}); err != nil {
+			return false, nil, err
+		}
+		return true, nil, w.removeEntry(rs.real)
 	}
 	if bytes.Equal(fc.Old, fc.New) && !w.isOpen(rs.real) {
 		if rn, ok := writer.(FileRenamer); ok {
@@ -332,7 +452,7 @@ func (w *Workspace) applyMove(ctx context.Context, fc *FileChange, accept func(*
 		}
 		return true, nil, nil
 	}
-	if err := writer.WriteFile(ctx, fc.Path, nil, fc.New, fc.Mode.Perm()); err != nil {
+	if err := writer.WriteFile(withExactMode(ctx), fc.Path, nil, fc.New, fc.Mode.Perm()); err != nil {
 		return false, nil, err
 	}
 	if err := w.remove(ctx, writer, fc.OldPath); err != nil {
@@ -358,13 +478,23 @@ func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string
 		res.Conflicts = append(res.Conflicts, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: reason})
 		return res, nil
 	}
-	r, err := w.resolveWrite(fc.Path)
+	r, err := w.resolveEntryWrite(fc.Path)
 	if err != nil {
 		return nil, err
 	}
-	cur, exists, curMode, err := w.current(r.real)
+	cur, exists, curMode, err := w.entry(r.real)
 	if err != nil {
 		return nil, &PathError{Path: fc.Path, Err: err}
+	}
+	curLink := exists && curMode&fs.ModeSymlink != 0
+	isLink := fc.Mode&fs.ModeSymlink != 0 // the change left a link at Path
+	wasLink := isLink || fc.fromLink()    // the change found a link (at OldPath for a move)
+	if fc.Op == OpCreate || fc.Op == OpMove {
+		wasLink = isLink
+	}
+	// A link and a file of the same text are not the same thing.
+	if exists && fc.Op != OpDelete && curLink != isLink {
+		return conflict("the path changed type since the change was applied; not reverting it")
 	}
 	switch fc.Op {
 	case OpCreate:
@@ -375,26 +505,36 @@ func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string
 		if !bytes.Equal(cur, fc.New) {
 			return conflict("the created file was edited since; not removing it")
 		}
-		if err := w.remove(ctx, writer, fc.Path); err != nil {
+		if curLink {
+			err = w.removeEntry(r.real)
+		} else {
+			err = w.remove(ctx, writer, fc.Path)
+		}
+		if err != nil {
 			return res, err
 		}
 	case OpDelete:
 		if exists {
-			if bytes.Equal(cur, fc.Old) {
+			if curLink == wasLink && bytes.Equal(cur, fc.Old) {
 				res.Applied = append(res.Applied, fc.Path)
 				return res, nil
 			}
 			return conflict("a file of that name exists again; not overwriting it with the deleted one")
 		}
-		if err := writer.WriteFile(ctx, fc.Path, nil, fc.Old, fc.Mode.Perm()); err != nil {
+		if wasLink {
+			err = w.symlinkEntry(r.real, string(fc.Old))
+		} else {
+			err = writer.WriteFile(withExactMode(ctx), fc.Path, nil, fc.Old, fc.Mode.Perm())
+		}
+		if err != nil {
 			return res, err
 		}
 	case OpMove:
-		rs, err := w.resolveWrite(fc.OldPath)
+		rs, err := w.resolveEntryWrite(fc.OldPath)
 		if err != nil {
 			return nil, err
 		}
-		_, srcExists, _, err := w.current(rs.real)
+		_, srcExists, _, err := w.entry(rs.real)
 		if err != nil {
 			return nil, &PathError{Path: fc.OldPath, Err: err}
 		}
@@ -404,15 +544,35 @@ func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string
 		if !exists || !bytes.Equal(cur, fc.New) {
 			return conflict("the moved file was edited or removed since; not moving it back")
 		}
-		if err := writer.WriteFile(ctx, fc.OldPath, nil, fc.Old, curMode); err != nil {
-			return res, err
+		switch {
+		case curLink:
+			err = w.renameEntry(r.real, rs.real)
+		case fc.fromLink():
+			// A link moved and replaced by a file: the link comes back.
+			if err = w.symlinkEntry(rs.real, string(fc.Old)); err == nil {
+				err = w.remove(ctx, writer, fc.Path)
+			}
+		default:
+			if err = writer.WriteFile(withExactMode(ctx), fc.OldPath, nil, fc.Old, curMode); err == nil {
+				err = w.remove(ctx, writer, fc.Path)
+			}
 		}
-		if err := w.remove(ctx, writer, fc.Path); err != nil {
+		if err != nil {
 			return res, err
 		}
 	default:
 		if !exists {
 			return conflict("the file was deleted since the change was applied")
+		}
+		if fc.fromLink() && !isLink {
+			// A link replaced by a regular file: the link comes back.
+			if !bytes.Equal(cur, fc.New) {
+				return conflict("the file that replaced the link was edited since; not reverting it")
+			}
+			if err := w.replaceWithLink(r.real, string(fc.Old)); err != nil {
+				return res, &PathError{Path: fc.Path, Err: err}
+			}
+			break
 		}
 		out, err := fc.RevertOn(cur, hunkIDs)
 		if err != nil {
@@ -443,54 +603,6 @@ func modeOfGit(m uint32) fs.FileMode {
 		return 0o755
 	}
 	return 0o644
-}
-
-// Rebase recomputes a pending change onto newBase, the file's content now
-// (the user typed into it). The hunks are merged three-way (Old -> newBase
-// against Old -> Old+hunks), one at a time in order; hunks that merge
-// cleanly are kept, those that overlap the user's edits are returned as
-// stale and left out of the rebased change. The rebased change has Old = newBase, a new BaseHash and freshly
-// computed hunks (with new ids where their text or context changed). For a
-// whole-file change the zero Hunk is returned as stale when newBase is not
-// what the change expects. If newBase is Old, fc itself is returned.
-func (fc *FileChange) Rebase(newBase []byte) (rebased *FileChange, stale []diff.Hunk) {
-	if fc.Op != OpCreate && Hash(newBase) == fc.BaseHash {
-		return fc, nil
-	}
-	if fc.WholeFile() {
-		if fc.Op == OpCreate && bytes.Equal(newBase, fc.New) {
-			return fc, nil
-		}
-		return fc, []diff.Hunk{{}}
-	}
-	// Each hunk is added to those kept so far and merged with the user's
-	// text; one that conflicts (alone or with the kept ones) is stale.
-	merged := bytes.Clone(newBase)
-	var kept []diff.Hunk
-	for _, h := range fc.Diff.Hunks {
-		proposed, err := diff.Apply(fc.Old, append(slices.Clone(kept), h))
-		if err != nil {
-			stale = append(stale, h)
-			continue
-		}
-		m, regions := diff.Merge3(fc.Old, newBase, proposed)
-		if len(regions) > 0 {
-			stale = append(stale, h)
-			continue
-		}
-		kept = append(kept, h)
-		merged = m
-	}
-	nf := &FileChange{
-		Path: fc.Path, OldPath: fc.OldPath, Op: fc.Op,
-		Old: bytes.Clone(newBase), New: merged, Mode: fc.Mode,
-	}
-	var oldMode fs.FileMode = 0o644
-	if fc.Diff != nil {
-		oldMode = modeOfGit(fc.Diff.OldMode)
-	}
-	nf.finish(oldMode)
-	return nf, stale
 }
 
 // File returns the change of the given slash-separated relative path (the

@@ -17,6 +17,8 @@ import (
 // the earlier ones (write then edit works). Paths are keyed by their
 // symlink-resolved form, so a file named through a link inside the
 // workspace and by its own name is one file; FileChange.Path is that form.
+// Read and Exists follow a link at the end of the path; Write, WriteMode,
+// Delete and Move act on the link itself (see links.go).
 // A Builder is safe for concurrent use, but operations from several
 // goroutines apply in whatever order they arrive.
 type Builder struct {
@@ -72,7 +74,7 @@ func (b *Builder) load(r resolved) (*draft, error) {
 	if err := b.ctx.Err(); err != nil {
 		return nil, err
 	}
-	content, exists, mode, err := b.w.current(r.real)
+	content, exists, mode, err := b.w.entry(r.real)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +138,7 @@ func (b *Builder) WriteMode(p string, content []byte, mode fs.FileMode) error {
 }
 
 func (b *Builder) write(p string, content []byte, mode fs.FileMode) error {
-	r, err := b.w.resolveWrite(p)
+	r, err := b.w.resolveEntryWrite(p)
 	if err != nil {
 		return err
 	}
@@ -153,13 +155,15 @@ func (b *Builder) write(p string, content []byte, mode fs.FileMode) error {
 	}
 	if mode != 0 {
 		d.mode = mode
+	} else if d.mode&fs.ModeSymlink != 0 {
+		d.mode = 0o644 // a link replaced by a new regular file
 	}
 	return nil
 }
 
 // Delete deletes a file.
 func (b *Builder) Delete(p string) error {
-	r, err := b.w.resolveWrite(p)
+	r, err := b.w.resolveEntryWrite(p)
 	if err != nil {
 		return err
 	}
@@ -177,11 +181,11 @@ func (b *Builder) Delete(p string) error {
 
 // Move moves a file. The destination must not exist.
 func (b *Builder) Move(from, to string) error {
-	rf, err := b.w.resolveWrite(from)
+	rf, err := b.w.resolveEntryWrite(from)
 	if err != nil {
 		return err
 	}
-	rt, err := b.w.resolveWrite(to)
+	rt, err := b.w.resolveEntryWrite(to)
 	if err != nil {
 		return err
 	}
@@ -273,7 +277,7 @@ func (d *draft) change() *FileChange {
 	var fc *FileChange
 	switch {
 	case d.origExists && d.exists:
-		if bytes.Equal(d.orig, d.cur) && d.origMode.Perm() == d.mode.Perm() {
+		if bytes.Equal(d.orig, d.cur) && d.origMode == d.mode {
 			return nil
 		}
 		fc = &FileChange{Path: d.rel, Op: OpModify, Old: d.orig, New: d.cur, Mode: d.mode}

@@ -521,54 +521,6 @@ func TestApplyThroughWriter(t *testing.T) {
 	}
 }
 
-func TestRebasePendingChange(t *testing.T) {
-	base := numbered(40, nil)
-	proposed := numbered(40, map[int]string{5: "agent five\n", 30: "agent thirty\n"})
-	w, _ := newWS(t, map[string]string{"f.txt": base})
-	b := w.Propose(t.Context())
-	if err := b.Write("f.txt", []byte(proposed)); err != nil {
-		t.Fatal(err)
-	}
-	fc := fileOf(t, mustBuild(t, b), "f.txt")
-	if len(fc.Diff.Hunks) != 2 {
-		t.Fatalf("%d hunks; want 2", len(fc.Diff.Hunks))
-	}
-
-	// Unchanged base: nothing to do.
-	if nf, stale := fc.Rebase([]byte(base)); nf != fc || stale != nil {
-		t.Fatalf("Rebase(same base) = %p, %v", nf, stale)
-	}
-
-	// The user inserts two lines at the top and edits line 30.
-	user := "new top\nnew top 2\n" + numbered(40, map[int]string{30: "user thirty\n"})
-	nf, stale := fc.Rebase([]byte(user))
-	if len(stale) != 1 || stale[0].ID != fc.Diff.Hunks[1].ID {
-		t.Fatalf("stale = %v; want the hunk at line 30 (%s)", stale, fc.Diff.Hunks[1].ID)
-	}
-	if string(nf.Old) != user || nf.BaseHash != Hash([]byte(user)) {
-		t.Fatal("rebased change is not based on the user's text")
-	}
-	wantNew := "new top\nnew top 2\n" + numbered(40, map[int]string{5: "agent five\n", 30: "user thirty\n"})
-	if string(nf.New) != wantNew {
-		t.Fatalf("rebased New:\n%s\nwant:\n%s", nf.New, wantNew)
-	}
-	if len(nf.Diff.Hunks) != 1 || nf.Diff.Hunks[0].NewStart != fc.Diff.Hunks[0].NewStart+2 {
-		t.Fatalf("rebased hunks = %+v", nf.Diff.Hunks)
-	}
-	if nf.Diff.Hunks[0].ID != fc.Diff.Hunks[0].ID {
-		t.Errorf("hunk id changed although its text and context did not: %s -> %s", fc.Diff.Hunks[0].ID, nf.Diff.Hunks[0].ID)
-	}
-	// Whole-file changes are stale as a whole.
-	b = w.Propose(t.Context())
-	if err := b.Delete("f.txt"); err != nil {
-		t.Fatal(err)
-	}
-	del := fileOf(t, mustBuild(t, b), "f.txt")
-	if _, stale := del.Rebase([]byte(user)); len(stale) != 1 || stale[0].ID != "" {
-		t.Fatalf("delete rebased onto an edited file: stale = %v; want the zero hunk", stale)
-	}
-}
-
 func TestRevertAppliedHunks(t *testing.T) {
 	base := numbered(40, nil)
 	proposed := numbered(40, map[int]string{5: "agent five\n", 30: "agent thirty\n"})

@@ -18,22 +18,28 @@
 // (any level, any case, also through a link) wraps ErrGitDir; reading there
 // is allowed.
 //
-// Internally every path is reduced to its symlink-free form and every file
-// operation goes through an os.Root of the workspace, so a component swapped
-// for an escaping link between the check and the use is still refused.
-// Overlays and change sets are keyed by the symlink-free form.
+// Internally every path is reduced to its symlink-free form. Reads go
+// through an os.Root of the workspace; every write, rename and removal
+// opens the directories on the way one by one without following links
+// (dirat.go), so a component swapped for a link between the check and the
+// use is refused, never followed. Overlays and change sets are keyed by the
+// symlink-free form; a Builder's Write, Delete and Move and Apply act on a
+// symbolic link itself, never on its target (links.go).
 //
 // # Overlays
 //
 // OpenOverlay/EditOverlay/CloseOverlay mirror didOpen/didChange/didClose:
 // incremental edits with 0-based lines ("\n", "\r\n" and "\r" end a line)
-// and UTF-16 character offsets, a nil Range replacing the whole text.
+// and UTF-16 (or, with EditOverlayIn, UTF-8) character offsets, a nil Range
+// replacing the whole text; position.go is the one conversion. Buffers
+// also know whose edits they hold (BeginAgentEdit, BufferState).
 // ReadFile, Builder and Apply read the overlay when one is open.
 //
 // # Writes
 //
-// WriteFile writes a temporary file beside the target, fsyncs it, gives it
-// the existing file's mode (and owner, when allowed), renames it into place
+// WriteFile writes a temporary file with a short fixed-length name beside
+// the target, fsyncs it, gives it the existing file's mode (and owner, when
+// allowed; a new file gets its mode under the umask), renames it into place
 // and fsyncs the directory. agentd's own writes are remembered for
 // SelfWriteWindow (RecentlyWritten, SelfWritten) so a file watcher can
 // ignore the events they cause.
@@ -45,6 +51,7 @@
 // its hunks. Apply writes accepted hunks after checking each file against
 // BaseHash, rebasing with a three-way merge when the user changed the file
 // meanwhile, and reporting a ConflictError (leaving the file alone) when the
-// merge is not clean. Revert takes applied hunks out again; Rebase moves a
-// pending change onto the text the user has typed since.
+// merge is not clean. Revert takes applied hunks out again. The review of a
+// change set (statuses, rebasing pending hunks onto the user's typing) is
+// package review's.
 package workspace

@@ -2,8 +2,6 @@ package workspace
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -108,9 +106,10 @@ func (w *Workspace) Stat(p string) (fs.FileInfo, error) {
 
 // WriteFile writes atomically (temp file in the same directory, fsync,
 // rename), keeping an existing file's mode; perm applies to new files
-// (before the umask; 0 means 0644). Missing parent directories are
+// (under the umask; 0 means 0644). Missing parent directories are
 // created. A symlink inside the workspace is written through (its target
-// changes, the link stays). Writes inside `.git` are refused (ErrGitDir).
+// changes, the link stays); the tools act on links through a Builder
+// instead. Writes inside `.git` are refused (ErrGitDir).
 func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte, perm fs.FileMode) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -119,55 +118,75 @@ func (w *Workspace) WriteFile(ctx context.Context, p string, data []byte, perm f
 	if err != nil {
 		return err
 	}
-	if err := w.writeAtomic(r.real, data, perm, false); err != nil {
+	if err := w.writeAtomic(r.real, data, perm, writeOpts{keepMode: true}); err != nil {
 		return &PathError{Path: p, Err: err}
 	}
 	return nil
 }
 
-// writeAtomic writes data to the symlink-free rel. With exactMode, perm is
-// applied as is even to a new file (ignoring the umask) and also replaces an
-// existing file's mode.
-func (w *Workspace) writeAtomic(real string, data []byte, perm fs.FileMode, exactMode bool) error {
-	dir := path.Dir(real)
-	if dir != "." {
-		if err := w.dir.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("create parent directories: %w", unwrapOS(err))
-		}
+// writeOpts say how writeAtomic treats the file it replaces.
+type writeOpts struct {
+	// keepMode keeps an existing file's permission bits; otherwise perm
+	// replaces them.
+	keepMode bool
+	// exactNew gives a new file exactly perm; otherwise the umask applies,
+	// as it does for any program that creates a file.
+	exactNew bool
+	// replaceLink replaces a symbolic link at the path by the file;
+	// otherwise a link there is refused (never written through).
+	replaceLink bool
+}
+
+// writeAtomic writes data to the symlink-free rel: a temporary file with a
+// short fixed-length name in the same directory, fsync, rename over the
+// file, fsync of the directory. Every step goes through a directory handle
+// reached without following links (see dirat.go), so nothing can land
+// outside the workspace or in another directory than rel's.
+func (w *Workspace) writeAtomic(real string, data []byte, perm fs.FileMode, o writeOpts) error {
+	dirRel, base := splitReal(real)
+	d, err := w.openDir(dirRel, true)
+	if err != nil {
+		return fmt.Errorf("open the parent directory: %w", err)
 	}
+	defer d.close()
 	if perm == 0 {
 		perm = 0o644
 	}
 	mode := perm.Perm()
-	setMode := exactMode
-	var old fs.FileInfo
-	if fi, err := w.dir.Lstat(real); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("is not a regular file (%s); not replacing it", fi.Mode().Type())
-		}
-		old = fi
-		if !exactMode {
-			mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	setMode := o.exactNew
+	var old *meta
+	if m, err := d.lstat(base); err == nil {
+		switch {
+		case m.isLink() && o.replaceLink:
+		case m.isLink():
+			return errors.New("is a symbolic link; not writing through it")
+		case !m.isRegular():
+			return fmt.Errorf("is not a regular file (%s); not replacing it", m.mode.Type())
+		default:
+			old = &m
 			setMode = true
+			if o.keepMode {
+				mode = m.mode & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+			}
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return unwrapOS(err)
+		return err
 	}
 
-	tmp, f, err := w.createTemp(dir, path.Base(real), mode.Perm())
+	tmp, f, err := createTempIn(d, mode.Perm())
 	if err != nil {
 		return err
 	}
 	cleanup := func() {
 		f.Close()
-		w.dir.Remove(tmp)
+		d.remove(tmp)
 	}
 	if _, err := f.Write(data); err != nil {
 		cleanup()
 		return fmt.Errorf("write temporary file: %w", unwrapOS(err))
 	}
 	if old != nil {
-		keepOwner(f, old) // before Chmod: chown clears set-id bits
+		keepOwner(f, *old) // before Chmod: chown clears set-id bits
 	}
 	if setMode {
 		if err := f.Chmod(mode); err != nil {
@@ -180,74 +199,56 @@ func (w *Workspace) writeAtomic(real string, data []byte, perm fs.FileMode, exac
 		return fmt.Errorf("sync temporary file: %w", unwrapOS(err))
 	}
 	if err := f.Close(); err != nil {
-		w.dir.Remove(tmp)
+		d.remove(tmp)
 		return fmt.Errorf("close temporary file: %w", unwrapOS(err))
 	}
-	if err := w.dir.Rename(tmp, real); err != nil {
-		w.dir.Remove(tmp)
-		return fmt.Errorf("rename temporary file into place: %w", unwrapOS(err))
+	if err := d.rename(tmp, base); err != nil {
+		d.remove(tmp)
+		return fmt.Errorf("rename temporary file into place: %w", err)
 	}
-	w.syncDir(dir)
+	d.sync()
 	w.noteWrite(real, data)
 	return nil
 }
 
-// createTemp creates a new hidden temporary file beside name in dir.
-func (w *Workspace) createTemp(dir, name string, perm fs.FileMode) (string, *os.File, error) {
-	for range 10 {
-		var b [6]byte
-		rand.Read(b[:])
-		tmp := path.Join(dir, "."+name+".agentd-"+hex.EncodeToString(b[:])+".tmp")
-		f, err := w.dir.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
-		if err == nil {
-			return tmp, f, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", nil, fmt.Errorf("create temporary file: %w", unwrapOS(err))
-		}
-	}
-	return "", nil, errors.New("create temporary file: too many name collisions")
-}
-
-// syncDir makes a rename or removal in dir durable. Failure is ignored:
-// some file systems cannot sync directories, and the data is written.
-func (w *Workspace) syncDir(dir string) {
-	d, err := w.dir.Open(dir)
-	if err != nil {
-		return
-	}
-	d.Sync()
-	d.Close()
-}
-
-// Remove deletes a file (or a symlink, not its target). Directories are
-// refused. Removing inside `.git` is refused (ErrGitDir).
+// Remove deletes a file or a symbolic link (the link, never its target,
+// wherever it points). Directories are refused. Removing inside `.git` is
+// refused (ErrGitDir).
 func (w *Workspace) Remove(ctx context.Context, p string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r, err := w.resolveWrite(p)
+	r, err := w.resolveEntryWrite(p)
 	if err != nil {
 		return err
 	}
-	// The path as given: removing a link removes the link. Its parent
-	// directories must be real, as resolve checked.
-	name, err := w.lastLinkOnly(r)
-	if err != nil {
+	if err := w.removeEntry(r.real); err != nil {
 		return &PathError{Path: p, Err: err}
 	}
-	fi, err := w.dir.Lstat(name)
+	return nil
+}
+
+// removeEntry unlinks the entry at real (parents symlink-free) through its
+// directory's handle.
+func (w *Workspace) removeEntry(real string) error {
+	dirRel, base := splitReal(real)
+	d, err := w.openDir(dirRel, false)
 	if err != nil {
-		return &PathError{Path: p, Err: unwrapOS(err)}
+		return err
 	}
-	if fi.IsDir() {
-		return &PathError{Path: p, Err: errors.New("is a directory; only files are removed")}
+	defer d.close()
+	m, err := d.lstat(base)
+	if err != nil {
+		return err
 	}
-	if err := w.dir.Remove(name); err != nil {
-		return &PathError{Path: p, Err: unwrapOS(err)}
+	if m.mode.IsDir() {
+		return errors.New("is a directory; only files are removed")
 	}
-	w.syncDir(path.Dir(name))
-	w.noteWrite(name, nil)
+	if err := d.remove(base); err != nil {
+		return err
+	}
+	d.sync()
+	w.noteWrite(real, nil)
 	return nil
 }
 
@@ -268,49 +269,58 @@ func (w *Workspace) lastLinkOnly(r resolved) (string, error) {
 	return pr.real + "/" + base, nil
 }
 
-// Rename moves a file, creating parent directories of the destination. An
-// existing destination is refused (fs.ErrExist): nothing is overwritten.
-// A symlink is moved as a link. Paths inside `.git` are refused.
+// Rename moves a file or a symbolic link (the link itself, its text
+// unchanged), creating parent directories of the destination. An existing
+// destination is refused (fs.ErrExist): nothing is overwritten. Paths
+// inside `.git` are refused.
 func (w *Workspace) Rename(ctx context.Context, from, to string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rf, err := w.resolveWrite(from)
+	rf, err := w.resolveEntryWrite(from)
 	if err != nil {
 		return err
 	}
-	rt, err := w.resolveWrite(to)
+	rt, err := w.resolveEntryWrite(to)
 	if err != nil {
 		return err
 	}
-	src, err := w.lastLinkOnly(rf)
-	if err != nil {
+	if err := w.renameEntry(rf.real, rt.real); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &PathError{Path: to, Err: fmt.Errorf("%w: not overwriting it with %s", fs.ErrExist, from)}
+		}
 		return &PathError{Path: from, Err: err}
 	}
-	dst, err := w.lastLinkOnly(rt)
+	return nil
+}
+
+// renameEntry renames the entry src to dst (both with symlink-free
+// parents) through directory handles, never replacing an existing dst.
+func (w *Workspace) renameEntry(src, dst string) error {
+	sDir, sBase := splitReal(src)
+	dDir, dBase := splitReal(dst)
+	sd, err := w.openDir(sDir, false)
 	if err != nil {
-		return &PathError{Path: to, Err: err}
+		return err
 	}
-	if _, err := w.dir.Lstat(src); err != nil {
-		return &PathError{Path: from, Err: unwrapOS(err)}
+	defer sd.close()
+	if _, err := sd.lstat(sBase); err != nil {
+		return err
 	}
 	if src == dst {
 		return nil
 	}
-	if _, err := w.dir.Lstat(dst); err == nil {
-		return &PathError{Path: to, Err: fmt.Errorf("%w: not overwriting it with %s", fs.ErrExist, from)}
+	dd, err := w.openDir(dDir, true)
+	if err != nil {
+		return fmt.Errorf("create parent directories of %s: %w", dst, err)
 	}
-	if dir := path.Dir(dst); dir != "." {
-		if err := w.dir.MkdirAll(dir, 0o755); err != nil {
-			return &PathError{Path: to, Err: fmt.Errorf("create parent directories: %w", unwrapOS(err))}
-		}
+	defer dd.close()
+	if err := renameNoReplace(sd, sBase, dd, dBase); err != nil {
+		return err
 	}
-	if err := w.dir.Rename(src, dst); err != nil {
-		return &PathError{Path: from, Err: unwrapOS(err)}
-	}
-	w.syncDir(path.Dir(dst))
-	if path.Dir(src) != path.Dir(dst) {
-		w.syncDir(path.Dir(src))
+	dd.sync()
+	if sDir != dDir {
+		sd.sync()
 	}
 	w.noteWrite(src, nil)
 	w.noteWrite(dst, nil)

@@ -114,8 +114,9 @@ func TestWriteThroughSymlinks(t *testing.T) {
 	if got := readDiskFile(t, filepath.Join(root, "missing.txt")); got != "created\n" {
 		t.Fatalf("missing.txt = %q", got)
 	}
-	// Nothing is ever written outside.
-	for _, p := range []string{"to_outside_abs/secret", "to_secret", "chain1/secret", "to_outside_rel/new.txt", "dangling_out", "dir/sub/deep"} {
+	// Nothing is ever written outside: through a parent that leads out,
+	// every operation is refused.
+	for _, p := range []string{"to_outside_abs/secret", "chain1/secret", "to_outside_rel/new.txt"} {
 		if err := w.WriteFile(ctx, p, []byte("pwned"), 0); !errors.Is(err, ErrOutsideRoot) {
 			t.Errorf("WriteFile(%q) error = %v; want ErrOutsideRoot", p, err)
 		}
@@ -124,6 +125,23 @@ func TestWriteThroughSymlinks(t *testing.T) {
 		}
 		if err := w.Rename(ctx, "file.txt", p); !errors.Is(err, ErrOutsideRoot) {
 			t.Errorf("Rename(file.txt, %q) error = %v; want ErrOutsideRoot", p, err)
+		}
+	}
+	// A link to outside as the last name: WriteFile (which writes through
+	// links) refuses it, Rename does not replace it, Remove removes the
+	// link itself and never its target.
+	for _, p := range []string{"to_secret", "dangling_out", "dir/sub/deep"} {
+		if err := w.WriteFile(ctx, p, []byte("pwned"), 0); !errors.Is(err, ErrOutsideRoot) {
+			t.Errorf("WriteFile(%q) error = %v; want ErrOutsideRoot", p, err)
+		}
+		if err := w.Rename(ctx, "file.txt", p); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("Rename(file.txt, %q) error = %v; want ErrExist", p, err)
+		}
+		if err := w.Remove(ctx, p); err != nil {
+			t.Errorf("Remove(%q) = %v; want the link removed", p, err)
+		}
+		if _, err := os.Lstat(filepath.Join(root, p)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("link %s still there after Remove: %v", p, err)
 		}
 	}
 	if got := readDiskFile(t, filepath.Join(outside, "secret")); got != "secret\n" {

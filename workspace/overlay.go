@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"unicode/utf16"
-	"unicode/utf8"
+	"slices"
 )
 
 // overlay is an editor buffer. Edits modify text in place (a didChange per
@@ -14,6 +13,14 @@ import (
 type overlay struct {
 	text    []byte
 	version int32
+
+	// Whose edits the buffer holds (see BufferState).
+	agentText      []byte   // the buffer as the agent's last edit left it; nil if none
+	expect         [][]byte // texts the agent's edits in flight will produce
+	inFlight       int      // agent edits sent to the editor and not answered
+	agentUnsaved   bool     // agent edits reached the buffer since the last save
+	userUnsaved    bool     // the user edited the buffer since the last save
+	userSinceAgent bool     // the user edited the buffer since the agent's last edit
 }
 
 // ErrNotOpen is wrapped by EditOverlay's error for a buffer that was never
@@ -34,21 +41,30 @@ func (w *Workspace) OpenOverlay(p string, content []byte, version int32) error {
 	return nil
 }
 
-// EditOverlay applies incremental edits in order (didChange). Positions are
-// LSP positions: 0-based lines (split at "\n", "\r\n" or "\r") and UTF-16
-// code unit offsets; a character past the end of its line means the end of
-// the line. A line past the end of the text, or a range whose end is before
-// its start, fails the whole call and leaves the buffer unchanged.
+// EditOverlay applies incremental edits with UTF-16 positions (didChange);
+// see EditOverlayIn.
 func (w *Workspace) EditOverlay(p string, edits []TextEdit, version int32) error {
+	_, err := w.EditOverlayIn(p, edits, version, UTF16)
+	return err
+}
+
+// EditOverlayIn applies incremental edits in order (didChange), with
+// positions converted as OffsetIn does in enc. A range whose end is before
+// its start fails the whole call and leaves the buffer unchanged.
+//
+// byUser reports whether the edit is the user's: an edit is the agent's
+// when it produces the text of an agent edit in flight (BeginAgentEdit), or
+// arrives while one is in flight; any other edit is the user's.
+func (w *Workspace) EditOverlayIn(p string, edits []TextEdit, version int32, enc PositionEncoding) (byUser bool, err error) {
 	r, err := w.resolve(p)
 	if err != nil {
-		return err
+		return false, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	o, ok := w.overlays[r.real]
 	if !ok {
-		return &PathError{Path: p, Err: ErrNotOpen}
+		return false, &PathError{Path: p, Err: ErrNotOpen}
 	}
 	text := o.text
 	if len(edits) > 1 {
@@ -58,13 +74,22 @@ func (w *Workspace) EditOverlay(p string, edits []TextEdit, version int32) error
 		text = bytes.Clone(text)
 	}
 	for i, e := range edits {
-		text, err = applyEdit(text, e)
+		text, err = applyEdit(text, e, enc)
 		if err != nil {
-			return &PathError{Path: p, Err: fmt.Errorf("edit %d of version %d: %w", i, version, err)}
+			return false, &PathError{Path: p, Err: fmt.Errorf("edit %d of version %d: %w", i, version, err)}
 		}
 	}
 	o.text, o.version = text, version
-	return nil
+	if i := slices.IndexFunc(o.expect, func(t []byte) bool { return bytes.Equal(t, text) }); i >= 0 {
+		o.expect = slices.Delete(o.expect, i, i+1)
+		return false, nil
+	}
+	if o.inFlight > 0 {
+		return false, nil
+	}
+	o.expect = nil // an agent edit whose text never showed up is not coming
+	o.userUnsaved, o.userSinceAgent = true, true
+	return true, nil
 }
 
 // CloseOverlay forgets a buffer (didClose); reads go to disk again.
@@ -76,6 +101,166 @@ func (w *Workspace) CloseOverlay(p string) {
 	w.mu.Lock()
 	delete(w.overlays, r.real)
 	w.mu.Unlock()
+}
+
+// SaveOverlay records that the editor saved the buffer (didSave). text,
+// when not nil, is the buffer's content as the editor saved it. Neither the
+// agent's nor the user's edits are unsaved any more.
+func (w *Workspace) SaveOverlay(p string, text []byte) error {
+	r, err := w.resolve(p)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o, ok := w.overlays[r.real]
+	if !ok {
+		return &PathError{Path: p, Err: ErrNotOpen}
+	}
+	if text != nil {
+		o.text = bytes.Clone(text)
+	}
+	o.agentUnsaved, o.userUnsaved = false, false
+	return nil
+}
+
+// BeginAgentEdit starts an edit of an open buffer by the agent (sent to the
+// editor, which answers and reports the change with didChange). want is the
+// buffer's content after the edit. It returns the buffer's content and
+// version now. Every BeginAgentEdit is followed by one EndAgentEdit.
+func (w *Workspace) BeginAgentEdit(p string, want []byte) (text []byte, version int32, err error) {
+	r, err := w.resolve(p)
+	if err != nil {
+		return nil, 0, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o, ok := w.overlays[r.real]
+	if !ok {
+		return nil, 0, &PathError{Path: p, Err: ErrNotOpen}
+	}
+	o.inFlight++
+	if !bytes.Equal(o.text, want) {
+		o.expect = append(o.expect, bytes.Clone(want))
+	}
+	return bytes.Clone(o.text), o.version, nil
+}
+
+// EndAgentEdit ends an edit started by BeginAgentEdit; applied says whether
+// the editor applied it. The buffer then holds the agent's edit, whether or
+// not the editor's didChange has arrived yet.
+func (w *Workspace) EndAgentEdit(p string, want []byte, applied bool) {
+	r, err := w.resolve(p)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o, ok := w.overlays[r.real]
+	if !ok {
+		return
+	}
+	o.inFlight--
+	if !applied {
+		if i := slices.IndexFunc(o.expect, func(t []byte) bool { return bytes.Equal(t, want) }); i >= 0 {
+			o.expect = slices.Delete(o.expect, i, i+1)
+		}
+		return
+	}
+	o.agentUnsaved = true
+	if o.userUnsaved {
+		// The buffer held unsaved edits of the user's: it holds both now,
+		// and counts as the user's (nothing of it is ever treated as only
+		// the agent's).
+		o.agentText, o.userSinceAgent = nil, true
+		return
+	}
+	o.agentText, o.userSinceAgent = bytes.Clone(want), false
+}
+
+// BufferState is an open buffer and whose edits it holds. This is the one
+// rule for "which edits count as the user's": edits the agent made through
+// the editor (BeginAgentEdit/EndAgentEdit) are the agent's, whoever saves
+// them later; every other edit is the user's.
+type BufferState struct {
+	Path    string // symlink-resolved, slash-separated
+	Text    []byte
+	Version int32
+	// AgentUnsaved: agent edits reached the buffer and it was not saved
+	// since. UserUnsaved: the user edited it and it was not saved since.
+	AgentUnsaved, UserUnsaved bool
+	// AgentText is the buffer as the agent's last edit left it, nil if the
+	// user edited the buffer since (or the agent never did).
+	AgentText []byte
+}
+
+// AgentOnly reports whether the buffer holds the agent's edits and none of
+// the user's since: its content is AgentText.
+func (b BufferState) AgentOnly() bool { return b.AgentText != nil }
+
+// Buffer returns the state of an open buffer.
+func (w *Workspace) Buffer(p string) (BufferState, bool) {
+	r, err := w.resolve(p)
+	if err != nil {
+		return BufferState{}, false
+	}
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	o, ok := w.overlays[r.real]
+	if !ok {
+		return BufferState{}, false
+	}
+	return o.state(r.real), true
+}
+
+// Buffers returns the state of every open buffer.
+func (w *Workspace) Buffers() []BufferState {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	out := make([]BufferState, 0, len(w.overlays))
+	for rel, o := range w.overlays {
+		out = append(out, o.state(rel))
+	}
+	slices.SortFunc(out, func(a, b BufferState) int { return cmpString(a.Path, b.Path) })
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func (o *overlay) state(rel string) BufferState {
+	b := BufferState{Path: rel, Text: bytes.Clone(o.text), Version: o.version, AgentUnsaved: o.agentUnsaved, UserUnsaved: o.userUnsaved}
+	if o.agentText != nil && !o.userSinceAgent {
+		b.AgentText = bytes.Clone(o.agentText)
+	}
+	return b
+}
+
+// AgentContents returns, for every open buffer that holds the agent's edits
+// and none of the user's since, the text the agent left, by path. A
+// snapshot that records the agent's state records these, not the disk: the
+// agent's edits are the agent's whether or not the editor saved them.
+func (w *Workspace) AgentContents() map[string][]byte {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	var out map[string][]byte
+	for rel, o := range w.overlays {
+		if o.agentText == nil || o.userSinceAgent {
+			continue
+		}
+		if out == nil {
+			out = map[string][]byte{}
+		}
+		out[rel] = bytes.Clone(o.agentText)
+	}
+	return out
 }
 
 // Overlay returns the buffer's content and version if the file is open.
@@ -119,21 +304,38 @@ func (w *Workspace) OpenOverlays() []string {
 	return paths
 }
 
+// ApplyEdits applies incremental edits to text in order, as EditOverlayIn
+// does to a buffer, and returns the result (text is not changed).
+func ApplyEdits(text []byte, edits []TextEdit, enc PositionEncoding) ([]byte, error) {
+	out := bytes.Clone(text)
+	for i, e := range edits {
+		var err error
+		if out, err = applyEdit(out, e, enc); err != nil {
+			return nil, fmt.Errorf("edit %d: %w", i, err)
+		}
+	}
+	return out, nil
+}
+
 // applyEdit applies one edit to text, in place when its capacity allows,
 // and returns the result. On error text is unchanged.
-func applyEdit(text []byte, e TextEdit) ([]byte, error) {
+func applyEdit(text []byte, e TextEdit, enc PositionEncoding) ([]byte, error) {
 	if e.Range == nil {
 		return append(text[:0], e.Text...), nil
 	}
 	simple := lfOnly(text)
-	start, err := offsetFrom(text, simple, 0, 0, e.Range.Start)
+	start, err := offsetFrom(text, simple, 0, 0, e.Range.Start, enc)
 	if err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
 	// The end is usually on the start's line or soon after: search from
-	// the start's line.
+	// the start's line (unless the start was clamped to the end).
 	s := e.Range.Start
-	end, err := offsetFrom(text, simple, start-startColumnBytes(text, start), s.Line, e.Range.End)
+	fromOff, fromLine := start-startColumnBytes(text, start), s.Line
+	if start == len(text) {
+		fromOff, fromLine = 0, 0
+	}
+	end, err := offsetFrom(text, simple, fromOff, fromLine, e.Range.End, enc)
 	if err != nil {
 		return nil, fmt.Errorf("end: %w", err)
 	}
@@ -153,184 +355,4 @@ func applyEdit(text []byte, e TextEdit) ([]byte, error) {
 	copy(out[start+len(e.Text):], text[end:]) // copy handles the overlap
 	copy(out[start:], e.Text)
 	return out, nil
-}
-
-// Offset converts an LSP position in text to a byte offset. Lines end at
-// "\n", "\r\n" or "\r"; the character is counted in UTF-16 code units and
-// clamped to the end of its line (as the LSP specification asks). An offset
-// inside a character (between the two units of a surrogate pair) rounds
-// down to the start of that character. A negative position or a line past
-// the last one is an error; the line just after a final newline exists.
-func Offset(text []byte, pos Position) (int, error) {
-	return offsetFrom(text, lfOnly(text), 0, 0, pos)
-}
-
-// startColumnBytes returns how many bytes of its line precede offset.
-func startColumnBytes(text []byte, offset int) int {
-	i := offset
-	for i > 0 && text[i-1] != '\n' && text[i-1] != '\r' {
-		i--
-	}
-	return offset - i
-}
-
-// lfOnly reports whether every line of text ends at "\n" (a "\r" only
-// ever appears as part of "\r\n").
-func lfOnly(text []byte) bool {
-	if bytes.IndexByte(text, '\r') < 0 {
-		return true
-	}
-	return bytes.Count(text, cr) == bytes.Count(text, crlf)
-}
-
-// offsetFrom is Offset starting the line search at fromOff, the start of
-// line fromLine <= pos.Line.
-func offsetFrom(text []byte, lfOnly bool, fromOff, fromLine int, pos Position) (int, error) {
-	if pos.Line < 0 || pos.Character < 0 {
-		return 0, fmt.Errorf("negative position %d:%d", pos.Line, pos.Character)
-	}
-	if fromLine > pos.Line {
-		fromOff, fromLine = 0, 0
-	}
-	off, ok := lineStart(text, lfOnly, fromOff, pos.Line-fromLine)
-	if !ok {
-		return 0, fmt.Errorf("line %d is past the end of the text (%d lines)", pos.Line, lineCount(text))
-	}
-	// Walk the line in UTF-16 units.
-	units := 0
-	for off < len(text) && units < pos.Character {
-		c := text[off]
-		if c == '\n' || c == '\r' {
-			break
-		}
-		if c < utf8.RuneSelf {
-			units++
-			off++
-			continue
-		}
-		r, size := utf8.DecodeRune(text[off:])
-		n := 1
-		if r != utf8.RuneError || size > 1 {
-			n = utf16.RuneLen(r)
-		}
-		if units+n > pos.Character {
-			break // inside a surrogate pair: stay at the character's start
-		}
-		units += n
-		off += size
-	}
-	return off, nil
-}
-
-// lineStart returns the byte offset where the line that is n lines after
-// the one starting at off starts, and false if the text has fewer lines.
-func lineStart(text []byte, lfOnly bool, off, n int) (int, bool) {
-	if n == 0 {
-		return off, true
-	}
-	if lfOnly {
-		// Count a chunk at a time, then find the line in its chunk.
-		const chunk = 16 << 10
-		for {
-			end := min(off+chunk, len(text))
-			if c := bytes.Count(text[off:end], lf); c < n && end < len(text) {
-				n -= c
-				off = end
-				continue
-			}
-			for ; n > 0; n-- {
-				i := bytes.IndexByte(text[off:], '\n')
-				if i < 0 {
-					return 0, false
-				}
-				off += i + 1
-			}
-			return off, true
-		}
-	}
-	for ; n > 0; n-- {
-		i := bytes.IndexAny(text[off:], "\r\n")
-		if i < 0 {
-			return 0, false
-		}
-		i += off
-		if text[i] == '\r' && i+1 < len(text) && text[i+1] == '\n' {
-			i++
-		}
-		off = i + 1
-	}
-	return off, true
-}
-
-var (
-	cr   = []byte{'\r'}
-	lf   = []byte{'\n'}
-	crlf = []byte("\r\n")
-)
-
-// lineCount is the number of lines of text, for messages.
-func lineCount(text []byte) int {
-	n := 1
-	for i := 0; i < len(text); i++ {
-		switch text[i] {
-		case '\n':
-			n++
-		case '\r':
-			if i+1 < len(text) && text[i+1] == '\n' {
-				i++
-			}
-			n++
-		}
-	}
-	return n
-}
-
-// PositionOf converts a byte offset in text to an LSP position (the inverse
-// of Offset for offsets on character boundaries). Offsets past the end are
-// clamped to the end.
-func PositionOf(text []byte, offset int) Position {
-	if offset > len(text) {
-		offset = len(text)
-	}
-	var pos Position
-	lineStart := 0
-scan:
-	for i := 0; i < offset; i++ {
-		switch text[i] {
-		case '\n':
-		case '\r':
-			if i+1 < len(text) && text[i+1] == '\n' {
-				if i+1 == offset {
-					break scan // between "\r" and "\n": the end of this line
-				}
-				i++
-			}
-		default:
-			continue
-		}
-		pos.Line++
-		lineStart = i + 1
-	}
-	for i := lineStart; i < offset; {
-		c := text[i]
-		if c == '\r' || c == '\n' {
-			break
-		}
-		if c < utf8.RuneSelf {
-			pos.Character++
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(text[i:])
-		if i+size > offset {
-			break // offset inside a character: its start
-		}
-		if r == utf8.RuneError && size <= 1 {
-			pos.Character++
-		} else {
-			pos.Character += utf16.RuneLen(r)
-		}
-		i += size
-	}
-	return pos
 }

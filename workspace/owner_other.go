@@ -2,13 +2,10 @@
 
 package workspace
 
-import (
-	"io/fs"
-	"os"
-)
+import "os"
 
 // keepOwner does nothing where files have no Unix owner.
-func keepOwner(*os.File, fs.FileInfo) {}
+func keepOwner(*os.File, meta) {}
 
 // readFlags open a file for reading without blocking on a FIFO swapped in
 // after the type check.

@@ -3,7 +3,6 @@
 package workspace
 
 import (
-	"io/fs"
 	"os"
 	"syscall"
 )
@@ -12,15 +11,11 @@ import (
 // when the process may (running as root for another user's file). Failure
 // is ignored: the content is what matters, and a normal user's own files
 // need nothing.
-func keepOwner(f *os.File, old fs.FileInfo) {
-	st, ok := old.Sys().(*syscall.Stat_t)
-	if !ok {
+func keepOwner(f *os.File, old meta) {
+	if old.uid == os.Geteuid() && old.gid == os.Getegid() {
 		return
 	}
-	if int(st.Uid) == os.Geteuid() && int(st.Gid) == os.Getegid() {
-		return
-	}
-	_ = f.Chown(int(st.Uid), int(st.Gid))
+	_ = f.Chown(old.uid, old.gid)
 }
 
 // readFlags open a file for reading without blocking on a FIFO swapped in

@@ -286,3 +286,51 @@ func (w *Workspace) insideOrAncestor(dest string) bool {
 	}
 	return isAncestor(dest, w.root)
 }
+
+// resolveEntry resolves p for an operation on the directory entry it
+// names rather than on what the entry leads to: the parent directories are
+// resolved as resolve does (links inside followed, anything leaving the
+// root refused), the last name is taken as it is. real is then the
+// symlink-free parent joined with that name, so a symbolic link there is
+// the link itself, whatever it points at (inside, outside, nowhere). For a
+// path whose last name is not a link, real is what resolve gives.
+func (w *Workspace) resolveEntry(p string) (resolved, error) {
+	name, err := pathOf(p)
+	if err != nil {
+		return resolved{}, &PathError{Path: p, Err: err}
+	}
+	rel, ok := w.lexicalRel(name)
+	if !ok {
+		return resolved{}, &PathError{Path: p, Err: ErrOutsideRoot}
+	}
+	r := resolved{rel: filepath.ToSlash(rel), abs: filepath.Join(w.root, rel), real: "."}
+	if rel == "." {
+		return r, nil
+	}
+	dir, base := filepath.Split(rel)
+	realDir := "."
+	if dir != "" {
+		if realDir, err = w.evalInside(filepath.Clean(dir)); err != nil {
+			return resolved{}, &PathError{Path: p, Err: err}
+		}
+	}
+	r.real = filepath.ToSlash(filepath.Join(realDir, base))
+	return r, nil
+}
+
+// resolveEntryWrite is resolveEntry for a write, removal or rename of the
+// entry: the root itself and `.git` (by the path as given or its parents'
+// real form) are refused.
+func (w *Workspace) resolveEntryWrite(p string) (resolved, error) {
+	r, err := w.resolveEntry(p)
+	if err != nil {
+		return r, err
+	}
+	if r.rel == "." || r.real == "." {
+		return resolved{}, &PathError{Path: p, Err: fmt.Errorf("%w: the workspace root itself cannot be written", ErrInvalidPath)}
+	}
+	if inGitDir(r.rel) || inGitDir(r.real) {
+		return resolved{}, &PathError{Path: p, Err: ErrGitDir}
+	}
+	return r, nil
+}

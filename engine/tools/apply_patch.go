@@ -77,6 +77,7 @@ func (t *applyPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 		return nil, errorf(CodeInvalidArgs, "apply_patch: the patch names no files; give a diff with ---/+++ headers and @@ hunks")
 	}
 	b := env.WS.Propose(ctx)
+	var vias []string
 	for _, fd := range fds {
 		if err := ctxErr(ctx, t.name); err != nil {
 			return nil, err
@@ -84,16 +85,40 @@ func (t *applyPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 		if fd.Binary {
 			return nil, errorf(CodeInvalidArgs, "apply_patch: %s: binary patches are not supported; use write_file or git apply", patchName(fd))
 		}
-		var oldRel, newRel string
+		// A symbolic link named by the patch: a modification edits the
+		// file it points to inside the workspace (as edit_file does);
+		// deleting or renaming a link is left to delete_file and move_file,
+		// whose change says it is the link.
+		var oldRel, newRel, via string
 		if fd.OldPath != "" {
-			if oldRel, _, err = resolve(env, t.name, "patch", fd.OldPath); err != nil {
+			li, err := env.WS.Link(fd.OldPath)
+			if err != nil {
+				return nil, pathArgError(env, t.name, "patch", err)
+			}
+			if li != nil && (fd.NewPath == "" || fd.NewPath != fd.OldPath) {
+				return nil, errorf(CodeSymlink, "apply_patch: %s is a symbolic link (to %s); delete or move the link with delete_file or move_file, or patch the file it points to",
+					li.Path, li.Target)
+			}
+			if oldRel, via, err = followLink(env, t.name, "patch", fd.OldPath); err != nil {
 				return nil, err
 			}
 		}
 		if fd.NewPath != "" {
-			if newRel, _, err = resolve(env, t.name, "patch", fd.NewPath); err != nil {
-				return nil, err
+			if fd.NewPath == fd.OldPath {
+				newRel = oldRel
+			} else {
+				if li, err := env.WS.Link(fd.NewPath); err != nil {
+					return nil, pathArgError(env, t.name, "patch", err)
+				} else if li != nil {
+					return nil, errorf(CodeExists, "apply_patch: the patch creates %s, which already exists as a symbolic link to %s", li.Path, li.Target)
+				}
+				if newRel, _, err = resolve(env, t.name, "patch", fd.NewPath); err != nil {
+					return nil, err
+				}
 			}
+		}
+		if via != "" {
+			vias = append(vias, via+" -> "+oldRel)
 		}
 		switch {
 		case oldRel == "" && newRel == "":
@@ -152,7 +177,14 @@ func (t *applyPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 			}
 		}
 	}
-	return proposeResult(b, env), nil
+	res := proposeResult(b, env)
+	if len(vias) > 0 {
+		if sum, ok := res.Output.(ChangeSummary); ok {
+			sum.Note = "symbolic links followed to the files they point to: " + strings.Join(vias, ", ")
+			res.Output = sum
+		}
+	}
+	return res, nil
 }
 
 func hunkError(rel string, err error) error {

@@ -29,6 +29,9 @@ const (
 	CodeTimeout        = "TIMEOUT"
 	CodeNoInteraction  = "NO_INTERACTIVE_FRONT_END"
 	CodeGit            = "GIT_FAILED"
+	// CodeSymlink: the path is a symbolic link the tool will not follow
+	// (dangling, to a directory, outside the workspace) or act on.
+	CodeSymlink = "SYMLINK"
 )
 
 // spec carries what every tool has in common; tools embed it.
@@ -83,10 +86,7 @@ func resolve(env *Env, tool, arg, p string) (rel, abs string, err error) {
 	}
 	rel, abs, err = env.WS.Resolve(p)
 	if err != nil {
-		if errors.Is(err, workspace.ErrOutsideRoot) {
-			return "", "", fmt.Errorf("%s: argument %q: %w; use a path inside the workspace %s", tool, arg, err, env.WS.Root())
-		}
-		return "", "", fmt.Errorf("%s: argument %q: %w", tool, arg, err)
+		return "", "", pathArgError(env, tool, arg, err)
 	}
 	return rel, abs, nil
 }
@@ -124,6 +124,8 @@ type ChangeSummary struct {
 	Removed     int                 `json:"removed"`
 	// Summary is one line for people: "2 files: modify a.go (+3 -1), ...".
 	Summary string `json:"summary"`
+	// Note says what the tool did with a symbolic link it was given.
+	Note string `json:"note,omitempty"`
 }
 
 // ChangeSummaryFile is one file of a ChangeSummary.
@@ -134,6 +136,9 @@ type ChangeSummaryFile struct {
 	Added   int    `json:"added"`
 	Removed int    `json:"removed"`
 	Binary  bool   `json:"binary,omitempty"`
+	// Link is the text of the symbolic link the change acts on (deletes,
+	// moves or replaces by a file), "" for a change to a file.
+	Link string `json:"link,omitempty"`
 }
 
 // summarize describes cs for the tool's Output.
@@ -163,14 +168,28 @@ func summarize(cs *workspace.ChangeSet) ChangeSummary {
 				}
 			}
 		}
-		s.Added += f.Added
-		s.Removed += f.Removed
-		s.Files = append(s.Files, f)
 		name := f.Path
 		if f.OldPath != "" && f.OldPath != f.Path {
 			name = f.OldPath + " -> " + f.Path
 		}
-		parts = append(parts, fmt.Sprintf("%s %s (+%d -%d)", f.Op, name, f.Added, f.Removed))
+		what := fmt.Sprintf("%s %s (+%d -%d)", f.Op, name, f.Added, f.Removed)
+		if fc.IsLink() {
+			// A link's "content" is its text: say what happens to the link.
+			f.Link = string(fc.Old)
+			if fc.Op == workspace.OpCreate {
+				f.Link = string(fc.New)
+			}
+			f.Added, f.Removed = 0, 0
+			what = fmt.Sprintf("%s symbolic link %s (to %s)", f.Op, name, f.Link)
+			if fc.Mode&fs.ModeSymlink == 0 {
+				f.Added = strings.Count(string(fc.New), "\n")
+				what = fmt.Sprintf("replace symbolic link %s (to %s) by a file (+%d)", name, f.Link, f.Added)
+			}
+		}
+		s.Added += f.Added
+		s.Removed += f.Removed
+		s.Files = append(s.Files, f)
+		parts = append(parts, what)
 	}
 	noun := "files"
 	if len(s.Files) == 1 {
@@ -205,6 +224,8 @@ func ctxErr(ctx context.Context, tool string) error {
 
 // fileTarget decodes a file tool's args, checks its environment and
 // resolves the file it works on (path(a)), which must not be a directory.
+// A symbolic link there is the link itself: write_file replaces it and
+// delete_file deletes it, whatever it points at.
 func fileTarget[A any](tool string, env *Env, raw json.RawMessage, path func(A) string) (A, string, error) {
 	a, err := decodeArgs[A](tool, raw)
 	if err != nil {
@@ -213,12 +234,92 @@ func fileTarget[A any](tool string, env *Env, raw json.RawMessage, path func(A) 
 	if err := checkEnv(tool, env); err != nil {
 		return a, "", err
 	}
-	rel, _, err := resolve(env, tool, "path", path(a))
+	rel, _, err := entryTarget(env, tool, "path", path(a))
+	return a, rel, err
+}
+
+// contentTarget is fileTarget for a tool that edits a file's content
+// (edit_file, json_patch, apply_patch): a symbolic link leads to the file
+// it points to, which must be a regular file inside the workspace; the
+// change then names that file, and via is the link.
+func contentTarget[A any](tool string, env *Env, raw json.RawMessage, path func(A) string) (a A, rel, via string, err error) {
+	a, err = decodeArgs[A](tool, raw)
 	if err != nil {
-		return a, "", err
+		return a, "", "", err
+	}
+	if err := checkEnv(tool, env); err != nil {
+		return a, "", "", err
+	}
+	rel, via, err = followLink(env, tool, "path", path(a))
+	return a, rel, via, err
+}
+
+// entryTarget resolves p as the entry it names: a symbolic link is returned
+// as itself (li set, rel its path), even one that points outside the
+// workspace or nowhere, since acting on the link never touches its target.
+// Anything else must resolve inside and not be a directory.
+func entryTarget(env *Env, tool, arg, p string) (rel string, li *workspace.LinkInfo, err error) {
+	if strings.TrimSpace(p) == "" {
+		return "", nil, errorf(CodeInvalidArgs, "%s: argument %q is empty; give a path relative to the workspace root", tool, arg)
+	}
+	li, err = env.WS.Link(p)
+	if err != nil {
+		return "", nil, pathArgError(env, tool, arg, err)
+	}
+	if li != nil {
+		return li.Path, li, nil
+	}
+	rel, _, err = resolve(env, tool, arg, p)
+	if err != nil {
+		return "", nil, err
 	}
 	if err := notDir(env, tool, rel); err != nil {
-		return a, "", err
+		return "", nil, err
 	}
-	return a, rel, nil
+	return rel, nil, nil
+}
+
+// followLink resolves p for an edit of its content. A symbolic link is
+// followed when it leads to a regular file inside the workspace (rel is
+// that file, via the link); a dangling link, a link to a directory or one
+// leading outside is refused, naming the link and its target.
+func followLink(env *Env, tool, arg, p string) (rel, via string, err error) {
+	rel, li, err := entryTarget(env, tool, arg, p)
+	if err != nil || li == nil {
+		return rel, "", err
+	}
+	switch {
+	case li.Outside:
+		return "", "", errorf(CodeSymlink, "%s: %s is a symbolic link to %s, which is outside the workspace (or a loop); agentd edits only files inside the workspace. Use write_file on %s to replace the link itself by a file",
+			tool, li.Path, li.Target, li.Path)
+	case li.Missing:
+		return "", "", errorf(CodeSymlink, "%s: %s is a symbolic link to %s, which does not exist; create %s with write_file, or use write_file on %s to replace the link itself by a file",
+			tool, li.Path, li.Target, li.Resolved, li.Path)
+	case li.Mode.IsDir():
+		return "", "", errorf(CodeIsDir, "%s: %s is a symbolic link to the directory %s; give a file path", tool, li.Path, li.Resolved)
+	case !li.Mode.IsRegular():
+		return "", "", errorf(CodeSymlink, "%s: %s is a symbolic link to %s, which is not a regular file (%s)", tool, li.Path, li.Resolved, li.Mode.Type())
+	}
+	return li.Resolved, li.Path, nil
+}
+
+// pathArgError words a path resolution error for the tool's caller.
+func pathArgError(env *Env, tool, arg string, err error) error {
+	if errors.Is(err, workspace.ErrOutsideRoot) {
+		return fmt.Errorf("%s: argument %q: %w; use a path inside the workspace %s", tool, arg, err, env.WS.Root())
+	}
+	return fmt.Errorf("%s: argument %q: %w", tool, arg, err)
+}
+
+// viaLink adds to a result's summary that the tool was given a link and
+// changed the file it points to.
+func viaLink(res *Result, via, rel string) *Result {
+	if via == "" {
+		return res
+	}
+	if s, ok := res.Output.(ChangeSummary); ok {
+		s.Note = fmt.Sprintf("%s is a symbolic link to %s; the change is to %s", via, rel, rel)
+		res.Output = s
+	}
+	return res
 }

@@ -10,7 +10,10 @@
 //
 // Every path argument goes through Workspace.Resolve: a path outside the
 // workspace fails with an error wrapping *workspace.PathError and
-// workspace.ErrOutsideRoot. Reads see unsaved editor buffers (overlays).
+// workspace.ErrOutsideRoot. Links are links: write_file, delete_file and
+// move_file act on a symbolic link itself (Workspace.Link), wherever it
+// points; edit_file, json_patch and apply_patch follow one only to a
+// regular file inside the workspace and say so in the output's note. Reads see unsaved editor buffers (overlays).
 // Failures the engine or a person decides on are *Error values with a Code
 // (NOT_FOUND, AMBIGUOUS_MATCH, EXIT_CODE, TIMEOUT, ...), and their messages
 // name the file or argument and say what to do.
@@ -19,6 +22,9 @@
 // command fails (exit code not in okExitCodes, timeout): the engine records
 // the output of the failed step so that recovery and later steps can use
 // ${step.stderr}.
+//
+// Tools log through Env.Log (the engine's logger, or nothing), never the
+// global slog logger.
 //
 // search_code is built for 100k-file trees: the ignore-aware walk feeds
 // GOMAXPROCS+1 workers that read each file with plain system calls into a

@@ -59,7 +59,7 @@ func (t *editFileTool) Describe(raw json.RawMessage) Description {
 }
 
 func (t *editFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (*Result, error) {
-	a, rel, err := fileTarget(t.name, env, raw, func(a EditFileArgs) string { return a.Path })
+	a, rel, via, err := contentTarget(t.name, env, raw, func(a EditFileArgs) string { return a.Path })
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (t *editFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (
 	if err := b.Write(rel, []byte(content)); err != nil {
 		return nil, fileError(t.name, rel, err)
 	}
-	return proposeResult(b, env), nil
+	return viaLink(proposeResult(b, env), via, rel), nil
 }
 
 // applyEdits applies edits in order; each oldText must occur exactly once.

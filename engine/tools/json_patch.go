@@ -73,7 +73,7 @@ func (t *jsonPatchTool) Describe(raw json.RawMessage) Description {
 }
 
 func (t *jsonPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (*Result, error) {
-	a, rel, err := fileTarget(t.name, env, raw, func(a JSONPatchArgs) string { return a.Path })
+	a, rel, via, err := contentTarget(t.name, env, raw, func(a JSONPatchArgs) string { return a.Path })
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +92,7 @@ func (t *jsonPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage) 
 	if err := b.Write(rel, content); err != nil {
 		return nil, fileError(t.name, rel, err)
 	}
-	return proposeResult(b, env), nil
+	return viaLink(proposeResult(b, env), via, rel), nil
 }
 
 // patchJSON applies ops to doc one by one (so an error names the op) and

@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/agentd/agentd/workspace"
 )
 
 //go:embed move_file.md
@@ -47,9 +51,14 @@ func (t *moveFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (
 	if err := checkEnv(t.name, env); err != nil {
 		return nil, err
 	}
-	from, _, err := resolve(env, t.name, "from", a.From)
+	from, li, err := entryTarget(env, t.name, "from", a.From)
 	if err != nil {
 		return nil, err
+	}
+	if lt, err := env.WS.Link(a.To); err != nil {
+		return nil, pathArgError(env, t.name, "to", err)
+	} else if lt != nil {
+		return nil, errorf(CodeExists, "move_file: %s already exists (a symbolic link to %s); delete it first or choose another path", lt.Path, lt.Target)
 	}
 	to, _, err := resolve(env, t.name, "to", a.To)
 	if err != nil {
@@ -58,12 +67,17 @@ func (t *moveFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (
 	if from == to {
 		return nil, errorf(CodeInvalidArgs, "move_file: from and to are the same path %s", from)
 	}
-	if err := notDir(env, t.name, from); err != nil {
-		return nil, err
+	if li != nil {
+		if err := linkStaysInside(li, to); err != nil {
+			return nil, err
+		}
 	}
 	b := env.WS.Propose(ctx)
-	if _, err := b.Read(from); err != nil {
-		return nil, fileError(t.name, from, err)
+	if li == nil {
+		// A link is moved as a link, even a dangling one; a file must exist.
+		if _, err := b.Read(from); err != nil {
+			return nil, fileError(t.name, from, err)
+		}
 	}
 	if _, err := b.Read(to); err == nil {
 		return nil, errorf(CodeExists, "move_file: %s already exists; delete it first or choose another path", to)
@@ -77,4 +91,20 @@ func (t *moveFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (
 		return nil, fileError(t.name, from, err)
 	}
 	return proposeResult(b, env), nil
+}
+
+// linkStaysInside refuses to move a link whose relative text, read from
+// its new directory, would lead outside the workspace when it led inside
+// before (the link's text is kept as it is, as mv keeps it). The check is
+// lexical: links on the way are not followed.
+func linkStaysInside(li *workspace.LinkInfo, to string) error {
+	if li.Outside || path.IsAbs(li.Target) {
+		return nil
+	}
+	dest := path.Join(path.Dir(to), li.Target)
+	if dest == ".." || strings.HasPrefix(dest, "../") {
+		return errorf(CodeSymlink, "move_file: %s is a symbolic link to %s; moved to %s it would point outside the workspace (%s); move the file it points to instead, or recreate the link with a path that stays inside",
+			li.Path, li.Target, to, dest)
+	}
+	return nil
 }

@@ -112,6 +112,7 @@ func (t *searchCodeTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 			return &Result{Output: SearchCodeOutput{Matches: []CodeMatch{}, Files: []string{}}}, nil
 		}
 	}
+	s.log = env.Log()
 	out, err := s.run(ctx, env.WS, opts)
 	if err != nil {
 		return nil, err
@@ -126,6 +127,7 @@ type codeSearch struct {
 	min  int            // fewest bytes of a match
 	glob *globMatcher
 	max  int
+	log  *slog.Logger // nil: discard
 
 	cutoff atomic.Pointer[string] // files after this path only need "has a match"
 	mu     sync.Mutex
@@ -134,6 +136,13 @@ type codeSearch struct {
 	files  []string
 	skip   []string
 	beyond bool // a match was found that is not returned
+}
+
+func (s *codeSearch) logger() *slog.Logger {
+	if s.log == nil {
+		return discardLogger
+	}
+	return s.log
 }
 
 type fileMatches struct {
@@ -295,7 +304,7 @@ func (w *searchWorker) searchFile(e fileset.Entry) {
 		w.buf, err = readFileInto(w.root+"/"+e.Path, w.buf, e.Size)
 		if err != nil {
 			// Vanished or unreadable since the walk: not a match.
-			slog.Debug("search_code: skipping file", "path", e.Path, "err", err)
+			s.logger().Debug("search_code: skipping file", "path", e.Path, "err", err)
 			return
 		}
 		data = w.buf

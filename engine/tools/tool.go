@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sort"
 	"sync"
 
@@ -89,6 +90,20 @@ type Env struct {
 	// user's repository (default: the workspace root; the repository may be
 	// the root or a folder above it).
 	GitDir string
+	// Logger receives the tools' diagnostics (files skipped by a search,
+	// ...); nil discards them. Tools never use the global slog logger.
+	Logger *slog.Logger
+}
+
+// discardLogger is what Log returns when no logger was passed in.
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// Log returns the environment's logger, never nil.
+func (e *Env) Log() *slog.Logger {
+	if e == nil || e.Logger == nil {
+		return discardLogger
+	}
+	return e.Logger
 }
 
 // Emit sends output if the environment has a sink.

@@ -1,0 +1,119 @@
+package review
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+)
+
+// Book holds the sets under review in one session (and those a restarted
+// daemon loaded). Its lock guards every set's state: read a set's fields
+// only inside Read. Decisions that write files are serialised, so two
+// resolves of one file never interleave.
+type Book struct {
+	mu    sync.Mutex
+	sets  map[string]*Set
+	apply sync.Mutex
+}
+
+// NewBook returns an empty book.
+func NewBook() *Book { return &Book{sets: map[string]*Set{}} }
+
+// Put adds (or replaces) a set.
+func (b *Book) Put(s *Set) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if s.decided == nil {
+		s.decided = make(chan struct{})
+		if !s.pending() {
+			close(s.decided)
+		}
+	}
+	b.sets[s.ID] = s
+}
+
+// Get returns the set with the given id.
+func (b *Book) Get(id string) (*Set, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.sets[id]
+	return s, ok
+}
+
+// Read runs f with the book locked: f may read any set, and must not call
+// the book.
+func (b *Book) Read(f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	f()
+}
+
+// List returns the sets, oldest first (read them inside Read).
+func (b *Book) List() []*Set {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]*Set, 0, len(b.sets))
+	for _, s := range b.sets {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(x, y *Set) int {
+		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
+			return c
+		}
+		return cmpString(x.ID, y.ID)
+	})
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Marshal encodes a set (for persistence) consistently with its decisions.
+func (b *Book) Marshal(s *Set) ([]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return json.Marshal(s)
+}
+
+// Wait blocks until nothing in the set is pending and returns the outcome.
+// The set stays in the book when ctx ends first.
+func (b *Book) Wait(ctx context.Context, s *Set) (*Outcome, error) {
+	b.mu.Lock()
+	decided := s.decided
+	b.mu.Unlock()
+	if decided == nil {
+		b.Put(s)
+		b.mu.Lock()
+		decided = s.decided
+		b.mu.Unlock()
+	}
+	select {
+	case <-decided:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return s.Outcome(), nil
+}
+
+// finish marks the set decided when nothing is pending. The caller holds
+// b.mu.
+func (s *Set) finish() {
+	if s.decided == nil || s.pending() {
+		return
+	}
+	select {
+	case <-s.decided:
+	default:
+		close(s.decided)
+	}
+}

@@ -1,0 +1,248 @@
+package review
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/workspace"
+)
+
+func numbered(n int, repl map[int]string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if r, ok := repl[i]; ok {
+			b.WriteString(r)
+			continue
+		}
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	return b.String()
+}
+
+// fixture is a real workspace on disk with f.txt, and a change set that
+// changes lines 5 and 30 of it.
+type fixture struct {
+	t     *testing.T
+	root  string
+	ws    *workspace.Workspace
+	base  string
+	agent string
+	cs    *workspace.ChangeSet
+}
+
+func newFixture(t *testing.T) *fixture {
+	root := t.TempDir()
+	base := numbered(40, nil)
+	if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte(base), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(root, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	agent := numbered(40, map[int]string{5: "agent five\n", 30: "agent thirty\n"})
+	b := ws.Propose(t.Context())
+	if err := b.Write("f.txt", []byte(agent)); err != nil {
+		t.Fatal(err)
+	}
+	cs := b.Build()
+	if len(cs.Files) != 1 || len(cs.Files[0].Diff.Hunks) != 2 {
+		t.Fatalf("fixture change set: %+v", cs.Files)
+	}
+	return &fixture{t: t, root: root, ws: ws, base: base, agent: agent, cs: cs}
+}
+
+func (f *fixture) disk() string {
+	data, err := os.ReadFile(filepath.Join(f.root, "f.txt"))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return string(data)
+}
+
+func (f *fixture) write(s string) {
+	if err := os.WriteFile(filepath.Join(f.root, "f.txt"), []byte(s), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *fixture) resolve(b *Book, s *Set, hunk int, action Action) *Result {
+	f.t.Helper()
+	d := Decision{Action: action}
+	if hunk >= 0 {
+		d.Path, d.HunkID = "f.txt", f.cs.Files[0].Diff.Hunks[hunk].ID
+	}
+	res, err := b.Resolve(f.t.Context(), Files{WS: f.ws}, s, []Decision{d}, "because")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
+}
+
+func TestBeforeAcceptRejectUndo(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	s := New(f.cs, engine.ReviewBefore)
+	b.Put(s)
+
+	res := f.resolve(b, s, 0, Accept)
+	if len(res.Applied) != 1 || res.Status != Partial {
+		t.Fatalf("accept hunk 0: %+v", res)
+	}
+	if got, want := f.disk(), numbered(40, map[int]string{5: "agent five\n"}); got != want {
+		t.Fatalf("disk after accepting hunk 0:\n%s", got)
+	}
+	res = f.resolve(b, s, 1, Reject)
+	if len(res.Rejected) != 1 || res.Status != Partial {
+		t.Fatalf("reject hunk 1: %+v", res)
+	}
+	if got := f.disk(); strings.Contains(got, "agent thirty") {
+		t.Fatal("a rejected hunk was written in before mode")
+	}
+	oc, err := b.Wait(t.Context(), s)
+	if err != nil || len(oc.Applied) != 1 || len(oc.Rejected) != 1 || oc.Rejected[0].Reason != "because" {
+		t.Fatalf("outcome = %+v, %v", oc, err)
+	}
+	// Undo the rejection: the hunk goes in after all.
+	res = f.resolve(b, s, 1, Accept)
+	if len(res.Applied) != 1 || res.Status != Accepted || f.disk() != f.agent {
+		t.Fatalf("undo of the rejection: %+v, disk:\n%s", res, f.disk())
+	}
+	b.Read(func() {
+		if len(s.Rejected) != 0 {
+			t.Errorf("an undone rejection is still listed: %+v", s.Rejected)
+		}
+	})
+	// Reject an accepted hunk: it is taken out, the user's edit elsewhere stays.
+	f.write(strings.Replace(f.disk(), "line 1\n", "user one\n", 1))
+	res = f.resolve(b, s, 0, Reject)
+	want := numbered(40, map[int]string{1: "user one\n", 30: "agent thirty\n"})
+	if len(res.Rejected) != 1 || f.disk() != want {
+		t.Fatalf("revert of an accepted hunk: %+v, disk:\n%s", res, f.disk())
+	}
+}
+
+func TestAfterRejectTakesOutAndUndo(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.ws.Apply(t.Context(), f.cs, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBook()
+	s := New(f.cs, engine.ReviewAfter)
+	b.Put(s)
+	f.resolve(b, s, 0, Accept)
+	if f.disk() != f.agent {
+		t.Fatal("accepting in after mode changed the file")
+	}
+	f.resolve(b, s, 1, Reject)
+	if got, want := f.disk(), numbered(40, map[int]string{5: "agent five\n"}); got != want {
+		t.Fatalf("after reject:\n%s", got)
+	}
+	// Reject all does not revert what was accepted; accept all does not
+	// override a rejection.
+	res := f.resolve(b, s, -1, Reject)
+	if len(res.Rejected) != 0 || !strings.Contains(f.disk(), "agent five") {
+		t.Fatalf("reject all: %+v, disk:\n%s", res, f.disk())
+	}
+	if res = f.resolve(b, s, -1, Accept); len(res.Applied) != 0 || strings.Contains(f.disk(), "agent thirty") {
+		t.Fatalf("accept all: %+v, disk:\n%s", res, f.disk())
+	}
+	// Rejecting the accepted hunk by its id takes it out; accepting it by
+	// its id undoes that rejection.
+	if res = f.resolve(b, s, 0, Reject); len(res.Rejected) != 1 || f.disk() != f.base {
+		t.Fatalf("reject hunk 0: %+v, disk:\n%s", res, f.disk())
+	}
+	res = f.resolve(b, s, 0, Accept)
+	if len(res.Applied) != 1 || f.disk() != numbered(40, map[int]string{5: "agent five\n"}) {
+		t.Fatalf("undo: %+v, disk:\n%s", res, f.disk())
+	}
+	res = f.resolve(b, s, 1, Accept)
+	if res.Status != Accepted || f.disk() != f.agent {
+		t.Fatalf("undo of the other rejection: %+v, disk:\n%s", res, f.disk())
+	}
+}
+
+// The user types while hunks are pending: the far hunk is rebased (new
+// position, same id), the one whose lines the user edited is stale and
+// cannot be accepted, the user's text is kept.
+func TestRebaseOntoUserEdits(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	s := New(f.cs, engine.ReviewBefore)
+	b.Put(s)
+	far, near := f.cs.Files[0].Diff.Hunks[0], f.cs.Files[0].Diff.Hunks[1]
+
+	if changed := b.Rebase("f.txt", []byte(f.base)); changed != nil {
+		t.Fatalf("rebase onto the unchanged base changed %d sets", len(changed))
+	}
+	user := "new top\nnew top 2\n" + numbered(40, map[int]string{30: "user thirty\n"})
+	if changed := b.Rebase("f.txt", []byte(user)); len(changed) != 1 {
+		t.Fatalf("rebase changed %d sets, want 1", len(changed))
+	}
+	var pending, stale []*Hunk
+	b.Read(func() {
+		for _, h := range s.Files[0].Hunks {
+			switch h.Status {
+			case Pending:
+				pending = append(pending, h)
+			case Stale:
+				stale = append(stale, h)
+			}
+		}
+	})
+	if len(pending) != 1 || pending[0].ID != far.ID || pending[0].Hunk.NewStart != far.NewStart+2 {
+		t.Fatalf("pending after rebase = %+v; want the far hunk moved down by 2", pending)
+	}
+	if len(stale) != 1 || stale[0].ID != near.ID {
+		t.Fatalf("stale after rebase = %+v; want the hunk at line 30", stale)
+	}
+	f.write(user) // the user saved
+	res, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Accept}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Applied) != 1 || len(res.Conflicts) != 1 || res.Conflicts[0].Unit != near.ID {
+		t.Fatalf("accept all: %+v", res)
+	}
+	want := "new top\nnew top 2\n" + numbered(40, map[int]string{5: "agent five\n", 30: "user thirty\n"})
+	if f.disk() != want {
+		t.Fatalf("disk:\n%s\nwant:\n%s", f.disk(), want)
+	}
+	// The user's clash undone: the stale hunk merges again and is pending.
+	if changed := b.Rebase("f.txt", []byte("new top\nnew top 2\n"+numbered(40, map[int]string{5: "agent five\n"}))); len(changed) != 1 {
+		t.Fatal("undoing the clash did not rebase")
+	}
+	b.Read(func() {
+		if st := s.Status(); st != Partial {
+			t.Errorf("status = %s, want partial (one accepted, one pending)", st)
+		}
+	})
+}
+
+func TestSelectErrors(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	s := New(f.cs, engine.ReviewBefore)
+	b.Put(s)
+	_, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Reject}, {HunkID: "nope", Action: Accept}}, "")
+	if de, ok := err.(*DecisionError); !ok || de.Index != 1 || de.Field != "hunkId" {
+		t.Fatalf("unknown hunk: %v", err)
+	}
+	_, err = b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: "maybe"}}, "")
+	if de, ok := err.(*DecisionError); !ok || de.Field != "action" {
+		t.Fatalf("bad action: %v", err)
+	}
+	if f.disk() != f.base {
+		t.Fatal("a refused resolve changed the file")
+	}
+	b.Read(func() {
+		if st := s.Status(); st != Pending {
+			t.Errorf("a refused resolve decided units: status %s", st)
+		}
+	})
+}

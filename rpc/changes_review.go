@@ -1,0 +1,80 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/workspace"
+)
+
+// ChangesDidChangeParams is agentd/changes/didChange's params.
+type ChangesDidChangeParams struct {
+	ChangeID string     `json:"changeId"`
+	Status   string     `json:"status"`
+	Files    []FileInfo `json:"files"`
+}
+
+// onUserEdit rebases the pending hunks of every change set that touches
+// rel onto the buffer the user just edited, or marks them stale, and tells
+// the editor. Runs on the read loop, in order with the edits.
+func (s *Server) onUserEdit(uri, rel string) {
+	b, ok := s.buffer(uri)
+	if !ok {
+		return
+	}
+	changed := s.changes.Rebase(b.Path, b.Text)
+	var notes []ChangesDidChangeParams
+	s.changes.Read(func() {
+		for _, c := range changed {
+			n := ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status()}
+			for _, fr := range c.Files {
+				if fr.Path == b.Path {
+					n.Files = append(n.Files, s.fileInfo(fr, true))
+				}
+			}
+			notes = append(notes, n)
+		}
+	})
+	for i, c := range changed {
+		s.notify("agentd/changes/didChange", notes[i])
+		s.saveChange(c)
+	}
+}
+
+func (s *Server) saveChange(c *changeRecord) {
+	b, err := s.changes.Marshal(c)
+	if err != nil {
+		s.log.Error("encoding change set", "change", c.ID, "error", err)
+		return
+	}
+	s.persist.save("changes/"+safeName(c.ID)+".json", json.RawMessage(b))
+}
+
+// reviewer implements engine.Reviewer for the editor.
+type reviewer Server
+
+func (r *reviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
+	s := (*Server)(r)
+	if cs == nil || len(cs.Files) == 0 {
+		return &engine.ReviewOutcome{Applied: []string{}}, nil
+	}
+	c := review.New(cs, engine.ReviewBefore)
+	s.changes.put(c)
+	s.saveChange(c)
+	// The set stays pending in the state dir when ctx ends: the user can
+	// still resolve it later.
+	return s.changes.Wait(ctx, c)
+}
+
+func (r *reviewer) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) error {
+	s := (*Server)(r)
+	if cs == nil || len(cs.Files) == 0 {
+		return nil
+	}
+	c := review.New(cs, engine.ReviewAfter)
+	s.changes.put(c)
+	s.saveChange(c)
+	return nil
+}

@@ -1,0 +1,181 @@
+package rpc
+
+import (
+	"path/filepath"
+	"unicode/utf16"
+
+	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/workspace"
+)
+
+// Wire shapes of change sets (docs/protocol.md, "Shapes").
+
+// LSPRange is an LSP range.
+type LSPRange = workspace.Range
+
+// HunkInfo is one hunk on the wire.
+type HunkInfo struct {
+	ID       string   `json:"id"`
+	Status   string   `json:"status"`
+	OldRange LSPRange `json:"oldRange"`
+	NewRange LSPRange `json:"newRange"`
+	OldText  *string  `json:"oldText,omitempty"`
+	NewText  *string  `json:"newText,omitempty"`
+	WordDiff []Word   `json:"wordDiff,omitempty"`
+}
+
+// Word is an intra-line change for display.
+type Word struct {
+	Range LSPRange `json:"range"`
+	Kind  string   `json:"kind"` // insert | delete
+}
+
+// FileInfo is one file of a change set on the wire.
+type FileInfo struct {
+	URI      string     `json:"uri"`
+	Op       string     `json:"op"`
+	OldURI   string     `json:"oldUri,omitempty"`
+	BaseHash string     `json:"baseHash"`
+	Binary   bool       `json:"binary,omitempty"`
+	Status   string     `json:"status"`
+	Patch    *string    `json:"patch,omitempty"`
+	Hunks    []HunkInfo `json:"hunks"`
+}
+
+// ChangeSetInfo is protocol.md's ChangeSet.
+type ChangeSetInfo struct {
+	ID     string     `json:"id"`
+	RunID  string     `json:"runId,omitempty"`
+	StepID string     `json:"stepId,omitempty"`
+	Status string     `json:"status"`
+	Review string     `json:"review"`
+	Files  []FileInfo `json:"files"`
+}
+
+func (s *Server) uriOf(rel string) string {
+	if ws, err := s.workspace(); err == nil {
+		if u := ws.URI(rel); u != "" {
+			return u
+		}
+	}
+	s.mu.Lock()
+	root := s.root
+	s.mu.Unlock()
+	return pathToURI(filepath.Join(root, filepath.FromSlash(rel)))
+}
+
+func lineRange(start, n int) LSPRange {
+	if start > 0 {
+		start--
+	}
+	return LSPRange{Start: workspace.Position{Line: start}, End: workspace.Position{Line: start + n}}
+}
+
+// changeInfo renders a set; the caller holds the book (Read).
+func (s *Server) changeInfo(c *changeRecord, texts bool) ChangeSetInfo {
+	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Status: c.Status(), Review: string(c.Review), Files: []FileInfo{}}
+	for _, fr := range c.Files {
+		ci.Files = append(ci.Files, s.fileInfo(fr, texts))
+	}
+	return ci
+}
+
+// fileInfo renders one file; the caller holds the book (Read).
+func (s *Server) fileInfo(fr *review.File, texts bool) FileInfo {
+	fi := FileInfo{URI: s.uriOf(fr.Path), Op: string(fr.Op), BaseHash: fr.BaseHash, Binary: fr.Binary, Status: fr.Summary(), Hunks: []HunkInfo{}}
+	if fr.OldPath != "" {
+		fi.OldURI = s.uriOf(fr.OldPath)
+	}
+	if texts {
+		oldPath, newPath := fr.OldPath, fr.Path
+		if oldPath == "" {
+			oldPath = fr.Path
+		}
+		fd := &diff.FileDiff{OldPath: oldPath, NewPath: newPath, Binary: fr.Binary}
+		switch fr.Op {
+		case workspace.OpCreate:
+			fd.OldPath = ""
+		case workspace.OpDelete:
+			fd.NewPath = ""
+		}
+		for _, h := range fr.Hunks {
+			fd.Hunks = append(fd.Hunks, h.Hunk)
+		}
+		p := diff.Unified(fd)
+		fi.Patch = &p
+	}
+	enc := s.encoding()
+	for _, h := range fr.Hunks {
+		hi := HunkInfo{ID: h.ID, Status: h.Status, OldRange: lineRange(h.Hunk.OldStart, h.Hunk.OldLines), NewRange: lineRange(h.Hunk.NewStart, h.Hunk.NewLines)}
+		if texts {
+			o, n := h.Hunk.OldText(), h.Hunk.NewText()
+			hi.OldText, hi.NewText = &o, &n
+			hi.WordDiff = wordDiff(h.Hunk, enc)
+		}
+		fi.Hunks = append(fi.Hunks, hi)
+	}
+	return fi
+}
+
+// wordDiff pairs deleted and inserted lines of a hunk and marks the
+// changed words (ranges in the new file for inserts, old file for deletes),
+// with characters counted in enc.
+func wordDiff(h diff.Hunk, enc workspace.PositionEncoding) []Word {
+	var out []Word
+	oldLine, newLine := max(h.OldStart-1, 0), max(h.NewStart-1, 0)
+	for i := 0; i < len(h.Lines); {
+		if h.Lines[i].Kind == diff.Context {
+			oldLine++
+			newLine++
+			i++
+			continue
+		}
+		var dels, ins []diff.Line
+		for i < len(h.Lines) && h.Lines[i].Kind == diff.Delete {
+			dels = append(dels, h.Lines[i])
+			i++
+		}
+		for i < len(h.Lines) && h.Lines[i].Kind == diff.Insert {
+			ins = append(ins, h.Lines[i])
+			i++
+		}
+		for k := 0; k < len(dels) && k < len(ins); k++ {
+			for _, sp := range diff.Words(dels[k].Text, ins[k].Text) {
+				line, text, kind := oldLine+k, dels[k].Text, "delete"
+				if sp.Kind == diff.Insert {
+					line, text, kind = newLine+k, ins[k].Text, "insert"
+				}
+				out = append(out, Word{Kind: kind, Range: LSPRange{
+					Start: workspace.Position{Line: line, Character: units(text[:clamp(sp.Start, len(text))], enc)},
+					End:   workspace.Position{Line: line, Character: units(text[:clamp(sp.End, len(text))], enc)},
+				}})
+			}
+		}
+		oldLine += len(dels)
+		newLine += len(ins)
+	}
+	return out
+}
+
+func clamp(n, max int) int {
+	if n < 0 {
+		return 0
+	}
+	if n > max {
+		return max
+	}
+	return n
+}
+
+// units is the length of s in the units of enc.
+func units(s string, enc workspace.PositionEncoding) int {
+	if enc == workspace.UTF8 {
+		return len(s)
+	}
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
