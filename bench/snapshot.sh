@@ -45,7 +45,7 @@ trap 'rm -rf "$work"' EXIT
 echo "copying $src to $work/tree ..." >&2
 cp -a "$src" "$work/tree"
 rm -f "$work/tree/.complete"
-if [ -n "${debian_tree:-}" ]; then
+if [ -n "${debian_tree:-}" ] || { grep -qx '/\*' "$work/tree/.gitignore" 2>/dev/null && grep -qx '!/debian/' "$work/tree/.gitignore"; }; then
   # Debian's linux-source appends "/*" and "!/debian/" to the top-level
   # .gitignore, which ignores the whole tree (for git and agentd alike):
   # drop those two lines in the copy so the sources are snapshotted.

@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -206,7 +207,6 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	var ops []restoreOp
 	extra := map[string]*fileRec{}     // files the scan does not hold (ignored now) that the restore changes: kept in the safety snapshot
 	var absent []string                // ignored paths the restore creates: the safety snapshot records them as absent
-	ignoredWrites := map[string]bool{} // ignored paths the restore writes: the result snapshot records them
 	for _, p := range paths {
 		t, inT := want[p]
 		c, inC := cur.byPath[p]
@@ -293,7 +293,6 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			result.Deleted = append(result.Deleted, p)
 		}
 		if inT && s.files.Ignored(p, false) {
-			ignoredWrites[p] = true
 		}
 	}
 	// Empty directories of the target that are missing now.
@@ -339,12 +338,18 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			return nil, fmt.Errorf("gitops: restore: saving ignored files for undo failed, nothing was changed: %w", err)
 		}
 		result.UndoSnapshot = amended.ID
+	}
+	// The state a rollback returns to: the scan's files and the extra
+	// ones (never added to the scan's map, which may be the cache's own).
+	undoState := cur.byPath
+	if len(extra) > 0 {
+		undoState = maps.Clone(cur.byPath)
 		for p, r := range extra {
-			cur.byPath[p] = r
+			undoState[p] = r
 		}
 	}
 	if len(ops) == 0 {
-		s.recordResult(ctx, target, result, since, nil)
+		s.recordResult(ctx, target, result, since, nil, cur)
 		return result, nil
 	}
 	sortOps(ops)
@@ -361,18 +366,12 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	}
 	defer a.close()
 	if done, err := a.applyOps(ctx, ops); err != nil {
-		return nil, s.rollback(ctx, j, done, cur.byPath, err)
+		return nil, s.rollback(ctx, j, done, undoState, err)
 	}
 	if err := s.finishJournal(a, ops); err != nil {
 		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), err)
 	}
-	written := map[string]*treeFile{}
-	for _, op := range ops {
-		if ignoredWrites[op.Path] && op.Op != "delete" && op.Op != "mkdir" {
-			written[op.Path] = &treeFile{mode: filemode.FileMode(op.Mode), hash: plumbing.NewHash(op.Hash), perm: op.Perm}
-		}
-	}
-	s.recordResult(ctx, target, result, since, written)
+	s.recordResult(ctx, target, result, since, ops, cur)
 	return result, nil
 }
 
@@ -390,12 +389,22 @@ func contains(list []string, p string) bool {
 // in this restore's base (since), because they are not the agent's. If it
 // fails the restore stands; the next restore then compares with an older
 // base, which can only report more conflicts, never overwrite more.
-func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile, written map[string]*treeFile) {
-	ov := written
-	if since != nil && len(result.Conflicts) > 0 {
-		if ov == nil {
-			ov = make(map[string]*treeFile, len(result.Conflicts))
+//
+// It is built without walking the workspace again: the safety snapshot's
+// tree (the cache's) with the restore's ops applied. The cache keeps the
+// state before the restore; the next snapshot re-hashes the restored files
+// (their stat changed) and compares with this snapshot's tree.
+func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile, ops []restoreOp, cur *scanResult) {
+	ov := make(map[string]*treeFile, len(ops)+len(result.Conflicts))
+	for _, op := range ops {
+		switch op.Op {
+		case "write", "chmod":
+			ov[op.Path] = &treeFile{mode: filemode.FileMode(op.Mode), hash: plumbing.NewHash(op.Hash), perm: op.Perm}
+		case "delete":
+			ov[op.Path] = nil
 		}
+	}
+	if since != nil {
 		for _, c := range result.Conflicts {
 			if f, ok := since[c.Path]; ok {
 				ov[c.Path] = &f
@@ -404,7 +413,19 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 			}
 		}
 	}
-	snap, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov}, manRefPrefix)
+	var pw *packWriter
+	sink := &lazyPackSink{s: s, pw: &pw}
+	root := s.cache.trees[""]
+	emptyDirs := cur.emptyDirs
+	if s.cache.emptyDirs != nil {
+		emptyDirs = s.cache.emptyDirs
+	}
+	s.changed = true
+	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov},
+		manRefPrefix, root, root, 0, cur.byPath, emptyDirs, cur.skipped, sink, &pw)
+	if err != nil && pw != nil {
+		pw.abort()
+	}
 	if err != nil {
 		s.log.Warn("gitops: could not record the restore's result; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)
 		return

@@ -15,8 +15,8 @@ import (
 // what it was before the restore it undoes.
 func TestUndoIsExact(t *testing.T) {
 	sequences := 500
-	if testing.Short() {
-		sequences = 60
+	if testing.Short() || raceOn {
+		sequences = 100
 	}
 	prev := syncWrites
 	syncWrites = false // logic, not durability
