@@ -168,6 +168,8 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 			Selection *Selection `json:"selection"`
 		} `json:"context"`
 		WorkDoneToken json.RawMessage `json:"workDoneToken"`
+		ExploreRounds int             `json:"exploreRounds"`
+		MapTokens     int             `json:"mapTokens"`
 	}
 	if err := decode(params, &p); err != nil {
 		return nil, err
@@ -178,7 +180,10 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	if s.opts.PlanMaker == nil {
 		return nil, errNoModel
 	}
-	req := PlanRequest{Request: p.Request}
+	req := PlanRequest{Request: p.Request, ExploreRounds: p.ExploreRounds, MapTokens: p.MapTokens}
+	var end func()
+	req.Progress, end = s.planProgress(p.WorkDoneToken)
+	defer end()
 	if p.Context != nil {
 		req.URIs, req.Selection = p.Context.URIs, p.Context.Selection
 	}

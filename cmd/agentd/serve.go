@@ -65,6 +65,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		out = os.Stdout
 	}
 	sm := newServeModel(logger)
+	sm.stateDir = *stateDir
 	srv := rpc.NewServer(rpc.Options{
 		Version:   version,
 		StateDir:  *stateDir,
