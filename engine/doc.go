@@ -4,4 +4,10 @@
 // Markdown summary. It knows no front end: the terminal and the JSON-RPC
 // server both subscribe to its events and plug in approval, review, input,
 // snapshots and a planner through the interfaces in hooks.go.
+//
+// The rules every front end relies on live here, once: the approval policy
+// and the remembered "always" answers (ApprovalRules, one matcher), the
+// journal of runs (Journal), which steps get a snapshot after them, how run
+// options are read (RunOptions.UnmarshalJSON) and how plan files are read
+// (ReadPlanFile).
 package engine

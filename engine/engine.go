@@ -51,6 +51,11 @@ type Config struct {
 	// Approval is the policy of runs whose options carry none (nil:
 	// DefaultApprovalPolicy).
 	Approval *ApprovalPolicy
+	// Journal, if set, records every run's state (the first and final
+	// state before Start and Wait return, progress in between) and holds
+	// the remembered approval rules: a question the policy asks is first
+	// answered from them, and an "always" answer is added to them.
+	Journal *Journal
 }
 
 // RunOptions are a run's options (protocol RunOptions).
@@ -125,6 +130,14 @@ func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, err
 		}
 		s.r.addSnapshot(id)
 	}
+	if e.cfg.Journal != nil {
+		s.journal = &runJournal{j: e.cfg.Journal, r: s.r, log: s.log}
+		if err := s.journal.save(s.compactState(), false); err != nil {
+			s.cancelRun()
+			return nil, fmt.Errorf("run %s: not started, its journal cannot be written: %w", opts.RunID, err)
+		}
+		s.r.ev.subscribe(s.journal)
+	}
 	for _, sub := range opts.Subscribers {
 		s.r.ev.subscribe(sub)
 	}
@@ -138,9 +151,20 @@ func newRunID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// UnmarshalJSON reads protocol RunOptions: besides the flat fields it
-// accepts `budget: {maxTokens, maxCostUSD}` and `stepTimeout` as a Go
-// duration string ("90s") or milliseconds.
+// OptionError is a RunOptions field that cannot be used; Field is its JSON
+// name ("stepTimeout", "budget.maxTokens").
+type OptionError struct {
+	Field   string
+	Message string
+}
+
+func (e *OptionError) Error() string { return e.Field + ": " + e.Message }
+
+// UnmarshalJSON reads protocol RunOptions (docs/protocol.md RunOptions); it
+// is the one decoder of them, for every front end. Besides the flat fields
+// it accepts `budget: {maxTokens, maxCostUSD}` and `stepTimeout` as a Go
+// duration string ("90s") or milliseconds. A bad value is an
+// *OptionError naming the field.
 func (o *RunOptions) UnmarshalJSON(data []byte) error {
 	type plain RunOptions
 	var aux struct {
@@ -167,14 +191,14 @@ func (o *RunOptions) UnmarshalJSON(data []byte) error {
 		var s string
 		if json.Unmarshal(aux.StepTimeout, &s) == nil {
 			d, err := time.ParseDuration(s)
-			if err != nil {
-				return fmt.Errorf("stepTimeout: %w (use a Go duration such as \"90s\")", err)
+			if err != nil || d <= 0 {
+				return &OptionError{"stepTimeout", fmt.Sprintf("%q is not a positive Go duration; use one such as \"90s\" or \"5m\"", s)}
 			}
 			o.StepTimeout = d
 		} else {
 			var ms int64
-			if err := json.Unmarshal(aux.StepTimeout, &ms); err != nil {
-				return fmt.Errorf("stepTimeout: want a duration string or milliseconds")
+			if err := json.Unmarshal(aux.StepTimeout, &ms); err != nil || ms <= 0 {
+				return &OptionError{"stepTimeout", "want a duration string such as \"90s\" or a positive number of milliseconds"}
 			}
 			o.StepTimeout = time.Duration(ms) * time.Millisecond
 		}
@@ -182,12 +206,18 @@ func (o *RunOptions) UnmarshalJSON(data []byte) error {
 	switch o.Mode {
 	case "", "parallel", "sequential":
 	default:
-		return fmt.Errorf("mode: %q is neither \"parallel\" nor \"sequential\"", o.Mode)
+		return &OptionError{"mode", fmt.Sprintf("must be parallel or sequential, not %q", o.Mode)}
+	}
+	if o.MaxParallel < 0 {
+		return &OptionError{"maxParallel", "must not be negative"}
 	}
 	switch o.Review {
 	case "", ReviewBefore, ReviewAfter, ReviewNone:
 	default:
-		return fmt.Errorf("review: %q is not before, after or none", o.Review)
+		return &OptionError{"review", fmt.Sprintf("must be before, after or none, not %q", o.Review)}
+	}
+	if o.MaxTokens < 0 || o.MaxCostUSD < 0 {
+		return &OptionError{"budget", "limits must not be negative"}
 	}
 	return nil
 }

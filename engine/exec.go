@@ -37,9 +37,13 @@ type stepResult struct {
 	suggestion string
 	llmCalls   int
 	toolCalls  int
-	aborted    bool     // the user aborted the run in a review
-	applied    bool     // files were changed
-	files      []string // paths the applied changes touched
+	aborted    bool // the user aborted the run in a review
+	applied    bool // files were changed
+	// mayChange is set when a tool that can change the workspace behind
+	// the change-set path ran (a command, a write action of git): the step
+	// gets a snapshot after it even though it proposed no change set.
+	mayChange bool
+	files     []string // paths the applied changes touched
 }
 
 // worker runs one job.
@@ -105,9 +109,9 @@ func (s *sched) execute(ctx context.Context, j *job) (res *stepResult) {
 	}
 	w.mu.Lock()
 	res.err = err
-	applied := res.applied
+	changed := res.applied || res.mayChange
 	w.mu.Unlock()
-	if applied && s.cfg.Snapshots != nil && !s.opts.DryRun {
+	if changed && s.cfg.Snapshots != nil && !s.opts.DryRun {
 		w.snapshot(ctx)
 	}
 	return res
@@ -276,7 +280,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	w.res.toolCalls++
 	w.mu.Unlock()
 	cat := t.Category()
-	risk := t.Risk()
+	risk := riskOf(t, args)
 	if step.Risk != "" {
 		risk = tools.Risk(step.Risk)
 	}
@@ -291,12 +295,18 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 			return &toolOutcome{skipped: why}, err
 		}
 	}
+	if mayChangeFiles(t, cat, args) {
+		w.mu.Lock()
+		w.res.mayChange = true
+		w.mu.Unlock()
+	}
 	env := &tools.Env{
 		WS:     s.cfg.WS,
 		RunID:  s.r.id,
 		StepID: step.ID,
 		Output: w.output,
 		Ask:    w.askFunc(),
+		Logger: s.log.With("step", step.ID, "tool", name),
 	}
 	var res *tools.Result
 	err := w.withTimeout(ctx, func(ctx context.Context) error {
@@ -327,61 +337,6 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 		}
 	}
 	return out, nil
-}
-
-// approve applies the policy and asks the Approver if needed. It returns
-// a non-empty reason when the call must not happen.
-func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, risk tools.Risk, desc tools.Description, changeID string) (string, error) {
-	s, step := w.s, w.j.step
-	v, why := s.policy.decide(cat, risk, step.Approval, desc.Command)
-	switch v {
-	case verdictAllow:
-		return "", nil
-	case verdictDeny:
-		return "denied by the approval policy: " + why, nil
-	}
-	title := desc.Title
-	if title == "" {
-		if desc.Command != "" {
-			title = "Run " + desc.Command
-		} else {
-			title = fmt.Sprintf("%s (step %s)", t.Name(), step.ID)
-		}
-	}
-	detail := desc.Detail
-	if detail == "" {
-		detail = step.Description
-	}
-	req := ApprovalRequest{
-		RunID: s.r.id, StepID: step.ID, Tool: t.Name(), Category: cat, Risk: risk,
-		Title: title, Detail: detail, Command: desc.Command, Cwd: desc.Cwd, ChangeID: changeID,
-	}
-	w.waiting(true, Event{Type: EventApprovalPending, Reason: why, ChangeID: changeID})
-	dec, err := s.cfg.Approver.Approve(ctx, req)
-	w.waiting(false, Event{Type: EventStepProgress, Reason: "approval answered"})
-	if err != nil {
-		return "", fmt.Errorf("step %q: asking for approval: %w", step.ID, err)
-	}
-	if !dec.Allow {
-		r := "approval denied"
-		if dec.Reason != "" {
-			r += ": " + dec.Reason
-		}
-		return r, nil
-	}
-	return "", nil
-}
-
-func (w *worker) askFunc() func(ctx context.Context, question string, options []string) (string, error) {
-	in := w.s.cfg.Inputter
-	if in == nil {
-		return nil
-	}
-	return func(ctx context.Context, question string, options []string) (string, error) {
-		w.waiting(true, Event{Type: EventStepProgress, Reason: "asking: " + question})
-		defer w.waiting(false, Event{Type: EventStepProgress, Reason: "answered"})
-		return in.Ask(ctx, InputRequest{RunID: w.s.r.id, StepID: w.j.step.ID, Question: question, Options: options})
-	}
 }
 
 // handleChanges announces a proposed change set and applies it as the
@@ -514,161 +469,4 @@ func newChangeID(runID, stepID string) string {
 	n := changeSeq.n
 	changeSeq.Unlock()
 	return fmt.Sprintf("%s/%s/%d", runID, stepID, n)
-}
-
-// modelStep runs an llm or agent step through Config.Model.
-func (w *worker) modelStep(ctx context.Context) error {
-	s, step := w.s, w.j.step
-	if s.cfg.Model == nil {
-		return fmt.Errorf("step %q (%s): %w: configure one with `agentd run --model PROVIDER/MODEL` (or AGENTD_MODEL), or initializationOptions.model in the editor",
-			step.ID, step.EffectiveKind(), ErrNoModel)
-	}
-	prompt, err := Interpolate(step.Prompt, w.j.outs)
-	if err != nil {
-		return fmt.Errorf("step %q: resolving references in prompt: %w", step.ID, err)
-	}
-	sb := &stepBudget{run: s.budget}
-	if err := sb.Reserve(estimateTokens(prompt), 0); err != nil {
-		return fmt.Errorf("step %q: %w", step.ID, err)
-	}
-	call := ModelCall{
-		RunID: s.r.id, Step: step, Prompt: prompt, Model: step.Model, Budget: sb,
-		Output: func(text string) { w.output("model", text) },
-	}
-	var rejected []HunkRejection
-	var rmu sync.Mutex
-	if step.EffectiveKind() == KindAgent {
-		allowed := map[string]bool{}
-		if len(step.Tools) == 0 {
-			for _, t := range s.cfg.Tools.List() {
-				call.Tools = append(call.Tools, t)
-				allowed[t.Name()] = true
-			}
-		} else {
-			for _, name := range step.Tools {
-				t, ok := s.cfg.Tools.Get(name)
-				if !ok {
-					return fmt.Errorf("step %q: unknown tool %q in tools", step.ID, name)
-				}
-				call.Tools = append(call.Tools, t)
-				allowed[name] = true
-			}
-		}
-		call.Exec = func(ctx context.Context, tool string, args json.RawMessage) (*ToolCallResult, error) {
-			if !allowed[tool] {
-				return &ToolCallResult{Error: fmt.Sprintf("tool %q is not available to this step", tool)}, nil
-			}
-			out, err := w.callTool(ctx, tool, args)
-			if err != nil {
-				if ctx.Err() != nil {
-					return nil, err
-				}
-				r := &ToolCallResult{Error: err.Error()}
-				if out != nil {
-					r.Output = out.value()
-				}
-				return r, nil
-			}
-			w.mu.Lock()
-			aborted := w.res.aborted
-			w.mu.Unlock()
-			if aborted {
-				return nil, errAborted
-			}
-			if out.skipped != "" {
-				return &ToolCallResult{Error: "not done: " + out.skipped}, nil
-			}
-			r := &ToolCallResult{Output: out.value()}
-			if out.review != nil {
-				r.Rejected = out.review.Rejected
-				rmu.Lock()
-				rejected = append(rejected, out.review.Rejected...)
-				rmu.Unlock()
-			}
-			return r, nil
-		}
-	}
-	var mr *ModelResult
-	err = w.withTimeout(ctx, func(ctx context.Context) error {
-		var err error
-		mr, err = s.cfg.Model.RunStep(ctx, call)
-		return err
-	})
-	calls := 1
-	if mr != nil && mr.Calls > 0 {
-		calls = mr.Calls
-	}
-	w.mu.Lock()
-	w.res.llmCalls += calls
-	aborted := w.res.aborted
-	w.mu.Unlock()
-	if mr != nil {
-		sb.settle(mr.Usage)
-	}
-	if aborted {
-		return fmt.Errorf("step %q: %w", step.ID, errAborted)
-	}
-	if err != nil {
-		return fmt.Errorf("step %q: model: %w", step.ID, err)
-	}
-	if mr == nil {
-		mr = &ModelResult{}
-	}
-	o := map[string]any{"text": mr.Text}
-	w.mu.Lock()
-	if len(w.res.changeIDs) > 0 {
-		o["changes"] = w.res.changeIDs
-	}
-	w.mu.Unlock()
-	if len(rejected) > 0 {
-		o["rejected"] = rejected
-	}
-	raw, err := json.Marshal(o)
-	if err != nil {
-		return err
-	}
-	w.mu.Lock()
-	w.res.output = raw
-	w.res.needsMore, w.res.suggestion = mr.NeedsMoreContext, mr.ContextSuggestion
-	w.mu.Unlock()
-	return nil
-}
-
-func (w *worker) validationStep() error {
-	step := w.j.step
-	for i, c := range step.Checks {
-		ok, err := EvalCondition(c.Expr, w.j.outs)
-		if err != nil {
-			return fmt.Errorf("step %q: check %d (%s): %w", step.ID, i+1, c.Expr, err)
-		}
-		if !ok {
-			msg := c.Message
-			if msg == "" {
-				msg = fmt.Sprintf("%s does not hold", c.Expr)
-			}
-			return fmt.Errorf("step %q: check failed: %s", step.ID, msg)
-		}
-	}
-	raw, _ := json.Marshal(map[string]any{"passed": len(step.Checks)})
-	w.res.output = raw
-	return nil
-}
-
-func (w *worker) inputStep(ctx context.Context) error {
-	step := w.j.step
-	q, err := Interpolate(step.Question, w.j.outs)
-	if err != nil {
-		return fmt.Errorf("step %q: resolving references in question: %w", step.ID, err)
-	}
-	ask := w.askFunc()
-	if ask == nil {
-		return fmt.Errorf("step %q asks %q but nobody can answer in this session: run the plan from an editor or a terminal, or replace the step with a fixed value", step.ID, q)
-	}
-	ans, err := ask(ctx, q, step.Options)
-	if err != nil {
-		return fmt.Errorf("step %q: asking the user: %w", step.ID, err)
-	}
-	raw, _ := json.Marshal(ans)
-	w.res.output = raw
-	return nil
 }

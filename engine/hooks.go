@@ -26,7 +26,8 @@ type ApprovalRequest struct {
 }
 
 // ApprovalDecision is the answer. Always makes it a rule for later requests
-// of the same kind (kept by the Approver, not the engine).
+// of the same kind: the engine adds it to the workspace's rule store
+// (Config.Journal), which every front end shares.
 type ApprovalDecision struct {
 	Allow  bool   `json:"allow"`
 	Always bool   `json:"always,omitempty"`
@@ -111,12 +112,12 @@ type SnapshotRequest struct {
 	Label  string
 }
 
-// RestoreRequest asks for a rollback to a snapshot. Since is the run's last
-// snapshot: files that differ from it were changed by someone else and are
-// conflicts unless Overwrite.
+// RestoreRequest asks for a rollback to a snapshot. Without Overwrite the
+// snapshot store protects what someone else changed (it chooses the
+// protection base itself: gitops.Store.Restore), and the files it leaves
+// alone are conflicts.
 type RestoreRequest struct {
 	SnapshotID string
-	Since      string
 	Paths      []string
 	Overwrite  bool
 }

@@ -30,6 +30,8 @@ type Plan struct {
 	Steps     []*Step      `json:"steps"`
 	CreatedAt time.Time    `json:"createdAt,omitzero"`
 	History   []PlanUpdate `json:"history,omitempty"`
+	// Context is what the planner's model read before planning (plancontext.go).
+	Context []ContextItem `json:"context,omitempty"`
 	// Source is the file the plan was read from, for error messages.
 	Source string `json:"-"`
 }

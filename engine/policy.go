@@ -184,6 +184,17 @@ func matchAny(patterns []string, command string, all bool) (string, bool) {
 		if len(parts) <= 1 {
 			return matchOne(patterns, line)
 		}
+		// A pattern that is itself compound ("make && make test", as a
+		// remembered command line is) may cover the whole line.
+		var compound []string
+		for _, p := range patterns {
+			if len(splitCommand(p)) > 1 {
+				compound = append(compound, p)
+			}
+		}
+		if p, ok := matchOne(compound, line); ok {
+			return p, true
+		}
 		var pat string
 		for _, part := range parts {
 			p, ok := matchOne(patterns, part)

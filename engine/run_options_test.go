@@ -22,7 +22,7 @@ func TestRunOptionsJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"stepTimeout":1500,"maxTokens":7}`), &o); err != nil || o.StepTimeout != 1500*time.Millisecond || o.MaxTokens != 7 {
 		t.Errorf("%v %+v", err, o)
 	}
-	for _, bad := range []string{`{"stepTimeout":"soon"}`, `{"mode":"fast"}`, `{"review":"later"}`} {
+	for _, bad := range []string{`{"stepTimeout":"soon"}`, `{"mode":"fast"}`, `{"review":"later"}`, `{"maxParallel":-1}`, `{"stepTimeout":-5}`} {
 		if err := json.Unmarshal([]byte(bad), &o); err == nil {
 			t.Errorf("%s accepted", bad)
 		}

@@ -54,20 +54,21 @@ func TestSchedReviewModes(t *testing.T) {
 			}
 			fileIs(t, root, "a.txt", "written by w\n")
 			w := stepState(t, st, "w")
-			if len(w.ChangeIDs) != 1 || w.SnapshotID != "snap2" || len(st.Snapshots) != 2 || st.Snapshots[0] != "snap1" {
+			if len(w.ChangeIDs) != 1 || w.SnapshotID != "snap2" || len(st.Snapshots) != 3 || st.Snapshots[0] != "snap1" {
 				t.Errorf("changes %v snapshot %q snapshots %v", w.ChangeIDs, w.SnapshotID, st.Snapshots)
 			}
 			if len(st.FilesChanged) != 1 || st.FilesChanged[0] != "a.txt" {
 				t.Errorf("files changed %v", st.FilesChanged)
 			}
-			if ev := rec.of(EventSnapshotTaken); len(ev) != 2 || ev[1].SnapshotID != "snap2" || ev[1].StepID != "w" {
+			if ev := rec.of(EventSnapshotTaken); len(ev) != 3 || ev[1].SnapshotID != "snap2" || ev[1].StepID != "w" {
 				t.Errorf("snapshot events %+v", ev)
 			}
 			if snaps.reqs[1].StepID != "w" || snaps.reqs[0].Label != "run start" {
 				t.Errorf("snapshot requests %+v", snaps.reqs)
 			}
-			if stepState(t, st, "c").SnapshotID != "" {
-				t.Error("a step without changes got a snapshot")
+			// A command may change any file: it gets a snapshot too.
+			if stepState(t, st, "c").SnapshotID != "snap3" {
+				t.Errorf("the command step's snapshot is %q, want snap3", stepState(t, st, "c").SnapshotID)
 			}
 		})
 	})
@@ -221,7 +222,7 @@ func TestSchedRollbackOnFailure(t *testing.T) {
 		if st.Status != RunFailed {
 			t.Fatal(st.Status)
 		}
-		if len(snaps.restores) != 1 || snaps.restores[0].SnapshotID != "snap1" || snaps.restores[0].Since != "snap2" || snaps.restores[0].Overwrite {
+		if len(snaps.restores) != 1 || snaps.restores[0].SnapshotID != "snap1" || snaps.restores[0].Overwrite {
 			t.Fatalf("restores %+v", snaps.restores)
 		}
 		if st.Rollback == nil || st.Rollback.Conflicts[0] != "user.txt" || !strings.Contains(st.Summary, "Rollback") || !strings.Contains(st.Summary, "user.txt") {

@@ -22,7 +22,7 @@ func (a storeSnapshotter) Snapshot(ctx context.Context, req SnapshotRequest) (st
 
 func (a storeSnapshotter) Restore(ctx context.Context, req RestoreRequest) (*RestoreInfo, error) {
 	res, err := a.s.Restore(ctx, req.SnapshotID, gitops.RestoreOptions{
-		Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite,
+		Paths: req.Paths, Overwrite: req.Overwrite,
 	})
 	info := &RestoreInfo{SnapshotID: req.SnapshotID}
 	if res != nil {

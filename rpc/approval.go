@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path"
-	"sort"
 	"sync"
-	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -23,39 +20,14 @@ type ApprovalPolicy = engine.ApprovalPolicy
 // and network.
 func DefaultPolicy() ApprovalPolicy { return engine.DefaultApprovalPolicy() }
 
-// Rule is a remembered "always" answer.
-type Rule struct {
-	ID       string         `json:"id"`
-	Category tools.Category `json:"category"`
-	Tool     string         `json:"tool,omitempty"`
-	// Command is the exact command line (or a glob) for command rules.
-	Command   string    `json:"command,omitempty"`
-	Allow     bool      `json:"allow"`
-	CreatedAt time.Time `json:"createdAt"`
-	Reason    string    `json:"reason,omitempty"`
-}
+// Rule is a remembered "always" answer (protocol.md Rule), kept by the
+// workspace's rule store (engine.ApprovalRules) for every front end.
+type Rule = engine.ApprovalRule
 
-func (r Rule) matches(req engine.ApprovalRequest) bool {
-	if r.Category != req.Category {
-		return false
-	}
-	if r.Tool != "" && r.Tool != req.Tool {
-		return false
-	}
-	if r.Command != "" {
-		if ok, _ := path.Match(r.Command, req.Command); !ok && r.Command != req.Command {
-			return false
-		}
-	}
-	return true
-}
-
-// approvals holds the policy and rules.
+// approvals holds the session's policy and the client questions in flight.
 type approvals struct {
 	mu     sync.Mutex
 	policy ApprovalPolicy
-	rules  []Rule
-	seq    int
 	// waiting cancels pending client questions at exit.
 	cancels map[int]context.CancelFunc
 	next    int
@@ -65,32 +37,16 @@ func newApprovals() *approvals {
 	return &approvals{policy: DefaultPolicy(), cancels: map[int]context.CancelFunc{}}
 }
 
-func (a *approvals) get() (ApprovalPolicy, []Rule) {
+func (a *approvals) get() ApprovalPolicy {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.policy, append([]Rule(nil), a.rules...)
+	return a.policy
 }
 
-func (a *approvals) setPolicy(p ApprovalPolicy, rules []Rule) {
+func (a *approvals) setPolicy(p ApprovalPolicy) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.policy = p
-	a.rules = append([]Rule(nil), rules...)
-	for _, r := range rules {
-		var n int
-		if _, err := fmt.Sscanf(r.ID, "rule-%d", &n); err == nil && n > a.seq {
-			a.seq = n
-		}
-	}
-}
-
-func (a *approvals) addRule(r Rule) Rule {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.seq++
-	r.ID = fmt.Sprintf("rule-%d", a.seq)
-	a.rules = append(a.rules, r)
-	return r
 }
 
 func (a *approvals) track(cancel context.CancelFunc) (untrack func()) {
@@ -112,16 +68,6 @@ func (a *approvals) cancelAll() {
 	for _, c := range a.cancels {
 		c()
 	}
-}
-
-// remembered returns the decision of the newest rule matching req.
-func remembered(rules []Rule, req engine.ApprovalRequest) (engine.ApprovalDecision, bool) {
-	for i := len(rules) - 1; i >= 0; i-- {
-		if rules[i].matches(req) {
-			return engine.ApprovalDecision{Allow: rules[i].Allow, Reason: "remembered rule " + rules[i].ID}, true
-		}
-	}
-	return engine.ApprovalDecision{}, false
 }
 
 // approver implements engine.Approver by asking the editor.
@@ -173,12 +119,8 @@ var approvalOptions = []ApprovalOption{
 
 func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
 	s := (*Server)(a)
-	// The engine asks only when the run's policy says so; remembered
-	// "always" answers are the server's.
-	_, rules := s.approvals.get()
-	if d, ok := remembered(rules, req); ok {
-		return d, nil
-	}
+	// The engine asks only when the run's policy says so and no remembered
+	// rule answers; it remembers "always" answers itself.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer s.approvals.track(cancel)()
@@ -236,13 +178,6 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		d.Always = true
 	default:
 		return engine.ApprovalDecision{}, fmt.Errorf("approval for step %s: unknown option %q", req.StepID, optionID)
-	}
-	if d.Always {
-		r := s.approvals.addRule(Rule{Category: req.Category, Tool: req.Tool, Command: req.Command, Allow: d.Allow,
-			CreatedAt: time.Now().UTC(), Reason: reason})
-		pol, rules := s.approvals.get()
-		s.persist.savePolicy(pol, rules)
-		s.log.Info("remembered approval rule", "rule", r.ID, "category", r.Category, "tool", r.Tool, "allow", r.Allow)
 	}
 	return d, nil
 }
@@ -312,9 +247,4 @@ func (f *failureHandler) OnFailure(ctx context.Context, runID, stepID string, er
 		return engine.FailSkip, nil
 	}
 	return engine.FailAbort, nil
-}
-
-// sortRules orders rules by id for stable output.
-func sortRules(r []Rule) {
-	sort.SliceStable(r, func(i, j int) bool { return r[i].CreatedAt.Before(r[j].CreatedAt) })
 }

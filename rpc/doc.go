@@ -6,9 +6,10 @@
 // approvals (agentd/approval/request or window/showMessageRequest), review
 // of change sets (accept/reject per hunk, rebasing on the user's typing),
 // writes through workspace/applyEdit, and progress ($/progress plus
-// agentd/run/didChange, with command output coalesced). Plans, runs,
-// pending change sets and approval rules are kept as JSON files in the
-// state dir so a restarted daemon finds them.
+// agentd/run/didChange, with command output coalesced). Plans and pending
+// change sets are kept in the workspace's journal (engine.Journal, shared
+// with agentd run), which the engine also writes runs and remembered
+// approval rules to, so a restarted daemon finds them.
 //
 // Notifications are handled in arrival order on the connection's read
 // loop; requests that may block run concurrently (jsonrpc2.Async). The

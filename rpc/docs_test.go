@@ -1,8 +1,10 @@
 package rpc
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -82,5 +84,31 @@ func TestProtocolDocMatchesServer(t *testing.T) {
 		if strings.HasPrefix(m, "agentd/") && strings.Count(src.String(), `"`+m+`"`) < 2 {
 			t.Errorf("%s is listed but never sent", m)
 		}
+	}
+}
+
+// TestDocumentedDefaultPolicy holds the agentd/policy/get example, which
+// shows the defaults, against what a fresh server answers.
+func TestDocumentedDefaultPolicy(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\{"jsonrpc":"2.0","id":27,"result":(.*)\}$`).FindSubmatch(data)
+	if m == nil {
+		t.Fatal("no agentd/policy/get example result in docs/protocol.md")
+	}
+	var documented map[string]any
+	if err := json.Unmarshal(m[1], &documented); err != nil {
+		t.Fatalf("the policy/get example is not JSON: %v", err)
+	}
+	delete(documented, "rules")
+	ed := startEditor(t, Options{}, nil)
+	ed.initialize(t.TempDir(), nil)
+	var got map[string]any
+	ed.mustCall("agentd/policy/get", map[string]any{}, &got)
+	delete(got, "rules")
+	if !reflect.DeepEqual(documented, got) {
+		t.Errorf("documented defaults %v\nserver's defaults    %v", documented, got)
 	}
 }

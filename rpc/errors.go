@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -23,6 +24,7 @@ const (
 	CodeNoModel        jsonrpc2.Code = -32006
 	CodeBudget         jsonrpc2.Code = -32007
 	CodeNotInitialized jsonrpc2.Code = -32008
+	CodeNoProtection   jsonrpc2.Code = -32009
 	CodeCancelled      jsonrpc2.Code = -32800
 )
 
@@ -91,7 +93,10 @@ func toRPCError(ctx context.Context, err error) error {
 		return withData(CodePlanInvalid, map[string]any{"problems": problems})
 	case errors.Is(err, engine.ErrStaleVersion):
 		return withData(CodeStaleVersion, nil)
-	case errors.Is(err, ErrNotFound), errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, gitops.ErrNoProtectionBase):
+		// Before not found: the message names the snapshot it lacks.
+		return withData(CodeNoProtection, nil)
+	case errors.Is(err, ErrNotFound), errors.Is(err, fs.ErrNotExist), errors.Is(err, gitops.ErrNotFound):
 		return withData(CodeNotFound, nil)
 	case errors.Is(err, workspace.ErrOutsideRoot):
 		var pe *workspace.PathError

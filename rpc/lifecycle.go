@@ -157,7 +157,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		stateDir = opts.StateDir
 	}
 	if stateDir == "" {
-		stateDir = defaultStateDir()
+		stateDir = gitops.DefaultStateDir()
 	}
 
 	caps := clientCaps{
@@ -190,7 +190,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		openStore := s.opts.OpenStore
 		if openStore == nil {
 			openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
-				return gitops.Open(ctx, ws, gitops.Options{StateDir: dir})
+				return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: s.log.With("component", "gitops")})
 			}
 		}
 		go func() {
@@ -219,7 +219,15 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	} else {
 		close(storeReady)
 	}
-	persist := newPersister(stateDir, root, s.log)
+	var persist *persister
+	if ws != nil {
+		// The journal is shared with agentd run: it is named by the
+		// workspace's real path, as the shadow repository is.
+		var err error
+		if persist, err = newPersister(stateDir, ws.Root(), s.log); err != nil {
+			s.log.Error("the workspace's journal cannot be opened; plans, runs and rules will not be kept", "error", err)
+		}
+	}
 
 	s.mu.Lock()
 	s.caps = caps
@@ -241,6 +249,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 			Logger:    s.log.With("component", "engine"),
 		}
 		cfg.Snapshots = &snapshotter{s: s}
+		cfg.Journal = persist.journal()
 		if s.opts.Configure != nil {
 			s.opts.Configure(&cfg, opts.Model)
 		}
@@ -271,7 +280,8 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	return res, nil
 }
 
-// restore loads what a previous daemon persisted for this workspace.
+// restore loads what a previous daemon (or agentd run) recorded for this
+// workspace.
 func (s *Server) restore() {
 	p := s.persist
 	if p == nil {
@@ -280,26 +290,28 @@ func (s *Server) restore() {
 	for _, pl := range p.loadPlans() {
 		s.plans.put(pl)
 	}
-	for _, st := range p.loadRuns() {
-		if st.Status == engine.RunRunning || st.Status == engine.RunPaused {
-			st.Status = engine.RunFailed
-			st.Error = "the daemon stopped while this run was active; start it again"
-			p.saveRun(st)
-		}
+	for _, st := range p.loadRuns() { // a run whose process died is failed there
 		s.runs.putFinished(st)
 	}
 	for _, c := range p.loadChanges() {
 		s.changes.put(c)
 	}
 	if pol, ok := p.loadPolicy(); ok {
-		s.approvals.setPolicy(pol.Policy, pol.Rules)
+		s.approvals.setPolicy(pol.Policy)
+		// Rules an older build kept in policy.json join the shared store.
+		if len(pol.Rules) > 0 {
+			if err := p.j.Rules().Import(pol.Rules); err != nil {
+				s.log.Error("could not move the remembered approval rules to the shared store", "error", err)
+			} else if err := p.savePolicy(pol.Policy); err != nil {
+				s.log.Error("could not drop the moved rules from policy.json", "error", err)
+			}
+		}
 	}
 	s.mu.Lock()
 	opts := s.initOpts
 	s.mu.Unlock()
 	if opts.Approval != nil {
-		_, rules := s.approvals.get()
-		s.approvals.setPolicy(*opts.Approval, rules)
+		s.approvals.setPolicy(*opts.Approval)
 	}
 }
 

@@ -1,25 +1,30 @@
 package rpc
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
 )
 
 // TestStateBesideShadowRepository checks that a workspace's server state
-// lives in its shadow repository's directory, and that state an earlier
-// build kept under a hash of its own is moved there once (and never over
-// newer state).
+// lives in its journal beside the shadow repository, and that state an
+// earlier build kept elsewhere is moved there once (and never over newer
+// state).
 func TestStateBesideShadowRepository(t *testing.T) {
 	stateDir, root := t.TempDir(), t.TempDir()
-	dir := WorkspaceStateDir(stateDir, root)
+	dir := engine.JournalDir(stateDir, root)
 	if filepath.Dir(dir) != gitops.StoreDir(stateDir, root) {
-		t.Fatalf("state dir %s is not in the shadow repository's directory %s", dir, gitops.StoreDir(stateDir, root))
+		t.Fatalf("journal %s is not in the shadow repository's directory %s", dir, gitops.StoreDir(stateDir, root))
 	}
-	legacy := legacyStateDir(stateDir, root)
+	sum := sha256.Sum256([]byte(root))
+	legacy := filepath.Join(stateDir, "workspaces", hex.EncodeToString(sum[:8]), "rpc")
 	write := func(p, s string) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -30,9 +35,12 @@ func TestStateBesideShadowRepository(t *testing.T) {
 		}
 	}
 	write(filepath.Join(legacy, "plans", "p1.json"), `{"old":true}`)
-	p := newPersister(stateDir, root, slog.Default())
-	if p.dir != dir {
-		t.Fatalf("persister writes to %s, want %s", p.dir, dir)
+	p, err := newPersister(stateDir, root, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.j.Dir() != dir {
+		t.Fatalf("persister writes to %s, want %s", p.j.Dir(), dir)
 	}
 	if got, err := os.ReadFile(filepath.Join(dir, "plans", "p1.json")); err != nil || string(got) != `{"old":true}` {
 		t.Fatalf("legacy state not moved: %q, %v", got, err)
@@ -42,11 +50,38 @@ func TestStateBesideShadowRepository(t *testing.T) {
 	}
 	// Both present: the new state is kept as it is, the old left alone.
 	write(filepath.Join(legacy, "plans", "p1.json"), `{"older":true}`)
-	newPersister(stateDir, root, slog.Default())
+	if _, err := newPersister(stateDir, root, slog.New(slog.DiscardHandler)); err != nil {
+		t.Fatal(err)
+	}
 	if got, _ := os.ReadFile(filepath.Join(dir, "plans", "p1.json")); string(got) != `{"old":true}` {
 		t.Fatalf("newer state overwritten: %q", got)
 	}
 	if got, _ := os.ReadFile(filepath.Join(legacy, "plans", "p1.json")); string(got) != `{"older":true}` {
 		t.Fatalf("legacy state touched: %q", got)
+	}
+}
+
+// A save that fails is an error naming the file, and the plan is not
+// acknowledged.
+func TestFailedSaveNotAcknowledged(t *testing.T) {
+	stateDir, root := t.TempDir(), t.TempDir()
+	p, err := newPersister(stateDir, root, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file where the plans directory should be: every save fails.
+	if err := os.WriteFile(filepath.Join(p.j.Dir(), "plans"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := NewServer(Options{})
+	s.persist = p
+	pl := &engine.Plan{Title: "t", Steps: []*engine.Step{{ID: "a", Tool: "read_file"}}}
+	if _, err := s.storePlan(pl, "load", "loaded"); err == nil {
+		t.Fatal("storePlan acknowledged a plan it could not save")
+	} else if want := filepath.Join(p.j.Dir(), "plans"); !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not name %s", err, want)
+	}
+	if _, err := s.plans.get(pl.ID); err == nil {
+		t.Fatal("the unsaved plan is listed")
 	}
 }

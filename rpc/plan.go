@@ -5,14 +5,16 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/workspace"
 )
 
 func planMethods() map[string]method {
@@ -79,27 +81,39 @@ func (s *Server) parsePlanParam(ctx context.Context, raw json.RawMessage, uri st
 	return nil, badParam("plan", "give the plan inline (plan) or by file (uri)")
 }
 
-// readURI reads a file the editor names: the overlay if it is open in the
-// workspace, else the disk.
+// readURI reads a plan file the editor names. Only files inside the
+// workspace are read (what the editor shows, unsaved edits included):
+// regular files of at most engine.MaxPlanSize, within
+// engine.PlanReadTimeout. A path outside is refused before anything is
+// opened, so no error can echo its content.
 func (s *Server) readURI(ctx context.Context, uri string) ([]byte, string, error) {
-	if b, ok := s.buffer(uri); ok {
-		return b.Text, uri, nil
-	}
-	if ws, err := s.workspace(); err == nil {
-		if rel, _, err := ws.Resolve(uri); err == nil {
-			data, err := ws.ReadFile(ctx, rel)
-			return data, rel, err
-		}
-	}
-	p, err := uriToPath(uri)
+	ws, err := s.workspace()
 	if err != nil {
+		return nil, "", err
+	}
+	rel, _, err := ws.Resolve(uri)
+	if err != nil {
+		if errors.Is(err, workspace.ErrOutsideRoot) {
+			return nil, "", fmt.Errorf("agentd/plan/load reads plan files inside the workspace only; send the plan inline instead: %w", err)
+		}
 		return nil, "", badParam("uri", "%v", err)
 	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return nil, "", fmt.Errorf("reading plan %s: %w", p, err)
+	if fi, err := ws.Stat(rel); err == nil && fi.Mode().IsRegular() && fi.Size() > engine.MaxPlanSize {
+		return nil, "", badParam("uri", "plan %s: %d bytes, more than the %d a plan may have", rel, fi.Size(), engine.MaxPlanSize)
 	}
-	return data, p, nil
+	ctx, cancel := context.WithTimeout(ctx, engine.PlanReadTimeout)
+	defer cancel()
+	data, err := ws.ReadFile(ctx, rel) // refuses FIFOs, devices and directories unread
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("reading plan %s: %w", rel, err)
+		}
+		return nil, "", badParam("uri", "reading plan %s: %v", rel, err)
+	}
+	if int64(len(data)) > engine.MaxPlanSize {
+		return nil, "", badParam("uri", "plan %s: %d bytes, more than the %d a plan may have", rel, len(data), engine.MaxPlanSize)
+	}
+	return data, rel, nil
 }
 
 func (s *Server) validatePlan(p *engine.Plan) error {
@@ -116,8 +130,9 @@ func (s *Server) validatePlan(p *engine.Plan) error {
 	return nil
 }
 
-// storePlan gives p an id and a version, records it and persists it.
-func (s *Server) storePlan(p *engine.Plan, source, reason string) *engine.Plan {
+// storePlan gives p an id and a version, persists it and records it; a
+// plan that cannot be saved is not acknowledged.
+func (s *Server) storePlan(p *engine.Plan, source, reason string) (*engine.Plan, error) {
 	now := time.Now().UTC()
 	if p.ID == "" {
 		p.ID = newID("plan-")
@@ -138,9 +153,11 @@ func (s *Server) storePlan(p *engine.Plan, source, reason string) *engine.Plan {
 	if source != "" {
 		p.History = append(p.History, engine.PlanUpdate{Version: p.Version, Time: now, Source: source, Reason: reason})
 	}
+	if err := s.persist.savePlan(p); err != nil {
+		return nil, err
+	}
 	s.plans.put(p)
-	s.persist.savePlan(p)
-	return p
+	return p, nil
 }
 
 func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, error) {
@@ -151,6 +168,8 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 			Selection *Selection `json:"selection"`
 		} `json:"context"`
 		WorkDoneToken json.RawMessage `json:"workDoneToken"`
+		ExploreRounds int             `json:"exploreRounds"`
+		MapTokens     int             `json:"mapTokens"`
 	}
 	if err := decode(params, &p); err != nil {
 		return nil, err
@@ -161,7 +180,10 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	if s.opts.PlanMaker == nil {
 		return nil, errNoModel
 	}
-	req := PlanRequest{Request: p.Request}
+	req := PlanRequest{Request: p.Request, ExploreRounds: p.ExploreRounds, MapTokens: p.MapTokens}
+	var end func()
+	req.Progress, end = s.planProgress(p.WorkDoneToken)
+	defer end()
 	if p.Context != nil {
 		req.URIs, req.Selection = p.Context.URIs, p.Context.Selection
 	}
@@ -175,7 +197,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	if err := s.validatePlan(pl); err != nil {
 		return nil, err
 	}
-	return s.storePlan(pl, "model", "created from a request"), nil
+	return s.storePlan(pl, "model", "created from a request")
 }
 
 func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, error) {
@@ -193,7 +215,7 @@ func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, err
 	if err := s.validatePlan(pl); err != nil {
 		return nil, err
 	}
-	return s.storePlan(pl, "load", "loaded"), nil
+	return s.storePlan(pl, "load", "loaded")
 }
 
 // ValidateResult is agentd/plan/validate's result.
@@ -310,9 +332,12 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 		s.plans.mu.Unlock()
 		return nil, fmt.Errorf("plan %s changed while editing (now version %d): %w", p.PlanID, latest.Version, engine.ErrStaleVersion)
 	}
+	if err := s.persist.savePlan(np); err != nil {
+		s.plans.mu.Unlock()
+		return nil, err
+	}
 	s.plans.m[p.PlanID] = np
 	s.plans.mu.Unlock()
-	s.persist.savePlan(np)
 	return np, nil
 }
 
@@ -342,5 +367,5 @@ func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (an
 	if err := s.validatePlan(pl); err != nil {
 		return nil, err
 	}
-	return s.storePlan(pl, "model", "regenerated: "+p.Feedback), nil
+	return s.storePlan(pl, "model", "regenerated: "+p.Feedback)
 }

@@ -3,6 +3,9 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
+
+	"github.com/agentd/agentd/engine"
 )
 
 func policyMethods() map[string]method {
@@ -19,17 +22,32 @@ type PolicyState struct {
 	Rules []Rule `json:"rules"`
 }
 
-func (s *Server) policyState() PolicyState {
-	pol, rules := s.approvals.get()
-	if rules == nil {
-		rules = []Rule{}
+func (s *Server) policyState() (PolicyState, error) {
+	st := PolicyState{ApprovalPolicy: s.approvals.get(), Rules: []Rule{}}
+	if j := s.persist.journal(); j != nil {
+		rules, err := j.Rules().List()
+		if err != nil {
+			return st, err
+		}
+		st.Rules = rules
 	}
-	sortRules(rules)
-	return PolicyState{ApprovalPolicy: pol, Rules: rules}
+	return st, nil
+}
+
+// ruleStore is the workspace's rule store, shared with agentd run.
+func (s *Server) ruleStore() (*engine.ApprovalRules, error) {
+	j := s.persist.journal()
+	if j == nil {
+		if _, err := s.workspace(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("the workspace's journal could not be opened (see the log); remembered rules are unavailable")
+	}
+	return j.Rules(), nil
 }
 
 func (s *Server) policyGet(ctx context.Context, params json.RawMessage) (any, error) {
-	return s.policyState(), nil
+	return s.policyState()
 }
 
 // policySet replaces the policy fields that are given and, if "rules" is
@@ -46,7 +64,7 @@ func (s *Server) policySet(ctx context.Context, params json.RawMessage) (any, er
 	}
 	var fields map[string]json.RawMessage
 	_ = json.Unmarshal(params, &fields)
-	pol, rules := s.approvals.get()
+	pol := s.approvals.get()
 	for _, v := range []struct {
 		name string
 		src  string
@@ -85,37 +103,50 @@ func (s *Server) policySet(ctx context.Context, params json.RawMessage) (any, er
 	if _, ok := fields["denyCommands"]; ok {
 		pol.DenyCommands = p.DenyCommands
 	}
-	if p.Rules != nil {
-		known := map[string]Rule{}
-		for _, r := range rules {
-			known[r.ID] = r
+	if p.Rules != nil || len(p.Revoke) > 0 {
+		store, err := s.ruleStore()
+		if err != nil {
+			return nil, err
 		}
-		var kept []Rule
-		for i, r := range *p.Rules {
-			if r.ID == "" {
-				return nil, badParam("rules["+itoa(i)+"].id", "rules are kept by id; new rules come from \"always\" answers")
+		if p.Rules != nil {
+			ids := make([]string, 0, len(*p.Rules))
+			for i, r := range *p.Rules {
+				if r.ID == "" {
+					return nil, badParam("rules["+itoa(i)+"].id", "rules are kept by id; new rules come from \"always\" answers")
+				}
+				ids = append(ids, r.ID)
 			}
-			if _, ok := known[r.ID]; !ok {
-				return nil, badParam("rules["+itoa(i)+"].id", "no rule %q", r.ID)
+			if err := store.Keep(ids); err != nil {
+				if errors.Is(err, engine.ErrNoSuchRule) {
+					return nil, badParam("rules", "%v", err)
+				}
+				return nil, err
 			}
-			kept = append(kept, known[r.ID])
 		}
-		rules = kept
+		if len(p.Revoke) > 0 {
+			// Unknown ids are ignored: the rule is gone either way.
+			rules, err := store.List()
+			if err != nil {
+				return nil, err
+			}
+			known := map[string]bool{}
+			for _, r := range rules {
+				known[r.ID] = true
+			}
+			var ids []string
+			for _, id := range p.Revoke {
+				if known[id] {
+					ids = append(ids, id)
+				}
+			}
+			if err := store.Revoke(ids...); err != nil && !errors.Is(err, engine.ErrNoSuchRule) {
+				return nil, err
+			}
+		}
 	}
-	if len(p.Revoke) > 0 {
-		drop := map[string]bool{}
-		for _, id := range p.Revoke {
-			drop[id] = true
-		}
-		var kept []Rule
-		for _, r := range rules {
-			if !drop[r.ID] {
-				kept = append(kept, r)
-			}
-		}
-		rules = kept
+	if err := s.persist.savePolicy(pol); err != nil {
+		return nil, err
 	}
-	s.approvals.setPolicy(pol, rules)
-	s.persist.savePolicy(pol, rules)
-	return s.policyState(), nil
+	s.approvals.setPolicy(pol)
+	return s.policyState()
 }

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -29,7 +30,6 @@ type runEntry struct {
 	id     string
 	planID string
 	run    *engine.Run // nil for a run of a previous daemon
-	policy *ApprovalPolicy
 
 	mu       sync.Mutex
 	final    *engine.RunState // set when finished (or restored)
@@ -40,7 +40,6 @@ type runEntry struct {
 	begun    bool   // $/progress begin was sent
 	out      *coalescer
 	done     chan struct{}
-	lastSave time.Time
 	// lastState is when a didChange last carried the run's state.
 	lastState time.Time
 
@@ -69,10 +68,6 @@ func alwaysState(t engine.EventType) bool {
 	}
 	return false
 }
-
-// SaveInterval is the shortest time between two writes of a running run's
-// state file.
-var SaveInterval = time.Second
 
 func (e *runEntry) state() engine.RunState {
 	e.mu.Lock()
@@ -130,54 +125,32 @@ func (r *runs) cancelAll() {
 
 func (r *runs) wait() { r.wg.Wait() }
 
-// RunOptionsParam is protocol.md's RunOptions.
-type RunOptionsParam struct {
-	Mode              string            `json:"mode"`
-	MaxParallel       int               `json:"maxParallel"`
-	Review            engine.ReviewMode `json:"review"`
-	Approval          *ApprovalPolicy   `json:"approval"`
-	RollbackOnFailure bool              `json:"rollbackOnFailure"`
-	DryRun            bool              `json:"dryRun"`
-	Budget            *struct {
-		MaxTokens  int     `json:"maxTokens"`
-		MaxCostUSD float64 `json:"maxCostUSD"`
-	} `json:"budget"`
-	StepTimeout string `json:"stepTimeout"`
-	MaxRePlans  *int   `json:"maxRePlans"`
-}
-
-func (s *Server) engineOptions(o RunOptionsParam) (engine.RunOptions, error) {
-	out := engine.RunOptions{Mode: o.Mode, MaxParallel: o.MaxParallel, Review: o.Review,
-		RollbackOnFailure: o.RollbackOnFailure, DryRun: o.DryRun, MaxRePlans: o.MaxRePlans, Approval: o.Approval}
-	switch o.Mode {
-	case "", "parallel", "sequential":
-	default:
-		return out, badParam("options.mode", "must be parallel or sequential, not %q", o.Mode)
+// runOptions reads agentd/run/start's options with the engine's decoder
+// (engine.RunOptions.UnmarshalJSON, shared by every front end) and fills
+// the session's default review mode.
+func (s *Server) runOptions(raw json.RawMessage) (engine.RunOptions, error) {
+	var out engine.RunOptions
+	if len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &out); err != nil {
+			var oe *engine.OptionError
+			if errors.As(err, &oe) {
+				return out, badParam("options."+oe.Field, "%s", oe.Message)
+			}
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				return out, badParam("options."+te.Field, "expected %s, got JSON %s", te.Type, te.Value)
+			}
+			return out, badParam("options", "%v", err)
+		}
 	}
-	if o.MaxParallel < 0 {
-		return out, badParam("options.maxParallel", "must not be negative")
-	}
-	switch o.Review {
-	case "":
+	out.RunID = "" // the server names runs
+	if out.Review == "" {
 		s.mu.Lock()
 		out.Review = s.initOpts.Review
 		s.mu.Unlock()
 		if out.Review == "" {
 			out.Review = engine.ReviewBefore
 		}
-	case engine.ReviewBefore, engine.ReviewAfter, engine.ReviewNone:
-	default:
-		return out, badParam("options.review", "must be before, after or none, not %q", o.Review)
-	}
-	if o.Budget != nil {
-		out.MaxTokens, out.MaxCostUSD = o.Budget.MaxTokens, o.Budget.MaxCostUSD
-	}
-	if o.StepTimeout != "" {
-		d, err := time.ParseDuration(o.StepTimeout)
-		if err != nil || d <= 0 {
-			return out, badParam("options.stepTimeout", "must be a Go duration like \"5m\", not %q", o.StepTimeout)
-		}
-		out.StepTimeout = d
 	}
 	return out, nil
 }
@@ -191,7 +164,7 @@ type RunStartResult struct {
 func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		PlanID  string          `json:"planId"`
-		Options RunOptionsParam `json:"options"`
+		Options json.RawMessage `json:"options"`
 	}
 	if err := decode(params, &p); err != nil {
 		return nil, err
@@ -204,17 +177,17 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	opts, err := s.engineOptions(p.Options)
+	opts, err := s.runOptions(p.Options)
 	if err != nil {
 		return nil, err
 	}
 	if opts.RunID == "" {
 		opts.RunID = newID("run-")
 	}
-	e := &runEntry{id: opts.RunID, planID: pl.ID, policy: p.Options.Approval, done: make(chan struct{})}
+	e := &runEntry{id: opts.RunID, planID: pl.ID, done: make(chan struct{})}
 	e.out = newCoalescer(OutputInterval, func(ev engine.Event) { s.sendRunEvent(e, ev) })
 	if opts.Approval == nil {
-		pol, _ := s.approvals.get()
+		pol := s.approvals.get()
 		opts.Approval = &pol
 	}
 	// Progress begins before the first event can report on it.
@@ -247,15 +220,9 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	s.plans.lastRun[pl.ID] = e.id
 	s.plans.mu.Unlock()
 
+	// The engine recorded the run in the workspace's journal before Start
+	// returned, and records its progress and final state.
 	st := run.State()
-	// Saved at once so a restarted daemon lists the run; the steps follow
-	// with the next saves.
-	saved := st
-	saved.Steps = nil
-	s.persist.saveRun(saved)
-	e.mu.Lock()
-	e.lastSave = time.Now()
-	e.mu.Unlock()
 
 	s.runs.wg.Add(1)
 	go func() {
@@ -288,7 +255,6 @@ func (s *Server) finishRun(e *runEntry, final engine.RunState) {
 	unsub := e.unsub
 	e.mu.Unlock()
 	e.out.flush()
-	s.persist.saveRun(final)
 	s.endProgress(e, final)
 	if unsub != nil {
 		unsub()
@@ -328,18 +294,6 @@ func (s *Server) onRunEvent(e *runEntry, ev engine.Event) {
 	case engine.EventStepStarted, engine.EventStepFinished, engine.EventStepFailed, engine.EventStepSkipped,
 		engine.EventStepBlocked, engine.EventRunPaused, engine.EventRunResumed, engine.EventPlanUpdated:
 		s.reportProgress(e, ev)
-		// The state file is for crash recovery: at most one write (with
-		// fsync) per SaveInterval while the run goes on; the final state is
-		// always written.
-		e.mu.Lock()
-		due := time.Since(e.lastSave) >= SaveInterval
-		if due {
-			e.lastSave = time.Now()
-		}
-		e.mu.Unlock()
-		if due && e.run != nil {
-			s.persist.saveRun(e.run.State())
-		}
 	case engine.EventRunFinished:
 		if e.run != nil {
 			st := e.run.State()

@@ -41,7 +41,8 @@ import (
 //	expect-no-file PATH
 //	expect-buffer PATH              editor buffer equals want/PATH
 //	snapshot-first                  remember the run's first snapshot
-//	restore                         agentd/snapshot/restore it
+//	restore [conflicts=A,B]         agentd/snapshot/restore it; exactly these conflicts
+//	write-disk PATH "TEXT"          the user writes a file on disk (Go-quoted TEXT)
 //	restart                         new daemon, same state dir, initialize
 //	expect-pending N                number of pending change sets
 //	expect-plans N | expect-runs N  plans / runs listed
@@ -491,6 +492,15 @@ func (sc *scenario) do(lineNo int, line string) {
 		if want := sc.file("want/" + arg(1)); !bytes.Equal(got, want) {
 			t.Errorf("line %d: %s on disk =\n%s\nwant\n%s", lineNo, arg(1), got, want)
 		}
+	case "write-disk":
+		// The user changes a file behind the agent's back.
+		text, err := strconv.Unquote(arg(2))
+		if err != nil {
+			t.Fatalf("line %d: %v", lineNo, err)
+		}
+		if err := os.WriteFile(filepath.Join(sc.root, arg(1)), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	case "expect-no-file":
 		if _, err := os.Stat(filepath.Join(sc.root, arg(1))); err == nil {
 			t.Errorf("line %d: %s exists", lineNo, arg(1))
@@ -513,8 +523,12 @@ func (sc *scenario) do(lineNo int, line string) {
 	case "restore":
 		var res RestoreResult
 		sc.ed.mustCall("agentd/snapshot/restore", map[string]any{"id": sc.snapshot}, &res)
-		if len(res.Conflicts) > 0 {
-			t.Errorf("restore conflicts: %+v", res.Conflicts)
+		var got []string
+		for _, c := range res.Conflicts {
+			got = append(got, strings.TrimPrefix(c.URI, pathToURI(sc.root)+"/"))
+		}
+		if want := kv["conflicts"]; strings.Join(got, ",") != want {
+			t.Errorf("line %d: restore conflicts %q, want %q (%+v)", lineNo, got, want, res.Conflicts)
 		}
 		if res.UndoSnapshotID == "" {
 			t.Errorf("restore gave no undo snapshot")

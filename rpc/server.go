@@ -67,6 +67,11 @@ type PlanRequest struct {
 	// Previous and Feedback are set for agentd/plan/regenerate.
 	Previous *engine.Plan
 	Feedback string
+	// ExploreRounds and MapTokens are plan/create's options (0: defaults;
+	// < 0: no exploration, no repository map).
+	ExploreRounds, MapTokens int
+	// Progress, if set, reports what the planner does ($/progress).
+	Progress func(message string)
 }
 
 // PlanMaker makes plans with a model (engine/llm behind an adapter).

@@ -46,7 +46,7 @@ func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	res, bufConflicts, err := a.s.restoreWithBuffers(ctx, store, ws, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Since: req.Since, Overwrite: req.Overwrite})
+	res, bufConflicts, err := a.s.restoreWithBuffers(ctx, store, ws, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Overwrite: req.Overwrite})
 	if err != nil {
 		return nil, err
 	}
@@ -61,13 +61,18 @@ func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*
 
 // SnapshotInfo is one entry of agentd/snapshot/list.
 type SnapshotInfo struct {
-	ID           string               `json:"id"`
-	RunID        string               `json:"runId,omitempty"`
-	StepID       string               `json:"stepId,omitempty"`
-	Label        string               `json:"label"`
-	CreatedAt    time.Time            `json:"createdAt"`
-	FilesChanged int                  `json:"filesChanged"`
-	Skipped      []gitops.SkippedFile `json:"skipped,omitempty"`
+	ID           string    `json:"id"`
+	RunID        string    `json:"runId,omitempty"`
+	StepID       string    `json:"stepId,omitempty"`
+	Kind         string    `json:"kind"`
+	Label        string    `json:"label"`
+	CreatedAt    time.Time `json:"createdAt"`
+	FilesChanged int       `json:"filesChanged"`
+	// Changes are the files changed against the previous snapshot: for a
+	// run's snapshot after a step, what that step changed.
+	Changes        []gitops.FileChange  `json:"changes,omitempty"`
+	ChangesOmitted int                  `json:"changesOmitted,omitempty"`
+	Skipped        []gitops.SkippedFile `json:"skipped,omitempty"`
 }
 
 func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any, error) {
@@ -87,8 +92,8 @@ func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any,
 	}
 	out := make([]SnapshotInfo, 0, len(list))
 	for _, sn := range list {
-		out = append(out, SnapshotInfo{ID: sn.ID, RunID: sn.RunID, StepID: sn.StepID, Label: sn.Label, CreatedAt: sn.CreatedAt,
-			FilesChanged: sn.FilesChanged, Skipped: sn.Skipped})
+		out = append(out, SnapshotInfo{ID: sn.ID, RunID: sn.RunID, StepID: sn.StepID, Kind: sn.Kind, Label: sn.Label, CreatedAt: sn.CreatedAt,
+			FilesChanged: sn.FilesChanged, Changes: sn.Changes, ChangesOmitted: sn.ChangesOmitted, Skipped: sn.Skipped})
 	}
 	return out, nil
 }
@@ -164,11 +169,16 @@ func (s *Server) snapshotDiff(ctx context.Context, params json.RawMessage) (any,
 
 // RestoreResult is agentd/snapshot/restore's result.
 type RestoreResult struct {
-	Restored       []string          `json:"restored"`
-	Deleted        []string          `json:"deleted"`
-	Created        []string          `json:"created"`
-	Conflicts      []ResolveConflict `json:"conflicts"`
-	UndoSnapshotID string            `json:"undoSnapshotId"`
+	Restored  []string          `json:"restored"`
+	Deleted   []string          `json:"deleted"`
+	Created   []string          `json:"created"`
+	Conflicts []ResolveConflict `json:"conflicts"`
+	// LeftAlone lists files not touched for other reasons (ignored, left
+	// out of the target), with why.
+	LeftAlone        []ResolveConflict `json:"leftAlone"`
+	UndoSnapshotID   string            `json:"undoSnapshotId"`
+	ProtectionBaseID string            `json:"protectionBaseId,omitempty"`
+	ResultSnapshotID string            `json:"resultSnapshotId,omitempty"`
 }
 
 func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (any, error) {
@@ -203,20 +213,15 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 		}
 		paths = append(paths, rel)
 	}
-	// Files changed since the agent's last snapshot of that run were changed
-	// by someone else: they are conflicts, not overwritten.
+	// The store protects what someone else changed (it picks the base).
 	opts := gitops.RestoreOptions{Paths: paths, DryRun: p.DryRun, Overwrite: p.Overwrite}
-	if target, err := store.Get(ctx, p.ID); err == nil && target.RunID != "" {
-		if list, err := store.List(ctx, target.RunID); err == nil && len(list) > 0 {
-			opts.Since = list[0].ID
-		}
-	}
 	res, bufConflicts, err := s.restoreWithBuffers(ctx, store, ws, p.ID, opts)
 	if err != nil {
 		return nil, err
 	}
 	res.Conflicts = append(res.Conflicts, bufConflicts...)
-	out := RestoreResult{Restored: []string{}, Deleted: []string{}, Created: []string{}, Conflicts: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot}
+	out := RestoreResult{Restored: []string{}, Deleted: []string{}, Created: []string{}, Conflicts: []ResolveConflict{},
+		LeftAlone: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot, ProtectionBaseID: res.ProtectionBase, ResultSnapshotID: res.ResultSnapshot}
 	for _, r := range res.Restored {
 		out.Restored = append(out.Restored, s.uriOf(r))
 	}
@@ -228,6 +233,9 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 	}
 	for _, c := range res.Conflicts {
 		out.Conflicts = append(out.Conflicts, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
+	}
+	for _, c := range res.LeftAlone {
+		out.LeftAlone = append(out.LeftAlone, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
 	}
 	return out, nil
 }

@@ -65,6 +65,15 @@ func (t *saveFirst) Run(ctx context.Context, env *tools.Env, args json.RawMessag
 	return t.Tool.Run(ctx, env, args)
 }
 
+// RiskOf keeps the wrapped tool's per-call risk (git: commit and apply are
+// high), which the engine's policy asks about.
+func (t *saveFirst) RiskOf(args json.RawMessage) tools.Risk {
+	if ra, ok := t.Tool.(tools.RiskAssessor); ok {
+		return ra.RiskOf(args)
+	}
+	return t.Tool.Risk()
+}
+
 type describingSaver struct {
 	saveFirst
 	d tools.Describer

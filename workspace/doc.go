@@ -40,9 +40,7 @@
 // WriteFile writes a temporary file with a short fixed-length name beside
 // the target, fsyncs it, gives it the existing file's mode (and owner, when
 // allowed; a new file gets its mode under the umask), renames it into place
-// and fsyncs the directory. agentd's own writes are remembered for
-// SelfWriteWindow (RecentlyWritten, SelfWritten) so a file watcher can
-// ignore the events they cause.
+// and fsyncs the directory.
 //
 // # Change sets
 //

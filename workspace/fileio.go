@@ -207,7 +207,6 @@ func (w *Workspace) writeAtomic(real string, data []byte, perm fs.FileMode, o wr
 		return fmt.Errorf("rename temporary file into place: %w", err)
 	}
 	d.sync()
-	w.noteWrite(real, data)
 	return nil
 }
 
@@ -248,7 +247,6 @@ func (w *Workspace) removeEntry(real string) error {
 		return err
 	}
 	d.sync()
-	w.noteWrite(real, nil)
 	return nil
 }
 
@@ -322,7 +320,5 @@ func (w *Workspace) renameEntry(src, dst string) error {
 	if sDir != dDir {
 		sd.sync()
 	}
-	w.noteWrite(src, nil)
-	w.noteWrite(dst, nil)
 	return nil
 }

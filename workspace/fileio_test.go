@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"testing/synctest"
-	"time"
 )
 
 func readDiskFile(t *testing.T, p string) string {
@@ -246,36 +244,4 @@ func TestWriteFileKeepsOwner(t *testing.T) {
 	if st.Uid != 1234 || st.Gid != 5678 {
 		t.Fatalf("owner after write = %d:%d; want 1234:5678", st.Uid, st.Gid)
 	}
-}
-
-func TestRecentlyWritten(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		w, root := newWS(t, map[string]string{"f.txt": "x"})
-		ctx := t.Context()
-		if w.RecentlyWritten("f.txt") {
-			t.Fatal("RecentlyWritten before any write")
-		}
-		if err := w.WriteFile(ctx, "f.txt", []byte("mine"), 0); err != nil {
-			t.Fatal(err)
-		}
-		if !w.RecentlyWritten("f.txt") || !w.RecentlyWritten("file://"+root+"/f.txt") {
-			t.Fatal("own write not recorded")
-		}
-		if !w.SelfWritten("f.txt", []byte("mine")) {
-			t.Fatal("SelfWritten(own content) = false")
-		}
-		if w.SelfWritten("f.txt", []byte("someone else's")) {
-			t.Fatal("SelfWritten(other content) = true")
-		}
-		if err := w.Remove(ctx, "f.txt"); err != nil {
-			t.Fatal(err)
-		}
-		if !w.SelfWritten("f.txt", nil) {
-			t.Fatal("own removal not recorded")
-		}
-		time.Sleep(SelfWriteWindow + time.Second)
-		if w.RecentlyWritten("f.txt") {
-			t.Fatal("write still recent after the window")
-		}
-	})
 }

@@ -112,7 +112,6 @@ func (w *Workspace) symlinkEntry(real, target string) error {
 		return err
 	}
 	d.sync()
-	w.noteWrite(real, nil)
 	return nil
 }
 
@@ -141,7 +140,6 @@ func (w *Workspace) replaceWithLink(real, target string) error {
 		return fmt.Errorf("rename the link into place: %w", err)
 	}
 	d.sync()
-	w.noteWrite(real, nil)
 	return nil
 }
 

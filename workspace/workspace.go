@@ -29,10 +29,6 @@ type Workspace struct {
 	mu       sync.RWMutex
 	overlays map[string]*overlay // by real (symlink-resolved) rel
 
-	writesMu sync.Mutex
-	writes   map[string]selfWrite // by real rel
-	pruneAt  int                  // size of writes at which old entries are dropped
-
 	applyMu sync.Mutex // serialises Apply and Revert so two never interleave on one file
 }
 
@@ -68,7 +64,6 @@ func Open(root string, opts Options) (*Workspace, error) {
 		dir:      dir,
 		max:      opts.MaxFileSize,
 		overlays: make(map[string]*overlay),
-		writes:   make(map[string]selfWrite),
 	}
 	if w.max <= 0 {
 		w.max = DefaultMaxFileSize

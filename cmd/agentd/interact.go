@@ -22,16 +22,13 @@ type terminal struct {
 	quiet  bool               // --review none: do not print diffs
 
 	mu        sync.Mutex
-	acceptAll bool            // "a" at a review
-	always    map[string]bool // "a" at an approval: category/tool allowed from now on
+	acceptAll bool // "a" at a review
 }
 
 func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
-	key := string(req.Category) + "/" + req.Tool
-	t.mu.Lock()
-	allowed := t.yes || t.always[key]
-	t.mu.Unlock()
-	if allowed {
+	// Remembered "always" answers are the engine's (the workspace's rule
+	// store, shared with the editors): it asks only when none applies.
+	if t.yes {
 		return engine.ApprovalDecision{Allow: true}, nil
 	}
 	var b strings.Builder
@@ -48,7 +45,11 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 			fmt.Fprintf(&b, "    %s\n", l)
 		}
 	}
-	ans, err := t.con.Choose(ctx, b.String(), "allow? [y]es [n]o [a]lways for "+string(req.Category)+" [q]uit:", "ynaq", 0)
+	always := "[a]lways for " + string(req.Category) + " " + req.Tool
+	if req.Command != "" {
+		always = "[a]lways for this command"
+	}
+	ans, err := t.con.Choose(ctx, b.String(), "allow? [y]es [n]o "+always+" [q]uit:", "ynaq", 0)
 	switch {
 	case errors.Is(err, errNoAnswer):
 		return engine.ApprovalDecision{Allow: false, Reason: err.Error()}, nil
@@ -59,12 +60,6 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	case 'y':
 		return engine.ApprovalDecision{Allow: true}, nil
 	case 'a':
-		t.mu.Lock()
-		if t.always == nil {
-			t.always = map[string]bool{}
-		}
-		t.always[key] = true
-		t.mu.Unlock()
 		return engine.ApprovalDecision{Allow: true, Always: true}, nil
 	case 'q':
 		t.cancel()

@@ -5,6 +5,8 @@
 //	agentd plan "REQUEST"        make a plan with a model
 //	agentd validate PLAN         check a plan
 //	agentd snapshot SUBCOMMAND   snapshots of a workspace
+//	agentd runs [RUN]            past runs of a workspace
+//	agentd rules list|revoke     remembered approval rules
 //	agentd version
 package main
 
@@ -42,6 +44,9 @@ func commands() []command {
 		{"plan", "make a plan from a request with a model", cmdPlan},
 		{"validate", "check a plan and print every problem", cmdValidate},
 		{"snapshot", "create, list, show, diff, restore and gc snapshots", cmdSnapshot},
+		{"runs", "list the workspace's past runs, or show one's summary", cmdRuns},
+		{"rules", "list or revoke remembered approval rules", cmdRules},
+		{"acp", "speak the Agent Client Protocol on stdio (Zed, JetBrains, Emacs)", func(ctx context.Context, a []string, o, e io.Writer) int { return cmdACP(ctx, a, os.Stdin, o, e) }},
 		{"version", "print the version", cmdVersion},
 	}
 }

@@ -20,7 +20,7 @@ import (
 
 func init() {
 	planFromRequest = func(ctx context.Context, request, wsDir, model string, stderr io.Writer) (*engine.Plan, int) {
-		return makePlan(ctx, "run", request, wsDir, model, stderr)
+		return makePlan(ctx, "run", request, wsDir, model, stderr, planOpts{})
 	}
 }
 
@@ -29,6 +29,10 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	wsDir := fs.String("workspace", ".", "the workspace `dir` the plan is for")
 	out := fs.String("o", "", "write the plan to `file` instead of stdout")
 	model := fs.String("model", "", "the `model` (provider:model or a profile; default AGENTD_MODEL or the config file)")
+	var po planOpts
+	fs.IntVar(&po.explore, "explore", 0, "let the model read and search the workspace for up to `N` rounds before planning (default 6; -1: none)")
+	fs.IntVar(&po.mapTokens, "map-tokens", 0, "the repository map's budget in `tokens` (default 2000; -1: no map)")
+	fs.StringVar(&po.stateDir, "state-dir", "", "agentd's state `dir`, for the repository map's cache (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return exitUsage
@@ -37,7 +41,7 @@ func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return exitUsage
 	}
-	plan, code := makePlan(ctx, "plan", pos[0], *wsDir, *model, stderr)
+	plan, code := makePlan(ctx, "plan", pos[0], *wsDir, *model, stderr, po)
 	if plan == nil {
 		return code
 	}
@@ -85,7 +89,7 @@ func wireModel(cfg *engine.Config, wsRoot, model string) error {
 
 // makePlan asks the configured model for a plan; on failure it prints the
 // error and returns a nil plan with the exit code.
-func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.Writer) (*engine.Plan, int) {
+func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.Writer, po planOpts) (*engine.Plan, int) {
 	ws, err := workspace.Open(wsDir, workspace.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
@@ -101,7 +105,11 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		settings.Model = model
 	}
 	pl := llm.NewPlanner(settings, tools.Builtin())
-	plan, err := pl.Create(ctx, llm.CreateRequest{Request: request, Workspace: ws})
+	pl.StateDir = po.stateDir
+	live := newPlanLive(cmd, stderr)
+	plan, err := pl.Create(ctx, llm.CreateRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
+		OnProgress: live.progress, OnWarnings: live.warnings})
+	live.done(plan)
 	used := pl.Used()
 	if used.InputTokens+used.OutputTokens > 0 {
 		fmt.Fprintf(stderr, "agentd %s: planner used %d tokens in, %d out ($%.4f)\n", cmd, used.InputTokens, used.OutputTokens, used.CostUSD)
@@ -130,7 +138,8 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 // the server's PlanMaker and its Configure hook (serve.go wires both), and
 // it takes the editor's initializationOptions.model from Configure.
 type serveModel struct {
-	log *slog.Logger
+	log      *slog.Logger
+	stateDir string // --state-dir, for the planner's repository map cache
 
 	mu      sync.Mutex
 	editor  *llm.EditorOptions
@@ -181,6 +190,7 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 		return
 	}
 	m.planner = llm.NewPlanner(settings, cfg.Tools)
+	m.planner.StateDir = m.stateDir
 	cfg.Model = llm.NewStepModel(settings)
 	cfg.Planner = m.planner
 	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
@@ -201,7 +211,10 @@ func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine
 	if req.Previous != nil {
 		return pl.Regenerate(ctx, req.Previous, req.Feedback)
 	}
-	cr := llm.CreateRequest{Request: req.Request, Workspace: ws}
+	cr := llm.CreateRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens}
+	if req.Progress != nil {
+		cr.OnProgress = func(p llm.Progress) { req.Progress(p.String()) }
+	}
 	if ws != nil {
 		for _, u := range req.URIs {
 			if rel, _, err := ws.Resolve(u); err == nil {

@@ -22,6 +22,7 @@ func modelEnv(t *testing.T, srv *fakemodel.Server) {
 	t.Setenv("AGENTD_MODEL", "openai:gpt-4o")
 	t.Setenv("OPENAI_BASE_URL", url+"/v1")
 	t.Setenv("OPENAI_API_KEY", "sk-cli-test-key-123")
+	t.Setenv("AGENTD_STATE_DIR", t.TempDir()) // the planner's repository map cache
 }
 
 func TestPlanWithoutModelExits2(t *testing.T) {

@@ -39,6 +39,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	noSnap := fs.Bool("no-snapshots", false, "do not take snapshots (no undo)")
 	stepTimeout := fs.Duration("step-timeout", engine.DefaultStepTimeout, "default timeout of a step")
 	request := fs.String("request", "", "make the plan from this request with a model, then run it")
+	lf := addLogFlags(fs, "warn")
 	model := fs.String("model", "", "the `model` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -68,7 +69,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return code
 		}
 	} else {
-		p, problems, err := loadPlan(pos[0])
+		p, problems, err := loadPlan(ctx, pos[0])
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd run: %v\n", err)
 			return exitUsage
@@ -80,6 +81,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		plan = p
 	}
+
+	logger, closeLog, ok := lf.logger("run", stderr)
+	if !ok {
+		return exitUsage
+	}
+	defer closeLog()
 
 	ws, err := workspace.Open(*wsDir, workspace.Options{})
 	if err != nil {
@@ -114,6 +121,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Approver: t,
 		Reviewer: t,
 		Inputter: t,
+		Logger:   logger,
 	}
 	if interactive {
 		cfg.OnFailure = t
@@ -122,8 +130,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitUsage
 	}
+	// The journal records the run and holds the remembered approval
+	// rules, shared with the editors working on this workspace.
+	journal, err := engine.OpenJournal(*stateDir, ws.Root(), logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		return exitFailed
+	}
+	cfg.Journal = journal
 	if !*noSnap && !*dryRun {
-		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir})
+		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir, Logger: logger})
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd run: cannot open the snapshot store: %v\n(run with --no-snapshots to go on without undo)\n", err)
 			return exitFailed

@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/agentd/agentd/rpc"
@@ -37,8 +35,7 @@ func pollableStdin() io.ReadCloser {
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	logFile := fs.String("log-file", "", "also write logs to this file (appended)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	lf := addLogFlags(fs, "info")
 	stateDir := fs.String("state-dir", "", "state directory (default $AGENTD_STATE_DIR, $XDG_STATE_HOME/agentd or ~/.local/state/agentd)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: agentd serve [--log-file FILE] [--log-level LEVEL] [--state-dir DIR]")
@@ -55,27 +52,11 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "agentd serve: --log-level %q: use debug, info, warn or error\n", *logLevel)
+	logger, closeLog, ok := lf.logger("serve", stderr)
+	if !ok {
 		return exitUsage
 	}
-	hopts := &slog.HandlerOptions{Level: level}
-	handlers := []slog.Handler{slog.NewTextHandler(stderr, hopts)}
-	if *logFile != "" {
-		if err := os.MkdirAll(filepath.Dir(*logFile), 0o755); err != nil {
-			fmt.Fprintf(stderr, "agentd serve: --log-file: %v\n", err)
-			return exitUsage
-		}
-		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd serve: --log-file: %v\n", err)
-			return exitUsage
-		}
-		defer f.Close()
-		handlers = append(handlers, slog.NewJSONHandler(f, hopts))
-	}
-	logger := slog.New(slog.NewMultiHandler(handlers...))
+	defer closeLog()
 
 	// stdout is the protocol: the writer passed in is only ever os.Stdout
 	// here, and nothing else may print to it.
@@ -84,6 +65,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		out = os.Stdout
 	}
 	sm := newServeModel(logger)
+	sm.stateDir = *stateDir
 	srv := rpc.NewServer(rpc.Options{
 		Version:   version,
 		StateDir:  *stateDir,

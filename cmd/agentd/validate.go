@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
@@ -22,7 +21,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fs.Usage()
 		return exitUsage
 	}
-	p, problems, err := loadPlan(pos[0])
+	p, problems, err := loadPlan(ctx, pos[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd validate: %v\n", err)
 		return exitFailed
@@ -45,10 +44,10 @@ func usageExit(err error) int {
 // loadPlan reads, parses and validates a plan file against the built-in
 // tools. Parse errors that are validation problems come back as problems;
 // err is for files that cannot be read.
-func loadPlan(path string) (*engine.Plan, []engine.Problem, error) {
-	data, err := os.ReadFile(path)
+func loadPlan(ctx context.Context, path string) (*engine.Plan, []engine.Problem, error) {
+	data, err := engine.ReadPlanFile(ctx, path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cannot read plan: %w", err)
+		return nil, nil, err
 	}
 	p, err := engine.ParsePlan(path, data)
 	if err != nil {

@@ -5,6 +5,10 @@
 // and agent steps (StepModel, an engine.StepModel), the planner that makes,
 // repairs and extends plans (Planner: Create and Regenerate for `agentd
 // plan` and agentd/plan/create, Recover and RePlan as the engine.Planner).
+// Create gives the model a repository map (internal/repomap) and lets it
+// explore the workspace with the read-only tools for bounded rounds
+// (explore.go) before it answers; what it read becomes the plan's context.
+//
 // The dynamic update rules that add model-driven steps live in engine
 // (engine.DefaultRules); this package runs the steps they add.
 //
@@ -44,6 +48,7 @@
 // backoff; other 4xx are not. Each error says what to do.
 //
 // It imports only engine types and interfaces, engine/tools for the tool
-// schemas, and workspace (with internal/fileset) for the planner's
-// workspace summary.
+// schemas and the exploration's tools, workspace (with internal/fileset)
+// for the planner's workspace summary, internal/repomap, and gitops for
+// the default state dir only.
 package llm

@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/internal/repomap"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -23,6 +25,21 @@ type CreateRequest struct {
 	Selection *Selection // the editor's selection, if any
 	// Budget, if set, is reserved and charged for the planner's calls.
 	Budget engine.Budget
+	// ExploreRounds bounds the rounds of read-only tool calls the model may
+	// make before it answers (0: DefaultExploreRounds; < 0: none).
+	ExploreRounds int
+	// ExploreTokens bounds what those calls may return (0: DefaultExploreTokens).
+	ExploreTokens int
+	// MapTokens is the repository map's budget (0: repomap.DefaultTokens;
+	// < 0: no map).
+	MapTokens int
+	// OnProgress, if set, is told what the planner is doing (mapping,
+	// each read while exploring, asking for the plan).
+	OnProgress func(Progress)
+	// OnWarnings, if set, gets the warnings about the final plan (an
+	// edit_file whose oldText is not in the file as it is now) that the
+	// repair round did not clear.
+	OnWarnings func([]engine.Problem)
 }
 
 // Planner makes plans from requests (Create, Regenerate: agentd plan,
@@ -40,9 +57,13 @@ type Planner struct {
 	// MaxOutputTokens caps a planner answer (default 8192).
 	MaxOutputTokens int
 	Logger          *slog.Logger
+	// StateDir holds the repository maps' caches (default
+	// gitops.DefaultStateDir()).
+	StateDir string
 
 	mu   sync.Mutex
 	used engine.Usage
+	maps map[string]*repomap.Map // by workspace root
 }
 
 // PlanMaker is the name the rpc server knows the planner by.
@@ -111,14 +132,33 @@ func (p *Planner) Create(ctx context.Context, req CreateRequest) (*engine.Plan, 
 	if err != nil {
 		return nil, err
 	}
+	rmap, err := p.repositoryMap(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	user := "## Request\n" + req.Request + "\n\n"
 	if summary != "" {
 		user += "# Workspace\n" + summary
 	}
-	plan, err := p.planRound(ctx, req.Budget, user)
+	if rmap != "" {
+		user += "\n## " + rmap
+	}
+	rounds := req.ExploreRounds
+	if rounds == 0 {
+		rounds = DefaultExploreRounds
+	}
+	if rounds > 0 {
+		user += "\n" + fmt.Sprintf(exploreGuide, rounds)
+	}
+	msgs, text, items, err := p.explore(ctx, req, user)
 	if err != nil {
 		return nil, err
 	}
+	plan, err := p.finish(ctx, req.Budget, msgs, text, req.Workspace, req.OnWarnings)
+	if err != nil {
+		return nil, err
+	}
+	plan.Context = items
 	plan.Request = req.Request
 	if plan.Title == "" {
 		plan.Title = firstLine(req.Request, 80)
@@ -161,29 +201,68 @@ func (p *Planner) Regenerate(ctx context.Context, plan *engine.Plan, feedback st
 
 // planRound asks for a plan, with one repair round.
 func (p *Planner) planRound(ctx context.Context, budget engine.Budget, user string) (*engine.Plan, error) {
-	req := &Request{System: p.system(), Messages: []Message{{Role: "user", Content: user}},
-		JSON: &OutputSchema{Name: "plan", Schema: planSchema}}
+	msgs := []Message{{Role: "user", Content: user}}
+	req := &Request{System: p.system(), Messages: msgs, JSON: &OutputSchema{Name: "plan", Schema: planSchema}}
 	resp, err := p.call(ctx, budget, req)
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	plan, probs := p.check(resp.Text)
+	return p.finish(ctx, budget, msgs, resp.Text, nil, nil)
+}
+
+// finish checks the model's plan answer text (msgs is the conversation
+// before it) and, if it is invalid, or if one of its edit_file steps has
+// an oldText that is not in the file as it is now, sends the problems back
+// for one repair round.
+func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Message, text string, ws *workspace.Workspace, onWarn func([]engine.Problem)) (*engine.Plan, error) {
+	plan, probs := p.check(text)
+	var warns []engine.Problem
 	if len(probs) == 0 {
-		return plan, nil
+		if warns = engine.EditWarnings(ctx, plan, ws); len(warns) == 0 {
+			return plan, nil
+		}
 	}
-	p.Logger.Info("the model's plan is invalid; asking for a repair", "problems", len(probs))
-	req.Messages = append(req.Messages,
-		Message{Role: "assistant", Content: resp.Text},
-		Message{Role: "user", Content: repairPrompt(probs)})
-	resp, err = p.call(ctx, budget, req)
+	p.Logger.Info("the model's plan needs a repair", "problems", len(probs), "warnings", len(warns))
+	prompt := repairPrompt(probs)
+	if len(probs) == 0 {
+		prompt = warningPrompt(warns)
+	}
+	req := &Request{System: p.system(), JSON: &OutputSchema{Name: "plan", Schema: planSchema},
+		Messages: append(slices.Clone(msgs), Message{Role: "assistant", Content: text}, Message{Role: "user", Content: prompt})}
+	resp, err := p.call(ctx, budget, req)
 	if err != nil {
 		return nil, fmt.Errorf("plan repair: %w", err)
 	}
-	plan, probs = p.check(resp.Text)
-	if len(probs) > 0 {
-		return nil, &engine.ValidationError{Problems: probs}
+	if len(resp.ToolCalls) > 0 && strings.TrimSpace(resp.Text) == "" {
+		return nil, errors.New("plan repair: the model called a tool instead of answering with the plan; use a model that follows tool-use instructions")
 	}
-	return plan, nil
+	plan2, probs := p.check(resp.Text)
+	if len(probs) > 0 {
+		if plan != nil {
+			// The first plan was valid, with warnings only: keep it.
+			plan2 = plan
+		} else {
+			return nil, &engine.ValidationError{Problems: probs}
+		}
+	}
+	if warns := engine.EditWarnings(ctx, plan2, ws); len(warns) > 0 {
+		p.Logger.Warn("the plan still has edit_file steps whose oldText is not in the file", "warnings", len(warns))
+		if onWarn != nil {
+			onWarn(warns)
+		}
+	}
+	return plan2, nil
+}
+
+func warningPrompt(warns []engine.Problem) string {
+	var b strings.Builder
+	b.WriteString("That plan would fail:\n")
+	for _, w := range warns {
+		b.WriteString("- " + w.String() + "\n")
+	}
+	b.WriteString("An edit_file oldText must be copied exactly from the file's current text. Fix those steps (copy the text you read, " +
+		"or make them agent steps) and answer with the whole corrected plan as JSON only.")
+	return b.String()
 }
 
 func repairPrompt(probs []engine.Problem) string {

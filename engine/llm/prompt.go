@@ -197,6 +197,8 @@ const planFormat = `A plan is JSON: {"title": string, "steps": [step, ...]}. Ste
 References: a string argument "$read" is step read's whole output; "${test.stdout}" or "${search.files[0]}" inside a longer string is interpolated.
 A step may refer only to steps among its (transitive) dependsOn. Write "$$" for a literal "$".
 Prefer precise tool steps (read_file, edit_file, json_patch, run_command) over agent steps; use an agent step when the change needs exploring.
+An edit_file oldText must be copied exactly from the file's current text (text you read, an open buffer, the selection); never guess it.
+If you have not seen the text, make the edit an agent step: its model reads the file when it edits.
 Paths are relative to the workspace root. Keep plans short: a handful of steps.`
 
 // planSchema is the structured-output schema of a plan (loose on purpose:

@@ -1,0 +1,438 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/internal/fakemodel"
+)
+
+func TestCheckLine(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		code int
+	}{
+		{`not json`, -32700},
+		{`{"jsonrpc":"2.0","id":1,"method":"x"`, -32700},
+		{`[1,2]`, -32600},
+		{`"text"`, -32600},
+		{`{"jsonrpc":"1.0","id":1,"method":"x"}`, -32600},
+		{`{"id":1,"method":"x"}`, -32600},
+		{`{"jsonrpc":"2.0"}`, -32600},
+		{`{"jsonrpc":"2.0","id":1}`, -32600},
+		{`{"jsonrpc":"2.0","id":{},"method":"x"}`, -32600},
+		{`{"jsonrpc":"2.0","id":1,"method":""}`, -32600},
+		{`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`, 0},
+		{`{"jsonrpc":"2.0","method":"session/cancel","params":{}}`, 0},
+		{`{"jsonrpc":"2.0","id":"a","result":{}}`, 0},
+		{`{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m"}}`, 0},
+	} {
+		code, _, _, _, ok := checkLine([]byte(tc.line))
+		if ok != (tc.code == 0) || code != tc.code {
+			t.Errorf("%s: code %d ok %v, want %d", tc.line, code, ok, tc.code)
+		}
+	}
+}
+
+// TestFilterLines checks the answers the filter gives itself and that it
+// passes the rest on in order.
+func TestFilterLines(t *testing.T) {
+	in := strings.Join([]string{
+		`garbage`,
+		`{"jsonrpc":"2.0","id":1,"method":"session/new","params":{}}`,
+		`{"jsonrpc":"2.0","method":"session/cancel","params":{}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}`,
+		``,
+		`{"jsonrpc":"2.0","id":3,"method":"session/new","params":{}}`,
+	}, "\n")
+	var out bytes.Buffer
+	pr, pw := io.Pipe()
+	var passed []byte
+	done := make(chan struct{})
+	go func() { passed, _ = io.ReadAll(pr); close(done) }()
+	filterLines(strings.NewReader(in), pw, &out)
+	<-done
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":null`) || !strings.Contains(lines[0], "-32700") ||
+		!strings.Contains(lines[1], `"id":1`) || !strings.Contains(lines[1], "initialize first") {
+		t.Fatalf("answers:\n%s", out.String())
+	}
+	want := `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":3,"method":"session/new","params":{}}` + "\n"
+	if string(passed) != want {
+		t.Fatalf("passed on:\n%s\nwant:\n%s", passed, want)
+	}
+}
+
+func TestToolKindAndPlanEntries(t *testing.T) {
+	kinds := map[string]sdk.ToolKind{
+		"read_file": sdk.ToolKindRead, "list_dir": sdk.ToolKindRead, "write_file": sdk.ToolKindEdit, "edit_file": sdk.ToolKindEdit,
+		"delete_file": sdk.ToolKindDelete, "move_file": sdk.ToolKindMove, "search_code": sdk.ToolKindSearch,
+		"search_files": sdk.ToolKindSearch, "run_command": sdk.ToolKindExecute, "git": sdk.ToolKindExecute,
+	}
+	for tool, want := range kinds {
+		if got := toolKind(&engine.Step{ID: "s", Tool: tool}); got != want {
+			t.Errorf("%s: kind %s, want %s", tool, got, want)
+		}
+	}
+	if got := toolKind(&engine.Step{ID: "s", Kind: engine.KindLLM}); got != sdk.ToolKindThink {
+		t.Errorf("llm step: %s", got)
+	}
+	p := &engine.Plan{Steps: []*engine.Step{{ID: "a", Tool: "read_file"}, {ID: "b", Tool: "run_command", Description: "build"}, {ID: "c", Tool: "read_file"}, {ID: "d", Tool: "read_file"}}}
+	e := planEntries(p, map[string]engine.StepStatus{"a": engine.StepCompleted, "b": engine.StepRunning, "c": engine.StepFailed})
+	if len(e) != 4 || e[0].Status != sdk.PlanEntryStatusCompleted || e[1].Status != sdk.PlanEntryStatusInProgress ||
+		e[2].Status != sdk.PlanEntryStatusCompleted || !strings.HasSuffix(e[2].Content, "(failed)") ||
+		e[3].Status != sdk.PlanEntryStatusPending || e[1].Content != "b: build" {
+		t.Fatalf("entries: %+v", e)
+	}
+}
+
+// testClient is an ACP client for in-process tests.
+type testClient struct {
+	mu      sync.Mutex
+	updates []sdk.SessionUpdate
+	asked   []sdk.RequestPermissionRequest
+	writes  []sdk.WriteTextFileRequest
+	answer  string
+}
+
+func (c *testClient) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	data, err := os.ReadFile(p.Path)
+	return sdk.ReadTextFileResponse{Content: string(data)}, err
+}
+
+func (c *testClient) WriteTextFile(ctx context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, p)
+	c.mu.Unlock()
+	return sdk.WriteTextFileResponse{}, os.WriteFile(p.Path, []byte(p.Content), 0o644)
+}
+
+func (c *testClient) RequestPermission(ctx context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.asked = append(c.asked, p)
+	ans := c.answer
+	c.mu.Unlock()
+	for _, o := range p.Options {
+		if string(o.OptionId) == ans || string(o.OptionId) == "apply" {
+			return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+		}
+	}
+	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
+}
+
+func (c *testClient) SessionUpdate(ctx context.Context, p sdk.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, p.Update)
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *testClient) CreateTerminal(ctx context.Context, p sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound("terminal/create")
+}
+func (c *testClient) KillTerminal(ctx context.Context, p sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, nil
+}
+func (c *testClient) TerminalOutput(ctx context.Context, p sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, nil
+}
+func (c *testClient) ReleaseTerminal(ctx context.Context, p sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, nil
+}
+func (c *testClient) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, nil
+}
+
+func (c *testClient) kinds() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, u := range c.updates {
+		b, _ := json.Marshal(u)
+		var m struct {
+			Kind string `json:"sessionUpdate"`
+		}
+		_ = json.Unmarshal(b, &m)
+		out = append(out, m.Kind)
+	}
+	return out
+}
+
+// start runs Serve on pipes and connects c to it; stop ends the agent.
+func start(t *testing.T, c *testClient, opts Options) (*sdk.ClientSideConnection, func()) {
+	t.Helper()
+	aIn, cOut := io.Pipe()
+	cIn, aOut := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	go func() { done <- Serve(ctx, aIn, aOut, opts) }()
+	conn := sdk.NewClientSideConnection(c, cOut, cIn)
+	conn.SetLogger(opts.Logger)
+	stop := func() {
+		_ = cOut.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("Serve did not return after its input closed")
+		}
+		cancel()
+		_ = aOut.Close()
+	}
+	return conn, stop
+}
+
+// TestSessionSurvivesRestart runs a plan in auto mode with a client that
+// writes files, then loads the session in a new agent: the conversation
+// is replayed and /restore undoes the run.
+func TestSessionSurvivesRestart(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws := t.TempDir()
+	state := t.TempDir()
+	file := filepath.Join(ws, "a.txt")
+	if err := os.WriteFile(file, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
+	opts := Options{StateDir: state, Getenv: func(k string) string { return env[k] }}
+	ctx := context.Background()
+	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
+
+	c := &testClient{}
+	conn, stop := start(t, c, opts)
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: modeAuto}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Push(fakemodel.Reply{Text: `{"title":"Two","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"two\n"}}]}`})
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("make it two")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("stop reason %s", res.StopReason)
+	}
+	if got, _ := os.ReadFile(file); string(got) != "two\n" {
+		t.Fatalf("a.txt = %q", got)
+	}
+	c.mu.Lock()
+	nw, nask := len(c.writes), len(c.asked)
+	c.mu.Unlock()
+	if nw != 1 || nask != 0 {
+		t.Fatalf("auto mode: %d fs writes (want 1), %d questions (want 0)", nw, nask)
+	}
+	stop()
+
+	// A new agent process finds the session.
+	var saved savedSession
+	matches, _ := filepath.Glob(filepath.Join(state, "workspaces", "*", "journal", "acp", "sessions", string(ns.SessionId)+".json"))
+	if len(matches) != 1 {
+		t.Fatalf("saved session files: %v", matches)
+	}
+	if data, err := os.ReadFile(matches[0]); err != nil || json.Unmarshal(data, &saved) != nil {
+		t.Fatalf("reading the saved session: %v", err)
+	}
+	if saved.Run == nil || saved.Run.Status != engine.RunCompleted || len(saved.Run.Snapshots) < 2 || saved.Plan == nil || saved.Mode != modeAuto {
+		t.Fatalf("saved: %+v", saved)
+	}
+	c2 := &testClient{}
+	conn2, stop2 := start(t, c2, opts)
+	defer stop2()
+	if _, err := conn2.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ls.Modes == nil || ls.Modes.CurrentModeId != modeAuto {
+		t.Fatalf("modes after load: %+v", ls.Modes)
+	}
+	kinds := strings.Join(c2.kinds(), " ")
+	for _, k := range []string{"user_message_chunk", "plan", "tool_call", "agent_message_chunk"} {
+		if !strings.Contains(kinds, k) {
+			t.Errorf("replay lacks %s: %s", k, kinds)
+		}
+	}
+	if _, err := conn2.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("/restore " + saved.Run.Snapshots[0])}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(file); string(got) != "one\n" {
+		t.Fatalf("after /restore a.txt = %q", got)
+	}
+	if _, err := conn2.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("/undo")}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(file); string(got) != "two\n" {
+		t.Fatalf("after /undo a.txt = %q", got)
+	}
+	// Restore protection: a file the user changed since the agent's last
+	// snapshot is left alone and reported, unless --overwrite.
+	if err := os.WriteFile(file, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2.mu.Lock()
+	mark := len(c2.updates)
+	c2.mu.Unlock()
+	restore := func(arg string) {
+		t.Helper()
+		if _, err := conn2.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("/restore " + arg)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	restore(saved.Run.Snapshots[0])
+	if got, _ := os.ReadFile(file); string(got) != "mine\n" {
+		t.Fatalf("a protected restore overwrote the user's edit: a.txt = %q", got)
+	}
+	c2.mu.Lock()
+	var said strings.Builder
+	for _, u := range c2.updates[mark:] {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			said.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	c2.mu.Unlock()
+	if !strings.Contains(said.String(), "left alone") || !strings.Contains(said.String(), "a.txt") || !strings.Contains(said.String(), "--overwrite") {
+		t.Fatalf("the chat does not report the conflict:\n%s", said.String())
+	}
+	restore(saved.Run.Snapshots[0] + " --overwrite")
+	if got, _ := os.ReadFile(file); string(got) != "one\n" {
+		t.Fatalf("after --overwrite a.txt = %q", got)
+	}
+
+	// An unknown session id is "not found", and the agent keeps serving.
+	_, err = conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "sess-nope", Cwd: ws, McpServers: []sdk.McpServer{}})
+	var re *sdk.RequestError
+	if !asRequestError(err, &re) || re.Code != -32002 {
+		t.Fatalf("load of an unknown session: %v", err)
+	}
+}
+
+func asRequestError(err error, re **sdk.RequestError) bool {
+	r, ok := err.(*sdk.RequestError)
+	if ok {
+		*re = r
+	}
+	return ok
+}
+
+// TestNewPromptReplacesRunning sends a second prompt while the first waits
+// for the model: the first ends cancelled, the second runs.
+func TestNewPromptReplacesRunning(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
+	c := &testClient{}
+	conn, stop := start(t, c, Options{StateDir: state, Getenv: func(k string) string { return env[k] }})
+	defer stop()
+	ctx := context.Background()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: modeAuto}); err != nil {
+		t.Fatal(err)
+	}
+	fake.Push(fakemodel.Reply{Fault: fakemodel.FaultHang},
+		fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
+	first := make(chan sdk.PromptResponse, 1)
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hang")}})
+		if err != nil {
+			t.Error(err)
+		}
+		first <- res
+	}()
+	for deadline := time.Now().Add(10 * time.Second); len(fake.Requests()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first prompt never reached the model")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := <-first; r.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("first prompt: %s, want cancelled", r.StopReason)
+	}
+	if res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("second prompt: %s", res.StopReason)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "b.txt")); string(got) != "b\n" {
+		t.Fatalf("b.txt = %q", got)
+	}
+}
+
+// TestAlwaysAnswersAreTheWorkspaceRules answers "allow always" in ACP: the
+// rule lands in the workspace's one rule store (the one `agentd rules` and
+// the editor server read), and the same command is not asked again.
+func TestAlwaysAnswersAreTheWorkspaceRules(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
+	c := &testClient{answer: string(sdk.PermissionOptionKindAllowAlways)}
+	conn, stop := start(t, c, Options{StateDir: state, Getenv: func(k string) string { return env[k] }})
+	defer stop()
+	ctx := context.Background()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := `{"steps":[{"id":"c","tool":"run_command","args":{"command":"echo hi > hi.txt"}}]}`
+	fake.Push(fakemodel.Reply{Text: plan}, fakemodel.Reply{Text: plan})
+	for i := 0; i < 2; i++ {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("say hi")}})
+		if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("prompt %d: %v %v", i, res.StopReason, err)
+		}
+	}
+	c.mu.Lock()
+	asked := len(c.asked)
+	c.mu.Unlock()
+	if asked != 1 {
+		t.Fatalf("asked %d times, want once", asked)
+	}
+	root, _ := filepath.EvalSymlinks(ws)
+	j, err := engine.OpenJournal(state, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := j.Rules().List()
+	if err != nil || len(rules) != 1 || !rules[0].Allow || rules[0].Tool != "run_command" {
+		t.Fatalf("rules: %+v %v", rules, err)
+	}
+	runs, err := j.Runs()
+	if err != nil || len(runs) != 2 || runs[0].Status != engine.RunCompleted {
+		t.Fatalf("journal runs: %d %v", len(runs), err)
+	}
+}

@@ -1,0 +1,243 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/workspace"
+)
+
+// ---- Files through the client -----------------------------------------
+
+// clientWriter writes the agent's accepted edits with fs/write_text_file,
+// so they land in the editor's buffer (its undo and its own review, such
+// as Zed's keep/reject per hunk, cover them).
+type clientWriter struct{ s *session }
+
+func (c clientWriter) WriteFile(ctx context.Context, rel string, old, new []byte, mode fs.FileMode) error {
+	s := c.s
+	abs := filepath.Join(s.ws.Root(), filepath.FromSlash(rel))
+	if _, err := s.a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(s.id), Path: abs, Content: string(new)}); err != nil {
+		return fmt.Errorf("writing %s through the editor (fs/write_text_file): %w", rel, err)
+	}
+	s.setOverlay(rel, new)
+	return nil
+}
+
+// overlayDropper writes to the disk and forgets the file's overlay (for
+// clients that read through fs/read_text_file but do not write).
+type overlayDropper struct {
+	s *session
+	w workspace.FileWriter
+}
+
+func (d overlayDropper) WriteFile(ctx context.Context, rel string, old, new []byte, mode fs.FileMode) error {
+	err := d.w.WriteFile(ctx, rel, old, new, mode)
+	d.s.dropOverlay(rel)
+	return err
+}
+
+// setOverlay records what the editor's buffer holds, so that tools read
+// what the user sees (unsaved text included).
+func (s *session) setOverlay(rel string, content []byte) {
+	s.mu.Lock()
+	v := s.overlays[rel] + 1
+	s.overlays[rel] = v
+	s.mu.Unlock()
+	if err := s.ws.OpenOverlay(rel, content, v); err != nil {
+		s.log.Debug("overlay not set", "path", rel, "err", err)
+	}
+}
+
+func (s *session) dropOverlay(rel string) {
+	s.mu.Lock()
+	_, ok := s.overlays[rel]
+	delete(s.overlays, rel)
+	s.mu.Unlock()
+	if ok {
+		s.ws.CloseOverlay(rel)
+	}
+}
+
+// readThroughClient asks the editor for a file's text (fs/read_text_file)
+// and keeps it as the file's overlay; a file the editor cannot read is
+// read from the disk.
+func (s *session) readThroughClient(ctx context.Context, rel string) {
+	abs := filepath.Join(s.ws.Root(), filepath.FromSlash(rel))
+	if fi, err := os.Stat(abs); err == nil && fi.IsDir() {
+		return
+	}
+	res, err := s.a.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: sdk.SessionId(s.id), Path: abs})
+	if err != nil {
+		s.dropOverlay(rel)
+		return
+	}
+	s.setOverlay(rel, []byte(res.Content))
+}
+
+// refreshOverlays re-reads files a restore changed.
+func (s *session) refreshOverlays(ctx context.Context, rels []string) {
+	for _, rel := range rels {
+		s.mu.Lock()
+		_, open := s.overlays[rel]
+		s.mu.Unlock()
+		if open {
+			s.dropOverlay(rel)
+			if s.caps.Fs.ReadTextFile {
+				s.readThroughClient(ctx, rel)
+			}
+		}
+	}
+}
+
+// readingTool reads the files its call names through the client first.
+type readingTool struct {
+	tools.Tool
+	s *session
+}
+
+type describingReadingTool struct {
+	readingTool
+	d tools.Describer
+}
+
+func (t *describingReadingTool) Describe(args json.RawMessage) tools.Description {
+	return t.d.Describe(args)
+}
+
+func wrapReads(t tools.Tool, s *session) tools.Tool {
+	if d, ok := t.(tools.Describer); ok {
+		return &describingReadingTool{readingTool{t, s}, d}
+	}
+	return &readingTool{t, s}
+}
+
+func (t *readingTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*tools.Result, error) {
+	var a map[string]any
+	if json.Unmarshal(args, &a) == nil {
+		for _, k := range []string{"path", "from", "to"} {
+			p, ok := a[k].(string)
+			if !ok || p == "" {
+				continue
+			}
+			if rel, _, err := t.s.ws.Resolve(p); err == nil {
+				t.s.readThroughClient(ctx, rel)
+			}
+		}
+	}
+	return t.Tool.Run(ctx, env, args)
+}
+
+// ---- Commands in the client's terminal ---------------------------------
+
+// terminalTool runs run_command in the client's terminal (terminal/*):
+// the user sees it live in the editor. Approval, snapshots and the
+// step's output work as for agentd's own run_command.
+type terminalTool struct {
+	tools.Tool
+	s *session
+}
+
+func (t *terminalTool) Describe(args json.RawMessage) tools.Description {
+	if d, ok := t.Tool.(tools.Describer); ok {
+		return d.Describe(args)
+	}
+	return tools.Description{}
+}
+
+// terminalOutputLimit bounds what the client keeps of a command's output.
+const terminalOutputLimit = 1 << 20
+
+func (t *terminalTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) (*tools.Result, error) {
+	s := t.s
+	var a tools.RunCommandArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, &tools.Error{Code: "INVALID_ARGS", Message: "run_command: " + err.Error()}
+	}
+	if strings.TrimSpace(a.Command) == "" {
+		return nil, &tools.Error{Code: "INVALID_ARGS", Message: "run_command: command is empty"}
+	}
+	dir := s.ws.Root()
+	if a.Cwd != "" {
+		_, abs, err := s.ws.Resolve(a.Cwd)
+		if err != nil {
+			return nil, &tools.Error{Code: "INVALID_ARGS", Message: "run_command: cwd: " + err.Error()}
+		}
+		dir = abs
+	}
+	if a.Timeout != "" {
+		d, err := time.ParseDuration(a.Timeout)
+		if err != nil || d <= 0 {
+			return nil, &tools.Error{Code: "INVALID_ARGS", Message: fmt.Sprintf("run_command: timeout %q is not a positive Go duration such as \"30s\"", a.Timeout)}
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	var envVars []sdk.EnvVariable
+	for k, v := range a.Env {
+		envVars = append(envVars, sdk.EnvVariable{Name: k, Value: v})
+	}
+	slices.SortFunc(envVars, func(x, y sdk.EnvVariable) int { return strings.Compare(x.Name, y.Name) })
+	sid := sdk.SessionId(s.id)
+	start := time.Now()
+	term, err := s.a.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: sid, Command: tools.Shell, Args: []string{"-c", a.Command},
+		Cwd: &dir, Env: envVars, OutputByteLimit: sdk.Ptr(terminalOutputLimit)})
+	if err != nil {
+		return nil, fmt.Errorf("run_command: starting %q in the editor's terminal: %w", a.Command, err)
+	}
+	tid := term.TerminalId
+	bg := context.WithoutCancel(ctx)
+	defer func() {
+		_, _ = s.a.conn.ReleaseTerminal(bg, sdk.ReleaseTerminalRequest{SessionId: sid, TerminalId: tid})
+	}()
+	s.send(sdk.UpdateToolCall(sdk.ToolCallId(env.RunID+"/"+env.StepID), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolTerminalRef(tid)})), true)
+	exit, werr := s.a.conn.WaitForTerminalExit(ctx, sdk.WaitForTerminalExitRequest{SessionId: sid, TerminalId: tid})
+	stopped := werr != nil && ctx.Err() != nil
+	if stopped {
+		_, _ = s.a.conn.KillTerminal(bg, sdk.KillTerminalRequest{SessionId: sid, TerminalId: tid})
+	} else if werr != nil {
+		return nil, fmt.Errorf("run_command: waiting for %q in the editor's terminal: %w", a.Command, werr)
+	}
+	out, oerr := s.a.conn.TerminalOutput(bg, sdk.TerminalOutputRequest{SessionId: sid, TerminalId: tid})
+	res := tools.RunCommandOutput{DurationMs: time.Since(start).Milliseconds(), ExitCode: -1}
+	if oerr == nil {
+		res.Stdout, res.Truncated = out.Output, out.Truncated
+		if out.ExitStatus != nil && exit.ExitCode == nil && exit.Signal == nil {
+			exit.ExitCode, exit.Signal = out.ExitStatus.ExitCode, out.ExitStatus.Signal
+		}
+	}
+	if exit.ExitCode != nil {
+		res.ExitCode = *exit.ExitCode
+	}
+	if exit.Signal != nil {
+		res.Signal = *exit.Signal
+	}
+	result := &tools.Result{Output: res}
+	ok := a.OkExitCodes
+	if len(ok) == 0 {
+		ok = []int{0}
+	}
+	switch {
+	case stopped && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.TimedOut = true
+		result.Output = res
+		return result, &tools.Error{Code: "TIMEOUT", Retryable: true, Message: fmt.Sprintf("run_command: %q did not finish within %s and was stopped", a.Command, a.Timeout)}
+	case stopped:
+		return result, fmt.Errorf("run_command: %q was stopped: %w", a.Command, ctx.Err())
+	case !slices.Contains(ok, res.ExitCode):
+		return result, &tools.Error{Code: "EXIT_CODE", Message: fmt.Sprintf("run_command: %q exited with code %d", a.Command, res.ExitCode)}
+	}
+	return result, nil
+}

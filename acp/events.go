@@ -1,0 +1,350 @@
+package acp
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/workspace"
+)
+
+// maxShownOutput is how much of a step's output a tool call shows (the
+// tail; the step's full output stays in the run state).
+const maxShownOutput = 64 << 10
+
+// watcher turns one run's engine events into session/update
+// notifications: the plan (whole list each time), a tool call per step,
+// its diffs and output, the model's text and the usage.
+type watcher struct {
+	s *session
+
+	ready chan struct{} // closed by setRun
+
+	mu      sync.Mutex
+	run     *engine.Run
+	plan    *engine.Plan
+	status  map[string]engine.StepStatus
+	started map[string]bool // tool_call sent
+	content map[string][]sdk.ToolCallContent
+	output  map[string]*strings.Builder
+	tokens  int
+	cost    float64
+}
+
+func newWatcher(s *session, plan *engine.Plan) *watcher {
+	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{}, started: map[string]bool{},
+		content: map[string][]sdk.ToolCallContent{}, output: map[string]*strings.Builder{}}
+}
+
+func (w *watcher) setRun(r *engine.Run) {
+	w.mu.Lock()
+	w.run = r
+	w.mu.Unlock()
+	close(w.ready)
+}
+
+func (w *watcher) callID(runID, stepID string) sdk.ToolCallId {
+	return sdk.ToolCallId(runID + "/" + stepID)
+}
+
+// OnEvent runs on the run's subscriber goroutine, in order.
+func (w *watcher) OnEvent(ev engine.Event) {
+	s := w.s
+	if ev.Type == engine.EventPlanUpdated || ev.Type == engine.EventChangeProposed {
+		// Events that need the run may come before Start has returned it.
+		<-w.ready
+	}
+	w.mu.Lock()
+	run := w.run
+	w.mu.Unlock()
+	switch ev.Type {
+	case engine.EventPlanUpdated:
+		if run != nil {
+			if p := run.Plan(); p != nil {
+				w.mu.Lock()
+				w.plan = p
+				w.mu.Unlock()
+			}
+		}
+		w.sendPlan()
+	case engine.EventRunStarted:
+		w.sendPlan()
+	case engine.EventStepStarted, engine.EventStepRetrying:
+		w.setStatus(ev.StepID, engine.StepRunning)
+		w.toolCall(ev, sdk.ToolCallStatusInProgress)
+		w.sendPlan()
+	case engine.EventApprovalPending:
+		w.toolCall(ev, sdk.ToolCallStatusPending)
+	case engine.EventStepProgress:
+		if ev.Status == string(engine.StepRunning) {
+			w.toolCall(ev, sdk.ToolCallStatusInProgress)
+		}
+	case engine.EventStepOutput:
+		if ev.Stream == "model" {
+			s.send(sdk.UpdateAgentMessageText(ev.Text), true)
+			break
+		}
+		w.addOutput(ev)
+	case engine.EventChangeProposed:
+		if run != nil {
+			if cs, ok := run.Change(ev.ChangeID); ok {
+				w.addDiffs(ev, cs)
+			}
+		}
+	case engine.EventStepFinished:
+		w.finish(ev, engine.StepCompleted, sdk.ToolCallStatusCompleted, "")
+	case engine.EventStepFailed:
+		w.finish(ev, engine.StepFailed, sdk.ToolCallStatusFailed, ev.Error)
+	case engine.EventStepSkipped:
+		w.finish(ev, engine.StepSkipped, sdk.ToolCallStatusCompleted, "skipped: "+ev.Reason)
+	case engine.EventStepBlocked:
+		w.finish(ev, engine.StepBlocked, sdk.ToolCallStatusFailed, "blocked: "+ev.Reason)
+	case engine.EventStepCancelled:
+		w.finish(ev, engine.StepCancelled, sdk.ToolCallStatusFailed, "cancelled")
+	case engine.EventRunFinished:
+		w.sendPlan()
+	}
+	if st := ev.State; st != nil {
+		w.mu.Lock()
+		dt, dc := st.Tokens-w.tokens, st.CostUSD-w.cost
+		w.tokens, w.cost = st.Tokens, st.CostUSD
+		w.mu.Unlock()
+		if dt != 0 || dc != 0 {
+			s.addUsage(dt, dc)
+		}
+	}
+}
+
+func (w *watcher) setStatus(id string, st engine.StepStatus) {
+	w.mu.Lock()
+	w.status[id] = st
+	w.mu.Unlock()
+}
+
+func (w *watcher) sendPlan() {
+	w.mu.Lock()
+	entries := planEntries(w.plan, w.status)
+	w.mu.Unlock()
+	w.s.send(sdk.UpdatePlan(entries...), true)
+}
+
+// planEntries mirrors the plan's steps and their statuses. ACP knows only
+// pending, in_progress and completed; how a finished step ended is said
+// in the entry's text.
+func planEntries(p *engine.Plan, status map[string]engine.StepStatus) []sdk.PlanEntry {
+	out := make([]sdk.PlanEntry, 0, len(p.Steps))
+	for _, st := range p.Steps {
+		e := sdk.PlanEntry{Content: st.ID + ": " + stepTitle(st), Priority: sdk.PlanEntryPriorityMedium, Status: sdk.PlanEntryStatusPending}
+		if !st.IsCritical() {
+			e.Priority = sdk.PlanEntryPriorityLow
+		}
+		switch s := status[st.ID]; s {
+		case engine.StepRunning, engine.StepRetrying, engine.StepWaiting:
+			e.Status = sdk.PlanEntryStatusInProgress
+		case engine.StepCompleted:
+			e.Status = sdk.PlanEntryStatusCompleted
+		case engine.StepFailed, engine.StepSkipped, engine.StepBlocked, engine.StepCancelled:
+			e.Status = sdk.PlanEntryStatusCompleted
+			e.Content += " (" + string(s) + ")"
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// stepTitle is a step's description, or what it does.
+func stepTitle(st *engine.Step) string {
+	if st.Description != "" {
+		return st.Description
+	}
+	if st.Tool != "" {
+		return st.Tool
+	}
+	return string(st.EffectiveKind()) + " step"
+}
+
+func (w *watcher) step(id string) *engine.Step {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.plan == nil {
+		return nil
+	}
+	return w.plan.Step(id)
+}
+
+// toolKind maps a step to ACP's tool kinds.
+func toolKind(st *engine.Step) sdk.ToolKind {
+	if st == nil {
+		return sdk.ToolKindOther
+	}
+	switch st.EffectiveKind() {
+	case engine.KindTool:
+	case engine.KindLLM, engine.KindAgent:
+		return sdk.ToolKindThink
+	default:
+		return sdk.ToolKindOther
+	}
+	switch st.Tool {
+	case "move_file":
+		return sdk.ToolKindMove
+	case "delete_file":
+		return sdk.ToolKindDelete
+	case "search_code", "search_files":
+		return sdk.ToolKindSearch
+	}
+	if t, ok := tools.Builtin().Get(st.Tool); ok {
+		switch t.Category() {
+		case tools.CategoryRead:
+			return sdk.ToolKindRead
+		case tools.CategoryWrite:
+			return sdk.ToolKindEdit
+		case tools.CategoryDelete:
+			return sdk.ToolKindDelete
+		case tools.CategoryCommand, tools.CategoryGit:
+			return sdk.ToolKindExecute
+		case tools.CategoryNetwork:
+			return sdk.ToolKindFetch
+		}
+	}
+	return sdk.ToolKindOther
+}
+
+// toolCall sends the step's tool_call the first time, then updates.
+func (w *watcher) toolCall(ev engine.Event, status sdk.ToolCallStatus) {
+	id := w.callID(ev.RunID, ev.StepID)
+	w.mu.Lock()
+	first := !w.started[ev.StepID]
+	w.started[ev.StepID] = true
+	w.mu.Unlock()
+	if first {
+		st := w.step(ev.StepID)
+		title, kind := ev.StepID, toolKind(st)
+		var raw any
+		var locs []sdk.ToolCallLocation
+		if st != nil {
+			title = stepTitle(st)
+			if len(st.Args) > 0 {
+				raw = json.RawMessage(st.Args)
+			}
+			locs = w.locations(st)
+		}
+		w.s.send(sdk.StartToolCall(id, title, sdk.WithStartKind(kind), sdk.WithStartStatus(status),
+			sdk.WithStartRawInput(raw), sdk.WithStartLocations(locs)), true)
+		return
+	}
+	w.s.send(sdk.UpdateToolCall(id, sdk.WithUpdateStatus(status)), false)
+}
+
+// locations are the files a step names in its args.
+func (w *watcher) locations(st *engine.Step) []sdk.ToolCallLocation {
+	var a map[string]any
+	if json.Unmarshal(st.Args, &a) != nil {
+		return nil
+	}
+	var out []sdk.ToolCallLocation
+	for _, k := range []string{"path", "from", "to"} {
+		if p, ok := a[k].(string); ok && p != "" && !strings.Contains(p, "$") {
+			out = append(out, sdk.ToolCallLocation{Path: filepath.Join(w.s.ws.Root(), filepath.FromSlash(p))})
+		}
+	}
+	return out
+}
+
+func (w *watcher) addOutput(ev engine.Event) {
+	w.mu.Lock()
+	b := w.output[ev.StepID]
+	if b == nil {
+		b = &strings.Builder{}
+		w.output[ev.StepID] = b
+	}
+	b.WriteString(ev.Text)
+	text := b.String()
+	if len(text) > maxShownOutput {
+		text = "…" + text[len(text)-maxShownOutput:]
+		b.Reset()
+		b.WriteString(text)
+	}
+	content := append(append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...), sdk.ToolContent(sdk.TextBlock("```\n"+text+"\n```")))
+	w.mu.Unlock()
+	w.toolCall(ev, sdk.ToolCallStatusInProgress)
+	w.s.send(sdk.UpdateToolCall(w.callID(ev.RunID, ev.StepID), sdk.WithUpdateContent(content)), false)
+}
+
+// addDiffs shows a change set as diff content (path, oldText, newText).
+func (w *watcher) addDiffs(ev engine.Event, cs *workspace.ChangeSet) {
+	var diffs []sdk.ToolCallContent
+	var locs []sdk.ToolCallLocation
+	for _, f := range cs.Files {
+		abs := filepath.Join(w.s.ws.Root(), filepath.FromSlash(f.Path))
+		locs = append(locs, sdk.ToolCallLocation{Path: abs})
+		if f.Binary {
+			diffs = append(diffs, sdk.ToolContent(sdk.TextBlock(fmt.Sprintf("%s %s (binary)", f.Op, f.Path))))
+			continue
+		}
+		switch f.Op {
+		case workspace.OpCreate:
+			diffs = append(diffs, sdk.ToolDiffContent(abs, string(f.New)))
+		case workspace.OpDelete:
+			diffs = append(diffs, sdk.ToolDiffContent(abs, "", string(f.Old)))
+		default:
+			diffs = append(diffs, sdk.ToolDiffContent(abs, string(f.New), string(f.Old)))
+		}
+	}
+	w.mu.Lock()
+	w.content[ev.StepID] = append(w.content[ev.StepID], diffs...)
+	content := append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...)
+	w.mu.Unlock()
+	w.toolCall(ev, sdk.ToolCallStatusInProgress)
+	w.s.send(sdk.UpdateToolCall(w.callID(ev.RunID, ev.StepID), sdk.WithUpdateContent(content), sdk.WithUpdateLocations(locs)), true)
+}
+
+// finish sends a step's final status (the tool call first if the step
+// never started: skipped and blocked steps).
+func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolCallStatus, note string) {
+	w.setStatus(ev.StepID, st)
+	w.mu.Lock()
+	started := w.started[ev.StepID]
+	content := append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...)
+	if b := w.output[ev.StepID]; b != nil && b.Len() > 0 {
+		content = append(content, sdk.ToolContent(sdk.TextBlock("```\n"+b.String()+"\n```")))
+	}
+	w.mu.Unlock()
+	if !started {
+		w.toolCall(ev, status)
+	}
+	if note != "" {
+		content = append(content, sdk.ToolContent(sdk.TextBlock(note)))
+	}
+	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(status)}
+	if len(content) > 0 {
+		opts = append(opts, sdk.WithUpdateContent(content))
+	}
+	if st == engine.StepCompleted {
+		if out := w.stepOutput(ev.StepID); out != nil {
+			opts = append(opts, sdk.WithUpdateRawOutput(out))
+		}
+	}
+	w.s.send(sdk.UpdateToolCall(w.callID(ev.RunID, ev.StepID), opts...), true)
+	w.sendPlan()
+}
+
+func (w *watcher) stepOutput(id string) json.RawMessage {
+	w.mu.Lock()
+	run := w.run
+	w.mu.Unlock()
+	if run == nil {
+		return nil
+	}
+	for _, st := range run.State().Steps {
+		if st.ID == id && len(st.Output) > 0 && len(st.Output) < maxShownOutput {
+			return st.Output
+		}
+	}
+	return nil
+}

@@ -1,0 +1,389 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/llm"
+)
+
+// wait blocks until the running turn, if any, has ended or d has passed.
+func (s *session) wait(d time.Duration) {
+	s.mu.Lock()
+	busy, done := s.busy, s.turnDone
+	s.mu.Unlock()
+	if !busy {
+		return
+	}
+	select {
+	case <-done:
+	case <-time.After(d):
+		s.log.Warn("a turn did not end in time; closing the session anyway", "after", d)
+	}
+}
+
+// cancel ends the running turn, if any (session/cancel).
+func (s *session) cancel() {
+	s.mu.Lock()
+	c := s.turnCancel
+	s.mu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// prompt handles session/prompt: a slash command, or a request that
+// becomes a plan and, unless the mode is plan-only, runs.
+func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
+	// One turn at a time: a new prompt waits for the previous turn to end
+	// (the SDK has already cancelled it, as ACP has a new prompt replace
+	// the running one).
+	s.mu.Lock()
+	for s.busy {
+		done := s.turnDone
+		s.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		}
+		s.mu.Lock()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	s.busy, s.turnCancel, s.turnDone = true, cancel, done
+	s.mu.Unlock()
+	defer func() {
+		cancel()
+		s.mu.Lock()
+		s.busy, s.turnCancel = false, nil
+		s.mu.Unlock()
+		close(done)
+	}()
+
+	text, files := s.promptText(blocks)
+	for _, b := range blocks {
+		s.mu.Lock()
+		s.saved.Transcript = append(s.saved.Transcript, sdk.UpdateUserMessage(b))
+		s.mu.Unlock()
+	}
+	tokens0, _ := s.usage()
+	stop, err := s.turn(ctx, text, files)
+	if serr := s.save(); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil && ctx.Err() == nil {
+		return sdk.PromptResponse{}, err
+	}
+	if ctx.Err() != nil {
+		stop = sdk.StopReasonCancelled
+	}
+	tokens, _ := s.usage()
+	return sdk.PromptResponse{StopReason: stop, Usage: &sdk.Usage{TotalTokens: tokens - tokens0}}, nil
+}
+
+// promptText joins the prompt's text and embedded files into the request,
+// and returns the workspace files it links to.
+func (s *session) promptText(blocks []sdk.ContentBlock) (string, []string) {
+	var b strings.Builder
+	var files []string
+	for _, c := range blocks {
+		switch {
+		case c.Text != nil:
+			b.WriteString(c.Text.Text)
+		case c.ResourceLink != nil:
+			if rel, ok := s.relOf(c.ResourceLink.Uri); ok {
+				files = append(files, rel)
+			}
+		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
+			r := c.Resource.Resource.TextResourceContents
+			name := r.Uri
+			if rel, ok := s.relOf(r.Uri); ok {
+				name = rel
+				files = append(files, rel)
+			}
+			fmt.Fprintf(&b, "\n\n<file name=%q>\n%s\n</file>\n", name, r.Text)
+		}
+	}
+	return strings.TrimSpace(b.String()), files
+}
+
+// relOf turns a file URI or absolute path into a workspace path.
+func (s *session) relOf(uri string) (string, bool) {
+	p := uri
+	if u, err := url.Parse(uri); err == nil && u.Scheme == "file" {
+		p = u.Path
+	}
+	rel, _, err := s.ws.Resolve(p)
+	return rel, err == nil
+}
+
+func (s *session) usage() (int, float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saved.Tokens, s.saved.CostUSD
+}
+
+func (s *session) addUsage(tokens int, cost float64) {
+	s.mu.Lock()
+	s.saved.Tokens += tokens
+	s.saved.CostUSD += cost
+	t, c := s.saved.Tokens, s.saved.CostUSD
+	s.mu.Unlock()
+	s.send(sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: t, Cost: &sdk.Cost{Amount: c, Currency: "USD"}}}, false)
+}
+
+// turn does what the prompt asks and returns the stop reason.
+func (s *session) turn(ctx context.Context, text string, files []string) (sdk.StopReason, error) {
+	if cmd, arg, ok := slashCommand(text); ok {
+		return s.command(ctx, cmd, arg, files)
+	}
+	if text == "" {
+		return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "say what you want done"})
+	}
+	plan, err := s.makePlan(ctx, text, files)
+	if err != nil {
+		return sdk.StopReasonEndTurn, err
+	}
+	if s.mode() == modePlanOnly {
+		s.say(fmt.Sprintf("Plan-only mode: nothing was run. Type /run to run these %d steps, or switch the mode to ask or auto.", len(plan.Steps)))
+		return sdk.StopReasonEndTurn, nil
+	}
+	return s.runPlan(ctx, plan)
+}
+
+func slashCommand(text string) (cmd, arg string, ok bool) {
+	if !strings.HasPrefix(text, "/") {
+		return "", "", false
+	}
+	f := strings.SplitN(strings.TrimPrefix(text, "/"), " ", 2)
+	cmd = strings.TrimSpace(f[0])
+	if len(f) > 1 {
+		arg = strings.TrimSpace(f[1])
+	}
+	return cmd, arg, true
+}
+
+// command runs one of availableCommands.
+func (s *session) command(ctx context.Context, cmd, arg string, files []string) (sdk.StopReason, error) {
+	switch cmd {
+	case "plan":
+		if arg == "" {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "/plan needs a request: /plan add a README"})
+		}
+		plan, err := s.makePlan(ctx, arg, files)
+		if err != nil {
+			return sdk.StopReasonEndTurn, err
+		}
+		s.say(fmt.Sprintf("Type /run to run these %d steps.", len(plan.Steps)))
+		return sdk.StopReasonEndTurn, nil
+	case "run":
+		s.mu.Lock()
+		plan := s.saved.Plan
+		s.mu.Unlock()
+		if plan == nil {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": errNoPlan.Error()})
+		}
+		return s.runPlan(ctx, plan.Clone())
+	case "snapshots":
+		return sdk.StopReasonEndTurn, s.listSnapshots(ctx)
+	case "restore":
+		f := strings.Fields(arg)
+		overwrite := len(f) == 2 && f[1] == "--overwrite"
+		if len(f) == 0 || len(f) > 2 || (len(f) == 2 && !overwrite) {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "use /restore ID [--overwrite]; /snapshots lists the ids"})
+		}
+		return sdk.StopReasonEndTurn, s.restore(ctx, f[0], false, overwrite)
+	case "undo":
+		s.mu.Lock()
+		id := s.saved.LastUndo
+		s.mu.Unlock()
+		if id == "" {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "there is no restore to undo in this session"})
+		}
+		return sdk.StopReasonEndTurn, s.restore(ctx, id, true, false)
+	}
+	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID and /undo", cmd)})
+}
+
+// makePlan asks the planner for a plan and shows it.
+func (s *session) makePlan(ctx context.Context, request string, files []string) (*engine.Plan, error) {
+	if s.planner == nil {
+		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
+			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, llm.NoModelHelp)}}
+	}
+	before := s.planner.Used()
+	plan, err := s.planner.Create(ctx, llm.CreateRequest{Request: request, Workspace: s.ws, OpenFiles: files})
+	after := s.planner.Used()
+	if d := (after.InputTokens + after.OutputTokens) - (before.InputTokens + before.OutputTokens); d > 0 {
+		s.addUsage(d, after.CostUSD-before.CostUSD)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var ve *engine.ValidationError
+		if errors.As(err, &ve) {
+			return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
+				Data: map[string]any{"error": "the model's plan is still invalid after a repair round: " + ve.Error()}}
+		}
+		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "making the plan: " + err.Error()}}
+	}
+	if plan.ID == "" {
+		plan.ID = "plan-" + strings.TrimPrefix(newSessionID(), "sess-")
+	}
+	s.mu.Lock()
+	s.saved.Plan = plan
+	s.mu.Unlock()
+	if err := savePlan(s.journal, plan); err != nil {
+		return nil, err
+	}
+	s.send(sdk.UpdatePlan(planEntries(plan, nil)...), true)
+	var b strings.Builder
+	fmt.Fprintf(&b, "**%s** — %d steps:\n", plan.Title, len(plan.Steps))
+	for i, st := range plan.Steps {
+		fmt.Fprintf(&b, "%d. `%s` %s\n", i+1, st.ID, stepTitle(st))
+	}
+	s.say(b.String())
+	return plan, nil
+}
+
+// runPlan runs plan in the session's mode and reports the outcome.
+func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReason, error) {
+	mode := s.mode()
+	pol := policyFor(mode)
+	// Auto applies edits without asking; ask (and /run from plan-only)
+	// holds each change set for the user's review.
+	opts := engine.RunOptions{Approval: &pol, Review: engine.ReviewBefore}
+	if mode == modeAuto {
+		opts.Review = engine.ReviewNone
+	}
+	w := newWatcher(s, plan)
+	opts.Subscribers = []engine.Subscriber{w}
+	run, err := s.eng.Start(ctx, plan, opts)
+	if err != nil {
+		var ve *engine.ValidationError
+		if errors.As(err, &ve) {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"plan": ve.Error()})
+		}
+		return sdk.StopReasonEndTurn, err
+	}
+	w.setRun(run)
+	st, err := run.Wait(context.WithoutCancel(ctx))
+	if err != nil {
+		return sdk.StopReasonEndTurn, err
+	}
+	s.mu.Lock()
+	st.OriginalPlan, st.FinalPlan = nil, nil
+	s.saved.Run = &st
+	s.saved.Runs = append(s.saved.Runs, st.RunID)
+	if fp := run.Plan(); fp != nil {
+		s.saved.Plan = fp
+	}
+	s.mu.Unlock()
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run %s: **%s** — %d of %d steps completed", st.RunID, st.Status, st.CompletedSteps, st.TotalSteps)
+	if st.FailedSteps > 0 {
+		fmt.Fprintf(&b, ", %d failed", st.FailedSteps)
+	}
+	if st.SkippedSteps > 0 {
+		fmt.Fprintf(&b, ", %d skipped", st.SkippedSteps)
+	}
+	b.WriteString(".\n")
+	if st.Error != "" {
+		fmt.Fprintf(&b, "\n%s\n", st.Error)
+	}
+	if len(st.Snapshots) > 0 {
+		fmt.Fprintf(&b, "\nUndo the whole run: `/restore %s`\n", st.Snapshots[0])
+	}
+	s.say(b.String())
+	switch {
+	case st.Status == engine.RunCancelled || ctx.Err() != nil:
+		return sdk.StopReasonCancelled, nil
+	case strings.Contains(st.Error, engine.ErrBudgetExceeded.Error()):
+		return sdk.StopReasonMaxTokens, nil
+	}
+	return sdk.StopReasonEndTurn, nil
+}
+
+func (s *session) listSnapshots(ctx context.Context) error {
+	list, err := s.store.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		s.say("No snapshots yet: each run takes one at its start and one after each step.")
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("Snapshots, newest first (restore one with `/restore ID`):\n")
+	for i, sn := range list {
+		if i == 30 {
+			fmt.Fprintf(&b, "… and %d older\n", len(list)-30)
+			break
+		}
+		where := ""
+		if sn.RunID != "" {
+			where = " run " + sn.RunID
+			if sn.StepID != "" {
+				where += " step " + sn.StepID
+			}
+		}
+		fmt.Fprintf(&b, "- `%s` %s — %s%s (%d files changed)\n", sn.ID[:12], sn.CreatedAt.Local().Format("15:04:05"), sn.Label, where, sn.FilesChanged)
+	}
+	s.say(b.String())
+	return nil
+}
+
+// restore restores a snapshot (undo: the safety snapshot of the last
+// restore) and reports what it did.
+func (s *session) restore(ctx context.Context, id string, undo, overwrite bool) error {
+	res, err := restoreSnapshot(ctx, s.store, id, overwrite)
+	if err != nil {
+		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "restore: " + err.Error()}}
+	}
+	s.mu.Lock()
+	if res.UndoSnapshot != "" {
+		s.saved.LastUndo = res.UndoSnapshot
+	}
+	s.mu.Unlock()
+	s.refreshOverlays(ctx, append(append(append([]string(nil), res.Restored...), res.Created...), res.Deleted...))
+	var b strings.Builder
+	if undo {
+		b.WriteString("Undid the last restore.\n")
+	} else {
+		fmt.Fprintf(&b, "Restored snapshot %s.\n", id)
+	}
+	list := func(name string, paths []string) {
+		if len(paths) > 0 {
+			fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(paths, ", "))
+		}
+	}
+	list("restored", res.Restored)
+	list("re-created", res.Created)
+	list("deleted", res.Deleted)
+	for _, c := range res.Conflicts {
+		fmt.Fprintf(&b, "- left alone (changed by someone else since the agent's last snapshot): %s — %s\n", c.Path, c.Message)
+	}
+	for _, c := range res.LeftAlone {
+		fmt.Fprintf(&b, "- left alone: %s — %s\n", c.Path, c.Message)
+	}
+	if len(res.Conflicts) > 0 {
+		fmt.Fprintf(&b, "Restore them too with `/restore %s --overwrite`.\n", id)
+	}
+	if len(res.Restored)+len(res.Created)+len(res.Deleted)+len(res.Conflicts)+len(res.LeftAlone) == 0 {
+		b.WriteString("Nothing differed.\n")
+	}
+	if res.UndoSnapshot != "" {
+		b.WriteString("Undo this with `/undo`.\n")
+	}
+	s.say(b.String())
+	return nil
+}

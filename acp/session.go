@@ -1,0 +1,255 @@
+package acp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/llm"
+	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/workspace"
+)
+
+// maxTranscript bounds the updates kept for session/load's replay.
+const maxTranscript = 5000
+
+// session is one ACP session: a workspace, its snapshot store, an engine
+// wired to the client, the plan and the last run.
+type session struct {
+	a       *agent
+	id      string
+	cwd     string
+	journal *engine.Journal // the workspace's; the session is a record in it
+	log     *slog.Logger
+	ws      *workspace.Workspace
+	store   *gitops.Store
+	eng     *engine.Engine
+	// planner is nil when no model is configured.
+	planner *llm.Planner
+	caps    sdk.ClientCapabilities
+	writer  workspace.FileWriter // the client's fs, or nil (disk)
+	book    *review.Book         // change sets reviewed in this session
+
+	mu         sync.Mutex
+	saved      savedSession
+	busy       bool
+	turnCancel context.CancelFunc
+	turnDone   chan struct{} // closed when the running turn ends
+	overlays   map[string]int32
+}
+
+// savedSession is what survives a restart: the plan, the last run (with
+// its snapshots), the undo of the last restore and the conversation.
+type savedSession struct {
+	ID         string              `json:"id"`
+	Cwd        string              `json:"cwd"`
+	Mode       string              `json:"mode"`
+	Plan       *engine.Plan        `json:"plan,omitempty"`
+	Run        *engine.RunState    `json:"run,omitempty"`
+	Runs       []string            `json:"runs,omitempty"`
+	LastUndo   string              `json:"lastUndo,omitempty"`
+	Tokens     int                 `json:"tokens"`
+	CostUSD    float64             `json:"costUSD"`
+	UpdatedAt  time.Time           `json:"updatedAt"`
+	Transcript []sdk.SessionUpdate `json:"transcript,omitempty"`
+}
+
+func newSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "sess-" + hex.EncodeToString(b[:])
+}
+
+// newSession opens the workspace at cwd; with id set it loads that saved
+// session (fs.ErrNotExist when there is none).
+func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error) {
+	ws, err := workspace.Open(cwd, workspace.Options{})
+	if err != nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"cwd": fmt.Sprintf("cannot open the workspace %s: %v", cwd, err)})
+	}
+	s := &session{a: a, cwd: cwd, ws: ws, caps: a.clientCaps(), overlays: map[string]int32{}, book: review.NewBook()}
+	if id == "" {
+		s.id = newSessionID()
+		s.saved = savedSession{ID: s.id, Cwd: cwd, Mode: modeAsk}
+	} else {
+		s.id = id
+		if filepath.Base(id) != id || id == "." || id == ".." {
+			ws.Close()
+			return nil, sdk.NewInvalidParams(map[string]any{"sessionId": "not a session id: " + id})
+		}
+	}
+	s.log = a.log.With("session", s.id)
+	j, err := openJournal(a.opts.StateDir, ws, s.log)
+	if err != nil {
+		ws.Close()
+		return nil, err
+	}
+	s.journal = j
+	if id != "" {
+		found, err := j.Load(sessionRecord(id), &s.saved)
+		if err == nil && !found {
+			err = errNotFound
+		}
+		if err != nil {
+			ws.Close()
+			return nil, err
+		}
+	}
+	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: a.opts.StateDir, Logger: s.log.With("component", "gitops")})
+	if err != nil {
+		ws.Close()
+		return nil, fmt.Errorf("cannot open the snapshot store for %s: %w (check the state dir, or set AGENTD_STATE_DIR)", ws.Root(), err)
+	}
+	s.store = store
+	switch {
+	case s.caps.Fs.WriteTextFile:
+		s.writer = clientWriter{s}
+	case s.caps.Fs.ReadTextFile:
+		s.writer = overlayDropper{s, ws.DiskWriter()}
+	}
+	cfg := engine.Config{
+		Tools:     s.toolRegistry(),
+		WS:        ws,
+		Approver:  (*approver)(s),
+		Reviewer:  (*reviewer)(s),
+		Inputter:  (*inputter)(s),
+		Snapshots: engine.StoreSnapshotter(store),
+		Writer:    s.writer,
+		Logger:    s.log,
+		Journal:   j,
+	}
+	settings, err := a.loadSettings(ws.Root())
+	if err != nil {
+		s.log.Warn("model settings not loaded; prompts cannot be planned", "err", err)
+	} else if settings.Configured() {
+		s.planner = llm.NewPlanner(settings, cfg.Tools)
+		s.planner.Logger = s.log.With("component", "planner")
+		cfg.Model = llm.NewStepModel(settings)
+		cfg.Planner = s.planner
+		cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
+	}
+	s.eng = engine.New(cfg)
+	return s, nil
+}
+
+// toolRegistry is the built-in tools, with the client's terminal and
+// file system standing in where the client declares them.
+func (s *session) toolRegistry() *tools.Registry {
+	reg := tools.Builtin()
+	if !s.caps.Terminal && !s.caps.Fs.ReadTextFile {
+		return reg
+	}
+	out := tools.NewRegistry()
+	for _, t := range reg.List() {
+		switch {
+		case s.caps.Terminal && t.Name() == "run_command":
+			out.Register(&terminalTool{Tool: t, s: s})
+		case s.caps.Fs.ReadTextFile && (t.Category() == tools.CategoryRead || t.Category() == tools.CategoryWrite || t.Category() == tools.CategoryDelete):
+			out.Register(wrapReads(t, s))
+		default:
+			out.Register(t)
+		}
+	}
+	return out
+}
+
+func (s *session) close() {
+	if s.store != nil {
+		_ = s.store.Close()
+	}
+	if s.ws != nil {
+		_ = s.ws.Close()
+	}
+}
+
+// save writes the session to the state dir (before a prompt is answered).
+func (s *session) save() error {
+	s.mu.Lock()
+	s.saved.UpdatedAt = time.Now().UTC()
+	data, err := json.Marshal(s.saved)
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.journal.Save(sessionRecord(s.id), json.RawMessage(data))
+}
+
+func (s *session) mode() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saved.Mode
+}
+
+func (s *session) modeState() *sdk.SessionModeState {
+	return &sdk.SessionModeState{AvailableModes: sessionModes, CurrentModeId: sdk.SessionModeId(s.mode())}
+}
+
+func (s *session) setMode(id string) error {
+	switch id {
+	case modePlanOnly, modeAsk, modeAuto:
+	default:
+		return sdk.NewInvalidParams(map[string]any{"modeId": fmt.Sprintf("unknown mode %q; the modes are plan-only, ask and auto", id)})
+	}
+	s.mu.Lock()
+	s.saved.Mode = id
+	s.mu.Unlock()
+	s.send(sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: sdk.SessionModeId(id)}}, false)
+	return s.save()
+}
+
+// send notifies the client; record keeps the update for session/load.
+// Notifications use a background context: the last updates of a cancelled
+// turn still reach the client.
+func (s *session) send(u sdk.SessionUpdate, record bool) {
+	if record {
+		s.mu.Lock()
+		s.saved.Transcript = append(s.saved.Transcript, u)
+		if n := len(s.saved.Transcript); n > maxTranscript {
+			s.saved.Transcript = append([]sdk.SessionUpdate(nil), s.saved.Transcript[n-maxTranscript:]...)
+		}
+		s.mu.Unlock()
+	}
+	if err := s.a.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u}); err != nil {
+		s.log.Debug("session/update not sent", "err", err)
+	}
+}
+
+// say sends agent text.
+func (s *session) say(text string) { s.send(sdk.UpdateAgentMessageText(text), true) }
+
+// replay sends a loaded session's conversation again.
+func (s *session) replay(ctx context.Context) {
+	s.mu.Lock()
+	list := append([]sdk.SessionUpdate(nil), s.saved.Transcript...)
+	s.mu.Unlock()
+	for _, u := range list {
+		if ctx.Err() != nil {
+			return
+		}
+		s.send(u, false)
+	}
+}
+
+// commands offered to the client (available_commands_update).
+var availableCommands = []sdk.AvailableCommand{
+	{Name: "plan", Description: "Make a plan for a request and show it; run nothing", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "what to do"}}},
+	{Name: "run", Description: "Run the current plan"},
+	{Name: "snapshots", Description: "List the workspace's snapshots (the start of each run and each step)"},
+	{Name: "restore", Description: "Restore the workspace to a snapshot (undo with /undo)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "snapshot id [--overwrite]"}}},
+	{Name: "undo", Description: "Undo the last /restore"},
+}
+
+func (s *session) announceCommands() {
+	s.send(sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: availableCommands}}, false)
+}

@@ -1,0 +1,256 @@
+// End-to-end tests of `agentd acp`, driven by the official ACP TypeScript
+// SDK's client side against the project's fake model server.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import {
+  acp, agentEnv, agentText, connect, initialize, planReply, prompt, spawnAgent, startFake, tmpdir, updatesOf, waitFor,
+} from "./harness.mjs";
+
+function pick(kind) {
+  return (params) => {
+    const ids = params.options.map((o) => o.optionId);
+    // Review requests offer apply/reject; approvals offer the four kinds.
+    const id = ids.includes("apply") ? "apply" : params.options.find((o) => o.kind === kind).optionId;
+    return { outcome: { outcome: "selected", optionId: id } };
+  };
+}
+
+test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, restart", async (t) => {
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
+  const file = path.join(ws, "a.txt");
+  fs.writeFileSync(file, "hello\n");
+  const env = agentEnv(fake, state);
+  let agentProc = spawnAgent(t, env);
+  let answer = pick("allow_always");
+  let c = connect(t, agentProc, { onPermission: (p, rec) => answer(p, rec) });
+
+  const init = await initialize(c);
+  assert.equal(init.protocolVersion, 1);
+  assert.equal(init.agentCapabilities.loadSession, true);
+  assert.equal(init.agentCapabilities.promptCapabilities.embeddedContext, true);
+
+  const sess = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  const sid = sess.sessionId;
+  assert.deepEqual(sess.modes.availableModes.map((m) => m.id), ["plan-only", "ask", "auto"]);
+  assert.equal(sess.modes.currentModeId, "ask");
+  await waitFor(() => updatesOf(c.rec, "available_commands_update").length > 0, "available commands");
+  const cmds = updatesOf(c.rec, "available_commands_update")[0].availableCommands.map((x) => x.name);
+  assert.deepEqual(cmds, ["plan", "run", "snapshots", "restore", "undo"]);
+
+  // 1. A request becomes a plan, runs with a review and an approval.
+  await fake.push(
+    planReply({
+      title: "Greet the world",
+      steps: [
+        { id: "edit", tool: "write_file", description: "Greet the world", args: { path: "a.txt", content: "hello world\n" } },
+        { id: "show", tool: "run_command", description: "Show the file", args: { command: "cat a.txt && echo shown" }, dependsOn: ["edit"] },
+        { id: "sum", kind: "llm", description: "Summarize", prompt: "Summarize what changed", dependsOn: ["show"] },
+      ],
+    }),
+    { Text: "The greeting now says hello world." },
+  );
+  let mark = c.rec.updates.length;
+  let res = await prompt(c, sid, "greet the world");
+  assert.equal(res.stopReason, "end_turn", agentText(c.rec, mark));
+  assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
+
+  const plans = updatesOf(c.rec, "plan", mark);
+  assert.ok(plans.length >= 3, "plan updates each time");
+  for (const p of plans) assert.equal(p.entries.length, 3, "the whole list each time");
+  assert.deepEqual(plans.at(-1).entries.map((e) => e.status), ["completed", "completed", "completed"]);
+  assert.ok(plans.some((p) => p.entries[0].status === "in_progress"), "a step shown in progress");
+
+  const calls = updatesOf(c.rec, "tool_call", mark);
+  const kindOf = Object.fromEntries(calls.map((x) => [x.toolCallId.split("/").at(-1), x.kind]));
+  assert.deepEqual(kindOf, { edit: "edit", show: "execute", sum: "think" });
+  const upd = updatesOf(c.rec, "tool_call_update", mark);
+  const diffs = upd.flatMap((u) => u.content || []).filter((x) => x.type === "diff");
+  assert.ok(diffs.some((d) => d.path === file && d.oldText === "hello\n" && d.newText === "hello world\n"), JSON.stringify(diffs));
+  const showId = calls.find((x) => x.toolCallId.endsWith("/show")).toolCallId;
+  const streamed = upd.filter((u) => u.toolCallId === showId && !u.status && (u.content || []).some((x) => x.content?.text?.includes("shown")));
+  assert.ok(streamed.length > 0, "command output streamed before the step ended");
+  const finals = upd.filter((u) => u.status === "completed").map((u) => u.toolCallId.split("/").at(-1));
+  assert.deepEqual(finals.sort(), ["edit", "show", "sum"]);
+  assert.match(agentText(c.rec, mark), /The greeting now says hello world\./);
+  const usage = updatesOf(c.rec, "usage_update", mark);
+  assert.ok(usage.length > 0 && usage.at(-1).used > 0 && usage.at(-1).cost.currency === "USD", JSON.stringify(usage));
+  assert.equal(c.rec.permissions.length, 2, "a review of the edit and an approval of the command");
+  const review = c.rec.permissions[0];
+  assert.ok(review.toolCall.content.some((x) => x.type === "diff" && x.newText === "hello world\n"));
+  assert.deepEqual(c.rec.permissions[1].options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
+  const startSnap = agentText(c.rec, mark).match(/\/restore ([0-9a-f]{40})/)[1];
+
+  // 2. "Always allow" was remembered: the same command runs without asking.
+  await fake.push(planReply({ steps: [{ id: "again", tool: "run_command", args: { command: "cat a.txt && echo shown" } }] }));
+  res = await prompt(c, sid, "show it again");
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(c.rec.permissions.length, 2, "no new question");
+
+  // 3. Cancel while a permission request is pending: the client answers it
+  // cancelled (as the spec says) and the prompt ends with "cancelled".
+  await fake.push(planReply({ steps: [{ id: "never", tool: "run_command", args: { command: "echo never > never.txt" } }] }));
+  answer = async (p) => {
+    await c.agent.notify(acp.methods.agent.session.cancel, { sessionId: sid });
+    return { outcome: { outcome: "cancelled" } };
+  };
+  res = await prompt(c, sid, "write never");
+  assert.equal(res.stopReason, "cancelled");
+  assert.ok(!fs.existsSync(path.join(ws, "never.txt")));
+
+  // 4. Cancel a running command (auto mode: nothing asks).
+  await c.agent.request(acp.methods.agent.session.setMode, { sessionId: sid, modeId: "auto" });
+  await waitFor(() => updatesOf(c.rec, "current_mode_update").some((u) => u.currentModeId === "auto"), "mode update");
+  await fake.push(planReply({ steps: [{ id: "slow", tool: "run_command", args: { command: "sleep 30" } }] }));
+  mark = c.rec.updates.length;
+  const slow = prompt(c, sid, "wait a long time");
+  await waitFor(() => updatesOf(c.rec, "tool_call", mark).some((x) => x.toolCallId.endsWith("/slow")), "the slow step");
+  const t0 = Date.now();
+  await c.agent.notify(acp.methods.agent.session.cancel, { sessionId: sid });
+  res = await slow;
+  assert.equal(res.stopReason, "cancelled");
+  assert.ok(Date.now() - t0 < 15000, "cancel stops the command");
+
+  // 5. Plan-only: the plan is shown and nothing runs; /run runs it.
+  await c.agent.request(acp.methods.agent.session.setMode, { sessionId: sid, modeId: "plan-only" });
+  await fake.push(planReply({ steps: [{ id: "b", tool: "write_file", args: { path: "b.txt", content: "b\n" } }] }));
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "add b");
+  assert.equal(res.stopReason, "end_turn");
+  assert.ok(!fs.existsSync(path.join(ws, "b.txt")), "plan-only runs nothing");
+  assert.equal(updatesOf(c.rec, "plan", mark).at(-1).entries.length, 1);
+  answer = pick("allow_once");
+  res = await prompt(c, sid, "/run");
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(path.join(ws, "b.txt"), "utf8"), "b\n");
+
+  // 6. /snapshots, /restore to the first run's start, /undo.
+  mark = c.rec.updates.length;
+  await prompt(c, sid, "/snapshots");
+  assert.ok(agentText(c.rec, mark).includes(startSnap.slice(0, 12)), agentText(c.rec, mark));
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "/restore " + startSnap);
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
+  assert.ok(!fs.existsSync(path.join(ws, "b.txt")), "the restore removes what the runs created");
+  assert.match(agentText(c.rec, mark), /\/undo/);
+  res = await prompt(c, sid, "/undo");
+  assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
+  assert.equal(fs.readFileSync(path.join(ws, "b.txt"), "utf8"), "b\n");
+
+  // 7. Restart the agent: session/load brings back the conversation, the
+  // plan and the snapshots.
+  agentProc.child.stdin.end();
+  await new Promise((r) => agentProc.child.once("exit", r));
+  agentProc = spawnAgent(t, env);
+  c = connect(t, agentProc, { onPermission: pick("allow_once") });
+  await initialize(c);
+  await c.agent.request(acp.methods.agent.session.load, { sessionId: sid, cwd: ws, mcpServers: [] });
+  assert.ok(updatesOf(c.rec, "user_message_chunk").some((u) => u.content.text === "greet the world"), "history replayed");
+  assert.ok(updatesOf(c.rec, "plan").length > 0, "plan replayed");
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "/restore " + startSnap);
+  assert.equal(res.stopReason, "end_turn");
+  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
+  res = await prompt(c, sid, "/undo");
+  assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
+  assert.equal(await fake.pending(), 0, "every scripted reply was used");
+  assert.doesNotMatch(agentProc.stderr(), /panic/);
+});
+
+test("a client with fs and terminal: edits arrive as fs/write_text_file, commands run in its terminal", async (t) => {
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
+  const file = path.join(ws, "a.txt");
+  fs.writeFileSync(file, "hello\n");
+  const caps = { fs: { readTextFile: true, writeTextFile: true }, terminal: true };
+  const agentProc = spawnAgent(t, agentEnv(fake, state));
+  // The editor holds unsaved text that differs from the disk.
+  const c = connect(t, agentProc, { caps, files: { [file]: "buffer text\n" }, onPermission: pick("allow_once") });
+  await initialize(c);
+  const { sessionId } = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  await fake.push(planReply({
+    steps: [
+      { id: "edit", tool: "edit_file", args: { path: "a.txt", edits: [{ oldText: "buffer", newText: "edited" }] } },
+      { id: "run", tool: "run_command", args: { command: "echo from-terminal" }, dependsOn: ["edit"] },
+    ],
+  }));
+  const res = await prompt(c, sessionId, "edit the buffer");
+  assert.equal(res.stopReason, "end_turn", agentText(c.rec));
+  assert.ok(c.rec.reads.some((r) => r.path === file), "the file was read through the editor");
+  assert.equal(c.rec.writes.length, 1);
+  assert.equal(c.rec.writes[0].path, file);
+  assert.equal(c.rec.writes[0].content, "edited text\n", "the edit was computed on the unsaved buffer");
+  assert.equal(c.rec.terminals.length, 1);
+  assert.deepEqual(c.rec.terminals[0].args, ["-c", "echo from-terminal"]);
+  const upd = updatesOf(c.rec, "tool_call_update");
+  assert.ok(upd.some((u) => (u.content || []).some((x) => x.type === "terminal")), "the tool call shows the terminal");
+  const diffs = upd.flatMap((u) => u.content || []).filter((x) => x.type === "diff");
+  assert.ok(diffs.some((d) => d.path === file && d.oldText === "buffer text\n" && d.newText === "edited text\n"));
+  const run = updatesOf(c.rec, "tool_call_update").filter((u) => u.toolCallId.endsWith("/run") && u.status === "completed");
+  assert.equal(run.length, 1);
+  assert.match(JSON.stringify(run[0].rawOutput), /from-terminal/);
+});
+
+test("errors: malformed lines, unknown methods, wrong params, requests before initialize", async (t) => {
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
+  const { child } = spawnAgent(t, agentEnv(fake, state));
+  const lines = [];
+  let buf = "";
+  child.stdout.on("data", (d) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf("\n")) >= 0) { lines.push(buf.slice(0, i)); buf = buf.slice(i + 1); }
+  });
+  const send = (x) => child.stdin.write((typeof x === "string" ? x : JSON.stringify(x)) + "\n");
+  const msgs = () => lines.map((l) => JSON.parse(l));
+  const answer = async (id) => {
+    await waitFor(() => msgs().some((m) => m.id === id), "answer " + id);
+    return msgs().find((m) => m.id === id);
+  };
+
+  send("this is not json");
+  await waitFor(() => msgs().some((m) => m.error?.code === -32700), "parse error");
+  send({ jsonrpc: "2.0", id: 1, method: "session/new", params: { cwd: ws, mcpServers: [] } });
+  assert.equal((await answer(1)).error.code, -32600, "before initialize");
+  // Version negotiation: a client asking for a newer version gets the
+  // latest the agent speaks.
+  send({ jsonrpc: "2.0", id: 2, method: "initialize", params: { protocolVersion: 99, clientCapabilities: {} } });
+  assert.equal((await answer(2)).result.protocolVersion, 1);
+  send({ jsonrpc: "2.0", id: 3, method: "no/such/method", params: {} });
+  assert.equal((await answer(3)).error.code, -32601);
+  send({ jsonrpc: "2.0", id: 4, method: "session/new", params: { cwd: 42 } });
+  assert.equal((await answer(4)).error.code, -32602);
+  send({ jsonrpc: "2.0", id: 5, method: "session/new", params: { cwd: "relative/dir", mcpServers: [] } });
+  assert.equal((await answer(5)).error.code, -32602);
+  send("[1,2]");
+  send({ jsonrpc: "1.0", id: 6, method: "initialize" });
+  assert.equal((await answer(6)).error.code, -32600);
+  send({ jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId: "nope", prompt: [{ type: "text", text: "hi" }] } });
+  assert.equal((await answer(7)).error.code, -32002);
+  send({ jsonrpc: "2.0", id: 8, method: "session/new", params: { cwd: ws, mcpServers: [] } });
+  const sid = (await answer(8)).result.sessionId;
+  send({ jsonrpc: "2.0", id: 9, method: "session/set_mode", params: { sessionId: sid, modeId: "bogus" } });
+  assert.equal((await answer(9)).error.code, -32602);
+  send({ jsonrpc: "2.0", id: 10, method: "session/prompt", params: { sessionId: sid, prompt: [{ type: "text", text: "/nonsense" }] } });
+  assert.equal((await answer(10)).error.code, -32602);
+  // $/cancel_request on a prompt waiting for the model ends it.
+  await fake.push({ Fault: "hang" });
+  send({ jsonrpc: "2.0", id: 11, method: "session/prompt", params: { sessionId: sid, prompt: [{ type: "text", text: "plan something" }] } });
+  await new Promise((r) => setTimeout(r, 300));
+  send({ jsonrpc: "2.0", method: "$/cancel_request", params: { requestId: 11 } });
+  const a11 = await answer(11);
+  assert.ok(a11.result?.stopReason === "cancelled" || a11.error?.code === -32800, JSON.stringify(a11));
+  // Still serving, and every stdout line was JSON-RPC.
+  send({ jsonrpc: "2.0", id: 12, method: "session/set_mode", params: { sessionId: sid, modeId: "auto" } });
+  assert.ok((await answer(12)).result);
+  assert.ok(msgs().some((m) => m.id === null && m.error?.code === -32600), "the batch got an invalid request error");
+  for (const m of msgs()) assert.equal(m.jsonrpc, "2.0");
+  child.stdin.end();
+});

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+)
+
+// logFlags are --log-file and --log-level, for commands that run the
+// engine. The logger they make is passed to everything the command wires
+// (engine, rpc, gitops); no package logs through the global logger.
+type logFlags struct {
+	file  *string
+	level *string
+}
+
+func addLogFlags(fs *flag.FlagSet, defaultLevel string) logFlags {
+	return logFlags{
+		file:  fs.String("log-file", "", "also write logs to this `file` (appended, JSON lines)"),
+		level: fs.String("log-level", defaultLevel, "log `level`: debug, info, warn or error"),
+	}
+}
+
+// logger makes the logger: text to stderr, and JSON to the log file if
+// one is given. close closes the file.
+func (lf logFlags) logger(cmd string, stderr io.Writer) (log *slog.Logger, close func(), ok bool) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*lf.level)); err != nil {
+		fmt.Fprintf(stderr, "agentd %s: --log-level %q: use debug, info, warn or error\n", cmd, *lf.level)
+		return nil, nil, false
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	handlers := []slog.Handler{slog.NewTextHandler(stderr, hopts)}
+	close = func() {}
+	if *lf.file != "" {
+		if err := os.MkdirAll(filepath.Dir(*lf.file), 0o755); err != nil {
+			fmt.Fprintf(stderr, "agentd %s: --log-file: %v\n", cmd, err)
+			return nil, nil, false
+		}
+		f, err := os.OpenFile(*lf.file, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd %s: --log-file: %v\n", cmd, err)
+			return nil, nil, false
+		}
+		close = func() { f.Close() }
+		handlers = append(handlers, slog.NewJSONHandler(f, hopts))
+	}
+	return slog.New(slog.NewMultiHandler(handlers...)), close, true
+}

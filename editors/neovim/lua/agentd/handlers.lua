@@ -1,0 +1,248 @@
+-- Handlers for what the server sends. Server -> client requests run in a
+-- coroutine (Neovim's rpc layer wraps them), so an answer that needs the
+-- user (vim.ui.select) waits without blocking the editor.
+local state = require('agentd.state')
+
+local M = {}
+
+--- Waits for an async callback inside a server request's coroutine. Works
+--- both with UIs that call back later and with ones that call back at once.
+local function await(start)
+  local co = coroutine.running()
+  local done, value = false, nil
+  local waiting = false
+  start(function(v)
+    done, value = true, v
+    if waiting then
+      coroutine.resume(co)
+    end
+  end)
+  if not done then
+    waiting = true
+    coroutine.yield()
+  end
+  return value
+end
+M.await = await
+
+-- Per buffer: changedtick after the last edit the agent applied, and whether
+-- the user typed since the last save (their own unsaved edits).
+M.agent_tick = {}
+M.user_dirty = {}
+
+--- Whether bufnr holds unsaved edits the user typed (not the agent's).
+function M.has_user_edits(bufnr)
+  if not vim.api.nvim_buf_is_loaded(bufnr) or not vim.bo[bufnr].modified then
+    return false
+  end
+  if M.user_dirty[bufnr] then
+    return true
+  end
+  local tick = M.agent_tick[bufnr]
+  return tick == nil or vim.api.nvim_buf_get_changedtick(bufnr) ~= tick
+end
+
+function M.on_write(bufnr)
+  M.agent_tick[bufnr] = nil
+  M.user_dirty[bufnr] = nil
+end
+
+local function apply_edit(_, params, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  local bufs = {}
+  for _, dc in ipairs(params.edit.documentChanges or {}) do
+    if dc.textDocument and dc.textDocument.uri then
+      local b = vim.uri_to_bufnr(dc.textDocument.uri)
+      -- The user typed after the server computed this edit (their changes
+      -- are on the way to it). Neovim would skip the edit yet answer
+      -- "applied"; say no instead, so the hunk stays to be accepted again.
+      local v = dc.textDocument.version
+      local have = vim.lsp.util.buf_versions[b]
+      if v and v ~= vim.NIL and v > 0 and have and have > v then
+        return { applied = false, failureReason = 'the buffer changed while the edit was on its way (you were typing); accept the hunk again' }
+      end
+      bufs[#bufs + 1] = b
+      if vim.api.nvim_buf_is_loaded(b) and M.has_user_edits(b) then
+        M.user_dirty[b] = true
+      end
+    end
+  end
+  for uri, _ in pairs(params.edit.changes or {}) do
+    bufs[#bufs + 1] = vim.uri_to_bufnr(uri)
+  end
+  local ok, err = pcall(vim.lsp.util.apply_workspace_edit, params.edit, client and client.offset_encoding or 'utf-16')
+  if ok then
+    for _, b in ipairs(bufs) do
+      if vim.api.nvim_buf_is_loaded(b) then
+        M.agent_tick[b] = vim.api.nvim_buf_get_changedtick(b)
+      end
+    end
+    require('agentd.review').after_agent_edit(bufs)
+  end
+  return { applied = ok, failureReason = (not ok) and tostring(err) or nil }
+end
+
+local function documents_save(_, params)
+  local saved = {}
+  for _, uri in ipairs(params.uris or {}) do
+    local b = vim.uri_to_bufnr(uri)
+    if vim.api.nvim_buf_is_loaded(b) then
+      local save = true
+      if M.user_dirty[b] then
+        local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ':~:.')
+        local choice = await(function(cb)
+          vim.ui.select({ 'Save it', 'Leave it unsaved' }, {
+            prompt = ('agentd: %s also holds your unsaved edits. %s. Save?'):format(name, params.reason or ''),
+          }, cb)
+        end)
+        save = choice == 'Save it'
+      end
+      if save then
+        local ok = pcall(vim.api.nvim_buf_call, b, function()
+          vim.cmd('silent noautocmd write!')
+        end)
+        if ok then
+          M.on_write(b)
+          -- noautocmd skipped the LSP didSave; send it so the server knows.
+          for _, c in ipairs(vim.lsp.get_clients({ bufnr = b, name = 'agentd' })) do
+            c.notify('textDocument/didSave', { textDocument = { uri = uri } })
+          end
+          saved[#saved + 1] = uri
+        end
+      end
+    end
+  end
+  return { saved = saved }
+end
+
+local kind_names = {
+  allow_once = 'Allow once',
+  allow_always = 'Always allow',
+  reject_once = 'Reject once',
+  reject_always = 'Always reject',
+}
+
+local function approval_request(_, p)
+  local lines = { ('agentd: %s (step %s, %s risk)'):format(p.title or 'approval', p.stepId or '?', p.risk or '?') }
+  if p.command and p.command ~= '' then
+    lines[#lines + 1] = '  command: ' .. p.command
+    lines[#lines + 1] = '  in: ' .. (p.cwd and p.cwd ~= '' and p.cwd or '.')
+  end
+  if p.category == 'delete' then
+    lines[#lines + 1] = '  deletes: ' .. ((p.detail and p.detail ~= '') and p.detail or p.title or '?')
+  elseif p.detail and p.detail ~= '' then
+    lines[#lines + 1] = '  ' .. p.detail
+  end
+  state.append_log(table.concat(lines, '\n'))
+  local options = p.options or {}
+  local choice = await(function(cb)
+    vim.ui.select(options, {
+      prompt = table.concat(lines, '\n') .. '\n',
+      kind = 'agentd.approval',
+      format_item = function(o)
+        return o.name or kind_names[o.kind] or o.optionId
+      end,
+    }, cb)
+  end)
+  if not choice then
+    return { outcome = 'cancelled' }
+  end
+  return { outcome = 'selected', optionId = choice.optionId }
+end
+
+local function show_message_request(_, p)
+  local actions = p.actions or {}
+  local choice = await(function(cb)
+    vim.ui.select(actions, {
+      prompt = p.message,
+      format_item = function(a)
+        return a.title
+      end,
+    }, cb)
+  end)
+  return choice or vim.NIL
+end
+
+local level_of = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
+
+local function run_did_change(_, p)
+  local ev = p.event or {}
+  local run_id = p.runId or ev.runId
+  if p.state then
+    if not state.run_id or state.run_id == run_id or p.state.status == 'running' then
+      state.run, state.run_id = p.state, run_id
+    end
+    if p.state.planId then
+      require('agentd.plan').run_plan[run_id] = p.state.planId
+    end
+  end
+  local t = ev.type
+  if ev.stepId and ev.status then
+    state.set_step(run_id, ev.stepId, ev.status)
+  end
+  if t == 'stepStarted' and ev.stepId then
+    state.set_step(run_id, ev.stepId, 'running')
+  elseif t == 'stepFinished' and ev.stepId then
+    state.set_step(run_id, ev.stepId, ev.status or 'completed')
+    state.append_log(('[%s] step %s: %s'):format(run_id, ev.stepId, ev.status or 'completed'))
+    if require('agentd.config').options.notify_steps then
+      vim.notify(('agentd: step %s %s'):format(ev.stepId, ev.status or 'completed'), vim.log.levels.INFO)
+    end
+  elseif t == 'stepFailed' then
+    state.set_step(run_id, ev.stepId, 'failed')
+    state.append_log(('[%s] step %s failed: %s'):format(run_id, ev.stepId or '?', ev.error or ''))
+    vim.notify(('agentd: step %s failed: %s'):format(ev.stepId or '?', ev.error or 'no reason given'), vim.log.levels.ERROR)
+  elseif t == 'stepSkipped' or t == 'stepBlocked' then
+    state.set_step(run_id, ev.stepId, t == 'stepSkipped' and 'skipped' or 'blocked')
+    state.append_log(('[%s] step %s %s%s'):format(run_id, ev.stepId or '?', t == 'stepSkipped' and 'skipped' or 'blocked', ev.reason and (': ' .. ev.reason) or ''))
+  elseif t == 'stepRetrying' then
+    state.set_step(run_id, ev.stepId, 'retrying')
+    state.append_log(('[%s] step %s retrying: %s'):format(run_id, ev.stepId or '?', ev.error or ''))
+  elseif t == 'stepOutput' and ev.text then
+    state.append_log(ev.text)
+  elseif t == 'changeProposed' and ev.changeId then
+    state.append_log(('[%s] step %s proposes change %s'):format(run_id, ev.stepId or '?', ev.changeId))
+    require('agentd.review').fetch(ev.changeId)
+  elseif t == 'approvalPending' and ev.stepId then
+    state.set_step(run_id, ev.stepId, 'waiting')
+  elseif t == 'planUpdated' then
+    require('agentd.plan').refresh_from_server(p.state and p.state.planId)
+  elseif t == 'runFinished' then
+    local s = p.state or {}
+    state.append_log(('[%s] run %s'):format(run_id, s.status or 'finished'))
+    local lvl = (s.status == 'completed') and vim.log.levels.INFO or vim.log.levels.WARN
+    vim.notify(
+      ('agentd: run %s %s: %d/%d steps%s'):format(run_id, s.status or 'finished', s.completedSteps or 0, s.totalSteps or 0, (s.failedSteps or 0) > 0 and (', ' .. s.failedSteps .. ' failed') or ''),
+      lvl
+    )
+  end
+  require('agentd.plan').on_run_event(run_id)
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+end
+
+local function changes_did_change(_, p)
+  require('agentd.review').on_did_change(p)
+end
+
+local function log_message(_, p)
+  state.append_log(p.message or '')
+end
+
+local function show_message(_, p)
+  vim.notify('agentd: ' .. (p.message or ''), level_of[p.type or 3] or vim.log.levels.INFO)
+end
+
+function M.table()
+  return {
+    ['workspace/applyEdit'] = apply_edit,
+    ['agentd/documents/save'] = documents_save,
+    ['agentd/approval/request'] = approval_request,
+    ['window/showMessageRequest'] = show_message_request,
+    ['agentd/run/didChange'] = run_did_change,
+    ['agentd/changes/didChange'] = changes_did_change,
+    ['window/logMessage'] = log_message,
+    ['window/showMessage'] = show_message,
+  }
+end
+
+return M

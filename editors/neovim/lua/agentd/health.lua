@@ -1,0 +1,157 @@
+-- :checkhealth agentd
+local M = {}
+
+local function state_dir()
+  local o = require('agentd.config').options
+  if o.state_dir then
+    return o.state_dir, 'the state_dir setting'
+  end
+  if vim.env.AGENTD_STATE_DIR and vim.env.AGENTD_STATE_DIR ~= '' then
+    return vim.env.AGENTD_STATE_DIR, '$AGENTD_STATE_DIR'
+  end
+  local xdg = vim.env.XDG_STATE_HOME
+  if xdg and xdg ~= '' then
+    return xdg .. '/agentd', '$XDG_STATE_HOME/agentd'
+  end
+  return vim.fn.expand('~/.local/state/agentd'), '~/.local/state/agentd'
+end
+
+--- Writable means: it exists and a file can be made in it, or it can be
+--- made (its nearest existing parent is writable).
+local function writable(dir)
+  if vim.fn.isdirectory(dir) == 1 then
+    local probe = dir .. '/.agentd-health-' .. vim.fn.getpid()
+    local f = io.open(probe, 'w')
+    if f then
+      f:close()
+      os.remove(probe)
+      return true, 'exists and is writable'
+    end
+    return false, 'exists but is not writable'
+  end
+  local parent = vim.fs.dirname(dir)
+  while parent and not vim.uv.fs_stat(parent) do
+    local up = vim.fs.dirname(parent)
+    if up == parent then
+      break
+    end
+    parent = up
+  end
+  if parent and vim.fn.isdirectory(parent) == 0 then
+    return false, 'cannot be made: ' .. parent .. ' is not a directory'
+  end
+  if parent and vim.fn.filewritable(parent) == 2 then
+    return true, 'does not exist yet; agentd will make it (' .. parent .. ' is writable)'
+  end
+  return false, 'does not exist and ' .. tostring(parent) .. ' is not writable'
+end
+
+--- Starts `agentd serve` alone and reads its initialize answer.
+local function handshake(cmd)
+  local body = vim.json.encode({
+    jsonrpc = '2.0',
+    id = 1,
+    method = 'initialize',
+    params = { processId = vim.NIL, rootUri = vim.uri_from_fname(vim.fn.getcwd()), capabilities = vim.empty_dict() },
+  })
+  local exit = vim.json.encode({ jsonrpc = '2.0', method = 'exit' })
+  local input = ('Content-Length: %d\r\n\r\n%s'):format(#body, body)
+  local full = vim.list_extend(vim.deepcopy(cmd), { 'serve' })
+  local out = ''
+  local proc = vim.system(full, { stdin = true, stdout = function(_, data)
+    out = out .. (data or '')
+  end })
+  proc:write(input)
+  local ok = vim.wait(5000, function()
+    return out:find('"result"') ~= nil or out:find('"error"') ~= nil
+  end, 10)
+  proc:write(('Content-Length: %d\r\n\r\n%s'):format(#exit, exit))
+  proc:write(nil)
+  pcall(function()
+    proc:wait(2000)
+  end)
+  if not ok then
+    return nil, 'no answer to initialize in 5 s'
+  end
+  local json = out:match('\r\n\r\n(.*)$')
+  local dok, msg = pcall(vim.json.decode, json or '')
+  if not dok then
+    return nil, 'could not read the answer: ' .. tostring(msg)
+  end
+  return msg
+end
+
+function M.check()
+  local h = vim.health
+  local client = require('agentd.client')
+  local config = require('agentd.config')
+
+  h.start('agentd: Neovim')
+  local v = vim.version()
+  local vs = ('%d.%d.%d'):format(v.major, v.minor, v.patch)
+  if vim.fn.has('nvim-0.10') == 1 then
+    h.ok('Neovim ' .. vs .. ' (0.10 or newer needed)')
+  else
+    h.error('Neovim ' .. vs .. ': agentd needs 0.10 or newer (vim.lsp.start, vim.system)')
+  end
+
+  h.start('agentd: binary')
+  local cmd, err = client.command()
+  if not cmd then
+    h.error(err)
+  else
+    local r = vim.system({ cmd[1], 'version' }, { text = true }):wait(5000)
+    local version = vim.trim((r.stdout or '') .. (r.stderr or ''))
+    if r.code == 0 then
+      h.ok(('%s: %s'):format(cmd[1], version))
+    else
+      h.error(('%s version failed (exit %s): %s'):format(cmd[1], tostring(r.code), version))
+    end
+    local ans, herr = handshake(cmd)
+    if not ans then
+      h.error('agentd serve: ' .. herr)
+    elseif ans.error then
+      h.error('agentd serve: initialize failed: ' .. (ans.error.message or ''))
+    else
+      local pv = vim.tbl_get(ans, 'result', 'capabilities', 'experimental', 'agentd', 'protocolVersion')
+      if pv == client.PROTOCOL_VERSION then
+        h.ok(('protocol version %d (the plugin speaks %d)'):format(pv, client.PROTOCOL_VERSION))
+      else
+        h.error(('protocol version %s, but the plugin speaks %d: rebuild agentd (make build) from the same checkout as the plugin'):format(tostring(pv), client.PROTOCOL_VERSION))
+      end
+    end
+  end
+  local running = vim.lsp.get_clients({ name = 'agentd' })
+  if #running > 0 then
+    for _, c in ipairs(running) do
+      h.info(('running for %s (client %d)'):format(c.root_dir or '?', c.id))
+    end
+  else
+    h.info('not running yet: ' .. (config.options.auto_start and 'it starts when you open a file in a workspace' or 'it starts on the first :Agent command'))
+  end
+
+  h.start('agentd: state')
+  local dir, from = state_dir()
+  local ok, why = writable(dir)
+  if ok then
+    h.ok(('state dir %s (%s): %s'):format(dir, from, why))
+  else
+    h.error(('state dir %s (%s): %s; set state_dir in setup() or $AGENTD_STATE_DIR'):format(dir, from, why))
+  end
+
+  h.start('agentd: model')
+  local m = config.options.model
+  if m and m.model then
+    h.ok(('model %s:%s%s (from setup())'):format(m.provider or 'openai', m.model, m.baseUrl and (' at ' .. m.baseUrl) or ''))
+  elseif vim.env.AGENTD_MODEL and vim.env.AGENTD_MODEL ~= '' then
+    h.ok('model ' .. vim.env.AGENTD_MODEL .. ' (from $AGENTD_MODEL)')
+  else
+    h.warn('no model configured. Plan files (:Agent open), tool steps, review, snapshots and restore all work without one; '
+      .. ':Agent plan, regenerating a plan and llm/agent steps need one.', {
+      "setup({ model = { provider = 'openai', model = '<model>' } }) with $OPENAI_API_KEY, or $AGENTD_MODEL=openai:<model>",
+      'for a local OpenAI-compatible server (ollama), also $OPENAI_BASE_URL or model.baseUrl',
+    })
+  end
+end
+
+return M

@@ -1,0 +1,260 @@
+-- agentd for Neovim: the Lua API (:help agentd-api). The :Agent command
+-- calls these functions; scripts and tests use them too.
+-- Only the options load with setup(); the rest loads on first use, so the
+-- plugin adds next to nothing to Neovim's startup.
+local config = require('agentd.config')
+
+local M = {}
+
+local lazy = { client = 'agentd.client', state = 'agentd.state' }
+local client = setmetatable({}, { __index = function(_, k) return require(lazy.client)[k] end })
+local state = setmetatable({}, {
+  __index = function(_, k) return require(lazy.state)[k] end,
+  __newindex = function(_, k, v) require(lazy.state)[k] = v end,
+})
+
+--- A file buffer was read: attach it (and draw its hunks) once the editor
+--- is idle, so opening a file never waits for the server.
+local function on_buf(buf)
+  vim.schedule(function()
+    if not vim.api.nvim_buf_is_valid(buf) then
+      return
+    end
+    client.on_buf(buf)
+    if package.loaded['agentd.review'] then
+      require('agentd.review').draw(buf)
+    end
+  end)
+end
+
+local group
+
+--- Configures the plugin (:help agentd-setup). Safe to call again.
+function M.setup(opts)
+  config.set(opts)
+  config.highlights()
+  group = vim.api.nvim_create_augroup('agentd', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+    group = group,
+    callback = function(ev)
+      on_buf(ev.buf)
+    end,
+  })
+  vim.api.nvim_create_autocmd('LspAttach', {
+    group = group,
+    callback = function(ev)
+      local c = vim.lsp.get_client_by_id(ev.data.client_id)
+      if c and c.name == 'agentd' then
+        require('agentd.review').set_nav_keymaps(ev.buf)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufWritePost', {
+    group = group,
+    callback = function(ev)
+      if package.loaded['agentd.handlers'] then
+        require('agentd.handlers').on_write(ev.buf)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd({ 'BufWipeout', 'BufUnload' }, {
+    group = group,
+    callback = function(ev)
+      if package.loaded['agentd.review'] then
+        require('agentd.review').forget(ev.buf)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('ColorScheme', {
+    group = group,
+    callback = config.highlights,
+  })
+  vim.api.nvim_create_autocmd('LspProgress', {
+    group = group,
+    callback = function(ev)
+      local c = vim.lsp.get_client_by_id(ev.data.client_id)
+      if not c or c.name ~= 'agentd' then
+        return
+      end
+      local v = ev.data.params.value or {}
+      state.progress = v.kind ~= 'end' and (v.message or v.title) or nil
+      vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+    end,
+  })
+  -- Buffers already open when setup runs (lazy loading).
+  if config.options.auto_start then
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) ~= '' then
+        on_buf(b)
+      end
+    end
+  end
+  return config.options
+end
+
+--- Loads a plan file and shows it in the plan buffer. Returns the plan id.
+function M.open_plan(path)
+  path = path or vim.api.nvim_buf_get_name(0)
+  return require('agentd.plan').open(path)
+end
+
+--- Asks the model for a plan and shows it. Returns the plan id.
+function M.plan(request)
+  return require('agentd.plan').create(request)
+end
+
+--- Starts a run of a plan (opts.plan_id, default the last one opened) with
+--- the configured review mode. Returns the run id.
+function M.run(opts)
+  opts = opts or {}
+  local plan_id = opts.plan_id or vim.b.agentd_plan or state.last_plan
+  if not plan_id then
+    vim.notify('agentd: no plan to run: open one first (:Agent open plan.json or :Agent plan {request})', vim.log.levels.WARN)
+    return nil
+  end
+  local options = vim.tbl_extend('force', { review = config.options.review }, config.options.run or {}, opts.options or {})
+  local res, err = client.request_sync(nil, 'agentd/run/start', { planId = plan_id, options = options })
+  if not res then
+    vim.notify('agentd: run failed to start: ' .. err, vim.log.levels.ERROR)
+    return nil, err
+  end
+  -- The run's first notifications may have arrived before this answer.
+  if state.run_id ~= res.runId or not state.run then
+    state.run_id = res.runId
+    state.run = { runId = res.runId, planId = plan_id, status = 'running', progress = 0, currentSteps = {} }
+  end
+  state.start_snapshot = res.snapshotId
+  require('agentd.plan').run_plan[res.runId] = plan_id
+  state.append_log(('[%s] run started (plan %s, snapshot %s)'):format(res.runId, plan_id, res.snapshotId or ''))
+  return res.runId, res.snapshotId
+end
+
+local function run_id_or_warn()
+  if not state.run_id then
+    vim.notify('agentd: no run yet (:Agent run)', vim.log.levels.WARN)
+  end
+  return state.run_id
+end
+
+--- Pause, resume or cancel the current run; retry or skip one of its steps.
+function M.control(what, step_id)
+  local run_id = run_id_or_warn()
+  if not run_id then
+    return nil
+  end
+  local method = ({ pause = 'agentd/run/pause', resume = 'agentd/run/resume', cancel = 'agentd/run/cancel', retry = 'agentd/run/retryStep', skip = 'agentd/run/skipStep' })[what]
+  local params = { runId = run_id, stepId = step_id }
+  local res, err = client.request_sync(nil, method, params)
+  if not res then
+    vim.notify(('agentd: %s failed: %s'):format(what, err), vim.log.levels.ERROR)
+    return nil, err
+  end
+  state.run = res
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  return res
+end
+
+--- The current run: { run_id, status, progress, current_steps }.
+function M.status()
+  local r = state.run
+  if not r then
+    return { run_id = nil, status = 'idle', progress = 0, current_steps = {} }
+  end
+  return { run_id = state.run_id, status = r.status, progress = r.progress or 0, current_steps = r.currentSteps or {} }
+end
+
+--- The buffer's pending or stale hunks: { id, change_id, status, lnum, end_lnum }.
+function M.hunks(bufnr)
+  return require('agentd.review').hunks(bufnr)
+end
+
+--- Accept at the cursor: scope 'hunk' (default), 'file' or 'all'.
+function M.accept(scope)
+  return require('agentd.review').accept(scope)
+end
+
+--- Reject at the cursor: scope 'hunk' (default), 'file' or 'all'.
+function M.reject(scope, reason)
+  return require('agentd.review').reject(scope, reason)
+end
+
+--- Restores a snapshot. The server decides what it may change: it puts
+--- the restored text into open buffers (through workspace/applyEdit, then
+--- agentd/documents/save) and reports a buffer with the user's unsaved edits
+--- as a conflict, leaving it alone. Clean buffers of files it changed on disk
+--- are reloaded here. Returns the server's restore result.
+function M.restore(snapshot_id)
+  local c = client.current()
+  if not c then
+    return nil
+  end
+  local res, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id })
+  if not res then
+    vim.notify('agentd: restore failed: ' .. err, vim.log.levels.ERROR)
+    return nil, err
+  end
+  res.conflicts = res.conflicts or {}
+  if res.undoSnapshotId and res.undoSnapshotId ~= '' then
+    state.last_undo = res.undoSnapshotId
+  end
+  local n = 0
+  for _, list in ipairs({ res.restored or {}, res.created or {}, res.deleted or {} }) do
+    for _, u in ipairs(list) do
+      n = n + 1
+      local b = vim.fn.bufnr(vim.uri_to_fname(u))
+      if b > 0 and vim.api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
+        -- Reload only when the disk differs from the buffer (a buffer the
+        -- server restored itself already matches).
+        local path = vim.uri_to_fname(u)
+        local disk = vim.uv.fs_stat(path) and table.concat(vim.fn.readfile(path, 'b'), '\n') or nil
+        local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') .. (vim.bo[b].eol and '\n' or '')
+        if disk ~= text then
+          vim.api.nvim_buf_call(b, function()
+            vim.cmd('silent edit!')
+          end)
+        end
+      end
+    end
+  end
+  local msg = ('agentd: restored %d file%s'):format(n, n == 1 and '' or 's')
+  if #res.conflicts > 0 then
+    local names = {}
+    for _, cf in ipairs(res.conflicts) do
+      names[#names + 1] = vim.fn.fnamemodify(vim.uri_to_fname(cf.uri), ':~:.') .. ': ' .. (cf.message or '')
+    end
+    vim.notify(msg .. '; left alone:\n  ' .. table.concat(names, '\n  '), vim.log.levels.WARN)
+  else
+    vim.notify(msg .. ((res.undoSnapshotId and res.undoSnapshotId ~= '') and ' (:Agent undo puts them back)' or ''), vim.log.levels.INFO)
+  end
+  return res
+end
+
+--- Undoes the last restore.
+function M.undo()
+  if not state.last_undo then
+    vim.notify('agentd: no restore to undo', vim.log.levels.WARN)
+    return nil
+  end
+  local id = state.last_undo
+  local res = M.restore(id)
+  if res then
+    state.last_undo = nil
+  end
+  return res
+end
+
+--- A short string for the statusline: run status and progress, pending
+--- hunks. Empty when there is nothing to say.
+function M.statusline()
+  if not package.loaded['agentd.state'] then
+    return ''
+  end
+  return state.statusline()
+end
+
+--- Loads pending change sets and fills the quickfix list.
+function M.review()
+  return require('agentd.review').review()
+end
+
+return M

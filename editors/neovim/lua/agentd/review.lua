@@ -1,0 +1,988 @@
+-- Inline review: change sets drawn with extmarks in the real buffer, per
+-- hunk accept/reject, the quickfix list, and hunk navigation.
+--
+-- Positions: a hunk is drawn where the server says it is, then anchored by
+-- an extmark so it follows the user's typing until the server's next
+-- agentd/changes/didChange (the truth) redraws it.
+local config = require('agentd.config')
+local client = require('agentd.client')
+
+local M = {}
+
+local api = vim.api
+local ns = api.nvim_create_namespace('agentd.review') -- decorations
+local ns_anchor = api.nvim_create_namespace('agentd.review.anchor') -- positions
+M.ns, M.ns_anchor = ns, ns_anchor
+
+M.sets = {} -- [changeId] = ChangeSet (with texts)
+M.order = {} -- change ids, oldest first
+-- [bufnr] = { [key] = { id = extmark id, change_id, hunk_id, stale } }
+local anchors = {}
+local mapped = {} -- [bufnr] = true when review keymaps are set
+local QF_TITLE = 'agentd review'
+
+local function key(change_id, hunk_id)
+  return change_id .. '\0' .. hunk_id
+end
+
+local function is_open(status)
+  return status == 'pending' or status == 'stale'
+end
+
+local function split_lines(text)
+  local lines = {}
+  if not text or text == '' then
+    return lines
+  end
+  local pos, n = 1, #text
+  while pos <= n do
+    local e = text:find('\n', pos, true)
+    if not e then
+      lines[#lines + 1] = text:sub(pos)
+      break
+    end
+    lines[#lines + 1] = text:sub(pos, e - 1)
+    pos = e + 1
+  end
+  return lines
+end
+
+M.setup_highlights = config.highlights
+
+--- Files of every known change set for a buffer's URI, in arrival order:
+--- { {set = ChangeSet, file = file} }.
+local function files_for_uri(uri)
+  local out = {}
+  for _, id in ipairs(M.order) do
+    local cs = M.sets[id]
+    if cs then
+      for _, f in ipairs(cs.files or {}) do
+        if f.uri == uri then
+          out[#out + 1] = { set = cs, file = f }
+        end
+      end
+    end
+  end
+  return out
+end
+
+local uri_cache = {} -- buffer name -> URI
+
+local function buf_uri(bufnr)
+  local name = api.nvim_buf_get_name(bufnr)
+  if name == '' then
+    return nil
+  end
+  local u = uri_cache[name]
+  if not u then
+    u = vim.uri_from_fname(vim.fs.normalize(name))
+    uri_cache[name] = u
+  end
+  return u
+end
+
+--- The whole-file units (create, delete, move, binary) still open for uri.
+local function whole_units(uri)
+  local out = {}
+  for _, sf in ipairs(files_for_uri(uri)) do
+    local f = sf.file
+    if #(f.hunks or {}) == 0 and is_open(f.status) then
+      out[#out + 1] = sf
+    end
+  end
+  return out
+end
+
+--- Where a hunk starts in the buffer when it has no anchor yet: the
+--- server's range, moved by the hunks of the same file accepted since the
+--- server computed it (before mode writes them without rebasing the rest).
+local function server_start(cs, f, h)
+  if cs.review == 'after' then
+    return h.newRange.start.line
+  end
+  local s = h.oldRange.start.line
+  local shift = 0
+  if f.rebased then
+    -- The server rebased this file onto the buffer: its ranges are current.
+    return s
+  end
+  for _, o in ipairs(f.hunks) do
+    if o.status == 'accepted' and o.oldRange.start.line < s then
+      shift = shift + (o.newRange['end'].line - o.newRange.start.line) - (o.oldRange['end'].line - o.oldRange.start.line)
+    end
+  end
+  return s + shift
+end
+
+local columns = 80 -- vim.o.columns, read once per draw: virtual lines are
+-- padded to it so their background spans the window
+
+local function pad(chunks, hl)
+  local w = 0
+  for _, c in ipairs(chunks) do
+    w = w + api.nvim_strwidth(c[1])
+  end
+  local cols = columns
+  if w < cols then
+    chunks[#chunks + 1] = { string.rep(' ', cols - w), hl }
+  end
+  return chunks
+end
+
+-- utf-16 index -> byte index in line (clamped).
+local function byte_of(line, idx)
+  if idx <= 0 then
+    return 0
+  end
+  local ok, b = pcall(vim.str_byteindex, line, idx, true)
+  if not ok then
+    return #line
+  end
+  return b
+end
+
+--- Virtual lines for `lines`, with word ranges (rel line -> {{s,e}}) marked.
+local function virt(lines, words, base_hl, word_hl)
+  local out = {}
+  for i, l in ipairs(lines) do
+    local chunks = {}
+    local spans = words[i - 1]
+    if spans then
+      table.sort(spans, function(a, b)
+        return a[1] < b[1]
+      end)
+      local pos = 0
+      for _, sp in ipairs(spans) do
+        local s, e = byte_of(l, sp[1]), byte_of(l, sp[2])
+        if s > pos then
+          chunks[#chunks + 1] = { l:sub(pos + 1, s), base_hl }
+        end
+        if e > s then
+          chunks[#chunks + 1] = { l:sub(s + 1, e), { base_hl, word_hl } }
+        end
+        pos = math.max(pos, e)
+      end
+      if pos < #l then
+        chunks[#chunks + 1] = { l:sub(pos + 1), base_hl }
+      end
+    else
+      chunks[1] = { l, base_hl }
+    end
+    out[#out + 1] = pad(chunks, base_hl)
+  end
+  return out
+end
+
+local function words_of(h, kind, start_line)
+  local out = {}
+  for _, w in ipairs(h.wordDiff or {}) do
+    if w.kind == kind then
+      local rel = w.range.start.line - start_line
+      out[rel] = out[rel] or {}
+      table.insert(out[rel], { w.range.start.character, w.range['end'].character })
+    end
+  end
+  return out
+end
+
+local function hint_text(h, cs)
+  if h.status == 'stale' then
+    local r = config.options.keymaps.reject
+    return ('stale: the file was edited where this hunk applies%s'):format(r and ('; ' .. r .. ' drops it') or '')
+  end
+  if config.options.hunk_hint == false then
+    return nil
+  end
+  local km = config.options.keymaps
+  local parts = {}
+  if km.accept then
+    parts[#parts + 1] = km.accept .. ' accept'
+  end
+  if km.reject then
+    parts[#parts + 1] = km.reject .. ' reject'
+  end
+  if #parts == 0 then
+    return nil
+  end
+  return table.concat(parts, '  ') .. ('  (%s)'):format(cs.stepId or cs.id)
+end
+
+--- The changed lines of a hunk (the server's hunks carry context lines):
+--- { {sa, ca, sb, cb} } as vim.diff indices, old (a) against new (b).
+local function sub_hunks(h)
+  if h._subs then
+    return h._subs
+  end
+  local ok, idx = pcall(vim.diff, h.oldText or '', h.newText or '', { result_type = 'indices', algorithm = 'histogram' })
+  if not ok or type(idx) ~= 'table' then
+    idx = {}
+  end
+  h._subs = idx
+  return idx
+end
+
+--- The changed region of a hunk on the buffer's side, as offsets from the
+--- hunk's first line: first, last, and whether any buffer line changes.
+local function region(h, before)
+  local first, last, lines = nil, nil, false
+  for _, d in ipairs(sub_hunks(h)) do
+    local s, c = d[1], d[2]
+    if not before then
+      s, c = d[3], d[4]
+    end
+    local f, l
+    if c > 0 then
+      f, l, lines = s - 1, s + c - 2, true
+    else
+      -- Nothing on the buffer's side: the line the other side hangs on.
+      f = before and math.max(s - 1, 0) or s
+      l = f
+    end
+    first = first and math.min(first, f) or f
+    last = last and math.max(last, l) or l
+  end
+  return first or 0, last or 0, lines
+end
+
+--- Draws one hunk whose first line is buffer row `row` (0-based): the
+--- buffer's side of each change highlighted, the other side as virtual
+--- lines, changed words from the server's wordDiff. Returns the anchor's
+--- extmark id and the region's first offset.
+local function draw_hunk(bufnr, cs, f, h, row)
+  local marks = {}
+  local function mark(r, c, opts)
+    marks[#marks + 1] = api.nvim_buf_set_extmark(bufnr, ns, r, c, opts)
+  end
+  local count = api.nvim_buf_line_count(bufnr)
+  local stale = h.status == 'stale'
+  local before = cs.review ~= 'after'
+  local old_lines, new_lines = split_lines(h.oldText), split_lines(h.newText)
+  local buf_hl, buf_word_hl, buf_kind, virt_src, virt_hl, virt_word_hl, virt_kind
+  if before then
+    buf_hl, buf_word_hl, buf_kind = 'AgentdDelete', 'AgentdDeleteText', 'delete'
+    virt_src, virt_hl, virt_word_hl, virt_kind = new_lines, 'AgentdAdd', 'AgentdAddText', 'insert'
+  else
+    buf_hl, buf_word_hl, buf_kind = 'AgentdAdd', 'AgentdAddText', 'insert'
+    virt_src, virt_hl, virt_word_hl, virt_kind = old_lines, 'AgentdDelete', 'AgentdDeleteText', 'delete'
+  end
+  if stale then
+    buf_hl, virt_hl = 'AgentdStale', 'AgentdStale'
+  end
+  local buf_start = before and h.oldRange.start.line or h.newRange.start.line
+  local virt_start = before and h.newRange.start.line or h.oldRange.start.line
+  local buf_words = stale and {} or words_of(h, buf_kind, buf_start)
+  local all_virt_words = stale and {} or words_of(h, virt_kind, virt_start)
+  local function clamp_row(r)
+    return math.max(0, math.min(r, count - 1))
+  end
+  for _, d in ipairs(sub_hunks(h)) do
+    local bs, bc, vs, vc = d[1], d[2], d[3], d[4]
+    if not before then
+      bs, bc, vs, vc = d[3], d[4], d[1], d[2]
+    end
+    if bc > 0 then
+      local r0 = row + bs - 1
+      local r1 = r0 + bc - 1
+      if r0 < count then
+        local last = math.min(r1, count - 1)
+        mark(r0, 0, {
+          end_row = last + 1 <= count - 1 and last + 1 or last,
+          end_col = last + 1 <= count - 1 and 0 or #(api.nvim_buf_get_lines(bufnr, last, last + 1, false)[1] or ''),
+          hl_group = buf_hl,
+          hl_eol = true,
+          priority = 90,
+          strict = false,
+        })
+        for rel = bs - 1, bs + bc - 2 do
+          local spans = buf_words[rel]
+          local r = row + rel
+          if spans and r < count then
+            local line = api.nvim_buf_get_lines(bufnr, r, r + 1, false)[1] or ''
+            for _, sp in ipairs(spans) do
+              local s, e = byte_of(line, sp[1]), byte_of(line, sp[2])
+              if e > s then
+                mark(r, s, { end_col = e, hl_group = buf_word_hl, priority = 95, strict = false })
+              end
+            end
+          end
+        end
+      end
+    end
+    if vc > 0 then
+      local lines, words = {}, {}
+      for i = vs, vs + vc - 1 do
+        lines[#lines + 1] = virt_src[i]
+        words[#lines - 1] = all_virt_words[i - 1]
+      end
+      local opts = { virt_lines = virt(lines, words, virt_hl, virt_word_hl) }
+      local at
+      if before then
+        -- What will be added: below the lines it replaces, or below the
+        -- line it follows.
+        if bc > 0 then
+          at = row + bs + bc - 2
+        elseif bs > 0 then
+          at = row + bs - 1
+        else
+          at, opts.virt_lines_above = row, true
+        end
+      else
+        -- What was deleted: above the lines that replaced it.
+        at, opts.virt_lines_above = row + bs - 1, true
+        if bc == 0 then
+          at = row + bs
+        end
+        if at > count - 1 then
+          at, opts.virt_lines_above = count - 1, false
+        end
+      end
+      mark(clamp_row(at), 0, opts)
+    end
+  end
+  -- The anchor: the changed region on the buffer's side.
+  local first, last, has_lines = region(h, before)
+  local r0, r1 = clamp_row(row + first), clamp_row(row + last)
+  local anchor_opts = { right_gravity = false }
+  if has_lines then
+    anchor_opts.end_row = r1
+    anchor_opts.end_col = #(api.nvim_buf_get_lines(bufnr, r1, r1 + 1, false)[1] or '')
+    anchor_opts.end_right_gravity = true
+  end
+  local id = api.nvim_buf_set_extmark(bufnr, ns_anchor, r0, 0, anchor_opts)
+  local hint = hint_text(h, cs)
+  if hint then
+    mark(r0, 0, {
+      virt_text = { { '  ' .. hint, stale and 'AgentdStale' or 'AgentdHint' } },
+      virt_text_pos = 'eol',
+      hl_mode = 'combine',
+    })
+  end
+  return id, first, has_lines, marks
+end
+
+local function anchor_pos(bufnr, id)
+  local m = api.nvim_buf_get_extmark_by_id(bufnr, ns_anchor, id, { details = true })
+  if not m or not m[1] then
+    return nil
+  end
+  local row, d = m[1], m[3] or {}
+  local end_row = d.end_row or row
+  return row, end_row
+end
+
+local function set_keymaps(bufnr, on)
+  if on == (mapped[bufnr] or false) then
+    return
+  end
+  local km = config.options.keymaps
+  local maps = {
+    { km.accept, function() M.accept('hunk') end, 'agentd: accept the hunk' },
+    { km.reject, function() M.reject('hunk') end, 'agentd: reject the hunk' },
+    { km.accept_file, function() M.accept('file') end, 'agentd: accept every hunk in the file' },
+    { km.reject_file, function() M.reject('file') end, 'agentd: reject every hunk in the file' },
+  }
+  for _, m in ipairs(maps) do
+    if m[1] then
+      if on then
+        api.nvim_buf_set_keymap(bufnr, 'n', m[1], '', { callback = m[2], desc = m[3], nowait = true, noremap = true })
+      else
+        pcall(api.nvim_buf_del_keymap, bufnr, 'n', m[1])
+      end
+    end
+  end
+  mapped[bufnr] = on or nil
+  if on then
+    M.set_nav_keymaps(bufnr)
+  end
+end
+
+--- ]h / [h in every buffer of a workspace: they cross files.
+function M.set_nav_keymaps(bufnr)
+  local km = config.options.keymaps
+  if km.next_hunk then
+    vim.keymap.set('n', km.next_hunk, function() M.jump(1) end, { buffer = bufnr, desc = 'agentd: next hunk' })
+  end
+  if km.prev_hunk then
+    vim.keymap.set('n', km.prev_hunk, function() M.jump(-1) end, { buffer = bufnr, desc = 'agentd: previous hunk' })
+  end
+end
+
+local ns_whole = api.nvim_create_namespace('agentd.review.file')
+
+local function undraw(bufnr, a)
+  for _, id in ipairs(a.marks or {}) do
+    api.nvim_buf_del_extmark(bufnr, ns, id)
+  end
+  api.nvim_buf_del_extmark(bufnr, ns_anchor, a.id)
+end
+
+--- Draws the open hunks of a buffer. Only what changed is redrawn: a hunk
+--- already drawn keeps its extmarks (they moved with the typing), unless
+--- its status changed or, with trust_server, the server puts it elsewhere.
+function M.draw(bufnr, trust_server)
+  if not api.nvim_buf_is_loaded(bufnr) then
+    return
+  end
+  local uri = buf_uri(bufnr)
+  if not uri then
+    return
+  end
+  columns = vim.o.columns
+  local old = anchors[bufnr] or {}
+  local want, order = {}, {}
+  for _, sf in ipairs(files_for_uri(uri)) do
+    for _, h in ipairs(sf.file.hunks or {}) do
+      if is_open(h.status) then
+        local k = key(sf.set.id, h.id)
+        if not want[k] then
+          want[k] = { set = sf.set, file = sf.file, hunk = h, k = k }
+          order[#order + 1] = k
+        end
+      end
+    end
+  end
+  local new = {}
+  for k, a in pairs(old) do
+    local w = want[k]
+    local r = anchor_pos(bufnr, a.id)
+    local keep = w ~= nil and r ~= nil and w.hunk.status == a.status
+    if w and r then
+      w.row = r - a.first
+      if trust_server then
+        local srow = server_start(w.set, w.file, w.hunk)
+        if srow ~= w.row then
+          keep, w.row = false, srow
+        end
+      end
+    end
+    if keep then
+      new[k] = a
+      w.done = true
+    else
+      undraw(bufnr, a)
+    end
+  end
+  for _, k in ipairs(order) do
+    local w = want[k]
+    if not w.done then
+      local row = w.row or server_start(w.set, w.file, w.hunk)
+      local ok, id, first, has_lines, marks = pcall(draw_hunk, bufnr, w.set, w.file, w.hunk, row)
+      if ok then
+        new[k] = { id = id, marks = marks, status = w.hunk.status, change_id = w.set.id, hunk_id = w.hunk.id, first = first, lines = has_lines, uri = uri }
+      else
+        vim.notify('agentd: could not draw hunk ' .. w.hunk.id .. ': ' .. tostring(id), vim.log.levels.DEBUG)
+      end
+    end
+  end
+  -- Whole-file units: one hint on the first line.
+  api.nvim_buf_clear_namespace(bufnr, ns_whole, 0, -1)
+  local wholes = whole_units(uri)
+  for _, sf in ipairs(wholes) do
+    local km = config.options.keymaps
+    api.nvim_buf_set_extmark(bufnr, ns_whole, 0, 0, {
+      virt_text = { { ('  agentd: %s this file (%s)  %s accept  %s reject'):format(sf.file.op, sf.set.stepId or sf.set.id, km.accept or '', km.reject or ''), 'AgentdHint' } },
+      virt_text_pos = 'eol',
+    })
+  end
+  anchors[bufnr] = new
+  set_keymaps(bufnr, next(new) ~= nil or #wholes > 0)
+end
+
+local function draw_set(cs)
+  local seen = {}
+  for _, f in ipairs(cs.files or {}) do
+    if not seen[f.uri] then
+      seen[f.uri] = true
+      local b = vim.fn.bufnr(vim.uri_to_fname(f.uri))
+      if b > 0 and api.nvim_buf_is_loaded(b) then
+        M.draw(b)
+      end
+    end
+  end
+end
+
+--- Stores a change set (with texts) and draws it.
+function M.put(cs)
+  if not M.sets[cs.id] then
+    M.order[#M.order + 1] = cs.id
+  end
+  M.sets[cs.id] = cs
+  draw_set(cs)
+  M.refresh_qf()
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+end
+
+--- Fetches a change set from the server and draws it (asynchronous).
+function M.fetch(change_id, c, tries)
+  tries = tries or 0
+  client.request(c, 'agentd/changes/get', { changeId = change_id }, function(err, cs, e)
+    if err then
+      -- In after mode the event can come before the set is registered.
+      if e and e.code == -32003 and tries < 20 then
+        vim.defer_fn(function()
+          M.fetch(change_id, c, tries + 1)
+        end, 50)
+        return
+      end
+      vim.notify('agentd: could not get change ' .. change_id .. ': ' .. err, vim.log.levels.WARN)
+      return
+    end
+    M.put(cs)
+    local n = 0
+    for _, f in ipairs(cs.files or {}) do
+      n = n + math.max(#(f.hunks or {}), 1)
+    end
+    if config.options.notify_steps then
+      vim.notify(('agentd: step %s proposes %d change%s in %d file%s (:Agent review)'):format(cs.stepId or '?', n, n == 1 and '' or 's', #cs.files, #cs.files == 1 and '' or 's'), vim.log.levels.INFO)
+    end
+  end)
+end
+
+--- agentd/changes/didChange: the server rebased hunks under the user's
+--- typing (new ids and ranges) or made them stale.
+function M.on_did_change(p)
+  local cs = M.sets[p.changeId]
+  if not cs then
+    M.fetch(p.changeId)
+    return
+  end
+  cs.status = p.status or cs.status
+  for _, nf in ipairs(p.files or {}) do
+    local replaced = false
+    for i, f in ipairs(cs.files) do
+      if f.uri == nf.uri then
+        cs.files[i] = nf
+        replaced = true
+      end
+    end
+    if not replaced then
+      table.insert(cs.files, nf)
+    end
+    -- The server rebased the file onto the buffer: its ranges are current.
+    nf.rebased = true
+    local b = vim.fn.bufnr(vim.uri_to_fname(nf.uri))
+    if b > 0 and api.nvim_buf_is_loaded(b) then
+      M.draw(b, true)
+    end
+  end
+  M.refresh_qf()
+end
+
+--- Called after the agent's edit landed in buffers (workspace/applyEdit).
+function M.after_agent_edit(_) end
+
+--- The buffer's pending or stale hunks where they are now (1-based lines).
+function M.hunks(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  if not anchors[bufnr] and #M.order > 0 then
+    M.draw(bufnr) -- opened a moment ago: draw now rather than on idle
+  end
+  local out = {}
+  for _, a in pairs(anchors[bufnr] or {}) do
+    local row, end_row = anchor_pos(bufnr, a.id)
+    local status = a.status
+    if row and status and is_open(status) then
+      out[#out + 1] = {
+        id = a.hunk_id,
+        change_id = a.change_id,
+        status = status,
+        lnum = row + 1,
+        end_lnum = a.lines and end_row + 1 or row + 1,
+      }
+    end
+  end
+  table.sort(out, function(x, y)
+    return x.lnum < y.lnum or (x.lnum == y.lnum and x.id < y.id)
+  end)
+  return out
+end
+
+function M.pending_count()
+  local n = 0
+  for _, id in ipairs(M.order) do
+    local cs = M.sets[id]
+    for _, f in ipairs(cs.files or {}) do
+      if #(f.hunks or {}) == 0 then
+        if is_open(f.status) then
+          n = n + 1
+        end
+      else
+        for _, h in ipairs(f.hunks) do
+          if is_open(h.status) then
+            n = n + 1
+          end
+        end
+      end
+    end
+  end
+  return n
+end
+
+local function hunk_at_cursor(bufnr)
+  local lnum = api.nvim_win_get_cursor(0)[1]
+  local best
+  for _, h in ipairs(M.hunks(bufnr)) do
+    if lnum >= h.lnum and lnum <= h.end_lnum then
+      return h
+    end
+    -- A hunk drawn as virtual lines only (nothing in the buffer) belongs
+    -- to the line it hangs on.
+    if not best and h.lnum == lnum then
+      best = h
+    end
+  end
+  return best
+end
+
+local function set_status(change_id, ids, status)
+  local cs = M.sets[change_id]
+  if not cs then
+    return
+  end
+  local want = {}
+  for _, id in ipairs(ids or {}) do
+    want[id] = true
+  end
+  for _, f in ipairs(cs.files) do
+    local rel = f.uri
+    if #(f.hunks or {}) == 0 then
+      for id in pairs(want) do
+        if vim.endswith(vim.uri_to_fname(rel), '/' .. id) then
+          f.status = status
+        end
+      end
+    end
+    for _, h in ipairs(f.hunks or {}) do
+      if want[h.id] then
+        h.status = status
+      end
+    end
+  end
+end
+
+--- Sends decisions (grouped by change set) and applies the answers.
+--- Returns the list of results.
+local function resolve(groups, action, reason)
+  local c = client.current()
+  if not c then
+    return nil
+  end
+  local results = {}
+  local touched = {}
+  for _, change_id in ipairs(groups.order) do
+    local decisions = groups[change_id]
+    local params = { changeId = change_id, decisions = decisions }
+    if reason and reason ~= '' then
+      params.reason = reason
+    end
+    local res, err, e = client.request_sync(c, 'agentd/changes/resolve', params)
+    if err and e and e.code == -32602 and type(e.data) == 'table' and tostring(e.data.field or ''):match('hunkId$') and not groups.retried then
+      -- The server rebased the hunk under the latest typing (new id) before
+      -- its notification reached us: take the server's view and try again.
+      local fresh = client.request_sync(c, 'agentd/changes/get', { changeId = change_id })
+      if fresh then
+        M.on_did_change({ changeId = change_id, status = fresh.status, files = fresh.files })
+      end
+      return nil, 'retry'
+    elseif err then
+      vim.notify('agentd: ' .. action .. ' failed: ' .. err, vim.log.levels.ERROR)
+    else
+      results[#results + 1] = res
+      set_status(change_id, res.applied, 'accepted')
+      set_status(change_id, res.rejected, 'rejected')
+      local stale = {}
+      for _, cf in ipairs(res.conflicts or {}) do
+        stale[#stale + 1] = cf.hunkId
+        vim.notify(('agentd: %s: %s'):format(vim.fn.fnamemodify(vim.uri_to_fname(cf.uri), ':~:.'), cf.message), vim.log.levels.WARN)
+      end
+      set_status(change_id, stale, 'stale')
+      local cs = M.sets[change_id]
+      if cs then
+        cs.status = res.status or cs.status
+        touched[#touched + 1] = cs
+      end
+    end
+  end
+  for _, cs in ipairs(touched) do
+    draw_set(cs)
+  end
+  M.refresh_qf()
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  return results
+end
+
+local function add(groups, change_id, d)
+  if not groups[change_id] then
+    groups[change_id] = {}
+    groups.order[#groups.order + 1] = change_id
+  end
+  table.insert(groups[change_id], d)
+end
+
+--- Decisions for a scope at the cursor: 'hunk', 'file' or 'all'. Only
+--- open (pending or stale) units are named, so "reject all" never takes
+--- out what was already accepted.
+local function collect(scope, action)
+  local groups = { order = {} }
+  local bufnr = api.nvim_get_current_buf()
+  local uri = buf_uri(bufnr)
+  if scope == 'hunk' then
+    local h = hunk_at_cursor(bufnr)
+    if not h then
+      local w = uri and whole_units(uri)[1]
+      if w then
+        add(groups, w.set.id, { uri = uri, action = action })
+        return groups
+      end
+      return nil, 'no hunk at the cursor (' .. (config.options.keymaps.next_hunk or ':Agent review') .. ' finds the next one)'
+    end
+    if h.status == 'stale' and action == 'accept' then
+      return nil, 'this hunk is stale: the file was edited where it applies, so it cannot be accepted. Reject it and ask again.'
+    end
+    add(groups, h.change_id, { uri = uri, hunkId = h.id, action = action })
+    return groups
+  end
+  local skipped = 0
+  local function each_file(sf)
+    local f = sf.file
+    if #(f.hunks or {}) == 0 then
+      if is_open(f.status) then
+        add(groups, sf.set.id, { uri = f.uri, action = action })
+      end
+      return
+    end
+    for _, h in ipairs(f.hunks) do
+      if h.status == 'pending' or (h.status == 'stale' and action == 'reject') then
+        add(groups, sf.set.id, { uri = f.uri, hunkId = h.id, action = action })
+      elseif h.status == 'stale' then
+        skipped = skipped + 1
+      end
+    end
+  end
+  if scope == 'file' then
+    if not uri then
+      return nil, 'this buffer is not a file'
+    end
+    for _, sf in ipairs(files_for_uri(uri)) do
+      each_file(sf)
+    end
+  elseif scope == 'all' then
+    for _, id in ipairs(M.order) do
+      for _, f in ipairs(M.sets[id].files or {}) do
+        each_file({ set = M.sets[id], file = f })
+      end
+    end
+  else
+    return nil, ("scope must be 'hunk', 'file' or 'all', not %s"):format(vim.inspect(scope))
+  end
+  if skipped > 0 then
+    vim.notify(('agentd: %d stale hunk%s left out: they no longer apply'):format(skipped, skipped == 1 and '' or 's'), vim.log.levels.WARN)
+  end
+  if #groups.order == 0 then
+    return nil, 'no pending hunks ' .. (scope == 'file' and 'in this file' or 'anywhere')
+  end
+  return groups
+end
+
+--- Whether a change set's step is model-driven (its rejection reason goes
+--- back to the model).
+local function model_driven(change_id)
+  local cs = M.sets[change_id]
+  if not cs or not cs.stepId then
+    return false
+  end
+  local step = require('agentd.plan').find_step(cs.runId, cs.stepId)
+  return step ~= nil and (step.kind == 'agent' or step.kind == 'llm')
+end
+
+function M.accept(scope)
+  local groups, err = collect(scope or 'hunk', 'accept')
+  if not groups then
+    vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+    return nil
+  end
+  local res, again = resolve(groups, 'accept')
+  if again == 'retry' then
+    groups, err = collect(scope or 'hunk', 'accept')
+    if not groups then
+      vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+      return nil
+    end
+    groups.retried = true
+    res = resolve(groups, 'accept')
+  end
+  return res
+end
+
+function M.reject(scope, reason)
+  scope = scope or 'hunk'
+  local groups, err = collect(scope, 'reject')
+  if not groups then
+    vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+    return nil
+  end
+  if reason == nil and scope ~= 'hunk' then
+    for _, id in ipairs(groups.order) do
+      if model_driven(id) then
+        reason = vim.fn.input('agentd: why reject? (sent to the model; empty for no reason) ')
+        break
+      end
+    end
+  end
+  local res, again = resolve(groups, 'reject', reason)
+  if again == 'retry' then
+    groups, err = collect(scope, 'reject')
+    if not groups then
+      vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+      return nil
+    end
+    groups.retried = true
+    res = resolve(groups, 'reject', reason)
+  end
+  return res
+end
+
+--- Every open unit, in review order: the quickfix items.
+function M.items()
+  local items = {}
+  for _, id in ipairs(M.order) do
+    local cs = M.sets[id]
+    for _, f in ipairs(cs.files or {}) do
+      local fname = vim.uri_to_fname(f.uri)
+      local b = vim.fn.bufnr(fname)
+      local live = {}
+      if b > 0 and anchors[b] then
+        for _, h in ipairs(M.hunks(b)) do
+          live[h.change_id .. '\0' .. h.id] = h.lnum
+        end
+      end
+      if #(f.hunks or {}) == 0 then
+        if is_open(f.status) then
+          items[#items + 1] = { filename = fname, lnum = 1, col = 1, text = ('[%s] %s %s'):format(cs.stepId or cs.id, f.op, f.status), type = 'I' }
+        end
+      else
+        for _, h in ipairs(f.hunks) do
+          if is_open(h.status) then
+            local lnum = live[key(cs.id, h.id)]
+            if not lnum then
+              lnum = server_start(cs, f, h) + region(h, cs.review ~= 'after') + 1
+            end
+            local nold = h.oldRange['end'].line - h.oldRange.start.line
+            local nnew = h.newRange['end'].line - h.newRange.start.line
+            local first = split_lines(h.newText)[1] or split_lines(h.oldText)[1] or ''
+            items[#items + 1] = {
+              filename = fname,
+              lnum = lnum,
+              col = 1,
+              text = ('[%s] %s +%d -%d %s'):format(cs.stepId or cs.id, h.status, nnew, nold, vim.trim(first)),
+              type = h.status == 'stale' and 'W' or 'I',
+              user_data = { change_id = cs.id, hunk_id = h.id },
+            }
+          end
+        end
+      end
+    end
+  end
+  table.sort(items, function(a, b)
+    if a.filename ~= b.filename then
+      return a.filename < b.filename
+    end
+    return a.lnum < b.lnum
+  end)
+  return items
+end
+
+--- Updates the quickfix list if it is agentd's (never opens a window).
+function M.refresh_qf()
+  local info = vim.fn.getqflist({ title = 0, id = 0 })
+  if info.title == QF_TITLE then
+    vim.fn.setqflist({}, 'r', { id = info.id, title = QF_TITLE, items = M.items() })
+  end
+end
+
+--- :Agent review: loads every pending change set and lists its hunks in the
+--- quickfix list.
+function M.review(open_window)
+  local c = client.current()
+  if not c then
+    return
+  end
+  local list, err = client.request_sync(c, 'agentd/changes/list', { status = 'pending' })
+  if err then
+    vim.notify('agentd: ' .. err, vim.log.levels.ERROR)
+    return
+  end
+  local partial = client.request_sync(c, 'agentd/changes/list', { status = 'partial' }) or {}
+  vim.list_extend(list, partial)
+  for _, s in ipairs(list) do
+    local cs = client.request_sync(c, 'agentd/changes/get', { changeId = s.id })
+    if cs then
+      if not M.sets[cs.id] then
+        M.order[#M.order + 1] = cs.id
+      end
+      M.sets[cs.id] = cs
+      draw_set(cs)
+    end
+  end
+  local items = M.items()
+  vim.fn.setqflist({}, ' ', { title = QF_TITLE, items = items })
+  if #items == 0 then
+    vim.notify('agentd: nothing to review', vim.log.levels.INFO)
+  elseif open_window ~= false then
+    local win = api.nvim_get_current_win()
+    vim.cmd('botright copen')
+    api.nvim_set_current_win(win)
+  end
+  return items
+end
+
+--- ]h / [h: the next or previous hunk, in this buffer, then across files
+--- through the quickfix list.
+function M.jump(dir)
+  local items = M.items()
+  if #items == 0 then
+    vim.notify('agentd: no pending hunks', vim.log.levels.INFO)
+    return
+  end
+  local cur = vim.fs.normalize(api.nvim_buf_get_name(0))
+  local lnum = api.nvim_win_get_cursor(0)[1]
+  local idx
+  if dir > 0 then
+    for i, it in ipairs(items) do
+      if it.filename > cur or (it.filename == cur and it.lnum > lnum) then
+        idx = i
+        break
+      end
+    end
+    idx = idx or 1
+  else
+    for i = #items, 1, -1 do
+      local it = items[i]
+      if it.filename < cur or (it.filename == cur and it.lnum < lnum) then
+        idx = i
+        break
+      end
+    end
+    idx = idx or #items
+  end
+  local it = items[idx]
+  if it.filename == cur then
+    api.nvim_win_set_cursor(0, { it.lnum, 0 })
+    return
+  end
+  vim.fn.setqflist({}, ' ', { title = QF_TITLE, items = items })
+  vim.cmd('silent cc ' .. idx)
+  M.draw(api.nvim_get_current_buf())
+end
+
+--- Forgets a buffer's anchors when it is wiped or reloaded.
+function M.forget(bufnr)
+  if anchors[bufnr] and api.nvim_buf_is_valid(bufnr) then
+    api.nvim_buf_clear_namespace(bufnr, ns, 0, -1)
+    api.nvim_buf_clear_namespace(bufnr, ns_anchor, 0, -1)
+  end
+  anchors[bufnr] = nil
+  mapped[bufnr] = nil
+end
+
+return M

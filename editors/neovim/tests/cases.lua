@@ -1,0 +1,901 @@
+local H = require('helpers')
+local C = {}
+
+local function numbered(n)
+  local t = {}
+  for i = 1, n do
+    t[#t + 1] = 'line ' .. i
+  end
+  return table.concat(t, '\n') .. '\n'
+end
+C.numbered = numbered
+
+--- A plan with one edit_file step on path with the given edits.
+local function edit_plan(path, edits, extra)
+  local steps = { { id = 'edit', description = 'edit ' .. path, tool = 'edit_file', args = { path = path, edits = edits } } }
+  for _, s in ipairs(extra or {}) do
+    steps[#steps + 1] = s
+  end
+  return H.plan({ title = 'edit ' .. path, steps = steps })
+end
+C._edit_plan = edit_plan
+
+
+local function ext_details(b, ns)
+  return vim.api.nvim_buf_get_extmarks(b, ns, 0, -1, { details = true })
+end
+
+local function virt_text_of(vl)
+  local t = {}
+  for _, chunk in ipairs(vl) do
+    t[#t + 1] = chunk[1]
+  end
+  return vim.trim(table.concat(t))
+end
+
+-- The standard change: line 3 rewritten, a line added after line 15.
+local two_edits = { { oldText = 'line 3\n', newText = 'line three\n' }, { oldText = 'line 15\n', newText = 'line 15\nline 15b\n' } }
+
+local function start_two(opts)
+  H.workspace({ ['a.txt'] = numbered(20) })
+  H.setup(opts)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(b)
+  local rid, snap = a.run({ plan_id = pid })
+  H.truthy(rid, 'run id')
+  local hs = H.wait_hunks(b, 2)
+  return b, hs, rid, snap, pid
+end
+C._start_two = start_two
+
+-- Open a plan and run it: the plan buffer shows every step and its status
+-- sign updates live.
+function C.plan_open_and_run()
+  local root = H.workspace({ ['a.txt'] = 'alpha\n', ['b.txt'] = 'beta\n' })
+  H.setup()
+  H.open('a.txt')
+  local a = require('agentd')
+  local path = H.plan({ title = 'read two', steps = {
+    { id = 'one', description = 'read a', tool = 'read_file', args = { path = 'a.txt' } },
+    { id = 'two', description = 'read b', tool = 'read_file', args = { path = 'b.txt' }, dependsOn = { 'one' } },
+  } })
+  local progress = {}
+  vim.api.nvim_create_autocmd('LspProgress', {
+    callback = function(ev)
+      progress[#progress + 1] = ev.data.params.value.kind
+    end,
+  })
+  vim.cmd('Agent open ' .. vim.fn.fnameescape(path))
+  local pid = require('agentd.state').last_plan
+  H.truthy(pid and pid:match('^plan%-'), 'a plan id, got ' .. tostring(pid))
+  local pb = vim.api.nvim_get_current_buf()
+  H.eq(require('agentd.plan').bufnr(pid), pb, 'the plan buffer is shown')
+  local lines = H.lines(pb)
+  H.truthy(lines[2]:match('^one%s+read_file%s+read a'), 'step line: ' .. lines[2])
+  H.truthy(lines[3]:match('^two%s+read_file%s+read b%s+← one'), 'dependencies shown: ' .. lines[3])
+  local marks = ext_details(pb, require('agentd.plan').ns)
+  H.eq('· ', marks[1][4].sign_text, 'pending sign before the run')
+  vim.cmd('Agent run')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'run status')
+  H.wait(function()
+    local m = ext_details(pb, require('agentd.plan').ns)
+    return m[1][4].sign_text == '✓ ' and m[2][4].sign_text == '✓ '
+  end, 'completed signs on both steps')
+  H.eq(1, st.progress, 'progress')
+  H.wait(function() return vim.tbl_contains(progress, 'end') end, 'LspProgress to end')
+  H.eq('begin', progress[1], 'LspProgress began')
+  H.truthy(a.statusline():match('^agentd: completed'), 'statusline: ' .. a.statusline())
+  H.eq('alpha\n', H.read(root .. '/a.txt'), 'a.txt untouched')
+end
+
+-- The rendered extmarks of a pending change: deleted text highlighted in
+-- the buffer, added lines as virtual lines, changed words, hunk hints.
+function C.render_pending_change()
+  local wins = #vim.api.nvim_list_wins()
+  local b, hs = start_two()
+  H.eq(wins, #vim.api.nvim_list_wins(), 'a proposed change opens no window')
+  H.eq(b, vim.api.nvim_get_current_buf(), 'and does not move the focus')
+  H.eq({ 3, 3 }, { hs[1].lnum, hs[1].end_lnum }, 'first hunk on line 3')
+  H.eq({ 15, 15 }, { hs[2].lnum, hs[2].end_lnum }, 'second hunk hangs on line 15')
+  local ns = require('agentd.review').ns
+  local marks = ext_details(b, ns)
+  local del_line, word, virt3, virt15, hints = false, nil, nil, nil, {}
+  for _, m in ipairs(marks) do
+    local row, col, d = m[2], m[3], m[4]
+    if d.hl_group == 'AgentdDelete' and row == 2 then
+      del_line = true
+    end
+    if d.hl_group == 'AgentdDeleteText' and row == 2 then
+      word = vim.api.nvim_buf_get_text(b, row, col, d.end_row, d.end_col, {})[1]
+    end
+    if d.virt_lines then
+      local texts = vim.tbl_map(virt_text_of, d.virt_lines)
+      if row == 2 then
+        virt3 = { texts = texts, words = d.virt_lines[1] }
+      elseif row == 14 then
+        virt15 = texts
+      end
+    end
+    if d.virt_text then
+      hints[row] = d.virt_text[1][1]
+    end
+  end
+  H.truthy(del_line, 'line 3 highlighted as replaced')
+  H.eq('3', word, 'the changed word of line 3')
+  H.eq({ 'line three' }, virt3.texts, 'the new line 3 as a virtual line')
+  local hl_three
+  for _, chunk in ipairs(virt3.words) do
+    if chunk[1] == 'three' then
+      hl_three = chunk[2]
+    end
+  end
+  H.eq({ 'AgentdAdd', 'AgentdAddText' }, hl_three, 'the new word highlighted')
+  H.eq({ 'line 15b' }, virt15, 'the added line below line 15')
+  H.truthy(hints[2] and hints[2]:match('ga accept  gr reject'), 'hint on line 3: ' .. tostring(hints[2]))
+  H.truthy(hints[14] and hints[14]:match('ga accept'), 'hint on line 15')
+  H.eq(numbered(20), H.text(b), 'before mode: the buffer is unchanged')
+  H.truthy(require('agentd').statusline():match('2 hunks'), 'statusline counts hunks: ' .. require('agentd').statusline())
+end
+
+-- Accept one hunk (ga), reject the other (gr), then check the buffer and
+-- the disk.
+function C.accept_one_reject_other()
+  local b = start_two()
+  local root = H.root
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 1, 'one hunk left')
+  vim.api.nvim_win_set_cursor(0, { 15, 0 })
+  vim.cmd('normal gr')
+  H.wait_hunks(b, 0, 'no hunks left')
+  local want = numbered(20):gsub('line 3\n', 'line three\n')
+  H.eq(want, H.text(b), 'buffer after accept + reject')
+  H.wait_run()
+  vim.cmd('write')
+  H.eq(want, H.read(root .. '/a.txt'), 'disk after :write')
+end
+
+-- Accept and reject in a file that is not open: :Agent review lists it,
+-- jumping there shows the hunks.
+function C.review_unopened_file()
+  local root = H.workspace({ ['a.txt'] = numbered(20), ['other.txt'] = 'x\n' })
+  H.setup()
+  local ob = H.open('other.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(ob)
+  a.run({ plan_id = pid })
+  H.wait(function()
+    return require('agentd.review').pending_count() == 2
+  end, 'two pending hunks')
+  vim.cmd('Agent review')
+  local qf = vim.fn.getqflist({ title = 0, items = 0 })
+  H.eq('agentd review', qf.title, 'quickfix title')
+  H.eq(2, #qf.items, 'two quickfix entries')
+  H.eq({ 3, 15 }, { qf.items[1].lnum, qf.items[2].lnum }, 'quickfix lines')
+  H.truthy(vim.fn.bufname(qf.items[1].bufnr):match('a%.txt$'), 'quickfix file')
+  H.eq('other.txt', vim.fn.expand('%:t'), 'the quickfix list did not take the focus')
+  vim.cmd('normal ]h')
+  H.eq('a.txt', vim.fn.expand('%:t'), ']h jumped to the file')
+  H.eq(3, vim.fn.line('.'), 'on the first hunk')
+  local b = vim.api.nvim_get_current_buf()
+  H.wait_hunks(b, 2, 'hunks drawn in the file opened from the list')
+  vim.cmd('normal ]h')
+  H.eq(15, vim.fn.line('.'), ']h to the next hunk')
+  vim.cmd('normal [h')
+  H.eq(3, vim.fn.line('.'), '[h back')
+  vim.cmd('Agent accept all')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  vim.cmd('write')
+  H.eq(numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n'), H.read(root .. '/a.txt'), 'disk')
+end
+
+local function feed(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'xt', false)
+end
+
+-- Type above a pending hunk: the hunk follows (extmarks, then the server's
+-- rebase); accepting it then changes the right line.
+function C.type_above_then_accept()
+  local b = start_two()
+  local old_ids = vim.tbl_map(function(h) return h.id end, require('agentd').hunks(b))
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  feed('Otyped one<Esc>')
+  feed('otyped two<Esc>')
+  -- At once (extmarks) and after the server's rebase (new hunk ids), the
+  -- hunks sit two lines lower.
+  local function at(l3, l15)
+    local hs = require('agentd').hunks(b)
+    return #hs == 2 and hs[1].lnum == l3 and hs[2].lnum == l15
+  end
+  H.truthy(at(5, 17), 'hunks moved with the typing: ' .. vim.inspect(require('agentd').hunks(b)))
+  -- The server's rebase (agentd/changes/didChange) puts them at the same place.
+  H.wait(function()
+    local review = require('agentd.review')
+    local f = review.sets[review.order[1]].files[1]
+    return f.rebased and at(5, 17)
+  end, 'the server to rebase the hunks onto the typing')
+  H.eq(old_ids[2], require('agentd').hunks(b)[2].id, 'an unchanged hunk keeps its id')
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  vim.cmd('normal ga')
+  vim.api.nvim_win_set_cursor(0, { 17, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0)
+  local want = 'typed one\ntyped two\n' .. numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(want, H.text(b), 'buffer')
+  H.wait_run()
+  vim.cmd('write')
+  H.eq(want, H.read(H.root .. '/a.txt'), 'disk')
+end
+
+-- Typing inside a hunk's lines makes it stale: drawn as stale, and ga
+-- refuses it.
+function C.stale_hunk_cannot_be_accepted()
+  local b = start_two()
+  local got = H.capture_notify()
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  feed('A edited<Esc>')
+  H.wait(function()
+    local hs = require('agentd').hunks(b)
+    return #hs >= 1 and hs[1].status == 'stale'
+  end, 'the first hunk to become stale')
+  local stale_hint
+  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+    if m[2] == 2 and m[4].virt_text then
+      stale_hint = m[4].virt_text[1]
+    end
+  end
+  H.truthy(stale_hint and stale_hint[1]:match('stale') and stale_hint[2] == 'AgentdStale', 'stale hint: ' .. vim.inspect(stale_hint))
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.truthy(got[#got] and got[#got].msg:match('stale'), 'ga on a stale hunk says why: ' .. vim.inspect(got))
+  H.eq('line 3 edited', vim.api.nvim_buf_get_lines(b, 2, 3, false)[1], 'the user text stays')
+  vim.cmd('normal gr')
+  H.wait(function()
+    for _, h in ipairs(require('agentd').hunks(b)) do
+      if h.lnum == 3 then
+        return false
+      end
+    end
+    return true
+  end, 'the stale hunk rejected')
+  H.eq('line 3 edited', vim.api.nvim_buf_get_lines(b, 2, 3, false)[1], 'rejecting kept the user text')
+end
+
+-- No keystroke is lost: in an interactive Neovim driven through its input
+-- queue, type 300 characters one key at a time while hunks are pending,
+-- rebased under the typing, and accepted (the applyEdit lands mid-typing).
+function C.no_keystroke_lost()
+  H.workspace({ ['a.txt'] = numbered(20) })
+  local plan = edit_plan('a.txt', two_edits)
+  local nv = H.child()
+  nv.lua([[
+    local bin, state, plan = ...
+    require('agentd').setup({ cmd = bin, state_dir = state, notify_steps = false })
+    vim.cmd.edit('a.txt')
+    local b = vim.api.nvim_get_current_buf()
+    vim.wait(10000, function()
+      local c = vim.lsp.get_clients({ bufnr = b, name = 'agentd' })[1]
+      return c ~= nil and c.initialized
+    end, 10)
+    local a = require('agentd')
+    local pid = a.open_plan(plan)
+    vim.cmd.buffer(b)
+    a.run({ plan_id = pid })
+    vim.wait(10000, function() return #a.hunks(b) == 2 end, 10)
+    vim.api.nvim_win_set_cursor(0, { 9, 0 })
+  ]], H.bin, H.tmp .. '/state', plan)
+  H.eq(2, nv.lua('return #require("agentd").hunks(0)'), 'two pending hunks in the child')
+  local alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789 .,;:!?-_=+()[]{}'
+  local typed = {}
+  -- A new line between the two hunks (and their context lines).
+  nv.input('o')
+  for i = 1, 300 do
+    local k = math.random(#alphabet)
+    local ch = alphabet:sub(k, k)
+    typed[#typed + 1] = ch
+    nv.input(ch)
+    if i == 120 then
+      -- Accept the hunk below while typing: its applyEdit lands between keys.
+      nv.lua([[
+        local b = vim.api.nvim_get_current_buf()
+        local h = require('agentd').hunks(b)[2]
+        local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+        c.request('agentd/changes/resolve', { changeId = h.change_id, decisions = { { hunkId = h.id, action = 'accept' } } }, function(err, res)
+          vim.g.accepted = err == nil and #res.applied == 1; vim.g.res = vim.inspect({err, res, h})
+        end, b)
+      ]])
+    end
+    if i % 7 == 0 then
+      vim.wait(3)
+    end
+  end
+  nv.input('<Esc>')
+  H.wait(function() return type(nv.lua('return vim.g.res')) == 'string' end, 'the answer to the accept during typing')
+  local want_line = table.concat(typed)
+  H.eq(want_line, nv.lua('return vim.api.nvim_buf_get_lines(0, 9, 10, false)[1]'), 'every typed character, in order')
+  -- The accept either landed, or (typing overlapped it) was refused and the
+  -- hunk is still there to accept: never reported applied and lost.
+  local res = nv.lua('return vim.g.res')
+  local landed = nv.lua('return vim.api.nvim_buf_get_lines(0, 16, 17, false)[1]') == 'line 15b'
+  H.eq(landed, res:find('applied = { "') ~= nil, 'the accept is in the buffer exactly when the server says applied: ' .. res)
+  -- Settle: every open hunk becomes pending again after the typing, then
+  -- accept what is left with ga.
+  H.wait(function()
+    local hs = nv.lua('return require("agentd").hunks(0)')
+    if #hs == 0 then
+      return true
+    end
+    for _, h in ipairs(hs) do
+      if h.status ~= 'pending' then
+        nv.input('<Esc>') -- nothing typed; let the loop run
+        return false
+      end
+    end
+    nv.input(hs[1].lnum .. 'Gga')
+    return false
+  end, 'every hunk accepted; left: ' .. vim.inspect(nv.lua('return require("agentd").hunks(0)')) .. ' after ' .. res)
+  local want = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 9\n', 'line 9\n' .. want_line:gsub('%%', '%%%%') .. '\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(want, nv.lua('return table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\\n") .. "\\n"'), 'buffer')
+  nv.lua('vim.cmd("write")')
+  H.eq(want, H.read(H.root .. '/a.txt'), 'disk')
+end
+
+-- after mode: the change is on disk at once; rejecting a hunk takes it out.
+function C.after_mode_reject()
+  H.workspace({ ['a.txt'] = numbered(20) })
+  H.setup({ review = 'after' })
+  H.answer_select(function(items) return items[1] end)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local hs = H.wait_hunks(b, 2)
+  H.wait_run()
+  local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(all, H.text(b), 'after mode: the buffer holds the change')
+  H.eq({ 3, 3, 16, 16 }, { hs[1].lnum, hs[1].end_lnum, hs[2].lnum, hs[2].end_lnum }, 'hunks on the new lines')
+  -- Drawn the other way round: added lines highlighted, deleted as virtual lines above.
+  local added, deleted_virt = false, nil
+  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+    if m[4].hl_group == 'AgentdAdd' and m[2] == 15 then
+      added = true
+    end
+    if m[4].virt_lines and m[4].virt_lines_above and m[2] == 2 then
+      deleted_virt = virt_text_of(m[4].virt_lines[1])
+    end
+  end
+  H.truthy(added, 'the added line 16 highlighted')
+  H.eq('line 3', deleted_virt, 'the deleted line 3 shown above')
+  vim.cmd('write')
+  H.eq(all, H.read(H.root .. '/a.txt'), 'on disk before the review')
+  vim.api.nvim_win_set_cursor(0, { 16, 0 })
+  vim.cmd('normal gr')
+  H.wait_hunks(b, 1)
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0)
+  vim.cmd('write')
+  H.eq(numbered(20):gsub('line 3\n', 'line three\n'), H.read(H.root .. '/a.txt'), 'disk after rejecting the added line')
+end
+
+-- after mode on a file that is not open: the disk changes at once and a
+-- rejection takes the hunk out of the disk.
+function C.after_mode_reject_unopened()
+  H.workspace({ ['a.txt'] = numbered(20), ['o.txt'] = 'o\n' })
+  H.setup({ review = 'after' })
+  H.answer_select(function(items) return items[1] end)
+  local ob = H.open('o.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(ob)
+  a.run({ plan_id = pid })
+  H.wait_run()
+  H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks to review')
+  H.eq(numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n'), H.read(H.root .. '/a.txt'), 'after mode writes at once')
+  vim.cmd('Agent review')
+  vim.cmd('normal ]h')
+  H.eq(3, vim.fn.line('.'), 'on the first hunk')
+  vim.cmd('Agent reject')
+  H.wait_hunks(0, 1)
+  vim.cmd('write')
+  H.eq(numbered(20):gsub('line 15\n', 'line 15\nline 15b\n'), H.read(H.root .. '/a.txt'), 'the rejected hunk is out of the disk')
+end
+
+local function two_file_plan()
+  return H.plan({ title = 'edit two files', steps = {
+    { id = 'ea', tool = 'edit_file', args = { path = 'a.txt', edits = { { oldText = 'line 3\n', newText = 'line three\n' } } } },
+    { id = 'eb', tool = 'edit_file', args = { path = 'b.txt', edits = { { oldText = 'line 5\n', newText = 'line five\n' } } } },
+  } })
+end
+
+-- Restore: a clean buffer reloads; a buffer with unsaved edits is reported
+-- and left alone.
+function C.restore_reloads_and_reports_dirty()
+  local root = H.workspace({ ['a.txt'] = numbered(10), ['b.txt'] = numbered(10), ['o.txt'] = 'o\n' })
+  H.setup()
+  local ob = H.open('o.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(two_file_plan()))
+  vim.cmd.buffer(ob)
+  local _, snap = a.run({ plan_id = pid })
+  H.truthy(snap and snap ~= '', 'the run has a start snapshot')
+  H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks')
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'a.txt changed on disk')
+  local ab = H.open('a.txt')
+  local bb = H.open('b.txt')
+  vim.api.nvim_buf_set_lines(bb, 0, 1, false, { 'my own unsaved edit' })
+  local b_text = H.text(bb)
+  local got = H.capture_notify()
+  local res = H.truthy(a.restore(snap), 'a restore result')
+  H.eq(numbered(10), H.text(ab), 'the clean buffer reloaded')
+  H.eq(false, vim.bo[ab].modified, 'reloaded buffer is not modified')
+  H.eq(numbered(10), H.read(root .. '/a.txt'), 'a.txt restored on disk')
+  H.eq(b_text, H.text(bb), 'the buffer with unsaved edits is left alone')
+  local reported = false
+  for _, cf in ipairs(res.conflicts) do
+    if cf.uri == vim.uri_from_fname(root .. '/b.txt') then
+      reported = true
+    end
+  end
+  H.truthy(reported, 'b.txt reported as a conflict: ' .. vim.inspect(res.conflicts))
+  H.eq(numbered(10):gsub('line 5\n', 'line five\n'), H.read(root .. '/b.txt'), 'and its file left alone on disk')
+  H.truthy(got[#got] and got[#got].msg:match('b%.txt'), 'the user is told: ' .. vim.inspect(got))
+  -- :Agent undo puts the restore back.
+  vim.cmd('Agent undo')
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'undo of the restore')
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.text(ab), 'the buffer reloaded again')
+end
+
+-- A run reviewed in an open buffer can be restored: accept every hunk into
+-- the buffer, :write, restore the run's start: buffer and disk are the
+-- original, with no conflict (the agent's edits are the agent's).
+function C.restore_run_reviewed_in_buffer()
+  local b, _, _, snap = start_two()
+  vim.cmd('Agent accept file')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  vim.cmd('write')
+  local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(all, H.read(H.root .. '/a.txt'), 'written')
+  local res = H.truthy(require('agentd').restore(snap), 'a restore result')
+  H.eq({}, res.conflicts, 'no conflict')
+  H.eq(numbered(20), H.text(b), 'buffer restored')
+  H.eq(numbered(20), H.read(H.root .. '/a.txt'), 'disk restored')
+end
+
+-- The same without :write: the agent's edits are only in the buffer.
+function C.restore_run_reviewed_unsaved()
+  local b, _, _, snap = start_two()
+  vim.cmd('Agent accept file')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  local res = H.truthy(require('agentd').restore(snap), 'a restore result')
+  H.eq({}, res.conflicts, 'no conflict')
+  H.eq(numbered(20), H.text(b), 'buffer restored')
+  H.eq(numbered(20), H.read(H.root .. '/a.txt'), 'disk restored')
+end
+
+-- Approvals go through vim.ui.select with the four options; a command
+-- shows its command line and folder.
+function C.approval_allow_once()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local asked = H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_once' then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = {
+    { id = 'hello', tool = 'run_command', args = { command = 'echo hi > out.txt' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'the approved command ran')
+  H.eq(1, #asked, 'asked once')
+  local kinds = vim.tbl_map(function(o) return o.kind end, asked[1].items)
+  H.eq({ 'allow_once', 'allow_always', 'reject_once', 'reject_always' }, kinds, 'the four option kinds')
+  H.truthy(asked[1].opts.prompt:find('echo hi > out.txt', 1, true), 'the prompt shows the command: ' .. asked[1].opts.prompt)
+  H.truthy(asked[1].opts.prompt:find('in: ', 1, true), 'and its folder')
+  H.eq('hi\n', H.read(root .. '/out.txt'), 'the command ran in the workspace')
+end
+
+-- Rejecting once skips the step and nothing runs.
+function C.approval_reject_once()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'reject_once' then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = {
+    { id = 'hello', tool = 'run_command', args = { command = 'echo hi > out.txt' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.wait_run()
+  H.eq(nil, H.read(root .. '/out.txt'), 'the rejected command did not run')
+  H.eq('skipped', require('agentd.state').step_status(require('agentd').status().run_id, 'hello'), 'step skipped')
+end
+
+-- A missing binary is said once, with the fix, and no stack trace.
+function C.missing_binary_message()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local got = H.capture_notify()
+  require('agentd').setup({ cmd = '/nonexistent/bin/agentd' })
+  vim.cmd.edit('a.txt')
+  vim.cmd.edit(vim.fn.fnameescape(H.root .. '/b.txt'))
+  vim.cmd('Agent status')
+  vim.cmd('Agent review')
+  local errors = vim.tbl_filter(function(n) return n.level == vim.log.levels.ERROR end, got)
+  H.eq(1, #errors, 'said once: ' .. vim.inspect(got))
+  local msg = errors[1].msg
+  H.truthy(msg:find('/nonexistent/bin/agentd', 1, true), 'names the path: ' .. msg)
+  H.truthy(msg:find('make build', 1, true), 'says how to build it')
+  H.truthy(msg:find('cmd =', 1, true), 'says how to set the path')
+  H.truthy(not msg:find('traceback') and not msg:find('%.lua:%d+'), 'no stack trace: ' .. msg)
+  H.eq(0, #vim.lsp.get_clients({ name = 'agentd' }), 'no client')
+end
+
+-- :checkhealth agentd reports the binary, protocol, state dir, model and Neovim.
+function C.checkhealth()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  vim.cmd('checkhealth agentd')
+  local text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find('OK Neovim 0%.1%d'), 'Neovim version:\n' .. text)
+  H.truthy(text:find('OK ' .. vim.pesc(H.bin) .. ': agentd '), 'binary and its version:\n' .. text)
+  H.truthy(text:find('OK protocol version 1'), 'protocol version:\n' .. text)
+  H.truthy(text:find('OK state dir ' .. vim.pesc(H.tmp .. '/state')), 'state dir:\n' .. text)
+  H.truthy(text:find('WARNING no model configured'), 'model:\n' .. text)
+  -- And a broken setup is reported as an error.
+  H.write(H.tmp .. '/afile', 'x')
+  require('agentd').setup({ cmd = '/nonexistent/agentd', state_dir = H.tmp .. '/afile/state' })
+  vim.cmd('bwipeout!')
+  vim.cmd('checkhealth agentd')
+  text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find('ERROR agentd: cannot find the agentd binary'), 'missing binary:\n' .. text)
+  H.truthy(text:find('ERROR state dir ' .. vim.pesc(H.tmp .. '/afile/state')), 'unwritable state dir:\n' .. text)
+end
+
+-- :Agent completes its subcommands and their arguments.
+function C.command_completion()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local subs = vim.fn.getcompletion('Agent ', 'cmdline')
+  for _, want in ipairs({ 'plan', 'open', 'run', 'pause', 'resume', 'cancel', 'retry', 'skip', 'review', 'accept', 'reject', 'snapshots', 'restore', 'undo', 'status', 'log' }) do
+    H.truthy(vim.tbl_contains(subs, want), 'completes ' .. want .. ': ' .. vim.inspect(subs))
+  end
+  H.eq({ 'resume', 'retry', 'review', 'reject', 'restore', 'run' }, (function()
+    local r = vim.fn.getcompletion('Agent re', 'cmdline')
+    local x = vim.fn.getcompletion('Agent ru', 'cmdline')
+    local out = vim.list_extend(r, x)
+    table.sort(out, function(p, q)
+      local order = { resume = 1, retry = 2, review = 3, reject = 4, restore = 5, run = 6 }
+      return order[p] < order[q]
+    end)
+    return out
+  end)(), 'prefix completion')
+  H.eq({ 'hunk', 'file', 'all' }, vim.fn.getcompletion('Agent accept ', 'cmdline'), 'accept scopes')
+  H.eq({ 'file' }, vim.fn.getcompletion('Agent reject f', 'cmdline'), 'reject scopes')
+  H.open('a.txt')
+  local a = require('agentd')
+  a.open_plan(H.plan({ title = 'p', steps = { { id = 'first', tool = 'read_file', args = { path = 'a.txt' } }, { id = 'second', tool = 'read_file', args = { path = 'a.txt' } } } }))
+  H.eq({ 'first', 'second' }, vim.fn.getcompletion('Agent retry ', 'cmdline'), 'step ids')
+end
+
+-- The plan buffer's keys: x skips, J moves, dd removes, and a stale version
+-- is reloaded rather than overwritten.
+function C.plan_buffer_keys()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.open('a.txt')
+  local a = require('agentd')
+  local pid = a.open_plan(H.plan({ title = 'p', steps = {
+    { id = 's1', tool = 'read_file', args = { path = 'a.txt' } },
+    { id = 's2', tool = 'read_file', args = { path = 'a.txt' } },
+    { id = 's3', tool = 'read_file', args = { path = 'a.txt' } },
+  } }))
+  local pb = vim.api.nvim_get_current_buf()
+  local function ids()
+    return vim.tbl_map(function(l) return l:match('^(%S+)') end, vim.list_slice(H.lines(pb), 2))
+  end
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal x')
+  H.truthy(H.lines(pb)[2]:find('(skipped)', 1, true), 'x skips: ' .. H.lines(pb)[2])
+  vim.cmd('normal x')
+  H.truthy(not H.lines(pb)[2]:find('(skipped)', 1, true), 'x unskips')
+  vim.cmd('normal J')
+  H.eq({ 's2', 's1', 's3' }, ids(), 'J moves down')
+  H.eq(3, vim.fn.line('.'), 'the cursor follows the step')
+  vim.cmd('normal K')
+  H.eq({ 's1', 's2', 's3' }, ids(), 'K moves up')
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal dd')
+  H.eq({ 's1', 's3' }, ids(), 'dd removes')
+  -- Someone else edits the plan: our version is stale.
+  local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+  local plan = require('agentd.plan').plans[pid]
+  local r = c.request_sync('agentd/plan/edit', { planId = pid, version = plan.version, edits = { { op = 'skip', stepId = 's3' } } }, 5000)
+  H.truthy(r and r.result, 'edited from elsewhere')
+  local got = H.capture_notify()
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal dd')
+  H.truthy(got[1] and got[1].msg:find('reloaded'), 'stale version reported: ' .. vim.inspect(got))
+  H.eq({ 's1', 's3' }, ids(), 'nothing removed on a stale version')
+  H.truthy(H.lines(pb)[3]:find('(skipped)', 1, true), 'the other edit is shown after the reload')
+  -- e edits the step as JSON; :write sends it back.
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal e')
+  local jb = vim.api.nvim_get_current_buf()
+  H.truthy(jb ~= pb and vim.bo[jb].filetype == 'json', 'e opens the step as JSON')
+  local step = vim.json.decode(table.concat(H.lines(jb), '\n'))
+  H.eq('s1', step.id, 'the step under the cursor')
+  step.description = 'edited in JSON'
+  vim.api.nvim_buf_set_lines(jb, 0, -1, false, { vim.json.encode(step) })
+  vim.cmd('write')
+  H.eq(pb, vim.api.nvim_get_current_buf(), 'back in the plan buffer')
+  H.truthy(H.lines(pb)[2]:find('edited in JSON', 1, true), 'the edit is in the plan: ' .. H.lines(pb)[2])
+  -- o adds a step after the cursor's.
+  vim.cmd('normal o')
+  local nb = vim.api.nvim_get_current_buf()
+  local tmpl = vim.json.decode(table.concat(H.lines(nb), '\n'))
+  tmpl.id, tmpl.args.path = 'added', 'a.txt'
+  vim.api.nvim_buf_set_lines(nb, 0, -1, false, { vim.json.encode(tmpl) })
+  vim.cmd('write')
+  H.eq({ 's1', 'added', 's3' }, ids(), 'o added a step after s1')
+  -- r runs the plan.
+  vim.api.nvim_set_current_buf(pb)
+  vim.cmd('normal r')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'r ran the plan')
+  -- An invalid edit shows its problem on the step.
+  require('agentd.plan').edit(pid, { { op = 'update', stepId = 's1', step = { id = 's1', tool = 'nope' } } })
+  local d = vim.diagnostic.get(pb)
+  H.truthy(#d >= 1 and d[1].lnum == 1, 'a diagnostic on the step: ' .. vim.inspect(d))
+end
+
+-- doc/agentd.txt: the committed tags are what :helptags generates, :help
+-- agentd works, and every command, option, keymap and API function has a tag.
+function C.doc_tags()
+  local plugin = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
+  local dir = H.tmp .. '/doc'
+  vim.fn.mkdir(dir, 'p')
+  H.write(dir .. '/agentd.txt', H.read(plugin .. '/doc/agentd.txt'))
+  vim.cmd('helptags ' .. vim.fn.fnameescape(dir))
+  local committed = H.read(plugin .. '/doc/tags')
+  H.truthy(committed, 'doc/tags is committed')
+  H.eq(H.read(dir .. '/tags'), committed, 'doc/tags is what :helptags generates (run :helptags editors/neovim/doc)')
+  vim.opt.rtp:prepend(plugin)
+  vim.cmd('help agentd')
+  H.eq('agentd.txt', vim.fn.expand('%:t'), ':help agentd opens the doc')
+  local tags = {}
+  for line in committed:gmatch('[^\n]+') do
+    tags[line:match('^([^\t]+)')] = true
+  end
+  for _, sub in ipairs(require('agentd.commands').names()) do
+    H.truthy(tags[':Agent-' .. sub], 'a tag for :Agent ' .. sub)
+  end
+  for k in pairs(require('agentd.config').defaults) do
+    H.truthy(tags['agentd-opt-' .. k], 'a tag for option ' .. k)
+  end
+  for _, lhs in pairs(require('agentd.config').defaults.keymaps) do
+    H.truthy(tags['agentd-' .. lhs], 'a tag for keymap ' .. lhs)
+  end
+  local a = require('agentd')
+  for name, v in pairs(a) do
+    if type(v) == 'function' then
+      H.truthy(tags['agentd.' .. name .. '()'], 'a tag for agentd.' .. name .. '()')
+    end
+  end
+  local doc = H.read(plugin .. '/doc/agentd.txt')
+  for key in pairs(require('agentd.config').defaults.plan_keymaps) do
+    H.truthy(doc:find(key .. ' = ', 1, true), 'plan key ' .. key .. ' in the defaults block')
+  end
+end
+
+-- A command reads the disk: before it runs, the buffer holding accepted but
+-- unsaved hunks is saved through the editor (agentd/documents/save); then
+-- restoring the run's start still puts the original back.
+function C.documents_save_before_command()
+  local root = H.workspace({ ['a.txt'] = numbered(20) })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_once' then
+        return it
+      end
+    end
+  end)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits, {
+    { id = 'copy', tool = 'run_command', args = { command = 'cp a.txt copy.txt' }, dependsOn = { 'edit' } },
+  })))
+  vim.cmd.buffer(b)
+  local _, snap = a.run({ plan_id = pid })
+  H.wait_hunks(b, 2)
+  vim.cmd('Agent accept all')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'run')
+  local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(all, H.read(root .. '/copy.txt'), 'the command saw the accepted text: the buffer was saved first')
+  H.eq(false, vim.bo[b].modified, 'the buffer is saved')
+  local res = H.truthy(a.restore(snap), 'restore')
+  for _, cf in ipairs(res.conflicts) do
+    H.truthy(not cf.uri:match('/a%.txt$'), 'no conflict on a.txt: ' .. vim.inspect(res.conflicts))
+  end
+  H.eq(numbered(20), H.text(b), 'buffer restored')
+  H.eq(numbered(20), H.read(root .. '/a.txt'), 'disk restored')
+end
+
+-- A failed step is told through vim.notify, at error level.
+function C.step_failure_notified()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup({ notify_steps = true })
+  local got = H.capture_notify()
+  local asked = H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.title == 'Abort' then
+        return it
+      end
+    end
+  end)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'fail', steps = {
+    { id = 'boom', tool = 'read_file', args = { path = 'missing.txt' } },
+  } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local st = H.wait_run()
+  H.eq('failed', st.status, 'run failed')
+  local found
+  for _, n in ipairs(got) do
+    if n.level == vim.log.levels.ERROR and n.msg:find('step boom failed', 1, true) then
+      found = n.msg
+    end
+  end
+  H.truthy(found, 'the failure is notified: ' .. vim.inspect(got))
+  H.truthy(found:find('missing.txt', 1, true), 'with the reason: ' .. found)
+  H.truthy(#asked >= 1 and asked[1].opts.prompt:find('boom', 1, true), 'the failed critical step asked retry/skip/abort through vim.ui.select')
+end
+
+-- A hunk accepted while its file was not open (written on disk) moves the
+-- hunks below it: opening the file draws them where they are now.
+function C.unopened_accept_moves_hunks_below()
+  local root = H.workspace({ ['a.txt'] = numbered(20), ['o.txt'] = 'o\n' })
+  H.setup()
+  local ob = H.open('o.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', { { oldText = 'line 3\n', newText = 'line three\nline 3b\nline 3c\n' }, { oldText = 'line 15\n', newText = 'line fifteen\n' } })))
+  vim.cmd.buffer(ob)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 2 end, 'two hunks')
+  local cs = review.sets[review.order[1]]
+  local first = cs.files[1].hunks[1]
+  -- Accept the first hunk as another front end would: the file is not open.
+  local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+  local r = c.request_sync('agentd/changes/resolve', { changeId = cs.id, decisions = { { hunkId = first.id, action = 'accept' } } }, 10000)
+  H.eq(1, #r.result.applied, 'accepted on disk')
+  first.status = 'accepted'
+  H.eq(numbered(20):gsub('line 3\n', 'line three\nline 3b\nline 3c\n'), H.read(root .. '/a.txt'), 'disk')
+  vim.cmd.edit(root .. '/a.txt')
+  local hs = H.wait_hunks(0, 1)
+  H.eq(17, hs[1].lnum, 'the second hunk is two lines lower')
+  H.eq('line 15', vim.api.nvim_buf_get_lines(0, 16, 17, false)[1], 'on its line')
+  vim.api.nvim_win_set_cursor(0, { 17, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(0, 0)
+  H.eq('line fifteen', vim.api.nvim_buf_get_lines(0, 16, 17, false)[1], 'accepted in place')
+end
+
+-- With a model: :Agent plan {request} shows the model's plan; R in the plan
+-- buffer regenerates it with feedback.
+function C.plan_from_model_and_regenerate()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local url = H.fakemodel({
+    { text = vim.json.encode({ title = 'Read a', steps = { { id = 'read', description = 'read a', tool = 'read_file', args = { path = 'a.txt' } } } }) },
+    { text = vim.json.encode({ title = 'Read a twice', steps = {
+      { id = 'read', description = 'read a', tool = 'read_file', args = { path = 'a.txt' } },
+      { id = 'again', description = 'read a again', tool = 'read_file', args = { path = 'a.txt' }, dependsOn = { 'read' } },
+    } }) },
+  })
+  vim.env.OPENAI_API_KEY = 'test-key'
+  H.setup({ model = { provider = 'openai', model = 'fake', baseUrl = url } })
+  H.open('a.txt')
+  vim.cmd('Agent plan read the file a.txt')
+  local pb = vim.api.nvim_get_current_buf()
+  local lines = H.lines(pb)
+  H.truthy(lines[1]:find('Read a', 1, true), 'the model plan is shown: ' .. vim.inspect(lines))
+  H.truthy(lines[2]:match('^read%s+read_file%s+read a'), 'its step: ' .. tostring(lines[2]))
+  local asked
+  vim.ui.input = function(opts, cb)
+    asked = opts.prompt
+    cb('read it twice')
+  end
+  vim.cmd('normal R')
+  H.truthy(asked, 'R asks for feedback')
+  lines = H.lines(pb)
+  H.truthy(lines[1]:find('Read a twice', 1, true), 'the regenerated plan: ' .. vim.inspect(lines))
+  H.truthy(lines[3] and lines[3]:match('^again%s+read_file%s+read a again%s+← read'), 'its new step: ' .. tostring(lines[3]))
+end
+
+-- gR on a change from a model-driven step asks for a reason, and the reason
+-- goes back to the model.
+function C.reject_reason_reaches_model()
+  local root = H.workspace({ ['a.txt'] = numbered(10) })
+  local url = H.fakemodel({
+    { text = 'editing', toolCalls = { { id = 'c1', name = 'edit_file', args = vim.json.encode({ path = 'a.txt', edits = { { oldText = 'line 3\n', newText = 'line three\n' } } }) } } },
+    { text = 'understood, leaving it' },
+  })
+  vim.env.OPENAI_API_KEY = 'test-key'
+  H.setup({ model = { provider = 'openai', model = 'fake', baseUrl = url } })
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'agent', steps = {
+    { id = 'agent', kind = 'agent', prompt = 'make line 3 a word', tools = { 'edit_file' }, maxIterations = 3 },
+  } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  local asked
+  vim.fn.input = function(prompt)
+    asked = prompt
+    return 'keep digits, please'
+  end
+  vim.cmd('normal gR')
+  H.truthy(asked and asked:find('why reject'), 'gR asked for a reason')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  H.eq(numbered(10), H.text(b), 'nothing applied')
+  H.eq(numbered(10), H.read(root .. '/a.txt'), 'nothing on disk')
+  local r = vim.system({ 'curl', '-s', url:gsub('/v1$', '') .. '/requests' }, { text = true }):wait()
+  H.truthy(r.stdout:find('keep digits, please', 1, true), 'the reason reached the model: ' .. r.stdout:sub(1, 2000))
+end
+
+-- :Agent snapshots previews a snapshot's diff; :Agent log shows the run.
+function C.snapshots_and_log()
+  H.workspace({ ['a.txt'] = numbered(20) })
+  H.setup()
+  H.answer_select(function(items) return items[#items] end)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 2)
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  vim.cmd('write')
+  local wins = #vim.api.nvim_list_wins()
+  vim.cmd('Agent snapshots')
+  H.wait(function() return #vim.api.nvim_list_wins() == wins + 1 end, 'the diff preview')
+  local text = table.concat(H.lines(0), '\n')
+  H.eq('diff', vim.bo.filetype, 'a diff buffer')
+  H.truthy(text:find('-line three', 1, true) or text:find('+line three', 1, true), 'the diff of a.txt: ' .. text)
+  vim.cmd('close')
+  vim.cmd('Agent log')
+  text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find('run started', 1, true) and text:find('step edit', 1, true), 'the log: ' .. text)
+end
+
+return C

@@ -1,0 +1,78 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestJournalRecordsRuns(t *testing.T) {
+	j, err := OpenJournal(t.TempDir(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness()
+	e := New(Config{Tools: h.reg, Approver: AllowAll{}, Journal: j})
+	st, _ := runPlan(t, e, mkPlan(t, `[{"id":"a","tool":"op","args":{}},{"id":"b","tool":"op","args":{"fail":"boom"},"dependsOn":["a"]}]`), RunOptions{})
+	runs, err := j.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].RunID != st.RunID || runs[0].Status != st.Status || runs[0].Summary == "" || len(runs[0].Steps) != 2 {
+		t.Fatalf("journal holds %+v; want the final state of %s (%s) with its summary and steps", runs, st.RunID, st.Status)
+	}
+}
+
+// A run recorded as running by a process that is gone is failed.
+func TestJournalRunOfDeadProcess(t *testing.T) {
+	j, err := OpenJournal(t.TempDir(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := journalRun{RunState: RunState{RunID: "r1", Status: RunRunning, StartTime: time.Now()}, PID: 0}
+	if err := j.Save("runs/r1.json", dead); err != nil {
+		t.Fatal(err)
+	}
+	live := journalRun{RunState: RunState{RunID: "r2", Status: RunRunning, StartTime: time.Now()}, PID: os.Getpid()}
+	if err := j.Save("runs/r2.json", live); err != nil {
+		t.Fatal(err)
+	}
+	runs, err := j.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]RunStatus{}
+	for _, r := range runs {
+		got[r.RunID] = r.Status
+	}
+	if got["r1"] != RunFailed || got["r2"] != RunRunning {
+		t.Fatalf("statuses %v; want r1 failed (its process is gone), r2 running", got)
+	}
+	// Damaged records are left out, not fatal.
+	if err := os.WriteFile(filepath.Join(j.Dir(), "runs", "bad.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if runs, err := j.Runs(); err != nil || len(runs) != 2 {
+		t.Fatalf("with a damaged record: %d runs, %v", len(runs), err)
+	}
+}
+
+// A run whose journal cannot be written does not start.
+func TestJournalUnwritableRunNotStarted(t *testing.T) {
+	j, err := OpenJournal(t.TempDir(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(j.Dir(), "runs"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness()
+	e := New(Config{Tools: h.reg, Approver: AllowAll{}, Journal: j})
+	if _, err := e.Start(t.Context(), mkPlan(t, `[{"id":"a","tool":"op","args":{}}]`), RunOptions{}); err == nil {
+		t.Fatal("a run started without a journal record")
+	} else if want := filepath.Join(j.Dir(), "runs"); !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %q does not name %s", err, want)
+	}
+}

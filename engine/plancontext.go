@@ -1,0 +1,151 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/workspace"
+)
+
+// ContextItem is one thing the planner's model looked at before it made
+// the plan (a read_file, list_dir, search_files or search_code call), with
+// the reason it gave. Plans made from a request carry them in
+// Plan.Context, so the user sees what the plan is based on.
+type ContextItem struct {
+	Tool string          `json:"tool"`
+	Args json.RawMessage `json:"args,omitempty"`
+	Why  string          `json:"why,omitempty"`
+}
+
+// contextSpec is the parser's shape of a context item.
+var contextSpec = map[string]fieldSpec{
+	"tool": {shape: shString}, "args": {shape: shObject}, "why": {shape: shString},
+}
+
+func init() {
+	planSpec["context"] = fieldSpec{shape: shStructList, sub: contextSpec}
+}
+
+// EditWarnings returns a warning for every edit_file step whose oldText
+// does not occur in the file as it is now (unsaved editor buffers
+// included): such a step was planned without reading the file and would
+// fail. Steps whose path or oldText hold references, and files that an
+// earlier step of the plan may write or create, are not checked. The
+// plan is valid either way; these are warnings, for the model (a repair
+// round) and for the user's review.
+func EditWarnings(ctx context.Context, p *Plan, ws *workspace.Workspace) []Problem {
+	if p == nil || ws == nil {
+		return nil
+	}
+	var out []Problem
+	written := map[string]bool{} // files a step before may change
+	for _, st := range p.Steps {
+		if st.EffectiveKind() != KindTool {
+			if st.EffectiveKind() == KindAgent {
+				return out // an agent step may change anything
+			}
+			continue
+		}
+		if st.Tool != "edit_file" {
+			if t, ok := tools.Builtin().Get(st.Tool); ok && t.Category() != tools.CategoryRead {
+				var a struct {
+					Path string `json:"path"`
+					To   string `json:"to"`
+				}
+				_ = json.Unmarshal(st.Args, &a)
+				if a.Path == "" && a.To == "" {
+					return out // a patch or command: anything may change
+				}
+				written[a.Path], written[a.To] = true, true
+			}
+			continue
+		}
+		var a tools.EditFileArgs
+		if json.Unmarshal(st.Args, &a) != nil || hasRef(a.Path) || written[a.Path] {
+			written[a.Path] = true
+			continue
+		}
+		written[a.Path] = true
+		rel, _, err := ws.Resolve(a.Path)
+		if err != nil {
+			continue // validation of the step reports bad paths
+		}
+		data, err := ws.ReadFile(ctx, rel)
+		if err != nil {
+			out = append(out, Problem{File: p.Source, StepID: st.ID, Field: "args.path",
+				Message: fmt.Sprintf("warning: %s cannot be read (%v); edit_file needs an existing file", a.Path, err)})
+			continue
+		}
+		for i, e := range a.Edits {
+			if e.OldText == "" || hasRef(e.OldText) {
+				continue
+			}
+			if !strings.Contains(string(data), e.OldText) {
+				out = append(out, Problem{File: p.Source, StepID: st.ID, Field: fmt.Sprintf("args.edits[%d].oldText", i),
+					Message: fmt.Sprintf("warning: this oldText does not occur in %s as it is now; read the file and copy the text exactly, or make the step an agent step", rel)})
+			}
+		}
+	}
+	return out
+}
+
+// hasRef reports whether s may hold a reference ("$id", "${id.path}").
+func hasRef(s string) bool {
+	for i := 0; i+1 < len(s); i++ {
+		if s[i] == '$' {
+			c := s[i+1]
+			if c == '{' || c == '_' || (c|0x20 >= 'a' && c|0x20 <= 'z') {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// String renders the item for people: the tool, its main argument, and why.
+func (c ContextItem) String() string {
+	var a map[string]any
+	_ = json.Unmarshal(c.Args, &a)
+	var main string
+	for _, k := range []string{"path", "pattern", "glob"} {
+		if v, ok := a[k].(string); ok && v != "" {
+			main = v
+			break
+		}
+	}
+	if main == "" && len(c.Args) > 0 && string(c.Args) != "{}" {
+		main = string(c.Args)
+	}
+	if s, ok := a["startLine"].(float64); ok {
+		main += fmt.Sprintf(":%d", int(s))
+		if e, ok := a["endLine"].(float64); ok {
+			main += fmt.Sprintf("-%d", int(e))
+		}
+	}
+	out := c.Tool
+	if main != "" {
+		out += " " + main
+	}
+	if c.Why != "" {
+		out += " — " + c.Why
+	}
+	return out
+}
+
+// ContextText renders a plan's context for a review, one item a line
+// under a heading; "" when the plan has none. Every front end shows it the
+// same way.
+func ContextText(p *Plan) string {
+	if p == nil || len(p.Context) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "The model looked at %d things before planning:\n", len(p.Context))
+	for _, c := range p.Context {
+		b.WriteString("  " + c.String() + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,123 @@
+//go:build unix
+
+package repomap
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is the process's user+system CPU time: the machine is shared,
+// so wall time alone says little about the map's own cost.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// The benchmarks run on the tree in $REPOMAP_TREE (bench/repomap.sh makes a
+// 40,000-file tree from the Linux sources and runs them); without it they
+// run on this repository.
+func benchTree(b *testing.B) string {
+	if d := os.Getenv("REPOMAP_TREE"); d != "" {
+		return d
+	}
+	d, err := filepath.Abs("../..")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return d
+}
+
+// BenchmarkFirstMap is the first map of a tree: every file walked, read,
+// hashed and parsed, then ranked and rendered for a request.
+func BenchmarkFirstMap(b *testing.B) {
+	ws := openWS(b, benchTree(b))
+	q := Query{Request: "fix the timeout handling in the scheduler", Tokens: DefaultTokens}
+	start := cpuTime()
+	for b.Loop() {
+		m := New(ws, Options{})
+		if err := m.Update(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := m.Render(context.Background(), q); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(m.Stats().Files), "files")
+	}
+	b.ReportMetric((cpuTime()-start).Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// BenchmarkAfterOneChange is a map after one file changed: the walk, one
+// file re-parsed, the ranking and the rendering.
+func BenchmarkAfterOneChange(b *testing.B) {
+	dir := benchTree(b)
+	ws := openWS(b, dir)
+	m := New(ws, Options{})
+	ctx := context.Background()
+	if err := m.Update(ctx); err != nil {
+		b.Fatal(err)
+	}
+	// The file that changes: the first file of the map.
+	var target string
+	m.mu.Lock()
+	for p := range m.files {
+		if target == "" || p < target {
+			target = p
+		}
+	}
+	m.mu.Unlock()
+	q := Query{Request: "fix the timeout handling in the scheduler", Tokens: DefaultTokens}
+	// A plan for this request was made before: its files are parsed (the
+	// lazy ranking settles after a few rounds).
+	for range 10 {
+		if err := m.Update(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := m.Render(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+		if m.Stats().Parsed == 0 {
+			break
+		}
+	}
+	abs := filepath.Join(dir, filepath.FromSlash(target))
+	orig, err := os.ReadFile(abs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { os.WriteFile(abs, orig, 0o644) })
+	i := 0
+	parsed := 0
+	var cpu time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		i++
+		data := append(append([]byte(nil), orig...), []byte("\n// change "+string(rune('a'+i%26))+"\n")...)
+		if err := os.WriteFile(abs, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		t0 := cpuTime()
+		if err := m.Update(ctx); err != nil {
+			b.Fatal(err)
+		}
+		if _, _, err := m.Render(context.Background(), q); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - t0
+		st := m.Stats()
+		if st.Read != 1 {
+			b.Fatalf("read %d files after one change, want 1", st.Read)
+		}
+		parsed += st.Parsed
+	}
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+	// Files parsed for the first time (the changed one, and files the
+	// lazy ranking reaches for the first time); never content parsed before.
+	b.ReportMetric(float64(parsed)/float64(b.N), "parsed/op")
+}

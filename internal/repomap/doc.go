@@ -1,0 +1,25 @@
+// Package repomap is the planner's repository map: every source file of a
+// workspace with its top-level symbols (functions, types, methods, classes,
+// constants) and where they are defined, ranked for a request and cut to a
+// token budget, the way Aider's repo map is.
+//
+// It hides tree-sitter: the official Go bindings (cgo) and the grammars of
+// Go, JavaScript, TypeScript/TSX, Python, Rust, Lua, Java, C and C++ are
+// linked here and nowhere else. Symbols come from each file's syntax tree;
+// references between files come from the identifiers a file uses (a
+// lexical scan), which is enough to rank neighbours.
+//
+// Parsing is the cost, so the results are cached per file by content hash:
+// in memory for the life of a Map, and in a cache file in agentd's state
+// dir (Options.CacheFile) between processes. Update re-reads only files
+// whose size, mtime or inode changed and re-parses only content it has not
+// seen. The editor's unsaved buffers (Source.Overlay) win over the disk.
+//
+// Ranking (Rank, Render) puts first the files the user looks at (Query.Focus:
+// the selection's file, open buffers), the files the request names, and
+// the files defining symbols the request names (a name defined in many
+// files counts for less) or whose symbols share words with it; then the
+// files those reference (define identifiers they use) and the files that
+// reference them; then a small prior for files with more symbols nearer the
+// root.
+package repomap

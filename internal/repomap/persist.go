@@ -1,0 +1,107 @@
+package repomap
+
+import (
+	"bufio"
+	"encoding/gob"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// cacheVersion changes whenever what a parse yields changes (new
+// languages, symbol kinds), so an old cache is parsed anew.
+const cacheVersion = 3
+
+type diskCache struct {
+	Version int
+	Root    string
+	Files   []diskFile
+}
+
+type diskFile struct {
+	Path    string
+	Size    int64
+	ModTime int64
+	Ino     uint64
+	Hash    hash
+	Syms    []Symbol
+	Idents  []uint32
+	Parsed  bool
+}
+
+// load reads Options.CacheFile, if any. A missing file is no error; a
+// cache of another version or root is ignored.
+func (m *Map) load() error {
+	if m.opts.CacheFile == "" {
+		return nil
+	}
+	f, err := os.Open(m.opts.CacheFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var dc diskCache
+	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&dc); err != nil {
+		return fmt.Errorf("decoding %s: %w", m.opts.CacheFile, err)
+	}
+	if dc.Version != cacheVersion || dc.Root != m.src.Root() {
+		return nil
+	}
+	for _, df := range dc.Files {
+		t := m.byHash[df.Hash]
+		if t == nil {
+			t = &tags{Syms: df.Syms, Idents: df.Idents, Parsed: df.Parsed}
+			m.byHash[df.Hash] = t
+		}
+		m.files[df.Path] = &file{Path: df.Path, Size: df.Size, ModTime: df.ModTime, Ino: df.Ino, Hash: df.Hash, Tags: t}
+	}
+	return nil
+}
+
+// Save writes the cache to Options.CacheFile if the map changed since it
+// was loaded or saved (atomically: a temporary file renamed over it).
+// Open buffers are not saved: their content is not the disk's.
+func (m *Map) Save() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.opts.CacheFile == "" || !m.dirty {
+		return nil
+	}
+	dc := diskCache{Version: cacheVersion, Root: m.src.Root(), Files: make([]diskFile, 0, len(m.files))}
+	for _, f := range m.files {
+		if f.overlay || f.Tags == nil {
+			continue
+		}
+		dc.Files = append(dc.Files, diskFile{Path: f.Path, Size: f.Size, ModTime: f.ModTime, Ino: f.Ino, Hash: f.Hash,
+			Syms: f.Tags.Syms, Idents: f.Tags.Idents, Parsed: f.Tags.Parsed})
+	}
+	dir := filepath.Dir(m.opts.CacheFile)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("repository map cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, ".repomap-*")
+	if err != nil {
+		return fmt.Errorf("repository map cache: %w", err)
+	}
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	err = gob.NewEncoder(w).Encode(&dc)
+	if err == nil {
+		err = w.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), m.opts.CacheFile)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("repository map cache %s: %w", m.opts.CacheFile, err)
+	}
+	m.dirty = false
+	return nil
+}

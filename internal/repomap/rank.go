@@ -1,0 +1,549 @@
+package repomap
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// DefaultTokens is the map's default token budget.
+const DefaultTokens = 2000
+
+// Query is what the map is ranked for.
+type Query struct {
+	// Request is the user's request; the symbols, files and words it names
+	// rank first.
+	Request string
+	// Focus are workspace-relative paths the user is looking at (the
+	// selection's file, the open buffers), ranked first as well.
+	Focus []string
+	// Tokens is the budget of the rendered map (default DefaultTokens; a
+	// token is taken as 4 characters).
+	Tokens int
+}
+
+// Entry is one ranked file.
+type Entry struct {
+	Path    string
+	Score   float64
+	Symbols []Symbol
+}
+
+// Rank returns the files ranked for q, best first (only files with
+// symbols, or that q names).
+//
+// Files not parsed yet (a big tree is parsed lazily) are parsed when the
+// ranking needs them: the best candidates by their paths and the
+// request's identifiers they use, and the files that end up listed.
+func (m *Map) Rank(ctx context.Context, q Query) ([]Entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rank(ctx, q)
+}
+
+// Render returns the map ranked for q and cut to q.Tokens, as the model
+// sees it, and the paths it lists.
+func (m *Map) Render(ctx context.Context, q Query) (string, []string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	entries, err := m.rank(ctx, q)
+	if err != nil {
+		return "", nil, err
+	}
+	// The files that will be listed get their symbols.
+	var show []*file
+	for i, e := range entries {
+		if i >= 80 {
+			break
+		}
+		show = append(show, m.files[e.Path])
+	}
+	if err := m.parse(ctx, show); err != nil {
+		return "", nil, err
+	}
+	for i := range entries[:min(len(entries), 80)] {
+		if f := m.files[entries[i].Path]; f != nil && f.Tags != nil && entries[i].Symbols == nil {
+			entries[i].Symbols = f.Tags.Syms
+		}
+	}
+	text, listed := render(entries, q.Tokens, len(m.files))
+	return text, listed, nil
+}
+
+// maxCandidates bounds the files parsed for one ranking before scoring.
+const maxCandidates = 150
+
+// candidates are the files worth parsing for q in a tree not all parsed:
+// the focus, the files the request names, and the files using the
+// request's identifiers (rare ones weigh more).
+func (m *Map) candidates(q Query, terms requestTerms) []*file {
+	ids := map[uint32]int{} // request identifier hash -> files using it
+	var filter bitset
+	for id := range terms.idents {
+		h := identHash(id)
+		ids[h] = 0
+		filter.add(h)
+	}
+	focus := map[string]bool{}
+	for _, p := range q.Focus {
+		focus[p] = true
+	}
+	type cand struct {
+		f    *file
+		s    float64
+		uses []uint32
+	}
+	var cs []cand
+	unparsed := false
+	for p, f := range m.files {
+		if f.Tags == nil {
+			continue
+		}
+		unparsed = unparsed || !f.Tags.Parsed
+		c := cand{f: f}
+		if focus[p] {
+			c.s += 100
+		}
+		for _, w := range f.pathWords() {
+			if terms.words[w] {
+				c.s += 3
+			}
+		}
+		if len(ids) > 0 {
+			for _, id := range f.Tags.Idents {
+				if filter.has(id) {
+					if _, ok := ids[id]; ok {
+						ids[id]++
+						c.uses = append(c.uses, id)
+					}
+				}
+			}
+		}
+		if c.s > 0 || len(c.uses) > 0 {
+			cs = append(cs, c)
+		}
+	}
+	if !unparsed {
+		return nil
+	}
+	n := float64(len(m.files) + 1)
+	for i := range cs {
+		for _, id := range cs[i].uses {
+			cs[i].s += math.Log(n / float64(ids[id]+1))
+		}
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if cs[i].s != cs[j].s {
+			return cs[i].s > cs[j].s
+		}
+		return cs[i].f.Path < cs[j].f.Path
+	})
+	// The best candidates, parsed or not: parse skips those already parsed,
+	// so the same request parses nothing the second time.
+	var out []*file
+	for i := 0; i < len(cs) && i < maxCandidates; i++ {
+		out = append(out, cs[i].f)
+	}
+	return out
+}
+
+type requestTerms struct {
+	idents map[string]bool // identifiers as written
+	lower  map[string]bool // identifiers lower-cased
+	words  map[string]bool // stemmed lower-case words (from identifiers split)
+	text   string          // the request lower-cased
+}
+
+var stopwords = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`the and for that this with from into when then than what which where who why how
+		add adds make makes use uses used using file files code function functions method methods change changes
+		should would could must can not are was were has have had does did its their there here some any all each
+		new old now let get set put only also more less very just like about after before over under out our your
+		you they them it is be to of in on at by or as an a do if so no yes but fix bug test tests please want need
+		go see show shows return returns value values name names call calls type types data way one two`) {
+		stopwords[w] = true
+	}
+}
+
+func parseTerms(req string) requestTerms {
+	t := requestTerms{idents: map[string]bool{}, lower: map[string]bool{}, words: map[string]bool{}, text: strings.ToLower(req)}
+	ids := identifiers([]byte(req))
+	// Two-letter acronyms (GC, IO) name things too; identifiers() skips them.
+	for _, f := range strings.FieldsFunc(req, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
+		if len(f) == 2 && isUpper(f) {
+			ids = append(ids, f)
+		}
+	}
+	// Qualified names (Store.GC) as written.
+	for _, f := range strings.FieldsFunc(req, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;:()'\"`", r) }) {
+		f = strings.TrimRight(f, ".?!")
+		if strings.Count(f, ".") == 1 && !strings.HasPrefix(f, ".") && !strings.HasSuffix(f, ".") && !strings.Contains(f, "/") {
+			t.idents[f] = true
+		}
+	}
+	for _, id := range ids {
+		if stopwords[strings.ToLower(id)] {
+			continue
+		}
+		t.idents[id] = true
+		t.lower[strings.ToLower(id)] = true
+		for _, w := range splitWords(id) {
+			if !stopwords[w] {
+				t.words[w] = true
+			}
+		}
+	}
+	return t
+}
+
+// splitWords splits an identifier into lower-case, lightly stemmed words:
+// "parseHTTPRequest" -> parse, http, request; "max_delay" -> max, delay.
+func splitWords(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) >= 2 {
+			out = append(out, stem(strings.ToLower(string(cur))))
+		}
+		cur = cur[:0]
+	}
+	rs := []rune(s)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r == '.' || r == '$' || r == '-' || r == '/' || unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r):
+			// a new word starts at an upper-case letter that follows a
+			// lower-case one, or that precedes one (HTTPRequest).
+			if len(cur) > 0 && (unicode.IsLower(rs[i-1]) || (i+1 < len(rs) && unicode.IsLower(rs[i+1]))) {
+				flush()
+			}
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return out
+}
+
+func stem(w string) string {
+	for _, suf := range []string{"ing", "ies", "es", "ed", "s"} {
+		if len(w) > len(suf)+3 && strings.HasSuffix(w, suf) {
+			w = strings.TrimSuffix(w, suf)
+			if suf == "ies" {
+				w += "y"
+			}
+			break
+		}
+	}
+	return w
+}
+
+func lastName(s string) string {
+	if i := strings.LastIndexByte(s, '.'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
+	terms := parseTerms(q.Request)
+	if err := m.parse(ctx, m.candidates(q, terms)); err != nil {
+		return nil, err
+	}
+	focus := map[string]bool{}
+	for _, p := range q.Focus {
+		focus[p] = true
+	}
+	// How many files define each name the request mentions, so a name
+	// defined everywhere counts for little.
+	definers := map[string]int{}
+	for _, f := range m.files {
+		if f.Tags == nil {
+			continue
+		}
+		for _, s := range f.Tags.Syms {
+			if n := lastName(s.Name); terms.lower[strings.ToLower(n)] {
+				definers[strings.ToLower(n)]++
+			}
+		}
+	}
+	score := make(map[string]float64, 64)
+	for p, f := range m.files {
+		sc := 0.0
+		if focus[p] {
+			sc += 100
+		}
+		lp := strings.ToLower(p)
+		base := path.Base(lp)
+		if strings.Contains(terms.text, lp) {
+			sc += 80
+		} else if strings.Contains(terms.text, base) && strings.Contains(base, ".") {
+			sc += 40
+		}
+		for _, w := range f.pathWords() {
+			if terms.words[w] {
+				sc += 2
+			}
+		}
+		if f.Tags != nil {
+			words := f.Tags.symWords()
+			for k, s := range f.Tags.Syms {
+				n := lastName(s.Name)
+				ln := words[k].lower
+				if terms.lower[ln] {
+					w := 30.0
+					if terms.idents[n] {
+						w = 50
+					}
+					if terms.idents[s.Name] || strings.Contains(terms.text, strings.ToLower(s.Name)) && strings.Contains(s.Name, ".") {
+						w += 20
+					}
+					sc += w / float64(max(definers[ln], 1))
+					continue
+				}
+				ws := words[k].words
+				hit := 0
+				for _, w := range ws {
+					if terms.words[w] {
+						hit++
+					}
+				}
+				if hit > 0 {
+					sc += 1.5 * float64(hit*hit) / float64(len(ws))
+				}
+			}
+		}
+		if sc > 0 {
+			score[p] = sc
+		}
+	}
+	// Seeds: the best files so far; their neighbours share their score.
+	type ps struct {
+		p string
+		s float64
+	}
+	var seeds []ps
+	for p, s := range score {
+		seeds = append(seeds, ps{p, s})
+	}
+	sort.Slice(seeds, func(i, j int) bool {
+		if seeds[i].s != seeds[j].s {
+			return seeds[i].s > seeds[j].s
+		}
+		return seeds[i].p < seeds[j].p
+	})
+	if len(seeds) > 12 {
+		seeds = seeds[:12]
+	}
+	if len(seeds) > 0 {
+		m.spread(seeds[0].s, func(yield func(string, float64) bool) {
+			for _, sd := range seeds {
+				if !yield(sd.p, sd.s) {
+					return
+				}
+			}
+		}, score)
+	}
+	// A small prior: files with more symbols, nearer the root.
+	out := make([]Entry, 0, len(m.files))
+	for p, f := range m.files {
+		var syms []Symbol
+		if f.Tags != nil {
+			syms = f.Tags.Syms
+		}
+		sc := score[p]
+		if len(syms) == 0 && sc == 0 {
+			continue
+		}
+		sc += 0.02*float64(min(len(syms), 25)) - 0.05*float64(strings.Count(p, "/"))
+		out = append(out, Entry{Path: p, Score: sc, Symbols: syms})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Score != out[j].Score {
+			return out[i].Score > out[j].Score
+		}
+		return out[i].Path < out[j].Path
+	})
+	// Within a file, the symbols the request names come first.
+	for i, e := range out {
+		if e.Score < 1 {
+			break
+		}
+		syms := append([]Symbol(nil), e.Symbols...)
+		sort.SliceStable(syms, func(a, b int) bool {
+			return symHit(terms, syms[a]) > symHit(terms, syms[b])
+		})
+		out[i].Symbols = syms
+	}
+	return out, nil
+}
+
+func symHit(t requestTerms, s Symbol) int {
+	n := lastName(s.Name)
+	if t.lower[strings.ToLower(n)] {
+		return 10
+	}
+	hit := 0
+	for _, w := range splitWords(n) {
+		if t.words[w] {
+			hit++
+		}
+	}
+	return hit
+}
+
+// spread gives the files that the seeds reference (the definers of the
+// identifiers a seed uses) and the files that reference the seeds (use a
+// name a seed defines) part of the seed's score.
+func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score map[string]float64) {
+	add := map[string]float64{}
+	want := map[uint32]float64{} // identifier hash -> weight of referencing it
+	type use struct {
+		seed string
+		w    float64
+	}
+	uses := map[uint32][]use{} // identifier hash -> the seeds that use it
+	for p, s := range seeds {
+		f := m.files[p]
+		if f == nil || f.Tags == nil {
+			continue
+		}
+		w := s / top
+		for _, id := range f.Tags.Idents {
+			uses[id] = append(uses[id], use{p, w})
+		}
+		// Referencing the seed: files that use the names it defines.
+		for _, sym := range f.Tags.Syms {
+			id := identHash(lastName(sym.Name))
+			want[id] = max(want[id], w)
+		}
+	}
+	// Referenced by a seed: the definers of the identifiers it uses.
+	defs := map[uint32][]string{}
+	for q, g := range m.files {
+		if g.Tags == nil {
+			continue
+		}
+		for _, sym := range g.Tags.Syms {
+			if n := identHash(lastName(sym.Name)); uses[n] != nil {
+				defs[n] = append(defs[n], q)
+			}
+		}
+	}
+	for n, files := range defs {
+		if len(files) > 8 {
+			continue // a common name says little
+		}
+		for _, u := range uses[n] {
+			for _, q := range files {
+				if q != u.seed {
+					add[q] += 4 * u.w / float64(len(files))
+				}
+			}
+		}
+	}
+	var filter bitset
+	for id := range want {
+		filter.add(id)
+	}
+	for q, g := range m.files {
+		if g.Tags == nil {
+			continue
+		}
+		sum := 0.0
+		for _, id := range g.Tags.Idents {
+			if filter.has(id) {
+				sum += want[id]
+			}
+		}
+		if sum > 0 {
+			add[q] += min(sum, 5)
+		}
+	}
+	for q, a := range add {
+		score[q] += a
+	}
+}
+
+// render writes the ranked files and their symbols within tokens.
+func render(entries []Entry, tokens, total int) (string, []string) {
+	if tokens <= 0 {
+		tokens = DefaultTokens
+	}
+	limit := tokens * 4
+	var b strings.Builder
+	fmt.Fprintf(&b, "Repository map: %d source files; the most relevant first, with their top-level symbols (line kind name).\n", total)
+	var listed []string
+	for i, e := range entries {
+		maxSyms := 8
+		if i < 5 {
+			maxSyms = 30
+		} else if i < 20 {
+			maxSyms = 15
+		}
+		var fb strings.Builder
+		fb.WriteString(e.Path + ":\n")
+		for k, s := range e.Symbols {
+			if k == maxSyms {
+				fmt.Fprintf(&fb, "  ... %d more\n", len(e.Symbols)-k)
+				break
+			}
+			fmt.Fprintf(&fb, "  %d %s %s\n", s.Line, s.Kind, s.Name)
+		}
+		if b.Len()+fb.Len() > limit {
+			if b.Len()+len(e.Path)+2 > limit {
+				break
+			}
+			// the file alone, if its symbols do not fit.
+			fb.Reset()
+			fb.WriteString(e.Path + "\n")
+		}
+		b.WriteString(fb.String())
+		listed = append(listed, e.Path)
+	}
+	return b.String(), listed
+}
+
+// bitset is a quick "maybe" test in front of a map of identifier hashes:
+// most identifiers of most files are not in the set.
+type bitset [1 << 16 / 64]uint64
+
+func (b *bitset) add(id uint32)      { b[(id&0xffff)>>6] |= 1 << (id & 63) }
+func (b *bitset) has(id uint32) bool { return b[(id&0xffff)>>6]&(1<<(id&63)) != 0 }
+
+// pathWords are the words of a file's path (cached: a file record is
+// replaced when the file changes).
+func (f *file) pathWords() []string {
+	if f.words == nil {
+		f.words = splitWords(strings.TrimSuffix(f.Path, path.Ext(f.Path)))
+		if f.words == nil {
+			f.words = []string{}
+		}
+	}
+	return f.words
+}
+
+type symWords struct {
+	lower string   // the last name, lower-cased
+	words []string // its words
+}
+
+// symWords are the words of each symbol's name, made once per content.
+func (t *tags) symWords() []symWords {
+	if len(t.words) != len(t.Syms) {
+		t.words = make([]symWords, len(t.Syms))
+		for i, s := range t.Syms {
+			n := lastName(s.Name)
+			t.words[i] = symWords{lower: strings.ToLower(n), words: splitWords(n)}
+		}
+	}
+	return t.words
+}

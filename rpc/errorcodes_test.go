@@ -1,0 +1,160 @@
+package rpc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd/agentd/engine"
+)
+
+// blockingPlanMaker blocks until cancelled; with budget set it reports the
+// budget exceeded at once.
+type blockingPlanMaker struct{ budget bool }
+
+func (b blockingPlanMaker) MakePlan(ctx context.Context, req PlanRequest) (*engine.Plan, error) {
+	if b.budget {
+		return nil, fmt.Errorf("planning %q: %w: 1000 of 1000 tokens used", req.Request, engine.ErrBudgetExceeded)
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// TestEveryDocumentedErrorCode provokes every code of docs/protocol.md's
+// error table through the server (rows marked reserved are not answered by
+// any method) and fails for a documented code it has no provocation for.
+func TestEveryDocumentedErrorCode(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "protocol.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := regexp.MustCompile(`(?m)^\| (-32\d{3}) \| (.*)$`).FindAllStringSubmatch(string(doc), -1)
+	if len(rows) < 10 {
+		t.Fatalf("found %d rows in the error table", len(rows))
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	validPlan := map[string]any{"title": "t", "steps": []any{map[string]any{"id": "r", "tool": "read_file", "args": map[string]any{"path": "a.txt"}}}}
+
+	// callCode calls on a fresh initialized editor session over root.
+	ed := startEditor(t, Options{PlanMaker: blockingPlanMaker{budget: true}}, nil)
+	ed.initialize(root, nil)
+	code := func(method string, params any) int64 {
+		t.Helper()
+		err := ed.call(method, params, nil)
+		var we *jsonrpc2.Error
+		if !errors.As(err, &we) {
+			t.Fatalf("%s answered %v, want an error", method, err)
+		}
+		return int64(we.Code)
+	}
+	raw := func(frames ...[]byte) int64 {
+		t.Helper()
+		rc := startRaw(t, Options{}, nil)
+		for _, f := range frames {
+			rc.writeRaw(f)
+		}
+		r := rc.response()
+		return int64(errCode(r.Err()))
+	}
+	provoke := map[int64]func() int64{
+		-32700: func() int64 { return raw(frame(`{"jsonrpc":"2.0","id":1,"method":}`)) },
+		-32600: func() int64 {
+			return raw(frame(`[{"jsonrpc":"2.0","id":1,"method":"agentd/plan/list"}]`))
+		},
+		-32601: func() int64 { return code("agentd/nope", map[string]any{}) },
+		-32602: func() int64 { return code("agentd/run/get", map[string]any{"runId": 42}) },
+		-32603: func() int64 {
+			// A server without a workspace has no snapshot store.
+			bare := startEditor(t, Options{}, nil)
+			bare.initialize("", nil)
+			var we *jsonrpc2.Error
+			errors.As(bare.call("agentd/snapshot/list", map[string]any{}, nil), &we)
+			if we == nil {
+				return 0
+			}
+			return int64(we.Code)
+		},
+		-32800: func() int64 {
+			rc := startRaw(t, Options{PlanMaker: blockingPlanMaker{}}, nil)
+			initRaw(t, rc)
+			rc.call(2, "agentd/plan/create", map[string]any{"request": "wait"})
+			rc.writeRaw(frame(`{"jsonrpc":"2.0","method":"$/cancelRequest","params":{"id":2}}`))
+			return int64(errCode(rc.response().Err()))
+		},
+		-32001: func() int64 {
+			return code("agentd/plan/load", map[string]any{"plan": map[string]any{"steps": []any{map[string]any{"id": "x", "tool": "nope"}}}})
+		},
+		-32002: func() int64 {
+			var pl engine.Plan
+			ed.mustCall("agentd/plan/load", map[string]any{"plan": validPlan}, &pl)
+			return code("agentd/plan/edit", map[string]any{"planId": pl.ID, "version": pl.Version + 5,
+				"edits": []any{map[string]any{"op": "skip", "stepId": "r"}}})
+		},
+		-32003: func() int64 {
+			if c := code("agentd/snapshot/restore", map[string]any{"id": strings.Repeat("ab", 20)}); c != -32003 {
+				t.Errorf("restore of an unknown snapshot: %d, want -32003", c)
+			}
+			if c := code("agentd/snapshot/diff", map[string]any{"from": strings.Repeat("cd", 20)}); c != -32003 {
+				t.Errorf("diff of an unknown snapshot: %d, want -32003", c)
+			}
+			return code("agentd/run/get", map[string]any{"runId": "nope"})
+		},
+		-32004: func() int64 {
+			return code("agentd/snapshot/restore", map[string]any{"id": "x", "uris": []string{"file:///etc/passwd"}})
+		},
+		-32006: func() int64 {
+			bare := startEditor(t, Options{}, nil)
+			bare.initialize("", nil)
+			var we *jsonrpc2.Error
+			errors.As(bare.call("agentd/plan/create", map[string]any{"request": "x"}, nil), &we)
+			if we == nil {
+				return 0
+			}
+			return int64(we.Code)
+		},
+		-32007: func() int64 { return code("agentd/plan/create", map[string]any{"request": "too big"}) },
+		-32008: func() int64 {
+			rc := startRaw(t, Options{}, nil)
+			rc.call(1, "agentd/plan/list", map[string]any{})
+			return int64(errCode(rc.response().Err()))
+		},
+		-32009: func() int64 {
+			// Only the user's own snapshot exists: nothing tells their
+			// edits from the agent's.
+			var sn struct {
+				ID string `json:"id"`
+			}
+			ed.mustCall("agentd/snapshot/create", map[string]any{"label": "mine"}, &sn)
+			return code("agentd/snapshot/restore", map[string]any{"id": sn.ID})
+		},
+	}
+	for _, row := range rows {
+		c, _ := strconv.ParseInt(row[1], 10, 64)
+		t.Run(row[1], func(t *testing.T) {
+			f, ok := provoke[c]
+			if strings.Contains(row[2], "reserved") {
+				if ok {
+					t.Errorf("%d is documented as reserved but the server answers with it", c)
+				}
+				return
+			}
+			if !ok {
+				t.Fatalf("no test provokes %d (%s)", c, row[2])
+			}
+			if got := f(); got != c {
+				t.Errorf("got %d, want %d", got, c)
+			}
+		})
+	}
+}
