@@ -35,7 +35,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
-	a := &agent{opts: opts, log: opts.Logger, sessions: map[string]*session{}}
+	a := &agent{opts: opts, log: opts.Logger, sessions: map[string]*session{}, initDone: make(chan struct{})}
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(opts.Logger.With("component", "acp-wire"))
 	a.conn = conn
@@ -77,8 +77,13 @@ type agent struct {
 
 	mu          sync.Mutex
 	initialized bool
-	caps        sdk.ClientCapabilities
-	sessions    map[string]*session
+	// initDone is closed when initialize has set the client's capabilities.
+	// The line filter has already refused requests that came before
+	// initialize on the wire, but the SDK handles requests concurrently, so
+	// a pipelined session/new can reach its handler first: it waits here.
+	initDone chan struct{}
+	caps     sdk.ClientCapabilities
+	sessions map[string]*session
 	// Requests being handled, and the end of the connection.
 	inflight int
 	closing  bool
@@ -90,6 +95,10 @@ var (
 	_ sdk.AgentLoader = (*agent)(nil)
 )
 
+// initWait bounds how long a request that came after initialize on the
+// wire waits for initialize's handler to finish.
+var initWait = 10 * time.Second
+
 // errNotInitialized answers requests sent before initialize.
 var errNotInitialized = &sdk.RequestError{Code: -32600, Message: "Invalid request: call initialize first"}
 
@@ -99,6 +108,12 @@ var errClosing = &sdk.RequestError{Code: -32603, Message: "Internal error", Data
 // begin counts a request in (end counts it out); needInit refuses it
 // before initialize.
 func (a *agent) begin(needInit bool) (end func(), err error) {
+	if needInit {
+		select {
+		case <-a.initDone:
+		case <-time.After(initWait):
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.closing {
@@ -150,6 +165,9 @@ func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 	}
 	defer end()
 	a.mu.Lock()
+	if !a.initialized {
+		close(a.initDone)
+	}
 	a.initialized = true
 	a.caps = p.ClientCapabilities
 	a.mu.Unlock()

@@ -123,12 +123,12 @@ func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, err
 	}
 	s := newSched(e, ctx, p.Clone(), opts)
 	if e.cfg.Snapshots != nil {
-		id, err := e.cfg.Snapshots.Snapshot(ctx, SnapshotRequest{RunID: opts.RunID, Label: "run start"})
+		info, err := e.cfg.Snapshots.Snapshot(ctx, SnapshotRequest{RunID: opts.RunID, Label: "run start"})
 		if err != nil {
 			s.cancelRun()
 			return nil, fmt.Errorf("run %s: taking the start snapshot: %w (fix the snapshot store or run without snapshots)", opts.RunID, err)
 		}
-		s.r.addSnapshot(id)
+		s.r.addSnapshot(info)
 	}
 	if e.cfg.Journal != nil {
 		s.journal = &runJournal{j: e.cfg.Journal, r: s.r, log: s.log}

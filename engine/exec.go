@@ -121,16 +121,16 @@ func (w *worker) snapshot(ctx context.Context) {
 	s := w.s
 	s.snapOrder.Lock()
 	defer s.snapOrder.Unlock()
-	id, err := s.cfg.Snapshots.Snapshot(context.WithoutCancel(ctx), SnapshotRequest{
+	info, err := s.cfg.Snapshots.Snapshot(context.WithoutCancel(ctx), SnapshotRequest{
 		RunID: s.r.id, StepID: w.j.step.ID, Label: "after " + w.j.step.ID})
 	if err != nil {
 		s.log.Warn("snapshot after step failed", "step", w.j.step.ID, "err", err)
 		w.output("log", fmt.Sprintf("agentd: snapshot after step %s failed: %v\n", w.j.step.ID, err))
 		return
 	}
-	s.r.addSnapshot(id)
-	w.res.snapshotID = id
-	w.emit(Event{Type: EventSnapshotTaken, SnapshotID: id, Reason: "after step"})
+	s.r.addSnapshot(info)
+	w.res.snapshotID = info.ID
+	w.emit(Event{Type: EventSnapshotTaken, SnapshotID: info.ID, Reason: "after step"})
 }
 
 // emit posts an event about this step.

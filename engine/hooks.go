@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -122,9 +123,17 @@ type RestoreRequest struct {
 	Overwrite  bool
 }
 
+// SnapshotInfo is a snapshot taken: its id and the files it left out
+// (over the size limit, FIFOs, sockets, devices, unreadable), which the
+// run reports so that nothing is left out silently.
+type SnapshotInfo struct {
+	ID      string
+	Skipped []gitops.SkippedFile
+}
+
 // Snapshotter takes and restores snapshots (gitops.Store behind an adapter).
 type Snapshotter interface {
-	Snapshot(ctx context.Context, req SnapshotRequest) (id string, err error)
+	Snapshot(ctx context.Context, req SnapshotRequest) (SnapshotInfo, error)
 	Restore(ctx context.Context, req RestoreRequest) (*RestoreInfo, error)
 }
 

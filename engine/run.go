@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -27,8 +28,10 @@ type Run struct {
 	final     RunState
 	finalPlan *Plan
 
-	snapMu sync.Mutex
-	snaps  []string
+	snapMu      sync.Mutex
+	snaps       []string
+	skipped     []gitops.SkippedFile // left out of the run's snapshots
+	skippedSeen map[string]bool
 
 	chMu    sync.Mutex
 	changes map[string]*workspace.ChangeSet
@@ -137,10 +140,26 @@ func (r *Run) addChange(cs *workspace.ChangeSet) {
 	r.changes[cs.ID] = cs
 }
 
-func (r *Run) addSnapshot(id string) {
+func (r *Run) addSnapshot(info SnapshotInfo) {
 	r.snapMu.Lock()
 	defer r.snapMu.Unlock()
-	r.snaps = append(r.snaps, id)
+	r.snaps = append(r.snaps, info.ID)
+	for _, f := range info.Skipped {
+		if r.skippedSeen == nil {
+			r.skippedSeen = map[string]bool{}
+		}
+		if !r.skippedSeen[f.Path] {
+			r.skippedSeen[f.Path] = true
+			r.skipped = append(r.skipped, f)
+		}
+	}
+}
+
+// skippedFiles lists, once each, the files the run's snapshots left out.
+func (r *Run) skippedFiles() []gitops.SkippedFile {
+	r.snapMu.Lock()
+	defer r.snapMu.Unlock()
+	return append([]gitops.SkippedFile(nil), r.skipped...)
 }
 
 func (r *Run) snapshots() []string {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/engine/tools"
@@ -71,5 +72,38 @@ func TestRunRollbackWithGitopsStore(t *testing.T) {
 	snaps, err := store.List(t.Context(), st.RunID)
 	if err != nil || len(snaps) < 2 {
 		t.Errorf("store lists %d snapshots of the run: %v", len(snaps), err)
+	}
+}
+
+// TestRunReportsFilesLeftOutOfSnapshots: a file over the snapshot size
+// limit is named in the run's state and in its summary (issue 10: nothing
+// is left out silently).
+func TestRunReportsFilesLeftOutOfSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "big.bin"), make([]byte, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := workspace.Open(dir, workspace.Options{})
+	if err != nil {
+		t.Fatalf("workspace.Open: %v", err)
+	}
+	store, err := gitops.Open(t.Context(), ws, gitops.Options{StateDir: t.TempDir(), MaxFileSize: 1024})
+	if err != nil {
+		t.Fatalf("gitops.Open: %v", err)
+	}
+	defer store.Close()
+	h := newHarness()
+	e := New(Config{Tools: h.reg, WS: ws, Approver: AllowAll{}, Snapshots: StoreSnapshotter(store)})
+	p := mkPlan(t, `[{"id":"w","tool":"write","args":{"write":"a.txt"}}]`)
+	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone})
+	if st.Status != RunCompleted {
+		t.Fatalf("status %s", st.Status)
+	}
+	if len(st.SkippedFiles) != 1 || st.SkippedFiles[0].Path != "big.bin" {
+		t.Fatalf("skipped files %+v, want big.bin once", st.SkippedFiles)
+	}
+	sum := Summary(p, st)
+	if !strings.Contains(sum, "Left out of snapshots") || !strings.Contains(sum, "`big.bin`") {
+		t.Fatalf("summary does not name big.bin:\n%s", sum)
 	}
 }

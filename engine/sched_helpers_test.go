@@ -281,15 +281,15 @@ type fakeSnaps struct {
 	fail     error
 }
 
-func (f *fakeSnaps) Snapshot(ctx context.Context, req SnapshotRequest) (string, error) {
+func (f *fakeSnaps) Snapshot(ctx context.Context, req SnapshotRequest) (SnapshotInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.fail != nil {
-		return "", f.fail
+		return SnapshotInfo{}, f.fail
 	}
 	f.n++
 	f.reqs = append(f.reqs, req)
-	return fmt.Sprintf("snap%d", f.n), nil
+	return SnapshotInfo{ID: fmt.Sprintf("snap%d", f.n)}, nil
 }
 
 func (f *fakeSnaps) Restore(ctx context.Context, req RestoreRequest) (*RestoreInfo, error) {

@@ -12,12 +12,12 @@ func StoreSnapshotter(s *gitops.Store) Snapshotter { return storeSnapshotter{s} 
 
 type storeSnapshotter struct{ s *gitops.Store }
 
-func (a storeSnapshotter) Snapshot(ctx context.Context, req SnapshotRequest) (string, error) {
+func (a storeSnapshotter) Snapshot(ctx context.Context, req SnapshotRequest) (SnapshotInfo, error) {
 	snap, err := a.s.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label})
 	if err != nil {
-		return "", err
+		return SnapshotInfo{}, err
 	}
-	return snap.ID, nil
+	return SnapshotInfo{ID: snap.ID, Skipped: snap.Skipped}, nil
 }
 
 func (a storeSnapshotter) Restore(ctx context.Context, req RestoreRequest) (*RestoreInfo, error) {

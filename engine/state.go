@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/agentd/agentd/gitops"
 )
 
 // StepStatus is a step's state; see docs/plans.md.
@@ -50,33 +52,37 @@ type StepState struct {
 
 // RunState is a copy of a run's state; the scheduler owns the original.
 type RunState struct {
-	RunID            string       `json:"runId"`
-	PlanID           string       `json:"planId,omitempty"`
-	PlanVersion      int          `json:"planVersion"`
-	Status           RunStatus    `json:"status"`
-	Progress         float64      `json:"progress"`
-	CompletedSteps   int          `json:"completedSteps"`
-	FailedSteps      int          `json:"failedSteps"`
-	SkippedSteps     int          `json:"skippedSteps"`
-	BlockedSteps     int          `json:"blockedSteps"`
-	TotalSteps       int          `json:"totalSteps"`
-	CurrentSteps     []string     `json:"currentSteps"`
-	StartTime        time.Time    `json:"startTime"`
-	ElapsedMs        int64        `json:"elapsedMs"`
-	EtaMs            *int64       `json:"etaMs,omitempty"`
-	LLMCalls         int          `json:"llmCalls"`
-	ToolCalls        int          `json:"toolCalls"`
-	Tokens           int          `json:"tokens"`
-	CostUSD          float64      `json:"costUSD"`
-	RePlans          int          `json:"rePlans"`
-	Steps            []StepState  `json:"steps,omitempty"`
-	Snapshots        []string     `json:"snapshots"`
-	Summary          string       `json:"summary,omitempty"`
-	Error            string       `json:"error,omitempty"`
-	OriginalPlan     *Plan        `json:"originalPlan,omitempty"`
-	FinalPlan        *Plan        `json:"finalPlan,omitempty"`
-	RePlanIterations int          `json:"rePlanIterations,omitempty"`
-	Rollback         *RestoreInfo `json:"rollback,omitempty"`
+	RunID          string      `json:"runId"`
+	PlanID         string      `json:"planId,omitempty"`
+	PlanVersion    int         `json:"planVersion"`
+	Status         RunStatus   `json:"status"`
+	Progress       float64     `json:"progress"`
+	CompletedSteps int         `json:"completedSteps"`
+	FailedSteps    int         `json:"failedSteps"`
+	SkippedSteps   int         `json:"skippedSteps"`
+	BlockedSteps   int         `json:"blockedSteps"`
+	TotalSteps     int         `json:"totalSteps"`
+	CurrentSteps   []string    `json:"currentSteps"`
+	StartTime      time.Time   `json:"startTime"`
+	ElapsedMs      int64       `json:"elapsedMs"`
+	EtaMs          *int64      `json:"etaMs,omitempty"`
+	LLMCalls       int         `json:"llmCalls"`
+	ToolCalls      int         `json:"toolCalls"`
+	Tokens         int         `json:"tokens"`
+	CostUSD        float64     `json:"costUSD"`
+	RePlans        int         `json:"rePlans"`
+	Steps          []StepState `json:"steps,omitempty"`
+	Snapshots      []string    `json:"snapshots"`
+	// SkippedFiles are the files the run's snapshots left out (over the
+	// size limit, FIFOs, sockets, devices, unreadable): a restore cannot
+	// bring them back, so they are reported, never left out silently.
+	SkippedFiles     []gitops.SkippedFile `json:"skippedFiles,omitempty"`
+	Summary          string               `json:"summary,omitempty"`
+	Error            string               `json:"error,omitempty"`
+	OriginalPlan     *Plan                `json:"originalPlan,omitempty"`
+	FinalPlan        *Plan                `json:"finalPlan,omitempty"`
+	RePlanIterations int                  `json:"rePlanIterations,omitempty"`
+	Rollback         *RestoreInfo         `json:"rollback,omitempty"`
 	// FilesChanged lists the files the run's applied changes touched
 	// (relative paths, in order of first change).
 	FilesChanged []string `json:"filesChanged,omitempty"`

@@ -55,6 +55,12 @@ func Summary(p *Plan, st RunState) string {
 	if len(changes) > 0 {
 		fmt.Fprintf(&b, "\nChange sets: %s\n", "`"+strings.Join(changes, "`, `")+"`")
 	}
+	if len(st.SkippedFiles) > 0 {
+		b.WriteString("\n## Left out of snapshots\n\nA restore cannot bring these back; back them up yourself if they matter.\n\n")
+		for _, f := range st.SkippedFiles {
+			fmt.Fprintf(&b, "- `%s` (%s)\n", f.Path, mdText(f.Reason))
+		}
+	}
 	if len(st.Snapshots) > 0 {
 		b.WriteString("\n## Snapshots\n\n")
 		for i, id := range st.Snapshots {

@@ -17,9 +17,16 @@
 // go-git's idxfile encoder), fsync'd before the reference that names them
 // is written (atomically, through a billy filesystem that makes go-git's
 // writes durable). A restore journals its plan before it touches the
-// workspace; Open finishes a restore a crash interrupted and removes what a
-// killed writer left behind. A file lock serialises the daemon and CLI
-// invocations on one store.
+// workspace and changes it only through directory handles (openat with
+// O_NOFOLLOW, renameat, unlinkat: restore_apply.go, wsfs.go); a failed
+// restore journals its rollback before running it. Open finishes or rolls
+// back what a crash or failure left; what it cannot is reported by
+// Store.Problem (with the snapshot that holds the user's state) rather
+// than keeping the store from opening, and Store.Doctor retries. A file
+// lock serialises the daemon and CLI invocations on one store.
+//
+// Protection: Store.ProtectionBase is the one rule every front end's
+// restore uses to tell the agent's changes from everyone else's.
 //
 // Reads: objects are read from the packs through go-git's packfile reader
 // with indexes the store loads once and keeps up to date as packs come and

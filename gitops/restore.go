@@ -205,8 +205,8 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	pl := &planner{s: s, cur: cur, overwrite: opts.Overwrite, data: map[string][]byte{}, skipped: skippedNow}
 
 	var ops []restoreOp
-	extra := map[string]*fileRec{}     // files the scan does not hold (ignored now) that the restore changes: kept in the safety snapshot
-	var absent []string                // ignored paths the restore creates: the safety snapshot records them as absent
+	extra := map[string]*fileRec{} // files the scan does not hold (ignored now) that the restore changes: kept in the safety snapshot
+	var absent []string            // ignored paths the restore creates: the safety snapshot records them as absent
 	for _, p := range paths {
 		t, inT := want[p]
 		c, inC := cur.byPath[p]
@@ -291,8 +291,6 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		default:
 			ops = append(ops, restoreOp{Path: p, Op: "delete"})
 			result.Deleted = append(result.Deleted, p)
-		}
-		if inT && s.files.Ignored(p, false) {
 		}
 	}
 	// Empty directories of the target that are missing now.

@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/review"
@@ -43,13 +44,23 @@ func (s *Server) onUserEdit(uri, rel string) {
 	}
 }
 
+// saveChange writes the change set's review state to the journal. The
+// decision it records has already happened (hunks are on disk or in the
+// buffer), so a failed save does not undo it: the user is told, with the
+// file, that a restarted daemon will not remember this review.
 func (s *Server) saveChange(c *changeRecord) {
 	b, err := s.changes.Marshal(c)
-	if err != nil {
-		s.log.Error("encoding change set", "change", c.ID, "error", err)
-		return
+	if err == nil {
+		err = s.persist.save("changes/"+safeName(c.ID)+".json", json.RawMessage(b))
 	}
-	s.persist.save("changes/"+safeName(c.ID)+".json", json.RawMessage(b))
+	if err != nil {
+		s.log.Error("saving change set", "change", c.ID, "error", err)
+		s.notify("window/showMessage", map[string]any{
+			"type": 2, // warning
+			"message": fmt.Sprintf("agentd: the review of change %s could not be saved (%v). It holds until the daemon stops; "+
+				"free space or fix the permissions of the state dir so a restarted daemon remembers it.", c.ID, err),
+		})
+	}
 }
 
 // reviewer implements engine.Reviewer for the editor.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/workspace"
 )
 
 // TestStateBesideShadowRepository checks that a workspace's server state
@@ -83,5 +85,26 @@ func TestFailedSaveNotAcknowledged(t *testing.T) {
 	}
 	if _, err := s.plans.get(pl.ID); err == nil {
 		t.Fatal("the unsaved plan is listed")
+	}
+}
+
+// TestFailedChangeSaveIsShown: a review decision that cannot be journaled
+// is not dropped silently; the editor is warned, with the change's id.
+func TestFailedChangeSaveIsShown(t *testing.T) {
+	ed := startEditor(t, Options{}, nil)
+	ed.initialize(t.TempDir(), nil)
+	s := ed.srv
+	if s.persist == nil {
+		t.Fatal("no journal after initialize")
+	}
+	// A file where the changes directory should be: every save fails.
+	if err := os.WriteFile(filepath.Join(s.persist.j.Dir(), "changes"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := review.New(&workspace.ChangeSet{ID: "chg-save-fails"}, engine.ReviewBefore)
+	s.saveChange(c)
+	n, _ := ed.waitNote(0, func(n note) bool { return n.Method == "window/showMessage" })
+	if !strings.Contains(string(n.Params), "chg-save-fails") || !strings.Contains(string(n.Params), "could not be saved") {
+		t.Fatalf("warning does not name the change: %s", n.Params)
 	}
 }

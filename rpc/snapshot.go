@@ -25,16 +25,16 @@ func snapshotMethods() map[string]method {
 // (opened in the background at initialize).
 type snapshotter struct{ s *Server }
 
-func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (string, error) {
+func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (engine.SnapshotInfo, error) {
 	store, err := a.s.snapshots()
 	if err != nil {
-		return "", err
+		return engine.SnapshotInfo{}, err
 	}
 	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label, Contents: a.s.agentContents()})
 	if err != nil {
-		return "", err
+		return engine.SnapshotInfo{}, err
 	}
-	return sn.ID, nil
+	return engine.SnapshotInfo{ID: sn.ID, Skipped: sn.Skipped}, nil
 }
 
 func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*engine.RestoreInfo, error) {
