@@ -220,7 +220,16 @@ func (s *session) makePlan(ctx context.Context, request string, files []string) 
 			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, llm.NoModelHelp)}}
 	}
 	before := s.planner.Used()
-	plan, err := s.planner.Create(ctx, llm.CreateRequest{Request: request, Workspace: s.ws, OpenFiles: files})
+	req := llm.CreateRequest{Request: request, Workspace: s.ws, OpenFiles: files}
+	if s.caps.Fs.ReadTextFile {
+		// The planner's oldText check must judge the text the edit will
+		// see: the editor's buffer, read as the edit step reads it.
+		req.ReadFile = func(ctx context.Context, rel string) ([]byte, error) {
+			s.readThroughClient(ctx, rel)
+			return s.ws.ReadFile(ctx, rel)
+		}
+	}
+	plan, err := s.planner.Create(ctx, req)
 	after := s.planner.Used()
 	if d := (after.InputTokens + after.OutputTokens) - (before.InputTokens + before.OutputTokens); d > 0 {
 		s.addUsage(d, after.CostUSD-before.CostUSD)

@@ -37,6 +37,17 @@ func init() {
 // plan is valid either way; these are warnings, for the model (a repair
 // round) and for the user's review.
 func EditWarnings(ctx context.Context, p *Plan, ws *workspace.Workspace) []Problem {
+	return EditWarningsRead(ctx, p, ws, nil)
+}
+
+// ReadFunc reads a workspace-relative file as the user sees it now.
+type ReadFunc func(ctx context.Context, rel string) ([]byte, error)
+
+// EditWarningsRead is EditWarnings with the file text read by read (nil:
+// the workspace with its overlays). A front end whose editor holds buffers
+// the workspace has not seen yet (ACP's fs/read_text_file) passes a reader
+// that asks the editor, so the warning judges the text the step will edit.
+func EditWarningsRead(ctx context.Context, p *Plan, ws *workspace.Workspace, read ReadFunc) []Problem {
 	if p == nil || ws == nil {
 		return nil
 	}
@@ -73,7 +84,12 @@ func EditWarnings(ctx context.Context, p *Plan, ws *workspace.Workspace) []Probl
 		if err != nil {
 			continue // validation of the step reports bad paths
 		}
-		data, err := ws.ReadFile(ctx, rel)
+		var data []byte
+		if read != nil {
+			data, err = read(ctx, rel)
+		} else {
+			data, err = ws.ReadFile(ctx, rel)
+		}
 		if err != nil {
 			out = append(out, Problem{File: p.Source, StepID: st.ID, Field: "args.path",
 				Message: fmt.Sprintf("warning: %s cannot be read (%v); edit_file needs an existing file", a.Path, err)})

@@ -40,6 +40,9 @@ type CreateRequest struct {
 	// edit_file whose oldText is not in the file as it is now) that the
 	// repair round did not clear.
 	OnWarnings func([]engine.Problem)
+	// ReadFile, if set, reads a file as the editor shows it for the
+	// warnings above (nil: the workspace with its overlays).
+	ReadFile engine.ReadFunc
 }
 
 // Planner makes plans from requests (Create, Regenerate: agentd plan,
@@ -154,7 +157,7 @@ func (p *Planner) Create(ctx context.Context, req CreateRequest) (*engine.Plan, 
 	if err != nil {
 		return nil, err
 	}
-	plan, err := p.finish(ctx, req.Budget, msgs, text, req.Workspace, req.OnWarnings)
+	plan, err := p.finish(ctx, req.Budget, msgs, text, req.Workspace, req.ReadFile, req.OnWarnings)
 	if err != nil {
 		return nil, err
 	}
@@ -207,18 +210,18 @@ func (p *Planner) planRound(ctx context.Context, budget engine.Budget, user stri
 	if err != nil {
 		return nil, fmt.Errorf("plan: %w", err)
 	}
-	return p.finish(ctx, budget, msgs, resp.Text, nil, nil)
+	return p.finish(ctx, budget, msgs, resp.Text, nil, nil, nil)
 }
 
 // finish checks the model's plan answer text (msgs is the conversation
 // before it) and, if it is invalid, or if one of its edit_file steps has
 // an oldText that is not in the file as it is now, sends the problems back
 // for one repair round.
-func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Message, text string, ws *workspace.Workspace, onWarn func([]engine.Problem)) (*engine.Plan, error) {
+func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Message, text string, ws *workspace.Workspace, read engine.ReadFunc, onWarn func([]engine.Problem)) (*engine.Plan, error) {
 	plan, probs := p.check(text)
 	var warns []engine.Problem
 	if len(probs) == 0 {
-		if warns = engine.EditWarnings(ctx, plan, ws); len(warns) == 0 {
+		if warns = engine.EditWarningsRead(ctx, plan, ws, read); len(warns) == 0 {
 			return plan, nil
 		}
 	}
@@ -245,7 +248,7 @@ func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Messa
 			return nil, &engine.ValidationError{Problems: probs}
 		}
 	}
-	if warns := engine.EditWarnings(ctx, plan2, ws); len(warns) > 0 {
+	if warns := engine.EditWarningsRead(ctx, plan2, ws, read); len(warns) > 0 {
 		p.Logger.Warn("the plan still has edit_file steps whose oldText is not in the file", "warnings", len(warns))
 		if onWarn != nil {
 			onWarn(warns)
