@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -64,13 +65,33 @@ func newID(prefix string) string {
 func itoa(n int) string { return fmt.Sprint(n) }
 
 // parsePlanParam reads a plan given inline or by URI.
-func (s *Server) parsePlanParam(ctx context.Context, raw json.RawMessage, uri string) (*engine.Plan, error) {
+// planParams is how a client names a plan: inline (plan), by file inside
+// the workspace (uri), or as the text of a file the user chose outside it
+// (text, with name for its format and messages).
+type planParams struct {
+	Plan json.RawMessage `json:"plan"`
+	URI  string          `json:"uri"`
+	Text *string         `json:"text"`
+	Name string          `json:"name"`
+}
+
+func (s *Server) parsePlanParam(ctx context.Context, p planParams) (*engine.Plan, error) {
+	raw, uri := p.Plan, p.URI
 	switch {
 	case len(raw) > 0 && string(raw) != "null":
 		if raw[0] != '{' {
 			return nil, badParam("plan", "must be a plan object")
 		}
 		return engine.ParsePlan("plan.json", raw)
+	case p.Text != nil:
+		if int64(len(*p.Text)) > engine.MaxPlanSize {
+			return nil, badParam("text", "%d bytes, more than the %d a plan may have", len(*p.Text), engine.MaxPlanSize)
+		}
+		name := p.Name
+		if name == "" {
+			name = "plan.json"
+		}
+		return engine.ParsePlan(path.Base(name), []byte(*p.Text))
 	case uri != "":
 		data, name, err := s.readURI(ctx, uri)
 		if err != nil {
@@ -78,7 +99,7 @@ func (s *Server) parsePlanParam(ctx context.Context, raw json.RawMessage, uri st
 		}
 		return engine.ParsePlan(name, data)
 	}
-	return nil, badParam("plan", "give the plan inline (plan) or by file (uri)")
+	return nil, badParam("plan", "give the plan inline (plan), by file inside the workspace (uri), or as text (text, name)")
 }
 
 // readURI reads a plan file the editor names. Only files inside the
@@ -201,14 +222,11 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 }
 
 func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		Plan json.RawMessage `json:"plan"`
-		URI  string          `json:"uri"`
-	}
+	var p planParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	pl, err := s.parsePlanParam(ctx, p.Plan, p.URI)
+	pl, err := s.parsePlanParam(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -225,15 +243,12 @@ type ValidateResult struct {
 }
 
 func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		Plan json.RawMessage `json:"plan"`
-		URI  string          `json:"uri"`
-	}
+	var p planParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
 	res := ValidateResult{Valid: true, Problems: []engine.Problem{}}
-	pl, err := s.parsePlanParam(ctx, p.Plan, p.URI)
+	pl, err := s.parsePlanParam(ctx, p)
 	if err == nil {
 		err = s.validatePlan(pl)
 	}

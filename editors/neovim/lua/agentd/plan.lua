@@ -314,7 +314,14 @@ function M.open(path)
   if not c then
     return nil, 'agentd is not running'
   end
+  local full = vim.fn.fnamemodify(path, ':p')
   local plan, err, e = client.request_sync(c, 'agentd/plan/load', { uri = uri })
+  if not plan and e and e.code == -32004 and vim.fn.filereadable(full) == 1 then
+    -- The server reads plan files inside the workspace only; one the user
+    -- named outside it is sent as its text (the server bounds and parses it).
+    local text = table.concat(vim.fn.readfile(full, 'b'), '\n')
+    plan, err, e = client.request_sync(c, 'agentd/plan/load', { text = text, name = full })
+  end
   if plan then
     M.show(plan)
     return plan.id
