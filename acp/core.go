@@ -70,14 +70,20 @@ func reviewChangeSet(ctx context.Context, book *review.Book, ws *workspace.Works
 // the restore fails with gitops.ErrNoProtectionBase instead of
 // overwriting, as in every front end.
 // With overwrite, files changed by someone else are restored too.
-func restoreSnapshot(ctx context.Context, store *gitops.Store, id string, overwrite bool) (*gitops.RestoreResult, error) {
+// Open buffers follow the same rule as in the editors
+// (engine.RestoreAroundBuffers): a file whose buffer holds the user's
+// unsaved edits is left alone and reported.
+func restoreSnapshot(ctx context.Context, store *gitops.Store, ws *workspace.Workspace, id string, overwrite bool) (*gitops.RestoreResult, error) {
 	snap, err := store.Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %q: %w (list them with /snapshots)", id, err)
 	}
-	res, err := store.Restore(ctx, snap.ID, gitops.RestoreOptions{Overwrite: overwrite})
+	res, extra, err := engine.RestoreAroundBuffers(ctx, store, ws, snap.ID, gitops.RestoreOptions{Overwrite: overwrite})
 	if errors.Is(err, gitops.ErrNoProtectionBase) {
 		return nil, fmt.Errorf("%w; to restore anyway, overwriting what anyone changed since: /restore %s --overwrite", err, id)
+	}
+	if res != nil {
+		res.Conflicts = append(res.Conflicts, extra...)
 	}
 	return res, err
 }

@@ -354,7 +354,7 @@ func (s *session) listSnapshots(ctx context.Context) error {
 // restore restores a snapshot (undo: the safety snapshot of the last
 // restore) and reports what it did.
 func (s *session) restore(ctx context.Context, id string, undo, overwrite bool) error {
-	res, err := restoreSnapshot(ctx, s.store, id, overwrite)
+	res, err := restoreSnapshot(ctx, s.store, s.ws, id, overwrite)
 	if err != nil {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "restore: " + err.Error()}}
 	}
