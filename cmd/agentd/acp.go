@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/agentd/agentd/acp"
 )
@@ -19,8 +17,7 @@ import (
 func cmdACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("agentd acp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	logFile := fs.String("log-file", "", "also write logs to this `file` (appended)")
-	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+	lf := addLogFlags(fs, "info")
 	stateDir := fs.String("state-dir", "", "state `dir` (default $AGENTD_STATE_DIR, $XDG_STATE_HOME/agentd or ~/.local/state/agentd)")
 	model := fs.String("model", "", "the `model` (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	fs.Usage = func() {
@@ -39,27 +36,11 @@ func cmdACP(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "agentd acp: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		fmt.Fprintf(stderr, "agentd acp: --log-level %q: use debug, info, warn or error\n", *logLevel)
+	logger, closeLog, ok := lf.logger("acp", stderr)
+	if !ok {
 		return exitUsage
 	}
-	hopts := &slog.HandlerOptions{Level: level}
-	handlers := []slog.Handler{slog.NewTextHandler(stderr, hopts)}
-	if *logFile != "" {
-		if err := os.MkdirAll(filepath.Dir(*logFile), 0o755); err != nil {
-			fmt.Fprintf(stderr, "agentd acp: --log-file: %v\n", err)
-			return exitUsage
-		}
-		f, err := os.OpenFile(*logFile, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd acp: --log-file: %v\n", err)
-			return exitUsage
-		}
-		defer f.Close()
-		handlers = append(handlers, slog.NewJSONHandler(f, hopts))
-	}
-	logger := slog.New(slog.NewMultiHandler(handlers...))
+	defer closeLog()
 	logger.Info("agentd acp starting", "version", version, "pid", os.Getpid())
 	err := acp.Serve(ctx, stdin, stdout, acp.Options{Version: version, StateDir: *stateDir, Model: *model, Logger: logger})
 	switch {
