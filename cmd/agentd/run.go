@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/term"
 
@@ -25,30 +26,66 @@ var planFromRequest func(ctx context.Context, request, wsDir, model string, stde
 // stdin is where prompts read answers (tests replace it).
 var stdin io.Reader = os.Stdin
 
+// runOptions is what the command line chose for "agentd run". The flag
+// parsing fills it; runWith does the work, so the CLI layer and the terminal
+// front end stay apart.
+type runOptions struct {
+	planPath    string // the plan file, or "" with request
+	request     string // make the plan from this request with a model
+	wsDir       string
+	parallel    int
+	sequential  bool
+	review      string // before, after, none or "" (default by terminal)
+	yes         bool
+	jsonOut     bool
+	stateDir    string
+	rollback    bool
+	dryRun      bool
+	noSnapshots bool
+	stepTimeout time.Duration
+	model       string
+	log         logFlags
+}
+
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("run", "PLAN [flags]   (or: agentd run --request \"...\")", stderr)
-	wsDir := fs.String("workspace", ".", "the workspace `dir` to run the plan in")
-	parallel := fs.Int("parallel", 4, "run up to `N` independent steps at once")
-	sequential := fs.Bool("sequential", false, "run one step at a time, in dependency order")
-	review := fs.String("review", "", "show file changes `before` they are applied (ask y/n/a/q), `after` (apply, then show), or `none`; default: before on a terminal, after otherwise")
-	yes := fs.Bool("yes", false, "answer yes to every approval and review")
-	jsonOut := fs.Bool("json", false, "write events as JSON lines to stdout")
-	stateDir := fs.String("state-dir", "", "agentd's state `dir` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
-	rollback := fs.Bool("rollback-on-failure", false, "restore the workspace to the run's start snapshot if the run fails")
-	dryRun := fs.Bool("dry-run", false, "propose changes and show them, but write nothing and run no command")
-	noSnap := fs.Bool("no-snapshots", false, "do not take snapshots (no undo)")
-	stepTimeout := fs.Duration("step-timeout", engine.DefaultStepTimeout, "default timeout of a step")
-	request := fs.String("request", "", "make the plan from this request with a model, then run it")
-	lf := addLogFlags(fs, "warn")
-	model := fs.String("model", "", "the `model` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
+	var o runOptions
+	fs.StringVar(&o.wsDir, "workspace", ".", "the workspace `dir` to run the plan in")
+	fs.IntVar(&o.parallel, "parallel", 4, "run up to `N` independent steps at once")
+	fs.BoolVar(&o.sequential, "sequential", false, "run one step at a time, in dependency order")
+	fs.StringVar(&o.review, "review", "", "show file changes `before` they are applied (ask y/n/a/q), `after` (apply, then show), or `none`; default: before on a terminal, after otherwise")
+	fs.BoolVar(&o.yes, "yes", false, "answer yes to every approval and review")
+	fs.BoolVar(&o.jsonOut, "json", false, "write events as JSON lines to stdout")
+	fs.StringVar(&o.stateDir, "state-dir", "", "agentd's state `dir` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
+	fs.BoolVar(&o.rollback, "rollback-on-failure", false, "restore the workspace to the run's start snapshot if the run fails")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "propose changes and show them, but write nothing and run no command")
+	fs.BoolVar(&o.noSnapshots, "no-snapshots", false, "do not take snapshots (no undo)")
+	fs.DurationVar(&o.stepTimeout, "step-timeout", engine.DefaultStepTimeout, "default timeout of a step")
+	fs.StringVar(&o.request, "request", "", "make the plan from this request with a model, then run it")
+	o.log = addLogFlags(fs, "warn")
+	fs.StringVar(&o.model, "model", "", "the `model` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return usageExit(err)
 	}
-	if (len(pos) != 1 && *request == "") || (len(pos) > 0 && *request != "") {
+	if (len(pos) != 1 && o.request == "") || (len(pos) > 0 && o.request != "") {
 		fs.Usage()
 		return exitUsage
 	}
+	if len(pos) == 1 {
+		o.planPath = pos[0]
+	}
+	return runWith(ctx, o, stdout, stderr)
+}
+
+// runWith runs a plan as the options say, and returns the exit code.
+func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
+	var pos []string
+	if o.planPath != "" {
+		pos = []string{o.planPath}
+	}
+	wsDir, parallel, sequential, review, yes, jsonOut := &o.wsDir, &o.parallel, &o.sequential, &o.review, &o.yes, &o.jsonOut
+	stateDir, rollback, dryRun, noSnap, stepTimeout, request, lf, model := &o.stateDir, &o.rollback, &o.dryRun, &o.noSnapshots, &o.stepTimeout, &o.request, &o.log, &o.model
 	if *review != "" && *review != "before" && *review != "after" && *review != "none" {
 		fmt.Fprintf(stderr, "agentd run: --review must be before, after or none, not %q\n", *review)
 		return exitUsage
