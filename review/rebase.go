@@ -68,7 +68,12 @@ func (f *File) rebase(user []byte) bool {
 	var good []diff.Hunk
 	var stale []*Hunk
 	merged := user
+	fast, shifted := f.shiftMerge(user, open)
 	for _, h := range open {
+		if shifted {
+			good, merged = append(good, h.Hunk), fast
+			continue
+		}
 		cand := append(append(slices.Clone(base), good...), h.Hunk)
 		theirs, err := diff.Apply(f.Old, cand)
 		if err == nil {
