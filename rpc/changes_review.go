@@ -15,21 +15,30 @@ type ChangesDidChangeParams struct {
 	ChangeID string     `json:"changeId"`
 	Status   string     `json:"status"`
 	Files    []FileInfo `json:"files"`
+	// Version is the buffer version the ranges are computed on.
+	Version *int32 `json:"version,omitempty"`
 }
 
 // onUserEdit rebases the pending hunks of every change set that touches
 // rel onto the buffer the user just edited, or marks them stale, and tells
 // the editor. Runs on the read loop, in order with the edits.
-func (s *Server) onUserEdit(uri, rel string) {
+func (s *Server) onUserEdit(uri, rel string, edits []workspace.TextEdit, version int32) {
 	b, ok := s.buffer(uri)
 	if !ok {
 		return
 	}
+	sets := s.changes.List()
+	var before map[string][]hunkSpan
+	s.changes.Read(func() { before = openSpans(sets, b.Path) })
 	changed := s.changes.Rebase(b.Path, b.Text)
-	var notes []ChangesDidChangeParams
+	var notes []*ChangesDidChangeParams
 	s.changes.Read(func() {
 		for _, c := range changed {
-			n := ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status()}
+			if s.onlyFollowed(c, b.Path, before, edits) {
+				notes = append(notes, nil) // the editor moved the hunks itself
+				continue
+			}
+			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Version: &version}
 			for _, fr := range c.Files {
 				if fr.Path == b.Path {
 					n.Files = append(n.Files, s.fileInfo(fr, true))
@@ -39,7 +48,9 @@ func (s *Server) onUserEdit(uri, rel string) {
 		}
 	})
 	for i, c := range changed {
-		s.notify("agentd/changes/didChange", notes[i])
+		if notes[i] != nil {
+			s.notify("agentd/changes/didChange", notes[i])
+		}
 		s.saveChange(c)
 	}
 }

@@ -146,7 +146,7 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) error {
 		return fmt.Errorf("didChange %s: %w", uri, err)
 	}
 	if byUser {
-		s.onUserEdit(uri, rel)
+		s.onUserEdit(uri, rel, edits, p.TextDocument.Version)
 	}
 	return nil
 }

@@ -45,6 +45,9 @@ type initOptions struct {
 	ClientFeatures struct {
 		ApprovalRequest bool `json:"approvalRequest"`
 		ChangeReview    bool `json:"changeReview"`
+		// HunksFollowEdits: the editor moves hunks with the user's typing
+		// (changes_follow.go).
+		HunksFollowEdits bool `json:"hunksFollowEdits"`
 	} `json:"clientFeatures"`
 }
 
@@ -165,6 +168,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		applyEdit:        p.Capabilities.Workspace.ApplyEdit,
 		approvalRequest:  opts.ClientFeatures.ApprovalRequest,
 		changeReview:     opts.ClientFeatures.ChangeReview,
+		hunksFollowEdits: opts.ClientFeatures.HunksFollowEdits,
 		positionEncoding: negotiateEncoding(p.Capabilities.General.PositionEncodings),
 	}
 

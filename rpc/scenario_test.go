@@ -22,7 +22,7 @@ import (
 // files named ws/... make up the workspace, want/... are expected file
 // contents, anything else (plans) is referred to by name.
 //
-//	init [review=before|after|none] [approvalRequest=false] [applyEdit=false]
+//	init [review=before|after|none] [approvalRequest=false] [applyEdit=false] [hunksFollowEdits=true]
 //	open PATH                       didOpen with the file's content
 //	type PATH LINE COL "TEXT"       didChange inserting TEXT (Go-quoted)
 //	load PLAN                       agentd/plan/load
@@ -34,6 +34,7 @@ import (
 //	revert [file=PATH] [hunk=N]
 //	expect-change STATUS            status of the last change set
 //	expect-change-notify STATUS     wait for agentd/changes/didChange
+//	expect-change-notes N [version=V]   N agentd/changes/didChange so far, the last at buffer version V
 //	expect-hunks N                  pending hunks of the last change set
 //	cancel | retry STEP | skip STEP
 //	expect-run STATUS               wait for runFinished, check the status
@@ -228,7 +229,8 @@ func (sc *scenario) start() {
 }
 
 func (sc *scenario) initialize() {
-	opts := map[string]any{"clientFeatures": map[string]any{"approvalRequest": sc.initArgs["approvalRequest"] != "false", "changeReview": true}}
+	opts := map[string]any{"clientFeatures": map[string]any{"approvalRequest": sc.initArgs["approvalRequest"] != "false", "changeReview": true,
+		"hunksFollowEdits": sc.initArgs["hunksFollowEdits"] == "true"}}
 	if r := sc.initArgs["review"]; r != "" {
 		opts["review"] = r
 	}
@@ -452,6 +454,23 @@ func (sc *scenario) do(lineNo int, line string) {
 			return json.Unmarshal(n.Params, &p) == nil && p.ChangeID == sc.changeID && p.Status == arg(1)
 		})
 		_ = next
+	case "expect-change-notes":
+		// Notices are written before the answer of a later request: ask one first.
+		sc.change()
+		var got []ChangesDidChangeParams
+		sc.ed.mu.Lock()
+		for _, n := range sc.ed.notes {
+			var p ChangesDidChangeParams
+			if n.Method == "agentd/changes/didChange" && json.Unmarshal(n.Params, &p) == nil && p.ChangeID == sc.changeID {
+				got = append(got, p)
+			}
+		}
+		sc.ed.mu.Unlock()
+		if n, _ := strconv.Atoi(arg(1)); len(got) != n {
+			t.Errorf("line %d: %d agentd/changes/didChange notices, want %d: %+v", lineNo, len(got), n, got)
+		} else if v := kv["version"]; v != "" && (n == 0 || got[n-1].Version == nil || strconv.Itoa(int(*got[n-1].Version)) != v) {
+			t.Errorf("line %d: the last notice is at version %s, want %s", lineNo, versionText(got[n-1].Version), v)
+		}
 	case "cancel":
 		sc.ed.mustCall("agentd/run/cancel", map[string]any{"runId": sc.runID}, nil)
 	case "expect-progress":
@@ -560,4 +579,11 @@ func (sc *scenario) do(lineNo int, line string) {
 	default:
 		t.Fatalf("line %d: unknown action %q", lineNo, w[0])
 	}
+}
+
+func versionText(v *int32) string {
+	if v == nil {
+		return "none"
+	}
+	return strconv.Itoa(int(*v))
 }

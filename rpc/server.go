@@ -133,6 +133,7 @@ type clientCaps struct {
 	applyEdit        bool
 	approvalRequest  bool
 	changeReview     bool
+	hunksFollowEdits bool
 	positionEncoding workspace.PositionEncoding // negotiated at initialize (documents.go)
 }
 
