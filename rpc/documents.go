@@ -214,6 +214,23 @@ func (s *Server) unsavedAgentBuffers() []string {
 	return uris
 }
 
+// userEditedBuffers are the URIs among uris whose open buffers hold unsaved
+// edits of the user's.
+func (s *Server) userEditedBuffers(uris []string) []string {
+	ws, err := s.workspace()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, b := range ws.Buffers() {
+		if u := s.bufferURI(b.Path); b.UserUnsaved && slices.Contains(uris, u) {
+			out = append(out, u)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
 // bufferURI is the URI of an open buffer as the editor named it.
 func (s *Server) bufferURI(rel string) string {
 	if u, ok := s.docs.uri(rel); ok {

@@ -34,6 +34,7 @@ import (
 //	revert [file=PATH] [hunk=N]
 //	expect-change STATUS            status of the last change set
 //	expect-change-notify STATUS     wait for agentd/changes/didChange
+//	expect-save PATHS [userEdited=PATHS]   the last agentd/documents/save named these (comma-separated)
 //	expect-change-notes N [version=V]   N agentd/changes/didChange so far, the last at buffer version V
 //	expect-hunks N                  pending hunks of the last change set
 //	cancel | retry STEP | skip STEP
@@ -77,6 +78,7 @@ type scenario struct {
 
 	mu      sync.Mutex
 	buffers map[string]string // rel -> text
+	saves   []SaveParams      // agentd/documents/save requests
 	version map[string]int
 
 	planID   string
@@ -214,6 +216,9 @@ func (sc *scenario) start() {
 	ed.setAuto("agentd/documents/save", func(params json.RawMessage) (any, error) {
 		var p SaveParams
 		_ = json.Unmarshal(params, &p)
+		sc.mu.Lock()
+		sc.saves = append(sc.saves, p)
+		sc.mu.Unlock()
 		for _, u := range p.URIs {
 			rel := sc.relOfURI(u)
 			sc.mu.Lock()
@@ -454,6 +459,24 @@ func (sc *scenario) do(lineNo int, line string) {
 			return json.Unmarshal(n.Params, &p) == nil && p.ChangeID == sc.changeID && p.Status == arg(1)
 		})
 		_ = next
+	case "expect-save":
+		rels := func(uris []string) string {
+			var out []string
+			for _, u := range uris {
+				out = append(out, sc.relOfURI(u))
+			}
+			return strings.Join(out, ",")
+		}
+		sc.mu.Lock()
+		saves := sc.saves
+		sc.mu.Unlock()
+		if len(saves) == 0 {
+			t.Fatalf("line %d: no agentd/documents/save", lineNo)
+		}
+		last := saves[len(saves)-1]
+		if got := rels(last.URIs); got != arg(1) || rels(last.UserEdited) != kv["userEdited"] {
+			t.Errorf("line %d: agentd/documents/save of %s (userEdited %s), want %s (userEdited %s)", lineNo, got, rels(last.UserEdited), arg(1), kv["userEdited"])
+		}
 	case "expect-change-notes":
 		// Notices are written before the answer of a later request: ask one first.
 		sc.change()

@@ -96,6 +96,9 @@ func toProtocolRange(r workspace.Range) protocol.Range {
 type SaveParams struct {
 	URIs   []string `json:"uris"`
 	Reason string   `json:"reason"`
+	// UserEdited are the URIs of URIs whose buffers also hold the user's
+	// own unsaved edits: the editor saves those only if the user agrees.
+	UserEdited []string `json:"userEdited,omitempty"`
 }
 
 // SaveResult is the client's answer.
@@ -112,7 +115,7 @@ func (s *Server) saveAcceptedBuffers(ctx context.Context, reason string) []strin
 		return nil
 	}
 	var res SaveResult
-	if err := s.call(ctx, "agentd/documents/save", SaveParams{URIs: uris, Reason: reason}, &res); err != nil {
+	if err := s.call(ctx, "agentd/documents/save", SaveParams{URIs: uris, Reason: reason, UserEdited: s.userEditedBuffers(uris)}, &res); err != nil {
 		s.log.Warn("asking the editor to save buffers failed", "error", err)
 		return uris
 	}
