@@ -39,9 +39,20 @@ interface State {
   lastUndo?: string;
 }
 
+/** When the bundle began to load (esbuild.mjs puts it first in out/extension.js). */
+declare const __agentdLoadStart: number | undefined;
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const t0 = performance.now();
+  const t0 = typeof __agentdLoadStart === 'number' ? __agentdLoadStart : performance.now();
+  const tActivate = performance.now();
   const out = vscode.window.createOutputChannel('agentd', { log: true });
+  // The daemon first: it starts (a process and an initialize round trip) while the views,
+  // decorations and commands are set up, and nothing waits for the views.
+  const cfg = vscode.workspace.getConfiguration('agentd');
+  const bin = findBinary(cfg.get<string>('path', ''));
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const starting = bin && folder ? startClient(context, out, bin) : undefined;
+  starting?.catch(() => undefined); // reported below, once the views exist
   const metrics = new FileMetrics();
   const review = new Review(metrics);
   const plan = new PlanTree();
@@ -66,9 +77,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerCommands(st);
   updateStatus(st);
   status.show();
+  metrics.record('activationSetupMs', performance.now() - tActivate);
 
-  const cfg = vscode.workspace.getConfiguration('agentd');
-  const bin = findBinary(cfg.get<string>('path', ''));
   if (!bin) {
     const msg = missingBinaryMessage(cfg.get<string>('path', ''));
     out.error(msg);
@@ -77,13 +87,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     });
     return;
   }
-  const folder = vscode.workspace.workspaceFolders?.[0];
-  if (!folder) { out.info('no workspace folder open: agentd starts when a folder is opened'); return; }
+  if (!folder || !starting) { out.info('no workspace folder open: agentd starts when a folder is opened'); return; }
   try {
-    const t1 = performance.now();
-    await startClient(st, bin);
-    metrics.record('clientStartMs', performance.now() - t1);
-    metrics.record('activationToDaemonMs', performance.now() - t0);
+    const c = await starting;
+    attachClient(st, c);
+    metrics.record('activationToDaemonMs', performance.now() - t0, { loadMs: tActivate - t0 });
     out.info(`daemon started in ${Math.round(performance.now() - t0)} ms`);
     void refreshAll(st);
   } catch (e) {
@@ -110,7 +118,7 @@ function approvalPolicy(cfg: vscode.WorkspaceConfiguration): Record<string, unkn
   return out;
 }
 
-async function startClient(st: State, bin: string): Promise<void> {
+async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutputChannel, bin: string): Promise<LanguageClient> {
   const cfg = vscode.workspace.getConfiguration('agentd');
   const args = ['serve', '--log-level', cfg.get<string>('logLevel', 'info')];
   if (process.env.AGENTD_STATE_DIR) args.push('--state-dir', process.env.AGENTD_STATE_DIR);
@@ -120,7 +128,9 @@ async function startClient(st: State, bin: string): Promise<void> {
   const init: Record<string, unknown> = {
     review: cfg.get<string>('review', 'before'),
     approval: approvalPolicy(cfg),
-    clientFeatures: { approvalRequest: true, changeReview: true },
+    // hunksFollowEdits: Review moves hunks with the typing itself, so the server stays silent
+    // about rebases that only moved them (docs/protocol.md, agentd/changes/didChange).
+    clientFeatures: { approvalRequest: true, changeReview: true, hunksFollowEdits: true },
   };
   if (model) {
     const i = model.indexOf(':');
@@ -128,37 +138,57 @@ async function startClient(st: State, bin: string): Promise<void> {
   }
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
-    outputChannel: st.out,
+    outputChannel: out,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     initializationOptions: init,
   };
   const c = new LanguageClient('agentd', 'agentd', serverOptions, clientOptions);
   client = c;
-  st.context.subscriptions.push({ dispose: () => void c.stop().catch(() => undefined) });
+  context.subscriptions.push({ dispose: () => void c.stop().catch(() => undefined) });
   await c.start();
+  return c;
+}
 
+/** attachClient installs the handlers of the daemon's notifications and requests. */
+function attachClient(st: State, c: LanguageClient): void {
   c.onNotification('agentd/run/didChange', (p: { runId: string; event: RunEvent; state?: RunState }) => onRunEvent(st, p));
-  c.onNotification('agentd/changes/didChange', (p: { changeId: string; status: string; files: FileInfo[] }) => {
+  c.onNotification('agentd/changes/didChange', (p: { changeId: string; status: string; files: FileInfo[]; version?: number }) => {
     const t0 = performance.now();
-    st.review.updateFiles(p.changeId, p.status, p.files);
+    st.review.updateFiles(p.changeId, p.status, p.files, p.version);
     st.metrics.record('changesDidChangeMs', performance.now() - t0, { hunks: p.files.reduce((a, f) => a + f.hunks.length, 0) });
   });
   c.onRequest('agentd/approval/request', (p: ApprovalRequest) => askApproval(st, p));
-  c.onRequest('agentd/documents/save', async (p: { uris: string[]; reason: string }) => {
-    const saved: string[] = [];
-    for (const u of p.uris) {
-      const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === u);
-      if (!doc) continue;
-      if (!doc.isDirty || await doc.save()) saved.push(u);
-    }
-    return { saved };
-  });
+  c.onRequest('agentd/documents/save', (p: SaveRequest) => saveDocuments(st, p));
   // Run progress as a cancellable notification: cancelling it sends
   // window/workDoneProgress/cancel, which cancels the run (the server's rule).
   c.onRequest('window/workDoneProgress/create', (p: { token: string | number }) => {
     showRunProgress(st, c, p.token);
     return null;
   });
+}
+
+interface SaveRequest { uris: string[]; reason: string; userEdited?: string[] }
+
+/** saveDocuments answers agentd/documents/save: it saves exactly the documents the server names
+ *  (never "save all"), and one that also holds the user's own unsaved edits only when the user
+ *  says so. */
+async function saveDocuments(st: State, p: SaveRequest): Promise<{ saved: string[] }> {
+  const saved: string[] = [];
+  const rel = (u: string) => vscode.workspace.asRelativePath(vscode.Uri.parse(u));
+  let ok = new Set<string>(p.uris.filter((u) => !p.userEdited?.includes(u)));
+  const ask = p.uris.filter((u) => p.userEdited?.includes(u));
+  if (ask.length) {
+    const a = await vscode.window.showWarningMessage(`agentd: ${p.reason}. Save ${ask.map(rel).join(', ')}? ${ask.length === 1 ? 'It also holds' : 'They also hold'} your own unsaved edits.`, 'Save', 'Don\'t Save');
+    if (a === 'Save') ok = new Set([...ok, ...ask]);
+    st.out.info(`documents/save: ${a === 'Save' ? 'saved' : 'left unsaved'} ${ask.map(rel).join(', ')} (the user's edits)`);
+  }
+  for (const u of p.uris) {
+    if (!ok.has(u)) continue;
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === u);
+    if (!doc) continue;
+    if (!doc.isDirty || await doc.save()) saved.push(u);
+  }
+  return { saved };
 }
 
 interface RunEvent { seq: number; type: string; runId: string; stepId?: string; status?: string; error?: string; changeId?: string; snapshotId?: string; reason?: string }

@@ -226,6 +226,18 @@ export function followEdit(hunks: ViewHunk[], ch: TextChange): boolean {
   return changed;
 }
 
+/** The edits of one didChange of a document (its version after them). */
+export interface EditLogEntry { version: number; changes: TextChange[] }
+
+/** replayEdits moves hunks the server laid out on buffer `version` by the edits made since (the
+ *  server's notice can be older than the buffer). It returns the entries still newer than
+ *  `version`, the only ones a later notice can need. */
+export function replayEdits(hunks: ViewHunk[], log: EditLogEntry[], version: number): EditLogEntry[] {
+  const newer = log.filter((e) => e.version > version);
+  for (const e of newer) for (const c of e.changes) followEdit(hunks, c);
+  return newer;
+}
+
 export function sortHunks(hunks: ViewHunk[]): ViewHunk[] {
   return hunks.sort((a, b) => a.start - b.start || a.changeId.localeCompare(b.changeId));
 }

@@ -3,7 +3,7 @@
 // is the server's business; this draws what the server says.
 import * as vscode from 'vscode';
 import {
-  ChangeSet, FileInfo, ViewHunk, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
+  ChangeSet, EditLogEntry, FileInfo, ViewHunk, replayEdits, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
 } from './model';
 
 export const DIFF_SCHEME = 'agentd-diff';
@@ -71,8 +71,11 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     this.changed(uris);
   }
 
-  /** updateFiles applies agentd/changes/didChange: new hunk ids and ranges for some files. */
-  updateFiles(changeId: string, status: string, files: FileInfo[]): void {
+  /** updateFiles applies agentd/changes/didChange: new hunk ids and ranges for some files,
+   *  computed on buffer `version`. The server sends it only when a hunk changed other than by
+   *  moving with the typing (clientFeatures.hunksFollowEdits); edits made since `version` are
+   *  replayed on its ranges. */
+  updateFiles(changeId: string, status: string, files: FileInfo[], version?: number): void {
     const cs = this.sets.get(changeId);
     if (!cs) return;
     cs.status = status;
@@ -80,26 +83,24 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     for (const f of files) {
       const i = cs.files.findIndex((x) => x.uri === f.uri);
       if (i >= 0) cs.files[i] = f; else cs.files.push(f);
-      // Typing above hunks only renames them: the server's new hunks sit where followEdit has
-      // already moved ours, and VS Code has moved the decorations. Then only the ids change,
-      // with no redraw and no CodeLens refresh on each keystroke.
-      if (!this.renameOnly(f.uri)) { this.rebuild(f.uri); redraw.add(f.uri); }
+      // When the server's hunks sit where ours already are (only ids changed), nothing is redrawn.
+      if (!this.renameOnly(f.uri, version)) { redraw.add(f.uri); }
     }
     if (redraw.size) this.changed(redraw); else this.changedEmitter.fire();
   }
 
-  private renameOnly(uri: string): boolean {
+  /** Edits of each open document since the last server notice, to replay on older ranges. */
+  private edits = new Map<string, EditLogEntry[]>();
+
+  private renameOnly(uri: string, version: number | undefined): boolean {
     const cur = this.byUri.get(uri);
-    if (!cur) return false;
-    const next: ViewHunk[] = [];
-    for (const cs of this.sets.values()) for (const f of cs.files) {
-      if (f.uri === uri) for (const h of viewHunks(cs, f)) if (h.status === 'pending' || h.status === 'stale') next.push(h);
-    }
-    sortHunks(next);
-    if (next.length !== cur.length) return false;
+    const next = this.layout(uri);
+    const log = this.edits.get(uri) ?? [];
+    if (version !== undefined) this.edits.set(uri, replayEdits(next, log, version));
+    if (!next.length) this.byUri.delete(uri); else this.byUri.set(uri, next);
+    if (!cur || next.length !== cur.length) return false;
     const key = (h: ViewHunk) => `${h.changeId}|${h.status}|${h.touched}|${h.start}|${h.length}|${h.focus}|${JSON.stringify(h.marks)}|${JSON.stringify(h.ghosts)}|${JSON.stringify(h.words)}`;
     for (let i = 0; i < next.length; i++) if (key(next[i]) !== key(cur[i])) return false;
-    this.byUri.set(uri, next);
     return true;
   }
 
@@ -119,7 +120,7 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     this.changed(uris);
   }
 
-  private rebuild(uri: string): void {
+  private layout(uri: string): ViewHunk[] {
     const list: ViewHunk[] = [];
     for (const cs of this.sets.values()) {
       for (const f of cs.files) {
@@ -127,7 +128,12 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
         for (const h of viewHunks(cs, f)) if (h.status === 'pending' || h.status === 'stale') list.push(h);
       }
     }
-    if (list.length) this.byUri.set(uri, sortHunks(list)); else this.byUri.delete(uri);
+    return sortHunks(list);
+  }
+
+  private rebuild(uri: string): void {
+    const list = this.layout(uri);
+    if (list.length) this.byUri.set(uri, list); else this.byUri.delete(uri);
   }
 
   private changed(uris: Set<string>): void {
@@ -188,13 +194,21 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
    *  proportional to the hunks below the edit, never a recomputation of the file. */
   private onTyping(e: vscode.TextDocumentChangeEvent): void {
     if (e.contentChanges.length === 0) return;
-    const hs = this.byUri.get(e.document.uri.toString());
+    const uri = e.document.uri.toString();
+    const hs = this.byUri.get(uri);
     if (!hs || hs.length === 0) return;
     const t0 = performance.now();
     let touched = false;
-    for (const c of e.contentChanges) {
+    const changes = e.contentChanges.map((c) => ({ range: c.range, text: c.text }));
+    const log = this.edits.get(uri) ?? [];
+    log.push({ version: e.document.version, changes });
+    // The server answers every edit that reaches into a hunk; a log longer than this means it
+    // has not for a while, and older entries cannot matter to a notice still on its way.
+    if (log.length > 500) log.splice(0, log.length - 500);
+    this.edits.set(uri, log);
+    for (const c of changes) {
       const before = hs.map((h) => h.touched);
-      followEdit(hs, { range: c.range, text: c.text });
+      followEdit(hs, c);
       if (hs.some((h, i) => h.touched !== before[i])) touched = true;
     }
     if (touched) {
@@ -204,11 +218,21 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     this.metrics.record('typingHandlerMs', performance.now() - t0, { hunks: hs.length });
   }
 
+  private context = new Map<string, boolean>();
+
+  /** updateContext sets agentd.hunkUnderCursor (the keybindings' condition) and
+   *  agentd.fileHasHunks on a selection change; only a value that changed goes to the window. */
   private updateContext(ed: vscode.TextEditor | undefined): void {
     const hs = ed ? this.hunks(ed.document.uri.toString()) : [];
     const h = ed && hs.length ? hunkAt(hs, ed.selection.active.line) : undefined;
-    void vscode.commands.executeCommand('setContext', 'agentd.hunkUnderCursor', !!h);
-    void vscode.commands.executeCommand('setContext', 'agentd.fileHasHunks', hs.length > 0);
+    this.setContext('agentd.hunkUnderCursor', !!h);
+    this.setContext('agentd.fileHasHunks', hs.length > 0);
+  }
+
+  private setContext(key: string, value: boolean): void {
+    if (this.context.get(key) === value) return;
+    this.context.set(key, value);
+    void vscode.commands.executeCommand('setContext', key, value);
   }
 
   hunkUnderCursor(): ViewHunk | undefined {

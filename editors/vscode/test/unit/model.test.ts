@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, isModelDriven, moveEdit,
-  nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending,
+  nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits,
 } from '../../src/model';
 
 // greet.go before and after renaming Hello to Greet: two hunks, as the server sends them
@@ -118,6 +118,25 @@ test('typing above a hunk moves it; typing inside marks it touched; below leaves
   // Below every hunk.
   assert.equal(followEdit(hs, { range: r(40, 40), text: 'tail\n' }), false);
   assert.deepEqual(hs.map((h) => h.start), [3, 14]);
+});
+
+test('replayEdits moves a server layout of an older buffer version by the edits made since', () => {
+  // The user typed two lines at the top (versions 2 and 3) and one inside the second hunk
+  // (version 4); the server's notice was computed on version 2.
+  const log = [
+    { version: 2, changes: [{ range: r(0, 0), text: 'a\n' }] },
+    { version: 3, changes: [{ range: r(0, 0), text: 'b\n' }] },
+    { version: 4, changes: [{ range: { start: { line: 18, character: 1 }, end: { line: 18, character: 1 } }, text: 'x' }] },
+  ];
+  const server = viewHunks(cs('before'), file).map((h) => ({ ...h, start: h.start + 1 })); // laid out on version 2
+  const keep = replayEdits(server, log, 2);
+  assert.deepEqual(server.map((h) => h.start), [4, 17]);
+  assert.deepEqual(server.map((h) => h.touched), [false, true]);
+  assert.deepEqual(keep.map((e) => e.version), [3, 4]);
+  // A notice on the newest version moves nothing and keeps no entries.
+  const same = viewHunks(cs('before'), file);
+  assert.deepEqual(replayEdits(same, log, 4), []);
+  assert.deepEqual(same.map((h) => h.start), viewHunks(cs('before'), file).map((h) => h.start));
 });
 
 test('followEdit with many hunks visits only those from the edit down', () => {
