@@ -197,7 +197,7 @@ func printChangeSets(w io.Writer, j *engine.Journal, runID string) {
 	if len(sets) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nChange sets:")
+	fmt.Fprintln(w, "\nReview of the change sets (from the journal):")
 	for _, c := range sets {
 		files := make([]string, len(c.Files))
 		for i, f := range c.Files {
