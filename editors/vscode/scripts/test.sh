@@ -11,7 +11,8 @@ root=$(cd "$ext/../.." && pwd)
 eval "$("$here/install-tools.sh" --env)"
 mkdir -p "$root/.cache/vscode"
 export AGENTD_BIN="$root/.cache/vscode/agentd"
-(cd "$root" && ${GO:-go} build -o "$AGENTD_BIN" ./cmd/agentd)
+export FAKEMODEL_BIN="$root/.cache/vscode/fakemodel"
+(cd "$root" && ${GO:-go} build -o "$AGENTD_BIN" ./cmd/agentd && ${GO:-go} build -o "$FAKEMODEL_BIN" ./internal/fakemodel/cmd/fakemodel)
 cd "$ext"
 npm run --silent typecheck
 echo "== vscode unit tests"

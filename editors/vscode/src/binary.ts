@@ -11,6 +11,14 @@ export function findBinary(setting: string, envPath = process.env.PATH ?? ''): s
   return undefined;
 }
 
+/** serverCommand is how `agentd serve` is started: over stdio, with no `transport` set, because
+ *  vscode-languageclient appends `--stdio` to the arguments when one is. */
+export function serverCommand(bin: string, logLevel: string, stateDir?: string): { command: string; args: string[]; transport?: undefined } {
+  const args = ['serve', '--log-level', logLevel];
+  if (stateDir) args.push('--state-dir', stateDir);
+  return { command: bin, args };
+}
+
 /** missingBinaryMessage is the one message shown when there is no binary (with an Open Setting button). */
 export function missingBinaryMessage(setting: string): string {
   const where = setting ? `agentd.path ("${setting}") is not an executable file` : 'no agentd on PATH and agentd.path is not set';

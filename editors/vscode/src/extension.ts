@@ -4,16 +4,30 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import {
-  LanguageClient, LanguageClientOptions, RevealOutputChannelOn, ServerOptions, WorkDoneProgress,
-  WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd, ResponseError,
+import { ChildProcess, spawn } from 'node:child_process';
+// Types only: the client library is loaded when the daemon starts (startClient), after the
+// daemon's process is spawned, so that neither waits for the other.
+import type {
+  LanguageClient, LanguageClientOptions, ServerOptions,
+  WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd,
 } from 'vscode-languageclient/node';
 import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, hunkAt, isOpen, isModelDriven, moveEdit, statusText } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
-import { findBinary, missingBinaryMessage } from './binary';
+import { findBinary, missingBinaryMessage, serverCommand } from './binary';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
 
 let client: LanguageClient | undefined;
+let lc: typeof import('vscode-languageclient/node') | undefined;
+/** Where the time to a started daemon goes (the e2e figures): loading the client library, and
+ *  from start to the answer of initialize. */
+const startTimes: { libMs?: number; startMs?: number } = {};
+
+/** A JSON-RPC error answer (vscode-languageclient's ResponseError), told apart without loading
+ *  the library: a numeric code and a message. */
+interface RpcError { code: number; message: string; data?: unknown }
+function isRpcError(e: unknown): e is RpcError {
+  return !!e && typeof e === 'object' && typeof (e as RpcError).code === 'number' && typeof (e as RpcError).message === 'string';
+}
 
 
 class FileMetrics implements Metrics {
@@ -51,7 +65,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const cfg = vscode.workspace.getConfiguration('agentd');
   const bin = findBinary(cfg.get<string>('path', ''));
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const starting = bin && folder ? startClient(context, out, bin) : undefined;
+  const starting = bin && folder ? startClient(context, out, bin, folder.uri.fsPath) : undefined;
   starting?.catch(() => undefined); // reported below, once the views exist
   const metrics = new FileMetrics();
   const review = new Review(metrics);
@@ -77,7 +91,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerCommands(st);
   updateStatus(st);
   status.show();
-  metrics.record('activationSetupMs', performance.now() - tActivate);
+  const tSetup = performance.now();
 
   if (!bin) {
     const msg = missingBinaryMessage(cfg.get<string>('path', ''));
@@ -91,7 +105,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   try {
     const c = await starting;
     attachClient(st, c);
-    metrics.record('activationToDaemonMs', performance.now() - t0, { loadMs: tActivate - t0 });
+    metrics.record('activationToDaemonMs', performance.now() - t0, { loadMs: tActivate - t0, setupMs: tSetup - tActivate, ...startTimes });
     out.info(`daemon started in ${Math.round(performance.now() - t0)} ms`);
     void refreshAll(st);
   } catch (e) {
@@ -106,7 +120,7 @@ export async function deactivate(): Promise<void> {
 }
 
 function errText(e: unknown): string {
-  if (e instanceof ResponseError) return e.message;
+  if (isRpcError(e)) return e.message;
   if (e instanceof Error) return e.message;
   return String(e);
 }
@@ -118,12 +132,17 @@ function approvalPolicy(cfg: vscode.WorkspaceConfiguration): Record<string, unkn
   return out;
 }
 
-async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutputChannel, bin: string): Promise<LanguageClient> {
+async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutputChannel, bin: string, cwd: string): Promise<LanguageClient> {
   const cfg = vscode.workspace.getConfiguration('agentd');
-  const args = ['serve', '--log-level', cfg.get<string>('logLevel', 'info')];
-  if (process.env.AGENTD_STATE_DIR) args.push('--state-dir', process.env.AGENTD_STATE_DIR);
-  // No `transport`: with TransportKind.stdio the client would add a --stdio argument.
-  const serverOptions: ServerOptions = { command: bin, args };
+  const cmd = serverCommand(bin, cfg.get<string>('logLevel', 'info'), process.env.AGENTD_STATE_DIR);
+  // The daemon's process starts first, then the client library loads while it starts. Over
+  // stdio, with no `--stdio` argument (serverCommand). A restart spawns a new one.
+  const run = (): ChildProcess => spawn(cmd.command, cmd.args, { cwd, stdio: 'pipe' });
+  let first: ChildProcess | undefined = run();
+  const t0 = performance.now();
+  lc = await import('vscode-languageclient/node');
+  startTimes.libMs = performance.now() - t0;
+  const serverOptions: ServerOptions = async () => { const p = first ?? run(); first = undefined; return p; };
   const model = cfg.get<string>('model', '');
   const init: Record<string, unknown> = {
     review: cfg.get<string>('review', 'before'),
@@ -139,13 +158,15 @@ async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutp
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
     outputChannel: out,
-    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    revealOutputChannelOn: lc.RevealOutputChannelOn.Never,
     initializationOptions: init,
   };
-  const c = new LanguageClient('agentd', 'agentd', serverOptions, clientOptions);
+  const c = new lc.LanguageClient('agentd', 'agentd', serverOptions, clientOptions);
   client = c;
   context.subscriptions.push({ dispose: () => void c.stop().catch(() => undefined) });
+  const t1 = performance.now();
   await c.start();
+  startTimes.startMs = performance.now() - t1;
   return c;
 }
 
@@ -197,7 +218,7 @@ function showRunProgress(st: State, c: LanguageClient, token: string | number): 
   void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'agentd', cancellable: true }, (progress, cancel) =>
     new Promise<void>((resolve) => {
       let last = 0;
-      const sub = c.onProgress(WorkDoneProgress.type, token, (v: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd) => {
+      const sub = c.onProgress(lc!.WorkDoneProgress.type, token, (v: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd) => {
         if (v.kind === 'end') { sub.dispose(); resolve(); return; }
         const pct = v.percentage ?? last;
         progress.report({ message: v.message ?? (v.kind === 'begin' ? v.title : undefined), increment: Math.max(0, pct - last) });
@@ -302,7 +323,7 @@ async function loadPlan(st: State, uri: vscode.Uri): Promise<Plan | undefined> {
     updateStatus(st);
     return plan;
   } catch (e) {
-    const problems = (e instanceof ResponseError && (e.data as { problems?: Problem[] })?.problems) || undefined;
+    const problems = (isRpcError(e) && (e.data as { problems?: Problem[] })?.problems) || undefined;
     if (problems) {
       showProblems(st, uri, problems);
       void vscode.window.showErrorMessage(`agentd: the plan ${path.basename(uri.fsPath)} has ${problems.length} problem${problems.length === 1 ? '' : 's'} (see Problems)`);
@@ -349,10 +370,10 @@ async function editPlan(st: State, edits: unknown[]): Promise<void> {
     const next = await req<Plan>('agentd/plan/edit', { planId: plan.id, version: plan.version, edits });
     st.plan.setPlan(next);
   } catch (e) {
-    const problems = (e instanceof ResponseError && (e.data as { problems?: Problem[] })?.problems) || undefined;
+    const problems = (isRpcError(e) && (e.data as { problems?: Problem[] })?.problems) || undefined;
     if (problems && st.plan.planUri) st.plan.setProblems(problems);
     void vscode.window.showErrorMessage(`agentd: the edit was refused: ${problems ? problems.map((p) => `${p.stepId ?? ''} ${p.message}`).join('; ') : errText(e)}`);
-    if (e instanceof ResponseError && e.code === -32002) void reloadPlan(st);
+    if (isRpcError(e) && e.code === -32002) void reloadPlan(st);
   }
 }
 
@@ -403,7 +424,7 @@ async function resolve(st: State, changeId: string, decisions: Decision[], reaso
   } catch (e) {
     // The user's typing may have rebased the hunk since the lens was drawn: the server gave it
     // a new id. Take the server's current view and decide the hunk now at the same line.
-    if (!retried && e instanceof ResponseError && (e.code === -32602 || e.code === -32003) && decisions.some((d) => d.hunkId)) {
+    if (!retried && isRpcError(e) && (e.code === -32602 || e.code === -32003) && decisions.some((d) => d.hunkId)) {
       await fetchChangeSet(st, changeId);
       const again = decisions.map((d) => (d.hunkId && d.uri && d.line !== undefined ? { ...d, hunkId: currentHunkId(st, changeId, d.uri, d.hunkId, d.line) } : d));
       if (again.some((d, i) => d.hunkId !== decisions[i].hunkId)) return resolve(st, changeId, again, reason, true);

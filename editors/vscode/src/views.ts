@@ -50,7 +50,8 @@ export class PlanTree implements vscode.TreeDataProvider<PlanNode> {
 
   getTreeItem(n: PlanNode): vscode.TreeItem {
     if (n.type === 'problem') {
-      const it = new vscode.TreeItem(n.problem.message);
+      // A plan that does not load has no step rows: the problem names its step.
+      const it = new vscode.TreeItem(`${n.problem.stepId ? `${n.problem.stepId}: ` : ''}${n.problem.message}`);
       it.iconPath = new vscode.ThemeIcon('error', new vscode.ThemeColor('problemsErrorIcon.foreground'));
       it.contextValue = 'problem';
       return it;

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findBinary, missingBinaryMessage } from '../../src/binary';
+import { findBinary, missingBinaryMessage, serverCommand } from '../../src/binary';
 
 test('findBinary: the setting, else agentd on PATH, else undefined', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-bin-'));
@@ -23,4 +23,27 @@ test('missingBinaryMessage names the setting or PATH, one line, no stack', () =>
   assert.equal(missingBinaryMessage('/opt/agentd'), 'agentd: the agentd binary was not found (agentd.path ("/opt/agentd") is not an executable file).');
   assert.match(missingBinaryMessage(''), /no agentd on PATH and agentd\.path is not set/);
   assert.ok(!missingBinaryMessage('').includes('\n'));
+});
+
+test('serverCommand starts `agentd serve` over stdio: it answers initialize, with no --stdio added', async () => {
+  const bin = process.env.AGENTD_BIN;
+  assert.ok(bin && fs.existsSync(bin), `AGENTD_BIN (${bin}) must name the built agentd binary (scripts/test.sh builds it)`);
+  const cmd = serverCommand(bin, 'info');
+  assert.equal(cmd.transport, undefined, 'a transport makes vscode-languageclient append --stdio');
+  assert.deepEqual(cmd.args, ['serve', '--log-level', 'info']);
+  const { spawn } = await import('node:child_process');
+  const rpc = await import('vscode-jsonrpc/node');
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-serve-'));
+  const p = spawn(cmd.command, [...cmd.args, '--state-dir', path.join(root, '.state')], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  p.stderr.on('data', (b) => { stderr += b; });
+  const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(p.stdout), new rpc.StreamMessageWriter(p.stdin));
+  conn.listen();
+  try {
+    const res = await conn.sendRequest<{ serverInfo?: { name: string } }>('initialize', { processId: process.pid, rootUri: `file://${root}`, capabilities: {} });
+    assert.equal(res.serverInfo?.name, 'agentd', `initialize answer: ${JSON.stringify(res)}; stderr: ${stderr}`);
+  } finally {
+    conn.dispose();
+    p.kill();
+  }
 });
