@@ -243,11 +243,16 @@ async function planIds() {
 }
 async function planMenu(id, item) {
   await planRow(id).click({ button: 'right' });
-  const entry = page.getByRole('menuitem', { name: item, exact: true });
-  await entry.first().waitFor();
-  await entry.first().hover();
-  await entry.first().click();
-  await until(`the menu closed after ${item}`, async () => (await page.getByRole('menuitem', { name: item, exact: true }).count()) === 0, 5000);
+  const entry = page.getByRole('menuitem', { name: item, exact: true }).first();
+  await entry.waitFor();
+  // A click that lands while the menu still animates in is lost: click until it closes.
+  for (let i = 0; ; i++) {
+    await entry.hover();
+    await entry.click().catch(() => undefined);
+    const closed = await until(`the menu closed after ${item}`, async () => !(await entry.isVisible()), 2000).then(() => true, () => false);
+    if (closed) break;
+    if (i === 2) throw new Error(`the context menu item ${item} did not run`);
+  }
 }
 const checked = async (id) => /\bchecked\b/.test((await planRow(id).locator('.monaco-custom-toggle').getAttribute('class')) ?? '');
 async function notifications() { return page.locator('.notifications-toasts .notification-toast, .notification-list-item-message').allTextContents(); }
@@ -574,6 +579,18 @@ await check('a hunk the user types into turns stale and offers no Accept', async
   await until('nine hunks still offer Accept', async () => (await lenses()).filter((t) => t === 'Accept').length === 9, 30000);
   for (let i = 0; i < 6 && (await editorText()).includes('line 10 typed'); i++) await page.keyboard.press('Control+Z');
   await until('the hunk pending again after undo', async () => (await lenses()).filter((t) => t === 'Accept').length === 10, 30000);
+});
+
+await check('the accept key works only with a hunk under the cursor (agentd.hunkUnderCursor)', async () => {
+  const goto = async (line) => { await palette('Go to Line/Column'); await page.keyboard.type(String(line)); await page.keyboard.press('Enter'); };
+  await goto(1); // above the first hunk (lines 7-13)
+  await page.keyboard.press('Control+Alt+Y');
+  await sleep(1500);
+  assert((await lenses()).filter((t) => t === 'Accept').length === 10, 'no hunk under the cursor: nothing accepted');
+  await goto(10);
+  await page.keyboard.press('Control+Alt+Y');
+  await until('the hunk under the cursor accepted', async () => (await lenses()).filter((t) => t === 'Accept').length === 9, 15000);
+  await until('its line in the editor', async () => (await editorText()).includes('file 1 line 10 changed by agentd'), 10000);
 });
 
 await check('after mode: the change is in the open editor at once; rejecting a hunk takes it out; saved, the disk has the other', async () => {
