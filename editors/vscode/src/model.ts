@@ -283,6 +283,36 @@ export function hunkLenses(h: ViewHunk): Lens[] {
   ];
 }
 
+/** Lines around what an editor shows that get hunk lenses: each lens line is a view zone that
+ *  the editor moves on every keystroke, so a file with hundreds of hunks gets lenses only near
+ *  the view (the file lenses on top always). */
+export const LENS_MARGIN = 200;
+
+export interface LineWindow { lo: number; hi: number }
+
+/** lensWindow is the lines that get hunk lenses for the visible line ranges of a document's
+ *  editors, or undefined (every hunk) when no editor shows it. */
+export function lensWindow(visible: { start: number; end: number }[], margin = LENS_MARGIN): LineWindow | undefined {
+  if (visible.length === 0) return undefined;
+  const lo = Math.min(...visible.map((v) => v.start));
+  const hi = Math.max(...visible.map((v) => v.end));
+  return { lo: Math.max(0, lo - margin), hi: hi + margin };
+}
+
+/** lensWindowStale: the view came within half a margin of the window's edge, so the lenses are
+ *  asked for again (not on every scroll). */
+export function lensWindowStale(win: LineWindow, visible: { start: number; end: number }[], margin = LENS_MARGIN): boolean {
+  if (visible.length === 0) return false;
+  const lo = Math.min(...visible.map((v) => v.start));
+  const hi = Math.max(...visible.map((v) => v.end));
+  return (win.lo > 0 && lo < win.lo + margin / 2) || hi > win.hi - margin / 2;
+}
+
+/** inWindow: whether a hunk's lines meet the window (no window: every hunk). */
+export function inWindow(h: Pick<ViewHunk, 'start' | 'length'>, win: LineWindow | undefined): boolean {
+  return !win || (h.start + Math.max(1, h.length) > win.lo && h.start <= win.hi);
+}
+
 /** fileLenses: Accept All | Reject All | Open Diff at the top of a file with open hunks. */
 export function fileLenses(uri: string, hunks: ViewHunk[]): Lens[] {
   const open = hunks.filter((h) => h.status === 'pending' || h.status === 'stale');

@@ -3,7 +3,7 @@
 // is the server's business; this draws what the server says.
 import * as vscode from 'vscode';
 import {
-  ChangeSet, EditLogEntry, FileInfo, ViewHunk, replayEdits, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
+  ChangeSet, EditLogEntry, FileInfo, LineWindow, ViewHunk, inWindow, lensWindow, lensWindowStale, replayEdits, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
 } from './model';
 
 export const DIFF_SCHEME = 'agentd-diff';
@@ -50,6 +50,7 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
       vscode.window.onDidChangeVisibleTextEditors((eds) => eds.forEach((ed) => this.draw(ed))),
       vscode.window.onDidChangeTextEditorSelection((e) => this.updateContext(e.textEditor)),
       vscode.window.onDidChangeActiveTextEditor((ed) => this.updateContext(ed)),
+      vscode.window.onDidChangeTextEditorVisibleRanges((e) => this.onScroll(e.textEditor)),
     );
   }
 
@@ -255,9 +256,25 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
       out.push(new vscode.CodeLens(r, { title: l.title, command: l.command, arguments: l.args }));
     };
     fileLenses(uri, hs).forEach(mk);
-    for (const h of hs) hunkLenses(h).forEach(mk);
-    this.metrics.record('provideCodeLensesMs', performance.now() - t0, { hunks: hs.length });
+    const win = lensWindow(this.visibleLines(uri));
+    if (win) this.lensWindows.set(uri, win); else this.lensWindows.delete(uri);
+    for (const h of hs) if (inWindow(h, win)) hunkLenses(h).forEach(mk);
+    this.metrics.record('provideCodeLensesMs', performance.now() - t0, { hunks: hs.length, lenses: out.length });
     return out;
+  }
+
+  private lensWindows = new Map<string, LineWindow>();
+
+  private visibleLines(uri: string): { start: number; end: number }[] {
+    return vscode.window.visibleTextEditors.filter((ed) => ed.document.uri.toString() === uri)
+      .flatMap((ed) => ed.visibleRanges.map((r) => ({ start: r.start.line, end: r.end.line })));
+  }
+
+  /** onScroll asks for lenses again only when the view nears the edge of the lines that have them. */
+  private onScroll(ed: vscode.TextEditor): void {
+    const uri = ed.document.uri.toString();
+    const win = this.lensWindows.get(uri);
+    if (win && lensWindowStale(win, this.visibleLines(uri))) this.lensEmitter.fire();
   }
 
   // Hover over a hunk: the old and new sides as a diff -------------------------------------

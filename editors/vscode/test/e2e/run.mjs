@@ -581,16 +581,19 @@ await check('a hunk the user types into turns stale and offers no Accept', async
   await until('the hunk pending again after undo', async () => (await lenses()).filter((t) => t === 'Accept').length === 10, 30000);
 });
 
-await check('the accept key works only with a hunk under the cursor (agentd.hunkUnderCursor)', async () => {
+await check('review keys work only with a hunk under the cursor (agentd.hunkUnderCursor)', async () => {
   const goto = async (line) => { await palette('Go to Line/Column'); await page.keyboard.type(String(line)); await page.keyboard.press('Enter'); };
+  const cursorLine = async () => +((await page.locator('.statusbar-item', { hasText: /^Ln \d+/ }).first().innerText()).match(/Ln (\d+)/)?.[1] ?? NaN);
   await goto(1); // above the first hunk (lines 7-13)
-  await page.keyboard.press('Control+Alt+Y');
-  await sleep(1500);
-  assert((await lenses()).filter((t) => t === 'Accept').length === 10, 'no hunk under the cursor: nothing accepted');
+  await page.keyboard.press('Alt+F5');
+  await sleep(1000);
+  assert(await cursorLine() === 1, `no hunk under the cursor: Next Hunk is not bound, the cursor stays (line ${await cursorLine()})`);
   await goto(10);
-  await page.keyboard.press('Control+Alt+Y');
-  await until('the hunk under the cursor accepted', async () => (await lenses()).filter((t) => t === 'Accept').length === 9, 15000);
-  await until('its line in the editor', async () => (await editorText()).includes('file 1 line 10 changed by agentd'), 10000);
+  await page.keyboard.press('Alt+F5');
+  await until('Next Hunk moved the cursor to the next hunk (line 30)', async () => (await cursorLine()) === 30, 10000);
+  await page.keyboard.press('Control+Alt+KeyY');
+  await until('Accept Hunk accepted the hunk under the cursor', async () => (await lenses()).filter((t) => t === 'Accept').length === 9, 15000);
+  await until('its line in the editor', async () => (await editorText()).includes('file 1 line 30 changed by agentd'), 10000);
 });
 
 await check('after mode: the change is in the open editor at once; rejecting a hunk takes it out; saved, the disk has the other', async () => {

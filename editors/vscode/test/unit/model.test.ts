@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, isModelDriven, moveEdit,
-  nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits,
+  nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits, lensWindow, lensWindowStale, inWindow,
 } from '../../src/model';
 
 // greet.go before and after renaming Hello to Greet: two hunks, as the server sends them
@@ -137,6 +137,20 @@ test('replayEdits moves a server layout of an older buffer version by the edits 
   const same = viewHunks(cs('before'), file);
   assert.deepEqual(replayEdits(same, log, 4), []);
   assert.deepEqual(same.map((h) => h.start), viewHunks(cs('before'), file).map((h) => h.start));
+});
+
+test('lenses go to hunks near the view; the window moves only when the view nears its edge', () => {
+  assert.equal(lensWindow([]), undefined, 'no editor shows it: every hunk');
+  const win = lensWindow([{ start: 0, end: 40 }], 200)!;
+  assert.deepEqual(win, { lo: 0, hi: 240 });
+  const hunks = Array.from({ length: 200 }, (_, i) => ({ start: i * 10 + 2, length: 7 }));
+  assert.equal(hunks.filter((h) => inWindow(h, win)).length, 24);
+  assert.equal(hunks.filter((h) => inWindow(h, undefined)).length, 200);
+  assert.equal(lensWindowStale(win, [{ start: 50, end: 90 }], 200), false, 'a small scroll keeps the lenses');
+  assert.equal(lensWindowStale(win, [{ start: 120, end: 160 }], 200), true, 'near the edge: ask again');
+  const mid = lensWindow([{ start: 1000, end: 1040 }], 200)!;
+  assert.equal(lensWindowStale(mid, [{ start: 880, end: 920 }], 200), true, 'scrolled up near the top edge');
+  assert.equal(lensWindowStale(mid, [{ start: 960, end: 1000 }], 200), false);
 });
 
 test('followEdit with many hunks visits only those from the edit down', () => {
