@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -88,6 +90,7 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 		ids[h] = 0
 		filter.add(h)
 	}
+	want := sortedKeys(ids)
 	focus := map[string]bool{}
 	for _, p := range q.Focus {
 		focus[p] = true
@@ -114,14 +117,10 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 			}
 		}
 		if len(ids) > 0 {
-			for _, id := range f.Tags.Idents {
-				if filter.has(id) {
-					if _, ok := ids[id]; ok {
-						ids[id]++
-						c.uses = append(c.uses, id)
-					}
-				}
-			}
+			eachCommon(f.Tags.Idents, want, &filter, func(id uint32) {
+				ids[id]++
+				c.uses = append(c.uses, id)
+			})
 		}
 		if c.s > 0 || len(c.uses) > 0 {
 			cs = append(cs, c)
@@ -377,22 +376,41 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		if e.Score < 1 {
 			break
 		}
-		syms := append([]Symbol(nil), e.Symbols...)
-		sort.SliceStable(syms, func(a, b int) bool {
-			return symHit(terms, syms[a]) > symHit(terms, syms[b])
-		})
+		f := m.files[e.Path]
+		if f == nil || f.Tags == nil || len(e.Symbols) == 0 {
+			continue
+		}
+		words := f.Tags.symWords()
+		hits := make([]int, len(e.Symbols))
+		hit := false
+		for k := range e.Symbols {
+			hits[k] = symHit(terms, words[k])
+			hit = hit || hits[k] > 0
+		}
+		if !hit {
+			continue
+		}
+		order := make([]int, len(e.Symbols))
+		for k := range order {
+			order[k] = k
+		}
+		sort.SliceStable(order, func(a, b int) bool { return hits[order[a]] > hits[order[b]] })
+		syms := make([]Symbol, len(order))
+		for k, o := range order {
+			syms[k] = e.Symbols[o]
+		}
 		out[i].Symbols = syms
 	}
 	return out, nil
 }
 
-func symHit(t requestTerms, s Symbol) int {
-	n := lastName(s.Name)
-	if t.lower[strings.ToLower(n)] {
+// symHit is how much a symbol (its words, symWords) matches the request.
+func symHit(t requestTerms, sw symWords) int {
+	if t.lower[sw.lower] {
 		return 10
 	}
 	hit := 0
-	for _, w := range splitWords(n) {
+	for _, w := range sw.words {
 		if t.words[w] {
 			hit++
 		}
@@ -454,16 +472,13 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 	for id := range want {
 		filter.add(id)
 	}
+	wantIDs := sortedKeys(want)
 	for q, g := range m.files {
 		if g.Tags == nil {
 			continue
 		}
 		sum := 0.0
-		for _, id := range g.Tags.Idents {
-			if filter.has(id) {
-				sum += want[id]
-			}
-		}
+		eachCommon(g.Tags.Idents, wantIDs, &filter, func(id uint32) { sum += want[id] })
 		if sum > 0 {
 			add[q] += min(sum, 5)
 		}
@@ -510,6 +525,41 @@ func render(entries []Entry, tokens, total int) (string, []string) {
 		listed = append(listed, e.Path)
 	}
 	return b.String(), listed
+}
+
+// eachCommon calls fn, in ascending order, for each hash both in idents
+// (a file's sorted identifier hashes) and in want (sorted, with filter
+// holding them): by binary search for each of want when want is small
+// next to idents (the request's few identifiers), else by a scan of
+// idents behind the filter.
+func eachCommon(idents, want []uint32, filter *bitset, fn func(uint32)) {
+	if len(want)*bits.Len(uint(len(idents))) < len(idents) {
+		rest := idents
+		for _, id := range want {
+			i, ok := slices.BinarySearch(rest, id)
+			if ok {
+				fn(id)
+			}
+			rest = rest[i:]
+		}
+		return
+	}
+	for _, id := range idents {
+		if filter.has(id) {
+			if _, ok := slices.BinarySearch(want, id); ok {
+				fn(id)
+			}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[uint32]V) []uint32 {
+	out := make([]uint32, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // bitset is a quick "maybe" test in front of a map of identifier hashes:

@@ -1,0 +1,173 @@
+package repomap
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// snapshotOf is what a map holds: each file's content hash.
+func snapshotOf(m *Map) map[string]hash {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]hash{}
+	for p, f := range m.files {
+		out[p] = f.Hash
+	}
+	return out
+}
+
+// TestWatchedUpdate: a map with a file watcher (Options.Watch) checks only
+// the paths that changed, yet holds after each change exactly what a map
+// that walks the whole tree holds: files changed, added in a new
+// directory, removed, a directory removed, a file now ignored, a file
+// renamed. A change of ignore rules, and every fullWalkEvery Updates,
+// walk the tree.
+func TestWatchedUpdate(t *testing.T) {
+	dir := copyDir(t, "testdata/langs")
+	ctx := context.Background()
+	watched := New(openWS(t, dir), Options{Watch: true})
+	t.Cleanup(func() { watched.Close() })
+	if err := watched.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !watched.Stats().Walked {
+		t.Fatal("the first update did not walk")
+	}
+	write := func(p, content string) {
+		t.Helper()
+		abs := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(abs, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(step string, wantWalk bool, wantRead int) {
+		t.Helper()
+		if err := watched.Update(ctx); err != nil {
+			t.Fatal(err)
+		}
+		st := watched.Stats()
+		if st.Walked != wantWalk {
+			t.Errorf("%s: walked=%v, want %v", step, st.Walked, wantWalk)
+		}
+		if wantRead >= 0 && st.Read != wantRead {
+			t.Errorf("%s: read %d files, want %d", step, st.Read, wantRead)
+		}
+		walking := New(openWS(t, dir), Options{})
+		if err := walking.Update(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, want := snapshotOf(watched), snapshotOf(walking)
+		if !maps.Equal(got, want) {
+			t.Errorf("%s: the watched map holds %v, a walk finds %v", step, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+		}
+	}
+	check("nothing changed", false, 0)
+	write("sample.go", "package sample\n\nfunc Changed() {}\n")
+	check("one file changed", false, 1)
+	write("pkg/deep/new.py", "def added():\n    pass\n")
+	write("pkg/deep/notes.txt", "not source\n")
+	check("a new directory", false, 1)
+	if err := os.Remove(filepath.Join(dir, "sample.lua")); err != nil {
+		t.Fatal(err)
+	}
+	check("a file removed", false, 0)
+	if err := os.RemoveAll(filepath.Join(dir, "pkg")); err != nil {
+		t.Fatal(err)
+	}
+	check("a directory removed", false, 0)
+	if err := os.Rename(filepath.Join(dir, "sample.rs"), filepath.Join(dir, "renamed.rs")); err != nil {
+		t.Fatal(err)
+	}
+	check("a file renamed", false, 1)
+	write(".gitignore", "*.java\n")
+	check("ignore rules changed", true, 0)
+	text, _, err := watched.Render(ctx, Query{Request: "Changed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "func Changed"; !strings.Contains(text, want) {
+		t.Errorf("the map does not show %q:\n%s", want, text)
+	}
+	walkedAt := -1
+	for i := range fullWalkEvery + 1 {
+		if err := watched.Update(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if watched.Stats().Walked {
+			walkedAt = i
+			break
+		}
+	}
+	if walkedAt < 0 {
+		t.Errorf("no full walk in %d updates", fullWalkEvery+1)
+	}
+	// Closed, the map walks again.
+	if err := watched.Close(); err != nil {
+		t.Fatal(err)
+	}
+	write("sample.c", "int after_close(void) { return 0; }\n")
+	check("after Close", true, 1)
+}
+
+// TestIdentHashes: the distinct-then-sort scan gives what sorting every
+// occurrence and dropping the repeats gives, on real source files and on
+// one with more distinct names than the set's first table holds.
+func TestIdentHashes(t *testing.T) {
+	// The scan as it was: every occurrence sorted, repeats dropped.
+	naive := func(data []byte) []uint32 {
+		var out []uint32
+		for i := 0; i < len(data); {
+			c := data[i]
+			if isIdentStart(c) {
+				j := i
+				for j < len(data) && isIdentPart(data[j]) {
+					j++
+				}
+				if j-i >= 3 && j-i <= 64 {
+					out = append(out, identHash(string(data[i:j])))
+				}
+				i = j
+				continue
+			}
+			if c >= '0' && c <= '9' {
+				for i < len(data) && isIdentPart(data[i]) {
+					i++
+				}
+				continue
+			}
+			i++
+		}
+		slices.Sort(out)
+		out = slices.Compact(out)
+		return out[:min(len(out), maxIdents)]
+	}
+	var inputs [][]byte
+	for _, p := range []string{"index.go", "rank.go", "testdata/langs/sample.cpp"} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, data)
+	}
+	var big strings.Builder
+	for i := range 6000 {
+		fmt.Fprintf(&big, "name%d x1 name%d;\n", i, i/2)
+	}
+	inputs = append(inputs, []byte(big.String()), nil)
+	for i, data := range inputs {
+		for range 2 { // the second time from a reused set
+			if got, want := identHashes(data), naive(data); !slices.Equal(got, want) {
+				t.Errorf("input %d: %d hashes, want %d", i, len(got), len(want))
+			}
+		}
+	}
+}
