@@ -703,8 +703,21 @@ func identifiers(data []byte) []string {
 	return out
 }
 
-func isIdentStart(c byte) bool {
-	return c == '_' || c == '$' || (c|0x20 >= 'a' && c|0x20 <= 'z')
-}
+// identChar classifies bytes for the identifier scans: 1 starts an
+// identifier (letters, _ and $), 2 continues one (digits too).
+var identChar = func() (t [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		switch {
+		case b == '_' || b == '$' || (b|0x20 >= 'a' && b|0x20 <= 'z'):
+			t[c] = 1
+		case b >= '0' && b <= '9':
+			t[c] = 2
+		}
+	}
+	return t
+}()
 
-func isIdentPart(c byte) bool { return isIdentStart(c) || (c >= '0' && c <= '9') }
+func isIdentStart(c byte) bool { return identChar[c] == 1 }
+
+func isIdentPart(c byte) bool { return identChar[c] != 0 }
