@@ -191,6 +191,7 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 	}
 	m.planner = llm.NewPlanner(settings, cfg.Tools)
 	m.planner.StateDir = m.stateDir
+	m.planner.WatchMaps = true // a long-lived daemon: later plans' maps re-check only changed files
 	cfg.Model = llm.NewStepModel(settings)
 	cfg.Planner = m.planner
 	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
