@@ -149,9 +149,16 @@ type job struct {
 // With Options.Watch, only the paths the file watcher reports are
 // checked after the first Update (a full walk still runs every
 // fullWalkEvery Updates, and whenever the watcher may have missed events).
-func (m *Map) Update(ctx context.Context) error {
+func (m *Map) Update(ctx context.Context) (err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	defer func() {
+		if err != nil {
+			// The watcher's paths were drained but perhaps not all
+			// checked: the next Update walks.
+			m.walks = fullWalkEvery
+		}
+	}()
 	if !m.loaded {
 		m.loaded = true
 		if err := m.load(); err != nil {

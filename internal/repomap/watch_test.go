@@ -26,8 +26,8 @@ func snapshotOf(m *Map) map[string]hash {
 // the paths that changed, yet holds after each change exactly what a map
 // that walks the whole tree holds: files changed, added in a new
 // directory, removed, a directory removed, a file now ignored, a file
-// renamed. A change of ignore rules, and every fullWalkEvery Updates,
-// walk the tree.
+// renamed. A change of ignore rules, an Update cut short, and every
+// fullWalkEvery Updates, walk the tree.
 func TestWatchedUpdate(t *testing.T) {
 	dir := copyDir(t, "testdata/langs")
 	ctx := context.Background()
@@ -88,6 +88,14 @@ func TestWatchedUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("a file renamed", false, 1)
+	// An Update cut short may have drained paths it did not check.
+	write("sample.py", "def cancelled():\n    pass\n")
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := watched.Update(cctx); err == nil {
+		t.Error("an update with a cancelled context returned no error")
+	}
+	check("after a cancelled update", true, 1)
 	write(".gitignore", "*.java\n")
 	check("ignore rules changed", true, 0)
 	text, _, err := watched.Render(ctx, Query{Request: "Changed"})
