@@ -73,6 +73,7 @@ type file struct {
 	Tags    *tags
 	overlay bool
 	words   []string // pathWords
+	lower   string   // lowerPath
 }
 
 // Map is a workspace's repository map: every source file in a supported
@@ -301,25 +302,24 @@ func (m *Map) walk(ctx context.Context, dir string, seen map[string]bool) ([]job
 	var mu sync.Mutex
 	var jobs []job
 	root := m.src.Root()
-	err := m.src.Files().WalkDirs(ctx, fileset.Options{Dir: dir, NoStat: true}, func(_ string, files []fileset.Entry) error {
+	err := m.src.Files().WalkDirs(ctx, fileset.Options{Dir: dir, NoStat: true}, func(d string, files []fileset.Entry) error {
 		var names []string
-		var mine []job
 		for _, e := range files {
-			if e.Mode&os.ModeSymlink != 0 || langOf(e.Path) == nil {
-				continue
-			}
-			fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(e.Path)))
-			if err != nil || !fi.Mode().IsRegular() {
-				continue
-			}
-			names = append(names, e.Path)
-			if j, ok := m.stale(e.Path, fi); ok {
-				mine = append(mine, j)
+			if e.Mode&os.ModeSymlink == 0 && langOf(e.Path) != nil {
+				names = append(names, e.Path)
 			}
 		}
+		var found []string
+		var mine []job
+		statFiles(root, d, names, func(p string, st stat) {
+			found = append(found, p)
+			if j, ok := m.stale(p, st); ok {
+				mine = append(mine, j)
+			}
+		})
 		mu.Lock()
 		defer mu.Unlock()
-		for _, p := range names {
+		for _, p := range found {
 			seen[p] = true
 		}
 		jobs = append(jobs, mine...)
@@ -328,15 +328,24 @@ func (m *Map) walk(ctx context.Context, dir string, seen map[string]bool) ([]job
 	return jobs, err
 }
 
+// stat is what Update compares to tell whether a file changed.
+type stat struct {
+	size, mtime int64
+	ino         uint64
+}
+
+func statOf(fi os.FileInfo) stat {
+	return stat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inoOf(fi)}
+}
+
 // stale returns a job for p if the map holds no up-to-date record of it
 // (m.files is only read here: walk's goroutines call it concurrently).
-func (m *Map) stale(p string, fi os.FileInfo) (job, bool) {
+func (m *Map) stale(p string, st stat) (job, bool) {
 	old := m.files[p]
-	mt, ino := fi.ModTime().UnixNano(), inoOf(fi)
-	if old != nil && !old.overlay && old.Size == fi.Size() && old.ModTime == mt && old.Ino == ino {
+	if old != nil && !old.overlay && old.Size == st.size && old.ModTime == st.mtime && old.Ino == st.ino {
 		return job{}, false
 	}
-	return job{f: &file{Path: p, Size: fi.Size(), ModTime: mt, Ino: ino}}, true
+	return job{f: &file{Path: p, Size: st.size, ModTime: st.mtime, Ino: st.ino}}, true
 }
 
 // recheck checks only the paths the watcher reported: a file is checked
@@ -364,7 +373,7 @@ func (m *Map) recheck(ctx context.Context, paths []string) ([]job, error) {
 		case !fi.Mode().IsRegular() || langOf(p) == nil || m.src.Files().Ignored(p, false):
 			m.drop(p, nil)
 		default:
-			if j, ok := m.stale(p, fi); ok {
+			if j, ok := m.stale(p, statOf(fi)); ok {
 				jobs = append(jobs, j)
 			}
 		}

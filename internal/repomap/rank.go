@@ -280,7 +280,7 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		if focus[p] {
 			sc += 100
 		}
-		lp := strings.ToLower(p)
+		lp := f.lowerPath()
 		base := path.Base(lp)
 		if strings.Contains(terms.text, lp) {
 			sc += 80
@@ -579,6 +579,14 @@ func (f *file) pathWords() []string {
 		}
 	}
 	return f.words
+}
+
+// lowerPath is the path lower-cased (cached as pathWords is).
+func (f *file) lowerPath() string {
+	if f.lower == "" {
+		f.lower = strings.ToLower(f.Path)
+	}
+	return f.lower
 }
 
 type symWords struct {
