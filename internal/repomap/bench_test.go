@@ -36,7 +36,8 @@ func benchTree(b *testing.B) string {
 // BenchmarkFirstMap is the first map of a tree in a new process: the
 // workspace opened, every file walked, the source files read, hashed and
 // scanned, then ranked and rendered for a request (which parses the files
-// the ranking needs). "watch" also starts the daemon's file watcher.
+// the ranking needs), and the cache file written, as the planner does.
+// "watch" also starts the daemon's file watcher.
 func BenchmarkFirstMap(b *testing.B) {
 	for _, mode := range []string{"walk", "watch"} {
 		b.Run(mode, func(b *testing.B) {
@@ -44,12 +45,16 @@ func BenchmarkFirstMap(b *testing.B) {
 			q := Query{Request: "fix the timeout handling in the scheduler", Tokens: DefaultTokens}
 			var cpu, worst time.Duration
 			for b.Loop() {
+				cache := filepath.Join(b.TempDir(), "repomap.gob")
 				t0 := cpuTime()
-				m := New(openWS(b, dir), Options{Watch: mode == "watch"})
+				m := New(openWS(b, dir), Options{Watch: mode == "watch", CacheFile: cache})
 				if err := m.Update(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 				if _, _, err := m.Render(context.Background(), q); err != nil {
+					b.Fatal(err)
+				}
+				if err := m.Save(); err != nil {
 					b.Fatal(err)
 				}
 				d := cpuTime() - t0
@@ -65,7 +70,8 @@ func BenchmarkFirstMap(b *testing.B) {
 }
 
 // BenchmarkAfterOneChange is a map after one file changed: the check for
-// changes, one file re-read and re-parsed, the ranking and the rendering.
+// changes, one file re-read and re-parsed, the ranking and the rendering,
+// and Save (which skips rewriting the cache file for a small change).
 // "walk" is a map without a watcher (agentd plan, agentd run): every
 // source file is stat'ed. "watch" is the daemon's map (Options.Watch):
 // only the paths the watcher reports are, except for the full walk every
@@ -80,7 +86,7 @@ func BenchmarkAfterOneChange(b *testing.B) {
 func benchAfterOneChange(b *testing.B, watch bool) {
 	dir := benchTree(b)
 	ws := openWS(b, dir)
-	m := New(ws, Options{Watch: watch})
+	m := New(ws, Options{Watch: watch, CacheFile: filepath.Join(b.TempDir(), "repomap.gob")})
 	b.Cleanup(func() { m.Close() })
 	ctx := context.Background()
 	if err := m.Update(ctx); err != nil {
@@ -109,6 +115,9 @@ func benchAfterOneChange(b *testing.B, watch bool) {
 			break
 		}
 	}
+	if err := m.SaveNow(); err != nil {
+		b.Fatal(err)
+	}
 	abs := filepath.Join(dir, filepath.FromSlash(target))
 	orig, err := os.ReadFile(abs)
 	if err != nil {
@@ -131,6 +140,9 @@ func benchAfterOneChange(b *testing.B, watch bool) {
 			b.Fatal(err)
 		}
 		if _, _, err := m.Render(context.Background(), q); err != nil {
+			b.Fatal(err)
+		}
+		if err := m.Save(); err != nil {
 			b.Fatal(err)
 		}
 		d := cpuTime() - t0

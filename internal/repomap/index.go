@@ -91,6 +91,12 @@ type Map struct {
 	byHash map[hash]*tags
 	loaded bool
 	dirty  bool
+	// unsaved holds the files read, parsed or dropped since the cache
+	// file was loaded or saved, with what redoing them costs (touch);
+	// unsavedCost is the sum. Save skips a rewrite that would cost more
+	// than redoing them.
+	unsaved     map[string]int
+	unsavedCost int
 	parsed int // files parsed by the last Update (and the rankings since)
 	read   int // files read and hashed by the last Update
 
@@ -210,6 +216,9 @@ func (m *Map) Update(ctx context.Context) (err error) {
 	}
 	if len(jobs) > 0 {
 		m.dirty = true
+		for _, j := range jobs {
+			m.touch(j.f.Path, costRead)
+		}
 	}
 	var pending []*file
 	var bytes int64
@@ -289,6 +298,7 @@ func (m *Map) walkAll(ctx context.Context) ([]job, error) {
 		if !seen[p] {
 			delete(m.files, p)
 			m.dirty = true
+			m.touch(p, costRead)
 		}
 	}
 	return jobs, nil
@@ -472,6 +482,7 @@ func (m *Map) parse(ctx context.Context, files []*file) error {
 	}
 	type result struct {
 		t    *tags
+		path string
 		syms []Symbol
 		ok   bool
 	}
@@ -492,12 +503,13 @@ func (m *Map) parse(ctx context.Context, files []*file) error {
 		if err != nil {
 			return result{}
 		}
-		return result{t: f.Tags, syms: syms, ok: true}
+		return result{t: f.Tags, path: f.Path, syms: syms, ok: true}
 	})
 	for v := range results {
 		if r := v.(result); r.ok {
 			r.t.Syms, r.t.Parsed = r.syms, true
 			m.parsed++
+			m.touch(r.path, costParse)
 			m.dirty = true
 		}
 	}
@@ -546,13 +558,35 @@ func (m *Map) drop(p string, keep map[string]bool) {
 	if _, ok := m.files[p]; ok {
 		delete(m.files, p)
 		m.dirty = true
+		m.touch(p, costRead)
 	}
 	prefix := p + "/"
 	for q := range m.files {
 		if strings.HasPrefix(q, prefix) && !keep[q] {
 			delete(m.files, q)
 			m.dirty = true
+			m.touch(q, costRead)
 		}
+	}
+}
+
+// What a file left out of the cache file costs the next process, in
+// reads: reading, hashing and scanning a file is about 0.08 ms of CPU on
+// the Linux sources, parsing one about 5 ms.
+const (
+	costRead  = 1
+	costParse = 50
+)
+
+// touch notes that p's record is not the cache file's any more, and what
+// redoing it costs.
+func (m *Map) touch(p string, cost int) {
+	if m.unsaved == nil {
+		m.unsaved = map[string]int{}
+	}
+	if old := m.unsaved[p]; cost > old {
+		m.unsaved[p] = cost
+		m.unsavedCost += cost - old
 	}
 }
 

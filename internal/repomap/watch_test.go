@@ -179,3 +179,89 @@ func TestIdentHashes(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveSkipsSmallChanges: Save does not rewrite the whole cache file for
+// a change that costs less to redo than 1/saveEvery of the map (the next
+// process re-reads that file instead); a bigger one, or SaveNow, writes
+// it. Files are parsed lazily here (EagerBytes < 0), as in a big tree.
+func TestSaveSkipsSmallChanges(t *testing.T) {
+	dir := t.TempDir()
+	const n = 150
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.go", i)), fmt.Appendf(nil, "package p\n\nfunc F%03d() {}\n", i), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := filepath.Join(t.TempDir(), "repomap.gob")
+	ctx := context.Background()
+	update := func(m *Map) Stats {
+		t.Helper()
+		if err := m.Update(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return m.Stats()
+	}
+	cached := func() []byte {
+		t.Helper()
+		data, err := os.ReadFile(cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	opts := Options{CacheFile: cache, EagerBytes: -1}
+	m := New(openWS(t, dir), opts)
+	update(m)
+	if err := m.Save(); err != nil {
+		t.Fatal(err)
+	}
+	first := cached()
+	os.WriteFile(filepath.Join(dir, "f000.go"), []byte("package p\n\nfunc Changed() {}\n"), 0o644)
+	if st := update(m); st.Read != 1 {
+		t.Fatalf("after one change: %+v", st)
+	}
+	if err := m.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cached(), first) {
+		t.Error("Save rewrote the cache file for one changed file of 150")
+	}
+	// The next process re-reads that file, and only it.
+	if st := update(New(openWS(t, dir), opts)); st.Read != 1 || st.Files != n {
+		t.Errorf("from the cache: %+v, want 1 file read of %d", st, n)
+	}
+	os.WriteFile(filepath.Join(dir, "f001.go"), []byte("package p\n\nfunc Changed2() {}\n"), 0o644)
+	update(m)
+	if err := m.Save(); err != nil {
+		t.Fatal(err)
+	}
+	second := cached()
+	if slices.Equal(second, first) {
+		t.Error("Save did not write the cache after 2 changed files of 150")
+	}
+	os.WriteFile(filepath.Join(dir, "f002.go"), []byte("package p\n\nfunc Changed3() {}\n"), 0o644)
+	update(m)
+	if err := m.SaveNow(); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(cached(), second) {
+		t.Error("SaveNow did not write the cache")
+	}
+	if st := update(New(openWS(t, dir), opts)); st.Read != 0 {
+		t.Errorf("from the cache after SaveNow: %+v, want nothing read", st)
+	}
+	// A parse costs more than a read: one is worth saving.
+	third := cached()
+	if _, _, err := m.Render(ctx, Query{Request: "what does f100.go do"}); err != nil {
+		t.Fatal(err)
+	}
+	if m.Stats().Parsed == 0 {
+		t.Fatal("the ranking parsed nothing")
+	}
+	if err := m.Save(); err != nil {
+		t.Fatal(err)
+	}
+	if slices.Equal(cached(), third) {
+		t.Error("Save did not write the cache after a parse")
+	}
+}
