@@ -97,8 +97,8 @@ type Map struct {
 	// than redoing them.
 	unsaved     map[string]int
 	unsavedCost int
-	parsed int // files parsed by the last Update (and the rankings since)
-	read   int // files read and hashed by the last Update
+	parsed      int // files parsed by the last Update (and the rankings since)
+	read        int // files read and hashed by the last Update
 
 	watcher   *fileset.Watcher // Options.Watch, from the first Update on
 	stopWatch context.CancelFunc
