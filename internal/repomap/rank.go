@@ -84,7 +84,7 @@ const maxCandidates = 150
 // request's identifiers (rare ones weigh more).
 func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	ids := map[uint32]int{} // request identifier hash -> files using it
-	var filter bitset
+	filter := new(bitset)
 	for id := range terms.idents {
 		h := identHash(id)
 		ids[h] = 0
@@ -117,7 +117,7 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 			}
 		}
 		if len(ids) > 0 {
-			eachCommon(f.Tags.Idents, want, &filter, func(id uint32) {
+			eachCommon(f.Tags.Idents, want, filter, func(id uint32) {
 				ids[id]++
 				c.uses = append(c.uses, id)
 			})
@@ -468,7 +468,7 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 			}
 		}
 	}
-	var filter bitset
+	filter := new(bitset)
 	for id := range want {
 		filter.add(id)
 	}
@@ -478,7 +478,7 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 			continue
 		}
 		sum := 0.0
-		eachCommon(g.Tags.Idents, wantIDs, &filter, func(id uint32) { sum += want[id] })
+		eachCommon(g.Tags.Idents, wantIDs, filter, func(id uint32) { sum += want[id] })
 		if sum > 0 {
 			add[q] += min(sum, 5)
 		}
@@ -529,11 +529,13 @@ func render(entries []Entry, tokens, total int) (string, []string) {
 
 // eachCommon calls fn, in ascending order, for each hash both in idents
 // (a file's sorted identifier hashes) and in want (sorted, with filter
-// holding them): by binary search for each of want when want is small
-// next to idents (the request's few identifiers), else by a scan of
-// idents behind the filter.
+// holding them): by binary search for each of want when want is very
+// small next to idents, else by a scan of idents behind the filter. A
+// scan reads memory in order, a binary search jumps (a cache miss a
+// step, the identifiers of a big tree being far bigger than the cache),
+// hence the factor 4.
 func eachCommon(idents, want []uint32, filter *bitset, fn func(uint32)) {
-	if len(want)*bits.Len(uint(len(idents))) < len(idents) {
+	if 4*len(want)*bits.Len(uint(len(idents))) < len(idents) {
 		rest := idents
 		for _, id := range want {
 			i, ok := slices.BinarySearch(rest, id)
@@ -562,8 +564,8 @@ func sortedKeys[V any](m map[uint32]V) []uint32 {
 	return out
 }
 
-// bitset is a quick "maybe" test in front of a map of identifier hashes:
-// most identifiers of most files are not in the set.
+// bitset is a quick "maybe" test in front of a sorted list of identifier
+// hashes: most identifiers of most files are not in the set.
 type bitset [1 << 16 / 64]uint64
 
 func (b *bitset) add(id uint32)      { b[(id&0xffff)>>6] |= 1 << (id & 63) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"slices"
@@ -263,5 +264,41 @@ func TestSaveSkipsSmallChanges(t *testing.T) {
 	}
 	if slices.Equal(cached(), third) {
 		t.Error("Save did not write the cache after a parse")
+	}
+}
+
+// TestEachCommon: both ways (binary search for a few wanted hashes, a
+// filtered scan for many) find exactly the common hashes, in order.
+func TestEachCommon(t *testing.T) {
+	var src strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&src, "word%d ", i)
+	}
+	idents := identHashes([]byte(src.String()))
+	for _, names := range [][]string{
+		{"word7"},                                // binary search
+		{"word7", "nothere", "word150", "word9"}, // still few
+		strings.Fields("word1 word2 word3 word4 word5 word6 word7 word8 word9 word10 word11 other1 other2 other3 other4"), // scan
+	} {
+		if bs := 4*len(names)*bits.Len(uint(len(idents))) < len(idents); bs != (len(names) < 10) {
+			t.Fatalf("%d names: binary search %v", len(names), bs)
+		}
+		var want []uint32
+		filter := new(bitset)
+		for _, n := range names {
+			want = append(want, identHash(n))
+			filter.add(identHash(n))
+		}
+		slices.Sort(want)
+		var got, exp []uint32
+		eachCommon(idents, want, filter, func(id uint32) { got = append(got, id) })
+		for _, id := range want {
+			if _, ok := slices.BinarySearch(idents, id); ok {
+				exp = append(exp, id)
+			}
+		}
+		if !slices.Equal(got, exp) || len(exp) == 0 {
+			t.Errorf("%v: got %v, want %v", names, got, exp)
+		}
 	}
 }
