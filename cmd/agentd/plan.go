@@ -155,6 +155,17 @@ func newServeModel(log *slog.Logger) *serveModel {
 	return &serveModel{log: log}
 }
 
+// close stops what the planner keeps running (its maps' file watchers)
+// when the daemon stops.
+func (m *serveModel) close() {
+	m.mu.Lock()
+	pl := m.planner
+	m.mu.Unlock()
+	if pl != nil {
+		pl.Close()
+	}
+}
+
 // setEditorModel records the editor's initializationOptions.model.
 func (m *serveModel) setEditorModel(o rpc.ModelOptions) {
 	m.mu.Lock()

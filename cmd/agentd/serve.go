@@ -66,6 +66,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	sm := newServeModel(logger)
 	sm.stateDir = *stateDir
+	defer sm.close()
 	srv := rpc.NewServer(rpc.Options{
 		Version:   version,
 		StateDir:  *stateDir,
