@@ -173,3 +173,43 @@ func TestPlanKeepsAmpersands(t *testing.T) {
 		t.Errorf("the plan's JSON escapes HTML characters:\n%s", r.stdout)
 	}
 }
+
+// TestMakeInstallAndDemo: make install puts a working agentd in the chosen
+// folder and says how to put it on PATH when it is not; make demo says
+// where the binary is and how to put it on PATH.
+func TestMakeInstallAndDemo(t *testing.T) {
+	root := repoRoot(t)
+	dest := t.TempDir()
+	make := func(env []string, args ...string) result {
+		t.Helper()
+		cmd := exec.Command("make", append([]string{"-s", "-C", root}, args...)...)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("make %v: %v", args, err)
+		}
+		return result{code: code, stdout: string(out)}
+	}
+	r := make(nil, "install", "INSTALL_DIR="+dest)
+	if r.code != 0 || !strings.Contains(r.stdout, "is not on PATH") || !strings.Contains(r.stdout, `export PATH="`+dest+`:$PATH"`) {
+		t.Fatalf("make install: exit %d\n%s", r.code, r.stdout)
+	}
+	if v, err := exec.Command(filepath.Join(dest, "agentd"), "--version").Output(); err != nil || !strings.HasPrefix(string(v), "agentd ") {
+		t.Fatalf("the installed agentd --version: %q %v", v, err)
+	}
+	r = make([]string{"PATH=" + dest + ":" + os.Getenv("PATH")}, "install", "INSTALL_DIR="+dest)
+	if r.code != 0 || strings.Contains(r.stdout, "not on PATH") {
+		t.Fatalf("make install into a folder on PATH: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := make([]string{"GOBIN=" + dest}, "-n", "install"); !strings.Contains(r.stdout, dest+"/agentd") {
+		t.Errorf("make install ignores GOBIN:\n%s", r.stdout)
+	}
+	d := make(nil, "demo")
+	if d.code != 0 || !strings.Contains(d.stdout, "The binary is "+filepath.Join(root, "bin", "agentd")) ||
+		!strings.Contains(d.stdout, "make install") || !strings.Contains(d.stdout, "export PATH=") {
+		t.Fatalf("make demo: exit %d\n%s", d.code, d.stdout)
+	}
+}
