@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 )
@@ -92,4 +93,19 @@ func shq(s string) string {
 		}
 	}
 	return s
+}
+
+// libraryHint matches a command that a library message names for the user
+// ('agentd snapshot doctor', (agentd snapshot restore ID --overwrite)):
+// the libraries do not know the binary, the workspace or the state dir.
+var libraryHint = regexp.MustCompile(`'agentd ([a-z][a-zA-Z0-9 ._/-]*)'|\(agentd ([a-z][a-zA-Z0-9 ._/-]*)\)`)
+
+// pasteable rewrites the agentd commands named in a library's message into
+// hints that work when pasted (hintCommand), keeping their quotes.
+func pasteable(msg, wsRoot, stateDir string) string {
+	return libraryHint.ReplaceAllStringFunc(msg, func(m string) string {
+		open, close := m[:1], m[len(m)-1:]
+		args := strings.Fields(m[len("'agentd ") : len(m)-1])
+		return open + hintCommand(wsRoot, stateDir, args...) + close
+	})
 }

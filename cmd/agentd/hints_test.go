@@ -100,6 +100,12 @@ func TestHintsWorkWhenPasted(t *testing.T) {
 	id := hintAfter(t, cr.stdout, `"id": "`)[:12]
 	os.WriteFile(filepath.Join(ws2, "f.txt"), []byte("two\n"), 0o644)
 	rs := agentdIn(t, filepath.Join(top, "a"), agentdBin, nil, "snapshot", "restore", id, "--workspace", ws2, "--state-dir", "../state")
+	// A library's message names a command too ('agentd snapshot list').
+	sh := agentdIn(t, filepath.Join(top, "a"), agentdBin, nil, "snapshot", "show", "0123abcd", "--workspace", ws2, "--state-dir", "../state")
+	list, _, _ := strings.Cut(hintAfter(t, sh.stderr, "run '"), "'")
+	if l := paste(t, filepath.Join(top, "b"), list); sh.code != exitFailed || l.code != 0 || !strings.Contains(l.stdout, id) {
+		t.Fatalf("show of an unknown id: exit %d\n%s\npasted %q: exit %d\n%s%s", sh.code, sh.stderr, list, l.code, l.stdout, l.stderr)
+	}
 	anyway := hintAfter(t, rs.stderr, "to restore anyway: ")
 	if o := paste(t, filepath.Join(top, "b"), anyway); o.code != 0 || readFile(t, filepath.Join(ws2, "f.txt")) != "one\n" {
 		t.Fatalf("pasted %q: exit %d\n%s%s", anyway, o.code, o.stdout, o.stderr)

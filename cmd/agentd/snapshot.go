@@ -26,6 +26,7 @@ func (l *stringList) Type() string       { return "stringList" }
 type snapCmd struct {
 	a      *app
 	name   string // "snapshot list", "undo": the command, in messages
+	root   string // the workspace's root, once the store is open
 	w      wsFlags
 	asJSON bool
 	// restoreArgs are the arguments after the command that a printed
@@ -186,7 +187,7 @@ snapshot are someone else's: they are left alone as conflicts, unless --overwrit
 			}
 		})
 		if err != nil {
-			fmt.Fprintf(sc.a.stderr, "agentd snapshot doctor: %v\n", err)
+			fmt.Fprintf(sc.a.stderr, "agentd snapshot doctor: %s\n", pasteable(err.Error(), sc.root, sc.w.stateDir))
 			return exitFailed
 		}
 		return code
@@ -206,8 +207,9 @@ func (sc *snapCmd) open() (*gitops.Store, int) {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
 		return nil, exitFailed
 	}
+	sc.root = store.Root()
 	if prob := store.Problem(); prob != nil && sc.name != "snapshot doctor" {
-		fmt.Fprintf(sc.a.stderr, "agentd %s: warning: %v\n", sc.name, prob)
+		fmt.Fprintf(sc.a.stderr, "agentd %s: warning: %s\n", sc.name, pasteable(prob.Error(), sc.root, sc.w.stateDir))
 	}
 	return store, exitOK
 }
@@ -232,7 +234,7 @@ func (sc *snapCmd) fail(err error) int {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: cancelled\n", sc.name)
 		return exitCancelled
 	}
-	fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
+	fmt.Fprintf(sc.a.stderr, "agentd %s: %s\n", sc.name, pasteable(err.Error(), sc.root, sc.w.stateDir))
 	return exitFailed
 }
 

@@ -122,7 +122,7 @@ func TestSnapshotCLI(t *testing.T) {
 	}
 
 	_, errs, code = snapCLI(t, ws, state, "show", "0123456789abcdef")
-	if code != exitFailed || !strings.Contains(errs, `"0123456789abcdef"`) || !strings.Contains(errs, "agentd snapshot list") {
+	if code != exitFailed || !strings.Contains(errs, `"0123456789abcdef"`) || !strings.Contains(errs, " snapshot list --workspace ") {
 		t.Fatalf("unknown id: %d %q", code, errs)
 	}
 	_, errs, code = snapCLI(t, ws, state, "bogus")
