@@ -213,3 +213,19 @@ func TestMakeInstallAndDemo(t *testing.T) {
 		t.Fatalf("make demo: exit %d\n%s", d.code, d.stdout)
 	}
 }
+
+// TestRunShowsPersonsErrors: the terminal shows a tool's error as written
+// for a person, without the advice meant for a model.
+func TestRunShowsPersonsErrors(t *testing.T) {
+	p := writePlan(t, `{"steps":[{"id":"r","tool":"read_file","args":{"path":"missing.txt"}}]}`)
+	r := agentd(t, "", "run", p, "--workspace", t.TempDir(), "--yes", "--state-dir", t.TempDir())
+	out := r.stdout + r.stderr
+	if r.code != exitFailed || !strings.Contains(out, "missing.txt does not exist") {
+		t.Fatalf("exit %d\n%s", r.code, out)
+	}
+	for _, model := range []string{"list_dir", "search_files"} {
+		if strings.Contains(out, model) {
+			t.Errorf("the terminal shows advice for a model (%s):\n%s", model, out)
+		}
+	}
+}

@@ -191,5 +191,6 @@ func (t *applyPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 
 func hunkError(rel string, err error) error {
 	return &Error{Code: CodePatchFailed, Message: fmt.Sprintf(
-		"apply_patch: %s: %v; read the file again and make the patch against its current content", rel, err)}
+		"apply_patch: %s: %v; the file changed since the patch was made: make it against the file's current content", rel, err),
+		Hint: "read the file again and make the patch against its current content"}
 }
