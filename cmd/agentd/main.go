@@ -113,15 +113,17 @@ and snapshots to undo it. Editors start 'agentd serve'; 'agentd run' is the term
 	}
 	root.SetVersionTemplate("agentd {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	// Listed in this order (the terminal's commands first), not sorted.
+	cobra.EnableCommandSorting = false
 	root.AddCommand(
-		newServeCmd(a),
 		newRunCmd(a),
 		newUndoCmd(a),
-		newPlanCmd(a),
-		newValidateCmd(a),
-		newSnapshotCmd(a),
 		newRunsCmd(a),
+		newValidateCmd(a),
+		newPlanCmd(a),
+		newSnapshotCmd(a),
 		newRulesCmd(a),
+		newServeCmd(a),
 		newACPCmd(a),
 		&cobra.Command{
 			Use:   "version",
