@@ -33,8 +33,9 @@ FRONTEND_TESTS :=
 test: deps vet lint gotest $(FRONTEND_TESTS)
 
 # What the tests use besides Go: git and diff (the oracles for ignore rules,
-# snapshots and patches), ripgrep (the reference for search_code), and
-# Node.js with npm (a JSON-RPC client nobody here wrote drives agentd serve).
+# snapshots and patches), ripgrep (the reference for search_code),
+# Node.js with npm (a JSON-RPC client nobody here wrote drives agentd serve),
+# and bash-completion (the shell completion test sources agentd's script).
 # Installed from Debian's packages when missing; Go modules, staticcheck and
 # the Node packages install themselves into git-ignored folders.
 deps:
@@ -45,6 +46,7 @@ deps:
 	command -v node >/dev/null || missing="$$missing nodejs"; \
 	command -v npm >/dev/null || missing="$$missing npm"; \
 	command -v gcc >/dev/null || missing="$$missing gcc"; \
+	test -f /usr/share/bash-completion/bash_completion || missing="$$missing bash-completion"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
