@@ -15,21 +15,23 @@ import (
 )
 
 // TestRunWorkspaceAsksOnTerminal: a plan from outside the current folder,
-// on a terminal: agentd asks before using the folder; "y" runs there, "n"
-// (or Enter) runs nothing and says how to choose.
+// or --request, on a terminal: agentd asks before using the folder; "y"
+// runs there, "n" (or Enter) runs nothing and says how to choose.
 func TestRunWorkspaceAsksOnTerminal(t *testing.T) {
 	p := writePlan(t, `{"steps":[{"id":"w","tool":"write_file","args":{"path":"made.txt","content":"x\n"}}]}`)
 	for _, tc := range []struct {
+		args   []string
 		answer string
 		code   int
 		made   bool
 	}{
-		{"y\n", 0, true},
-		{"\n", exitUsage, false},
-		{"n\n", exitUsage, false},
+		{[]string{p}, "y\n", 0, true},
+		{[]string{p}, "\n", exitUsage, false},
+		{[]string{p}, "n\n", exitUsage, false},
+		{[]string{"--request", "write made.txt"}, "n\n", exitUsage, false},
 	} {
 		dir := t.TempDir()
-		cmd := exec.Command(agentdBin, "run", p, "--yes", "--state-dir", t.TempDir())
+		cmd := exec.Command(agentdBin, append(append([]string{"run"}, tc.args...), "--yes", "--state-dir", t.TempDir())...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "NO_COLOR=1", "TERM=dumb")
 		f, err := pty.Start(cmd)
