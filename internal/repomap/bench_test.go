@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/workspace"
 )
 
 // cpuTime is the process's user+system CPU time: the machine is shared,
@@ -72,18 +74,21 @@ func BenchmarkFirstMap(b *testing.B) {
 // BenchmarkAfterOneChange is a map after one file changed: the check for
 // changes, one file re-read and re-parsed, the ranking and the rendering,
 // and Save (which skips rewriting the cache file for a small change).
-// "walk" is a map without a watcher (agentd plan, agentd run): every
-// source file is stat'ed. "watch" is the daemon's map (Options.Watch):
-// only the paths the watcher reports are, except for the full walk every
-// fullWalkEvery maps, which the mean includes when -benchtime is at least
-// that many runs. cpu-max-s is the slowest run.
+// "walk" is a map kept in memory without a watcher: every source file is
+// stat'ed. "watch" is the daemon's map (Options.Watch): only the paths the
+// watcher reports are, except for the full walk every fullWalkEvery maps,
+// which the mean includes when -benchtime is at least that many runs.
+// "process" is a new process each time (agentd plan, agentd run): the
+// workspace opened, the map loaded from the cache file, then as "walk".
+// cpu-max-s is the slowest run.
 func BenchmarkAfterOneChange(b *testing.B) {
-	for _, mode := range []string{"walk", "watch"} {
-		b.Run(mode, func(b *testing.B) { benchAfterOneChange(b, mode == "watch") })
+	for _, mode := range []string{"walk", "watch", "process"} {
+		b.Run(mode, func(b *testing.B) { benchAfterOneChange(b, mode) })
 	}
 }
 
-func benchAfterOneChange(b *testing.B, watch bool) {
+func benchAfterOneChange(b *testing.B, mode string) {
+	watch := mode == "watch"
 	dir := benchTree(b)
 	ws := openWS(b, dir)
 	m := New(ws, Options{Watch: watch, CacheFile: filepath.Join(b.TempDir(), "repomap.gob")})
@@ -136,6 +141,14 @@ func benchAfterOneChange(b *testing.B, watch bool) {
 		}
 		b.StartTimer()
 		t0 := cpuTime()
+		if mode == "process" {
+			ws, err := workspace.Open(dir, workspace.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Close()
+			m = New(ws, Options{CacheFile: m.opts.CacheFile})
+		}
 		if err := m.Update(ctx); err != nil {
 			b.Fatal(err)
 		}
