@@ -19,7 +19,8 @@ import (
 // event that ends its step.
 //
 // With clientFeatures.inlineChanges the event carries the set itself
-// (RunEventParams.Change), so the editor draws it without a round trip.
+// (RunEventParams.Change, without the files' patch), so the editor draws it
+// without a round trip.
 
 // heldProposal is a changeProposed event waiting for its change set.
 type heldProposal struct {
@@ -103,7 +104,13 @@ func (s *Server) inlineChange(ev engine.Event) *ChangeSetInfo {
 	if !ok {
 		return nil
 	}
-	var ci ChangeSetInfo
-	s.changes.Read(func() { ci = s.changeInfo(c, true) })
+	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Review: string(c.Review), Files: []FileInfo{}}
+	s.changes.Read(func() {
+		ci.Status = c.Status()
+		for _, fr := range c.Files {
+			// Without the patch: it repeats the hunks' texts (half the bytes).
+			ci.Files = append(ci.Files, s.fileInfoWith(fr, true, false))
+		}
+	})
 	return &ci
 }

@@ -91,6 +91,12 @@ func checkProposal(t *testing.T, sc *scenario, p RunEventParams, inline bool) {
 			t.Errorf("inline hunk %s lacks texts or word diff: %+v", h.ID, h)
 		}
 	}
+	for i := range got.Files {
+		if p.Change.Files[i].Patch != nil {
+			t.Errorf("inline file %s carries its patch", p.Change.Files[i].URI)
+		}
+		got.Files[i].Patch = nil // the one field left out
+	}
 	if !reflect.DeepEqual(*p.Change, got) {
 		t.Errorf("inline change set differs from agentd/changes/get:\ninline %+v\nget    %+v", *p.Change, got)
 	}
