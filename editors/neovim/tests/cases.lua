@@ -140,6 +140,38 @@ function C.render_pending_change()
   H.truthy(require('agentd').statusline():match('2 hunks'), 'statusline counts hunks: ' .. require('agentd').statusline())
 end
 
+-- Changed words in lines with multibyte characters: the highlights cover
+-- exactly the changed words, in the buffer and in the virtual lines
+-- (positions are negotiated in bytes, Neovim's unit).
+function C.multibyte_word_diff()
+  H.workspace({ ['m.txt'] = 'erste Zeile\ngrüße an die wälder\nletzte Zeile\n' })
+  H.setup()
+  local b = H.open('m.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('m.txt', { { oldText = 'grüße an die wälder', newText = 'grüße an alle wälder' } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+  H.eq('utf-8', c.offset_encoding, 'position encoding agreed with the server')
+  local word, virt_word
+  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+    local row, col, d = m[2], m[3], m[4]
+    if d.hl_group == 'AgentdDeleteText' then
+      word = vim.api.nvim_buf_get_text(b, row, col, d.end_row, d.end_col, {})[1]
+    end
+    for _, vl in ipairs(d.virt_lines or {}) do
+      for _, chunk in ipairs(vl) do
+        if type(chunk[2]) == 'table' and vim.tbl_contains(chunk[2], 'AgentdAddText') then
+          virt_word = chunk[1]
+        end
+      end
+    end
+  end
+  H.eq('die', word, 'the removed word highlighted in the buffer')
+  H.eq('alle', virt_word, 'the added word highlighted in the virtual line')
+end
+
 -- Accept one hunk (ga), reject the other (gr), then check the buffer and
 -- the disk.
 function C.accept_one_reject_other()
