@@ -132,18 +132,40 @@ elseif what == 'draw' then
     end
     H.open(('f%02d.txt'):format(f))
   end
+  -- The server stamps each event (event.time, wall clock of this machine):
+  -- from there to the arrival is the server's hold until the set is
+  -- registered, encoding it, and the pipe.
+  local function unix_ns(iso)
+    local y, mo, d, h, mi, sec, frac = iso:match('^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.?(%d*)Z$')
+    local t = os.time({ year = y, month = mo, day = d, hour = h, min = mi, sec = sec, isdst = false })
+    -- os.time reads the table as local time; the machine runs in UTC (checked below).
+    return t * 1e9 + (frac ~= '' and tonumber((frac .. '000000000'):sub(1, 9)) or 0)
+  end
+  local function now_ns()
+    local sec, usec = vim.uv.gettimeofday()
+    return sec * 1e9 + usec * 1e3
+  end
   -- The clock starts in the LSP client's read loop, when the message's
   -- bytes are handed to the JSON decoder.
   local T
   local decode = vim.json.decode
   vim.json.decode = function(str, opts)
     if T and not T.arrive and str:find('"changeProposed"', 1, true) then
-      T.arrive, T.arrive_cpu, T.bytes = vim.uv.hrtime(), cpu(), #str
+      T.arrive, T.arrive_cpu, T.bytes, T.arrive_wall_ns = vim.uv.hrtime(), cpu(), #str, now_ns()
       local v = decode(str, opts)
       T.decoded = vim.uv.hrtime()
       return v
     end
     return decode(str, opts)
+  end
+  local utc = os.time(os.date('!*t', 0)) == 0
+  local handler = vim.lsp.get_clients({ name = 'agentd' })[1].handlers['agentd/run/didChange']
+  vim.lsp.get_clients({ name = 'agentd' })[1].handlers['agentd/run/didChange'] = function(e, p, ctx)
+    if T and p.event and p.event.type == 'changeProposed' and utc then
+      T.sent = unix_ns(p.event.time)
+      T.arrive_wall = T.arrive_wall_ns
+    end
+    return handler(e, p, ctx)
   end
   local orig_proposed = review.proposed
   review.proposed = function(cs)
@@ -158,7 +180,7 @@ elseif what == 'draw' then
     end
     return n
   end
-  local walls, cpus, decodes, queued, at_once, later_ms = {}, {}, {}, {}, nil, {}
+  local walls, cpus, decodes, queued, at_once, later_ms, transit = {}, {}, {}, {}, nil, {}, {}
   local bytes
   for i = 1, N do
     T = {}
@@ -168,6 +190,9 @@ elseif what == 'draw' then
     cpus[i] = T.drawn_cpu - T.arrive_cpu
     decodes[i] = T.decoded - T.arrive
     queued[i] = T.handler - T.decoded
+    if T.sent then
+      transit[#transit + 1] = T.arrive_wall - T.sent
+    end
     bytes = T.bytes
     at_once = drawn_now()
     -- The hidden buffers, drawn as each is shown (BufWinEnter), or here
@@ -196,9 +221,34 @@ elseif what == 'draw' then
   print(('draw, layout %s: %d of 500 hunks drawn at once (the displayed buffers); %d runs'):format(layout, at_once, N))
   print(('  changeProposed arrival -> extmarks: median %.1f ms, max %.1f ms wall; Neovim CPU over the same span: median %.1f ms, max %.1f ms'):format(mw, xw, mc, xc))
   print(('  of which JSON decoding of the %d KB notification: median %.1f ms; queued until the handler runs: median %.1f ms'):format(math.floor(bytes / 1024), (stats(decodes)), (stats(queued))))
+  if #transit > 0 then
+    local mt, xt = stats(transit)
+    print(('  before the clock: from the event\'s time on the server to its arrival (hold, encoding, pipe): median %.1f ms, max %.1f ms'):format(mt, xt))
+  end
   if #later_ms > 0 then
     local ml, xl = stats(later_ms)
     print(('  a hidden buffer drawn when shown (10 hunks): median %.2f ms, max %.2f ms'):format(ml, xl))
+  end
+  -- Extmark calls of one full draw of every buffer (counted, not timed).
+  do
+    local set = vim.api.nvim_buf_set_extmark
+    local calls = 0
+    vim.api.nvim_buf_set_extmark = function(...)
+      calls = calls + 1
+      return set(...)
+    end
+    local cs = review.sets[review.order[#review.order]]
+    for _, f in ipairs(cs.files) do
+      for _, h in ipairs(f.hunks) do
+        h.status = 'pending'
+      end
+    end
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      review.forget(b)
+      review.draw(b)
+    end
+    vim.api.nvim_buf_set_extmark = set
+    print(('  extmarks: %d nvim_buf_set_extmark calls to draw the 500 hunks (%.1f per hunk: lines, words, virtual lines, anchor, hint)'):format(calls, calls / 500))
   end
   if os.getenv('PROFILE') then
     -- Sampling profile of drawing every buffer (jit.p, from LuaJIT's
