@@ -172,6 +172,53 @@ function C.multibyte_word_diff()
   H.eq('alle', virt_word, 'the added word highlighted in the virtual line')
 end
 
+-- A change set over a shown buffer and a hidden one: the shown one is drawn
+-- when the proposal arrives, the hidden one when it is shown (BufWinEnter),
+-- and its review keymaps work there.
+function C.hidden_buffer_drawn_when_shown()
+  local root = H.workspace({ ['a.txt'] = numbered(20), ['b.txt'] = numbered(20) })
+  H.setup()
+  local hb = H.open('b.txt')
+  local ab = H.open('a.txt') -- b.txt is now loaded but hidden
+  local a = require('agentd')
+  local patch = '--- a/a.txt\n+++ b/a.txt\n@@ -3,1 +3,1 @@\n-line 3\n+line three\n'
+    .. '--- a/b.txt\n+++ b/b.txt\n@@ -5,1 +5,1 @@\n-line 5\n+line five\n'
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'two files', steps = { { id = 'p', tool = 'apply_patch', args = { patch = patch } } } })))
+  vim.cmd.buffer(ab)
+  vim.cmd.only()
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function()
+    return #vim.api.nvim_buf_get_extmarks(ab, review.ns_anchor, 0, -1, {}) == 1
+  end, 'the shown buffer drawn')
+  H.eq(-1, vim.fn.bufwinid(hb), 'b.txt is hidden')
+  H.eq(0, #vim.api.nvim_buf_get_extmarks(hb, review.ns_anchor, 0, -1, {}), 'the hidden buffer is not drawn yet')
+  local function has_ga(b)
+    for _, m in ipairs(vim.api.nvim_buf_get_keymap(b, 'n')) do
+      if m.lhs == 'ga' then
+        return true
+      end
+    end
+    return false
+  end
+  H.truthy(has_ga(ab), 'review keymaps in the shown buffer')
+  H.eq(false, has_ga(hb), 'no review keymaps in the hidden buffer yet')
+  vim.cmd.buffer(hb)
+  H.eq(1, #vim.api.nvim_buf_get_extmarks(hb, review.ns_anchor, 0, -1, {}), 'drawn once shown')
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(hb, 0, 'the hunk accepted in the buffer shown late')
+  H.eq(numbered(20):gsub('line 5\n', 'line five\n'), H.text(hb), 'b.txt after ga')
+  vim.cmd.buffer(ab)
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal gr')
+  H.wait_hunks(ab, 0)
+  H.wait_run()
+  vim.cmd('wall')
+  H.eq(numbered(20), H.read(root .. '/a.txt'), 'a.txt rejected')
+  H.eq(numbered(20):gsub('line 5\n', 'line five\n'), H.read(root .. '/b.txt'), 'b.txt accepted')
+end
+
 -- Accept one hunk (ga), reject the other (gr), then check the buffer and
 -- the disk.
 function C.accept_one_reject_other()
