@@ -175,6 +175,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	cfg.Journal = journal
+	t.keepChanges(journal, stderr)
 	if !*noSnap && !*dryRun {
 		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir, Logger: logger})
 		if err != nil {
