@@ -248,7 +248,7 @@ elseif what == 'draw' then
       review.draw(b)
     end
     vim.api.nvim_buf_set_extmark = set
-    print(('  extmarks: %d nvim_buf_set_extmark calls to draw the 500 hunks (%.1f per hunk: lines, words, virtual lines, anchor, hint)'):format(calls, calls / 500))
+    print(('  extmarks: %d nvim_buf_set_extmark calls to draw the 500 hunks (%.1f per hunk: changed lines, words, virtual lines, anchor with the hint)'):format(calls, calls / 500))
   end
   if os.getenv('PROFILE') then
     -- Sampling profile of drawing every buffer (jit.p, from LuaJIT's

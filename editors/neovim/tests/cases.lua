@@ -100,8 +100,8 @@ function C.render_pending_change()
   H.eq(b, vim.api.nvim_get_current_buf(), 'and does not move the focus')
   H.eq({ 3, 3 }, { hs[1].lnum, hs[1].end_lnum }, 'first hunk on line 3')
   H.eq({ 15, 15 }, { hs[2].lnum, hs[2].end_lnum }, 'second hunk hangs on line 15')
-  local ns = require('agentd.review').ns
-  local marks = ext_details(b, ns)
+  local review = require('agentd.review')
+  local marks = vim.list_extend(ext_details(b, review.ns), ext_details(b, review.ns_anchor))
   local del_line, word, virt3, virt15, hints = false, nil, nil, nil, {}
   for _, m in ipairs(marks) do
     local row, col, d = m[2], m[3], m[4]
@@ -323,7 +323,8 @@ function C.stale_hunk_cannot_be_accepted()
     return #hs >= 1 and hs[1].status == 'stale'
   end, 'the first hunk to become stale')
   local stale_hint
-  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+  local review = require('agentd.review')
+  for _, m in ipairs(vim.list_extend(ext_details(b, review.ns), ext_details(b, review.ns_anchor))) do
     if m[2] == 2 and m[4].virt_text then
       stale_hint = m[4].virt_text[1]
     end

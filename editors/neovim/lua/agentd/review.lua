@@ -11,7 +11,7 @@ local M = {}
 
 local api = vim.api
 local ns = api.nvim_create_namespace('agentd.review') -- decorations
-local ns_anchor = api.nvim_create_namespace('agentd.review.anchor') -- positions
+local ns_anchor = api.nvim_create_namespace('agentd.review.anchor') -- positions (and hints)
 M.ns, M.ns_anchor = ns, ns_anchor
 
 M.sets = {} -- [changeId] = ChangeSet (with texts)
@@ -393,15 +393,14 @@ local function draw_hunk(bufnr, cs, f, h, row)
     anchor_opts.end_col = #line_at(r1)
     anchor_opts.end_right_gravity = true
   end
-  local id = api.nvim_buf_set_extmark(bufnr, ns_anchor, r0, 0, anchor_opts)
+  -- The hint rides on the anchor (one extmark fewer per hunk).
   local hint = hint_text(h, cs)
   if hint then
-    mark(r0, 0, {
-      virt_text = { { '  ' .. hint, stale and 'AgentdStale' or 'AgentdHint' } },
-      virt_text_pos = 'eol',
-      hl_mode = 'combine',
-    })
+    anchor_opts.virt_text = { { '  ' .. hint, stale and 'AgentdStale' or 'AgentdHint' } }
+    anchor_opts.virt_text_pos = 'eol'
+    anchor_opts.hl_mode = 'combine'
   end
+  local id = api.nvim_buf_set_extmark(bufnr, ns_anchor, r0, 0, anchor_opts)
   return id, first, has_lines, marks
 end
 
