@@ -355,7 +355,14 @@ func (s *Server) sendRunEvent(e *runEntry, ev engine.Event) {
 	if compact.RunID == "" {
 		compact.RunID = e.id
 	}
-	s.notifyBatched("agentd/run/didChange", RunEventParams{RunID: e.id, Event: ev, State: &compact, Change: s.inlineChange(ev)})
+	params := RunEventParams{RunID: e.id, Event: ev, State: &compact, Change: s.inlineChange(ev)}
+	if params.Change != nil {
+		// A change set to draw: written at once, not held for a batch (the
+		// frames waiting for one go with it, in order).
+		s.notify("agentd/run/didChange", params)
+		return
+	}
+	s.notifyBatched("agentd/run/didChange", params)
 }
 
 func (s *Server) liveRun(id string) (*runEntry, error) {
