@@ -48,6 +48,7 @@ type initOptions struct {
 		// HunksFollowEdits: the editor moves hunks with the user's typing
 		// (changes_follow.go).
 		HunksFollowEdits bool `json:"hunksFollowEdits"`
+		InlineChanges    bool `json:"inlineChanges"`
 	} `json:"clientFeatures"`
 }
 
@@ -169,6 +170,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		approvalRequest:  opts.ClientFeatures.ApprovalRequest,
 		changeReview:     opts.ClientFeatures.ChangeReview,
 		hunksFollowEdits: opts.ClientFeatures.HunksFollowEdits,
+		inlineChanges:    opts.ClientFeatures.InlineChanges,
 		positionEncoding: negotiateEncoding(p.Capabilities.General.PositionEncodings),
 	}
 
