@@ -83,6 +83,12 @@ type node struct {
 	timer      *time.Timer
 	recoveries int
 	started    time.Time // current attempt
+	// declined: the last attempt was skipped because the user (or the
+	// approval policy) said no; the run then ends partial.
+	declined bool
+	// unreal: in a dry run, the step's effects were only proposed (a
+	// command not run, a change not applied) or it would run.
+	unreal bool
 }
 
 type nodeHeap []*node
@@ -288,6 +294,7 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 	s.toolCalls += res.toolCalls
 	s.llmCalls += res.llmCalls
 	n.st.ChangeIDs = append(n.st.ChangeIDs, res.changeIDs...)
+	n.st.RejectedChangeIDs = append(n.st.RejectedChangeIDs, res.rejectedIDs...)
 	for _, f := range res.files {
 		if !s.filesSeen[f] {
 			s.filesSeen[f] = true
@@ -303,10 +310,17 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 	if res.aborted {
 		s.stop(RunCancelled, fmt.Sprintf("aborted by the user while reviewing step %q", n.step.ID))
 	}
+	if res.dry {
+		n.unreal = true
+	}
 	switch {
 	case s.stopping && res.err != nil:
 		s.cancelled(n, "the run was stopped")
 	case res.skipped != "":
+		n.declined = res.declined
+		if res.output != nil {
+			n.st.Output = res.output
+		}
 		s.skip(n, res.skipped)
 	case res.err == nil:
 		s.complete(n, res.output, res.needsMore, res.suggestion)

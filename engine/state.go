@@ -46,8 +46,10 @@ type StepState struct {
 	Error      string          `json:"error,omitempty"`
 	Output     json.RawMessage `json:"output,omitempty"`
 	ChangeIDs  []string        `json:"changeIds,omitempty"`
-	SnapshotID string          `json:"snapshotId,omitempty"` // taken after the step
-	Reason     string          `json:"reason,omitempty"`     // why skipped/blocked
+	// RejectedChangeIDs are the ChangeIDs the user rejected as a whole.
+	RejectedChangeIDs []string `json:"rejectedChangeIds,omitempty"`
+	SnapshotID        string   `json:"snapshotId,omitempty"` // taken after the step
+	Reason            string   `json:"reason,omitempty"`     // why skipped/blocked
 }
 
 // RunState is a copy of a run's state; the scheduler owns the original.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -48,12 +49,21 @@ func Summary(p *Plan, st RunState) string {
 			fmt.Fprintf(&b, "- `%s`\n", f)
 		}
 	}
-	var changes []string
+	var changes, rejected []string
 	for _, s := range st.Steps {
-		changes = append(changes, s.ChangeIDs...)
+		for _, id := range s.ChangeIDs {
+			if slices.Contains(s.RejectedChangeIDs, id) {
+				rejected = append(rejected, id)
+			} else {
+				changes = append(changes, id)
+			}
+		}
 	}
 	if len(changes) > 0 {
 		fmt.Fprintf(&b, "\nChange sets: %s\n", "`"+strings.Join(changes, "`, `")+"`")
+	}
+	if len(rejected) > 0 {
+		fmt.Fprintf(&b, "\nRejected change sets (not applied): %s\n", "`"+strings.Join(rejected, "`, `")+"`")
 	}
 	if len(st.SkippedFiles) > 0 {
 		b.WriteString("\n## Left out of snapshots\n\nA restore cannot bring these back; back them up yourself if they matter.\n\n")
