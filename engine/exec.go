@@ -206,7 +206,7 @@ func (w *worker) toolStep(ctx context.Context) error {
 		}
 		return err
 	}
-	if out.skipped == "" && out.review != nil && len(out.review.Applied) == 0 && len(out.review.Rejected) > 0 && !out.review.Aborted {
+	if out.skipped == "" && out.review != nil && len(out.review.Applied) == 0 && len(out.review.Rejected) > 0 {
 		// The user rejected the step's whole change: the step did not do
 		// its work, so it is skipped, not completed.
 		out.skipped = RejectedReason

@@ -58,6 +58,7 @@ func (s *sched) compactState() RunState {
 		Error:            s.errMsg,
 	}
 	st.Tokens, st.CostUSD = s.budget.Used()
+	st.Planning = s.opts.Planning
 	if total > 0 {
 		st.Progress = float64(done) / float64(total)
 	} else {

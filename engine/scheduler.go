@@ -131,6 +131,12 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 		start:     time.Now(),
 	}
 	s.ctx, s.cancelRun = context.WithCancel(ctx)
+	if pl := opts.Planning; pl != nil {
+		s.budget.mu.Lock()
+		s.budget.calls += pl.Calls
+		s.budget.add(pl.Usage)
+		s.budget.mu.Unlock()
+	}
 	switch {
 	case opts.Approval != nil:
 		s.policy = opts.Approval.withDefaults()

@@ -126,9 +126,13 @@ func Summary(p *Plan, st RunState) string {
 			fmt.Fprintf(&b, "\n**Rollback error:** %s\n", mdText(r.Error))
 		}
 	}
-	if st.LLMCalls > 0 || st.Tokens > 0 || st.ToolCalls > 0 {
+	if st.LLMCalls > 0 || st.Tokens > 0 || st.ToolCalls > 0 || st.Planning != nil {
 		b.WriteString("\n## Usage\n\n")
 		fmt.Fprintf(&b, "%d model call(s), %d token(s), $%.4f; %d tool call(s).\n", st.LLMCalls, st.Tokens, st.CostUSD, st.ToolCalls)
+		if p := st.Planning; p != nil {
+			fmt.Fprintf(&b, "Making the plan (included above): %d model call(s), %d token(s) in, %d out, $%.4f.\n",
+				p.Calls, p.Usage.InputTokens, p.Usage.OutputTokens, p.Usage.CostUSD)
+		}
 	}
 	return b.String()
 }

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agentd/agentd/engine/tools"
+)
+
+// watchInterrupts handles Ctrl-C (and SIGTERM) during a run. The first
+// cancels the run and says what it waits for; the second kills every
+// process group the run's commands started, including commands that ignore
+// SIGTERM, so none survives agentd. It returns a func that stops watching.
+//
+// It keeps the signals caught for the whole run: without that, the second
+// Ctrl-C would kill agentd at once and leave its commands running.
+func watchInterrupts(con *console, cancel func()) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		n := tools.RunningCommands()
+		msg := "cancelling"
+		if n > 0 {
+			msg += fmt.Sprintf(": waiting up to %s for %d command%s to stop", tools.KillGrace, n, plural(n))
+		}
+		con.Println(con.paint("33", msg+" (Ctrl-C again to kill now)"))
+		cancel()
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		k := tools.KillAllCommands()
+		con.Println(con.paint("31", fmt.Sprintf("killed %d command%s", k, plural(k))))
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
