@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,9 +36,28 @@ var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
 // startPTY starts agentd with args on a new pseudo-terminal (80x40).
 func startPTY(t *testing.T, env []string, args ...string) *ptyRun {
 	t.Helper()
+	return startPTYWith(t, env, nil, args...)
+}
+
+// startPTYWith is startPTY with stdout sent to a file instead (nil: the
+// terminal).
+func startPTYWith(t *testing.T, env []string, stdout *os.File, args ...string) *ptyRun {
+	t.Helper()
 	cmd := exec.Command(agentdBin, args...)
 	cmd.Env = append(os.Environ(), append([]string{"TERM=xterm", "NO_COLOR="}, env...)...)
-	tty, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	var tty *os.File
+	var err error
+	if stdout == nil {
+		tty, err = pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 200})
+	} else {
+		var term *os.File
+		if tty, term, err = pty.Open(); err == nil {
+			defer term.Close()
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = term, stdout, term
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true}
+			err = cmd.Start()
+		}
+	}
 	if err != nil {
 		t.Fatalf("starting agentd on a pty: %v", err)
 	}
