@@ -36,6 +36,7 @@ type stepResult struct {
 	// or no answer. The run then ends partial, never completed.
 	declined bool
 	dry      bool // dry run: a command was not run or a change not applied
+	dryCmd   bool // dry run: a command was not run
 	// rejectedIDs are change sets the user rejected as a whole.
 	rejectedIDs []string
 	changeIDs   []string
@@ -313,7 +314,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	dry := s.opts.DryRun
 	if dry && (cat == tools.CategoryCommand || cat == tools.CategoryGit || cat == tools.CategoryNetwork) {
 		w.mu.Lock()
-		w.res.dry = true
+		w.res.dry, w.res.dryCmd = true, true
 		w.mu.Unlock()
 		return &toolOutcome{dryRun: true, output: map[string]any{
 			"tool": name, "command": desc.Command, "args": args, "executed": false}}, nil

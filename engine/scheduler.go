@@ -329,7 +329,11 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 		}
 		s.skip(n, res.skipped)
 	case res.err == nil:
-		s.complete(n, res.output, res.needsMore, res.suggestion)
+		reason := ""
+		if res.dryCmd {
+			reason = WouldRunPrefix + ": a dry run runs no command"
+		}
+		s.completeWith(n, res.output, res.needsMore, res.suggestion, reason)
 	default:
 		n.st.Output = res.output // what the failed attempt produced, for people and planners
 		s.stepError(n, res.err)
