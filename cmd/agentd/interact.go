@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -21,6 +22,7 @@ type terminal struct {
 	cancel context.CancelFunc // "q" stops the whole run
 	quiet  bool               // --review none: do not print diffs
 	disp   *display           // prompts wait until what led to them is shown
+	book   *review.Book       // the run's change sets, recorded in the journal (nil: not recorded)
 
 	// queue serializes every question of the run, whichever step asks:
 	// one prompt at a time, and "a" or "q" settle the ones waiting.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -127,6 +128,7 @@ func cmdRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 					sum = engine.Summary(st.FinalPlan, st)
 				}
 				fmt.Fprint(stdout, sum)
+				printChangeSets(stdout, j, st.RunID)
 				return exitOK
 			}
 		}
@@ -183,4 +185,24 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printChangeSets lists a run's change sets with their review state, as
+// the journal records them (from the editor or the terminal).
+func printChangeSets(w io.Writer, j *engine.Journal, runID string) {
+	sets, err := review.Recorded(j, runID)
+	if err != nil {
+		fmt.Fprintf(w, "\n(change sets unreadable: %v)\n", err)
+	}
+	if len(sets) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nReview of the change sets (from the journal):")
+	for _, c := range sets {
+		files := make([]string, len(c.Files))
+		for i, f := range c.Files {
+			files[i] = f.Path
+		}
+		fmt.Fprintf(w, "  %s  step %s  %s (review %s)  %s\n", c.ID, orDash(c.StepID), c.Status(), c.Review, strings.Join(files, ", "))
+	}
 }

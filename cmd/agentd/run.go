@@ -187,6 +187,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	cfg.Journal = journal
+	t.keepChanges(journal, stderr)
 	if !o.noSnapshots && !o.dryRun {
 		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: o.stateDir, Logger: logger})
 		if err != nil {
