@@ -181,6 +181,8 @@ func (t *terminal) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) erro
 		t.book.Put(review.New(cs, engine.ReviewAfter))
 	}
 	if !t.quiet {
+		// After what led to it, as a review prompt would be.
+		t.shown(ctx, shownKey("change", cs.ID), 1)
 		t.con.Println(t.renderChange(cs))
 	}
 	return nil

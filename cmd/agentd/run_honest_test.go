@@ -188,4 +188,21 @@ func TestTermRequestShowsSavesAndAsks(t *testing.T) {
 	if !strings.Contains(r.text(), "not run; run it later with: agentd run ") {
 		t.Errorf("q does not say how to run the plan later:\n%s", r.tail())
 	}
+
+	// e: the saved plan opens in $EDITOR; the edited plan is checked,
+	// shown again, and is what runs.
+	srv.Push(fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"e.txt","content":"from the model\n"}}]}`})
+	ed := filepath.Join(t.TempDir(), "ed.sh")
+	os.WriteFile(ed, []byte("#!/bin/sh\nsed -i 's/from the model/edited by hand/' \"$1\"\n"), 0o755)
+	r = startPTY(t, []string{"EDITOR=" + ed, "VISUAL="}, "run", "--request", "write e.txt", "--workspace", ws, "--state-dir", state, "--review", "none")
+	at = r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", 0)
+	r.send("e\n")
+	r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", at)
+	r.send("r\n")
+	if code := r.wait(); code != exitOK {
+		t.Fatalf("e: exit %d:\n%s", code, r.tail())
+	}
+	if got := readFile(t, filepath.Join(ws, "e.txt")); got != "edited by hand\n" {
+		t.Errorf("after editing the plan e.txt = %q", got)
+	}
 }

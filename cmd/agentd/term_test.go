@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/agentd/agentd/internal/fakemodel"
 )
 
 const applyPrompt = "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
@@ -227,6 +229,13 @@ func TestTermSecondCtrlCKillsEveryCommand(t *testing.T) {
 			at = r.waitFor("running stubborn", at)
 		}
 	}
+	t.Cleanup(func() { // whatever happens, leave nothing running
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 	r.send("\x03")
 	at = r.waitFor("cancelling: waiting up to 5s for 1 command to stop", at)
 	r.send("\x03")
@@ -236,7 +245,6 @@ func TestTermSecondCtrlCKillsEveryCommand(t *testing.T) {
 	}
 	for _, pid := range pids {
 		if alive(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
 			t.Errorf("process %d survived the second Ctrl-C", pid)
 		}
 	}
@@ -253,4 +261,21 @@ func alive(pid int) bool {
 		return s[i+2] != 'Z'
 	}
 	return true
+}
+
+// With a model, the status line shows the tokens and cost used so far.
+func TestTermStatusLineShowsTokens(t *testing.T) {
+	srv := fakemodel.New()
+	srv.Push(fakemodel.Reply{Text: "a thought", InputTokens: 300, OutputTokens: 21})
+	modelEnv(t, srv)
+	ws := t.TempDir()
+	p := writePlan(t, `{"steps":[{"id":"think","kind":"llm","prompt":"think"},
+		{"id":"wait","tool":"run_command","dependsOn":["think"],"args":{"command":"while [ ! -f go ]; do sleep 0.05; done"}}]}`)
+	r := startPTY(t, nil, "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--yes")
+	r.waitFor("running wait · ", 0)
+	r.waitFor(" · 321 tokens $", 0)
+	os.WriteFile(filepath.Join(ws, "go"), nil, 0o644)
+	if code := r.wait(); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, r.tail())
+	}
 }
