@@ -152,7 +152,7 @@ func TestTermRequestShowsSavesAndAsks(t *testing.T) {
 	at := r.waitFor("1. w [write_file] write it", 0)
 	at = r.waitFor("plan saved to ", at)
 	path := strings.TrimSpace(strings.SplitN(r.text()[at:], "\n", 2)[0])
-	at = r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", at)
+	r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", at)
 	if !strings.HasPrefix(path, state) || strings.HasPrefix(path, ws) {
 		t.Errorf("plan saved to %q: want it in the state dir %s, not in the workspace", path, state)
 	}

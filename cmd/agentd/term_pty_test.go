@@ -101,13 +101,6 @@ func (r *ptyRun) text() string {
 	return strings.ReplaceAll(ansi.ReplaceAllString(r.out.String(), ""), "\r\n", "\n")
 }
 
-// raw is everything shown so far, escapes kept.
-func (r *ptyRun) raw() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.out.String()
-}
-
 // waitFor waits until the output holds s count times after position from
 // (in text()), and returns the position after it. The minute is a safety
 // net for a hung agentd, not a measurement.

@@ -38,7 +38,7 @@ func TestTermParallelReviewAllAcceptsEveryLaterChange(t *testing.T) {
 	at = r.waitFor("a  apply this and every later change set of the run, from any step", at)
 	at = r.waitFor(applyPrompt, at)
 	r.send("a\n")
-	at = r.waitFor("allow? [y]es [n]o [a]lways for this command [q]uit:", at)
+	r.waitFor("allow? [y]es [n]o [a]lways for this command [q]uit:", at)
 	r.send("y\n")
 	if code := r.wait(); code != exitOK {
 		t.Fatalf("exit %d, want 0:\n%s", code, r.tail())
@@ -112,7 +112,7 @@ func TestTermReviewSplitPerHunk(t *testing.T) {
 	r.send("s\n")
 	at = r.waitFor("apply this hunk (1/2)?", at)
 	r.send("y\n")
-	at = r.waitFor("apply this hunk (2/2)?", at)
+	r.waitFor("apply this hunk (2/2)?", at)
 	r.send("n\n")
 	if code := r.wait(); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, r.tail())
