@@ -16,7 +16,8 @@ func TestDryRunWouldRun(t *testing.T) {
 		{"id":"c","tool":"cmd","args":{}},
 		{"id":"chk","kind":"validation","dependsOn":["c"],"checks":[{"expr":"${c.exitCode} == 0"}]},
 		{"id":"after","tool":"op","args":{},"dependsOn":["chk"]},
-		{"id":"gated","tool":"op","args":{},"dependsOn":["c"],"when":"${c.exitCode} == 0"}
+		{"id":"gated","tool":"op","args":{},"dependsOn":["c"],"when":"${c.exitCode} == 0"},
+		{"id":"ask","kind":"input","question":"which?"}
 	]`)
 	st, _ := runPlan(t, e, p, RunOptions{DryRun: true})
 	if st.Status != RunCompleted {
@@ -31,6 +32,9 @@ func TestDryRunWouldRun(t *testing.T) {
 	}
 	if s := stepState(t, st, "c"); s.Reason != WouldRunPrefix+": a dry run runs no command" {
 		t.Errorf("c's reason %q", s.Reason)
+	}
+	if s := stepState(t, st, "ask"); s.Status != StepCompleted || s.Reason != WouldRunPrefix+`: it would ask "which?"` {
+		t.Errorf("ask: %s %q (a dry run never asks)", s.Status, s.Reason)
 	}
 	if s := stepState(t, st, "after"); s.Status != StepCompleted {
 		t.Errorf("after: %s", s.Status)

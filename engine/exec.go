@@ -36,7 +36,9 @@ type stepResult struct {
 	// or no answer. The run then ends partial, never completed.
 	declined bool
 	dry      bool // dry run: a command was not run or a change not applied
-	dryCmd   bool // dry run: a command was not run
+	// wouldRun is the reason of a step a dry run only pretends to run (a
+	// command, a question): shown as "would run", not as done.
+	wouldRun string
 	// rejectedIDs are change sets the user rejected as a whole.
 	rejectedIDs []string
 	changeIDs   []string
@@ -298,7 +300,10 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	dry := s.opts.DryRun
 	if dry && (cat == tools.CategoryCommand || cat == tools.CategoryGit || cat == tools.CategoryNetwork) {
 		w.mu.Lock()
-		w.res.dry, w.res.dryCmd = true, true
+		w.res.dry = true
+		if w.j.step.EffectiveKind() == KindTool {
+			w.res.wouldRun = WouldRunPrefix + ": a dry run runs no command"
+		}
 		w.mu.Unlock()
 		return &toolOutcome{dryRun: true, output: map[string]any{
 			"tool": name, "command": desc.Command, "args": args, "executed": false}}, nil

@@ -159,7 +159,8 @@ func (w *worker) inputStep(ctx context.Context) error {
 	if w.s.opts.DryRun {
 		// A dry run never asks: the step would ask, and what depends on
 		// the answer would run.
-		w.res.output, _ = json.Marshal(map[string]any{"dryRun": true, "wouldRun": true, "reason": WouldRunPrefix + ": it would ask " + strconv.Quote(q)})
+		w.res.wouldRun = WouldRunPrefix + ": it would ask " + strconv.Quote(q)
+		w.res.output, _ = json.Marshal(map[string]any{"dryRun": true, "wouldRun": true, "reason": w.res.wouldRun})
 		w.res.dry = true
 		return nil
 	}

@@ -329,11 +329,7 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 		}
 		s.skip(n, res.skipped)
 	case res.err == nil:
-		reason := ""
-		if res.dryCmd {
-			reason = WouldRunPrefix + ": a dry run runs no command"
-		}
-		s.completeWith(n, res.output, res.needsMore, res.suggestion, reason)
+		s.completeWith(n, res.output, res.needsMore, res.suggestion, res.wouldRun)
 	default:
 		n.st.Output = res.output // what the failed attempt produced, for people and planners
 		s.stepError(n, res.err)

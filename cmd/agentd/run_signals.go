@@ -12,7 +12,8 @@ import (
 // watchInterrupts handles Ctrl-C (and SIGTERM) during a run. The first
 // cancels the run and says what it waits for; the second kills every
 // process group the run's commands started, including commands that ignore
-// SIGTERM, so none survives agentd. It returns a func that stops watching.
+// SIGTERM, so none survives agentd; a third exits at once. It returns a
+// func that stops watching.
 //
 // It keeps the signals caught for the whole run: without that, the second
 // Ctrl-C would kill agentd at once and leave its commands running.
@@ -39,7 +40,14 @@ func watchInterrupts(con *console, cancel func()) (stop func()) {
 			return
 		}
 		k := tools.KillAllCommands()
-		con.Println(con.paint("31", fmt.Sprintf("killed %d command%s", k, plural(k))))
+		con.Println(con.paint("31", fmt.Sprintf("killed %d command%s; Ctrl-C again to quit without waiting for the run to end", k, plural(k))))
+		select {
+		case <-sigs:
+			// The commands are dead; whatever still holds the run up
+			// (a tool ignoring its context) is not worth waiting for.
+			os.Exit(exitCancelled)
+		case <-done:
+		}
 	}()
 	return func() {
 		signal.Stop(sigs)
