@@ -147,6 +147,7 @@ func TestTermRequestShowsSavesAndAsks(t *testing.T) {
 		InputTokens: 1234, OutputTokens: 56})
 	modelEnv(t, srv)
 	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
 	state := t.TempDir()
 	r := startPTY(t, nil, "run", "--request", "write out.txt", "--workspace", ws, "--state-dir", state, "--review", "none")
 	at := r.waitFor("1. w [write_file] write it", 0)
@@ -172,6 +173,11 @@ func TestTermRequestShowsSavesAndAsks(t *testing.T) {
 	}
 	if !strings.Contains(r.text(), "Making the plan (included above): 1 model call(s), 1234 token(s) in, 56 out") {
 		t.Errorf("the summary lacks the planner's tokens:\n%s", r.tail())
+	}
+	// The planner's repository map is cached in --state-dir, not in the
+	// default state dir.
+	if m, _ := filepath.Glob(filepath.Join(state, "repomap", "*.gob")); len(m) == 0 {
+		t.Errorf("no repository map cached in --state-dir %s", state)
 	}
 
 	// q: nothing runs, and the saved plan's path is printed to run later.
