@@ -144,14 +144,10 @@ func TestUserEditsDuringRunKeptFromTerminal(t *testing.T) {
 	if !fileExists(ws, "gen.txt") || readFile(t, filepath.Join(ws, "a.txt")) != "agent\n" {
 		t.Fatalf("the run did not do its work:\n%s", out.String())
 	}
-	_, hint, ok := strings.Cut(out.String(), "Undo the whole run: agentd ")
-	if !ok {
-		t.Fatalf("no undo hint:\n%s", out.String())
-	}
-	args := strings.Fields(strings.TrimSpace(strings.SplitN(hint, "\n", 2)[0]))
-	u := agentd(t, "", args...)
+	hint := hintAfter(t, out.String(), "Undo the whole run: ")
+	u := paste(t, t.TempDir(), hint)
 	if u.code != exitPartial { // done, with conflicts left alone
-		t.Fatalf("undo %v: exit %d\n%s%s", args, u.code, u.stdout, u.stderr)
+		t.Fatalf("undo %s: exit %d\n%s%s", hint, u.code, u.stdout, u.stderr)
 	}
 	for p, want := range map[string]string{"a.txt": "a0\n", "b.txt": "b by the user\n", "c.txt": "c by the user\n"} {
 		if got := readFile(t, filepath.Join(ws, p)); got != want {

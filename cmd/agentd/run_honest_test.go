@@ -191,7 +191,7 @@ func TestTermRequestShowsSavesAndAsks(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "q.txt")); err == nil {
 		t.Error("q ran the plan")
 	}
-	if !strings.Contains(r.text(), "not run; run it later with: agentd run ") {
+	if !strings.Contains(r.text(), "not run; run it later with: "+agentdBin+" run ") {
 		t.Errorf("q does not say how to run the plan later:\n%s", r.tail())
 	}
 

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,19 +13,6 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
 )
-
-// planJSON renders a plan as indented JSON without HTML escaping, so a
-// command's && stays && in the file the user reads and edits.
-func planJSON(p *engine.Plan) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(p); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
 
 // savedPlanPath is where `agentd run --request` saves the plan it made: in
 // the state dir, beside the workspace's snapshots and journal, never in the
@@ -81,7 +66,10 @@ func showPlan(con *console, p *engine.Plan) {
 // confirmPlan saves the plan made from a request, shows it and asks: run,
 // edit in $EDITOR (then check it again), or quit. It returns the plan to
 // run, or nil and the exit code.
-func confirmPlan(ctx context.Context, con *console, p *engine.Plan, path string, yes bool) (*engine.Plan, int) {
+//
+// hint makes a command the user can paste (hintCommand with the run's
+// workspace and state dir).
+func confirmPlan(ctx context.Context, con *console, p *engine.Plan, path string, yes bool, hint func(args ...string) string) (*engine.Plan, int) {
 	data, err := planJSON(p)
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
@@ -101,7 +89,7 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, path string,
 		ans, err := con.Choose(ctx, "", "[r]un it, [e]dit it in $EDITOR, or [q]uit?", "req", 0)
 		switch {
 		case errors.Is(err, errNoAnswer):
-			con.Println("agentd run: the plan needs a yes, and standard input is closed: pass --yes to run it, or run it later with: agentd run " + shellQuote(path))
+			con.Println("agentd run: the plan needs a yes, and standard input is closed: pass --yes to run it, or run it later with: " + hint("run", path))
 			return nil, exitUsage
 		case err != nil:
 			return nil, exitCancelled
@@ -110,7 +98,7 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, path string,
 		case 'r':
 			return p, exitOK
 		case 'q':
-			con.Println("not run; run it later with: agentd run " + shellQuote(path))
+			con.Println("not run; run it later with: " + hint("run", path))
 			return nil, exitOK
 		}
 		ed := editor()
