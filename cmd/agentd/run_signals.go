@@ -32,8 +32,9 @@ func watchInterrupts(con *console, cancel func()) (stop func()) {
 		if n > 0 {
 			msg += fmt.Sprintf(": waiting up to %s for %d command%s to stop", tools.KillGrace, n, plural(n))
 		}
-		con.Println(con.paint("33", msg+" (Ctrl-C again to kill now)"))
+		// Cancel first: a prompt holding the console ends with the run.
 		cancel()
+		con.Println(con.paint("33", msg+" (Ctrl-C again to kill now)"))
 		select {
 		case <-sigs:
 		case <-done:

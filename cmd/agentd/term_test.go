@@ -279,3 +279,19 @@ func TestTermStatusLineShowsTokens(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, r.tail())
 	}
 }
+
+// Ctrl-C at a review prompt cancels the run at once: nothing is applied.
+func TestTermCtrlCAtPromptCancels(t *testing.T) {
+	ws := demoCopy(t)
+	before := readFile(t, filepath.Join(ws, "main.go"))
+	r := startPTY(t, nil, "run", plan(t, "refactor.json"), "--workspace", ws, "--state-dir", t.TempDir())
+	at := r.waitFor(applyPrompt, 0)
+	r.send("\x03")
+	r.waitFor("cancelling", at)
+	if code := r.wait(); code != exitCancelled {
+		t.Fatalf("exit %d, want 130:\n%s", code, r.tail())
+	}
+	if got := readFile(t, filepath.Join(ws, "main.go")); got != before {
+		t.Errorf("main.go changed after Ctrl-C at the prompt:\n%s", got)
+	}
+}
