@@ -36,6 +36,9 @@ func TestDryRunWouldRun(t *testing.T) {
 	if s := stepState(t, st, "ask"); s.Status != StepCompleted || s.Reason != WouldRunPrefix+`: it would ask "which?"` {
 		t.Errorf("ask: %s %q (a dry run never asks)", s.Status, s.Reason)
 	}
+	if !st.DryRun || !strings.Contains(st.Summary, "**Dry run:** nothing was written and no command ran") {
+		t.Errorf("the summary does not say it was a dry run:\n%s", st.Summary)
+	}
 	if s := stepState(t, st, "after"); s.Status != StepCompleted {
 		t.Errorf("after: %s", s.Status)
 	}

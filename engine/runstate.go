@@ -59,6 +59,7 @@ func (s *sched) compactState() RunState {
 	}
 	st.Tokens, st.CostUSD = s.budget.Used()
 	st.Planning = s.opts.Planning
+	st.DryRun = s.opts.DryRun
 	if total > 0 {
 		st.Progress = float64(done) / float64(total)
 	} else {

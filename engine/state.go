@@ -75,9 +75,11 @@ type RunState struct {
 	RePlans        int       `json:"rePlans"`
 	// Planning is what making the plan from a request used (included in
 	// llmCalls, tokens and costUSD).
-	Planning  *PlanningUsage `json:"planning,omitempty"`
-	Steps     []StepState    `json:"steps,omitempty"`
-	Snapshots []string       `json:"snapshots"`
+	Planning *PlanningUsage `json:"planning,omitempty"`
+	// DryRun: the run only proposed (RunOptions.DryRun).
+	DryRun    bool        `json:"dryRun,omitempty"`
+	Steps     []StepState `json:"steps,omitempty"`
+	Snapshots []string    `json:"snapshots"`
 	// SkippedFiles are the files the run's snapshots left out (over the
 	// size limit, FIFOs, sockets, devices, unreadable): a restore cannot
 	// bring them back, so they are reported, never left out silently.

@@ -18,6 +18,9 @@ func Summary(p *Plan, st RunState) string {
 	}
 	fmt.Fprintf(&b, "# %s\n\n", mdText(title))
 	fmt.Fprintf(&b, "**Status:** %s  \n", st.Status)
+	if st.DryRun {
+		b.WriteString("**Dry run:** nothing was written and no command ran; the change sets below were only proposed.  \n")
+	}
 	fmt.Fprintf(&b, "**Run:** `%s`", st.RunID)
 	if st.PlanVersion > 0 {
 		fmt.Fprintf(&b, " (plan version %d)", st.PlanVersion)
@@ -60,7 +63,11 @@ func Summary(p *Plan, st RunState) string {
 		}
 	}
 	if len(changes) > 0 {
-		fmt.Fprintf(&b, "\nChange sets: %s\n", "`"+strings.Join(changes, "`, `")+"`")
+		label := "Change sets"
+		if st.DryRun {
+			label = "Proposed change sets (dry run, not applied)"
+		}
+		fmt.Fprintf(&b, "\n%s: %s\n", label, "`"+strings.Join(changes, "`, `")+"`")
 	}
 	if len(rejected) > 0 {
 		fmt.Fprintf(&b, "\nRejected change sets (not applied): %s\n", "`"+strings.Join(rejected, "`, `")+"`")
