@@ -152,7 +152,8 @@ func TestChangeProposedWithoutReview(t *testing.T) {
 		if err := sc.ed.call("agentd/changes/get", map[string]any{"changeId": p.Event.ChangeID}, &cs); errCode(err) != CodeNotFound {
 			t.Errorf("agentd/changes/get of a refused change: %v, want not found (%d)", err, CodeNotFound)
 		}
-		sc.expectStepEndAfter(p)
+		// A refused approval skips the step: the run is partial (issue 13).
+		sc.expectStepEndAfter(p, "partial")
 	})
 	t.Run("none", func(t *testing.T) {
 		sc := proposalScenario(t, "none", true)
@@ -162,14 +163,15 @@ func TestChangeProposedWithoutReview(t *testing.T) {
 		if p.Change != nil {
 			t.Errorf("review none: changeProposed carries a change set: %+v", p.Change)
 		}
-		sc.expectStepEndAfter(p)
+		sc.expectStepEndAfter(p, "completed")
 	})
 }
 
-// expectStepEndAfter checks that the event ending p's step comes after p.
-func (sc *scenario) expectStepEndAfter(p RunEventParams) {
+// expectStepEndAfter checks that the run ends with status and that the
+// event ending p's step comes after p.
+func (sc *scenario) expectStepEndAfter(p RunEventParams, status string) {
 	sc.t.Helper()
-	sc.do(0, "expect-run "+"completed")
+	sc.do(0, "expect-run "+status)
 	sc.ed.mu.Lock()
 	defer sc.ed.mu.Unlock()
 	seenProposal := false
