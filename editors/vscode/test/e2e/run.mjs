@@ -504,10 +504,13 @@ await check('rejecting a model-driven step\'s hunk asks for a reason, which reac
 await check('cancel from the progress notification cancels the run', async () => {
   await palette('agentd: Open Plan', 'slow.agentd.json');
   await palette('agentd: Run Plan');
-  const cancel = page.locator('.notification-toast', { hasText: 'agentd' }).locator('.monaco-button', { hasText: /^Cancel$/ });
+  // The notification of this run: it names its running step.
+  const cancel = page.locator('.notification-toast', { hasText: /agentd: .*slow/ }).locator('.monaco-button', { hasText: /^Cancel$/ });
   await cancel.first().waitFor({ timeout: 30000 });
   await cancel.first().click();
   await until('the run cancelled', async () => (await page.locator('.statusbar-item', { hasText: /agentd \d+\/\d+ cancelled/ }).count()) > 0, 30000);
+  await until('its step cancelled in the Plan view', async () => /slow (cancelled|failed)/.test((await planRow('slow').getAttribute('aria-label')) ?? ''), 30000);
+  await until('its notification gone', async () => (await cancel.count()) === 0, 30000);
 });
 
 // Speed figures (reported, not asserted) ------------------------------------------------------
