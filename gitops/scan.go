@@ -224,7 +224,7 @@ func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, []fil
 		for i, e := range files {
 			var old *fileRec
 			if recs != nil {
-				old = recs.lookup(i, e.Path[recs.off:], len(files))
+				old = recs.lookup(i, e.Path[recs.off:])
 			}
 			batch[i] = s.classify(cache, e, old)
 		}

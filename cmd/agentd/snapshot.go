@@ -82,6 +82,7 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return exitUsage
 	}
 
+	defer gitops.OneShot()()
 	ws, err := workspace.Open(*wsDir, workspace.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd snapshot: open workspace %s: %v\n", *wsDir, err)
