@@ -223,3 +223,56 @@ func TestScanChangesMatchTreeDiff(t *testing.T) {
 		os.Chtimes(filepath.Join(root, "e"), old.Add(time.Minute), old.Add(time.Minute))
 	}
 }
+
+// TestRacyRehashKeepsCacheFile: a process whose snapshot only re-hashes a
+// few racy files, unchanged, does not rewrite the stat cache; the next
+// process still re-hashes them and sees a change made within the
+// timestamp granularity.
+func TestRacyRehashKeepsCacheFile(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"f": "aaaa\n", "g": "g\n"})
+	opts := Options{StateDir: t.TempDir()}
+	s := openTestStore(t, root, opts)
+	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	cacheFile := filepath.Join(s.Dir(), cacheName)
+	before, err := os.Stat(cacheFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTestStore(t, root, opts)
+	snap, err := s2.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	if n := s2.hashed.Load(); n == 0 || snap.FilesChanged != 0 {
+		t.Fatalf("the racy files were not re-hashed (%d), or changed: %+v", n, snap)
+	}
+	after, err := os.Stat(cacheFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Fatal("the stat cache was rewritten for racy files that did not change")
+	}
+	// Same size, mtime and inode: only re-hashing sees it.
+	abs := filepath.Join(root, "f")
+	fi, _ := os.Stat(abs)
+	f, _ := os.OpenFile(abs, os.O_WRONLY, 0)
+	f.WriteAt([]byte("bbbb\n"), 0)
+	f.Close()
+	os.Chtimes(abs, fi.ModTime(), fi.ModTime())
+	s3 := openTestStore(t, root, opts)
+	defer s3.Close()
+	snap, err = s3.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.FilesChanged != 1 {
+		t.Fatalf("a change within the timestamp granularity was missed: %+v", snap)
+	}
+}

@@ -153,7 +153,11 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if s.watcher != nil {
 		s.watchBase = s.cache
 	}
-	if changed > 0 || res.hashed > 0 || s.cacheID == "" {
+	// A few files re-hashed without a change (modified within the racy
+	// window before the last scan) are not worth rewriting the whole cache
+	// for, 6 MB on a large tree: the saved cache keeps them racy, so the
+	// next process re-hashes them again, which costs less.
+	if changed > 0 || res.hashed > racyResave || s.cacheID == "" {
 		s.saveCacheAsync()
 	}
 	if err := s.consolidatePacks(ctx); err != nil {
@@ -211,6 +215,10 @@ func treeOrder(a, b string) int {
 		a, b = a[ai+1:], b[bi+1:]
 	}
 }
+
+// racyResave is how many files re-hashed without a change make a
+// snapshot save the stat cache anyway.
+const racyResave = 64
 
 // commitSnapshot writes the snapshot's commit, completes the pack (if one
 // was started), then writes the reference: once it returns, all of it is
