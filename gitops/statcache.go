@@ -27,6 +27,9 @@ type fileRec struct {
 	mtime int64 // ns
 	ino   uint64
 	hash  plumbing.Hash
+	// seen is the number of the last walk that found this record's path
+	// (Store.collect), so the paths that are gone are found without a map.
+	seen uint32
 }
 
 // statCache is the workspace's state at the last snapshot: every file with
