@@ -7,12 +7,22 @@ STATICCHECK_VERSION := v0.8.2
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build deps test vet lint gotest bench demo clean
+.PHONY: all build install deps test vet lint gotest bench demo clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/agentd ./cmd/agentd
+
+# Installs agentd into $GOBIN, else ~/.local/bin (INSTALL_DIR=... to choose),
+# and says whether that folder is on PATH.
+INSTALL_DIR ?= $(or $(shell $(GO) env GOBIN),$(HOME)/.local/bin)
+install: build
+	@mkdir -p "$(INSTALL_DIR)"
+	install -m 0755 $(BIN)/agentd "$(INSTALL_DIR)/agentd"
+	@case ":$$PATH:" in *":$(INSTALL_DIR):"*) echo "installed $(INSTALL_DIR)/agentd; run: agentd help";; \
+	  *) echo "installed $(INSTALL_DIR)/agentd, but $(INSTALL_DIR) is not on PATH; add it:"; \
+	     echo "  export PATH=\"$(INSTALL_DIR):\$$PATH\"   (in ~/.bashrc or ~/.zshrc)";; esac
 
 # Each front end's end-to-end suite lives in mk/<name>.mk, which appends its
 # target to FRONTEND_TESTS; the README's test command runs them all.
@@ -23,8 +33,9 @@ FRONTEND_TESTS :=
 test: deps vet lint gotest $(FRONTEND_TESTS)
 
 # What the tests use besides Go: git and diff (the oracles for ignore rules,
-# snapshots and patches), ripgrep (the reference for search_code), and
-# Node.js with npm (a JSON-RPC client nobody here wrote drives agentd serve).
+# snapshots and patches), ripgrep (the reference for search_code),
+# Node.js with npm (a JSON-RPC client nobody here wrote drives agentd serve),
+# and bash-completion (the shell completion test sources agentd's script).
 # Installed from Debian's packages when missing; Go modules, staticcheck and
 # the Node packages install themselves into git-ignored folders.
 deps:
@@ -35,6 +46,7 @@ deps:
 	command -v node >/dev/null || missing="$$missing nodejs"; \
 	command -v npm >/dev/null || missing="$$missing npm"; \
 	command -v gcc >/dev/null || missing="$$missing gcc"; \
+	test -f /usr/share/bash-completion/bash_completion || missing="$$missing bash-completion"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
@@ -65,7 +77,12 @@ bench:
 demo: build
 	@d=$$(mktemp -d); cp -r examples/demo "$$d/demo"; \
 	echo "workspace: $$d/demo"; \
-	$(BIN)/agentd run examples/plans/refactor.json --workspace "$$d/demo" --yes --state-dir "$$d/state"
+	$(BIN)/agentd run examples/plans/refactor.json --workspace "$$d/demo" --yes --state-dir "$$d/state"; \
+	code=$$?; echo; \
+	echo "The binary is $(BIN)/agentd. To run it as 'agentd', put it on PATH:"; \
+	echo "  make install                      (copies it to $(INSTALL_DIR))"; \
+	echo "  or: export PATH=\"$(BIN):\$$PATH\""; \
+	exit $$code
 
 clean:
 	rm -rf $(BIN)

@@ -96,6 +96,11 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		return nil, err
 	}
 	s.journal = j
+	// The review book records the session's change sets in the journal,
+	// as the editor server's and agentd run's do.
+	s.book.Keep(j, func(cs string, err error) {
+		s.log.Error("the review of a change set is not recorded", "change", cs, "err", err)
+	})
 	if id != "" {
 		found, err := j.Load(sessionRecord(id), &s.saved)
 		if err == nil && !found {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/agentd/agentd/engine/tools"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
@@ -51,6 +53,11 @@ func (v *validator) checkToolArgs(s *Step) {
 			return
 		}
 		args = map[string]any{}
+	}
+	if c, ok := t.(tools.ArgsChecker); ok && len(s.Args) > 0 {
+		for _, pr := range c.CheckArgs(s.Args) {
+			v.add(s.ID, "args."+pr.Field, "%s", pr.Message)
+		}
 	}
 	verr := sch.Validate(args)
 	if verr == nil {

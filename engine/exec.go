@@ -117,22 +117,6 @@ func (s *sched) execute(ctx context.Context, j *job) (res *stepResult) {
 	return res
 }
 
-func (w *worker) snapshot(ctx context.Context) {
-	s := w.s
-	s.snapOrder.Lock()
-	defer s.snapOrder.Unlock()
-	info, err := s.cfg.Snapshots.Snapshot(context.WithoutCancel(ctx), SnapshotRequest{
-		RunID: s.r.id, StepID: w.j.step.ID, Label: "after " + w.j.step.ID})
-	if err != nil {
-		s.log.Warn("snapshot after step failed", "step", w.j.step.ID, "err", err)
-		w.output("log", fmt.Sprintf("agentd: snapshot after step %s failed: %v\n", w.j.step.ID, err))
-		return
-	}
-	s.r.addSnapshot(info)
-	w.res.snapshotID = info.ID
-	w.emit(Event{Type: EventSnapshotTaken, SnapshotID: info.ID, Reason: "after step"})
-}
-
 // emit posts an event about this step.
 func (w *worker) emit(ev Event) {
 	ev.StepID = w.j.step.ID
@@ -299,6 +283,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 		w.mu.Lock()
 		w.res.mayChange = true
 		w.mu.Unlock()
+		defer w.commandStarted(ctx)()
 	}
 	env := &tools.Env{
 		WS:     s.cfg.WS,

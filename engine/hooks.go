@@ -111,6 +111,9 @@ type SnapshotRequest struct {
 	RunID  string
 	StepID string
 	Label  string
+	// Limit, when set, records only what the step changed (see
+	// step_snapshot.go): the snapshotter passes it to gitops.
+	Limit *gitops.SnapshotLimit
 }
 
 // RestoreRequest asks for a rollback to a snapshot. Without Overwrite the

@@ -106,6 +106,12 @@ func safeName(id string) string {
 	return strings.NewReplacer("/", "_", "\\", "_", "..", "_").Replace(id)
 }
 
+// RecordName is the file name (without .json) of the record of id.
+func RecordName(id string) string { return safeName(id) }
+
+// Warn logs a problem with a record of the journal, naming its file.
+func (j *Journal) Warn(msg, file string, err error) { j.log.Warn(msg, "file", file, "err", err) }
+
 // Save writes v as JSON to name (a slash path inside the journal, such as
 // "policy.json") atomically.
 func (j *Journal) Save(name string, v any) error {
@@ -279,6 +285,41 @@ func (j *Journal) SaveChange(id string, v any) error {
 // Changes returns every recorded change set, undecoded.
 func (j *Journal) Changes() ([]json.RawMessage, error) {
 	return readRecords[json.RawMessage](j, "changes")
+}
+
+// Record is one record of the journal, undecoded, with its file.
+type Record struct {
+	File string
+	Data json.RawMessage
+}
+
+// ChangesExcept returns the recorded change sets whose record name
+// (RecordName) is not in known, reading only those files: a front end
+// picks up what another process recorded since it last looked.
+func (j *Journal) ChangesExcept(known map[string]bool) ([]Record, error) {
+	dir := filepath.Join(j.dir, "changes")
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	var out []Record
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".json")
+		if e.IsDir() || !ok || strings.HasPrefix(name, ".") || known[name] {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		data, err := os.ReadFile(path)
+		if err != nil {
+			j.log.Warn("a saved record cannot be read; leaving it out", "file", path, "err", err)
+			continue
+		}
+		out = append(out, Record{File: path, Data: data})
+	}
+	return out, nil
 }
 
 // runJournal keeps one run's record up to date: it is a subscriber of the

@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+
+	"github.com/agentd/agentd/engine/tools"
 )
 
 // modelStep runs an llm or agent step through Config.Model.
@@ -58,7 +60,7 @@ func (w *worker) modelStep(ctx context.Context) error {
 				if ctx.Err() != nil {
 					return nil, err
 				}
-				r := &ToolCallResult{Error: err.Error()}
+				r := &ToolCallResult{Error: tools.ModelText(err)} // with the tool's hint for a model
 				if out != nil {
 					r.Output = out.value()
 				}

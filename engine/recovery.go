@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"slices"
+
+	"github.com/agentd/agentd/engine/tools"
 )
 
 // recoverOrAsk handles a failed critical step: the planner first (bounded
@@ -15,7 +17,7 @@ func (s *sched) recoverOrAsk(n *node, err error) {
 	if s.cfg.Planner != nil && n.recoveries < MaxRecoveriesPerStep {
 		n.recoveries++
 		req := RecoveryRequest{
-			Plan: s.plan.Clone(), StepID: n.step.ID, Error: err.Error(),
+			Plan: s.plan.Clone(), StepID: n.step.ID, Error: tools.ModelText(err), // the planner is a model: tell it the hint
 			Completed: s.copyOutputs(), Budget: s.budget,
 		}
 		s.holds++

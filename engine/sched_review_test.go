@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/synctest"
 
 	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -54,7 +56,7 @@ func TestSchedReviewModes(t *testing.T) {
 			}
 			fileIs(t, root, "a.txt", "written by w\n")
 			w := stepState(t, st, "w")
-			if len(w.ChangeIDs) != 1 || w.SnapshotID != "snap2" || len(st.Snapshots) != 3 || st.Snapshots[0] != "snap1" {
+			if len(w.ChangeIDs) != 1 || w.SnapshotID != "snap2" || len(st.Snapshots) != 4 || st.Snapshots[0] != "snap1" {
 				t.Errorf("changes %v snapshot %q snapshots %v", w.ChangeIDs, w.SnapshotID, st.Snapshots)
 			}
 			if len(st.FilesChanged) != 1 || st.FilesChanged[0] != "a.txt" {
@@ -66,9 +68,20 @@ func TestSchedReviewModes(t *testing.T) {
 			if snaps.reqs[1].StepID != "w" || snaps.reqs[0].Label != "run start" {
 				t.Errorf("snapshot requests %+v", snaps.reqs)
 			}
-			// A command may change any file: it gets a snapshot too.
-			if stepState(t, st, "c").SnapshotID != "snap3" {
-				t.Errorf("the command step's snapshot is %q, want snap3", stepState(t, st, "c").SnapshotID)
+			// A command may change any file: it gets a snapshot too, and one
+			// when it starts, so that only what changed while it ran is its.
+			if stepState(t, st, "c").SnapshotID != "snap4" {
+				t.Errorf("the command step's snapshot is %q, want snap4", stepState(t, st, "c").SnapshotID)
+			}
+			// Each step's snapshot is limited to what it changed.
+			wantLimits := []*gitops.SnapshotLimit{nil,
+				{Base: "snap1", Paths: []string{"a.txt"}},
+				{Base: "snap2"},
+				{Base: "snap3", ChangedOnDisk: true}}
+			for i, want := range wantLimits {
+				if got := snaps.reqs[i].Limit; !reflect.DeepEqual(got, want) {
+					t.Errorf("snapshot %d (%s): limit %+v, want %+v", i+1, snaps.reqs[i].Label, got, want)
+				}
 			}
 		})
 	})

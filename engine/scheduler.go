@@ -29,7 +29,7 @@ type sched struct {
 	baseCtx   context.Context
 	ctx       context.Context // cancelled by stop: every worker derives from it
 	cancelRun context.CancelFunc
-	snapOrder sync.Mutex // serialises snapshots so the list is in time order
+	snapOrder stepSnapshots // serialises snapshots and decides their limits (step_snapshot.go)
 
 	plan     *Plan
 	original *Plan

@@ -13,7 +13,7 @@ func StoreSnapshotter(s *gitops.Store) Snapshotter { return storeSnapshotter{s} 
 type storeSnapshotter struct{ s *gitops.Store }
 
 func (a storeSnapshotter) Snapshot(ctx context.Context, req SnapshotRequest) (SnapshotInfo, error) {
-	snap, err := a.s.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label})
+	snap, err := a.s.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label, Limit: req.Limit})
 	if err != nil {
 		return SnapshotInfo{}, err
 	}

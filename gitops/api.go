@@ -64,6 +64,9 @@ type SnapshotOptions struct {
 	// snapshot records the disk again. Paths that leave the workspace or
 	// enter a .git directory are refused.
 	Contents map[string][]byte
+	// Limit, when set, records only what one step changed (see
+	// SnapshotLimit); every other path keeps its version in Limit.Base.
+	Limit *SnapshotLimit
 
 	kind      string               // Kind* (default: KindRun with RunID, else KindManual)
 	absent    []string             // snapMeta.Absent

@@ -236,7 +236,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	cacheRoot := root
+	cacheRoot, diskPrev := root, prevRoot
 	if len(opts.Contents) > 0 || len(opts.overrides) > 0 {
 		ov, err := s.contentOverrides(opts.Contents, sink)
 		if err != nil {
@@ -259,6 +259,13 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 			known = nil
 		}
 		prevRoot = s.lastCommit.commitRoot
+	}
+	limitPerms := map[string]uint32{}
+	if opts.Limit != nil {
+		var err error
+		if root, prevRoot, err = s.limitTree(opts.Limit, diskPrev, cacheRoot, root, sink, limitPerms); err != nil {
+			return nil, fmt.Errorf("limit the snapshot to the step's paths: %w", err)
+		}
 	}
 	var changes []FileChange
 	omitted := 0
@@ -294,6 +301,12 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 			}
 			meta.Perms[p] = f.perm
 		}
+	}
+	for p, pm := range limitPerms {
+		if meta.Perms == nil {
+			meta.Perms = map[string]uint32{}
+		}
+		meta.Perms[p] = pm
 	}
 	for d := range emptyDirs {
 		meta.EmptyDirs = append(meta.EmptyDirs, d)

@@ -15,15 +15,21 @@ type Book struct {
 	mu    sync.Mutex
 	sets  map[string]*Set
 	apply sync.Mutex
+	keep  *keeper // the journal the book records in (Keep); nil: none
 }
 
 // NewBook returns an empty book.
 func NewBook() *Book { return &Book{sets: map[string]*Set{}} }
 
-// Put adds (or replaces) a set.
+// Put adds (or replaces) a set, and records it in the journal (Keep).
 func (b *Book) Put(s *Set) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.putLocked(s)
+	b.mu.Unlock()
+	_ = b.record(s) // a failure went to onErr
+}
+
+func (b *Book) putLocked(s *Set) {
 	if s.decided == nil {
 		s.decided = make(chan struct{})
 		if !s.pending() {
@@ -87,14 +93,11 @@ func (b *Book) Marshal(s *Set) ([]byte, error) {
 // The set stays in the book when ctx ends first.
 func (b *Book) Wait(ctx context.Context, s *Set) (*Outcome, error) {
 	b.mu.Lock()
+	if s.decided == nil {
+		b.putLocked(s)
+	}
 	decided := s.decided
 	b.mu.Unlock()
-	if decided == nil {
-		b.Put(s)
-		b.mu.Lock()
-		decided = s.decided
-		b.mu.Unlock()
-	}
 	select {
 	case <-decided:
 	case <-ctx.Done():

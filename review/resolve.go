@@ -157,11 +157,14 @@ func (b *Book) Revert(ctx context.Context, files Files, s *Set, path, hunkID, re
 	return res, nil
 }
 
+// finish sets the result's status, wakes Wait when nothing is pending,
+// and records the set's new state in the journal.
 func (b *Book) finish(s *Set, res *Result) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	res.Status = s.Status()
 	s.finish()
+	b.mu.Unlock()
+	_ = b.record(s) // a failure went to onErr
 }
 
 // markLocked sets units' status and records the decision. The caller

@@ -50,6 +50,7 @@ func (s *Server) changesList(ctx context.Context, params json.RawMessage) (any, 
 		return nil, err
 	}
 	out := []ChangeSetInfo{}
+	s.loadChanges() // sets agentd run recorded while the daemon runs
 	recs := s.changes.List()
 	s.changes.Read(func() {
 		for _, c := range recs {
@@ -192,14 +193,13 @@ func (s *Server) changesRevert(ctx context.Context, params json.RawMessage) (any
 	return s.resolveResult(c, res), nil
 }
 
-// resolveResult turns a review result into the wire result, and persists
-// the set.
+// resolveResult turns a review result into the wire result (the book has
+// recorded the set in the journal).
 func (s *Server) resolveResult(c *changeRecord, res *review.Result) *ResolveResult {
 	out := &ResolveResult{ChangeID: c.ID, Status: res.Status, Applied: res.Applied, Rejected: res.Rejected, Conflicts: []ResolveConflict{}}
 	for _, cf := range res.Conflicts {
 		out.Conflicts = append(out.Conflicts, ResolveConflict{URI: s.uriOf(cf.Path), HunkID: cf.Unit, Message: cf.Message})
 	}
-	s.saveChange(c)
 	return out
 }
 

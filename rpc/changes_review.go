@@ -2,7 +2,6 @@ package rpc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/agentd/agentd/engine"
@@ -38,28 +37,39 @@ func (s *Server) onUserEdit(uri, rel string) {
 			notes = append(notes, n)
 		}
 	})
-	for i, c := range changed {
+	for i := range changed {
 		s.notify("agentd/changes/didChange", notes[i])
-		s.saveChange(c)
 	}
 }
 
-// saveChange writes the change set's review state to the journal. The
-// decision it records has already happened (hunks are on disk or in the
-// buffer), so a failed save does not undo it: the user is told, with the
-// file, that a restarted daemon will not remember this review.
-func (s *Server) saveChange(c *changeRecord) {
-	b, err := s.changes.Marshal(c)
-	if err == nil {
-		err = s.persist.save("changes/"+safeName(c.ID)+".json", json.RawMessage(b))
+// keepChanges makes the review book record every change set and decision
+// in the workspace's journal (the book does it, for every front end), and
+// loads the sets a previous daemon or agentd run recorded. A record that
+// cannot be saved does not undo the decision (it already happened: hunks
+// are on disk or in the buffer): the user is told, with the file, that a
+// restarted daemon will not remember this review.
+func (s *Server) keepChanges() {
+	j := s.persist.journal()
+	if j == nil {
+		return
 	}
-	if err != nil {
-		s.log.Error("saving change set", "change", c.ID, "error", err)
+	s.changes.Keep(j, func(id string, err error) {
+		s.log.Error("saving change set", "change", id, "error", err)
 		s.notify("window/showMessage", map[string]any{
 			"type": 2, // warning
 			"message": fmt.Sprintf("agentd: the review of change %s could not be saved (%v). It holds until the daemon stops; "+
-				"free space or fix the permissions of the state dir so a restarted daemon remembers it.", c.ID, err),
+				"free space or fix the permissions of the state dir so a restarted daemon remembers it.", id, err),
 		})
+	})
+	s.loadChanges()
+}
+
+// loadChanges adds the change sets recorded in the journal since the
+// server last looked (by a previous daemon, or by agentd run while this
+// one runs).
+func (s *Server) loadChanges() {
+	if _, err := s.changes.Load(); err != nil {
+		s.log.Error("reading saved change sets failed", "error", err)
 	}
 }
 
@@ -72,8 +82,7 @@ func (r *reviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 		return &engine.ReviewOutcome{Applied: []string{}}, nil
 	}
 	c := review.New(cs, engine.ReviewBefore)
-	s.changes.put(c)
-	s.saveChange(c)
+	s.changes.put(c) // recorded in the journal by the book
 	// The set stays pending in the state dir when ctx ends: the user can
 	// still resolve it later.
 	return s.changes.Wait(ctx, c)
@@ -85,7 +94,6 @@ func (r *reviewer) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) erro
 		return nil
 	}
 	c := review.New(cs, engine.ReviewAfter)
-	s.changes.put(c)
-	s.saveChange(c)
+	s.changes.put(c) // recorded in the journal by the book
 	return nil
 }

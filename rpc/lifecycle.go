@@ -293,9 +293,7 @@ func (s *Server) restore() {
 	for _, st := range p.loadRuns() { // a run whose process died is failed there
 		s.runs.putFinished(st)
 	}
-	for _, c := range p.loadChanges() {
-		s.changes.put(c)
-	}
+	s.keepChanges()
 	if pol, ok := p.loadPolicy(); ok {
 		s.approvals.setPolicy(pol.Policy)
 		// Rules an older build kept in policy.json join the shared store.

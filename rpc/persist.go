@@ -1,17 +1,15 @@
 package rpc
 
 import (
-	"encoding/json"
 	"log/slog"
-	"strings"
 
 	"github.com/agentd/agentd/engine"
 )
 
 // persister is the server's use of the workspace's journal
-// (engine.Journal, shared with agentd run): plans, change sets and the
-// session policy. Runs and remembered approval rules are recorded by the
-// engine itself. A save that fails returns an error naming the file and
+// (engine.Journal, shared with agentd run): plans and the session policy.
+// Runs and remembered approval rules are recorded by the engine itself,
+// change sets and their review state by the review book (keepChanges). A save that fails returns an error naming the file and
 // what to do; handlers return it instead of acknowledging.
 type persister struct {
 	j   *engine.Journal
@@ -25,12 +23,6 @@ func newPersister(stateDir, root string, log *slog.Logger) (*persister, error) {
 		return nil, err
 	}
 	return &persister{j: j, log: log}, nil
-}
-
-// safeName is a record's file name for an id (as engine.Journal names
-// them; changes.go builds its paths with it).
-func safeName(id string) string {
-	return strings.NewReplacer("/", "_", "\\", "_", "..", "_").Replace(id)
 }
 
 // journal is the workspace's journal, nil without a workspace.
@@ -85,26 +77,6 @@ func (p *persister) loadRuns() []engine.RunState {
 		p.log.Error("reading the run journal failed", "error", err)
 	}
 	return runs
-}
-
-func (p *persister) loadChanges() []*changeRecord {
-	if p == nil {
-		return nil
-	}
-	raws, err := p.j.Changes()
-	if err != nil {
-		p.log.Error("reading saved change sets failed", "error", err)
-	}
-	var out []*changeRecord
-	for _, raw := range raws {
-		var c *changeRecord
-		if err := json.Unmarshal(raw, &c); err != nil || c == nil {
-			p.log.Warn("a saved change set is damaged; leaving it out", "dir", p.j.Dir(), "error", err)
-			continue
-		}
-		out = append(out, c)
-	}
-	return out
 }
 
 // savedPolicy is policy.json. Rules is only read: older builds kept the

@@ -102,7 +102,7 @@ func TestFailedChangeSaveIsShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := review.New(&workspace.ChangeSet{ID: "chg-save-fails"}, engine.ReviewBefore)
-	s.saveChange(c)
+	s.changes.put(c) // the book records it in the journal
 	n, _ := ed.waitNote(0, func(n note) bool { return n.Method == "window/showMessage" })
 	if !strings.Contains(string(n.Params), "chg-save-fails") || !strings.Contains(string(n.Params), "could not be saved") {
 		t.Fatalf("warning does not name the change: %s", n.Params)

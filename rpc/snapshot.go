@@ -30,7 +30,7 @@ func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) 
 	if err != nil {
 		return engine.SnapshotInfo{}, err
 	}
-	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label, Contents: a.s.agentContents()})
+	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label, Limit: req.Limit, Contents: a.s.agentContents()})
 	if err != nil {
 		return engine.SnapshotInfo{}, err
 	}

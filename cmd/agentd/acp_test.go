@@ -26,7 +26,9 @@ func TestACPStdoutIsProtocol(t *testing.T) {
 	var out, errb syncBuffer
 	pr, pw := io.Pipe()
 	done := make(chan int, 1)
-	go func() { done <- cmdACP(context.Background(), []string{"--state-dir", t.TempDir()}, pr, &out, &errb) }()
+	go func() {
+		done <- runCLI(context.Background(), []string{"acp", "--state-dir", t.TempDir()}, pr, &out, &errb)
+	}()
 	if _, err := io.WriteString(pw, in); err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +61,10 @@ func TestACPStdoutIsProtocol(t *testing.T) {
 
 func TestACPFlags(t *testing.T) {
 	var out, errb bytes.Buffer
-	if code := cmdACP(context.Background(), []string{"extra"}, strings.NewReader(""), &out, &errb); code != exitUsage || out.Len() != 0 {
+	if code := runCLI(context.Background(), []string{"acp", "extra"}, strings.NewReader(""), &out, &errb); code != exitUsage || out.Len() != 0 {
 		t.Fatalf("extra argument: exit %d, stdout %q", code, out.String())
 	}
-	if code := cmdACP(context.Background(), []string{"--log-level", "loud"}, strings.NewReader(""), &out, &errb); code != exitUsage {
+	if code := runCLI(context.Background(), []string{"acp", "--log-level", "loud"}, strings.NewReader(""), &out, &errb); code != exitUsage {
 		t.Fatalf("bad log level: exit %d", code)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -20,6 +21,7 @@ type terminal struct {
 	yes    bool               // --yes: allow and accept everything
 	cancel context.CancelFunc // "q" stops the whole run
 	quiet  bool               // --review none: do not print diffs
+	book   *review.Book       // the run's change sets, recorded in the journal (nil: not recorded)
 
 	mu        sync.Mutex
 	acceptAll bool // "a" at a review

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,26 +8,49 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
-// openJournal opens the journal of the workspace at wsDir: the one the
-// editor server and agentd run of that workspace keep.
-func openJournal(cmd, wsDir, stateDir string, stderr io.Writer) (*engine.Journal, bool) {
-	ws, err := workspace.Open(wsDir, workspace.Options{})
+// journalCmd is what agentd rules and agentd runs share (the duplicate
+// flag and journal blocks they had): --workspace, --state-dir, --json, and
+// the journal of that workspace, the one the editor server, agentd acp and
+// agentd run keep.
+type journalCmd struct {
+	w       wsFlags
+	jsonOut bool
+	root    string // the workspace's root, once open
+}
+
+func (jc *journalCmd) flags(cmd *cobra.Command) {
+	addWSFlags(cmd.Flags(), &jc.w)
+	cmd.Flags().BoolVar(&jc.jsonOut, "json", false, "print JSON")
+	completeDirs(cmd, "workspace", "state-dir")
+}
+
+// open opens the journal; on failure it prints why (as agentd CMD).
+func (jc *journalCmd) open(cmd string, stderr io.Writer) (*engine.Journal, bool) {
+	ws, err := workspace.Open(jc.w.dir, workspace.Options{})
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd %s: workspace %s: %v\n", cmd, wsDir, err)
+		fmt.Fprintf(stderr, "agentd %s: workspace %s: %v\n", cmd, jc.w.dir, err)
 		return nil, false
 	}
-	root := ws.Root()
+	jc.root = ws.Root()
 	ws.Close()
-	j, err := engine.OpenJournal(stateDir, root, nil)
+	j, err := engine.OpenJournal(jc.w.stateDir, jc.root, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
 		return nil, false
 	}
 	return j, true
+}
+
+// hint is a pasteable agentd command on this journal's workspace.
+func (jc *journalCmd) hint(args ...string) string {
+	return hintCommand(jc.root, jc.w.stateDir, args...)
 }
 
 func writeJSON(w io.Writer, v any) {
@@ -37,40 +59,57 @@ func writeJSON(w io.Writer, v any) {
 	_ = enc.Encode(v)
 }
 
-// cmdRules lists and revokes remembered approval rules ("always" answers),
-// shared by the terminal and the editors.
-func cmdRules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("rules", "list|revoke [RULE-ID...] [flags]", stderr)
-	wsDir := fs.String("workspace", ".", "the workspace `dir`")
-	stateDir := fs.String("state-dir", "", "agentd's state `dir` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
-	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return usageExit(err)
+// newRulesCmd lists and revokes remembered approval rules ("always"
+// answers), shared by the terminal and the editors.
+func newRulesCmd(a *app) *cobra.Command {
+	group := groupCmd(a, "rules", "list or revoke remembered approval rules")
+	group.Long = `Approval rules are the "always" answers given in the terminal or an editor; they apply to
+every front end on the same workspace.`
+	var lj journalCmd
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "list the remembered approval rules",
+		Args:  noArgs,
+		RunE: a.action(func(cmd *cobra.Command, args []string) int {
+			j, ok := lj.open("rules list", a.stderr)
+			if !ok {
+				return exitFailed
+			}
+			return listRules(j, lj.jsonOut, a.stdout, a.stderr)
+		}),
 	}
-	if len(pos) == 0 || (pos[0] != "list" && pos[0] != "revoke") || (pos[0] == "list" && len(pos) > 1) || (pos[0] == "revoke" && len(pos) < 2) {
-		fs.Usage()
-		return exitUsage
+	lj.flags(list)
+	var rj journalCmd
+	revoke := &cobra.Command{
+		Use:   "revoke RULE-ID...",
+		Short: "forget remembered approval rules",
+		Args:  argsBetween(1, 1<<30, "the rule IDs to revoke (agentd rules list shows them)"),
+		RunE: a.action(func(cmd *cobra.Command, args []string) int {
+			j, ok := rj.open("rules revoke", a.stderr)
+			if !ok {
+				return exitFailed
+			}
+			if err := j.Rules().Revoke(args...); err != nil {
+				fmt.Fprintf(a.stderr, "agentd rules revoke: %v\n", err)
+				return exitFailed
+			}
+			fmt.Fprintf(a.stdout, "revoked %s\n", strings.Join(args, ", "))
+			return exitOK
+		}),
 	}
-	j, ok := openJournal("rules", *wsDir, *stateDir, stderr)
-	if !ok {
-		return exitFailed
-	}
-	store := j.Rules()
-	if pos[0] == "revoke" {
-		if err := store.Revoke(pos[1:]...); err != nil {
-			fmt.Fprintf(stderr, "agentd rules revoke: %v\n", err)
-			return exitFailed
-		}
-		fmt.Fprintf(stdout, "revoked %s\n", strings.Join(pos[1:], ", "))
-		return exitOK
-	}
-	rules, err := store.List()
+	rj.flags(revoke)
+	revoke.Flags().Lookup("json").Hidden = true
+	group.AddCommand(list, revoke)
+	return group
+}
+
+func listRules(j *engine.Journal, jsonOut bool, stdout, stderr io.Writer) int {
+	rules, err := j.Rules().List()
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd rules list: %v\n", err)
 		return exitFailed
 	}
-	if *jsonOut {
+	if jsonOut {
 		writeJSON(stdout, rules)
 		return exitOK
 	}
@@ -91,22 +130,25 @@ func cmdRules(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return exitOK
 }
 
-// cmdRuns lists the workspace's past runs (from the editor and the
+// newRunsCmd lists the workspace's past runs (from the editor and the
 // terminal alike), or prints one run's summary.
-func cmdRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("runs", "[RUN-ID] [flags]", stderr)
-	wsDir := fs.String("workspace", ".", "the workspace `dir`")
-	stateDir := fs.String("state-dir", "", "agentd's state `dir` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
-	jsonOut := fs.Bool("json", false, "print JSON")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return usageExit(err)
+func newRunsCmd(a *app) *cobra.Command {
+	var jc journalCmd
+	cmd := &cobra.Command{
+		Use:               "runs [RUN]",
+		Short:             "list the workspace's past runs, or show one's summary",
+		Args:              argsBetween(0, 1, "one run ID"),
+		ValidArgsFunction: jc.completeRuns,
+		RunE: a.action(func(cmd *cobra.Command, args []string) int {
+			return cmdRuns(&jc, args, a.stdout, a.stderr)
+		}),
 	}
-	if len(pos) > 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	j, ok := openJournal("runs", *wsDir, *stateDir, stderr)
+	jc.flags(cmd)
+	return cmd
+}
+
+func cmdRuns(jc *journalCmd, args []string, stdout, stderr io.Writer) int {
+	j, ok := jc.open("runs", stderr)
 	if !ok {
 		return exitFailed
 	}
@@ -115,25 +157,24 @@ func cmdRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd runs: %v\n", err)
 		return exitFailed
 	}
-	if len(pos) == 1 {
-		for _, st := range runs {
-			if st.RunID == pos[0] {
-				if *jsonOut {
-					writeJSON(stdout, st)
-					return exitOK
-				}
-				sum := st.Summary
-				if sum == "" {
-					sum = engine.Summary(st.FinalPlan, st)
-				}
-				fmt.Fprint(stdout, sum)
-				return exitOK
-			}
+	if len(args) == 1 {
+		st, ok := findRun(runs, args[0], "runs", jc, stderr)
+		if !ok {
+			return exitFailed
 		}
-		fmt.Fprintf(stderr, "agentd runs: no run %q in this workspace's journal (agentd runs lists them)\n", pos[0])
-		return exitFailed
+		if jc.jsonOut {
+			writeJSON(stdout, st)
+			return exitOK
+		}
+		sum := st.Summary
+		if sum == "" {
+			sum = engine.Summary(st.FinalPlan, *st)
+		}
+		fmt.Fprint(stdout, sum)
+		printChangeSets(stdout, j, st.RunID)
+		return exitOK
 	}
-	if *jsonOut {
+	if jc.jsonOut {
 		for i := range runs {
 			runs[i].Steps, runs[i].OriginalPlan, runs[i].FinalPlan = nil, nil, nil
 		}
@@ -155,6 +196,48 @@ func cmdRuns(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	tw.Flush()
 	return exitOK
+}
+
+// findRun finds the run whose ID is id or starts with it (a unique
+// prefix), or prints why not.
+func findRun(runs []engine.RunState, id, cmd string, jc *journalCmd, stderr io.Writer) (*engine.RunState, bool) {
+	var found []*engine.RunState
+	for i := range runs {
+		if runs[i].RunID == id {
+			return &runs[i], true
+		}
+		if strings.HasPrefix(runs[i].RunID, id) {
+			found = append(found, &runs[i])
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], true
+	case 0:
+		fmt.Fprintf(stderr, "agentd %s: no run %q in this workspace's journal; list them with: %s\n", cmd, id, jc.hint("runs"))
+	default:
+		fmt.Fprintf(stderr, "agentd %s: %q is the start of %d runs' IDs; give more of it (list them with: %s)\n", cmd, id, len(found), jc.hint("runs"))
+	}
+	return nil, false
+}
+
+// completeRuns completes a run ID from the workspace's journal.
+func (jc *journalCmd) completeRuns(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	j, ok := jc.open("runs", io.Discard)
+	if !ok {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	runs, _ := j.Runs()
+	var ids []string
+	for _, st := range runs {
+		if strings.HasPrefix(st.RunID, toComplete) {
+			ids = append(ids, st.RunID+"\t"+string(st.Status)+" "+oneLine(st))
+		}
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }
 
 // oneLine is a run's summary in one line: its plan's title and its error.
@@ -183,4 +266,24 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printChangeSets lists a run's change sets with their review state, as
+// the journal records them (from the editor or the terminal).
+func printChangeSets(w io.Writer, j *engine.Journal, runID string) {
+	sets, err := review.Recorded(j, runID)
+	if err != nil {
+		fmt.Fprintf(w, "\n(change sets unreadable: %v)\n", err)
+	}
+	if len(sets) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nReview of the change sets (from the journal):")
+	for _, c := range sets {
+		files := make([]string, len(c.Files))
+		for i, f := range c.Files {
+			files[i] = f.Path
+		}
+		fmt.Fprintf(w, "  %s  step %s  %s (review %s)  %s\n", c.ID, orDash(c.StepID), c.Status(), c.Review, strings.Join(files, ", "))
+	}
 }

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/spf13/cobra"
 )
 
 // logFlags are --log-file and --log-level, for commands that run the
@@ -17,11 +18,14 @@ type logFlags struct {
 	level *string
 }
 
-func addLogFlags(fs *flag.FlagSet, defaultLevel string) logFlags {
-	return logFlags{
-		file:  fs.String("log-file", "", "also write logs to this `file` (appended, JSON lines)"),
-		level: fs.String("log-level", defaultLevel, "log `level`: debug, info, warn or error"),
+func addLogFlags(cmd *cobra.Command, defaultLevel string) logFlags {
+	fs := cmd.Flags()
+	lf := logFlags{
+		file:  fs.String("log-file", "", "also write logs to this `FILE` (appended, JSON lines)"),
+		level: fs.String("log-level", defaultLevel, "log `LEVEL`: debug, info, warn or error"),
 	}
+	completeWords(cmd, "log-level", "debug", "info", "warn", "error")
+	return lf
 }
 
 // logger makes the logger: text to stderr, and JSON to the log file if

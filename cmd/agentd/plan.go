@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
@@ -24,45 +27,75 @@ func init() {
 	}
 }
 
-func cmdPlan(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("plan", "\"REQUEST\" [flags]", stderr)
-	wsDir := fs.String("workspace", ".", "the workspace `dir` the plan is for")
-	out := fs.String("o", "", "write the plan to `file` instead of stdout")
-	model := fs.String("model", "", "the `model` (provider:model or a profile; default AGENTD_MODEL or the config file)")
+func newPlanCmd(a *app) *cobra.Command {
+	var wsDir, out, model string
 	var po planOpts
+	cmd := &cobra.Command{
+		Use:   "plan REQUEST",
+		Short: "make a plan from a request with a model",
+		Long: `Asks the configured model for a plan that does REQUEST in the workspace, and writes
+it as JSON to stdout (or --output FILE). Needs a model: AGENTD_MODEL, --model or the
+config file.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := argsBetween(1, 1, "the request, in quotes")(cmd, args); err != nil {
+				return err
+			}
+			if strings.TrimSpace(args[0]) == "" {
+				return fmt.Errorf("the request is empty: say what the plan should do, e.g. agentd plan \"add a --verbose flag\"")
+			}
+			return nil
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&wsDir, "workspace", ".", "the workspace `DIR` the plan is for (default: the current folder)")
+	fs.Lookup("workspace").DefValue = ""
+	fs.StringVarP(&out, "output", "o", "", "write the plan to `FILE` instead of stdout")
+	fs.StringVar(&model, "model", "", "the `MODEL` (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	fs.IntVar(&po.explore, "explore", 0, "let the model read and search the workspace for up to `N` rounds before planning (default 6; -1: none)")
-	fs.IntVar(&po.mapTokens, "map-tokens", 0, "the repository map's budget in `tokens` (default 2000; -1: no map)")
-	fs.StringVar(&po.stateDir, "state-dir", "", "agentd's state `dir`, for the repository map's cache (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return exitUsage
-	}
-	if len(pos) != 1 || strings.TrimSpace(pos[0]) == "" {
-		fs.Usage()
-		return exitUsage
-	}
-	plan, code := makePlan(ctx, "plan", pos[0], *wsDir, *model, stderr, po)
+	fs.IntVar(&po.mapTokens, "map-tokens", 0, "the repository map's budget in `TOKENS` (default 2000; -1: no map)")
+	fs.StringVar(&po.stateDir, "state-dir", "", "agentd's state `DIR`, for the repository map's cache (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
+	completeDirs(cmd, "workspace", "state-dir")
+	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) int {
+		return cmdPlan(a.ctx, args[0], wsDir, out, model, po, a.stdout, a.stderr)
+	})
+	return cmd
+}
+
+func cmdPlan(ctx context.Context, request, wsDir, out, model string, po planOpts, stdout, stderr io.Writer) int {
+	plan, code := makePlan(ctx, "plan", request, wsDir, model, stderr, po)
 	if plan == nil {
 		return code
 	}
-	data, err := json.MarshalIndent(plan, "", "  ")
+	data, err := planJSON(plan)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd plan: %v\n", err)
 		return exitFailed
 	}
-	data = append(data, '\n')
-	if *out == "" {
+	if out == "" {
 		if _, err := stdout.Write(data); err != nil {
 			return exitFailed
 		}
 		return exitOK
 	}
-	if err := os.WriteFile(*out, data, 0o644); err != nil {
-		fmt.Fprintf(stderr, "agentd plan: writing %s: %v\n", *out, err)
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		fmt.Fprintf(stderr, "agentd plan: writing %s: %v\n", out, err)
 		return exitFailed
 	}
-	fmt.Fprintf(stderr, "agentd plan: wrote %s (%d steps)\n", *out, len(plan.Steps))
+	fmt.Fprintf(stderr, "agentd plan: wrote %s (%d steps)\n", out, len(plan.Steps))
 	return exitOK
+}
+
+// planJSON is the plan as a person reads and edits it: indented, and
+// without HTML escaping ("&&" stays "&&", not "\u0026\u0026").
+func planJSON(plan *engine.Plan) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(plan); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // wireModel sets cfg's Model, Planner and Rules from the model settings

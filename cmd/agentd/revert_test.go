@@ -19,17 +19,13 @@ func TestRestoreUndoesCommandsFromTerminal(t *testing.T) {
 	if r.code != 0 || !fileExists(ws, "gen.txt") {
 		t.Fatalf("agentd run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	_, hint, ok := strings.Cut(r.stdout, "Undo the whole run: agentd ")
-	if !ok {
-		t.Fatalf("no undo hint:\n%s", r.stdout)
-	}
+	hint := hintAfter(t, r.stdout, "Undo the whole run: ")
 	if err := os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("user's edit\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	args := strings.Fields(strings.TrimSpace(strings.SplitN(hint, "\n", 2)[0]))
-	u := agentd(t, "", args...)
+	u := paste(t, t.TempDir(), hint)
 	if u.code != exitPartial { // done, with conflicts left alone
-		t.Fatalf("undo %v: exit %d\n%s%s", args, u.code, u.stdout, u.stderr)
+		t.Fatalf("undo %s: exit %d\n%s%s", hint, u.code, u.stdout, u.stderr)
 	}
 	for _, f := range []string{"gen.txt", "out/made.txt"} {
 		if fileExists(ws, f) {

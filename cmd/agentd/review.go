@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/agentd/agentd/diff"
@@ -14,6 +15,16 @@ import (
 
 // The terminal's review of change sets: y/n/a/q per change set. What a
 // decision does to the files is package review's, as for the editor.
+
+// keepChanges makes the run's change sets and their review state recorded
+// in the workspace's journal by the review book, as the editor server's
+// are: `agentd runs RUN` and a daemon started later find them.
+func (t *terminal) keepChanges(j *engine.Journal, stderr io.Writer) {
+	t.book = review.NewBook()
+	t.book.Keep(j, func(id string, err error) {
+		fmt.Fprintf(stderr, "agentd run: warning: the review of change %s is not recorded in the journal: %v\n", id, err)
+	})
+}
 
 // ReviewBefore shows the change set's diff and applies it if the user says so.
 func (t *terminal) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
@@ -52,7 +63,10 @@ func (t *terminal) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 // decide accepts or rejects the whole change set through the review model
 // and reports conflicts (files changed meanwhile, left alone).
 func (t *terminal) decide(ctx context.Context, cs *workspace.ChangeSet, action review.Action, reason string) (*engine.ReviewOutcome, error) {
-	book := review.NewBook()
+	book := t.book
+	if book == nil {
+		book = review.NewBook()
+	}
 	set := review.New(cs, engine.ReviewBefore)
 	book.Put(set)
 	res, err := book.Resolve(ctx, review.Files{WS: t.ws}, set, []review.Decision{{Action: action}}, reason)
@@ -67,8 +81,12 @@ func (t *terminal) decide(ctx context.Context, cs *workspace.ChangeSet, action r
 	return out, nil
 }
 
-// OfferAfter prints a change set that was applied already.
+// OfferAfter prints a change set that was applied already; it stays
+// pending review in the journal (an editor can review it later).
 func (t *terminal) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) error {
+	if t.book != nil {
+		t.book.Put(review.New(cs, engine.ReviewAfter))
+	}
 	if !t.quiet {
 		t.con.Println(t.renderChange(cs))
 	}

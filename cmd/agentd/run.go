@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/agentd/agentd/engine"
@@ -47,33 +47,69 @@ type runOptions struct {
 	log         logFlags
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("run", "PLAN [flags]   (or: agentd run --request \"...\")", stderr)
+func newRunCmd(a *app) *cobra.Command {
 	var o runOptions
-	fs.StringVar(&o.wsDir, "workspace", ".", "the workspace `dir` to run the plan in")
+	cmd := &cobra.Command{
+		Use:   "run PLAN",
+		Short: "run a plan against a workspace",
+		Long: `Runs the plan file PLAN (JSON or YAML) against a workspace, or with --request a plan a
+model makes. Without --workspace the current folder is the workspace when it holds the
+plan file; otherwise agentd asks on a terminal, or stops and says how to choose.
+
+Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130 cancelled.`,
+		Example: `  agentd run examples/plans/refactor.json --workspace ./demo
+  agentd run plan.yaml --sequential --review after
+  agentd run --request "add a --verbose flag" --workspace .`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case cmd.Flags().Changed("sequential") && cmd.Flags().Changed("parallel"):
+				return fmt.Errorf("--sequential and --parallel %d conflict: --sequential runs one step at a time; give one of them", o.parallel)
+			case o.request != "" && len(args) > 0:
+				return fmt.Errorf("give a plan file or --request, not both (got %s and --request)", quoteAll(args))
+			case o.request == "" && len(args) == 0:
+				return fmt.Errorf("missing the plan file: agentd run PLAN, or agentd run --request \"...\"")
+			}
+			return argsBetween(0, 1, "one plan file")(cmd, args)
+		},
+		ValidArgsFunction: completePlans,
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&o.wsDir, "workspace", ".", "the workspace `DIR` to run the plan in (default: the current folder, if it holds the plan)")
+	fs.Lookup("workspace").DefValue = ""
 	fs.IntVar(&o.parallel, "parallel", 4, "run up to `N` independent steps at once")
 	fs.BoolVar(&o.sequential, "sequential", false, "run one step at a time, in dependency order")
-	fs.StringVar(&o.review, "review", "", "show file changes `before` they are applied (ask y/n/a/q), `after` (apply, then show), or `none`; default: before on a terminal, after otherwise")
+	fs.StringVar(&o.review, "review", "", "show file changes `MODE`: before they are applied (ask y/n/a/q), after (apply, then show), or none; default: before on a terminal, after otherwise")
 	fs.BoolVar(&o.yes, "yes", false, "answer yes to every approval and review")
 	fs.BoolVar(&o.jsonOut, "json", false, "write events as JSON lines to stdout")
-	fs.StringVar(&o.stateDir, "state-dir", "", "agentd's state `dir` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
+	fs.StringVar(&o.stateDir, "state-dir", "", "agentd's state `DIR` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
 	fs.BoolVar(&o.rollback, "rollback-on-failure", false, "restore the workspace to the run's start snapshot if the run fails")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "propose changes and show them, but write nothing and run no command")
 	fs.BoolVar(&o.noSnapshots, "no-snapshots", false, "do not take snapshots (no undo)")
-	fs.DurationVar(&o.stepTimeout, "step-timeout", engine.DefaultStepTimeout, "default timeout of a step")
-	fs.StringVar(&o.request, "request", "", "make the plan from this request with a model, then run it")
-	o.log = addLogFlags(fs, "warn")
-	fs.StringVar(&o.model, "model", "", "the `model` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return usageExit(err)
-	}
-	if (len(pos) != 1 && o.request == "") || (len(pos) > 0 && o.request != "") {
-		fs.Usage()
-		return exitUsage
-	}
-	if len(pos) == 1 {
-		o.planPath = pos[0]
+	fs.DurationVar(&o.stepTimeout, "step-timeout", engine.DefaultStepTimeout, "default `TIMEOUT` of a step (e.g. 30s, 5m)")
+	fs.StringVar(&o.request, "request", "", "make the plan from this `REQUEST` with a model, then run it")
+	o.log = addLogFlags(cmd, "warn")
+	fs.StringVar(&o.model, "model", "", "the `MODEL` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
+	cmd.MarkFlagsMutuallyExclusive("sequential", "parallel")
+	completeDirs(cmd, "workspace", "state-dir")
+	completeWords(cmd, "review", "before", "after", "none")
+	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) int {
+		if len(args) == 1 {
+			o.planPath = args[0]
+		}
+		return cmdRun(a.ctx, cmd, o, a.stdout, a.stderr)
+	})
+	return cmd
+}
+
+// cmdRun is agentd run's command-line layer: it settles what the flags
+// leave open (which folder is the workspace), then runWith does the run.
+func cmdRun(ctx context.Context, cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) int {
+	if !cmd.Flags().Changed("workspace") {
+		dir, code := defaultWorkspace(o, stdin, stderr)
+		if dir == "" {
+			return code
+		}
+		o.wsDir = dir
 	}
 	return runWith(ctx, o, stdout, stderr)
 }
@@ -175,6 +211,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	cfg.Journal = journal
+	t.keepChanges(journal, stderr)
 	if !*noSnap && !*dryRun {
 		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir, Logger: logger})
 		if err != nil {
@@ -229,11 +266,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, st.Summary)
 		if len(st.Snapshots) > 0 {
-			undo := fmt.Sprintf("agentd snapshot restore %s --workspace %s", st.Snapshots[0], shellQuote(ws.Root()))
-			if *stateDir != "" {
-				undo += " --state-dir " + shellQuote(*stateDir)
-			}
-			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
+			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", hintCommand(ws.Root(), *stateDir, "undo", st.RunID))
 		}
 	}
 	return exitCode(st.Status, ctx)
@@ -267,13 +300,4 @@ func planName(p *engine.Plan, pos []string) string {
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func shellQuote(s string) string {
-	for _, r := range s {
-		if !(r == '/' || r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "'" + filepath.ToSlash(s) + "'"
-		}
-	}
-	return s
 }

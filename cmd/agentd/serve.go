@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/rpc"
 )
@@ -32,26 +32,28 @@ func pollableStdin() io.ReadCloser {
 	return os.NewFile(uintptr(syscall.Stdin), "/dev/stdin")
 }
 
-func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("agentd serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	lf := addLogFlags(fs, "info")
-	stateDir := fs.String("state-dir", "", "state directory (default $AGENTD_STATE_DIR, $XDG_STATE_HOME/agentd or ~/.local/state/agentd)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: agentd serve [--log-file FILE] [--log-level LEVEL] [--state-dir DIR]")
-		fmt.Fprintln(stderr, "\nServes JSON-RPC (LSP framing) on stdin/stdout for an editor; logs go to stderr.")
-		fs.PrintDefaults()
+func newServeCmd(a *app) *cobra.Command {
+	var stateDir string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "serve JSON-RPC over stdio (editors start this)",
+		Long:  "Serves JSON-RPC (LSP framing) on stdin/stdout for an editor; logs go to stderr.",
+		Args:  noArgs,
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "agentd serve: unexpected argument %q\n", fs.Arg(0))
-		return exitUsage
-	}
+	lf := addLogFlags(cmd, "info")
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "agentd's state `DIR` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd or ~/.local/state/agentd)")
+	// vscode-languageclient adds --stdio when told the transport is
+	// stdio; stdio is the only transport, so it changes nothing.
+	cmd.Flags().Bool("stdio", false, "talk over stdin/stdout (the only transport; accepted for language clients that pass it)")
+	_ = cmd.Flags().MarkHidden("stdio")
+	completeDirs(cmd, "state-dir")
+	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) int {
+		return cmdServe(a.ctx, lf, stateDir, a.stdout, a.stderr)
+	})
+	return cmd
+}
+
+func cmdServe(ctx context.Context, lf logFlags, stateDir string, stdout, stderr io.Writer) int {
 	logger, closeLog, ok := lf.logger("serve", stderr)
 	if !ok {
 		return exitUsage
@@ -65,10 +67,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		out = os.Stdout
 	}
 	sm := newServeModel(logger)
-	sm.stateDir = *stateDir
+	sm.stateDir = stateDir
 	srv := rpc.NewServer(rpc.Options{
 		Version:   version,
-		StateDir:  *stateDir,
+		StateDir:  stateDir,
 		Logger:    logger,
 		PlanMaker: sm,
 		Configure: sm.configure,

@@ -1,149 +1,91 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
 
-const snapshotUsage = `usage: agentd snapshot SUBCOMMAND [flags]
-
-subcommands:
-  create [--label L]                          record the workspace now
-  list [--run R]                              list snapshots, newest first
-  show ID [--files]                           one snapshot (--files: its files, one per line)
-  diff A [B] [--binary]                       unified diff from A to B (default: the workspace now);
-                                              --binary: binary files' content too, for git apply
-  restore ID [--path P]... [--dry-run] [--overwrite]
-                                              make the workspace match snapshot ID; files
-                                              changed since the agent's last snapshot are
-                                              conflicts, left alone unless --overwrite
-  gc                                          prune old runs and unreferenced objects
-  doctor                                      finish or roll back an interrupted restore, or
-                                              say what is wrong and which snapshot holds your state
-
-flags of every subcommand:
-  --workspace DIR   the workspace (default: the current directory)
-  --state-dir DIR   agentd's state dir (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)
-  --json            machine-readable output
-`
-
 type stringList []string
 
 func (l *stringList) String() string     { return strings.Join(*l, ",") }
 func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
+func (l *stringList) Type() string       { return "stringList" }
 
-func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		io.WriteString(stderr, snapshotUsage)
-		if len(args) == 0 {
-			return exitUsage
-		}
-		return exitOK
-	}
-	sub := args[0]
-	fs := newFlagSet("snapshot "+sub, "[flags]", stderr)
-	fs.Usage = func() { io.WriteString(stderr, snapshotUsage) }
-	wsDir := fs.String("workspace", ".", "the workspace `dir`")
-	stateDir := fs.String("state-dir", "", "agentd's state `dir`")
-	asJSON := fs.Bool("json", false, "machine-readable output")
-	label := fs.String("label", "", "label of the snapshot (create)")
-	run := fs.String("run", "", "only this run's snapshots (list)")
-	files := fs.Bool("files", false, "list the snapshot's files (show)")
-	var paths stringList
-	fs.Var(&paths, "path", "restore only this `path` (file or directory; repeatable)")
-	dryRun := fs.Bool("dry-run", false, "list what restore would do and change nothing")
-	overwrite := fs.Bool("overwrite", false, "restore files changed by someone else too")
-	binary := fs.Bool("binary", false, "write binary files' content into the diff, as git diff --binary does")
-	pos, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
-	}
-	want := map[string][2]int{"create": {0, 0}, "list": {0, 0}, "show": {1, 1}, "diff": {1, 2}, "restore": {1, 1}, "gc": {0, 0}, "doctor": {0, 0}}
-	n, ok := want[sub]
-	if !ok {
-		fmt.Fprintf(stderr, "agentd snapshot: unknown subcommand %q\n\n%s", sub, snapshotUsage)
-		return exitUsage
-	}
-	if len(pos) < n[0] || len(pos) > n[1] {
-		fmt.Fprintf(stderr, "agentd snapshot %s: wrong number of arguments\n\n%s", sub, snapshotUsage)
-		return exitUsage
-	}
+// snapCmd is what every snapshot subcommand shares: the workspace and state
+// flags, --json, and the store they open.
+type snapCmd struct {
+	a      *app
+	name   string // "snapshot list", "undo": the command, in messages
+	root   string // the workspace's root, once the store is open
+	w      wsFlags
+	asJSON bool
+	// restoreArgs are the arguments after the command that a printed
+	// "restore anyway" hint repeats (the snapshot ID, --path P...).
+	restoreArgs []string
+}
 
-	defer gitops.OneShot()()
-	ws, err := workspace.Open(*wsDir, workspace.Options{})
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd snapshot: open workspace %s: %v\n", *wsDir, err)
-		return exitFailed
-	}
-	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir})
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd snapshot: %v\n", err)
-		return exitFailed
-	}
-	defer store.Close()
-	if prob := store.Problem(); prob != nil && sub != "doctor" {
-		fmt.Fprintf(stderr, "agentd snapshot: warning: %v\n", prob)
-	}
-
-	out := func(v any, text func()) int {
-		if *asJSON {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(v); err != nil {
-				fmt.Fprintf(stderr, "agentd snapshot: %v\n", err)
-				return exitFailed
+func newSnapshotCmd(a *app) *cobra.Command {
+	group := groupCmd(a, "snapshot", "create, list, show, diff, restore and gc snapshots")
+	group.Long = `Snapshots record the workspace in a shadow git repository outside it (your own .git is
+never touched); agentd run and the editors take them before and after every step.`
+	sub := func(use, short string, args cobra.PositionalArgs, body func(sc *snapCmd, st *gitops.Store, args []string) int) (*cobra.Command, *snapCmd) {
+		sc := &snapCmd{a: a}
+		cmd := &cobra.Command{Use: use, Short: short, Args: args}
+		addWSFlags(cmd.Flags(), &sc.w)
+		cmd.Flags().BoolVar(&sc.asJSON, "json", false, "machine-readable output")
+		completeDirs(cmd, "workspace", "state-dir")
+		cmd.RunE = a.action(func(cmd *cobra.Command, args []string) int {
+			sc.name = "snapshot " + cmd.Name()
+			defer gitops.OneShot()()
+			store, code := sc.open()
+			if store == nil {
+				return code
 			}
-			return exitOK
-		}
-		text()
-		return exitOK
-	}
-	fail := func(err error) int {
-		if ctx.Err() != nil {
-			fmt.Fprintf(stderr, "agentd snapshot %s: cancelled\n", sub)
-			return exitCancelled
-		}
-		fmt.Fprintf(stderr, "agentd snapshot %s: %v\n", sub, err)
-		return exitFailed
+			defer store.Close()
+			return body(sc, store, args)
+		})
+		group.AddCommand(cmd)
+		return cmd, sc
 	}
 
-	switch sub {
-	case "create":
-		snap, err := store.Snapshot(ctx, gitops.SnapshotOptions{Label: *label})
+	var label string
+	create, _ := sub("create", "record the workspace now", noArgs, func(sc *snapCmd, store *gitops.Store, _ []string) int {
+		snap, err := store.Snapshot(sc.a.ctx, gitops.SnapshotOptions{Label: label})
 		if err != nil {
-			return fail(err)
+			return sc.fail(err)
 		}
-		return out(snap, func() {
-			fmt.Fprintf(stdout, "snapshot %s (%s): %d files, %d changed\n", snap.ID, snap.Ref, snap.Files, snap.FilesChanged)
-			printSkipped(stdout, snap.Skipped)
+		return sc.out(snap, func() {
+			fmt.Fprintf(sc.a.stdout, "snapshot %s (%s): %d files, %d changed\n", snap.ID, snap.Ref, snap.Files, snap.FilesChanged)
+			printSkipped(sc.a.stdout, snap.Skipped)
 		})
-	case "list":
-		list, err := store.List(ctx, *run)
+	})
+	create.Flags().StringVar(&label, "label", "", "a `LABEL` for the snapshot")
+
+	var run string
+	list, _ := sub("list", "list snapshots, newest first", noArgs, func(sc *snapCmd, store *gitops.Store, _ []string) int {
+		list, err := store.List(sc.a.ctx, run)
 		if err != nil {
-			return fail(err)
+			return sc.fail(err)
 		}
 		if list == nil {
 			list = []*gitops.Snapshot{}
 		}
-		return out(list, func() {
+		return sc.out(list, func() {
 			if len(list) == 0 {
-				fmt.Fprintln(stderr, "no snapshots yet; take one with 'agentd snapshot create'")
+				fmt.Fprintf(sc.a.stderr, "no snapshots yet; take one with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "snapshot", "create"))
 				return
 			}
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(sc.a.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tCREATED\tREF\tKIND\tSTEP\tFILES\tCHANGED\tSKIPPED\tLABEL")
 			for _, s := range list {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%s\n", s.ID[:12], s.CreatedAt.Local().Format("2006-01-02 15:04:05"),
@@ -151,23 +93,28 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			}
 			tw.Flush()
 		})
-	case "show":
-		snap, err := store.Get(ctx, pos[0])
+	})
+	list.Flags().StringVar(&run, "run", "", "only the snapshots of run `RUN`")
+
+	var files bool
+	show, _ := sub("show ID", "one snapshot (--files: its files, one per line)", argsBetween(1, 1, "the snapshot ID"), func(sc *snapCmd, store *gitops.Store, args []string) int {
+		snap, err := store.Get(sc.a.ctx, args[0])
 		if err != nil {
-			return fail(err)
+			return sc.fail(err)
 		}
-		if *files {
-			list, err := store.Files(ctx, snap.ID)
+		stdout := sc.a.stdout
+		if files {
+			list, err := store.Files(sc.a.ctx, snap.ID)
 			if err != nil {
-				return fail(err)
+				return sc.fail(err)
 			}
-			return out(list, func() {
+			return sc.out(list, func() {
 				for _, f := range list {
 					fmt.Fprintln(stdout, f)
 				}
 			})
 		}
-		return out(snap, func() {
+		return sc.out(snap, func() {
 			fmt.Fprintf(stdout, "id:       %s\nref:      %s\ncreated:  %s\n", snap.ID, snap.Ref, snap.CreatedAt.Local().Format("2006-01-02 15:04:05 MST"))
 			if snap.RunID != "" {
 				fmt.Fprintf(stdout, "run:      %s\nstep:     %s\n", snap.RunID, snap.StepID)
@@ -176,93 +123,172 @@ func cmdSnapshot(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			printChanges(stdout, snap)
 			printSkipped(stdout, snap.Skipped)
 		})
-	case "diff":
+	})
+	show.Flags().BoolVar(&files, "files", false, "list the snapshot's files")
+
+	var binary bool
+	diffCmd, _ := sub("diff A [B]", "unified diff from snapshot A to B (default: the workspace now)", argsBetween(1, 2, "snapshot A and optionally B"), func(sc *snapCmd, store *gitops.Store, args []string) int {
 		to := ""
-		if len(pos) == 2 {
-			to = pos[1]
+		if len(args) == 2 {
+			to = args[1]
 		}
-		fds, err := store.Diff(ctx, pos[0], to)
+		fds, err := store.Diff(sc.a.ctx, args[0], to)
 		if err != nil {
-			return fail(err)
+			return sc.fail(err)
 		}
-		return out(fds, func() {
+		return sc.out(fds, func() {
 			for _, fd := range fds {
-				if *binary {
-					io.WriteString(stdout, diff.UnifiedBinary(fd))
+				if binary {
+					io.WriteString(sc.a.stdout, diff.UnifiedBinary(fd))
 				} else {
-					io.WriteString(stdout, diff.Unified(fd))
+					io.WriteString(sc.a.stdout, diff.Unified(fd))
 				}
 			}
 		})
-	case "restore":
-		// Protection (which files count as someone else's) is the store's
-		// rule: the same for the editor, agentd run and this command.
-		res, err := store.Restore(ctx, pos[0], gitops.RestoreOptions{Paths: paths, DryRun: *dryRun, Overwrite: *overwrite})
-		if errors.Is(err, gitops.ErrNoProtectionBase) {
-			fmt.Fprintf(stderr, "agentd snapshot restore: %v\nto restore anyway: agentd snapshot restore %s --overwrite\n", err, pos[0])
+	})
+	diffCmd.Flags().BoolVar(&binary, "binary", false, "write binary files' content into the diff, as git diff --binary does (for git apply)")
+
+	var ro gitops.RestoreOptions
+	var paths stringList
+	restore, _ := sub("restore ID", "make the workspace match snapshot ID", argsBetween(1, 1, "the snapshot ID to restore"), func(sc *snapCmd, store *gitops.Store, args []string) int {
+		ro.Paths = paths
+		sc.restoreArgs = []string{args[0]}
+		for _, p := range paths {
+			sc.restoreArgs = append(sc.restoreArgs, "--path", p)
+		}
+		return sc.restore(store, args[0], ro)
+	})
+	restore.Long = `Makes the workspace match snapshot ID. A safety snapshot is taken first, so the restore
+can be undone (the command to do it is printed). Files changed since the agent's last
+snapshot are someone else's: they are left alone as conflicts, unless --overwrite.`
+	restore.Flags().Var(&paths, "path", "restore only this `PATH` (file or directory; repeatable)")
+	restore.Flags().BoolVar(&ro.DryRun, "dry-run", false, "list what restore would do and change nothing")
+	restore.Flags().BoolVar(&ro.Overwrite, "overwrite", false, "restore files changed by someone else too")
+
+	sub("gc", "prune old runs and unreferenced objects", noArgs, func(sc *snapCmd, store *gitops.Store, _ []string) int {
+		res, err := store.GC(sc.a.ctx)
+		if err != nil {
+			return sc.fail(err)
+		}
+		return sc.out(res, func() {
+			fmt.Fprintf(sc.a.stdout, "pruned %d runs and %d objects; store %d -> %d bytes\n", res.RunsPruned, res.ObjectsPruned, res.BytesBefore, res.BytesAfter)
+		})
+	})
+	sub("doctor", "finish or roll back an interrupted restore, or say what is wrong and which snapshot holds your state", noArgs, func(sc *snapCmd, store *gitops.Store, _ []string) int {
+		rep, err := store.Doctor(sc.a.ctx)
+		if rep == nil {
+			return sc.fail(err)
+		}
+		code := sc.out(rep, func() {
+			for _, r := range rep.Repaired {
+				fmt.Fprintf(sc.a.stdout, "repaired: %s\n", r)
+			}
+			if len(rep.Repaired) == 0 && err == nil {
+				fmt.Fprintln(sc.a.stdout, "the snapshot store is in order")
+			}
+		})
+		if err != nil {
+			fmt.Fprintf(sc.a.stderr, "agentd snapshot doctor: %s\n", pasteable(err.Error(), sc.root, sc.w.stateDir))
 			return exitFailed
 		}
-		if err != nil {
-			return fail(err)
-		}
-		code := out(res, func() {
-			verb := ""
-			if *dryRun {
-				verb = "would be "
-			}
-			for _, g := range []struct {
-				what  string
-				paths []string
-			}{{"restored", res.Restored}, {"created", res.Created}, {"deleted", res.Deleted}} {
-				for _, p := range g.paths {
-					fmt.Fprintf(stdout, "%s%s: %s\n", verb, g.what, p)
-				}
-			}
-			for _, c := range res.Conflicts {
-				fmt.Fprintf(stdout, "conflict: %s: %s\n", c.Path, c.Message)
-			}
-			for _, c := range res.LeftAlone {
-				fmt.Fprintf(stdout, "left alone: %s: %s\n", c.Path, c.Message)
-			}
-			if n := len(res.Restored) + len(res.Created) + len(res.Deleted); n == 0 && len(res.Conflicts) == 0 {
-				fmt.Fprintln(stdout, "nothing to restore: the workspace already matches")
-			}
-			if res.UndoSnapshot != "" {
-				fmt.Fprintf(stdout, "undo with: agentd snapshot restore %s\n", res.UndoSnapshot[:12])
-			}
-		})
-		if code == exitOK && len(res.Conflicts) > 0 {
-			return exitPartial
-		}
 		return code
-	case "doctor":
-		rep, err := store.Doctor(ctx)
-		if rep != nil {
-			code := out(rep, func() {
-				for _, r := range rep.Repaired {
-					fmt.Fprintf(stdout, "repaired: %s\n", r)
-				}
-				if len(rep.Repaired) == 0 && err == nil {
-					fmt.Fprintln(stdout, "the snapshot store is in order")
-				}
-			})
-			if err != nil {
-				fmt.Fprintf(stderr, "agentd snapshot doctor: %v\n", err)
-				return exitFailed
-			}
-			return code
-		}
-		return fail(err)
-	case "gc":
-		res, err := store.GC(ctx)
-		if err != nil {
-			return fail(err)
-		}
-		return out(res, func() {
-			fmt.Fprintf(stdout, "pruned %d runs and %d objects; store %d -> %d bytes\n", res.RunsPruned, res.ObjectsPruned, res.BytesBefore, res.BytesAfter)
-		})
+	})
+	return group
+}
+
+// open opens the workspace's snapshot store, or prints why not.
+func (sc *snapCmd) open() (*gitops.Store, int) {
+	ws, err := workspace.Open(sc.w.dir, workspace.Options{})
+	if err != nil {
+		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
+		return nil, exitFailed
 	}
-	return exitUsage
+	store, err := gitops.Open(sc.a.ctx, ws, gitops.Options{StateDir: sc.w.stateDir})
+	if err != nil {
+		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
+		return nil, exitFailed
+	}
+	sc.root = store.Root()
+	if prob := store.Problem(); prob != nil && sc.name != "snapshot doctor" {
+		fmt.Fprintf(sc.a.stderr, "agentd %s: warning: %s\n", sc.name, pasteable(prob.Error(), sc.root, sc.w.stateDir))
+	}
+	return store, exitOK
+}
+
+// out prints v as JSON with --json, else runs text.
+func (sc *snapCmd) out(v any, text func()) int {
+	if sc.asJSON {
+		enc := json.NewEncoder(sc.a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
+			return exitFailed
+		}
+		return exitOK
+	}
+	text()
+	return exitOK
+}
+
+func (sc *snapCmd) fail(err error) int {
+	if sc.a.ctx.Err() != nil {
+		fmt.Fprintf(sc.a.stderr, "agentd %s: cancelled\n", sc.name)
+		return exitCancelled
+	}
+	fmt.Fprintf(sc.a.stderr, "agentd %s: %s\n", sc.name, pasteable(err.Error(), sc.root, sc.w.stateDir))
+	return exitFailed
+}
+
+// restore restores snapshot id and reports it; agentd snapshot restore and
+// agentd undo share it. Protection (which files count as someone else's)
+// is the store's rule: the same for the editor, agentd run and the CLI.
+func (sc *snapCmd) restore(store *gitops.Store, id string, ro gitops.RestoreOptions) int {
+	cmd := sc.name
+	stdout := sc.a.stdout
+	res, err := store.Restore(sc.a.ctx, id, ro)
+	if errors.Is(err, gitops.ErrNoProtectionBase) {
+		again := append(strings.Fields(cmd), sc.restoreArgs...)
+		again = append(again, "--overwrite")
+		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nto restore anyway: %s\n", cmd, err, hintCommand(store.Root(), sc.w.stateDir, again...))
+		return exitFailed
+	}
+	if err != nil {
+		return sc.fail(err)
+	}
+	code := sc.out(res, func() {
+		verb := ""
+		if ro.DryRun {
+			verb = "would be "
+		}
+		for _, g := range []struct {
+			what  string
+			paths []string
+		}{{"restored", res.Restored}, {"created", res.Created}, {"deleted", res.Deleted}} {
+			for _, p := range g.paths {
+				fmt.Fprintf(stdout, "%s%s: %s\n", verb, g.what, p)
+			}
+		}
+		for _, c := range res.Conflicts {
+			fmt.Fprintf(stdout, "conflict: %s: %s\n", c.Path, c.Message)
+		}
+		for _, c := range res.LeftAlone {
+			fmt.Fprintf(stdout, "left alone: %s: %s\n", c.Path, c.Message)
+		}
+		if n := len(res.Restored) + len(res.Created) + len(res.Deleted); n == 0 && len(res.Conflicts) == 0 {
+			fmt.Fprintln(stdout, "nothing to restore: the workspace already matches")
+		}
+		if len(res.Conflicts) > 0 && !ro.Overwrite {
+			again := append(strings.Fields(cmd), sc.restoreArgs...)
+			fmt.Fprintf(stdout, "to restore the conflicting files too: %s\n", hintCommand(store.Root(), sc.w.stateDir, append(again, "--overwrite")...))
+		}
+		if res.UndoSnapshot != "" {
+			fmt.Fprintf(stdout, "undo with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "snapshot", "restore", res.UndoSnapshot[:12]))
+		}
+	})
+	if code == exitOK && len(res.Conflicts) > 0 {
+		return exitPartial
+	}
+	return code
 }
 
 // printChanges says which files the snapshot changed against the previous

@@ -18,8 +18,8 @@ import (
 func snapCLI(t *testing.T, ws, state string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	args = append(args, "--workspace", ws, "--state-dir", state)
-	code := cmdSnapshot(context.Background(), args, &out, &errb)
+	args = append(append([]string{"snapshot"}, args...), "--workspace", ws, "--state-dir", state)
+	code := runCLI(context.Background(), args, nil, &out, &errb)
 	return out.String(), errb.String(), code
 }
 
@@ -111,7 +111,7 @@ func TestSnapshotCLI(t *testing.T) {
 		t.Fatalf("dry run wrote a.txt")
 	}
 	out, _, code = snapCLI(t, ws, state, "restore", snap.ID, "--path", "a.txt", "--overwrite")
-	if code != exitOK || !strings.HasPrefix(out, "restored: a.txt\nundo with: agentd snapshot restore ") {
+	if code != exitOK || !strings.HasPrefix(out, "restored: a.txt\nundo with: ") || !strings.Contains(out, " snapshot restore ") {
 		t.Fatalf("restore --path: %d %q", code, out)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "one\ntwo\nthree\n" {
@@ -122,7 +122,7 @@ func TestSnapshotCLI(t *testing.T) {
 	}
 
 	_, errs, code = snapCLI(t, ws, state, "show", "0123456789abcdef")
-	if code != exitFailed || !strings.Contains(errs, `"0123456789abcdef"`) || !strings.Contains(errs, "agentd snapshot list") {
+	if code != exitFailed || !strings.Contains(errs, `"0123456789abcdef"`) || !strings.Contains(errs, " snapshot list --workspace ") {
 		t.Fatalf("unknown id: %d %q", code, errs)
 	}
 	_, errs, code = snapCLI(t, ws, state, "bogus")

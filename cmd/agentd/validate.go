@@ -3,42 +3,44 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 )
 
-func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("validate", "PLAN", stderr)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return usageExit(err)
+func newValidateCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate PLAN",
+		Short: "check a plan and print every problem",
+		Long: `Checks a plan file (JSON or YAML) against the plan format and the tools' schemas and
+prints every problem as PLAN: step ID: field: message. Exits 0 when the plan is valid,
+2 when it is not or cannot be read (as 'agentd run' does).`,
+		Args:              argsBetween(1, 1, "the plan file to check"),
+		ValidArgsFunction: completePlans,
+		RunE: a.action(func(cmd *cobra.Command, args []string) int {
+			return cmdValidate(a.ctx, args[0], a.stdout, a.stderr)
+		}),
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return exitUsage
-	}
-	p, problems, err := loadPlan(ctx, pos[0])
+}
+
+// cmdValidate checks the plan at path. An invalid plan exits 2, as it does
+// from agentd run.
+func cmdValidate(ctx context.Context, path string, stdout, stderr io.Writer) int {
+	p, problems, err := loadPlan(ctx, path)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd validate: %v\n", err)
-		return exitFailed
+		return exitUsage
 	}
 	if len(problems) > 0 {
-		printProblems(stdout, pos[0], problems)
-		return exitFailed
+		printProblems(stdout, path, problems)
+		return exitUsage
 	}
 	fmt.Fprintf(stdout, "valid: %d steps\n", len(p.Steps))
 	return exitOK
-}
-
-func usageExit(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	return exitUsage
 }
 
 // loadPlan reads, parses and validates a plan file against the built-in

@@ -111,7 +111,7 @@ func (p *Planner) exploreCall(ctx context.Context, ws *workspace.Workspace, tc T
 	res, err := t.Run(ctx, &tools.Env{WS: ws, RunID: "plan", StepID: "explore"}, args)
 	item := &engine.ContextItem{Tool: tc.Name, Args: args, Why: why}
 	if err != nil {
-		return toolResultText(&engine.ToolCallResult{Error: err.Error()}), nil
+		return toolResultText(&engine.ToolCallResult{Error: tools.ModelText(err)}), nil
 	}
 	var out any
 	if res != nil {

@@ -83,7 +83,8 @@ func (t *applyPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 			return nil, err
 		}
 		if fd.Binary {
-			return nil, errorf(CodeInvalidArgs, "apply_patch: %s: binary patches are not supported; use write_file or git apply", patchName(fd))
+			return nil, errorf(CodeInvalidArgs, "apply_patch: %s: binary patches are not supported; apply them with git apply", patchName(fd)).
+				hint("use write_file or the git tool's apply action")
 		}
 		// A symbolic link named by the patch: a modification edits the
 		// file it points to inside the workspace (as edit_file does);
@@ -96,8 +97,8 @@ func (t *applyPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 				return nil, pathArgError(env, t.name, "patch", err)
 			}
 			if li != nil && (fd.NewPath == "" || fd.NewPath != fd.OldPath) {
-				return nil, errorf(CodeSymlink, "apply_patch: %s is a symbolic link (to %s); delete or move the link with delete_file or move_file, or patch the file it points to",
-					li.Path, li.Target)
+				return nil, errorf(CodeSymlink, "apply_patch: %s is a symbolic link (to %s); patch the file it points to, or remove the link first",
+					li.Path, li.Target).hint("delete or move the link with delete_file or move_file, or patch the file it points to")
 			}
 			if oldRel, via, err = followLink(env, t.name, "patch", fd.OldPath); err != nil {
 				return nil, err
@@ -147,7 +148,8 @@ func (t *applyPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 					return nil, hunkError(oldRel, err)
 				}
 				if len(rest) != 0 {
-					return nil, errorf(CodePatchFailed, "apply_patch: the patch deletes %s but its content differs from the file's; read the file and make the patch again", oldRel)
+					return nil, errorf(CodePatchFailed, "apply_patch: the patch deletes %s but its content differs from the file's: the file changed since the patch was made", oldRel).
+						hint("read the file and make the patch again")
 				}
 			}
 			if err := b.Delete(oldRel); err != nil {
@@ -189,5 +191,6 @@ func (t *applyPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 
 func hunkError(rel string, err error) error {
 	return &Error{Code: CodePatchFailed, Message: fmt.Sprintf(
-		"apply_patch: %s: %v; read the file again and make the patch against its current content", rel, err)}
+		"apply_patch: %s: %v; the file changed since the patch was made: make it against the file's current content", rel, err),
+		Hint: "read the file again and make the patch against its current content"}
 }

@@ -49,9 +49,15 @@ func (s spec) Category() Category      { return s.category }
 func (s spec) Risk() Risk              { return s.risk }
 func (s spec) Schema() json.RawMessage { return json.RawMessage(s.schema) }
 
-// errorf returns a *Error with code and a formatted message.
+// errorf returns a *Error with code and a formatted message (for a person).
 func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// hint sets the advice only a model is given (which tool to call).
+func (e *Error) hint(format string, args ...any) *Error {
+	e.Hint = fmt.Sprintf(format, args...)
+	return e
 }
 
 // decodeArgs unmarshals args strictly into T. The engine validates args
@@ -64,7 +70,8 @@ func decodeArgs[T any](tool string, raw json.RawMessage) (T, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
-		return v, errorf(CodeInvalidArgs, "%s: invalid arguments: %v; check them against the tool's schema", tool, err)
+		return v, errorf(CodeInvalidArgs, "%s: invalid arguments: %v; fix the step's args (docs/plans.md describes each tool's)", tool, err).
+			hint("check them against the tool's schema")
 	}
 	return v, nil
 }
@@ -95,7 +102,8 @@ func resolve(env *Env, tool, arg, p string) (rel, abs string, err error) {
 // passes other errors through with the tool and path named.
 func fileError(tool, rel string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return errorf(CodeNotFound, "%s: %s does not exist; check the path with list_dir or search_files", tool, rel)
+		return errorf(CodeNotFound, "%s: %s does not exist in the workspace; check the path", tool, rel).
+			hint("check the path with list_dir or search_files")
 	}
 	var te *Error
 	if errors.As(err, &te) {
@@ -290,11 +298,11 @@ func followLink(env *Env, tool, arg, p string) (rel, via string, err error) {
 	}
 	switch {
 	case li.Outside:
-		return "", "", errorf(CodeSymlink, "%s: %s is a symbolic link to %s, which is outside the workspace (or a loop); agentd edits only files inside the workspace. Use write_file on %s to replace the link itself by a file",
-			tool, li.Path, li.Target, li.Path)
+		return "", "", errorf(CodeSymlink, "%s: %s is a symbolic link to %s, which is outside the workspace (or a loop); agentd edits only files inside the workspace: edit the file it points to yourself, or replace the link by a file",
+			tool, li.Path, li.Target).hint("use write_file on %s to replace the link itself by a file", li.Path)
 	case li.Missing:
-		return "", "", errorf(CodeSymlink, "%s: %s is a symbolic link to %s, which does not exist; create %s with write_file, or use write_file on %s to replace the link itself by a file",
-			tool, li.Path, li.Target, li.Resolved, li.Path)
+		return "", "", errorf(CodeSymlink, "%s: %s is a symbolic link to %s, which does not exist; create %s first, or replace the link by a file",
+			tool, li.Path, li.Target, li.Resolved).hint("create %s with write_file, or use write_file on %s to replace the link itself by a file", li.Resolved, li.Path)
 	case li.Mode.IsDir():
 		return "", "", errorf(CodeIsDir, "%s: %s is a symbolic link to the directory %s; give a file path", tool, li.Path, li.Resolved)
 	case !li.Mode.IsRegular():

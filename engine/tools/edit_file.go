@@ -89,7 +89,8 @@ func applyEdits(rel, content string, edits []Edit) (string, error) {
 	crlf := strings.Contains(content, "\r\n")
 	for i, e := range edits {
 		if e.OldText == "" {
-			return "", errorf(CodeInvalidArgs, "edit_file: edits[%d].oldText is empty; to create or replace a whole file use write_file", i)
+			return "", errorf(CodeInvalidArgs, "edit_file: edits[%d].oldText is empty: give the text to replace (a whole file is written by a write_file step)", i).
+				hint("to create or replace a whole file use write_file")
 		}
 		oldText, newText := e.OldText, e.NewText
 		n := strings.Count(content, oldText)
@@ -102,8 +103,8 @@ func applyEdits(rel, content string, edits []Edit) (string, error) {
 		}
 		switch {
 		case n == 0:
-			return "", errorf(CodeNoMatch, "edit_file: edits[%d].oldText was not found in %s%s; read the file again and copy the text exactly, including indentation",
-				i, rel, nearMiss(content, oldText))
+			return "", errorf(CodeNoMatch, "edit_file: edits[%d].oldText was not found in %s%s; the file may have changed since the plan was written: make oldText match it exactly, including indentation",
+				i, rel, nearMiss(content, oldText)).hint("read the file again and copy the text exactly, including indentation")
 		case n > 1:
 			return "", errorf(CodeAmbiguousMatch, "edit_file: edits[%d].oldText occurs %d times in %s (at lines %s); include more surrounding lines so it matches exactly once",
 				i, n, rel, occurrenceLines(content, oldText))

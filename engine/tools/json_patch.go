@@ -5,6 +5,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -72,6 +73,51 @@ func (t *jsonPatchTool) Describe(raw json.RawMessage) Description {
 	return Description{Title: "Patch " + a.Path, Detail: strings.Join(ops, ", ")}
 }
 
+// CheckArgs implements ArgsChecker: every op's path and from must be a
+// JSON Pointer (RFC 6901).
+func (t *jsonPatchTool) CheckArgs(raw json.RawMessage) []ArgProblem {
+	var a struct {
+		Ops []map[string]any `json:"ops"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return nil // the schema check reports args of the wrong shape
+	}
+	var probs []ArgProblem
+	for i, op := range a.Ops {
+		for _, field := range []string{"path", "from"} {
+			s, ok := op[field].(string)
+			if !ok || strings.HasPrefix(s, "$") {
+				continue
+			}
+			if msg := pointerProblem(s); msg != "" {
+				probs = append(probs, ArgProblem{Field: fmt.Sprintf("ops[%d].%s", i, field), Message: msg})
+			}
+		}
+	}
+	return probs
+}
+
+// pointerProblem says why s is not a JSON Pointer (RFC 6901), and how to
+// write it, or returns "".
+func pointerProblem(s string) string {
+	if s != "" && !strings.HasPrefix(s, "/") {
+		return fmt.Sprintf("%q is not a JSON Pointer: it must start with \"/\" (write %q), or be \"\" for the whole document", s, "/"+s)
+	}
+	var fixed strings.Builder
+	bad := false
+	for i := 0; i < len(s); i++ {
+		fixed.WriteByte(s[i])
+		if s[i] == '~' && (i+1 == len(s) || (s[i+1] != '0' && s[i+1] != '1')) {
+			fixed.WriteByte('0')
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Sprintf("%q is not a JSON Pointer: a \"~\" in a key must be written \"~0\" (and a \"/\" in a key \"~1\"), as in %q", s, fixed.String())
+	}
+	return ""
+}
+
 func (t *jsonPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (*Result, error) {
 	a, rel, via, err := contentTarget(t.name, env, raw, func(a JSONPatchArgs) string { return a.Path })
 	if err != nil {
@@ -79,6 +125,9 @@ func (t *jsonPatchTool) Run(ctx context.Context, env *Env, raw json.RawMessage) 
 	}
 	if len(a.Ops) == 0 {
 		return nil, errorf(CodeInvalidArgs, "json_patch: ops is empty; give at least one RFC 6902 operation")
+	}
+	if probs := t.CheckArgs(raw); len(probs) > 0 {
+		return nil, errorf(CodeInvalidArgs, "json_patch: %s: %s", probs[0].Field, probs[0].Message)
 	}
 	b := env.WS.Propose(ctx)
 	old, err := b.Read(rel)
@@ -102,11 +151,13 @@ func patchJSON(rel string, doc []byte, ops []JSONPatchOp) ([]byte, error) {
 	body := bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	bom := len(body) != len(doc)
 	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, errorf(CodeInvalidArgs, "json_patch: %s is empty; write it with write_file first", rel)
+		return nil, errorf(CodeInvalidArgs, "json_patch: %s is empty, so there is no JSON to patch; give it a JSON document first", rel).
+			hint("write it with write_file first")
 	}
 	var compact bytes.Buffer
 	if err := json.Compact(&compact, body); err != nil {
-		return nil, errorf(CodeInvalidArgs, "json_patch: %s is not valid JSON (%v); fix it or use edit_file", rel, err)
+		return nil, errorf(CodeInvalidArgs, "json_patch: %s is not valid JSON (%v); fix the file first", rel, err).
+			hint("fix it or use edit_file")
 	}
 	cur := compact.Bytes()
 	opts := jsonpatch.NewApplyOptions()
@@ -122,7 +173,8 @@ func patchJSON(rel string, doc []byte, ops []JSONPatchOp) ([]byte, error) {
 		}
 		next, err := p.ApplyWithOptions(cur, opts)
 		if err != nil {
-			return nil, errorf(CodePatchFailed, "json_patch: ops[%d] (%s %s) failed on %s: %v; read the file and check the JSON Pointer", i, op.Op, op.Path, rel, err)
+			return nil, errorf(CodePatchFailed, "json_patch: ops[%d] (%s %s) failed on %s: %v; check that the step's path names a value the file has", i, op.Op, op.Path, rel, err).
+				hint("read the file and check the JSON Pointer")
 		}
 		cur = next
 	}

@@ -92,7 +92,7 @@ func (t *listDirTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (*
 		return nil, fileError(t.name, rel, err)
 	}
 	if !fi.IsDir() {
-		return nil, errorf(CodeInvalidArgs, "list_dir: %s is a file, not a directory; use read_file to read it", rel)
+		return nil, errorf(CodeInvalidArgs, "list_dir: %s is a file, not a directory", rel).hint("use read_file to read it")
 	}
 	out := ListDirOutput{Path: rel, Entries: []DirEntry{}}
 	set := env.WS.Files()

@@ -89,7 +89,7 @@ func (t *readFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (
 		return nil, err
 	}
 	if fi, err := env.WS.Stat(rel); err == nil && fi.IsDir() {
-		return nil, errorf(CodeIsDir, "read_file: %s is a directory; use list_dir to see its entries", rel)
+		return nil, errorf(CodeIsDir, "read_file: %s is a directory, not a file", rel).hint("use list_dir to see its entries")
 	}
 	data, err := env.WS.ReadFile(ctx, rel)
 	if err != nil {

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"sort"
 	"sync"
@@ -68,6 +69,22 @@ type Describer interface {
 	Describe(args json.RawMessage) Description
 }
 
+// ArgsChecker is implemented by tools whose args have rules a JSON Schema
+// does not say well (json_patch: its paths are JSON Pointers). The engine's
+// plan validation calls it after the schema check, so the problem is found
+// before the run, not when the step runs. A string arg that is a whole
+// reference ("$step", "${step.field}") is not known yet: skip it.
+type ArgsChecker interface {
+	CheckArgs(args json.RawMessage) []ArgProblem
+}
+
+// ArgProblem is one problem CheckArgs found. Field is the arg's path
+// ("ops[0].path"); Message says what is wrong and how to fix it.
+type ArgProblem struct {
+	Field   string
+	Message string
+}
+
 // Description is what an approval prompt shows.
 type Description struct {
 	Title   string
@@ -126,13 +143,33 @@ type Result struct {
 
 // Error is a tool error with a code; Retryable ones are retried by the
 // engine's retry policy.
+//
+// Message is for a person (the terminal, the editor's step error): it says
+// what went wrong and what a person can do. Hint is advice for a model
+// only ("check the path with list_dir"): the engine adds it to what an
+// agent step or the recovery planner is told (ModelText), never to what a
+// person is shown.
 type Error struct {
 	Code      string // e.g. "NOT_FOUND", "AMBIGUOUS_MATCH", "EXIT_CODE", "TIMEOUT", "TEMPORARY"
 	Message   string
+	Hint      string
 	Retryable bool
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// ModelText is err's text as a model is told it: the person's message
+// followed by the model's hint of the tool error inside, if any.
+func ModelText(err error) string {
+	if err == nil {
+		return ""
+	}
+	var te *Error
+	if errors.As(err, &te) && te.Hint != "" {
+		return err.Error() + "; " + te.Hint
+	}
+	return err.Error()
+}
 
 // IsRetryable reports whether the engine may retry after this error.
 func (e *Error) IsRetryable() bool { return e.Retryable }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// This file builds every command agentd prints for the user to paste
+// ("Undo the whole run: ...", "undo with: ..."): one builder, so each hint
+// names the binary as it was invoked and the --workspace and --state-dir
+// the command needs, and works when pasted from any folder.
+
+// invokedBinary is how a pasted command reaches this binary: os.Args[0]
+// made absolute when it holds a slash (./bin/agentd); the bare name when
+// $PATH finds this very file under it; else the executable's absolute path.
+var invokedBinary = sync.OnceValue(func() string {
+	exe, exeErr := os.Executable()
+	a0 := os.Args[0]
+	if strings.Contains(a0, "/") {
+		if abs, err := filepath.Abs(a0); err == nil {
+			return abs
+		}
+	} else if p, err := exec.LookPath(a0); err == nil && sameFile(p, exe) {
+		return a0
+	}
+	if exeErr != nil {
+		return "agentd"
+	}
+	return exe
+})
+
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}
+
+// hintCommand is "BINARY ARGS... [--workspace ROOT] [--state-dir DIR]",
+// quoted for a POSIX shell. --workspace is named when the workspace is not
+// the current folder (the default), --state-dir when one was given (it is
+// made absolute; without it the default applies wherever it is pasted).
+func hintCommand(wsRoot, stateDir string, args ...string) string {
+	parts := []string{shq(invokedBinary())}
+	for _, a := range args {
+		parts = append(parts, shq(a))
+	}
+	if wsRoot != "" && !isCurrentDir(wsRoot) {
+		parts = append(parts, "--workspace", shq(wsRoot))
+	}
+	if stateDir != "" {
+		if abs, err := filepath.Abs(stateDir); err == nil {
+			stateDir = abs
+		}
+		parts = append(parts, "--state-dir", shq(stateDir))
+	}
+	return strings.Join(parts, " ")
+}
+
+// isCurrentDir reports whether dir is the current folder (after links).
+func isCurrentDir(dir string) bool {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return false
+	}
+	return samePath(cwd, dir)
+}
+
+func samePath(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	if err1 != nil || err2 != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return ra == rb
+}
+
+// shq quotes s for a POSIX shell when it needs it.
+func shq(s string) string {
+	if s == "" {
+		return "''"
+	}
+	for _, r := range s {
+		if !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '=' || r == ',' || r == '+' || r == '@' ||
+			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
+}
+
+// libraryHint matches a command that a library message names for the user
+// ('agentd snapshot doctor', (agentd snapshot restore ID --overwrite)):
+// the libraries do not know the binary, the workspace or the state dir.
+var libraryHint = regexp.MustCompile(`'agentd ([a-z][a-zA-Z0-9 ._/-]*)'|\(agentd ([a-z][a-zA-Z0-9 ._/-]*)\)`)
+
+// pasteable rewrites the agentd commands named in a library's message into
+// hints that work when pasted (hintCommand), keeping their quotes.
+func pasteable(msg, wsRoot, stateDir string) string {
+	return libraryHint.ReplaceAllStringFunc(msg, func(m string) string {
+		open, close := m[:1], m[len(m)-1:]
+		args := strings.Fields(m[len("'agentd ") : len(m)-1])
+		return open + hintCommand(wsRoot, stateDir, args...) + close
+	})
+}

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// hintAfter returns the command printed after prefix ("Undo the whole
+// run: "), failing when there is none.
+func hintAfter(t *testing.T, out, prefix string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(out, prefix)
+	if !ok {
+		t.Fatalf("no %q hint in:\n%s", prefix, out)
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return strings.TrimSpace(line)
+}
+
+// paste runs a printed hint as a user pasting it would: sh -c, from dir.
+func paste(t *testing.T, dir, hint string, env ...string) result {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", hint)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("sh -c %q: %v", hint, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// TestHintsWorkWhenPasted runs a plan in a workspace from another folder,
+// with a relative --state-dir, then pastes every hint printed (the run's
+// undo, the undo's own undo, restore's "undo with", "to restore anyway")
+// into sh -c from yet other folders, and checks each does what it says.
+func TestHintsWorkWhenPasted(t *testing.T) {
+	top := t.TempDir()
+	ws := filepath.Join(top, "my ws") // a space: the hints must quote
+	if err := os.Rename(demoCopy(t), ws); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a", "b", "c"} {
+		os.Mkdir(filepath.Join(top, d), 0o755)
+	}
+	greet := filepath.Join(ws, "greet", "greet.go")
+	before := readFile(t, greet)
+
+	r := agentdIn(t, filepath.Join(top, "a"), agentdBin, nil, "run", plan(t, "refactor.json"), "--workspace", "../my ws", "--yes", "--state-dir", "../state")
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	after := readFile(t, greet)
+	undo := hintAfter(t, r.stdout, "Undo the whole run: ")
+	if !strings.HasPrefix(undo, agentdBin+" undo ") || !strings.Contains(undo, "--state-dir "+filepath.Join(top, "state")) {
+		t.Errorf("undo hint %q: want the binary's absolute path and the absolute state dir", undo)
+	}
+
+	u := paste(t, filepath.Join(top, "b"), undo)
+	if u.code != 0 || readFile(t, greet) != before {
+		t.Fatalf("pasted %q: exit %d, greet.go restored: %v\n%s%s", undo, u.code, readFile(t, greet) == before, u.stdout, u.stderr)
+	}
+	redo := hintAfter(t, u.stdout, "undo with: ")
+	if rr := paste(t, filepath.Join(top, "c"), redo); rr.code != 0 || readFile(t, greet) != after {
+		t.Fatalf("pasted %q: exit %d\n%s%s", redo, rr.code, rr.stdout, rr.stderr)
+	} else if again := hintAfter(t, rr.stdout, "undo with: "); paste(t, top, again).code != 0 || readFile(t, greet) != before {
+		t.Fatalf("pasted %q: greet.go not back to before the run", again)
+	}
+
+	// A user's edit after the run is a conflict, left alone; the printed
+	// "too" hint restores it as well.
+	if rr := paste(t, top, redo); rr.code != 0 || readFile(t, greet) != after {
+		t.Fatalf("re-applying the run: exit %d\n%s%s", rr.code, rr.stdout, rr.stderr)
+	}
+	mainGo := filepath.Join(ws, "main.go")
+	os.WriteFile(mainGo, []byte(readFile(t, mainGo)+"// mine\n"), 0o644)
+	c := paste(t, filepath.Join(top, "b"), undo)
+	if c.code != exitPartial || !strings.Contains(c.stdout, "conflict: main.go") || !strings.Contains(readFile(t, mainGo), "// mine") {
+		t.Fatalf("undo over a user's edit: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	too := hintAfter(t, c.stdout, "to restore the conflicting files too: ")
+	if o := paste(t, filepath.Join(top, "c"), too); o.code != 0 || strings.Contains(readFile(t, mainGo), "// mine") {
+		t.Fatalf("pasted %q: exit %d\n%s%s", too, o.code, o.stdout, o.stderr)
+	}
+
+	// Only manual snapshots: restore cannot tell the user's edits from
+	// anyone's and asks for --overwrite, with a command that works.
+	ws2 := filepath.Join(top, "ws2")
+	os.Mkdir(ws2, 0o755)
+	os.WriteFile(filepath.Join(ws2, "f.txt"), []byte("one\n"), 0o644)
+	cr := agentdIn(t, filepath.Join(top, "a"), agentdBin, nil, "snapshot", "create", "--workspace", ws2, "--state-dir", "../state", "--json")
+	id := hintAfter(t, cr.stdout, `"id": "`)[:12]
+	os.WriteFile(filepath.Join(ws2, "f.txt"), []byte("two\n"), 0o644)
+	rs := agentdIn(t, filepath.Join(top, "a"), agentdBin, nil, "snapshot", "restore", id, "--workspace", ws2, "--state-dir", "../state")
+	// A library's message names a command too ('agentd snapshot list').
+	sh := agentdIn(t, filepath.Join(top, "a"), agentdBin, nil, "snapshot", "show", "0123abcd", "--workspace", ws2, "--state-dir", "../state")
+	list, _, _ := strings.Cut(hintAfter(t, sh.stderr, "run '"), "'")
+	if l := paste(t, filepath.Join(top, "b"), list); sh.code != exitFailed || l.code != 0 || !strings.Contains(l.stdout, id) {
+		t.Fatalf("show of an unknown id: exit %d\n%s\npasted %q: exit %d\n%s%s", sh.code, sh.stderr, list, l.code, l.stdout, l.stderr)
+	}
+	anyway := hintAfter(t, rs.stderr, "to restore anyway: ")
+	if o := paste(t, filepath.Join(top, "b"), anyway); o.code != 0 || readFile(t, filepath.Join(ws2, "f.txt")) != "one\n" {
+		t.Fatalf("pasted %q: exit %d\n%s%s", anyway, o.code, o.stdout, o.stderr)
+	}
+}
+
+// TestHintNamesBinaryAsInvoked: run through $PATH, the hint says the bare
+// name; run as ./agentd, the absolute path. Both work when pasted.
+func TestHintNamesBinaryAsInvoked(t *testing.T) {
+	binDir := filepath.Dir(agentdBin)
+	path := "PATH=" + binDir + string(os.PathListSeparator) + os.Getenv("PATH")
+	for _, tc := range []struct {
+		name, dir, bin, want string
+	}{
+		{"on PATH", t.TempDir(), "agentd", "agentd undo "},
+		{"relative", binDir, "./agentd", agentdBin + " undo "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			p := writePlan(t, `{"steps":[{"id":"w","tool":"write_file","args":{"path":"new.txt","content":"x\n"}}]}`)
+			r := agentdIn(t, tc.dir, tc.bin, []string{path}, "run", p, "--workspace", ws, "--yes", "--state-dir", filepath.Join(ws, "..", "state"))
+			if r.code != 0 {
+				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			undo := hintAfter(t, r.stdout, "Undo the whole run: ")
+			if !strings.HasPrefix(undo, tc.want) {
+				t.Errorf("hint %q, want it to start with %q", undo, tc.want)
+			}
+			if u := paste(t, t.TempDir(), undo, path); u.code != 0 {
+				t.Fatalf("pasted %q: exit %d\n%s%s", undo, u.code, u.stdout, u.stderr)
+			}
+			if _, err := os.Stat(filepath.Join(ws, "new.txt")); !os.IsNotExist(err) {
+				t.Errorf("new.txt survives the pasted undo (err %v)", err)
+			}
+		})
+	}
+}
+
+// TestUndoLastRunAndRuns: agentd undo without RUN undoes the newest run
+// that took snapshots (a later dry run changed nothing); agentd runs lists
+// both; an unknown run and a workspace without runs say what to do.
+func TestUndoLastRunAndRuns(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	flags := []string{"--workspace", ws, "--state-dir", state}
+	if r := agentd(t, "", append([]string{"undo"}, flags...)...); r.code != exitFailed || !strings.Contains(r.stderr, "nothing to undo") {
+		t.Fatalf("undo without runs: exit %d\n%s", r.code, r.stderr)
+	}
+	first := writePlan(t, `{"title":"first","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"first\n"}}]}`)
+	second := writePlan(t, `{"title":"second","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"second\n"}}]}`)
+	for _, p := range []string{first, second} {
+		if r := agentd(t, "", append([]string{"run", p, "--yes"}, flags...)...); r.code != 0 {
+			t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	if r := agentd(t, "", append([]string{"run", first, "--yes", "--dry-run"}, flags...)...); r.code != 0 {
+		t.Fatalf("dry run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	runs := agentd(t, "", append([]string{"runs"}, flags...)...)
+	if runs.code != 0 || strings.Count(runs.stdout, "completed") != 3 || !strings.Contains(runs.stdout, "second") {
+		t.Fatalf("runs: exit %d\n%s%s", runs.code, runs.stdout, runs.stderr)
+	}
+	u := agentd(t, "", append([]string{"undo"}, flags...)...)
+	if u.code != 0 || readFile(t, filepath.Join(ws, "a.txt")) != "first\n" || !strings.Contains(u.stdout, "undoing run") {
+		t.Fatalf("undo: exit %d, a.txt %q\n%s%s", u.code, readFile(t, filepath.Join(ws, "a.txt")), u.stdout, u.stderr)
+	}
+	if r := agentd(t, "", append([]string{"undo", "no-such-run"}, flags...)...); r.code != exitFailed || !strings.Contains(r.stderr, "runs --workspace") {
+		t.Fatalf("undo of an unknown run: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestRunWorkspaceDefault: without --workspace, the current folder is used
+// only when it holds the plan; otherwise agentd says which folder it would
+// use and how to choose, and exits 2 without touching anything.
+func TestRunWorkspaceDefault(t *testing.T) {
+	state := t.TempDir()
+	body := `{"steps":[{"id":"w","tool":"write_file","args":{"path":"made.txt","content":"x\n"}}]}`
+	proj := t.TempDir()
+	os.MkdirAll(filepath.Join(proj, "plans"), 0o755)
+	inside := filepath.Join(proj, "plans", "p.json")
+	os.WriteFile(inside, []byte(body), 0o644)
+	if r := agentdIn(t, proj, agentdBin, nil, "run", "plans/p.json", "--yes", "--state-dir", state); r.code != 0 {
+		t.Fatalf("plan inside the current folder: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "made.txt")); err != nil {
+		t.Fatalf("the run did not use the current folder: %v", err)
+	}
+
+	elsewhere := t.TempDir()
+	outside := writePlan(t, body)
+	r := agentdIn(t, elsewhere, agentdBin, nil, "run", outside, "--yes", "--state-dir", state)
+	if r.code != exitUsage || !strings.Contains(r.stderr, elsewhere) || !strings.Contains(r.stderr, "--workspace") {
+		t.Fatalf("plan outside the current folder: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "made.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the refused run wrote into the current folder")
+	}
+	// The command it suggests works.
+	suggested := hintAfter(t, r.stderr, "To run it there, pass ")
+	suggested, _, _ = strings.Cut(suggested, ";")
+	args := append([]string{"run", outside, "--yes", "--state-dir", state}, strings.Fields(suggested)...)
+	if r := agentdIn(t, elsewhere, agentdBin, nil, args...); r.code != 0 {
+		t.Fatalf("with the suggested %s: exit %d\n%s%s", suggested, r.code, r.stdout, r.stderr)
+	}
+
+	req := agentdIn(t, elsewhere, agentdBin, nil, "run", "--request", "add a flag", "--state-dir", state)
+	if req.code != exitUsage || !strings.Contains(req.stderr, "--workspace") {
+		t.Fatalf("--request without --workspace off a terminal: exit %d\n%s", req.code, req.stderr)
+	}
+}

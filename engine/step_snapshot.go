@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/agentd/agentd/gitops"
+)
+
+// What a step's snapshot records: the one rule that tells the agent's work
+// from the user's edits made during a run.
+//
+// Each snapshot after a step is limited (gitops.SnapshotLimit) to what the
+// step changed; every other path keeps its version in the run's previous
+// snapshot. So a file the user edits while a step runs or waits (in the
+// editor or on disk) is never recorded as the agent's, and restoring the
+// run's start keeps it, reported as a conflict.
+//
+//   - File tools, change sets and the file tools of agent steps: the
+//     engine knows the paths (both paths of a move).
+//   - Commands (run_command) and git's write actions may write anything.
+//     A snapshot is taken when the first of them starts (recording nothing
+//     new from the disk unless another command ran since the previous
+//     snapshot), and while any runs, every path that changes on disk is
+//     the run's. So the user's edits made before a command started stay
+//     the user's; an edit the user makes on disk while a command runs
+//     cannot be told from the command's and counts as the agent's (the
+//     restore's undo snapshot still holds it).
+
+// stepSnapshots serialises a run's snapshots (so the list is in time
+// order) and keeps what decides their limits.
+type stepSnapshots struct {
+	mu       sync.Mutex
+	commands int  // commands running now
+	dirty    bool // a command ran since the run's last snapshot
+}
+
+// snapshot takes the snapshot after the worker's step.
+func (w *worker) snapshot(ctx context.Context) {
+	s := w.s
+	s.snapOrder.mu.Lock()
+	defer s.snapOrder.mu.Unlock()
+	info, ok := w.snapshotLocked(ctx, "after "+w.j.step.ID)
+	if s.snapOrder.commands == 0 {
+		s.snapOrder.dirty = false
+	}
+	if !ok {
+		return
+	}
+	w.res.snapshotID = info.ID
+	w.emit(Event{Type: EventSnapshotTaken, SnapshotID: info.ID, Reason: "after step"})
+}
+
+// commandStarted is called before a tool that may write anything runs
+// (a command, a git write); the returned func when it has ended.
+func (w *worker) commandStarted(ctx context.Context) func() {
+	s := w.s
+	if s.cfg.Snapshots == nil || s.opts.DryRun {
+		return func() {}
+	}
+	s.snapOrder.mu.Lock()
+	if s.snapOrder.commands == 0 {
+		// What changed before the command started is not the command's
+		// (unless an earlier command of the run wrote it).
+		w.snapshotLocked(ctx, "before a command of "+w.j.step.ID)
+	}
+	s.snapOrder.commands++
+	s.snapOrder.dirty = true
+	s.snapOrder.mu.Unlock()
+	return func() {
+		s.snapOrder.mu.Lock()
+		s.snapOrder.commands--
+		s.snapOrder.mu.Unlock()
+	}
+}
+
+// snapshotLocked takes one snapshot of the run, limited as the rule above
+// says, and adds it to the run's list. The caller holds s.snapOrder.mu.
+func (w *worker) snapshotLocked(ctx context.Context, label string) (SnapshotInfo, bool) {
+	s := w.s
+	req := SnapshotRequest{RunID: s.r.id, StepID: w.j.step.ID, Label: label}
+	if snaps := s.r.snapshots(); len(snaps) > 0 {
+		req.Limit = &gitops.SnapshotLimit{Base: snaps[len(snaps)-1], Paths: w.stepPaths(), ChangedOnDisk: s.snapOrder.dirty}
+	}
+	info, err := s.cfg.Snapshots.Snapshot(context.WithoutCancel(ctx), req)
+	if err != nil {
+		s.log.Warn("snapshot failed", "step", w.j.step.ID, "label", label, "err", err)
+		w.output("log", fmt.Sprintf("agentd: snapshot (%s) failed: %v\n", label, err))
+		return SnapshotInfo{}, false
+	}
+	s.r.addSnapshot(info)
+	return info, true
+}
+
+// stepPaths are the paths the step's applied change sets touched, with
+// the old path of each move.
+func (w *worker) stepPaths() []string {
+	w.mu.Lock()
+	paths := slices.Clone(w.res.files)
+	ids := slices.Clone(w.res.changeIDs)
+	w.mu.Unlock()
+	touched := map[string]bool{}
+	for _, p := range paths {
+		touched[p] = true
+	}
+	for _, id := range ids {
+		cs, ok := w.s.r.Change(id)
+		if !ok {
+			continue
+		}
+		for _, f := range cs.Files {
+			if touched[f.Path] && f.OldPath != "" && f.OldPath != f.Path && !touched[f.OldPath] {
+				touched[f.OldPath] = true
+				paths = append(paths, f.OldPath)
+			}
+		}
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths)
+}

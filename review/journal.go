@@ -1,0 +1,125 @@
+package review
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/agentd/agentd/engine"
+)
+
+// The review state of every change set is recorded by the book itself in
+// the workspace's journal (engine.Journal), whichever front end holds the
+// book: the editor server, agentd run, ACP. So a restarted daemon finds
+// the sets still pending, and the journal shows how each set of a run,
+// from the editor or the terminal, was decided.
+
+// keeper is a book's link to the journal.
+type keeper struct {
+	j     *engine.Journal
+	onErr func(id string, err error)
+	save  sync.Mutex // saves of the book, in the order their states were taken
+}
+
+// Keep makes the book record in j every set put in it and the state after
+// every decision, rebase and revert. A save that fails does not undo what
+// was decided (it already happened on disk or in a buffer): onErr (nil:
+// ignored) hears of it with the set's id and an error naming the file and
+// what to do, so the front end can tell the user.
+func (b *Book) Keep(j *engine.Journal, onErr func(id string, err error)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.keep = &keeper{j: j, onErr: onErr}
+}
+
+// Journal is the journal the book records in (nil: none).
+func (b *Book) Journal() *engine.Journal {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.keep == nil {
+		return nil
+	}
+	return b.keep.j
+}
+
+// record saves the sets' current state in the journal; it returns the
+// first error (also reported to onErr).
+func (b *Book) record(sets ...*Set) error {
+	b.mu.Lock()
+	k := b.keep
+	b.mu.Unlock()
+	if k == nil {
+		return nil
+	}
+	k.save.Lock()
+	defer k.save.Unlock()
+	var first error
+	for _, s := range sets {
+		b.mu.Lock()
+		data, err := json.Marshal(s)
+		id := s.ID
+		b.mu.Unlock()
+		if err == nil {
+			err = k.j.SaveChange(id, json.RawMessage(data))
+		} else {
+			err = fmt.Errorf("encoding change set %s: %w", id, err)
+		}
+		if err != nil {
+			if k.onErr != nil {
+				k.onErr(id, err)
+			}
+			if first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// Load adds the sets recorded in the journal that the book does not hold
+// yet (a set it holds keeps its state): at a daemon's start, and to pick
+// up what another process (agentd run) recorded since. It returns the
+// sets added; damaged records are left out and logged by the journal.
+func (b *Book) Load() ([]*Set, error) {
+	b.mu.Lock()
+	k := b.keep
+	known := make(map[string]bool, len(b.sets))
+	for id := range b.sets {
+		known[engine.RecordName(id)] = true
+	}
+	b.mu.Unlock()
+	if k == nil {
+		return nil, nil
+	}
+	raws, err := k.j.ChangesExcept(known)
+	var added []*Set
+	for _, raw := range raws {
+		var s *Set
+		if e := json.Unmarshal(raw.Data, &s); e != nil || s == nil || s.ID == "" {
+			k.j.Warn("a saved change set is damaged; leaving it out (move it away to silence this)", raw.File, e)
+			continue
+		}
+		b.mu.Lock()
+		if _, dup := b.sets[s.ID]; !dup {
+			b.putLocked(s)
+			added = append(added, s)
+		}
+		b.mu.Unlock()
+	}
+	return added, err
+}
+
+// Recorded returns the change sets the journal holds for run runID (""
+// = every run), oldest first, with their review state.
+func Recorded(j *engine.Journal, runID string) ([]*Set, error) {
+	b := NewBook()
+	b.Keep(j, nil)
+	_, err := b.Load()
+	var out []*Set
+	for _, s := range b.List() {
+		if runID == "" || s.RunID == runID {
+			out = append(out, s)
+		}
+	}
+	return out, err
+}

@@ -1,0 +1,109 @@
+package review
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/engine"
+)
+
+// The book records every set and every decision in the journal itself, so
+// every front end that holds a book keeps the journal; a new book (a
+// restarted daemon) loads the sets with their state.
+func TestBookKeepsJournal(t *testing.T) {
+	f := newFixture(t)
+	j, err := engine.OpenJournal(t.TempDir(), f.ws.Root(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBook()
+	var errs []error
+	b.Keep(j, func(id string, err error) { errs = append(errs, err) })
+	s := New(f.cs, engine.ReviewBefore)
+	s.RunID = "run-1"
+	b.Put(s)
+	if got, err := Recorded(j, "run-1"); err != nil || len(got) != 1 || got[0].Status() != Pending {
+		t.Fatalf("after Put the journal holds %+v (%v), want the set pending", got, err)
+	}
+	hunk := s.Files[0].Hunks[0].ID
+	if _, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{HunkID: hunk, Action: Accept}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Recorded(j, "run-1")
+	if err != nil || len(got) != 1 || got[0].Status() != Partial || got[0].Files[0].Hunks[0].Status != Accepted {
+		t.Fatalf("after accepting one hunk the journal holds %+v (%v), want it partial with hunk 0 accepted", got, err)
+	}
+	if other, _ := Recorded(j, "run-2"); len(other) != 0 {
+		t.Errorf("Recorded(run-2) = %+v, want nothing", other)
+	}
+
+	// A restarted daemon loads the set and can finish its review.
+	b2 := NewBook()
+	b2.Keep(j, nil)
+	added, err := b2.Load()
+	if err != nil || len(added) != 1 || added[0].ID != s.ID {
+		t.Fatalf("Load = %+v, %v; want the set", added, err)
+	}
+	if again, _ := b2.Load(); len(again) != 0 {
+		t.Errorf("a second Load added %d sets it holds already", len(again))
+	}
+	if _, err := b2.Resolve(t.Context(), Files{WS: f.ws}, added[0], []Decision{{Action: Reject}}, "no"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := Recorded(j, "run-1"); len(got) != 1 || got[0].Status() != Partial || got[0].Files[0].Hunks[1].Status != Rejected {
+		t.Errorf("after the restarted review the journal holds %+v", got)
+	}
+	if len(errs) != 0 {
+		t.Errorf("save errors: %v", errs)
+	}
+
+	// A rebase onto the user's typing is recorded too.
+	s3 := New(f.cs, engine.ReviewBefore)
+	s3.ID = "cs-rebase"
+	b.Put(s3)
+	b.Rebase("f.txt", []byte("user's first line\n"+f.base))
+	got, _ = Recorded(j, "")
+	found := false
+	for _, r := range got {
+		if r.ID == "cs-rebase" {
+			found = true
+			if string(r.Files[0].Old) != "user's first line\n"+f.base {
+				t.Errorf("the rebased set is recorded against %.30q, want the user's text", r.Files[0].Old)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the rebased set is not in the journal")
+	}
+}
+
+// A record that cannot be saved is reported with the set's id and the
+// file, and the decision still holds.
+func TestBookKeepReportsFailedSave(t *testing.T) {
+	f := newFixture(t)
+	j, err := engine.OpenJournal(t.TempDir(), f.ws.Root(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(j.Dir(), "changes"), []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := NewBook()
+	var ids []string
+	var last error
+	b.Keep(j, func(id string, err error) { ids, last = append(ids, id), err })
+	s := New(f.cs, engine.ReviewBefore)
+	b.Put(s)
+	res, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Accept}}, "")
+	if err != nil || res.Status != Accepted {
+		t.Fatalf("resolve: %+v %v", res, err)
+	}
+	if len(ids) != 2 || ids[0] != s.ID || last == nil || !strings.Contains(last.Error(), filepath.Join(j.Dir(), "changes")) {
+		t.Fatalf("save failures reported: %v, last %v; want two for %s naming the file", ids, last, s.ID)
+	}
+	if f.disk() != f.agent {
+		t.Errorf("the accepted change is not on disk")
+	}
+}
