@@ -262,6 +262,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	}
 	limitPerms := map[string]uint32{}
 	if opts.Limit != nil {
+		known = nil // both trees are the limited ones
 		var err error
 		if root, prevRoot, err = s.limitTree(opts.Limit, diskPrev, cacheRoot, root, sink, limitPerms); err != nil {
 			return nil, fmt.Errorf("limit the snapshot to the step's paths: %w", err)
