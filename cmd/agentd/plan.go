@@ -188,6 +188,17 @@ func newServeModel(log *slog.Logger) *serveModel {
 	return &serveModel{log: log}
 }
 
+// close stops what the planner keeps running (its maps' file watchers)
+// when the daemon stops.
+func (m *serveModel) close() {
+	m.mu.Lock()
+	pl := m.planner
+	m.mu.Unlock()
+	if pl != nil {
+		pl.Close()
+	}
+}
+
 // setEditorModel records the editor's initializationOptions.model.
 func (m *serveModel) setEditorModel(o rpc.ModelOptions) {
 	m.mu.Lock()
@@ -224,6 +235,7 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 	}
 	m.planner = llm.NewPlanner(settings, cfg.Tools)
 	m.planner.StateDir = m.stateDir
+	m.planner.WatchMaps = true // a long-lived daemon: later plans' maps re-check only changed files
 	cfg.Model = llm.NewStepModel(settings)
 	cfg.Planner = m.planner
 	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)

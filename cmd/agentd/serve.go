@@ -68,6 +68,7 @@ func cmdServe(ctx context.Context, lf logFlags, stateDir string, stdout, stderr 
 	}
 	sm := newServeModel(logger)
 	sm.stateDir = stateDir
+	defer sm.close()
 	srv := rpc.NewServer(rpc.Options{
 		Version:   version,
 		StateDir:  stateDir,

@@ -241,6 +241,7 @@ func (p *Planner) repoMap(ws *workspace.Workspace) *repomap.Map {
 	sum := sha256.Sum256([]byte(ws.Root()))
 	m := repomap.New(ws, repomap.Options{
 		CacheFile: filepath.Join(dir, "repomap", hex.EncodeToString(sum[:8])+".gob"),
+		Watch:     p.WatchMaps,
 		Logger:    p.Logger.With("component", "repomap"),
 	})
 	p.maps[ws.Root()] = m

@@ -344,3 +344,41 @@ func TestEditWarningRepair(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchedRepositoryMap: with WatchMaps (the daemon), the second plan's
+// map re-checks only what the file watcher reports instead of walking the
+// workspace, and still shows a function added since the first plan.
+func TestWatchedRepositoryMap(t *testing.T) {
+	ws := newWorkspace(t, exploreFiles)
+	srv := fakemodel.New()
+	srv.Push(fakemodel.Reply{Text: exploringPlan}, fakemodel.Reply{Text: exploringPlan})
+	pl := NewPlanner(tcpSettings(t, srv, "openai:gpt-4o"), tools.Builtin())
+	pl.StateDir = t.TempDir()
+	pl.WatchMaps = true
+	t.Cleanup(func() { pl.Close() })
+	ctx := context.Background()
+	if _, err := pl.Create(ctx, CreateRequest{Request: "cap the discount", Workspace: ws, ExploreRounds: -1}); err != nil {
+		t.Fatal(err)
+	}
+	src := "package cart\n\nconst MaxDiscount = 50\n\nfunc Discount(total int) int { return total / 10 }\n\nfunc Surcharge(total int) int { return 0 }\n"
+	if err := os.WriteFile(filepath.Join(ws.Root(), "cart", "discount.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pl.Create(ctx, CreateRequest{Request: "make Surcharge add 5%", Workspace: ws, ExploreRounds: -1}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d calls, want 2", len(reqs))
+	}
+	if msgs := messagesOf(reqs[1]); !strings.Contains(msgs, "func Surcharge") {
+		t.Errorf("the second plan's map does not show Surcharge: %s", msgs)
+	}
+	st := pl.repoMap(ws).Stats()
+	if st.Walked || st.Read != 1 {
+		t.Errorf("second map: %+v, want no walk and 1 file read", st)
+	}
+	if err := pl.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

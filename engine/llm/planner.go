@@ -63,10 +63,28 @@ type Planner struct {
 	// StateDir holds the repository maps' caches (default
 	// gitops.DefaultStateDir()).
 	StateDir string
+	// WatchMaps makes each workspace's repository map keep a file watcher
+	// until Close, so that a plan after the first re-checks only the files
+	// that changed, not every file of the tree. For long-lived processes
+	// (the daemon); a one-shot command has one map and no use for it.
+	WatchMaps bool
 
 	mu   sync.Mutex
 	used engine.Usage
 	maps map[string]*repomap.Map // by workspace root
+}
+
+// Close stops the repository maps' file watchers (WatchMaps). The planner
+// stays usable; its maps walk the tree from then on.
+func (p *Planner) Close() error {
+	p.mu.Lock()
+	maps := p.maps
+	p.mu.Unlock()
+	var errs []error
+	for _, m := range maps {
+		errs = append(errs, m.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // PlanMaker is the name the rpc server knows the planner by.

@@ -15,6 +15,12 @@
 // whose size, mtime or inode changed and re-parses only content it has not
 // seen. The editor's unsaved buffers (Source.Overlay) win over the disk.
 //
+// Finding what changed: without a watcher Update walks the tree and stats
+// every source file (the walk itself stats nothing). With Options.Watch
+// (the daemon) the map keeps a fileset.Watcher and checks only the paths
+// it reports; it walks again every fullWalkEvery Updates, on overflow, and
+// when ignore rules change.
+//
 // Ranking (Rank, Render) puts first the files the user looks at (Query.Focus:
 // the selection's file, open buffers), the files the request names, and
 // the files defining symbols the request names (a name defined in many

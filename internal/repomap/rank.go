@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/bits"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -82,12 +84,13 @@ const maxCandidates = 150
 // request's identifiers (rare ones weigh more).
 func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	ids := map[uint32]int{} // request identifier hash -> files using it
-	var filter bitset
+	filter := new(bitset)
 	for id := range terms.idents {
 		h := identHash(id)
 		ids[h] = 0
 		filter.add(h)
 	}
+	want := sortedKeys(ids)
 	focus := map[string]bool{}
 	for _, p := range q.Focus {
 		focus[p] = true
@@ -114,14 +117,10 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 			}
 		}
 		if len(ids) > 0 {
-			for _, id := range f.Tags.Idents {
-				if filter.has(id) {
-					if _, ok := ids[id]; ok {
-						ids[id]++
-						c.uses = append(c.uses, id)
-					}
-				}
-			}
+			eachCommon(f.Tags.Idents, want, filter, func(id uint32) {
+				ids[id]++
+				c.uses = append(c.uses, id)
+			})
 		}
 		if c.s > 0 || len(c.uses) > 0 {
 			cs = append(cs, c)
@@ -281,7 +280,7 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		if focus[p] {
 			sc += 100
 		}
-		lp := strings.ToLower(p)
+		lp := f.lowerPath()
 		base := path.Base(lp)
 		if strings.Contains(terms.text, lp) {
 			sc += 80
@@ -377,22 +376,41 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		if e.Score < 1 {
 			break
 		}
-		syms := append([]Symbol(nil), e.Symbols...)
-		sort.SliceStable(syms, func(a, b int) bool {
-			return symHit(terms, syms[a]) > symHit(terms, syms[b])
-		})
+		f := m.files[e.Path]
+		if f == nil || f.Tags == nil || len(e.Symbols) == 0 {
+			continue
+		}
+		words := f.Tags.symWords()
+		hits := make([]int, len(e.Symbols))
+		hit := false
+		for k := range e.Symbols {
+			hits[k] = symHit(terms, words[k])
+			hit = hit || hits[k] > 0
+		}
+		if !hit {
+			continue
+		}
+		order := make([]int, len(e.Symbols))
+		for k := range order {
+			order[k] = k
+		}
+		sort.SliceStable(order, func(a, b int) bool { return hits[order[a]] > hits[order[b]] })
+		syms := make([]Symbol, len(order))
+		for k, o := range order {
+			syms[k] = e.Symbols[o]
+		}
 		out[i].Symbols = syms
 	}
 	return out, nil
 }
 
-func symHit(t requestTerms, s Symbol) int {
-	n := lastName(s.Name)
-	if t.lower[strings.ToLower(n)] {
+// symHit is how much a symbol (its words, symWords) matches the request.
+func symHit(t requestTerms, sw symWords) int {
+	if t.lower[sw.lower] {
 		return 10
 	}
 	hit := 0
-	for _, w := range splitWords(n) {
+	for _, w := range sw.words {
 		if t.words[w] {
 			hit++
 		}
@@ -450,20 +468,17 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 			}
 		}
 	}
-	var filter bitset
+	filter := new(bitset)
 	for id := range want {
 		filter.add(id)
 	}
+	wantIDs := sortedKeys(want)
 	for q, g := range m.files {
 		if g.Tags == nil {
 			continue
 		}
 		sum := 0.0
-		for _, id := range g.Tags.Idents {
-			if filter.has(id) {
-				sum += want[id]
-			}
-		}
+		eachCommon(g.Tags.Idents, wantIDs, filter, func(id uint32) { sum += want[id] })
 		if sum > 0 {
 			add[q] += min(sum, 5)
 		}
@@ -512,8 +527,45 @@ func render(entries []Entry, tokens, total int) (string, []string) {
 	return b.String(), listed
 }
 
-// bitset is a quick "maybe" test in front of a map of identifier hashes:
-// most identifiers of most files are not in the set.
+// eachCommon calls fn, in ascending order, for each hash both in idents
+// (a file's sorted identifier hashes) and in want (sorted, with filter
+// holding them): by binary search for each of want when want is very
+// small next to idents, else by a scan of idents behind the filter. A
+// scan reads memory in order, a binary search jumps (a cache miss a
+// step, the identifiers of a big tree being far bigger than the cache),
+// hence the factor 4.
+func eachCommon(idents, want []uint32, filter *bitset, fn func(uint32)) {
+	if 4*len(want)*bits.Len(uint(len(idents))) < len(idents) {
+		rest := idents
+		for _, id := range want {
+			i, ok := slices.BinarySearch(rest, id)
+			if ok {
+				fn(id)
+			}
+			rest = rest[i:]
+		}
+		return
+	}
+	for _, id := range idents {
+		if filter.has(id) {
+			if _, ok := slices.BinarySearch(want, id); ok {
+				fn(id)
+			}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[uint32]V) []uint32 {
+	out := make([]uint32, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// bitset is a quick "maybe" test in front of a sorted list of identifier
+// hashes: most identifiers of most files are not in the set.
 type bitset [1 << 16 / 64]uint64
 
 func (b *bitset) add(id uint32)      { b[(id&0xffff)>>6] |= 1 << (id & 63) }
@@ -529,6 +581,14 @@ func (f *file) pathWords() []string {
 		}
 	}
 	return f.words
+}
+
+// lowerPath is the path lower-cased (cached as pathWords is).
+func (f *file) lowerPath() string {
+	if f.lower == "" {
+		f.lower = strings.ToLower(f.Path)
+	}
+	return f.lower
 }
 
 type symWords struct {
