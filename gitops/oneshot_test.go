@@ -259,13 +259,7 @@ func TestRacyRehashKeepsCacheFile(t *testing.T) {
 	if !os.SameFile(before, after) {
 		t.Fatal("the stat cache was rewritten for racy files that did not change")
 	}
-	// Same size, mtime and inode: only re-hashing sees it.
-	abs := filepath.Join(root, "f")
-	fi, _ := os.Stat(abs)
-	f, _ := os.OpenFile(abs, os.O_WRONLY, 0)
-	f.WriteAt([]byte("bbbb\n"), 0)
-	f.Close()
-	os.Chtimes(abs, fi.ModTime(), fi.ModTime())
+	rewriteSameStat(t, filepath.Join(root, "f"), "bbbb\n")
 	s3 := openTestStore(t, root, opts)
 	defer s3.Close()
 	snap, err = s3.Snapshot(ctx, SnapshotOptions{})
@@ -274,5 +268,27 @@ func TestRacyRehashKeepsCacheFile(t *testing.T) {
 	}
 	if snap.FilesChanged != 1 {
 		t.Fatalf("a change within the timestamp granularity was missed: %+v", snap)
+	}
+}
+
+// rewriteSameStat overwrites the file abs in place with content of the
+// same size and puts its mtime back: same size, mtime and inode, so only
+// re-hashing (the racy rule) can see the change.
+func rewriteSameStat(t *testing.T, abs, content string) {
+	t.Helper()
+	fi, err := os.Stat(abs)
+	if err != nil || fi.Size() != int64(len(content)) {
+		t.Fatalf("rewrite %s: %v (size %d, want %d)", abs, err, fi.Size(), len(content))
+	}
+	f, err := os.OpenFile(abs, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(content), 0); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if err := os.Chtimes(abs, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
 	}
 }
