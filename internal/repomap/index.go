@@ -102,9 +102,10 @@ type Map struct {
 
 	watcher   *fileset.Watcher // Options.Watch, from the first Update on
 	stopWatch context.CancelFunc
-	watchOff  bool // no watcher: it failed to start, or Close
-	walks     int  // Updates since the last full walk
-	walked    bool // the last Update walked the whole tree
+	watchOff  bool   // no watcher: it failed to start, or Close
+	walks     int    // Updates since the last full walk
+	walked    bool   // the last Update walked the whole tree
+	dirGen    uint64 // the file set's DirCacheGen when its listings were loaded or saved
 }
 
 // New returns a map of src. Nothing is read until Update.

@@ -111,9 +111,11 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 		if focus[p] {
 			c.s += 100
 		}
-		for _, w := range f.pathWords() {
-			if terms.words[w] {
-				c.s += 3
+		if terms.mayName(f.lowerPath()) {
+			for _, w := range f.pathWords() {
+				if terms.words[w] {
+					c.s += 3
+				}
 			}
 		}
 		if len(ids) > 0 {
@@ -155,6 +157,63 @@ type requestTerms struct {
 	lower  map[string]bool // identifiers lower-cased
 	words  map[string]bool // stemmed lower-case words (from identifiers split)
 	text   string          // the request lower-cased
+	// needles: a text that none of them is in (ignoring ASCII case) has
+	// none of the words nor the identifiers above (see mayName).
+	needles []string
+	anyName bool // no quick test: every text may match
+}
+
+// mayName reports whether lower (a lower-cased path or name) may hold one
+// of the request's words or identifiers. A word is a run of a name's
+// letters, lower-cased and stemmed: its stem is in the text, but for
+// the y that stems "ies" end with.
+func (t *requestTerms) mayName(lower string) bool {
+	if t.anyName {
+		return true
+	}
+	for _, n := range t.needles {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayNameFold is mayName for a name not lower-cased.
+func (t *requestTerms) mayNameFold(name string) bool {
+	if t.anyName || len(t.needles) == 0 {
+		return t.anyName
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 0x80 {
+			return true // non-ASCII: case folding beyond the quick test
+		} else if 'A' <= c && c <= 'Z' {
+			return t.mayName(strings.ToLower(name))
+		}
+	}
+	return t.mayName(name)
+}
+
+// setNeedles makes the quick test of mayName.
+func (t *requestTerms) setNeedles() {
+	add := func(w string) {
+		w = strings.TrimSuffix(w, "y")
+		if w == "" {
+			t.anyName = true
+		}
+		for i := 0; i < len(w); i++ {
+			if w[i] >= 0x80 {
+				t.anyName = true
+			}
+		}
+		t.needles = append(t.needles, w)
+	}
+	for w := range t.words {
+		add(w)
+	}
+	for w := range t.lower {
+		add(w)
+	}
 }
 
 var stopwords = map[string]bool{}
@@ -198,6 +257,7 @@ func parseTerms(req string) requestTerms {
 			}
 		}
 	}
+	t.setNeedles()
 	return t
 }
 
@@ -269,7 +329,7 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 			continue
 		}
 		for _, s := range f.Tags.Syms {
-			if n := lastName(s.Name); terms.lower[strings.ToLower(n)] {
+			if n := lastName(s.Name); terms.mayNameFold(n) && terms.lower[strings.ToLower(n)] {
 				definers[strings.ToLower(n)]++
 			}
 		}
@@ -287,15 +347,23 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		} else if strings.Contains(terms.text, base) && strings.Contains(base, ".") {
 			sc += 40
 		}
-		for _, w := range f.pathWords() {
-			if terms.words[w] {
-				sc += 2
+		if terms.mayName(lp) {
+			for _, w := range f.pathWords() {
+				if terms.words[w] {
+					sc += 2
+				}
 			}
 		}
 		if f.Tags != nil {
-			words := f.Tags.symWords()
+			var words []symWords // made only if a symbol may match
 			for k, s := range f.Tags.Syms {
 				n := lastName(s.Name)
+				if !terms.mayNameFold(n) {
+					continue // neither its name nor its words are the request's
+				}
+				if words == nil {
+					words = f.Tags.symWords()
+				}
 				ln := words[k].lower
 				if terms.lower[ln] {
 					w := 30.0
