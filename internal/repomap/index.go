@@ -61,6 +61,7 @@ type tags struct {
 	// tree is parsed lazily, the files the ranking needs first.
 	Parsed bool
 	words  []symWords // the ranking's view of Syms, made on first use
+	ix     int32      // 1 + its index in Map.ix.contents; 0: not in the index
 }
 
 // file is one file of the index.
@@ -89,6 +90,7 @@ type Map struct {
 	mu     sync.Mutex // one Update at a time; guards everything below
 	files  map[string]*file
 	byHash map[hash]*tags
+	ix     *identIndex // from the cache file: who uses which identifier
 	loaded bool
 	dirty  bool
 	// unsaved holds the files read, parsed or dropped since the cache
@@ -171,7 +173,7 @@ func (m *Map) Update(ctx context.Context) (err error) {
 		m.loaded = true
 		if err := m.load(); err != nil {
 			m.log.Warn("repository map cache not loaded; parsing every file", "file", m.opts.CacheFile, "err", err)
-			m.files, m.byHash = map[string]*file{}, map[hash]*tags{}
+			m.files, m.byHash, m.ix = map[string]*file{}, map[hash]*tags{}, nil
 		}
 	}
 	jobs, err := m.changed(ctx)

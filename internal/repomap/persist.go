@@ -13,16 +13,16 @@ import (
 // cacheVersion changes whenever what a parse yields changes (new
 // languages, symbol kinds) or the file's layout does, so an old cache is
 // parsed anew.
-const cacheVersion = 5 // 5: a flat binary layout read in one go (was gob)
+const cacheVersion = 5 // 5: a flat binary layout, mapped (was gob)
 
 // The cache file is made to be loaded by a new process (agentd plan,
-// agentd run) in a few milliseconds: one read, then fixed-size records
-// and slices that point into the bytes read, nothing decoded by
-// reflection. Layout (little-endian):
+// agentd run) in a few milliseconds: mapped (or read in one go), then
+// fixed-size records and slices that point into its bytes, nothing
+// decoded by reflection. Layout (little-endian):
 //
 //	magic   "AGRM" + 4 digits of cacheVersion
 //	header  u32 len(root), u32 files, u32 contents, u32 len(strings),
-//	        u32 len(symbols), u32 identifiers
+//	        u32 len(symbols), u32 identifiers, u32 keys
 //	root
 //	files     files    × {u32 path offset, u32 path len, i64 size,
 //	                      i64 mtime, u64 inode, u32 content}         36 bytes
@@ -33,15 +33,21 @@ const cacheVersion = 5 // 5: a flat binary layout read in one go (was gob)
 //	          name, uvarint kind, uvarint line
 //	padding   to a multiple of 4
 //	idents    identifiers × u32 (each content's sorted hashes)
+//	posts     identifiers × u32: the contents using each key, by key
+//	keys      keys × u32: the distinct identifier hashes, sorted
+//	starts    (keys+1) × u32: where each key's contents start in posts
 //
-// The identifiers (most of the file: 6.4M on a 40,000-file tree) are used
-// in place: a file's []uint32 is a view of the bytes read. Every offset
-// is checked against the file's length, so a damaged file is an error,
-// never a crash.
+// The identifiers (6.4M on a 40,000-file tree) are used in place: a
+// file's []uint32 is a view of the file's bytes. The index (posts, keys,
+// starts) is what a ranking looks up instead of scanning every file's
+// identifiers, so a new process touches only the pages it needs. Every
+// offset is checked against the file's length, so a damaged file is an
+// error, never a crash (a damaged index gives a poorer ranking, not a
+// wrong map).
 var cacheMagic = fmt.Sprintf("AGRM%04d", cacheVersion)
 
 const (
-	headerLen  = 8 + 6*4
+	headerLen  = 8 + 7*4
 	fileRecLen = 36
 	tagRecLen  = 32 + 5*4
 )
@@ -63,7 +69,13 @@ func (m *Map) load() error {
 		return nil
 	}
 	m.loadDirs()
-	data, err := os.ReadFile(m.opts.CacheFile)
+	read := mapFile
+	if m.opts.Watch {
+		// A long-lived process: the cache file is replaced while it runs,
+		// and a mapping of the old one would hold its disk space.
+		read = os.ReadFile
+	}
+	data, err := read(m.opts.CacheFile)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -74,7 +86,7 @@ func (m *Map) load() error {
 		return nil // another version (gob before 5): parsed anew
 	}
 	if err := m.decode(data); err != nil {
-		m.files, m.byHash = map[string]*file{}, map[hash]*tags{}
+		m.files, m.byHash, m.ix = map[string]*file{}, map[hash]*tags{}, nil
 		return fmt.Errorf("%s is damaged (%w); it is made anew", m.opts.CacheFile, err)
 	}
 	return nil
@@ -85,7 +97,7 @@ func (m *Map) decode(data []byte) error {
 		return errors.New("short header")
 	}
 	u32 := func(off int) uint32 { return binary.LittleEndian.Uint32(data[off:]) }
-	rootLen, nFiles, nTags, strLen, symLen, nIdents := int(u32(8)), int(u32(12)), int(u32(16)), int(u32(20)), int(u32(24)), int(u32(28))
+	rootLen, nFiles, nTags, strLen, symLen, nIdents, nKeys := int(u32(8)), int(u32(12)), int(u32(16)), int(u32(20)), int(u32(24)), int(u32(28)), int(u32(32))
 	off := headerLen
 	rootOff := off
 	off += rootLen
@@ -100,23 +112,22 @@ func (m *Map) decode(data []byte) error {
 	off = (off + 3) &^ 3
 	identOff := off
 	off += 4 * nIdents
-	if off != len(data) || nFiles < 0 || nTags < 0 || nIdents < 0 {
+	postsOff := off
+	off += 4 * nIdents
+	keysOff := off
+	off += 4 * nKeys
+	startsOff := off
+	off += 4 * (nKeys + 1)
+	if off != len(data) || nFiles < 0 || nTags < 0 || nIdents < 0 || nKeys < 0 || nKeys > nIdents {
 		return fmt.Errorf("length %d, want %d", len(data), off)
 	}
 	if string(data[rootOff:rootOff+rootLen]) != m.src.Root() {
 		return nil // another workspace's (two roots hashed alike)
 	}
-	var idents []uint32
-	if nIdents > 0 {
-		raw := data[identOff:off]
-		if littleEndian && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 {
-			idents = unsafe.Slice((*uint32)(unsafe.Pointer(&raw[0])), nIdents)
-		} else {
-			idents = make([]uint32, nIdents)
-			for i := range idents {
-				idents[i] = binary.LittleEndian.Uint32(raw[4*i:])
-			}
-		}
+	idents := u32s(data[identOff:postsOff])
+	ix := &identIndex{posts: u32s(data[postsOff:keysOff]), keys: u32s(data[keysOff:startsOff]), starts: u32s(data[startsOff:off])}
+	if len(m.files) == 0 {
+		m.files, m.byHash = make(map[string]*file, nFiles), make(map[hash]*tags, nTags)
 	}
 	strs := data[strOff : strOff+strLen]
 	syms := data[symOff : symOff+symLen]
@@ -147,8 +158,11 @@ func (m *Map) decode(data []byte) error {
 		} else {
 			m.byHash[h] = t
 			byIdx[i] = t
+			t.ix = int32(i + 1)
 		}
 	}
+	ix.contents = byIdx
+	m.ix = ix
 	recs := make([]file, nFiles)
 	for i := range nFiles {
 		o := filesOff + i*fileRecLen
@@ -166,6 +180,22 @@ func (m *Map) decode(data []byte) error {
 		m.files[f.Path] = f
 	}
 	return nil
+}
+
+// u32s views b (little-endian u32s) as a []uint32, in place when it can.
+func u32s(b []byte) []uint32 {
+	n := len(b) / 4
+	if n == 0 {
+		return nil
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
+	}
+	out := make([]uint32, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
 }
 
 func decodeSymbols(b []byte) ([]Symbol, error) {
@@ -263,12 +293,13 @@ func (m *Map) encode() []byte {
 		symArea = appendSymbols(symArea, f.Tags.Syms)
 		symAt[i] = [2]uint32{uint32(start), uint32(len(symArea) - start)}
 	}
+	posts, keys, starts := buildIndex(order, nIdents)
 	size := headerLen + len(root) + len(files)*fileRecLen + len(order)*tagRecLen + strLen + len(symArea)
 	pad := (4 - size%4) % 4
-	size += pad + 4*nIdents
+	size += pad + 4*(2*nIdents+2*len(keys)+1)
 	b := make([]byte, 0, size)
 	b = append(b, cacheMagic...)
-	for _, v := range []int{len(root), len(files), len(order), strLen, len(symArea), nIdents} {
+	for _, v := range []int{len(root), len(files), len(order), strLen, len(symArea), nIdents, len(keys)} {
 		b = binary.LittleEndian.AppendUint32(b, uint32(v))
 	}
 	b = append(b, root...)
@@ -302,15 +333,62 @@ func (m *Map) encode() []byte {
 	b = append(b, symArea...)
 	b = append(b, make([]byte, pad)...)
 	for _, f := range order {
-		if littleEndian && len(f.Tags.Idents) > 0 {
-			b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(&f.Tags.Idents[0])), 4*len(f.Tags.Idents))...)
-			continue
-		}
-		for _, id := range f.Tags.Idents {
-			b = binary.LittleEndian.AppendUint32(b, id)
-		}
+		b = appendU32s(b, f.Tags.Idents)
+	}
+	b = appendU32s(b, posts)
+	b = appendU32s(b, keys)
+	return appendU32s(b, starts)
+}
+
+func appendU32s(b []byte, v []uint32) []byte {
+	if littleEndian && len(v) > 0 {
+		return append(b, unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))...)
+	}
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
 	}
 	return b
+}
+
+// buildIndex inverts the contents' identifiers: keys are the distinct
+// hashes, sorted; posts[starts[k]:starts[k+1]] the contents (indexes in
+// order, ascending) using keys[k]. A radix sort of (hash, content) pairs:
+// 6.4M of them on a 40,000-file tree.
+func buildIndex(order []*file, n int) (posts, keys, starts []uint32) {
+	pairs := make([]uint64, 0, n)
+	for ci, f := range order {
+		for _, id := range f.Tags.Idents {
+			pairs = append(pairs, uint64(id)<<32|uint64(ci))
+		}
+	}
+	tmp := make([]uint64, len(pairs))
+	radix16(pairs, tmp, 32)
+	radix16(tmp, pairs, 48)
+	posts = make([]uint32, len(pairs))
+	for i, p := range pairs {
+		if h := uint32(p >> 32); len(keys) == 0 || keys[len(keys)-1] != h {
+			keys = append(keys, h)
+			starts = append(starts, uint32(i))
+		}
+		posts[i] = uint32(p)
+	}
+	return posts, keys, append(starts, uint32(len(pairs)))
+}
+
+// radix16 sorts src into dst by the 16 bits at shift, stably.
+func radix16(src, dst []uint64, shift uint) {
+	count := make([]int, 1<<16+1)
+	for _, v := range src {
+		count[(v>>shift)&0xffff+1]++
+	}
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	for _, v := range src {
+		k := (v >> shift) & 0xffff
+		dst[count[k]] = v
+		count[k]++
+	}
 }
 
 // dirsFile is where the file set's directory listings are kept beside the

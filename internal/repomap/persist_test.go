@@ -191,3 +191,62 @@ func TestCacheFileVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestIdentIndex: the cache file's index of identifiers finds, for any set
+// of identifiers, the same uses as scanning each file's identifiers.
+func TestIdentIndex(t *testing.T) {
+	dir, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "repomap.map")
+	ctx := context.Background()
+	m := New(openWS(t, dir), Options{CacheFile: cache})
+	if err := m.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.SaveNow(); err != nil {
+		t.Fatal(err)
+	}
+	m2 := New(openWS(t, dir), Options{CacheFile: cache})
+	if err := m2.Update(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m2.ix == nil || len(m2.ix.keys) == 0 {
+		t.Fatal("no index loaded from the cache file")
+	}
+	// Every identifier of every other file, and a few.
+	var all []uint32
+	i := 0
+	for _, f := range m2.files {
+		if i++; i%2 == 0 {
+			all = append(all, f.Tags.Idents...)
+		}
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	few := []uint32{identHash("Update"), identHash("context"), identHash("nothing_uses_this_name")}
+	slices.Sort(few)
+	for _, want := range [][]uint32{all, few} {
+		filter := new(bitset)
+		for _, id := range want {
+			filter.add(id)
+		}
+		uses := m2.matcher(want, filter)
+		indexed := 0
+		for p, f := range m2.files {
+			if f.Tags.ix > 0 {
+				indexed++
+			}
+			var got, scanned []uint32
+			uses(f.Tags, func(id uint32) { got = append(got, id) })
+			eachCommon(f.Tags.Idents, want, filter, func(id uint32) { scanned = append(scanned, id) })
+			if !slices.Equal(got, scanned) {
+				t.Fatalf("%s: index gives %d uses, scan %d", p, len(got), len(scanned))
+			}
+		}
+		if indexed != len(m2.files) {
+			t.Fatalf("%d of %d files' contents in the index", indexed, len(m2.files))
+		}
+	}
+}

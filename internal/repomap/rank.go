@@ -102,6 +102,7 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	}
 	var cs []cand
 	unparsed := false
+	uses := m.matcher(want, filter)
 	for p, f := range m.files {
 		if f.Tags == nil {
 			continue
@@ -119,7 +120,7 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 			}
 		}
 		if len(ids) > 0 {
-			eachCommon(f.Tags.Idents, want, filter, func(id uint32) {
+			uses(f.Tags, func(id uint32) {
 				ids[id]++
 				c.uses = append(c.uses, id)
 			})
@@ -355,16 +356,13 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 			}
 		}
 		if f.Tags != nil {
-			var words []symWords // made only if a symbol may match
 			for k, s := range f.Tags.Syms {
 				n := lastName(s.Name)
 				if !terms.mayNameFold(n) {
 					continue // neither its name nor its words are the request's
 				}
-				if words == nil {
-					words = f.Tags.symWords()
-				}
-				ln := words[k].lower
+				sw := f.Tags.symWord(k)
+				ln := sw.lower
 				if terms.lower[ln] {
 					w := 30.0
 					if terms.idents[n] {
@@ -376,7 +374,7 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 					sc += w / float64(max(definers[ln], 1))
 					continue
 				}
-				ws := words[k].words
+				ws := sw.words
 				hit := 0
 				for _, w := range ws {
 					if terms.words[w] {
@@ -448,12 +446,13 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		if f == nil || f.Tags == nil || len(e.Symbols) == 0 {
 			continue
 		}
-		words := f.Tags.symWords()
 		hits := make([]int, len(e.Symbols))
 		hit := false
-		for k := range e.Symbols {
-			hits[k] = symHit(terms, words[k])
-			hit = hit || hits[k] > 0
+		for k, s := range e.Symbols {
+			if terms.mayNameFold(lastName(s.Name)) {
+				hits[k] = symHit(terms, f.Tags.symWord(k))
+				hit = hit || hits[k] > 0
+			}
 		}
 		if !hit {
 			continue
@@ -541,12 +540,13 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 		filter.add(id)
 	}
 	wantIDs := sortedKeys(want)
+	using := m.matcher(wantIDs, filter)
 	for q, g := range m.files {
 		if g.Tags == nil {
 			continue
 		}
 		sum := 0.0
-		eachCommon(g.Tags.Idents, wantIDs, filter, func(id uint32) { sum += want[id] })
+		using(g.Tags, func(id uint32) { sum += want[id] })
 		if sum > 0 {
 			add[q] += min(sum, 5)
 		}
@@ -593,6 +593,51 @@ func render(entries []Entry, tokens, total int) (string, []string) {
 		listed = append(listed, e.Path)
 	}
 	return b.String(), listed
+}
+
+// identIndex is the cache file's inverted index of identifiers (see
+// persist.go): posts[starts[k]:starts[k+1]] are the contents (indexes in
+// contents) using keys[k]. The contents loaded never change (a file that
+// changes gets new content), so the index stays true for them; contents
+// read since are not in it (tags.ix 0) and are scanned.
+type identIndex struct {
+	keys, starts, posts []uint32
+	contents            []*tags
+}
+
+// matcher returns a function that calls fn, in ascending order, for each
+// of want (sorted, with filter holding them) that content t uses: looked
+// up in the index for contents in it, by scanning the others' identifiers.
+func (m *Map) matcher(want []uint32, filter *bitset) func(t *tags, fn func(uint32)) {
+	ix := m.ix
+	var hits [][]uint32 // by content index
+	if ix != nil && len(want) > 0 {
+		hits = make([][]uint32, len(ix.contents))
+		for _, id := range want {
+			k, ok := slices.BinarySearch(ix.keys, id)
+			if !ok || k+1 >= len(ix.starts) {
+				continue
+			}
+			lo, hi := ix.starts[k], ix.starts[k+1]
+			if lo > hi || int(hi) > len(ix.posts) {
+				continue // a damaged index
+			}
+			for _, c := range ix.posts[lo:hi] {
+				if int(c) < len(hits) {
+					hits[c] = append(hits[c], id)
+				}
+			}
+		}
+	}
+	return func(t *tags, fn func(uint32)) {
+		if hits != nil && t.ix > 0 && int(t.ix) <= len(hits) {
+			for _, id := range hits[t.ix-1] {
+				fn(id)
+			}
+			return
+		}
+		eachCommon(t.Idents, want, filter, fn)
+	}
 }
 
 // eachCommon calls fn, in ascending order, for each hash both in idents
@@ -660,18 +705,20 @@ func (f *file) lowerPath() string {
 }
 
 type symWords struct {
+	made  bool
 	lower string   // the last name, lower-cased
 	words []string // its words
 }
 
-// symWords are the words of each symbol's name, made once per content.
-func (t *tags) symWords() []symWords {
+// symWord is the words of symbol k's name, made once per content and
+// only for the symbols a ranking looks into.
+func (t *tags) symWord(k int) symWords {
 	if len(t.words) != len(t.Syms) {
 		t.words = make([]symWords, len(t.Syms))
-		for i, s := range t.Syms {
-			n := lastName(s.Name)
-			t.words[i] = symWords{lower: strings.ToLower(n), words: splitWords(n)}
-		}
 	}
-	return t.words
+	if w := &t.words[k]; !w.made {
+		n := lastName(t.Syms[k].Name)
+		*w = symWords{made: true, lower: strings.ToLower(n), words: splitWords(n)}
+	}
+	return t.words[k]
 }
