@@ -73,6 +73,7 @@ type file struct {
 	Hash    hash
 	Tags    *tags
 	overlay bool
+	seen    uint32   // the full walk (Map.walkGen) that last found it
 	words   []string // pathWords
 	lower   string   // lowerPath
 }
@@ -106,6 +107,7 @@ type Map struct {
 	stopWatch context.CancelFunc
 	watchOff  bool   // no watcher: it failed to start, or Close
 	walks     int    // Updates since the last full walk
+	walkGen   uint32 // full walks so far
 	walked    bool   // the last Update walked the whole tree
 	dirGen    uint64 // the file set's DirCacheGen when its listings were loaded or saved
 }
@@ -192,7 +194,10 @@ func (m *Map) Update(ctx context.Context) (err error) {
 	// A file that was an overlay and is now closed is read again (if it
 	// is still on disk: m.files holds only files found there).
 	for p, f := range m.files {
-		if _, still := open[p]; f.overlay && !still {
+		if !f.overlay {
+			continue
+		}
+		if _, still := open[p]; !still {
 			if fi, err := os.Lstat(filepath.Join(m.src.Root(), filepath.FromSlash(p))); err == nil && fi.Mode().IsRegular() {
 				jobs = append(jobs, job{f: &file{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Ino: inoOf(fi)}})
 			} else {
@@ -292,13 +297,13 @@ func (m *Map) changed(ctx context.Context) ([]job, error) {
 // checked.
 func (m *Map) walkAll(ctx context.Context) ([]job, error) {
 	m.walked = true
-	seen := make(map[string]bool, len(m.files))
-	jobs, err := m.walk(ctx, "", seen)
+	m.walkGen++
+	jobs, err := m.walk(ctx, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	for p := range m.files {
-		if !seen[p] {
+	for p, f := range m.files {
+		if f.seen != m.walkGen {
 			delete(m.files, p)
 			m.dirty = true
 			m.touch(p, costRead)
@@ -307,8 +312,9 @@ func (m *Map) walkAll(ctx context.Context) ([]job, error) {
 	return jobs, nil
 }
 
-// walk lists the source files under dir ("" for the root) into seen and
-// returns those new or changed since the map last read them. The walk
+// walk lists the source files under dir ("" for the root) into seen (nil:
+// marks the files of m.files it finds with walkGen) and returns those new
+// or changed since the map last read them. The walk
 // does not stat (most files are not source files); only the source files
 // are, in parallel on the walk's goroutines, one lock per directory.
 func (m *Map) walk(ctx context.Context, dir string, seen map[string]bool) ([]job, error) {
@@ -325,8 +331,13 @@ func (m *Map) walk(ctx context.Context, dir string, seen map[string]bool) ([]job
 		var found []string
 		var mine []job
 		statFiles(root, d, names, func(p string, st stat) {
-			found = append(found, p)
-			if j, ok := m.stale(p, st); ok {
+			old := m.files[p]
+			if seen != nil {
+				found = append(found, p)
+			} else if old != nil {
+				old.seen = m.walkGen // each file is found by one goroutine
+			}
+			if j, ok := stale(old, p, st); ok {
 				mine = append(mine, j)
 			}
 		})
@@ -351,10 +362,9 @@ func statOf(fi os.FileInfo) stat {
 	return stat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inoOf(fi)}
 }
 
-// stale returns a job for p if the map holds no up-to-date record of it
-// (m.files is only read here: walk's goroutines call it concurrently).
-func (m *Map) stale(p string, st stat) (job, bool) {
-	old := m.files[p]
+// stale returns a job for p if old, the map's record of it (nil: none),
+// is not up to date.
+func stale(old *file, p string, st stat) (job, bool) {
 	if old != nil && !old.overlay && old.Size == st.size && old.ModTime == st.mtime && old.Ino == st.ino {
 		return job{}, false
 	}
@@ -386,7 +396,7 @@ func (m *Map) recheck(ctx context.Context, paths []string) ([]job, error) {
 		case !fi.Mode().IsRegular() || langOf(p) == nil || m.src.Files().Ignored(p, false):
 			m.drop(p, nil)
 		default:
-			if j, ok := m.stale(p, statOf(fi)); ok {
+			if j, ok := stale(m.files[p], p, statOf(fi)); ok {
 				jobs = append(jobs, j)
 			}
 		}
