@@ -95,13 +95,14 @@ type Map struct {
 	loaded bool
 	dirty  bool
 	// unsaved holds the files read, parsed or dropped since the cache
-	// file was loaded or saved, with what redoing them costs (touch);
-	// unsavedCost is the sum. Save skips a rewrite that would cost more
-	// than redoing them.
-	unsaved     map[string]int
-	unsavedCost int
-	parsed      int // files parsed by the last Update (and the rankings since)
-	read        int // files read and hashed by the last Update
+	// file was written (touch): Save writes their records to the delta
+	// file beside it until they are too many (see deltaEvery).
+	unsaved map[string]bool
+	// baseID identifies the cache file loaded or written (0: none); a
+	// delta file applies only to the cache file it was made against.
+	baseID uint64
+	parsed int // files parsed by the last Update (and the rankings since)
+	read   int // files read and hashed by the last Update
 
 	watcher   *fileset.Watcher // Options.Watch, from the first Update on
 	stopWatch context.CancelFunc
@@ -225,7 +226,7 @@ func (m *Map) Update(ctx context.Context) (err error) {
 	if len(jobs) > 0 {
 		m.dirty = true
 		for _, j := range jobs {
-			m.touch(j.f.Path, costRead)
+			m.touch(j.f.Path)
 		}
 	}
 	var pending []*file
@@ -306,7 +307,7 @@ func (m *Map) walkAll(ctx context.Context) ([]job, error) {
 		if f.seen != m.walkGen {
 			delete(m.files, p)
 			m.dirty = true
-			m.touch(p, costRead)
+			m.touch(p)
 		}
 	}
 	return jobs, nil
@@ -522,7 +523,7 @@ func (m *Map) parse(ctx context.Context, files []*file) error {
 		if r := v.(result); r.ok {
 			r.t.Syms, r.t.Parsed = r.syms, true
 			m.parsed++
-			m.touch(r.path, costParse)
+			m.touch(r.path)
 			m.dirty = true
 		}
 	}
@@ -571,36 +572,24 @@ func (m *Map) drop(p string, keep map[string]bool) {
 	if _, ok := m.files[p]; ok {
 		delete(m.files, p)
 		m.dirty = true
-		m.touch(p, costRead)
+		m.touch(p)
 	}
 	prefix := p + "/"
 	for q := range m.files {
 		if strings.HasPrefix(q, prefix) && !keep[q] {
 			delete(m.files, q)
 			m.dirty = true
-			m.touch(q, costRead)
+			m.touch(q)
 		}
 	}
 }
 
-// What a file left out of the cache file costs the next process, in
-// reads: reading, hashing and scanning a file is about 0.08 ms of CPU on
-// the Linux sources, parsing one about 5 ms.
-const (
-	costRead  = 1
-	costParse = 50
-)
-
-// touch notes that p's record is not the cache file's any more, and what
-// redoing it costs.
-func (m *Map) touch(p string, cost int) {
+// touch notes that p's record is not the cache file's any more.
+func (m *Map) touch(p string) {
 	if m.unsaved == nil {
-		m.unsaved = map[string]int{}
+		m.unsaved = map[string]bool{}
 	}
-	if old := m.unsaved[p]; cost > old {
-		m.unsaved[p] = cost
-		m.unsavedCost += cost - old
-	}
+	m.unsaved[p] = true
 }
 
 // Close stops the file watcher (Options.Watch), if any. The map stays
