@@ -123,6 +123,12 @@ func (w *worker) askFunc() func(ctx context.Context, question string, options []
 	if in == nil {
 		return nil
 	}
+	if w.s.opts.DryRun {
+		// A dry run never asks: a model's ask_user gets this answer.
+		return func(ctx context.Context, question string, options []string) (string, error) {
+			return "", fmt.Errorf("this is a dry run, which asks the user nothing: go on with the most likely answer to %q, or stop", question)
+		}
+	}
 	return func(ctx context.Context, question string, options []string) (string, error) {
 		w.waiting(true, Event{Type: EventStepProgress, Reason: "asking: " + question})
 		defer w.waiting(false, Event{Type: EventStepProgress, Reason: "answered"})

@@ -115,3 +115,9 @@ func (b *stepBudget) settle(total Usage) {
 // estimateTokens is a rough token count of a prompt (4 bytes a token), for
 // Reserve before a call.
 func estimateTokens(s string) int { return len(s)/4 + 1 }
+
+// PlanningUsage is what making a run's plan used, before the run.
+type PlanningUsage struct {
+	Calls int   `json:"calls"`
+	Usage Usage `json:"usage"`
+}

@@ -84,6 +84,10 @@ type RunOptions struct {
 	MaxRePlans  *int          `json:"maxRePlans,omitempty"`
 	// Approval overrides Config.Approval for this run.
 	Approval *ApprovalPolicy `json:"approval,omitempty"`
+	// Planning is what making the plan from a request cost (the planner's
+	// calls before the run): it counts toward the run's tokens, cost and
+	// budget, and the summary shows it.
+	Planning *PlanningUsage `json:"-"`
 	// Subscribers receive every event of the run from the first
 	// (runStarted) on; Run.Subscribe only sees later ones.
 	Subscribers []Subscriber `json:"-"`

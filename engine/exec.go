@@ -28,17 +28,27 @@ type job struct {
 
 // stepResult is what a worker reports when an attempt ends.
 type stepResult struct {
-	output     json.RawMessage
-	err        error
-	skipped    string // approval denied: the step is skipped with this reason
-	changeIDs  []string
-	snapshotID string
-	needsMore  bool
-	suggestion string
-	llmCalls   int
-	toolCalls  int
-	aborted    bool // the user aborted the run in a review
-	applied    bool // files were changed
+	output  json.RawMessage
+	err     error
+	skipped string // approval denied: the step is skipped with this reason
+	// declined is set when the step was skipped because the user (or the
+	// approval policy) said no: a rejected change set, a denied approval,
+	// or no answer. The run then ends partial, never completed.
+	declined bool
+	dry      bool // dry run: a command was not run or a change not applied
+	// wouldRun is the reason of a step a dry run only pretends to run (a
+	// command, a question): shown as "would run", not as done.
+	wouldRun string
+	// rejectedIDs are change sets the user rejected as a whole.
+	rejectedIDs []string
+	changeIDs   []string
+	snapshotID  string
+	needsMore   bool
+	suggestion  string
+	llmCalls    int
+	toolCalls   int
+	aborted     bool // the user aborted the run in a review
+	applied     bool // files were changed
 	// mayChange is set when a tool that can change the workspace behind
 	// the change-set path ran (a command, a write action of git): the step
 	// gets a snapshot after it even though it proposed no change set.
@@ -82,6 +92,10 @@ func isRetryable(err error) bool {
 }
 
 var errAborted = errors.New("aborted by the user")
+
+// RejectedReason is the reason of a step skipped because the user rejected
+// its change set; the user's own reason, if any, follows after ": ".
+const RejectedReason = "change rejected"
 
 func (s *sched) execute(ctx context.Context, j *job) (res *stepResult) {
 	w := &worker{s: s, j: j, res: &stepResult{}}
@@ -179,8 +193,22 @@ func (w *worker) toolStep(ctx context.Context) error {
 		}
 		return err
 	}
+	if out.skipped == "" && out.review != nil && len(out.review.Applied) == 0 && len(out.review.Rejected) > 0 {
+		// The user rejected the step's whole change: the step did not do
+		// its work, so it is skipped, not completed.
+		out.skipped = RejectedReason
+		if r := out.review.Rejected[0].Reason; r != "" {
+			out.skipped += ": " + r
+		}
+	}
 	if out.skipped != "" {
 		w.res.skipped = out.skipped
+		w.res.declined = true
+		if out.review != nil {
+			// Keep the review outcome (the user's reasons) for planners
+			// and front ends.
+			w.res.output, _ = out.marshal()
+		}
 		return nil
 	}
 	w.res.output, err = out.marshal()
@@ -271,6 +299,12 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	desc := commandOf(t, args)
 	dry := s.opts.DryRun
 	if dry && (cat == tools.CategoryCommand || cat == tools.CategoryGit || cat == tools.CategoryNetwork) {
+		w.mu.Lock()
+		w.res.dry = true
+		if w.j.step.EffectiveKind() == KindTool {
+			w.res.wouldRun = WouldRunPrefix + ": a dry run runs no command"
+		}
+		w.mu.Unlock()
 		return &toolOutcome{dryRun: true, output: map[string]any{
 			"tool": name, "command": desc.Command, "args": args, "executed": false}}, nil
 	}
@@ -340,6 +374,9 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 	w.emit(Event{Type: EventChangeProposed, ChangeID: cs.ID, Reason: fmt.Sprintf("%d file(s)", len(cs.Files))})
 	if s.opts.DryRun {
 		out.dryRun = true
+		w.mu.Lock()
+		w.res.dry = true
+		w.mu.Unlock()
 		return nil
 	}
 	// In review mode before, the review is the question: do not ask twice.
@@ -379,6 +416,9 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 		}
 		out.review = oc
 		w.mu.Lock()
+		if len(oc.Applied) == 0 && len(oc.Rejected) > 0 {
+			w.res.rejectedIDs = append(w.res.rejectedIDs, cs.ID)
+		}
 		if len(oc.Applied) > 0 {
 			w.res.applied = true
 			w.res.files = append(w.res.files, appliedPaths(cs, oc.Applied)...)

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/agentd/agentd/engine/tools"
@@ -156,6 +157,14 @@ func (w *worker) inputStep(ctx context.Context) error {
 	q, err := Interpolate(step.Question, w.j.outs)
 	if err != nil {
 		return fmt.Errorf("step %q: resolving references in question: %w", step.ID, err)
+	}
+	if w.s.opts.DryRun {
+		// A dry run never asks: the step would ask, and what depends on
+		// the answer would run.
+		w.res.wouldRun = WouldRunPrefix + ": it would ask " + strconv.Quote(q)
+		w.res.output, _ = json.Marshal(map[string]any{"dryRun": true, "wouldRun": true, "reason": w.res.wouldRun})
+		w.res.dry = true
+		return nil
 	}
 	ask := w.askFunc()
 	if ask == nil {

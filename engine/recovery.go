@@ -179,7 +179,8 @@ func (s *sched) ruleRecovery(n *node) bool {
 
 // askUser asks the FailureHandler (headless: abort) what to do.
 func (s *sched) askUser(n *node, err error) {
-	if _, headless := s.cfg.OnFailure.(abortOnFailure); headless {
+	if _, headless := s.cfg.OnFailure.(abortOnFailure); headless || s.opts.DryRun {
+		// A dry run never asks: a failure it could try is a real one.
 		s.abort(n, err)
 		return
 	}

@@ -58,6 +58,8 @@ func (s *sched) compactState() RunState {
 		Error:            s.errMsg,
 	}
 	st.Tokens, st.CostUSD = s.budget.Used()
+	st.Planning = s.opts.Planning
+	st.DryRun = s.opts.DryRun
 	if total > 0 {
 		st.Progress = float64(done) / float64(total)
 	} else {
@@ -99,6 +101,7 @@ func (s *sched) fullState() RunState {
 	for i, n := range s.nodes {
 		ss := n.st
 		ss.ChangeIDs = slices.Clone(n.st.ChangeIDs)
+		ss.RejectedChangeIDs = slices.Clone(n.st.RejectedChangeIDs)
 		st.Steps[i] = ss
 	}
 	st.Rollback = s.rollback
@@ -131,7 +134,7 @@ func (s *sched) finish() {
 		}
 	}
 	if s.status == "" {
-		if s.counts[StepFailed] > 0 || s.skippedFailures > 0 {
+		if s.counts[StepFailed] > 0 || s.skippedFailures > 0 || s.declinedSteps() > 0 {
 			s.status = RunPartial
 		} else {
 			s.status = RunCompleted
@@ -184,4 +187,17 @@ func (s *sched) doRollback() {
 		s.log.Error("rollback failed", "snapshot", snaps[0], "err", err)
 	}
 	s.rollback = info
+}
+
+// declinedSteps counts the steps that end skipped because the user (or the
+// approval policy) said no: a rejected change set, a denied approval or no
+// answer. Any of them makes the run partial: the plan's work was not done.
+func (s *sched) declinedSteps() int {
+	n := 0
+	for _, nd := range s.nodes {
+		if nd.declined && nd.st.Status == StepSkipped {
+			n++
+		}
+	}
+	return n
 }

@@ -110,7 +110,9 @@ func TestSchedApprovalBlocksOnlyThatStep(t *testing.T) {
 		g.answers["c1"] <- ApprovalDecision{Allow: true}
 		g.answers["c2"] <- ApprovalDecision{Allow: false, Reason: "not today"}
 		fin, _ := r.Wait(t.Context())
-		if fin.Status != RunCompleted {
+		// A denied approval means the plan's work was not all done: the
+		// run is partial, never completed.
+		if fin.Status != RunPartial {
 			t.Fatalf("status %s %s", fin.Status, fin.Error)
 		}
 		wantStatus(t, fin, map[string]StepStatus{"c1": StepCompleted, "c1dep": StepCompleted, "c2": StepSkipped, "c2dep": StepBlocked})

@@ -117,8 +117,20 @@ func TestSchedReviewModes(t *testing.T) {
 			// write is not denied by the headless approver.
 			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &ApprovalPolicy{Command: PolicyAllow}})
 			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{})
-			if st.Status != RunCompleted {
+			// The user rejected w's whole change: w is skipped with the
+			// reason "change rejected", and the run is partial.
+			if st.Status != RunPartial {
 				t.Fatalf("%s %s", st.Status, st.Error)
+			}
+			w := stepState(t, st, "w")
+			if w.Status != StepSkipped || w.Reason != RejectedReason+": not wanted" {
+				t.Errorf("w is %s (%q), want skipped (change rejected: not wanted)", w.Status, w.Reason)
+			}
+			if len(w.ChangeIDs) != 1 || len(w.RejectedChangeIDs) != 1 || w.RejectedChangeIDs[0] != w.ChangeIDs[0] {
+				t.Errorf("change ids %v, rejected %v", w.ChangeIDs, w.RejectedChangeIDs)
+			}
+			if !strings.Contains(st.Summary, "Rejected change sets (not applied): `"+w.ChangeIDs[0]+"`") || strings.Contains(st.Summary, "\nChange sets:") {
+				t.Errorf("the summary does not list the change as rejected:\n%s", st.Summary)
 			}
 			fileIs(t, root, "a.txt", "")
 			if len(rv.before) != 1 {

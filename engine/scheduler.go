@@ -83,6 +83,12 @@ type node struct {
 	timer      *time.Timer
 	recoveries int
 	started    time.Time // current attempt
+	// declined: the last attempt was skipped because the user (or the
+	// approval policy) said no; the run then ends partial.
+	declined bool
+	// unreal: in a dry run, the step's effects were only proposed (a
+	// command not run, a change not applied) or it would run.
+	unreal bool
 }
 
 type nodeHeap []*node
@@ -125,6 +131,12 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 		start:     time.Now(),
 	}
 	s.ctx, s.cancelRun = context.WithCancel(ctx)
+	if pl := opts.Planning; pl != nil {
+		s.budget.mu.Lock()
+		s.budget.calls += pl.Calls
+		s.budget.add(pl.Usage)
+		s.budget.mu.Unlock()
+	}
 	switch {
 	case opts.Approval != nil:
 		s.policy = opts.Approval.withDefaults()
@@ -288,6 +300,7 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 	s.toolCalls += res.toolCalls
 	s.llmCalls += res.llmCalls
 	n.st.ChangeIDs = append(n.st.ChangeIDs, res.changeIDs...)
+	n.st.RejectedChangeIDs = append(n.st.RejectedChangeIDs, res.rejectedIDs...)
 	for _, f := range res.files {
 		if !s.filesSeen[f] {
 			s.filesSeen[f] = true
@@ -303,13 +316,20 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 	if res.aborted {
 		s.stop(RunCancelled, fmt.Sprintf("aborted by the user while reviewing step %q", n.step.ID))
 	}
+	if res.dry {
+		n.unreal = true
+	}
 	switch {
 	case s.stopping && res.err != nil:
 		s.cancelled(n, "the run was stopped")
 	case res.skipped != "":
+		n.declined = res.declined
+		if res.output != nil {
+			n.st.Output = res.output
+		}
 		s.skip(n, res.skipped)
 	case res.err == nil:
-		s.complete(n, res.output, res.needsMore, res.suggestion)
+		s.completeWith(n, res.output, res.needsMore, res.suggestion, res.wouldRun)
 	default:
 		n.st.Output = res.output // what the failed attempt produced, for people and planners
 		s.stepError(n, res.err)

@@ -46,33 +46,40 @@ type StepState struct {
 	Error      string          `json:"error,omitempty"`
 	Output     json.RawMessage `json:"output,omitempty"`
 	ChangeIDs  []string        `json:"changeIds,omitempty"`
-	SnapshotID string          `json:"snapshotId,omitempty"` // taken after the step
-	Reason     string          `json:"reason,omitempty"`     // why skipped/blocked
+	// RejectedChangeIDs are the ChangeIDs the user rejected as a whole.
+	RejectedChangeIDs []string `json:"rejectedChangeIds,omitempty"`
+	SnapshotID        string   `json:"snapshotId,omitempty"` // taken after the step
+	Reason            string   `json:"reason,omitempty"`     // why skipped/blocked
 }
 
 // RunState is a copy of a run's state; the scheduler owns the original.
 type RunState struct {
-	RunID          string      `json:"runId"`
-	PlanID         string      `json:"planId,omitempty"`
-	PlanVersion    int         `json:"planVersion"`
-	Status         RunStatus   `json:"status"`
-	Progress       float64     `json:"progress"`
-	CompletedSteps int         `json:"completedSteps"`
-	FailedSteps    int         `json:"failedSteps"`
-	SkippedSteps   int         `json:"skippedSteps"`
-	BlockedSteps   int         `json:"blockedSteps"`
-	TotalSteps     int         `json:"totalSteps"`
-	CurrentSteps   []string    `json:"currentSteps"`
-	StartTime      time.Time   `json:"startTime"`
-	ElapsedMs      int64       `json:"elapsedMs"`
-	EtaMs          *int64      `json:"etaMs,omitempty"`
-	LLMCalls       int         `json:"llmCalls"`
-	ToolCalls      int         `json:"toolCalls"`
-	Tokens         int         `json:"tokens"`
-	CostUSD        float64     `json:"costUSD"`
-	RePlans        int         `json:"rePlans"`
-	Steps          []StepState `json:"steps,omitempty"`
-	Snapshots      []string    `json:"snapshots"`
+	RunID          string    `json:"runId"`
+	PlanID         string    `json:"planId,omitempty"`
+	PlanVersion    int       `json:"planVersion"`
+	Status         RunStatus `json:"status"`
+	Progress       float64   `json:"progress"`
+	CompletedSteps int       `json:"completedSteps"`
+	FailedSteps    int       `json:"failedSteps"`
+	SkippedSteps   int       `json:"skippedSteps"`
+	BlockedSteps   int       `json:"blockedSteps"`
+	TotalSteps     int       `json:"totalSteps"`
+	CurrentSteps   []string  `json:"currentSteps"`
+	StartTime      time.Time `json:"startTime"`
+	ElapsedMs      int64     `json:"elapsedMs"`
+	EtaMs          *int64    `json:"etaMs,omitempty"`
+	LLMCalls       int       `json:"llmCalls"`
+	ToolCalls      int       `json:"toolCalls"`
+	Tokens         int       `json:"tokens"`
+	CostUSD        float64   `json:"costUSD"`
+	RePlans        int       `json:"rePlans"`
+	// Planning is what making the plan from a request used (included in
+	// llmCalls, tokens and costUSD).
+	Planning *PlanningUsage `json:"planning,omitempty"`
+	// DryRun: the run only proposed (RunOptions.DryRun).
+	DryRun    bool        `json:"dryRun,omitempty"`
+	Steps     []StepState `json:"steps,omitempty"`
+	Snapshots []string    `json:"snapshots"`
 	// SkippedFiles are the files the run's snapshots left out (over the
 	// size limit, FIFOs, sockets, devices, unreadable): a restore cannot
 	// bring them back, so they are reported, never left out silently.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,6 +18,9 @@ func Summary(p *Plan, st RunState) string {
 	}
 	fmt.Fprintf(&b, "# %s\n\n", mdText(title))
 	fmt.Fprintf(&b, "**Status:** %s  \n", st.Status)
+	if st.DryRun {
+		b.WriteString("**Dry run:** nothing was written and no command ran; the change sets below were only proposed.  \n")
+	}
 	fmt.Fprintf(&b, "**Run:** `%s`", st.RunID)
 	if st.PlanVersion > 0 {
 		fmt.Fprintf(&b, " (plan version %d)", st.PlanVersion)
@@ -48,12 +52,25 @@ func Summary(p *Plan, st RunState) string {
 			fmt.Fprintf(&b, "- `%s`\n", f)
 		}
 	}
-	var changes []string
+	var changes, rejected []string
 	for _, s := range st.Steps {
-		changes = append(changes, s.ChangeIDs...)
+		for _, id := range s.ChangeIDs {
+			if slices.Contains(s.RejectedChangeIDs, id) {
+				rejected = append(rejected, id)
+			} else {
+				changes = append(changes, id)
+			}
+		}
 	}
 	if len(changes) > 0 {
-		fmt.Fprintf(&b, "\nChange sets: %s\n", "`"+strings.Join(changes, "`, `")+"`")
+		label := "Change sets"
+		if st.DryRun {
+			label = "Proposed change sets (dry run, not applied)"
+		}
+		fmt.Fprintf(&b, "\n%s: %s\n", label, "`"+strings.Join(changes, "`, `")+"`")
+	}
+	if len(rejected) > 0 {
+		fmt.Fprintf(&b, "\nRejected change sets (not applied): %s\n", "`"+strings.Join(rejected, "`, `")+"`")
 	}
 	if len(st.SkippedFiles) > 0 {
 		b.WriteString("\n## Left out of snapshots\n\nA restore cannot bring these back; back them up yourself if they matter.\n\n")
@@ -116,9 +133,13 @@ func Summary(p *Plan, st RunState) string {
 			fmt.Fprintf(&b, "\n**Rollback error:** %s\n", mdText(r.Error))
 		}
 	}
-	if st.LLMCalls > 0 || st.Tokens > 0 || st.ToolCalls > 0 {
+	if st.LLMCalls > 0 || st.Tokens > 0 || st.ToolCalls > 0 || st.Planning != nil {
 		b.WriteString("\n## Usage\n\n")
 		fmt.Fprintf(&b, "%d model call(s), %d token(s), $%.4f; %d tool call(s).\n", st.LLMCalls, st.Tokens, st.CostUSD, st.ToolCalls)
+		if p := st.Planning; p != nil {
+			fmt.Fprintf(&b, "Making the plan (included above): %d model call(s), %d token(s) in, %d out, $%.4f.\n",
+				p.Calls, p.Usage.InputTokens, p.Usage.OutputTokens, p.Usage.CostUSD)
+		}
 	}
 	return b.String()
 }

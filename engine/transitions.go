@@ -24,7 +24,14 @@ func (s *sched) end(n *node) {
 }
 
 func (s *sched) complete(n *node, output json.RawMessage, needsMore bool, suggestion string) {
+	s.completeWith(n, output, needsMore, suggestion, "")
+}
+
+// completeWith completes n; reason (for a step that would run in a dry
+// run) goes with the stepFinished event and the step's state.
+func (s *sched) completeWith(n *node, output json.RawMessage, needsMore bool, suggestion, reason string) {
 	s.end(n)
+	n.st.Reason = reason
 	n.st.Output = output
 	n.st.Error = ""
 	if output != nil {
@@ -33,7 +40,7 @@ func (s *sched) complete(n *node, output json.RawMessage, needsMore bool, sugges
 		s.outputs[n.step.ID] = json.RawMessage("null")
 	}
 	s.setStatus(n, StepCompleted)
-	s.emit(Event{Type: EventStepFinished, StepID: n.step.ID, Attempt: n.st.Attempts, Status: string(StepCompleted)})
+	s.emit(Event{Type: EventStepFinished, StepID: n.step.ID, Attempt: n.st.Attempts, Status: string(StepCompleted), Reason: reason})
 	for _, d := range n.dependents {
 		if d.st.Status == StepPending && d.waiting > 0 {
 			d.waiting--
@@ -96,6 +103,12 @@ func backoff(delay, maxDelay time.Duration, n int) time.Duration {
 // fail records a step's failure and applies the failure policy
 // (plan-format.md "When a step fails", after retries).
 func (s *sched) fail(n *node, err error) {
+	if s.opts.DryRun && !s.stopping {
+		if d := s.unrealDep(n); d != "" {
+			s.wouldRun(n, d, err)
+			return
+		}
+	}
 	s.end(n)
 	n.st.Error = err.Error()
 	s.setStatus(n, StepFailed)
@@ -222,4 +235,47 @@ func isDone(st StepStatus) bool {
 		return true
 	}
 	return false
+}
+
+// WouldRunPrefix starts the reason of a step that a dry run could not try
+// because it needs what an earlier step would have done (a command's
+// output, a file a change would write): the step is completed with the
+// output {"dryRun": true, "wouldRun": true, "reason": ...}, never failed,
+// and references into that output read as missing in its dependents,
+// which then would run too.
+const WouldRunPrefix = "would run"
+
+// unrealDep names a dependency of n (direct or not) that did not really
+// run in this dry run, or "".
+func (s *sched) unrealDep(n *node) string {
+	seen := map[*node]bool{}
+	var walk func(*node) string
+	walk = func(m *node) string {
+		for _, d := range m.deps {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if d.unreal {
+				return d.step.ID
+			}
+			if id := walk(d); id != "" {
+				return id
+			}
+		}
+		return ""
+	}
+	return walk(n)
+}
+
+// wouldRun completes n as a step that would run: it depends on dep, whose
+// effects a dry run does not produce, and failed for that reason.
+func (s *sched) wouldRun(n *node, dep string, err error) {
+	reason := fmt.Sprintf("%s: it needs what %s would do, which a dry run does not do (%v)", WouldRunPrefix, dep, err)
+	out, _ := json.Marshal(map[string]any{"dryRun": true, "wouldRun": true, "reason": reason})
+	n.unreal = true
+	if n.st.Status == StepPending || n.st.Status == StepReady {
+		s.begin(n)
+	}
+	s.completeWith(n, out, false, "", reason)
 }

@@ -27,11 +27,21 @@ func changeMethods() map[string]method {
 type changeRecord = review.Set
 
 // changes holds every change set of the session (and restored ones).
-type changes struct{ *review.Book }
+// onPut, when set, is told of each set once it is in the book (the
+// changeProposed event waits for that; see changes_notify.go).
+type changes struct {
+	*review.Book
+	onPut func(*changeRecord)
+}
 
-func newChanges() *changes { return &changes{review.NewBook()} }
+func newChanges() *changes { return &changes{Book: review.NewBook()} }
 
-func (cs *changes) put(c *changeRecord) { cs.Put(c) }
+func (cs *changes) put(c *changeRecord) {
+	cs.Put(c)
+	if cs.onPut != nil {
+		cs.onPut(c)
+	}
+}
 
 func (cs *changes) get(id string) (*changeRecord, error) {
 	c, ok := cs.Get(id)

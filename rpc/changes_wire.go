@@ -83,11 +83,17 @@ func (s *Server) changeInfo(c *changeRecord, texts bool) ChangeSetInfo {
 
 // fileInfo renders one file; the caller holds the book (Read).
 func (s *Server) fileInfo(fr *review.File, texts bool) FileInfo {
+	return s.fileInfoWith(fr, texts, texts)
+}
+
+// fileInfoWith renders one file, with the hunks' texts and the file's
+// unified diff (patch) as asked; the caller holds the book (Read).
+func (s *Server) fileInfoWith(fr *review.File, texts, patch bool) FileInfo {
 	fi := FileInfo{URI: s.uriOf(fr.Path), Op: string(fr.Op), BaseHash: fr.BaseHash, Binary: fr.Binary, Status: fr.Summary(), Hunks: []HunkInfo{}}
 	if fr.OldPath != "" {
 		fi.OldURI = s.uriOf(fr.OldPath)
 	}
-	if texts {
+	if patch {
 		oldPath, newPath := fr.OldPath, fr.Path
 		if oldPath == "" {
 			oldPath = fr.Path

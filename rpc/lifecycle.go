@@ -45,6 +45,7 @@ type initOptions struct {
 	ClientFeatures struct {
 		ApprovalRequest bool `json:"approvalRequest"`
 		ChangeReview    bool `json:"changeReview"`
+		InlineChanges   bool `json:"inlineChanges"`
 	} `json:"clientFeatures"`
 }
 
@@ -165,6 +166,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		applyEdit:        p.Capabilities.Workspace.ApplyEdit,
 		approvalRequest:  opts.ClientFeatures.ApprovalRequest,
 		changeReview:     opts.ClientFeatures.ChangeReview,
+		inlineChanges:    opts.ClientFeatures.InlineChanges,
 		positionEncoding: negotiateEncoding(p.Capabilities.General.PositionEncodings),
 	}
 

@@ -42,6 +42,9 @@ type runEntry struct {
 	done     chan struct{}
 	// lastState is when a didChange last carried the run's state.
 	lastState time.Time
+	// reviewed: the run's change sets are registered for review (not a
+	// dry run, review mode not "none"); changeProposed waits for that.
+	reviewed bool
 
 	// progMu orders $/progress sends of this run (a deferred report never
 	// follows the end); lastReport and reportTimer rate-limit reports.
@@ -184,7 +187,7 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	if opts.RunID == "" {
 		opts.RunID = newID("run-")
 	}
-	e := &runEntry{id: opts.RunID, planID: pl.ID, done: make(chan struct{})}
+	e := &runEntry{id: opts.RunID, planID: pl.ID, done: make(chan struct{}), reviewed: !opts.DryRun && opts.Review != engine.ReviewNone}
 	e.out = newCoalescer(OutputInterval, func(ev engine.Event) { s.sendRunEvent(e, ev) })
 	if opts.Approval == nil {
 		pol := s.approvals.get()
@@ -264,11 +267,14 @@ func (s *Server) finishRun(e *runEntry, final engine.RunState) {
 }
 
 // RunEventParams is agentd/run/didChange's params. State is nil (absent)
-// when the event does not carry it (see StateInterval).
+// when the event does not carry it (see StateInterval). Change is the
+// change set of a changeProposed event, for clients that asked for it
+// (clientFeatures.inlineChanges).
 type RunEventParams struct {
-	RunID string           `json:"runId"`
-	Event engine.Event     `json:"event"`
-	State *engine.RunState `json:"state,omitempty"`
+	RunID  string           `json:"runId"`
+	Event  engine.Event     `json:"event"`
+	State  *engine.RunState `json:"state,omitempty"`
+	Change *ChangeSetInfo   `json:"change,omitempty"`
 }
 
 // onRunEvent is the run's subscriber (called in order on the engine's
@@ -289,6 +295,11 @@ func (s *Server) onRunEvent(e *runEntry, ev engine.Event) {
 	e.mu.Unlock()
 	// Output must reach the client before what follows it.
 	e.out.flush()
+	s.releaseHeld(e, ev)
+	if ev.Type == engine.EventChangeProposed {
+		s.proposeOrHold(e, ev)
+		return
+	}
 	s.sendRunEvent(e, ev)
 	switch ev.Type {
 	case engine.EventStepStarted, engine.EventStepFinished, engine.EventStepFailed, engine.EventStepSkipped,
@@ -344,7 +355,14 @@ func (s *Server) sendRunEvent(e *runEntry, ev engine.Event) {
 	if compact.RunID == "" {
 		compact.RunID = e.id
 	}
-	s.notifyBatched("agentd/run/didChange", RunEventParams{RunID: e.id, Event: ev, State: &compact})
+	params := RunEventParams{RunID: e.id, Event: ev, State: &compact, Change: s.inlineChange(ev)}
+	if params.Change != nil {
+		// A change set to draw: written at once, not held for a batch (the
+		// frames waiting for one go with it, in order).
+		s.notify("agentd/run/didChange", params)
+		return
+	}
+	s.notifyBatched("agentd/run/didChange", params)
 }
 
 func (s *Server) liveRun(id string) (*runEntry, error) {

@@ -123,6 +123,7 @@ type Server struct {
 	plans      *plans
 	runs       *runs
 	changes    *changes
+	proposals  *proposals
 	approvals  *approvals
 	progress   *progressTokens
 }
@@ -133,6 +134,7 @@ type clientCaps struct {
 	applyEdit        bool
 	approvalRequest  bool
 	changeReview     bool
+	inlineChanges    bool                       // changeProposed carries the change set
 	positionEncoding workspace.PositionEncoding // negotiated at initialize (documents.go)
 }
 
@@ -166,6 +168,8 @@ func NewServer(opts Options) *Server {
 	s.plans = newPlans()
 	s.runs = newRuns()
 	s.changes = newChanges()
+	s.proposals = newProposals()
+	s.changes.onPut = s.onChangeRegistered
 	s.approvals = newApprovals()
 	s.progress = newProgressTokens()
 	return s

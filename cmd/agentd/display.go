@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/workspace"
 )
 
 // display shows a run's events: JSON lines (--json), plain lines (not a
@@ -20,14 +22,38 @@ type display struct {
 	json  *json.Encoder
 	jsonW io.Writer
 	desc  map[string]string
+	// dryRun: show each proposed change in full (nothing else shows it).
+	dryRun bool
+	render func(cs *workspace.ChangeSet) string
 
 	mu      sync.Mutex
 	partial map[string]string    // unfinished output line per step/stream
 	started map[string]time.Time // when each running step started
+	last    *engine.RunState     // the latest state, for the ticking status line
+	t0      time.Time            // when the run started (local clock)
+	frame   int                  // spinner frame
+
+	// shown counts what was shown, by key (see shownKey), so a prompt
+	// waits until what led to it is on the screen.
+	smu     sync.Mutex // guards shown, shownCh (never held while printing)
+	shown   map[string]int
+	shownCh chan struct{} // closed and replaced on every change of shown
+
+	run   *engine.Run // set once the run started (changes of a dry run)
+	ready chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
 }
 
+// tickEvery is how often the status line redraws with no event (spinner
+// and elapsed time): 8 times a second.
+const tickEvery = 125 * time.Millisecond
+
+var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
 func newDisplay(con *console, jsonOut io.Writer, p *engine.Plan) *display {
-	d := &display{con: con, desc: map[string]string{}, partial: map[string]string{}, started: map[string]time.Time{}}
+	d := &display{con: con, desc: map[string]string{}, partial: map[string]string{}, started: map[string]time.Time{},
+		shown: map[string]int{}, shownCh: make(chan struct{}), ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), t0: time.Now()}
 	if jsonOut != nil {
 		d.json = json.NewEncoder(jsonOut)
 		d.jsonW = jsonOut
@@ -45,11 +71,105 @@ func (d *display) learn(p *engine.Plan) {
 	}
 }
 
+// setRun lets the display look up change sets, and starts the ticker.
+func (d *display) setRun(r *engine.Run) {
+	d.run = r
+	close(d.ready)
+	if d.con.tty && d.json == nil {
+		go d.tick()
+	} else {
+		close(d.done)
+	}
+}
+
+// tick redraws the status line with no event: the spinner turns and the
+// elapsed time counts while steps run, even in a quiet `sleep`.
+func (d *display) tick() {
+	defer close(d.done)
+	t := time.NewTicker(tickEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-t.C:
+			d.mu.Lock()
+			d.frame++
+			line := ""
+			if d.last != nil {
+				line = d.status(d.last)
+			}
+			d.mu.Unlock()
+			if line != "" {
+				d.con.SetStatus(line)
+			}
+		}
+	}
+}
+
+// close stops the ticker.
+func (d *display) close() {
+	select {
+	case <-d.stop:
+	default:
+		close(d.stop)
+	}
+	select {
+	case <-d.ready:
+		<-d.done
+	default:
+	}
+}
+
+// shownKey names what a prompt waits for: the proposal of a change set, or
+// the n-th approval request of a step.
+func shownKey(kind, id string) string { return kind + "\x00" + id }
+
+func (d *display) markShown(key string) {
+	d.smu.Lock()
+	defer d.smu.Unlock()
+	d.shown[key]++
+	close(d.shownCh)
+	d.shownCh = make(chan struct{})
+}
+
+// waitShown waits until key was shown n times (or ctx ends, or 5s pass:
+// a prompt never hangs on the display).
+func (d *display) waitShown(ctx context.Context, key string, n int) {
+	deadline := time.After(5 * time.Second)
+	for {
+		d.smu.Lock()
+		ok, ch := d.shown[key] >= n, d.shownCh
+		d.smu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		case <-deadline:
+			return
+		}
+	}
+}
+
 func (d *display) OnEvent(ev engine.Event) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if ev.State != nil {
+		d.last = ev.State
+	}
+	switch ev.Type {
+	case engine.EventChangeProposed:
+		defer d.markShown(shownKey("change", ev.ChangeID))
+	case engine.EventApprovalPending:
+		defer d.markShown(shownKey("approval", ev.StepID))
+	}
 	if d.json != nil {
-		d.json.Encode(ev)
+		// Through the console: a JSON line never lands inside a prompt
+		// shown on the same terminal.
+		d.con.Write(func() { d.json.Encode(ev) })
 		return
 	}
 	c := d.con
@@ -69,6 +189,10 @@ func (d *display) OnEvent(ev engine.Event) {
 		c.Println(c.paint("33", "↻ ") + ev.StepID + fmt.Sprintf(" retrying in %s (attempt %d): %s", time.Duration(ev.DelayMs)*time.Millisecond, ev.Attempt+1, ev.Error))
 	case engine.EventStepFinished:
 		d.flush(ev.StepID)
+		if strings.HasPrefix(ev.Reason, engine.WouldRunPrefix) {
+			c.Println(c.paint("36", "○ ") + ev.StepID + " " + ev.Reason)
+			break
+		}
 		c.Println(c.paint("32", "✓ ") + ev.StepID + d.took(ev))
 	case engine.EventStepFailed:
 		d.flush(ev.StepID)
@@ -80,6 +204,14 @@ func (d *display) OnEvent(ev engine.Event) {
 	case engine.EventPlanUpdated:
 		c.Println(c.paint("35", "✎ plan updated") + fmt.Sprintf(" to version %d", ev.PlanVersion) + reason(ev.Reason))
 	case engine.EventChangeProposed:
+		if d.dryRun && d.render != nil {
+			// Nothing else shows a dry run's changes: show them in full.
+			<-d.ready
+			if cs, ok := d.run.Change(ev.ChangeID); ok {
+				c.Println(d.render(cs) + "\n" + c.paint("90", "  (dry run: not applied)"))
+				break
+			}
+		}
 		c.Println(c.paint("36", "~ ") + ev.StepID + " proposed change " + ev.ChangeID)
 	case engine.EventApprovalPending:
 		c.Println(c.paint("33", "? ") + ev.StepID + " waiting for approval" + reason(ev.Reason))
@@ -97,6 +229,7 @@ func (d *display) OnEvent(ev engine.Event) {
 		for k := range d.partial {
 			d.flushKey(k)
 		}
+		d.last = nil
 		c.Done()
 		c.Println(c.paint("1", "■ run "+ev.Status) + d.counts(ev.State))
 		return
@@ -154,11 +287,15 @@ func (d *display) status(st *engine.RunState) string {
 		filled = width
 	}
 	bar := strings.Repeat("█", filled) + strings.Repeat("░", width-filled)
-	s := fmt.Sprintf("%s %3.0f%% %d/%d", bar, st.Progress*100, st.CompletedSteps+st.FailedSteps+st.SkippedSteps+st.BlockedSteps, st.TotalSteps)
+	s := fmt.Sprintf("%s %s %3.0f%% %d/%d", spinner[d.frame%len(spinner)], bar, st.Progress*100, st.CompletedSteps+st.FailedSteps+st.SkippedSteps+st.BlockedSteps, st.TotalSteps)
 	if len(st.CurrentSteps) > 0 {
 		s += " · running " + strings.Join(st.CurrentSteps, ", ")
 	}
-	s += " · " + (time.Duration(st.ElapsedMs) * time.Millisecond).Round(100*time.Millisecond).String()
+	// Elapsed on the local clock, so it counts between events too.
+	s += " · " + time.Since(d.t0).Round(100*time.Millisecond).String()
+	if st.Tokens > 0 || st.CostUSD > 0 {
+		s += fmt.Sprintf(" · %d tokens $%.4f", st.Tokens, st.CostUSD)
+	}
 	if st.EtaMs != nil {
 		s += " · ETA " + (time.Duration(*st.EtaMs) * time.Millisecond).Round(time.Second).String()
 	}

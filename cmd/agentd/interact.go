@@ -21,10 +21,45 @@ type terminal struct {
 	yes    bool               // --yes: allow and accept everything
 	cancel context.CancelFunc // "q" stops the whole run
 	quiet  bool               // --review none: do not print diffs
+	disp   *display           // prompts wait until what led to them is shown
 	book   *review.Book       // the run's change sets, recorded in the journal (nil: not recorded)
 
+	// queue serializes every question of the run, whichever step asks:
+	// one prompt at a time, and "a" or "q" settle the ones waiting.
+	queue sync.Mutex
+
 	mu        sync.Mutex
-	acceptAll bool // "a" at a review
+	acceptAll bool           // "a" at a review: accept every later change set
+	rejectAll bool           // "q": reject the rest, the run is cancelled
+	asked     map[string]int // approvals asked per step (see display.waitShown)
+	// noInput names the step that needed an answer when standard input
+	// was closed: the run stops at once and exits 2.
+	noInput string
+}
+
+// closedInput records that a step needed an answer and stdin is closed,
+// and stops the run.
+func (t *terminal) closedInput(step string) {
+	t.mu.Lock()
+	if t.noInput == "" {
+		t.noInput = step
+	}
+	t.mu.Unlock()
+	t.cancel()
+}
+
+// stopped reports whether "q" or closed input stopped the run.
+func (t *terminal) stopped() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.rejectAll || t.noInput != ""
+}
+
+// shown waits until the display has shown key n times.
+func (t *terminal) shown(ctx context.Context, key string, n int) {
+	if t.disp != nil {
+		t.disp.waitShown(ctx, key, n)
+	}
 }
 
 func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
@@ -33,6 +68,19 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	if t.yes {
 		return engine.ApprovalDecision{Allow: true}, nil
 	}
+	t.queue.Lock()
+	defer t.queue.Unlock()
+	t.mu.Lock()
+	if t.asked == nil {
+		t.asked = map[string]int{}
+	}
+	t.asked[req.StepID]++
+	n := t.asked[req.StepID]
+	t.mu.Unlock()
+	if t.stopped() {
+		return engine.ApprovalDecision{Allow: false, Reason: "the run was stopped at the terminal"}, nil
+	}
+	t.shown(ctx, shownKey("approval", req.StepID), n)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s step %s wants to %s (%s, risk %s)\n", t.con.paint("33", "?"), req.StepID, lowerFirst(req.Title), req.Category, req.Risk)
 	if req.Command != "" {
@@ -54,6 +102,7 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	ans, err := t.con.Choose(ctx, b.String(), "allow? [y]es [n]o "+always+" [q]uit:", "ynaq", 0)
 	switch {
 	case errors.Is(err, errNoAnswer):
+		t.closedInput(req.StepID)
 		return engine.ApprovalDecision{Allow: false, Reason: err.Error()}, nil
 	case err != nil:
 		return engine.ApprovalDecision{}, err
@@ -64,6 +113,9 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	case 'a':
 		return engine.ApprovalDecision{Allow: true, Always: true}, nil
 	case 'q':
+		t.mu.Lock()
+		t.rejectAll = true
+		t.mu.Unlock()
 		t.cancel()
 		return engine.ApprovalDecision{Allow: false, Reason: "run stopped at the terminal"}, nil
 	}
@@ -71,7 +123,14 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 }
 
 // Ask answers input steps and ask_user.
-func (t *terminal) Ask(ctx context.Context, req engine.InputRequest) (string, error) {
+func (t *terminal) Ask(ctx context.Context, req engine.InputRequest) (ans string, err error) {
+	t.queue.Lock()
+	defer t.queue.Unlock()
+	defer func() {
+		if errors.Is(err, errNoAnswer) {
+			t.closedInput(req.StepID)
+		}
+	}()
 	q := fmt.Sprintf("%s step %s asks: %s", t.con.paint("33", "?"), req.StepID, req.Question)
 	if len(req.Options) > 0 {
 		var b strings.Builder
@@ -100,9 +159,17 @@ func (t *terminal) Ask(ctx context.Context, req engine.InputRequest) (string, er
 
 // OnFailure asks what to do with a failed critical step (interactive only).
 func (t *terminal) OnFailure(ctx context.Context, runID, stepID string, err error) (engine.FailureAction, error) {
+	t.queue.Lock()
+	defer t.queue.Unlock()
+	if t.stopped() {
+		return engine.FailAbort, nil
+	}
 	text := fmt.Sprintf("%s step %s failed: %v", t.con.paint("31", "✗"), stepID, err)
 	ans, perr := t.con.Choose(ctx, text, "[a]bort the run, [s]kip the step, [r]etry it?", "asr", 'a')
 	if perr != nil {
+		if errors.Is(perr, errNoAnswer) {
+			t.closedInput(stepID)
+		}
 		return engine.FailAbort, nil
 	}
 	switch ans {

@@ -225,14 +225,14 @@ func jsonEvents(t *testing.T, out string) []map[string]any {
 func TestRunReviewBeforeAnsweredOnStdin(t *testing.T) {
 	ws := demoCopy(t)
 	// Sequential, so the change sets come in file order: rename_def (yes),
-	// rename_tests (no, with a reason), rename_main (yes); then the test
-	// command is approved and fails to compile, because the tests still
-	// call Hello.
-	answers := "y\nn\nnot this one\ny\ny\n"
+	// rename_tests (no, with a reason), rename_main (yes). rename_tests is
+	// then skipped ("change rejected"), so the test step that depends on it
+	// is blocked and the run is partial (exit 3), never completed.
+	answers := "y\nn\nnot this one\ny\n"
 	r := agentd(t, answers, "run", plan(t, "refactor.json"), "--workspace", ws, "--sequential",
 		"--review", "before", "--json", "--state-dir", t.TempDir())
-	if r.code != exitFailed {
-		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	if r.code != exitPartial {
+		t.Fatalf("exit %d, want 3\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	if got := readFile(t, filepath.Join(ws, "greet", "greet.go")); !strings.Contains(got, "func Greet(") {
 		t.Errorf("accepted change not applied:\n%s", got)
@@ -241,17 +241,19 @@ func TestRunReviewBeforeAnsweredOnStdin(t *testing.T) {
 		t.Errorf("rejected change was applied:\n%s", got)
 	}
 	evs := jsonEvents(t, r.stdout)
-	var proposed, testFailed bool
+	var proposed, rejected, testBlocked bool
 	for _, e := range evs {
 		switch {
 		case e["type"] == "changeProposed":
 			proposed = true
-		case e["type"] == "stepFailed" && e["stepId"] == "test":
-			testFailed = true
+		case e["type"] == "stepSkipped" && e["stepId"] == "rename_tests":
+			rejected = e["reason"] == "change rejected: not this one"
+		case e["type"] == "stepBlocked" && e["stepId"] == "test":
+			testBlocked = true
 		}
 	}
-	if !proposed || !testFailed {
-		t.Errorf("events lack changeProposed (%v) or the failed test step (%v)", proposed, testFailed)
+	if !proposed || !rejected || !testBlocked {
+		t.Errorf("events lack changeProposed (%v), rename_tests skipped as rejected (%v) or the blocked test step (%v)", proposed, rejected, testBlocked)
 	}
 	if last := evs[len(evs)-1]; last["type"] != "result" {
 		t.Errorf("last JSON line is %v, want the result", last["type"])

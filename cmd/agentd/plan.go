@@ -22,8 +22,16 @@ import (
 )
 
 func init() {
-	planFromRequest = func(ctx context.Context, request, wsDir, model string, stderr io.Writer) (*engine.Plan, int) {
-		return makePlan(ctx, "run", request, wsDir, model, stderr, planOpts{})
+	planFromRequest = func(ctx context.Context, o runOptions, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int) {
+		// The planner's repository map is cached in the run's state dir;
+		// its calls are counted, so the run's summary shows them.
+		budget := engine.NewBudget(0, 0)
+		var used engine.Usage
+		p, code := makePlan(ctx, "run", o.request, o.wsDir, o.model, stderr, planOpts{stateDir: o.stateDir, budget: budget, used: &used})
+		if p == nil {
+			return nil, nil, code
+		}
+		return p, &engine.PlanningUsage{Calls: budget.Calls(), Usage: used}, code
 	}
 }
 
@@ -141,9 +149,12 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 	pl.StateDir = po.stateDir
 	live := newPlanLive(cmd, stderr)
 	plan, err := pl.Create(ctx, llm.CreateRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
-		OnProgress: live.progress, OnWarnings: live.warnings})
+		OnProgress: live.progress, OnWarnings: live.warnings, Budget: po.budget})
 	live.done(plan)
 	used := pl.Used()
+	if po.used != nil {
+		*po.used = used
+	}
 	if used.InputTokens+used.OutputTokens > 0 {
 		fmt.Fprintf(stderr, "agentd %s: planner used %d tokens in, %d out ($%.4f)\n", cmd, used.InputTokens, used.OutputTokens, used.CostUSD)
 	}

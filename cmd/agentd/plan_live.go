@@ -15,6 +15,8 @@ type planOpts struct {
 	explore   int // exploration rounds (0: default, -1: none)
 	mapTokens int // repository map budget (0: default, -1: none)
 	stateDir  string
+	budget    engine.Budget // if set, charged for the planner's calls
+	used      *engine.Usage // if set, receives what the planner used
 }
 
 // planLive shows the planner's progress on stderr (a live line on a

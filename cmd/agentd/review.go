@@ -26,50 +26,144 @@ func (t *terminal) keepChanges(j *engine.Journal, stderr io.Writer) {
 	})
 }
 
-// ReviewBefore shows the change set's diff and applies it if the user says so.
+// reviewKeys is what "?" prints at a review prompt.
+const reviewKeys = `  y  apply this change set
+  n  do not apply it (you may give a reason; the step is skipped)
+  a  apply this and every later change set of the run, from any step
+  q  do not apply this or any later change set, and cancel the run
+  e  open the change in $EDITOR as a patch; what you keep is applied
+  s  split: decide hunk by hunk, as git add -p
+  ?  this help`
+
+// ReviewBefore shows the change set's diff and applies it if the user says
+// so. Reviews from parallel steps wait in one queue: one prompt at a time,
+// each after the events that led to it, and "a" or "q" settle the rest.
 func (t *terminal) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
+	t.queue.Lock()
+	defer t.queue.Unlock()
 	t.mu.Lock()
-	accept := t.yes || t.acceptAll
+	accept, reject := t.yes || t.acceptAll, t.rejectAll || t.noInput != ""
 	t.mu.Unlock()
+	if reject {
+		return t.decide(ctx, cs, []review.Decision{{Action: review.Reject}}, "the run was stopped at the terminal")
+	}
+	t.shown(ctx, shownKey("change", cs.ID), 1)
 	text := t.renderChange(cs)
-	decision, reason := review.Accept, ""
-	if !accept {
-		ans, err := t.con.Choose(ctx, text, "apply this change? [y]es [n]o [a]ll remaining [q]uit:", "ynaq", 0)
+	if accept {
+		if !t.quiet {
+			t.con.Println(text)
+		}
+		return t.decide(ctx, cs, []review.Decision{{Action: review.Accept}}, "")
+	}
+	for {
+		ans, err := t.con.Choose(ctx, text, "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:", "ynaqes?", 0)
+		text = ""
 		switch {
 		case errors.Is(err, errNoAnswer):
-			decision, reason = review.Reject, err.Error()
+			t.closedInput(cs.StepID)
+			return t.decide(ctx, cs, []review.Decision{{Action: review.Reject}}, err.Error())
 		case err != nil:
 			return nil, err
-		case ans == 'n':
+		}
+		switch ans {
+		case 'y':
+			return t.decide(ctx, cs, []review.Decision{{Action: review.Accept}}, "")
+		case 'n':
 			r, err := t.con.Prompt(ctx, "", "reason (optional, Enter to skip):")
 			if err != nil && !errors.Is(err, errNoAnswer) {
 				return nil, err
 			}
-			decision, reason = review.Reject, r
-		case ans == 'q':
-			t.cancel()
-			return &engine.ReviewOutcome{Aborted: true}, nil
-		case ans == 'a':
+			return t.decide(ctx, cs, []review.Decision{{Action: review.Reject}}, r)
+		case 'a':
 			t.mu.Lock()
 			t.acceptAll = true
 			t.mu.Unlock()
+			return t.decide(ctx, cs, []review.Decision{{Action: review.Accept}}, "")
+		case 'q':
+			t.mu.Lock()
+			t.rejectAll = true
+			t.mu.Unlock()
+			t.cancel()
+			out, err := t.decide(ctx, cs, []review.Decision{{Action: review.Reject}}, "the run was stopped at the terminal")
+			if out != nil {
+				out.Aborted = true
+			}
+			return out, err
+		case 's':
+			return t.split(ctx, cs)
+		case 'e':
+			out, err := t.edit(ctx, cs)
+			if err == nil {
+				return out, nil
+			}
+			t.con.Println(t.con.paint("31", "edit: ") + err.Error())
+		case '?':
+			t.con.Println(reviewKeys)
 		}
-	} else if !t.quiet {
-		t.con.Println(text)
 	}
-	return t.decide(ctx, cs, decision, reason)
+}
+
+// split asks about each unit (hunk, or whole file) of the change set, as
+// git add -p does, then applies the decisions through the review core.
+func (t *terminal) split(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
+	set := review.New(cs, engine.ReviewBefore)
+	units := set.Units()
+	var decisions []review.Decision
+	rest := review.Action("")
+	for i, u := range units {
+		act := rest
+		for act == "" {
+			ans, err := t.con.Choose(ctx, t.renderUnit(u, i+1, len(units)),
+				fmt.Sprintf("apply this hunk (%d/%d)? [y]es [n]o [a]ll the rest [d]rop the rest [?]help:", i+1, len(units)), "ynad?", 0)
+			if errors.Is(err, errNoAnswer) {
+				t.closedInput(cs.StepID)
+				ans = 'd'
+			} else if err != nil {
+				return nil, err
+			}
+			switch ans {
+			case 'y':
+				act = review.Accept
+			case 'n':
+				act = review.Reject
+			case 'a':
+				act, rest = review.Accept, review.Accept
+			case 'd':
+				act, rest = review.Reject, review.Reject
+			case '?':
+				t.con.Println("  y  apply this hunk\n  n  leave it out\n  a  apply this and the rest of the change set\n  d  leave out this and the rest\n  ?  this help")
+			}
+		}
+		decisions = append(decisions, review.Decision{Path: u.F.Path, HunkID: u.ID(), Action: act})
+	}
+	return t.resolve(ctx, set, decisions, "left out at the terminal")
+}
+
+// renderUnit shows one hunk (or a whole-file change) of a split review.
+func (t *terminal) renderUnit(u review.Unit, i, n int) string {
+	head := t.con.paint("36", fmt.Sprintf("~ %s (%d/%d)", u.F.Path, i, n))
+	if u.H == nil {
+		return fmt.Sprintf("%s: %s %s", head, u.F.Op, u.F.Path)
+	}
+	fd := &diff.FileDiff{OldPath: u.F.Path, NewPath: u.F.Path, Hunks: []diff.Hunk{u.H.Hunk}}
+	return head + "\n" + t.paintDiff(diff.Unified(fd))
 }
 
 // decide accepts or rejects the whole change set through the review model
 // and reports conflicts (files changed meanwhile, left alone).
-func (t *terminal) decide(ctx context.Context, cs *workspace.ChangeSet, action review.Action, reason string) (*engine.ReviewOutcome, error) {
+func (t *terminal) decide(ctx context.Context, cs *workspace.ChangeSet, decisions []review.Decision, reason string) (*engine.ReviewOutcome, error) {
+	return t.resolve(ctx, review.New(cs, engine.ReviewBefore), decisions, reason)
+}
+
+// resolve applies decisions on set through the review core, and reports
+// conflicts (files changed meanwhile, left alone).
+func (t *terminal) resolve(ctx context.Context, set *review.Set, decisions []review.Decision, reason string) (*engine.ReviewOutcome, error) {
 	book := t.book
 	if book == nil {
 		book = review.NewBook()
 	}
-	set := review.New(cs, engine.ReviewBefore)
 	book.Put(set)
-	res, err := book.Resolve(ctx, review.Files{WS: t.ws}, set, []review.Decision{{Action: action}}, reason)
+	res, err := book.Resolve(ctx, review.Files{WS: t.ws}, set, decisions, reason)
 	if err != nil {
 		return nil, err
 	}
@@ -81,13 +175,14 @@ func (t *terminal) decide(ctx context.Context, cs *workspace.ChangeSet, action r
 	return out, nil
 }
 
-// OfferAfter prints a change set that was applied already; it stays
-// pending review in the journal (an editor can review it later).
+// OfferAfter prints a change set that was applied already.
 func (t *terminal) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) error {
 	if t.book != nil {
 		t.book.Put(review.New(cs, engine.ReviewAfter))
 	}
 	if !t.quiet {
+		// After what led to it, as a review prompt would be.
+		t.shown(ctx, shownKey("change", cs.ID), 1)
 		t.con.Println(t.renderChange(cs))
 	}
 	return nil
@@ -106,22 +201,30 @@ func (t *terminal) renderChange(cs *workspace.ChangeSet) string {
 			fmt.Fprintf(&b, "%s %s\n", f.Op, f.Path)
 			continue
 		}
-		for _, line := range strings.SplitAfter(diff.Unified(f.Diff), "\n") {
-			if line == "" {
-				continue
-			}
-			switch {
-			case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"), strings.HasPrefix(line, "diff "):
-				line = t.con.paint("1", strings.TrimSuffix(line, "\n")) + "\n"
-			case strings.HasPrefix(line, "+"):
-				line = t.con.paint("32", strings.TrimSuffix(line, "\n")) + "\n"
-			case strings.HasPrefix(line, "-"):
-				line = t.con.paint("31", strings.TrimSuffix(line, "\n")) + "\n"
-			case strings.HasPrefix(line, "@@"):
-				line = t.con.paint("36", strings.TrimSuffix(line, "\n")) + "\n"
-			}
-			b.WriteString(line)
+		b.WriteString(t.paintDiff(diff.Unified(f.Diff)))
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// paintDiff colours a unified diff.
+func (t *terminal) paintDiff(u string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(u, "\n") {
+		if line == "" {
+			continue
 		}
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"), strings.HasPrefix(line, "diff "):
+			line = t.con.paint("1", strings.TrimSuffix(line, "\n")) + "\n"
+		case strings.HasPrefix(line, "+"):
+			line = t.con.paint("32", strings.TrimSuffix(line, "\n")) + "\n"
+		case strings.HasPrefix(line, "-"):
+			line = t.con.paint("31", strings.TrimSuffix(line, "\n")) + "\n"
+		case strings.HasPrefix(line, "@@"):
+			line = t.con.paint("36", strings.TrimSuffix(line, "\n")) + "\n"
+		}
+		b.WriteString(line)
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,7 +22,8 @@ import (
 // planFromRequest makes a plan from a plain-language request with a model.
 // It is set by plan.go; it returns the plan or an exit code with the error
 // already printed.
-var planFromRequest func(ctx context.Context, request, wsDir, model string, stderr io.Writer) (*engine.Plan, int)
+// It also returns what the planner used (the summary shows it).
+var planFromRequest func(ctx context.Context, o runOptions, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int)
 
 // stdin is where prompts read answers (tests replace it).
 var stdin io.Reader = os.Stdin
@@ -120,25 +122,43 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	if o.planPath != "" {
 		pos = []string{o.planPath}
 	}
-	wsDir, parallel, sequential, review, yes, jsonOut := &o.wsDir, &o.parallel, &o.sequential, &o.review, &o.yes, &o.jsonOut
-	stateDir, rollback, dryRun, noSnap, stepTimeout, request, lf, model := &o.stateDir, &o.rollback, &o.dryRun, &o.noSnapshots, &o.stepTimeout, &o.request, &o.log, &o.model
-	if *review != "" && *review != "before" && *review != "after" && *review != "none" {
-		fmt.Fprintf(stderr, "agentd run: --review must be before, after or none, not %q\n", *review)
+	if o.review != "" && o.review != "before" && o.review != "after" && o.review != "none" {
+		fmt.Fprintf(stderr, "agentd run: --review must be before, after or none, not %q\n", o.review)
 		return exitUsage
 	}
-	if *parallel < 1 {
+	if o.parallel < 1 {
 		fmt.Fprintf(stderr, "agentd run: --parallel must be at least 1\n")
 		return exitUsage
 	}
+	// The console owns the terminal: lines, the status line and prompts.
+	// With --json it writes to stderr, so stdout holds only JSON.
+	var jsonW io.Writer
+	conOut := stderr
+	if o.jsonOut {
+		jsonW = stdout
+	} else {
+		conOut = stdout
+	}
+	con := newConsole(conOut, stdin)
 
 	var plan *engine.Plan
-	if *request != "" {
+	var planning *engine.PlanningUsage
+	if o.request != "" {
 		if planFromRequest == nil {
 			fmt.Fprintln(stderr, "agentd run: --request needs a model, and this build has no planner")
 			return exitUsage
 		}
-		var code int
-		if plan, code = planFromRequest(ctx, *request, *wsDir, *model, stderr); plan == nil {
+		p, used, code := planFromRequest(ctx, o, stderr)
+		if p == nil {
+			return code
+		}
+		planning = used
+		root, err := filepath.Abs(o.wsDir)
+		if err != nil {
+			root = o.wsDir
+		}
+		hint := func(args ...string) string { return hintCommand(root, o.stateDir, args...) }
+		if plan, code = confirmPlan(ctx, con, p, savedPlanPath(o.stateDir, root, o.request), o.yes, hint); plan == nil {
 			return code
 		}
 	} else {
@@ -155,38 +175,32 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		plan = p
 	}
 
-	logger, closeLog, ok := lf.logger("run", stderr)
+	logger, closeLog, ok := o.log.logger("run", stderr)
 	if !ok {
 		return exitUsage
 	}
 	defer closeLog()
 
-	ws, err := workspace.Open(*wsDir, workspace.Options{})
+	ws, err := workspace.Open(o.wsDir, workspace.Options{})
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", *wsDir, err)
+		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
 		return exitUsage
 	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	interactive := isTerminal(stdin) && !*yes
-	mode := engine.ReviewMode(*review)
+	interactive := isTerminal(stdin) && !o.yes
+	mode := engine.ReviewMode(o.review)
 	if mode == "" {
 		mode = engine.ReviewAfter
 		if interactive {
 			mode = engine.ReviewBefore
 		}
 	}
-	var jsonW io.Writer
-	conOut := stderr
-	if *jsonOut {
-		jsonW = stdout
-	} else {
-		conOut = stdout
-	}
-	con := newConsole(conOut, stdin)
-	t := &terminal{con: con, ws: ws, yes: *yes, cancel: cancel, quiet: mode == engine.ReviewNone || *jsonOut}
+	disp := newDisplay(con, jsonW, plan)
+	t := &terminal{con: con, ws: ws, yes: o.yes, cancel: cancel, quiet: mode == engine.ReviewNone || o.jsonOut, disp: disp}
+	disp.dryRun, disp.render = o.dryRun, t.renderChange
 
 	cfg := engine.Config{
 		Tools:    tools.Builtin(),
@@ -199,21 +213,21 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	if interactive {
 		cfg.OnFailure = t
 	}
-	if err := wireModel(&cfg, ws.Root(), *model); err != nil {
+	if err := wireModel(&cfg, ws.Root(), o.model); err != nil {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitUsage
 	}
 	// The journal records the run and holds the remembered approval
 	// rules, shared with the editors working on this workspace.
-	journal, err := engine.OpenJournal(*stateDir, ws.Root(), logger)
+	journal, err := engine.OpenJournal(o.stateDir, ws.Root(), logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
 	cfg.Journal = journal
 	t.keepChanges(journal, stderr)
-	if !*noSnap && !*dryRun {
-		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: *stateDir, Logger: logger})
+	if !o.noSnapshots && !o.dryRun {
+		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: o.stateDir, Logger: logger})
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd run: cannot open the snapshot store: %v\n(run with --no-snapshots to go on without undo)\n", err)
 			return exitFailed
@@ -224,25 +238,35 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	eng := engine.New(cfg)
 
 	opts := engine.RunOptions{
-		MaxParallel:       *parallel,
+		MaxParallel:       o.parallel,
 		Review:            mode,
-		RollbackOnFailure: *rollback,
-		DryRun:            *dryRun,
-		StepTimeout:       *stepTimeout,
+		RollbackOnFailure: o.rollback,
+		DryRun:            o.dryRun,
+		StepTimeout:       o.stepTimeout,
+		Planning:          planning,
 	}
-	if *sequential {
+	if o.sequential {
 		opts.Mode = "sequential"
 	}
-	if *yes {
+	switch {
+	case o.yes:
 		// Nothing needs asking: the policy allows everything, so the run
 		// shows no approval prompts at all.
 		p := engine.AllowAllPolicy()
 		opts.Approval = &p
+	case mode == engine.ReviewNone:
+		// --review none: file changes are applied without asking; commands
+		// and deletes still ask.
+		p := engine.DefaultApprovalPolicy()
+		p.Write = engine.PolicyAllow
+		opts.Approval = &p
 	}
-	disp := newDisplay(con, jsonW, plan)
 	opts.Subscribers = []engine.Subscriber{disp}
+	stopSignals := watchInterrupts(con, cancel)
+	defer stopSignals()
 	run, err := eng.Start(runCtx, plan, opts)
 	if err != nil {
+		disp.close()
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) {
 			printProblems(stderr, planName(plan, pos), ve.Problems)
@@ -251,13 +275,15 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
+	disp.setRun(run)
 	st, err := run.Wait(context.WithoutCancel(ctx))
+	disp.close()
 	con.Done()
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
-	if *jsonOut {
+	if o.jsonOut {
 		json.NewEncoder(stdout).Encode(struct {
 			Type  string           `json:"type"`
 			State *engine.RunState `json:"state"`
@@ -266,8 +292,14 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, st.Summary)
 		if len(st.Snapshots) > 0 {
-			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", hintCommand(ws.Root(), *stateDir, "undo", st.RunID))
+			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", hintCommand(ws.Root(), o.stateDir, "undo", st.RunID))
 		}
+	}
+	if t.noInput != "" {
+		// Honest about why nothing (or not everything) was done, and how
+		// to run it without a terminal.
+		fmt.Fprintf(stderr, "agentd run: step %s needs an answer and standard input is closed, so the run stopped; pass --yes to allow every step, or --review none to apply file changes without asking (commands still ask)\n", t.noInput)
+		return exitUsage
 	}
 	return exitCode(st.Status, ctx)
 }

@@ -27,8 +27,12 @@ type console struct {
 	color  bool
 	status string
 	drawn  bool
+	over   bool // Done: no status line any more
 
 	lines chan string // lines read from stdin by a single reader goroutine
+	want  chan struct{}
+	asked bool // a line was asked for and not yet received
+	eof   bool // stdin is closed
 	once  sync.Once
 	in    io.Reader
 }
@@ -78,11 +82,30 @@ func (c *console) Println(s string) {
 	c.drawStatus()
 }
 
+// Write runs f with the console held and the status line cleared, so what
+// f writes (JSON lines to stdout, a full diff) never mixes with a prompt.
+func (c *console) Write(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	f()
+	c.drawStatus()
+}
+
+// Hold runs f with the console held and the status line cleared (an
+// editor taking over the terminal).
+func (c *console) Hold(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clearStatus()
+	f()
+}
+
 // SetStatus replaces the status line (a no-op off a terminal).
 func (c *console) SetStatus(s string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.tty {
+	if !c.tty || c.over {
 		return
 	}
 	c.clearStatus()
@@ -96,6 +119,7 @@ func (c *console) Done() {
 	defer c.mu.Unlock()
 	c.clearStatus()
 	c.status = ""
+	c.over = true
 }
 
 func (c *console) paint(code, s string) string {
@@ -108,12 +132,17 @@ func (c *console) paint(code, s string) string {
 func (c *console) startReader() {
 	c.once.Do(func() {
 		c.lines = make(chan string)
-		// The reader goroutine ends when stdin does; it blocks in Read
-		// otherwise, which is why it is started only when a prompt needs it.
+		c.want = make(chan struct{}, 1)
+		// One reader goroutine reads a line only when a prompt asks for
+		// one, so nothing reads the terminal while an editor runs on it.
+		// It ends when stdin does.
 		go func() {
 			defer close(c.lines)
 			sc := bufio.NewScanner(c.in)
-			for sc.Scan() {
+			for range c.want {
+				if !sc.Scan() {
+					return
+				}
 				c.lines <- sc.Text()
 			}
 		}()
@@ -133,9 +162,19 @@ func (c *console) Prompt(ctx context.Context, text, question string) (string, er
 	}
 	io.WriteString(c.out, c.paint("1", question)+" ")
 	c.startReader()
+	if c.eof {
+		io.WriteString(c.out, "\n")
+		return "", errNoAnswer
+	}
+	if !c.asked {
+		c.asked = true
+		c.want <- struct{}{}
+	}
 	select {
 	case line, ok := <-c.lines:
+		c.asked = false
 		if !ok {
+			c.eof = true
 			io.WriteString(c.out, "\n")
 			return "", errNoAnswer
 		}

@@ -225,6 +225,10 @@ func openUserRepo(ctx context.Context, env *Env) (*userRepo, error) {
 func (r *userRepo) run(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	full := append([]string{"-c", "core.quotepath=off", "-c", "color.ui=false"}, args...)
 	cmd := exec.CommandContext(ctx, "git", full...)
+	// Its own process group, like run_command's: the terminal's Ctrl-C
+	// reaches agentd only, and a cancel kills git's hooks too.
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error { signalGroup(cmd, true); return nil }
 	cmd.Dir = r.dir
 	cmd.Env = append(os.Environ(), "GIT_TERMINAL_PROMPT=0", "GIT_PAGER=cat", "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	if stdin != nil {

@@ -201,6 +201,7 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, env *Env, timeout time.Duratio
 		errR.Close()
 		return out, nil, err
 	}
+	addGroup(cmd)
 	stdout := newCapture("stdout", env)
 	stderr := newCapture("stderr", env)
 	var readers sync.WaitGroup
@@ -263,6 +264,7 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, env *Env, timeout time.Duratio
 	}
 	// Nothing the command started outlives it.
 	signalGroup(cmd, true)
+	removeGroup(cmd)
 	waitErr := reap()
 	outR.Close()
 	errR.Close()

@@ -11,10 +11,14 @@ export NVIM_BIN=$NVIM
 tmpd=$(mktemp -d)
 trap 'rm -rf "$tmpd"' EXIT
 run() { (cd "$(mktemp -d)" && timeout 600 "$NVIM" --headless -u NONE -i NONE -n -l "$here/bench.lua" "$@"); }
+echo "== load before: $(uptime)"
 echo "== keystroke (5,000-line buffer, 200 pending hunks, median of 1,000 edits)"
 run keystroke || echo "(the keystroke run failed: exit $?)"
-echo "== drawing (one change set of 50 files, 500 hunks)"
-run draw || echo "(the drawing run failed: exit $?)"
+echo "== drawing (one change set of 50 files, 500 hunks; ${BENCH_N:-15} runs each)"
+echo "   from: the changeProposed notification's bytes handed to the JSON decoder in Neovim's LSP client"
+echo "   to:   the extmarks of every hunk in the displayed buffers set (hidden buffers are drawn when shown)"
+run draw one || echo "(the drawing run failed: exit $?)"
+run draw tabs || echo "(the drawing run failed: exit $?)"
 echo "== startup (30 fresh processes each, interleaved; medians)"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int(NR/2)+1]}'; }
 t() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e - s) / 1000 )); }
@@ -41,3 +45,4 @@ src=$(median <"$tmpd/src"); cold=$(grep . "$tmpd/cold" | median); warm=$(grep . 
 awk -v b="$base" -v w="$with" -v s="${src:-0}" -v c="$cold" -v u="$warm" 'BEGIN {
   printf "startup without the plugin: %.1f ms\nstartup with the plugin and setup(): %.1f ms (difference %.1f ms, noisy: whole processes)\n", b/1000, w/1000, (w-b)/1000
   printf "in-process (medians of 15): sourcing plugin/agentd.lua %.3f ms; setup() %.3f ms CPU as the first require of the process, %.3f ms CPU after another module\n", s, c/1e6, u/1e6 }'
+echo "== load after: $(uptime)"

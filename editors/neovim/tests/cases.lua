@@ -100,8 +100,8 @@ function C.render_pending_change()
   H.eq(b, vim.api.nvim_get_current_buf(), 'and does not move the focus')
   H.eq({ 3, 3 }, { hs[1].lnum, hs[1].end_lnum }, 'first hunk on line 3')
   H.eq({ 15, 15 }, { hs[2].lnum, hs[2].end_lnum }, 'second hunk hangs on line 15')
-  local ns = require('agentd.review').ns
-  local marks = ext_details(b, ns)
+  local review = require('agentd.review')
+  local marks = vim.list_extend(ext_details(b, review.ns), ext_details(b, review.ns_anchor))
   local del_line, word, virt3, virt15, hints = false, nil, nil, nil, {}
   for _, m in ipairs(marks) do
     local row, col, d = m[2], m[3], m[4]
@@ -138,6 +138,85 @@ function C.render_pending_change()
   H.truthy(hints[14] and hints[14]:match('ga accept'), 'hint on line 15')
   H.eq(numbered(20), H.text(b), 'before mode: the buffer is unchanged')
   H.truthy(require('agentd').statusline():match('2 hunks'), 'statusline counts hunks: ' .. require('agentd').statusline())
+end
+
+-- Changed words in lines with multibyte characters: the highlights cover
+-- exactly the changed words, in the buffer and in the virtual lines
+-- (positions are negotiated in bytes, Neovim's unit).
+function C.multibyte_word_diff()
+  H.workspace({ ['m.txt'] = 'erste Zeile\ngrüße an die wälder\nletzte Zeile\n' })
+  H.setup()
+  local b = H.open('m.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('m.txt', { { oldText = 'grüße an die wälder', newText = 'grüße an alle wälder' } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+  H.eq('utf-8', c.offset_encoding, 'position encoding agreed with the server')
+  local word, virt_word
+  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+    local row, col, d = m[2], m[3], m[4]
+    if d.hl_group == 'AgentdDeleteText' then
+      word = vim.api.nvim_buf_get_text(b, row, col, d.end_row, d.end_col, {})[1]
+    end
+    for _, vl in ipairs(d.virt_lines or {}) do
+      for _, chunk in ipairs(vl) do
+        if type(chunk[2]) == 'table' and vim.tbl_contains(chunk[2], 'AgentdAddText') then
+          virt_word = chunk[1]
+        end
+      end
+    end
+  end
+  H.eq('die', word, 'the removed word highlighted in the buffer')
+  H.eq('alle', virt_word, 'the added word highlighted in the virtual line')
+end
+
+-- A change set over a shown buffer and a hidden one: the shown one is drawn
+-- when the proposal arrives, the hidden one when it is shown (BufWinEnter),
+-- and its review keymaps work there.
+function C.hidden_buffer_drawn_when_shown()
+  local root = H.workspace({ ['a.txt'] = numbered(20), ['b.txt'] = numbered(20) })
+  H.setup()
+  local hb = H.open('b.txt')
+  local ab = H.open('a.txt') -- b.txt is now loaded but hidden
+  local a = require('agentd')
+  local patch = '--- a/a.txt\n+++ b/a.txt\n@@ -3,1 +3,1 @@\n-line 3\n+line three\n'
+    .. '--- a/b.txt\n+++ b/b.txt\n@@ -5,1 +5,1 @@\n-line 5\n+line five\n'
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'two files', steps = { { id = 'p', tool = 'apply_patch', args = { patch = patch } } } })))
+  vim.cmd.buffer(ab)
+  vim.cmd.only()
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function()
+    return #vim.api.nvim_buf_get_extmarks(ab, review.ns_anchor, 0, -1, {}) == 1
+  end, 'the shown buffer drawn')
+  H.eq(-1, vim.fn.bufwinid(hb), 'b.txt is hidden')
+  H.eq(0, #vim.api.nvim_buf_get_extmarks(hb, review.ns_anchor, 0, -1, {}), 'the hidden buffer is not drawn yet')
+  local function has_ga(b)
+    for _, m in ipairs(vim.api.nvim_buf_get_keymap(b, 'n')) do
+      if m.lhs == 'ga' then
+        return true
+      end
+    end
+    return false
+  end
+  H.truthy(has_ga(ab), 'review keymaps in the shown buffer')
+  H.eq(false, has_ga(hb), 'no review keymaps in the hidden buffer yet')
+  vim.cmd.buffer(hb)
+  H.eq(1, #vim.api.nvim_buf_get_extmarks(hb, review.ns_anchor, 0, -1, {}), 'drawn once shown')
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(hb, 0, 'the hunk accepted in the buffer shown late')
+  H.eq(numbered(20):gsub('line 5\n', 'line five\n'), H.text(hb), 'b.txt after ga')
+  vim.cmd.buffer(ab)
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal gr')
+  H.wait_hunks(ab, 0)
+  H.wait_run()
+  vim.cmd('wall')
+  H.eq(numbered(20), H.read(root .. '/a.txt'), 'a.txt rejected')
+  H.eq(numbered(20):gsub('line 5\n', 'line five\n'), H.read(root .. '/b.txt'), 'b.txt accepted')
 end
 
 -- Accept one hunk (ga), reject the other (gr), then check the buffer and
@@ -244,7 +323,8 @@ function C.stale_hunk_cannot_be_accepted()
     return #hs >= 1 and hs[1].status == 'stale'
   end, 'the first hunk to become stale')
   local stale_hint
-  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+  local review = require('agentd.review')
+  for _, m in ipairs(vim.list_extend(ext_details(b, review.ns), ext_details(b, review.ns_anchor))) do
     if m[2] == 2 and m[4].virt_text then
       stale_hint = m[4].virt_text[1]
     end

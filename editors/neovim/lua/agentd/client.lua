@@ -65,7 +65,8 @@ local function init_options()
   local o = config.options
   local init = {
     review = o.review,
-    clientFeatures = { approvalRequest = true, changeReview = true },
+    -- inlineChanges: changeProposed carries the change set (no round trip).
+    clientFeatures = { approvalRequest = true, changeReview = true, inlineChanges = true },
   }
   if o.state_dir then
     init.stateDir = o.state_dir
@@ -119,9 +120,15 @@ function M.ensure(bufnr)
   end
   table.insert(cmd, 'serve')
   local handlers = require('agentd.handlers')
+  -- Positions in bytes, Neovim's own unit, when the server agrees (it
+  -- does): no conversion of each edit and each highlighted word.
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.general = caps.general or {}
+  caps.general.positionEncodings = { 'utf-8', 'utf-16' }
   local id = vim.lsp.start({
     name = 'agentd',
     cmd = cmd,
+    capabilities = caps,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = init_options(),

@@ -202,7 +202,12 @@ local function run_did_change(_, p)
     state.append_log(ev.text)
   elseif t == 'changeProposed' and ev.changeId then
     state.append_log(('[%s] step %s proposes change %s'):format(run_id, ev.stepId or '?', ev.changeId))
-    require('agentd.review').fetch(ev.changeId)
+    -- The server sends the event once the set is registered, with the set
+    -- (clientFeatures.inlineChanges). Without one there is nothing to
+    -- review: a dry run, review "none", or an approval refused.
+    if p.change then
+      require('agentd.review').proposed(p.change)
+    end
   elseif t == 'approvalPending' and ev.stepId then
     state.set_step(run_id, ev.stepId, 'waiting')
   elseif t == 'planUpdated' then

@@ -65,6 +65,24 @@ function M.setup(opts)
       end
     end,
   })
+  -- Hunks of a hidden buffer are drawn when it is shown; review keymaps
+  -- are set in the buffer the user enters.
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    group = group,
+    callback = function(ev)
+      if package.loaded['agentd.review'] then
+        require('agentd.review').on_win_enter(ev.buf)
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufEnter', {
+    group = group,
+    callback = function(ev)
+      if package.loaded['agentd.review'] then
+        require('agentd.review').on_enter(ev.buf)
+      end
+    end,
+  })
   vim.api.nvim_create_autocmd('ColorScheme', {
     group = group,
     callback = config.highlights,

@@ -11,7 +11,7 @@ local M = {}
 
 local api = vim.api
 local ns = api.nvim_create_namespace('agentd.review') -- decorations
-local ns_anchor = api.nvim_create_namespace('agentd.review.anchor') -- positions
+local ns_anchor = api.nvim_create_namespace('agentd.review.anchor') -- positions (and hints)
 M.ns, M.ns_anchor = ns, ns_anchor
 
 M.sets = {} -- [changeId] = ChangeSet (with texts)
@@ -81,6 +81,34 @@ local function buf_uri(bufnr)
   return u
 end
 
+--- The loaded buffers by URI (one pass over the buffer list).
+local function loaded_by_uri()
+  local out = {}
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(b) then
+      local u = buf_uri(b)
+      if u then
+        out[u] = b
+      end
+    end
+  end
+  return out
+end
+
+--- The buffers shown in a window, on any tab page.
+local function displayed()
+  local out = {}
+  for _, w in ipairs(api.nvim_list_wins()) do
+    out[api.nvim_win_get_buf(w)] = true
+  end
+  return out
+end
+
+-- Buffers whose hunks are to be drawn when they are next displayed (or
+-- asked about): [bufnr] = { trust = bool }. Drawing waits for a window, as
+-- no one sees the extmarks of a hidden buffer; the review data is here.
+local later = {}
+
 --- The whole-file units (create, delete, move, binary) still open for uri.
 local function whole_units(uri)
   local out = {}
@@ -120,7 +148,8 @@ local columns = 80 -- vim.o.columns, read once per draw: virtual lines are
 local function pad(chunks, hl)
   local w = 0
   for _, c in ipairs(chunks) do
-    w = w + api.nvim_strwidth(c[1])
+    local t = c[1]
+    w = w + (t:find('[%c\128-\255]') and api.nvim_strwidth(t) or #t)
   end
   local cols = columns
   if w < cols then
@@ -129,10 +158,18 @@ local function pad(chunks, hl)
   return chunks
 end
 
--- utf-16 index -> byte index in line (clamped).
+-- Whether the server counts characters in bytes (utf-8, negotiated at
+-- initialize: client.offset_encoding); read once per draw.
+local utf8 = false
+
+-- A position's character (in the negotiated encoding) -> byte index in
+-- line (clamped).
 local function byte_of(line, idx)
   if idx <= 0 then
     return 0
+  end
+  if utf8 then
+    return idx < #line and idx or #line
   end
   local ok, b = pcall(vim.str_byteindex, line, idx, true)
   if not ok then
@@ -257,6 +294,14 @@ local function draw_hunk(bufnr, cs, f, h, row)
   local stale = h.status == 'stale'
   local before = cs.review ~= 'after'
   local old_lines, new_lines = split_lines(h.oldText), split_lines(h.newText)
+  -- The buffer's lines of the hunk, read once.
+  local block, block_start = nil, math.max(0, math.min(row, count - 1))
+  local function line_at(r)
+    if not block then
+      block = api.nvim_buf_get_lines(bufnr, block_start, block_start + #(before and old_lines or new_lines) + 1, false)
+    end
+    return block[r - block_start + 1] or api.nvim_buf_get_lines(bufnr, r, r + 1, false)[1] or ''
+  end
   local buf_hl, buf_word_hl, buf_kind, virt_src, virt_hl, virt_word_hl, virt_kind
   if before then
     buf_hl, buf_word_hl, buf_kind = 'AgentdDelete', 'AgentdDeleteText', 'delete'
@@ -287,7 +332,7 @@ local function draw_hunk(bufnr, cs, f, h, row)
         local last = math.min(r1, count - 1)
         mark(r0, 0, {
           end_row = last + 1 <= count - 1 and last + 1 or last,
-          end_col = last + 1 <= count - 1 and 0 or #(api.nvim_buf_get_lines(bufnr, last, last + 1, false)[1] or ''),
+          end_col = last + 1 <= count - 1 and 0 or #line_at(last),
           hl_group = buf_hl,
           hl_eol = true,
           priority = 90,
@@ -297,7 +342,7 @@ local function draw_hunk(bufnr, cs, f, h, row)
           local spans = buf_words[rel]
           local r = row + rel
           if spans and r < count then
-            local line = api.nvim_buf_get_lines(bufnr, r, r + 1, false)[1] or ''
+            local line = line_at(r)
             for _, sp in ipairs(spans) do
               local s, e = byte_of(line, sp[1]), byte_of(line, sp[2])
               if e > s then
@@ -345,18 +390,17 @@ local function draw_hunk(bufnr, cs, f, h, row)
   local anchor_opts = { right_gravity = false }
   if has_lines then
     anchor_opts.end_row = r1
-    anchor_opts.end_col = #(api.nvim_buf_get_lines(bufnr, r1, r1 + 1, false)[1] or '')
+    anchor_opts.end_col = #line_at(r1)
     anchor_opts.end_right_gravity = true
   end
-  local id = api.nvim_buf_set_extmark(bufnr, ns_anchor, r0, 0, anchor_opts)
+  -- The hint rides on the anchor (one extmark fewer per hunk).
   local hint = hint_text(h, cs)
   if hint then
-    mark(r0, 0, {
-      virt_text = { { '  ' .. hint, stale and 'AgentdStale' or 'AgentdHint' } },
-      virt_text_pos = 'eol',
-      hl_mode = 'combine',
-    })
+    anchor_opts.virt_text = { { '  ' .. hint, stale and 'AgentdStale' or 'AgentdHint' } }
+    anchor_opts.virt_text_pos = 'eol'
+    anchor_opts.hl_mode = 'combine'
   end
+  local id = api.nvim_buf_set_extmark(bufnr, ns_anchor, r0, 0, anchor_opts)
   return id, first, has_lines, marks
 end
 
@@ -370,16 +414,31 @@ local function anchor_pos(bufnr, id)
   return row, end_row
 end
 
+local function accept_hunk()
+  M.accept('hunk')
+end
+local function reject_hunk()
+  M.reject('hunk')
+end
+local function accept_file()
+  M.accept('file')
+end
+local function reject_file()
+  M.reject('file')
+end
+
+local want_maps = {} -- [bufnr] = keymaps on/off, once the buffer is entered
+
 local function set_keymaps(bufnr, on)
   if on == (mapped[bufnr] or false) then
     return
   end
   local km = config.options.keymaps
   local maps = {
-    { km.accept, function() M.accept('hunk') end, 'agentd: accept the hunk' },
-    { km.reject, function() M.reject('hunk') end, 'agentd: reject the hunk' },
-    { km.accept_file, function() M.accept('file') end, 'agentd: accept every hunk in the file' },
-    { km.reject_file, function() M.reject('file') end, 'agentd: reject every hunk in the file' },
+    { km.accept, accept_hunk, 'agentd: accept the hunk' },
+    { km.reject, reject_hunk, 'agentd: reject the hunk' },
+    { km.accept_file, accept_file, 'agentd: accept every hunk in the file' },
+    { km.reject_file, reject_file, 'agentd: reject every hunk in the file' },
   }
   for _, m in ipairs(maps) do
     if m[1] then
@@ -396,14 +455,21 @@ local function set_keymaps(bufnr, on)
   end
 end
 
+local function jump_next()
+  M.jump(1)
+end
+local function jump_prev()
+  M.jump(-1)
+end
+
 --- ]h / [h in every buffer of a workspace: they cross files.
 function M.set_nav_keymaps(bufnr)
   local km = config.options.keymaps
   if km.next_hunk then
-    vim.keymap.set('n', km.next_hunk, function() M.jump(1) end, { buffer = bufnr, desc = 'agentd: next hunk' })
+    api.nvim_buf_set_keymap(bufnr, 'n', km.next_hunk, '', { callback = jump_next, desc = 'agentd: next hunk', noremap = true })
   end
   if km.prev_hunk then
-    vim.keymap.set('n', km.prev_hunk, function() M.jump(-1) end, { buffer = bufnr, desc = 'agentd: previous hunk' })
+    api.nvim_buf_set_keymap(bufnr, 'n', km.prev_hunk, '', { callback = jump_prev, desc = 'agentd: previous hunk', noremap = true })
   end
 end
 
@@ -420,6 +486,11 @@ end
 --- already drawn keeps its extmarks (they moved with the typing), unless
 --- its status changed or, with trust_server, the server puts it elsewhere.
 function M.draw(bufnr, trust_server)
+  local l = later[bufnr]
+  later[bufnr] = nil
+  if l and l.trust then
+    trust_server = true
+  end
   if not api.nvim_buf_is_loaded(bufnr) then
     return
   end
@@ -428,6 +499,8 @@ function M.draw(bufnr, trust_server)
     return
   end
   columns = vim.o.columns
+  local c = client.get()
+  utf8 = c ~= nil and c.offset_encoding == 'utf-8'
   local old = anchors[bufnr] or {}
   local want, order = {}, {}
   for _, sf in ipairs(files_for_uri(uri)) do
@@ -485,19 +558,61 @@ function M.draw(bufnr, trust_server)
     })
   end
   anchors[bufnr] = new
-  set_keymaps(bufnr, next(new) ~= nil or #wholes > 0)
+  -- Keymaps matter in the buffer the user is in: others get theirs when
+  -- entered (BufEnter), not one call per key and buffer here.
+  local on = next(new) ~= nil or #wholes > 0
+  if bufnr == api.nvim_get_current_buf() then
+    want_maps[bufnr] = nil
+    set_keymaps(bufnr, on)
+  elseif on ~= (mapped[bufnr] or false) then
+    want_maps[bufnr] = on
+  end
+end
+
+--- Draws the loaded buffers of these URIs: at once those shown in a
+--- window or with hunks drawn already (kept right: a resolved hunk's marks
+--- go), the others when they are next shown (BufWinEnter) or asked about
+--- (hunks()).
+local function draw_uris(uris, trust)
+  local bufs, shown = loaded_by_uri(), displayed()
+  for _, u in ipairs(uris) do
+    local b = bufs[u]
+    if b then
+      if shown[b] or (anchors[b] and next(anchors[b]) and not later[b]) or mapped[b] then
+        M.draw(b, trust)
+      else
+        local l = later[b] or {}
+        l.trust = l.trust or trust or false
+        later[b] = l
+      end
+    end
+  end
 end
 
 local function draw_set(cs)
-  local seen = {}
+  local seen, uris = {}, {}
   for _, f in ipairs(cs.files or {}) do
     if not seen[f.uri] then
       seen[f.uri] = true
-      local b = vim.fn.bufnr(vim.uri_to_fname(f.uri))
-      if b > 0 and api.nvim_buf_is_loaded(b) then
-        M.draw(b)
-      end
+      uris[#uris + 1] = f.uri
     end
+  end
+  draw_uris(uris)
+end
+
+--- Draws a buffer waiting to be drawn when it is shown in a window.
+function M.on_win_enter(bufnr)
+  if later[bufnr] then
+    M.draw(bufnr)
+  end
+end
+
+--- Sets or removes the review keymaps of a buffer the user enters.
+function M.on_enter(bufnr)
+  local on = want_maps[bufnr]
+  if on ~= nil then
+    want_maps[bufnr] = nil
+    set_keymaps(bufnr, on)
   end
 end
 
@@ -512,29 +627,27 @@ function M.put(cs)
   vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
 end
 
---- Fetches a change set from the server and draws it (asynchronous).
-function M.fetch(change_id, c, tries)
-  tries = tries or 0
-  client.request(c, 'agentd/changes/get', { changeId = change_id }, function(err, cs, e)
-    if err then
-      -- In after mode the event can come before the set is registered.
-      if e and e.code == -32003 and tries < 20 then
-        vim.defer_fn(function()
-          M.fetch(change_id, c, tries + 1)
-        end, 50)
-        return
-      end
-      vim.notify('agentd: could not get change ' .. change_id .. ': ' .. err, vim.log.levels.WARN)
-      return
-    end
-    M.put(cs)
+--- A step proposed a change set (changeProposed, which carries the set:
+--- clientFeatures.inlineChanges): store and draw it, and say so.
+function M.proposed(cs)
+  M.put(cs)
+  if config.options.notify_steps then
     local n = 0
     for _, f in ipairs(cs.files or {}) do
       n = n + math.max(#(f.hunks or {}), 1)
     end
-    if config.options.notify_steps then
-      vim.notify(('agentd: step %s proposes %d change%s in %d file%s (:Agent review)'):format(cs.stepId or '?', n, n == 1 and '' or 's', #cs.files, #cs.files == 1 and '' or 's'), vim.log.levels.INFO)
+    vim.notify(('agentd: step %s proposes %d change%s in %d file%s (:Agent review)'):format(cs.stepId or '?', n, n == 1 and '' or 's', #cs.files, #cs.files == 1 and '' or 's'), vim.log.levels.INFO)
+  end
+end
+
+--- Fetches a change set from the server and draws it (asynchronous).
+function M.fetch(change_id, c)
+  client.request(c, 'agentd/changes/get', { changeId = change_id }, function(err, cs)
+    if err then
+      vim.notify('agentd: could not get change ' .. change_id .. ': ' .. err, vim.log.levels.WARN)
+      return
     end
+    M.put(cs)
   end)
 end
 
@@ -547,6 +660,7 @@ function M.on_did_change(p)
     return
   end
   cs.status = p.status or cs.status
+  local uris = {}
   for _, nf in ipairs(p.files or {}) do
     local replaced = false
     for i, f in ipairs(cs.files) do
@@ -560,11 +674,9 @@ function M.on_did_change(p)
     end
     -- The server rebased the file onto the buffer: its ranges are current.
     nf.rebased = true
-    local b = vim.fn.bufnr(vim.uri_to_fname(nf.uri))
-    if b > 0 and api.nvim_buf_is_loaded(b) then
-      M.draw(b, true)
-    end
+    uris[#uris + 1] = nf.uri
   end
+  draw_uris(uris, true)
   M.refresh_qf()
 end
 
@@ -574,8 +686,8 @@ function M.after_agent_edit(_) end
 --- The buffer's pending or stale hunks where they are now (1-based lines).
 function M.hunks(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
-  if not anchors[bufnr] and #M.order > 0 then
-    M.draw(bufnr) -- opened a moment ago: draw now rather than on idle
+  if later[bufnr] or (not anchors[bufnr] and #M.order > 0) then
+    M.draw(bufnr) -- hidden, or opened a moment ago: draw now
   end
   local out = {}
   for _, a in pairs(anchors[bufnr] or {}) do
@@ -845,13 +957,16 @@ end
 --- Every open unit, in review order: the quickfix items.
 function M.items()
   local items = {}
+  local bufs = loaded_by_uri()
   for _, id in ipairs(M.order) do
     local cs = M.sets[id]
     for _, f in ipairs(cs.files or {}) do
       local fname = vim.uri_to_fname(f.uri)
-      local b = vim.fn.bufnr(fname)
+      local b = bufs[f.uri]
       local live = {}
-      if b > 0 and anchors[b] then
+      -- Where a drawn hunk is now; a buffer not drawn yet has not moved
+      -- since the server placed its hunks.
+      if b and anchors[b] and not later[b] then
         for _, h in ipairs(M.hunks(b)) do
           live[h.change_id .. '\0' .. h.id] = h.lnum
         end
@@ -983,6 +1098,8 @@ function M.forget(bufnr)
   end
   anchors[bufnr] = nil
   mapped[bufnr] = nil
+  later[bufnr] = nil
+  want_maps[bufnr] = nil
 end
 
 return M

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/workspace"
+)
+
+// editHeader opens the patch "e" shows in $EDITOR.
+const editHeader = `# agentd: change %s from step %s.
+# Delete a file's section or a hunk to leave it out; edit the + lines to
+# change what is written (keep the - and context lines as they are).
+# Lines starting with # are ignored. Save and quit to apply what is left;
+# empty the file to apply nothing.
+`
+
+// editor is the user's editor command: $VISUAL, $EDITOR, else vi.
+func editor() string {
+	for _, v := range []string{"VISUAL", "EDITOR"} {
+		if e := strings.TrimSpace(os.Getenv(v)); e != "" {
+			return e
+		}
+	}
+	return "vi"
+}
+
+// edit opens the change set in $EDITOR as a patch and applies what the
+// user kept, through the review core: files or hunks deleted from the
+// patch are left out (rejected), edited lines are written as edited.
+func (t *terminal) edit(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, editHeader, cs.ID, cs.StepID)
+	for _, f := range cs.Files {
+		if f.Diff == nil || f.Binary {
+			continue
+		}
+		b.WriteString(diff.Unified(f.Diff))
+		if !strings.HasSuffix(b.String(), "\n") {
+			b.WriteString("\n")
+		}
+	}
+	dir, err := os.MkdirTemp("", "agentd-edit-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "change-"+cs.ID+".patch")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return nil, err
+	}
+	ed := editor()
+	t.con.Hold(func() {
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", ed+` "$1"`, "agentd", path)
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+		err = cmd.Run()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the editor %q failed: %v (set $EDITOR to the editor you use)", ed, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var kept strings.Builder
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if !strings.HasPrefix(l, "#") {
+			kept.WriteString(l)
+		}
+	}
+	edited, err := diff.Parse(kept.String())
+	if err != nil {
+		return nil, fmt.Errorf("the edited patch cannot be read: %v; answer e to edit again, or s to choose hunks", err)
+	}
+	byPath := map[string]*diff.FileDiff{}
+	for _, fd := range edited {
+		p := fd.NewPath
+		if p == "" {
+			p = fd.OldPath
+		}
+		byPath[p] = fd
+	}
+	var files []*workspace.FileChange
+	var left []engine.HunkRejection
+	for _, f := range cs.Files {
+		fd, ok := byPath[f.Path]
+		if !ok && (f.Diff != nil && !f.Binary) {
+			left = append(left, engine.HunkRejection{Path: f.Path, HunkID: f.Path, Reason: "removed in the editor"})
+			continue
+		}
+		var text []byte
+		switch {
+		case fd == nil || f.Binary:
+			files = append(files, f) // not shown as text: kept as proposed
+			continue
+		case f.Op == workspace.OpModify:
+			text, err = diff.Apply(f.Old, fd.Hunks)
+			if err != nil {
+				return nil, fmt.Errorf("the edited patch of %s does not apply (%v); change only + lines, or answer s to choose hunks", f.Path, err)
+			}
+		case f.Op == workspace.OpCreate:
+			var nb strings.Builder
+			for _, h := range fd.Hunks {
+				nb.WriteString(h.NewText())
+			}
+			text = []byte(nb.String())
+		default:
+			files = append(files, f)
+			continue
+		}
+		if len(fd.Hunks) == 0 || (f.Op == workspace.OpModify && bytes.Equal(text, f.Old)) {
+			left = append(left, engine.HunkRejection{Path: f.Path, HunkID: f.Path, Reason: "removed in the editor"})
+			continue
+		}
+		if bytes.Equal(text, f.New) {
+			files = append(files, f)
+			continue
+		}
+		nf := *f
+		nf.New = text
+		nf.Diff = diff.Compute(f.Diff.OldPath, f.Diff.NewPath, f.Old, text)
+		files = append(files, &nf)
+	}
+	if len(files) == 0 {
+		return t.decide(ctx, cs, []review.Decision{{Action: review.Reject}}, "removed in the editor")
+	}
+	out, err := t.decide(ctx, &workspace.ChangeSet{ID: cs.ID, RunID: cs.RunID, StepID: cs.StepID, Files: files},
+		[]review.Decision{{Action: review.Accept}}, "")
+	if out != nil {
+		out.Rejected = append(out.Rejected, left...)
+	}
+	return out, err
+}

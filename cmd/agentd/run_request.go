@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/gitops"
+)
+
+// savedPlanPath is where `agentd run --request` saves the plan it made: in
+// the state dir, beside the workspace's snapshots and journal, never in the
+// workspace itself.
+func savedPlanPath(stateDir, root, request string) string {
+	slug := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '-'
+	}, request)
+	slug = strings.Trim(slug, "-")
+	for strings.Contains(slug, "--") {
+		slug = strings.ReplaceAll(slug, "--", "-")
+	}
+	if len(slug) > 40 {
+		slug = strings.Trim(slug[:40], "-")
+	}
+	if slug == "" {
+		slug = "plan"
+	}
+	name := time.Now().UTC().Format("20060102-150405") + "-" + slug + ".json"
+	return filepath.Join(gitops.StoreDir(stateDir, root), "plans", name)
+}
+
+// showPlan prints a plan's steps, one line each.
+func showPlan(con *console, p *engine.Plan) {
+	title := p.Title
+	if title == "" {
+		title = "plan"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%d step%s)\n", con.paint("1", title), len(p.Steps), plural(len(p.Steps)))
+	for i, s := range p.Steps {
+		what := s.Tool
+		if what == "" {
+			what = string(s.EffectiveKind())
+		}
+		fmt.Fprintf(&b, "  %d. %s [%s] %s", i+1, s.ID, what, s.Description)
+		if len(s.DependsOn) > 0 {
+			fmt.Fprintf(&b, " %s", con.paint("90", "after "+strings.Join(s.DependsOn, ", ")))
+		}
+		b.WriteString("\n")
+	}
+	con.Println(strings.TrimRight(b.String(), "\n"))
+}
+
+// confirmPlan saves the plan made from a request, shows it and asks: run,
+// edit in $EDITOR (then check it again), or quit. It returns the plan to
+// run, or nil and the exit code.
+//
+// hint makes a command the user can paste (hintCommand with the run's
+// workspace and state dir).
+func confirmPlan(ctx context.Context, con *console, p *engine.Plan, path string, yes bool, hint func(args ...string) string) (*engine.Plan, int) {
+	data, err := planJSON(p)
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			err = os.WriteFile(path, data, 0o600)
+		}
+	}
+	if err != nil {
+		con.Println(fmt.Sprintf("agentd run: cannot save the plan to %s: %v", path, err))
+		return nil, exitFailed
+	}
+	for {
+		showPlan(con, p)
+		con.Println("plan saved to " + path)
+		if yes {
+			return p, exitOK
+		}
+		ans, err := con.Choose(ctx, "", "[r]un it, [e]dit it in $EDITOR, or [q]uit?", "req", 0)
+		switch {
+		case errors.Is(err, errNoAnswer):
+			con.Println("agentd run: the plan needs a yes, and standard input is closed: pass --yes to run it, or run it later with: " + hint("run", path))
+			return nil, exitUsage
+		case err != nil:
+			return nil, exitCancelled
+		}
+		switch ans {
+		case 'r':
+			return p, exitOK
+		case 'q':
+			con.Println("not run; run it later with: " + hint("run", path))
+			return nil, exitOK
+		}
+		ed := editor()
+		var eerr error
+		con.Hold(func() {
+			cmd := exec.CommandContext(ctx, "/bin/sh", "-c", ed+` "$1"`, "agentd", path)
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+			eerr = cmd.Run()
+		})
+		if eerr != nil {
+			con.Println(fmt.Sprintf("the editor %q failed: %v (set $EDITOR to the editor you use)", ed, eerr))
+			continue
+		}
+		np, problems, err := loadPlan(ctx, path)
+		switch {
+		case err != nil:
+			con.Println(fmt.Sprintf("agentd run: %v", err))
+		case len(problems) > 0:
+			for _, pr := range problems {
+				con.Println(path + ": " + pr.String())
+			}
+			con.Println("fix them with e, or quit with q")
+		default:
+			p = np
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agentd/agentd/engine/tools"
+)
+
+// watchInterrupts handles Ctrl-C (and SIGTERM) during a run. The first
+// cancels the run and says what it waits for; the second kills every
+// process group the run's commands started, including commands that ignore
+// SIGTERM, so none survives agentd; a third exits at once. It returns a
+// func that stops watching.
+//
+// It keeps the signals caught for the whole run: without that, the second
+// Ctrl-C would kill agentd at once and leave its commands running.
+func watchInterrupts(con *console, cancel func()) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		n := tools.RunningCommands()
+		msg := "cancelling"
+		if n > 0 {
+			msg += fmt.Sprintf(": waiting up to %s for %d command%s to stop", tools.KillGrace, n, plural(n))
+		}
+		// Cancel first: a prompt holding the console ends with the run.
+		cancel()
+		con.Println(con.paint("33", msg+" (Ctrl-C again to kill now)"))
+		select {
+		case <-sigs:
+		case <-done:
+			return
+		}
+		k := tools.KillAllCommands()
+		con.Println(con.paint("31", fmt.Sprintf("killed %d command%s; Ctrl-C again to quit without waiting for the run to end", k, plural(k))))
+		select {
+		case <-sigs:
+			// The commands are dead; whatever still holds the run up
+			// (a tool ignoring its context) is not worth waiting for.
+			os.Exit(exitCancelled)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
