@@ -39,6 +39,7 @@ const cacheVersion = 5 // 5: a flat binary layout, mapped (was gob)
 //	posts     identifiers × u32: the contents using each key, by key
 //	keys      keys × u32: the distinct identifier hashes, sorted
 //	starts    (keys+1) × u32: where each key's contents start in posts
+//	          (a delta file has no posts, keys nor starts)
 //
 // The identifiers (6.4M on a 40,000-file tree) are used in place: a
 // file's []uint32 is a view of the file's bytes. The index (posts, keys,
@@ -134,11 +135,15 @@ func (m *Map) decode(data []byte, delta bool) error {
 	identOff := off
 	off += 4 * nIdents
 	postsOff := off
-	off += 4 * nIdents
+	if !delta { // a delta file has no index
+		off += 4 * nIdents
+	}
 	keysOff := off
 	off += 4 * nKeys
 	startsOff := off
-	off += 4 * (nKeys + 1)
+	if !delta {
+		off += 4 * (nKeys + 1)
+	}
 	if off != len(data) || nFiles < 0 || nTags < 0 || nIdents < 0 || nKeys < 0 || nKeys > nIdents {
 		return fmt.Errorf("length %d, want %d", len(data), off)
 	}
@@ -333,12 +338,10 @@ func (m *Map) encode(all map[string]*file, id, base uint64) []byte {
 	var posts, keys, starts []uint32
 	if base == 0 {
 		posts, keys, starts = buildIndex(order, nIdents)
-	} else {
-		posts, starts = make([]uint32, nIdents), []uint32{0}
 	}
 	size := headerLen + len(root) + len(files)*fileRecLen + len(order)*tagRecLen + strLen + len(symArea)
 	pad := (4 - size%4) % 4
-	size += pad + 4*(2*nIdents+2*len(keys)+1)
+	size += pad + 4*(nIdents+len(posts)+len(keys)+len(starts))
 	b := make([]byte, 0, size)
 	b = append(b, cacheMagic...)
 	for _, v := range []int{len(root), len(files), len(order), strLen, len(symArea), nIdents, len(keys)} {
