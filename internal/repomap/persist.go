@@ -303,8 +303,9 @@ func appendSymbols(b []byte, syms []Symbol) []byte {
 
 // encode lays out the records of the files in all (nil: every file of
 // the map) as load reads them, with id and base as the header's (see
-// above). A delta (base set) gets no index.
-func (m *Map) encode(all map[string]*file, id, base uint64) []byte {
+// above), and returns the index it holds. A delta (base set) gets no
+// index.
+func (m *Map) encode(all map[string]*file, id, base uint64) ([]byte, *identIndex) {
 	root := m.src.Root()
 	if all == nil {
 		all = m.files
@@ -384,7 +385,12 @@ func (m *Map) encode(all map[string]*file, id, base uint64) []byte {
 	}
 	b = appendU32s(b, posts)
 	b = appendU32s(b, keys)
-	return appendU32s(b, starts)
+	b = appendU32s(b, starts)
+	ix := &identIndex{keys: keys, starts: starts, posts: posts}
+	for _, f := range order {
+		ix.contents = append(ix.contents, f.Tags)
+	}
+	return b, ix
 }
 
 func appendU32s(b []byte, v []uint32) []byte {
@@ -513,7 +519,8 @@ func (m *Map) Save() error {
 		}
 	}
 	// A file dropped is left out: the next walk does not find it.
-	if werr := writeAtomic(m.deltaFile(), m.encode(changed, newID(), m.baseID)); werr != nil {
+	data, _ := m.encode(changed, newID(), m.baseID)
+	if werr := writeAtomic(m.deltaFile(), data); werr != nil {
 		return errors.Join(err, werr)
 	}
 	m.dirty = false
@@ -539,9 +546,22 @@ func (m *Map) save() error {
 		return nil
 	}
 	id := newID()
-	if err := writeAtomic(m.opts.CacheFile, m.encode(nil, id, 0)); err != nil {
+	data, ix := m.encode(nil, id, 0)
+	if err := writeAtomic(m.opts.CacheFile, data); err != nil {
 		return err
 	}
+	// The index just written serves this map's rankings too (the daemon's).
+	if m.ix != nil {
+		for _, t := range m.ix.contents {
+			if t != nil {
+				t.ix = 0
+			}
+		}
+	}
+	for i, t := range ix.contents {
+		t.ix = int32(i + 1)
+	}
+	m.ix = ix
 	// The delta made against the old cache file would not apply (its
 	// base is not id) but is dropped at once.
 	if err := os.Remove(m.deltaFile()); err != nil && !errors.Is(err, os.ErrNotExist) {

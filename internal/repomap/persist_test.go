@@ -193,7 +193,8 @@ func TestCacheFileVersions(t *testing.T) {
 }
 
 // TestIdentIndex: the cache file's index of identifiers finds, for any set
-// of identifiers, the same uses as scanning each file's identifiers.
+// of identifiers, the same uses as scanning each file's identifiers, in a
+// map loaded from the cache file and in the map that wrote it.
 func TestIdentIndex(t *testing.T) {
 	dir, err := filepath.Abs("..")
 	if err != nil {
@@ -215,6 +216,13 @@ func TestIdentIndex(t *testing.T) {
 	if m2.ix == nil || len(m2.ix.keys) == 0 {
 		t.Fatal("no index loaded from the cache file")
 	}
+	checkIndex(t, m2)
+	// The map that wrote the cache file uses the index it wrote.
+	checkIndex(t, m)
+}
+
+func checkIndex(t *testing.T, m2 *Map) {
+	t.Helper()
 	// Every identifier of every other file, and a few.
 	var all []uint32
 	i := 0
