@@ -140,6 +140,8 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	} else if settings.Configured() {
 		s.planner = llm.NewPlanner(settings, cfg.Tools)
 		s.planner.Logger = s.log.With("component", "planner")
+		s.planner.StateDir = a.opts.StateDir // the map's cache file, beside the snapshots
+		s.planner.WatchMaps = true           // a session lives long: later plans re-check only changed files
 		cfg.Model = llm.NewStepModel(settings)
 		cfg.Planner = s.planner
 		cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
@@ -170,6 +172,9 @@ func (s *session) toolRegistry() *tools.Registry {
 }
 
 func (s *session) close() {
+	if s.planner != nil {
+		_ = s.planner.Close() // the map's file watcher
+	}
 	if s.store != nil {
 		_ = s.store.Close()
 	}

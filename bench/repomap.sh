@@ -11,9 +11,10 @@
 # change 200 ms), as CPU time (user+system of the process: the machine may
 # be shared) and wall time per run, with the load before and after. After
 # one change: a map kept in memory without a file watcher ("walk"), the
-# daemon's map with one ("watch"), and a new process each time that loads
-# the cache file and lists the tree cold ("process": agentd plan, agentd
-# run).
+# daemon's map with one ("watch"), and a new process each time ("process":
+# agentd plan, agentd run) that maps the cache file, loads the directory
+# listings saved beside it, stats every source file and saves the change
+# as a delta.
 #   bench/repomap.sh [DIR]      RUNS=3 first maps, AFTER_RUNS=40 changes
 # (40 runs include the full walk the watched map makes every 20 maps.)
 set -euo pipefail

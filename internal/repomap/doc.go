@@ -15,6 +15,13 @@
 // whose size, mtime or inode changed and re-parses only content it has not
 // seen. The editor's unsaved buffers (Source.Overlay) win over the disk.
 //
+// The cache file is laid out for a new process (persist.go): mapped, not
+// decoded; it holds an inverted index of identifiers that the ranking
+// looks up instead of scanning every file's; small changes go to a delta
+// file beside it; and the file set's directory listings are kept beside
+// it too, so a new process reads again only the directories whose stat
+// changed.
+//
 // Finding what changed: without a watcher Update walks the tree and stats
 // every source file (the walk itself stats nothing). With Options.Watch
 // (the daemon) the map keeps a fileset.Watcher and checks only the paths

@@ -61,6 +61,7 @@ type tags struct {
 	// tree is parsed lazily, the files the ranking needs first.
 	Parsed bool
 	words  []symWords // the ranking's view of Syms, made on first use
+	ix     int32      // 1 + its index in Map.ix.contents; 0: not in the index
 }
 
 // file is one file of the index.
@@ -72,6 +73,7 @@ type file struct {
 	Hash    hash
 	Tags    *tags
 	overlay bool
+	seen    uint32   // the full walk (Map.walkGen) that last found it
 	words   []string // pathWords
 	lower   string   // lowerPath
 }
@@ -89,22 +91,26 @@ type Map struct {
 	mu     sync.Mutex // one Update at a time; guards everything below
 	files  map[string]*file
 	byHash map[hash]*tags
+	ix     *identIndex // from the cache file: who uses which identifier
 	loaded bool
 	dirty  bool
 	// unsaved holds the files read, parsed or dropped since the cache
-	// file was loaded or saved, with what redoing them costs (touch);
-	// unsavedCost is the sum. Save skips a rewrite that would cost more
-	// than redoing them.
-	unsaved     map[string]int
-	unsavedCost int
-	parsed      int // files parsed by the last Update (and the rankings since)
-	read        int // files read and hashed by the last Update
+	// file was written (touch): Save writes their records to the delta
+	// file beside it until they are too many (see deltaEvery).
+	unsaved map[string]bool
+	// baseID identifies the cache file loaded or written (0: none); a
+	// delta file applies only to the cache file it was made against.
+	baseID uint64
+	parsed int // files parsed by the last Update (and the rankings since)
+	read   int // files read and hashed by the last Update
 
 	watcher   *fileset.Watcher // Options.Watch, from the first Update on
 	stopWatch context.CancelFunc
-	watchOff  bool // no watcher: it failed to start, or Close
-	walks     int  // Updates since the last full walk
-	walked    bool // the last Update walked the whole tree
+	watchOff  bool   // no watcher: it failed to start, or Close
+	walks     int    // Updates since the last full walk
+	walkGen   uint32 // full walks so far
+	walked    bool   // the last Update walked the whole tree
+	dirGen    uint64 // the file set's DirCacheGen when its listings were loaded or saved
 }
 
 // New returns a map of src. Nothing is read until Update.
@@ -170,7 +176,7 @@ func (m *Map) Update(ctx context.Context) (err error) {
 		m.loaded = true
 		if err := m.load(); err != nil {
 			m.log.Warn("repository map cache not loaded; parsing every file", "file", m.opts.CacheFile, "err", err)
-			m.files, m.byHash = map[string]*file{}, map[hash]*tags{}
+			m.files, m.byHash, m.ix = map[string]*file{}, map[hash]*tags{}, nil
 		}
 	}
 	jobs, err := m.changed(ctx)
@@ -189,7 +195,10 @@ func (m *Map) Update(ctx context.Context) (err error) {
 	// A file that was an overlay and is now closed is read again (if it
 	// is still on disk: m.files holds only files found there).
 	for p, f := range m.files {
-		if _, still := open[p]; f.overlay && !still {
+		if !f.overlay {
+			continue
+		}
+		if _, still := open[p]; !still {
 			if fi, err := os.Lstat(filepath.Join(m.src.Root(), filepath.FromSlash(p))); err == nil && fi.Mode().IsRegular() {
 				jobs = append(jobs, job{f: &file{Path: p, Size: fi.Size(), ModTime: fi.ModTime().UnixNano(), Ino: inoOf(fi)}})
 			} else {
@@ -217,7 +226,7 @@ func (m *Map) Update(ctx context.Context) (err error) {
 	if len(jobs) > 0 {
 		m.dirty = true
 		for _, j := range jobs {
-			m.touch(j.f.Path, costRead)
+			m.touch(j.f.Path)
 		}
 	}
 	var pending []*file
@@ -289,23 +298,24 @@ func (m *Map) changed(ctx context.Context) ([]job, error) {
 // checked.
 func (m *Map) walkAll(ctx context.Context) ([]job, error) {
 	m.walked = true
-	seen := make(map[string]bool, len(m.files))
-	jobs, err := m.walk(ctx, "", seen)
+	m.walkGen++
+	jobs, err := m.walk(ctx, "", nil)
 	if err != nil {
 		return nil, err
 	}
-	for p := range m.files {
-		if !seen[p] {
+	for p, f := range m.files {
+		if f.seen != m.walkGen {
 			delete(m.files, p)
 			m.dirty = true
-			m.touch(p, costRead)
+			m.touch(p)
 		}
 	}
 	return jobs, nil
 }
 
-// walk lists the source files under dir ("" for the root) into seen and
-// returns those new or changed since the map last read them. The walk
+// walk lists the source files under dir ("" for the root) into seen (nil:
+// marks the files of m.files it finds with walkGen) and returns those new
+// or changed since the map last read them. The walk
 // does not stat (most files are not source files); only the source files
 // are, in parallel on the walk's goroutines, one lock per directory.
 func (m *Map) walk(ctx context.Context, dir string, seen map[string]bool) ([]job, error) {
@@ -322,8 +332,13 @@ func (m *Map) walk(ctx context.Context, dir string, seen map[string]bool) ([]job
 		var found []string
 		var mine []job
 		statFiles(root, d, names, func(p string, st stat) {
-			found = append(found, p)
-			if j, ok := m.stale(p, st); ok {
+			old := m.files[p]
+			if seen != nil {
+				found = append(found, p)
+			} else if old != nil {
+				old.seen = m.walkGen // each file is found by one goroutine
+			}
+			if j, ok := stale(old, p, st); ok {
 				mine = append(mine, j)
 			}
 		})
@@ -348,10 +363,9 @@ func statOf(fi os.FileInfo) stat {
 	return stat{size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inoOf(fi)}
 }
 
-// stale returns a job for p if the map holds no up-to-date record of it
-// (m.files is only read here: walk's goroutines call it concurrently).
-func (m *Map) stale(p string, st stat) (job, bool) {
-	old := m.files[p]
+// stale returns a job for p if old, the map's record of it (nil: none),
+// is not up to date.
+func stale(old *file, p string, st stat) (job, bool) {
 	if old != nil && !old.overlay && old.Size == st.size && old.ModTime == st.mtime && old.Ino == st.ino {
 		return job{}, false
 	}
@@ -383,7 +397,7 @@ func (m *Map) recheck(ctx context.Context, paths []string) ([]job, error) {
 		case !fi.Mode().IsRegular() || langOf(p) == nil || m.src.Files().Ignored(p, false):
 			m.drop(p, nil)
 		default:
-			if j, ok := m.stale(p, statOf(fi)); ok {
+			if j, ok := stale(m.files[p], p, statOf(fi)); ok {
 				jobs = append(jobs, j)
 			}
 		}
@@ -509,7 +523,7 @@ func (m *Map) parse(ctx context.Context, files []*file) error {
 		if r := v.(result); r.ok {
 			r.t.Syms, r.t.Parsed = r.syms, true
 			m.parsed++
-			m.touch(r.path, costParse)
+			m.touch(r.path)
 			m.dirty = true
 		}
 	}
@@ -558,36 +572,24 @@ func (m *Map) drop(p string, keep map[string]bool) {
 	if _, ok := m.files[p]; ok {
 		delete(m.files, p)
 		m.dirty = true
-		m.touch(p, costRead)
+		m.touch(p)
 	}
 	prefix := p + "/"
 	for q := range m.files {
 		if strings.HasPrefix(q, prefix) && !keep[q] {
 			delete(m.files, q)
 			m.dirty = true
-			m.touch(q, costRead)
+			m.touch(q)
 		}
 	}
 }
 
-// What a file left out of the cache file costs the next process, in
-// reads: reading, hashing and scanning a file is about 0.08 ms of CPU on
-// the Linux sources, parsing one about 5 ms.
-const (
-	costRead  = 1
-	costParse = 50
-)
-
-// touch notes that p's record is not the cache file's any more, and what
-// redoing it costs.
-func (m *Map) touch(p string, cost int) {
+// touch notes that p's record is not the cache file's any more.
+func (m *Map) touch(p string) {
 	if m.unsaved == nil {
-		m.unsaved = map[string]int{}
+		m.unsaved = map[string]bool{}
 	}
-	if old := m.unsaved[p]; cost > old {
-		m.unsaved[p] = cost
-		m.unsavedCost += cost - old
-	}
+	m.unsaved[p] = true
 }
 
 // Close stops the file watcher (Options.Watch), if any. The map stays

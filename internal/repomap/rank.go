@@ -102,6 +102,7 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	}
 	var cs []cand
 	unparsed := false
+	uses := m.matcher(want, filter)
 	for p, f := range m.files {
 		if f.Tags == nil {
 			continue
@@ -111,13 +112,15 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 		if focus[p] {
 			c.s += 100
 		}
-		for _, w := range f.pathWords() {
-			if terms.words[w] {
-				c.s += 3
+		if terms.mayName(f.lowerPath()) {
+			for _, w := range f.pathWords() {
+				if terms.words[w] {
+					c.s += 3
+				}
 			}
 		}
 		if len(ids) > 0 {
-			eachCommon(f.Tags.Idents, want, filter, func(id uint32) {
+			uses(f.Tags, func(id uint32) {
 				ids[id]++
 				c.uses = append(c.uses, id)
 			})
@@ -155,6 +158,63 @@ type requestTerms struct {
 	lower  map[string]bool // identifiers lower-cased
 	words  map[string]bool // stemmed lower-case words (from identifiers split)
 	text   string          // the request lower-cased
+	// needles: a text that none of them is in (ignoring ASCII case) has
+	// none of the words nor the identifiers above (see mayName).
+	needles []string
+	anyName bool // no quick test: every text may match
+}
+
+// mayName reports whether lower (a lower-cased path or name) may hold one
+// of the request's words or identifiers. A word is a run of a name's
+// letters, lower-cased and stemmed: its stem is in the text, but for
+// the y that stems "ies" end with.
+func (t *requestTerms) mayName(lower string) bool {
+	if t.anyName {
+		return true
+	}
+	for _, n := range t.needles {
+		if strings.Contains(lower, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayNameFold is mayName for a name not lower-cased.
+func (t *requestTerms) mayNameFold(name string) bool {
+	if t.anyName || len(t.needles) == 0 {
+		return t.anyName
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c >= 0x80 {
+			return true // non-ASCII: case folding beyond the quick test
+		} else if 'A' <= c && c <= 'Z' {
+			return t.mayName(strings.ToLower(name))
+		}
+	}
+	return t.mayName(name)
+}
+
+// setNeedles makes the quick test of mayName.
+func (t *requestTerms) setNeedles() {
+	add := func(w string) {
+		w = strings.TrimSuffix(w, "y")
+		if w == "" {
+			t.anyName = true
+		}
+		for i := 0; i < len(w); i++ {
+			if w[i] >= 0x80 {
+				t.anyName = true
+			}
+		}
+		t.needles = append(t.needles, w)
+	}
+	for w := range t.words {
+		add(w)
+	}
+	for w := range t.lower {
+		add(w)
+	}
 }
 
 var stopwords = map[string]bool{}
@@ -198,6 +258,7 @@ func parseTerms(req string) requestTerms {
 			}
 		}
 	}
+	t.setNeedles()
 	return t
 }
 
@@ -269,7 +330,7 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 			continue
 		}
 		for _, s := range f.Tags.Syms {
-			if n := lastName(s.Name); terms.lower[strings.ToLower(n)] {
+			if n := lastName(s.Name); terms.mayNameFold(n) && terms.lower[strings.ToLower(n)] {
 				definers[strings.ToLower(n)]++
 			}
 		}
@@ -287,16 +348,21 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		} else if strings.Contains(terms.text, base) && strings.Contains(base, ".") {
 			sc += 40
 		}
-		for _, w := range f.pathWords() {
-			if terms.words[w] {
-				sc += 2
+		if terms.mayName(lp) {
+			for _, w := range f.pathWords() {
+				if terms.words[w] {
+					sc += 2
+				}
 			}
 		}
 		if f.Tags != nil {
-			words := f.Tags.symWords()
 			for k, s := range f.Tags.Syms {
 				n := lastName(s.Name)
-				ln := words[k].lower
+				if !terms.mayNameFold(n) {
+					continue // neither its name nor its words are the request's
+				}
+				sw := f.Tags.symWord(k)
+				ln := sw.lower
 				if terms.lower[ln] {
 					w := 30.0
 					if terms.idents[n] {
@@ -308,7 +374,7 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 					sc += w / float64(max(definers[ln], 1))
 					continue
 				}
-				ws := words[k].words
+				ws := sw.words
 				hit := 0
 				for _, w := range ws {
 					if terms.words[w] {
@@ -380,12 +446,13 @@ func (m *Map) rank(ctx context.Context, q Query) ([]Entry, error) {
 		if f == nil || f.Tags == nil || len(e.Symbols) == 0 {
 			continue
 		}
-		words := f.Tags.symWords()
 		hits := make([]int, len(e.Symbols))
 		hit := false
-		for k := range e.Symbols {
-			hits[k] = symHit(terms, words[k])
-			hit = hit || hits[k] > 0
+		for k, s := range e.Symbols {
+			if terms.mayNameFold(lastName(s.Name)) {
+				hits[k] = symHit(terms, f.Tags.symWord(k))
+				hit = hit || hits[k] > 0
+			}
 		}
 		if !hit {
 			continue
@@ -473,12 +540,13 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 		filter.add(id)
 	}
 	wantIDs := sortedKeys(want)
+	using := m.matcher(wantIDs, filter)
 	for q, g := range m.files {
 		if g.Tags == nil {
 			continue
 		}
 		sum := 0.0
-		eachCommon(g.Tags.Idents, wantIDs, filter, func(id uint32) { sum += want[id] })
+		using(g.Tags, func(id uint32) { sum += want[id] })
 		if sum > 0 {
 			add[q] += min(sum, 5)
 		}
@@ -525,6 +593,51 @@ func render(entries []Entry, tokens, total int) (string, []string) {
 		listed = append(listed, e.Path)
 	}
 	return b.String(), listed
+}
+
+// identIndex is the cache file's inverted index of identifiers (see
+// persist.go): posts[starts[k]:starts[k+1]] are the contents (indexes in
+// contents) using keys[k]. The contents loaded never change (a file that
+// changes gets new content), so the index stays true for them; contents
+// read since are not in it (tags.ix 0) and are scanned.
+type identIndex struct {
+	keys, starts, posts []uint32
+	contents            []*tags
+}
+
+// matcher returns a function that calls fn, in ascending order, for each
+// of want (sorted, with filter holding them) that content t uses: looked
+// up in the index for contents in it, by scanning the others' identifiers.
+func (m *Map) matcher(want []uint32, filter *bitset) func(t *tags, fn func(uint32)) {
+	ix := m.ix
+	var hits [][]uint32 // by content index
+	if ix != nil && len(want) > 0 {
+		hits = make([][]uint32, len(ix.contents))
+		for _, id := range want {
+			k, ok := slices.BinarySearch(ix.keys, id)
+			if !ok || k+1 >= len(ix.starts) {
+				continue
+			}
+			lo, hi := ix.starts[k], ix.starts[k+1]
+			if lo > hi || int(hi) > len(ix.posts) {
+				continue // a damaged index
+			}
+			for _, c := range ix.posts[lo:hi] {
+				if int(c) < len(hits) {
+					hits[c] = append(hits[c], id)
+				}
+			}
+		}
+	}
+	return func(t *tags, fn func(uint32)) {
+		if hits != nil && t.ix > 0 && int(t.ix) <= len(hits) {
+			for _, id := range hits[t.ix-1] {
+				fn(id)
+			}
+			return
+		}
+		eachCommon(t.Idents, want, filter, fn)
+	}
 }
 
 // eachCommon calls fn, in ascending order, for each hash both in idents
@@ -592,18 +705,20 @@ func (f *file) lowerPath() string {
 }
 
 type symWords struct {
+	made  bool
 	lower string   // the last name, lower-cased
 	words []string // its words
 }
 
-// symWords are the words of each symbol's name, made once per content.
-func (t *tags) symWords() []symWords {
+// symWord is the words of symbol k's name, made once per content and
+// only for the symbols a ranking looks into.
+func (t *tags) symWord(k int) symWords {
 	if len(t.words) != len(t.Syms) {
 		t.words = make([]symWords, len(t.Syms))
-		for i, s := range t.Syms {
-			n := lastName(s.Name)
-			t.words[i] = symWords{lower: strings.ToLower(n), words: splitWords(n)}
-		}
 	}
-	return t.words
+	if w := &t.words[k]; !w.made {
+		n := lastName(t.Syms[k].Name)
+		*w = symWords{made: true, lower: strings.ToLower(n), words: splitWords(n)}
+	}
+	return t.words[k]
 }

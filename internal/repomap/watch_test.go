@@ -181,19 +181,20 @@ func TestIdentHashes(t *testing.T) {
 	}
 }
 
-// TestSaveSkipsSmallChanges: Save does not rewrite the whole cache file for
-// a change that costs less to redo than 1/saveEvery of the map (the next
-// process re-reads that file instead); a bigger one, or SaveNow, writes
-// it. Files are parsed lazily here (EagerBytes < 0), as in a big tree.
-func TestSaveSkipsSmallChanges(t *testing.T) {
+// TestSaveSmallChangesAsDelta: Save writes a small change into the delta
+// file beside the cache file, which the next process loads (reading
+// nothing again), and rewrites the cache file only once the changed files
+// are 1/deltaEvery of the map; SaveNow rewrites it at once. A delta made
+// against another cache file is not used.
+func TestSaveSmallChangesAsDelta(t *testing.T) {
 	dir := t.TempDir()
-	const n = 150
+	const n = 150 // deltaEvery 50: 3 changed files rewrite the cache file
 	for i := range n {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d.go", i)), fmt.Appendf(nil, "package p\n\nfunc F%03d() {}\n", i), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	cache := filepath.Join(t.TempDir(), "repomap.gob")
+	cache := filepath.Join(t.TempDir(), "repomap.map")
 	ctx := context.Background()
 	update := func(m *Map) Stats {
 		t.Helper()
@@ -202,68 +203,90 @@ func TestSaveSkipsSmallChanges(t *testing.T) {
 		}
 		return m.Stats()
 	}
-	cached := func() []byte {
+	save := func(m *Map) {
 		t.Helper()
-		data, err := os.ReadFile(cache)
+		if err := m.Save(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(name string) []byte {
+		t.Helper()
+		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return data
 	}
+	change := func(name, text string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	delta := cache + ".delta"
 	opts := Options{CacheFile: cache, EagerBytes: -1}
 	m := New(openWS(t, dir), opts)
 	update(m)
-	if err := m.Save(); err != nil {
-		t.Fatal(err)
-	}
-	first := cached()
-	os.WriteFile(filepath.Join(dir, "f000.go"), []byte("package p\n\nfunc Changed() {}\n"), 0o644)
+	save(m)
+	first := read(cache)
+
+	change("f000.go", "package p\n\nfunc Changed() {}\n")
 	if st := update(m); st.Read != 1 {
 		t.Fatalf("after one change: %+v", st)
 	}
-	if err := m.Save(); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(cached(), first) {
+	save(m)
+	if !slices.Equal(read(cache), first) {
 		t.Error("Save rewrote the cache file for one changed file of 150")
 	}
-	// The next process re-reads that file, and only it.
-	if st := update(New(openWS(t, dir), opts)); st.Read != 1 || st.Files != n {
-		t.Errorf("from the cache: %+v, want 1 file read of %d", st, n)
+	oldDelta := read(delta)
+	// The next process reads nothing again, and sees the change.
+	m2 := New(openWS(t, dir), opts)
+	if st := update(m2); st.Read != 0 || st.Files != n {
+		t.Errorf("from the cache and its delta: %+v, want nothing read of %d", st, n)
 	}
-	os.WriteFile(filepath.Join(dir, "f001.go"), []byte("package p\n\nfunc Changed2() {}\n"), 0o644)
-	update(m)
-	if err := m.Save(); err != nil {
+	if text, _, err := m2.Render(ctx, Query{Request: "call Changed"}); err != nil || !strings.Contains(text, "func Changed") {
+		t.Fatalf("map from the delta: %v\n%s", err, text)
+	}
+	change("f001.go", "package p\n\nfunc Changed2() {}\n")
+	update(m2)
+	save(m2)
+	if !slices.Equal(read(cache), first) {
+		t.Error("Save rewrote the cache file for 2 changed files of 150")
+	}
+	// A third change (in a third process): the cache file is rewritten.
+	m3 := New(openWS(t, dir), opts)
+	if st := update(m3); st.Read != 0 {
+		t.Errorf("third process: %+v, want nothing read", st)
+	}
+	change("f002.go", "package p\n\nfunc Changed3() {}\n")
+	update(m3)
+	save(m3)
+	if slices.Equal(read(cache), first) {
+		t.Error("Save did not rewrite the cache file after 3 changed files of 150")
+	}
+	if _, err := os.Stat(delta); !os.IsNotExist(err) {
+		t.Errorf("the delta outlived the cache file's rewrite: %v", err)
+	}
+	// A delta of another cache file is not used.
+	if err := os.WriteFile(delta, oldDelta, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	second := cached()
-	if slices.Equal(second, first) {
-		t.Error("Save did not write the cache after 2 changed files of 150")
+	m4 := New(openWS(t, dir), opts)
+	if st := update(m4); st.Read != 0 || len(m4.unsaved) != 0 {
+		t.Errorf("with a stale delta: %+v, %d files taken from it", st, len(m4.unsaved))
 	}
-	os.WriteFile(filepath.Join(dir, "f002.go"), []byte("package p\n\nfunc Changed3() {}\n"), 0o644)
-	update(m)
-	if err := m.SaveNow(); err != nil {
+	// SaveNow rewrites the cache file for any change.
+	second := read(cache)
+	change("f003.go", "package p\n\nfunc Changed4() {}\n")
+	update(m4)
+	if err := m4.SaveNow(); err != nil {
 		t.Fatal(err)
 	}
-	if slices.Equal(cached(), second) {
+	if slices.Equal(read(cache), second) {
 		t.Error("SaveNow did not write the cache")
 	}
 	if st := update(New(openWS(t, dir), opts)); st.Read != 0 {
 		t.Errorf("from the cache after SaveNow: %+v, want nothing read", st)
-	}
-	// A parse costs more than a read: one is worth saving.
-	third := cached()
-	if _, _, err := m.Render(ctx, Query{Request: "what does f100.go do"}); err != nil {
-		t.Fatal(err)
-	}
-	if m.Stats().Parsed == 0 {
-		t.Fatal("the ranking parsed nothing")
-	}
-	if err := m.Save(); err != nil {
-		t.Fatal(err)
-	}
-	if slices.Equal(cached(), third) {
-		t.Error("Save did not write the cache after a parse")
 	}
 }
 
