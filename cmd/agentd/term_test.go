@@ -4,12 +4,14 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/fakemodel"
 )
@@ -248,6 +250,72 @@ func TestTermSecondCtrlCKillsEveryCommand(t *testing.T) {
 	for _, pid := range pids {
 		if alive(pid) {
 			t.Errorf("process %d survived the second Ctrl-C", pid)
+		}
+	}
+}
+
+// Ctrl-C kills git's whole process group: a pre-commit hook that ignores
+// SIGTERM (and its child) does not survive agentd. git is counted among the
+// commands the first Ctrl-C waits for, and killed at once (a git command is
+// never left half-way on purpose, so there is no grace period).
+func TestTermCtrlCKillsGitHooks(t *testing.T) {
+	ws := t.TempDir()
+	pidDir := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.name", "Test"},
+		{"config", "user.email", "test@example.com"},
+		{"config", "commit.gpgsign", "false"},
+	} {
+		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	hook := "#!/bin/sh\ntrap '' TERM\nsleep 300 & echo $! > " + pidDir + "/child.pid\necho $$ > " + pidDir + "/hook.pid\nwait\n"
+	if err := os.WriteFile(filepath.Join(ws, ".git", "hooks", "pre-commit"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	if out, err := exec.Command("git", "-C", ws, "add", "a.txt").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	p := writePlan(t, `{"steps":[{"id":"commit","tool":"git","args":{"action":"commit","message":"m"}}]}`)
+	r := startPTY(t, nil, "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--yes")
+	at := r.waitFor("running commit", 0)
+	var pids []int
+	for _, f := range []string{"hook.pid", "child.pid"} {
+		for i := 0; ; i++ {
+			b, _ := os.ReadFile(filepath.Join(pidDir, f))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids = append(pids, n)
+				break
+			}
+			if i > 400 { // 400 redraws of the status line: about a minute
+				t.Fatalf("the hook did not write %s (%q):\n%s", f, b, r.tail())
+			}
+			at = r.waitFor("running commit", at)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	r.send("\x03")
+	r.waitFor("cancelling: waiting up to 5s for 1 command to stop", at)
+	if code := r.wait(); code != exitCancelled {
+		t.Fatalf("exit %d, want 130:\n%s", code, r.tail())
+	}
+	for _, pid := range pids {
+		// The hook's shell is reparented when git dies; give init a moment
+		// to reap it (a liveness poll, not a timing assertion).
+		for i := 0; i < 100 && alive(pid); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("git hook process %d survived the second Ctrl-C", pid)
 		}
 	}
 }
