@@ -301,6 +301,8 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 	s.llmCalls += res.llmCalls
 	n.st.ChangeIDs = append(n.st.ChangeIDs, res.changeIDs...)
 	n.st.RejectedChangeIDs = append(n.st.RejectedChangeIDs, res.rejectedIDs...)
+	n.st.PartlyRejectedChangeIDs = append(n.st.PartlyRejectedChangeIDs, res.partlyIDs...)
+	n.st.UnappliedChangeIDs = append(n.st.UnappliedChangeIDs, res.unappliedIDs...)
 	for _, f := range res.files {
 		if !s.filesSeen[f] {
 			s.filesSeen[f] = true
@@ -329,7 +331,11 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 		}
 		s.skip(n, res.skipped)
 	case res.err == nil:
-		s.completeWith(n, res.output, res.needsMore, res.suggestion, res.wouldRun)
+		note := res.wouldRun
+		if note == "" {
+			note = res.partlyNote
+		}
+		s.completeWith(n, res.output, res.needsMore, res.suggestion, note)
 	default:
 		n.st.Output = res.output // what the failed attempt produced, for people and planners
 		s.stepError(n, res.err)

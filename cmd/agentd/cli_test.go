@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 )
 
@@ -117,6 +119,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"undo", "a", "b"}, "too many arguments"},
 		{[]string{"serve", "extra"}, `unexpected argument "extra"`},
 		{[]string{"plan", "  "}, "the request is empty"},
+		{[]string{"completion"}, "missing the shell: agentd completion bash|zsh|fish"},
+		{[]string{"completion", "tcsh"}, `unknown shell "tcsh"; use one of: bash, zsh, fish`},
+		{[]string{"tools", "x"}, `unexpected argument "x"`},
 	} {
 		r := agentd(t, "", tc.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
@@ -227,5 +232,28 @@ func TestRunShowsPersonsErrors(t *testing.T) {
 		if strings.Contains(out, model) {
 			t.Errorf("the terminal shows advice for a model (%s):\n%s", model, out)
 		}
+	}
+}
+
+// TestToolsLists: agentd tools lists every built-in tool with its kind,
+// risk and arguments (the engine's unknown-tool error sends people there).
+func TestToolsLists(t *testing.T) {
+	r := agentd(t, "", "tools")
+	if r.code != exitOK || r.stderr != "" {
+		t.Fatalf("agentd tools: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^TOOL +KIND +RISK +ARGS$`),
+		regexp.MustCompile(`(?m)^read_file +read +low +path endLine\? startLine\?$`),
+		regexp.MustCompile(`(?m)^run_command +command +high +command cwd\? `),
+		regexp.MustCompile(`(?m)^git +git +medium \(varies\) +action `),
+		regexp.MustCompile(`(?m)^json_patch +write +medium +path ops$`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("agentd tools: no line matching %s in:\n%s", want, r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "\n"); n != len(tools.Builtin().List())+1 {
+		t.Errorf("agentd tools printed %d lines for %d tools:\n%s", n, len(tools.Builtin().List()), r.stdout)
 	}
 }
