@@ -48,14 +48,14 @@ type stepResult struct {
 	// unappliedIDs are change sets neither applied nor rejected (the run
 	// stopped during their review, or applying them failed).
 	unappliedIDs []string
-	changeIDs   []string
-	snapshotID  string
-	needsMore   bool
-	suggestion  string
-	llmCalls    int
-	toolCalls   int
-	aborted     bool // the user aborted the run in a review
-	applied     bool // files were changed
+	changeIDs    []string
+	snapshotID   string
+	needsMore    bool
+	suggestion   string
+	llmCalls     int
+	toolCalls    int
+	aborted      bool // the user aborted the run in a review
+	applied      bool // files were changed
 	// mayChange is set when a tool that can change the workspace behind
 	// the change-set path ran (a command, a write action of git): the step
 	// gets a snapshot after it even though it proposed no change set.

@@ -56,8 +56,8 @@ type StepState struct {
 	// applied nor decided: the run stopped during their review, or applying
 	// them failed.
 	UnappliedChangeIDs []string `json:"unappliedChangeIds,omitempty"`
-	SnapshotID        string   `json:"snapshotId,omitempty"` // taken after the step
-	Reason            string   `json:"reason,omitempty"`     // why skipped/blocked
+	SnapshotID         string   `json:"snapshotId,omitempty"` // taken after the step
+	Reason             string   `json:"reason,omitempty"`     // why skipped/blocked
 }
 
 // RunState is a copy of a run's state; the scheduler owns the original.
