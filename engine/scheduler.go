@@ -202,7 +202,12 @@ func (s *sched) loop() {
 			f(s)
 		case <-ctxDone:
 			ctxDone = nil
-			s.stop(RunCancelled, "the run's context was cancelled")
+			why := "the run's context was cancelled"
+			if c := context.Cause(s.baseCtx); c != nil && c != context.Canceled {
+				// The front end said why (Ctrl-C, "q", closed input).
+				why = c.Error()
+			}
+			s.stop(RunCancelled, why)
 		}
 	}
 	s.finish()

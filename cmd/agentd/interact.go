@@ -19,7 +19,7 @@ type terminal struct {
 	con    *console
 	ws     *workspace.Workspace
 	yes    bool               // --yes: allow and accept everything
-	cancel context.CancelFunc // "q" stops the whole run
+	cancel context.CancelCauseFunc // "q" stops the whole run; the cause is the run's error
 	quiet  bool               // --review none: do not print diffs
 	disp   *display           // prompts wait until what led to them is shown
 	book   *review.Book       // the run's change sets, recorded in the journal (nil: not recorded)
@@ -45,7 +45,7 @@ func (t *terminal) closedInput(step string) {
 		t.noInput = step
 	}
 	t.mu.Unlock()
-	t.cancel()
+	t.cancel(fmt.Errorf("step %s needs an answer and standard input is closed", step))
 }
 
 // stopped reports whether "q" or closed input stopped the run.
@@ -116,7 +116,7 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		t.mu.Lock()
 		t.rejectAll = true
 		t.mu.Unlock()
-		t.cancel()
+		t.cancel(errQuit)
 		return engine.ApprovalDecision{Allow: false, Reason: "run stopped at the terminal"}, nil
 	}
 	return engine.ApprovalDecision{Allow: false, Reason: "denied at the terminal"}, nil

@@ -187,8 +187,8 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 
 	interactive := isTerminal(stdin) && !o.yes
 	mode := engine.ReviewMode(o.review)

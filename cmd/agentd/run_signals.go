@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -17,7 +19,7 @@ import (
 //
 // It keeps the signals caught for the whole run: without that, the second
 // Ctrl-C would kill agentd at once and leave its commands running.
-func watchInterrupts(con *console, cancel func()) (stop func()) {
+func watchInterrupts(con *console, cancel context.CancelCauseFunc) (stop func()) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
@@ -33,7 +35,7 @@ func watchInterrupts(con *console, cancel func()) (stop func()) {
 			msg += fmt.Sprintf(": waiting up to %s for %d command%s to stop", tools.KillGrace, n, plural(n))
 		}
 		// Cancel first: a prompt holding the console ends with the run.
-		cancel()
+		cancel(errInterrupted)
 		con.Println(con.paint("33", msg+" (Ctrl-C again to kill now)"))
 		select {
 		case <-sigs:
@@ -55,6 +57,12 @@ func watchInterrupts(con *console, cancel func()) (stop func()) {
 		close(done)
 	}
 }
+
+// Why the terminal stopped a run: the run's error in its state and summary.
+var (
+	errInterrupted = errors.New("interrupted (Ctrl-C)")
+	errQuit        = errors.New("stopped at the terminal (q)")
+)
 
 func plural(n int) string {
 	if n == 1 {

@@ -88,8 +88,8 @@ func TestTermReviewQuitRejectsTheRest(t *testing.T) {
 			t.Errorf("%s shows completed after q:\n%s", s, r.tail())
 		}
 	}
-	if !strings.Contains(txt, "**Status:** cancelled") {
-		t.Errorf("status:\n%s", r.tail())
+	if !strings.Contains(txt, "**Status:** cancelled") || !strings.Contains(txt, "**Error:** stopped at the terminal (q)") {
+		t.Errorf("status, or the error does not say q stopped the run:\n%s", r.tail())
 	}
 }
 
@@ -246,6 +246,9 @@ func TestTermSecondCtrlCKillsEveryCommand(t *testing.T) {
 	r.waitFor("killed 1 command", at)
 	if code := r.wait(); code != exitCancelled {
 		t.Fatalf("exit %d, want 130:\n%s", code, r.tail())
+	}
+	if !strings.Contains(r.text(), "**Error:** interrupted (Ctrl-C)") {
+		t.Errorf("the summary's error does not say Ctrl-C stopped the run:\n%s", r.tail())
 	}
 	for _, pid := range pids {
 		if alive(pid) {
