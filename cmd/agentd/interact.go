@@ -18,11 +18,11 @@ import (
 type terminal struct {
 	con    *console
 	ws     *workspace.Workspace
-	yes    bool               // --yes: allow and accept everything
+	yes    bool                    // --yes: allow and accept everything
 	cancel context.CancelCauseFunc // "q" stops the whole run; the cause is the run's error
-	quiet  bool               // --review none: do not print diffs
-	disp   *display           // prompts wait until what led to them is shown
-	book   *review.Book       // the run's change sets, recorded in the journal (nil: not recorded)
+	quiet  bool                    // --review none: do not print diffs
+	disp   *display                // prompts wait until what led to them is shown
+	book   *review.Book            // the run's change sets, recorded in the journal (nil: not recorded)
 
 	// queue serializes every question of the run, whichever step asks:
 	// one prompt at a time, and "a" or "q" settle the ones waiting.
