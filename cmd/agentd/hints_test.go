@@ -112,6 +112,32 @@ func TestHintsWorkWhenPasted(t *testing.T) {
 	}
 }
 
+// TestHintsFromInsideTheWorkspace: a run started inside its workspace,
+// without --workspace, prints hints that work pasted from another folder
+// (a second terminal): they name the workspace anyway.
+func TestHintsFromInsideTheWorkspace(t *testing.T) {
+	ws := demoCopy(t)
+	p := filepath.Join(ws, "plan.json")
+	os.WriteFile(p, []byte(`{"steps":[{"id":"w","tool":"write_file","args":{"path":"new.txt","content":"x\n"}}]}`), 0o644)
+	state := filepath.Join(t.TempDir(), "state")
+	r := agentdIn(t, ws, agentdBin, nil, "run", "plan.json", "--yes", "--state-dir", state)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	undo := hintAfter(t, r.stdout, "Undo the whole run: ")
+	if !strings.Contains(undo, "--workspace "+ws) {
+		t.Errorf("undo hint %q does not name the workspace", undo)
+	}
+	u := paste(t, t.TempDir(), undo)
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); u.code != 0 || err == nil {
+		t.Fatalf("pasted %q elsewhere: exit %d, new.txt still there: %v\n%s%s", undo, u.code, err == nil, u.stdout, u.stderr)
+	}
+	redo := hintAfter(t, u.stdout, "undo with: ")
+	if rr := paste(t, t.TempDir(), redo); rr.code != 0 || readFile(t, filepath.Join(ws, "new.txt")) != "x\n" {
+		t.Fatalf("pasted %q elsewhere: exit %d\n%s%s", redo, rr.code, rr.stdout, rr.stderr)
+	}
+}
+
 // TestHintNamesBinaryAsInvoked: run through $PATH, the hint says the bare
 // name; run as ./agentd, the absolute path. Both work when pasted.
 func TestHintNamesBinaryAsInvoked(t *testing.T) {
