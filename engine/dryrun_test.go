@@ -55,6 +55,9 @@ func TestDryRunWouldRun(t *testing.T) {
 	if s := stepState(t, st, "bad"); s.Status != StepFailed || st.Status != RunFailed {
 		t.Errorf("a real failure in a dry run: step %s, run %s", s.Status, st.Status)
 	}
+	if st.Error != `step "bad" failed: op: boom` {
+		t.Errorf("run error %q, want the step named once", st.Error)
+	}
 }
 
 // What making the plan used counts toward the run and shows in the summary.

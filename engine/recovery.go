@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentd/agentd/engine/tools"
 )
@@ -229,7 +230,9 @@ func (s *sched) failureDecided(n *node, err error, act FailureAction, herr error
 func (s *sched) abort(n *node, err error) {
 	s.blockDependents(n)
 	if s.errMsg == "" {
-		s.errMsg = fmt.Sprintf("step %q failed: %v", n.step.ID, err)
+		// Most step errors name the step already: not twice.
+		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("step %q: ", n.step.ID))
+		s.errMsg = fmt.Sprintf("step %q failed: %s", n.step.ID, msg)
 	}
 	s.stop(RunFailed, s.errMsg)
 }
