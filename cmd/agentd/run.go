@@ -187,8 +187,12 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	runCtx, cancel := context.WithCancelCause(ctx)
+	// The run is cancelled by watchInterrupts (and q, closed input) with
+	// a cause that says why; a signal that reached ctx first says the same.
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancel(nil)
+	stopAfter := context.AfterFunc(ctx, func() { cancel(signalCause(context.Cause(ctx))) })
+	defer stopAfter()
 
 	interactive := isTerminal(stdin) && !o.yes
 	mode := engine.ReviewMode(o.review)

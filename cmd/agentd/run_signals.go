@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/agentd/agentd/engine/tools"
@@ -24,8 +25,9 @@ func watchInterrupts(con *console, cancel context.CancelCauseFunc) (stop func())
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done := make(chan struct{})
 	go func() {
+		var sig os.Signal
 		select {
-		case <-sigs:
+		case sig = <-sigs:
 		case <-done:
 			return
 		}
@@ -35,7 +37,7 @@ func watchInterrupts(con *console, cancel context.CancelCauseFunc) (stop func())
 			msg += fmt.Sprintf(": waiting up to %s for %d command%s to stop", tools.KillGrace, n, plural(n))
 		}
 		// Cancel first: a prompt holding the console ends with the run.
-		cancel(errInterrupted)
+		cancel(signalCause(sig))
 		con.Println(con.paint("33", msg+" (Ctrl-C again to kill now)"))
 		select {
 		case <-sigs:
@@ -61,8 +63,21 @@ func watchInterrupts(con *console, cancel context.CancelCauseFunc) (stop func())
 // Why the terminal stopped a run: the run's error in its state and summary.
 var (
 	errInterrupted = errors.New("interrupted (Ctrl-C)")
+	errTerminated  = errors.New("terminated (SIGTERM)")
 	errQuit        = errors.New("stopped at the terminal (q)")
 )
+
+// signalCause is the run's error for a signal (an os.Signal, or the cause
+// signal.NotifyContext gave its context: "terminated signal received").
+func signalCause(v any) error {
+	if s, ok := v.(os.Signal); ok && s == syscall.SIGTERM {
+		return errTerminated
+	}
+	if e, ok := v.(error); ok && strings.HasPrefix(e.Error(), syscall.SIGTERM.String()) {
+		return errTerminated
+	}
+	return errInterrupted
+}
 
 func plural(n int) string {
 	if n == 1 {
