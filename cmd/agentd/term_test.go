@@ -257,6 +257,52 @@ func TestTermSecondCtrlCKillsEveryCommand(t *testing.T) {
 	}
 }
 
+// Closing the terminal (SIGHUP) stops the run and kills its commands at
+// once, even one that ignores SIGTERM: none survives the closed window.
+func TestTermHangupKillsEveryCommand(t *testing.T) {
+	ws := t.TempDir()
+	p := writePlan(t, `{"steps":[{"id":"stubborn","tool":"run_command","args":{"command":"trap '' TERM HUP; sleep 300 & echo $! > child.pid; sh -c 'echo $PPID' > shell.pid; wait"}}]}`)
+	state := t.TempDir()
+	r := startPTY(t, nil, "run", p, "--workspace", ws, "--state-dir", state, "--yes")
+	at := r.waitFor("running stubborn", 0)
+	var pids []int
+	for _, f := range []string{"shell.pid", "child.pid"} {
+		for i := 0; ; i++ {
+			b, _ := os.ReadFile(filepath.Join(ws, f))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids = append(pids, n)
+				break
+			}
+			if i > 400 { // 400 redraws of the status line: about a minute
+				t.Fatalf("the command did not write %s (%q):\n%s", f, b, r.tail())
+			}
+			at = r.waitFor("running stubborn", at)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	r.tty.Close() // the terminal window is closed: the kernel sends SIGHUP
+	r.wait()
+	for _, pid := range pids {
+		for i := 0; i < 100 && alive(pid); i++ { // a liveness poll, not a timing assertion
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d survived the closed terminal", pid)
+		}
+	}
+	// The run is recorded as cancelled, saying why.
+	out := agentd(t, "", "runs", "--workspace", ws, "--state-dir", state)
+	if !strings.Contains(out.stdout, "cancelled") {
+		t.Errorf("agentd runs after the hangup:\n%s%s", out.stdout, out.stderr)
+	}
+}
+
 // Ctrl-C kills git's whole process group: a pre-commit hook that ignores
 // SIGTERM (and its child) does not survive agentd. git is counted among the
 // commands the first Ctrl-C waits for, and killed at once (a git command is
