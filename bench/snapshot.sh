@@ -10,6 +10,10 @@
 # again with agentd run per process (agentd snapshot create / restore
 # --overwrite as separate, cold processes, as agentd run's first snapshot
 # and the terminal pay), and the store size after the initial snapshot.
+# Each row is the median of -reps runs (default 3) and shows the ratio of
+# wall times and, beside it, of CPU times (user + system: this process's
+# own for agentd in process, the commands' for agentd per process and for
+# git), since on a shared machine the wall time depends on what else runs.
 #
 # A tree that is a git repository tracking files its own .gitignore
 # matches works too: agentd keeps tracked files (as git ls-files does), so

@@ -29,10 +29,19 @@
 // restore uses to tell the agent's changes from everyone else's.
 //
 // Reads: objects are read from the packs through go-git's packfile reader
-// with indexes the store loads once and keeps up to date as packs come and
-// go (go-git's ObjectStorage decodes every index again after each new
-// pack). Once there are more than packMergeAt packs, the small ones are
-// merged by copying their compressed objects as they are.
+// with indexes the store loads once (sliced from one read of each .idx,
+// not decoded) and keeps up to date as packs come and go (go-git's
+// ObjectStorage decodes every index again after each new pack); a
+// snapshot that writes nothing but its commit loads none. Once there are
+// more than packMergeAt packs, the small ones are merged by copying their
+// compressed objects as they are.
+//
+// One-shot commands (agentd snapshot create/restore, agentd run's first
+// snapshot) pay the cold start: the stat cache and directory cache are
+// decoded from one read each without copying, the walk stats cached
+// directories and their files by path from one open root, and OneShot
+// turns the collector off. What is left is one lstat per file, which git
+// pays too (twice for add and commit).
 //
 // With Watch (the daemon), a snapshot re-stats only the paths the file
 // watcher reports and rebuilds only the trees above them; every

@@ -413,6 +413,20 @@ var (
 // size in I/O, and the indexes already loaded are reused.
 func (s *Store) consolidatePacks(ctx context.Context) error {
 	packDir := filepath.Join(s.dir, "objects", "pack")
+	// Counted from the directory first: the packs' indexes are loaded
+	// only when there is something to merge (a one-shot command that
+	// snapshots an unchanged tree reads no index at all).
+	if ents, err := os.ReadDir(packDir); err == nil {
+		n := 0
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".idx") {
+				n++
+			}
+		}
+		if n <= packMergeAt {
+			return nil
+		}
+	}
 	s.stMu.Lock()
 	packs := s.packList()
 	s.stMu.Unlock()

@@ -26,7 +26,10 @@ type packSink struct {
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 func (k packSink) put(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
-	if k.p.has(h) || k.s.hasObject(h) || !k.p.reserve(h) {
+	// A commit (it holds the time it was made) is never in the store
+	// already, and a duplicate would be harmless: it is written without
+	// the look-up, so a snapshot with nothing new loads no pack index.
+	if k.p.has(h) || t != plumbing.CommitObject && k.s.hasObject(h) || !k.p.reserve(h) {
 		return nil
 	}
 	if t == plumbing.TreeObject {
@@ -197,24 +200,34 @@ type snapMeta struct {
 	Absent []string `json:"absent,omitempty"`
 }
 
-// permRecord fills m's permission fields from files.
+// permRecord fills m's permission fields from files. Counting is done in
+// arrays, and the files are looked at a second time only if some differ
+// from the defaults: this runs on every file of every snapshot.
 func (m *snapMeta) permRecord(files map[string]*fileRec) {
-	count := map[[2]uint32]int{}
+	var count [2][0o1000]int // [regular, executable][permission bits]
+	var total [2]int
 	for _, r := range files {
 		if r.mode != filemode.Symlink && r.perm != 0 {
-			count[[2]uint32{uint32(r.mode), r.perm}]++
+			k := 0
+			if r.mode == filemode.Executable {
+				k = 1
+			}
+			count[k][r.perm&0o777]++
+			total[k]++
 		}
 	}
 	m.DefaultPerm, m.DefaultExecPerm = 0o644, 0o755
-	best := [2]int{}
-	for k, n := range count {
-		if filemode.FileMode(k[0]) == filemode.Executable {
-			if n > best[1] || n == best[1] && k[1] < m.DefaultExecPerm {
-				best[1], m.DefaultExecPerm = n, k[1]
+	defs := [2]*uint32{&m.DefaultPerm, &m.DefaultExecPerm}
+	for k := range count {
+		best := 0
+		for perm, n := range count[k] {
+			if n > best { // ties: the lowest bits, as the loop goes up
+				best, *defs[k] = n, uint32(perm)
 			}
-		} else if n > best[0] || n == best[0] && k[1] < m.DefaultPerm {
-			best[0], m.DefaultPerm = n, k[1]
 		}
+	}
+	if count[0][m.DefaultPerm] == total[0] && count[1][m.DefaultExecPerm] == total[1] {
+		return
 	}
 	for p, r := range files {
 		if r.mode == filemode.Symlink || r.perm == 0 {

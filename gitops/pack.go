@@ -220,10 +220,9 @@ func (p *packWriter) finish() (*idxfile.MemoryIndex, error) {
 		removeTmp()
 		return nil, err
 	}
+	// Its directory is fsync'd after the index's rename, which makes the
+	// pack's rename durable too: one directory fsync, not two.
 	if err := writeFileAtomic(base+".idx", ib.Bytes(), 0o444, true); err != nil {
-		return nil, err
-	}
-	if err := syncDir(p.dir); err != nil {
 		return nil, err
 	}
 	return idx, nil

@@ -142,9 +142,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			inCand[p] = true
 		}
 		var same []string
-		for p, r := range cur.byPath {
-			if !inCand[p] && r.mode != filemode.Symlink && r.perm != 0 && r.perm != tmeta.perm(p, r.mode) {
-				same = append(same, p)
+		for _, r := range cur.files {
+			if r.mode != filemode.Symlink && r.perm != 0 && r.perm != tmeta.perm(r.path, r.mode) && !inCand[r.path] {
+				same = append(same, r.path)
 			}
 		}
 		if len(same) > 0 {
@@ -420,7 +420,7 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 	}
 	s.changed = true
 	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov},
-		manRefPrefix, root, root, 0, cur.byPath, emptyDirs, cur.skipped, sink, &pw)
+		manRefPrefix, root, root, 0, cur.byPath, emptyDirs, cur.skipped, sink, &pw, nil)
 	if err != nil && pw != nil {
 		pw.abort()
 	}

@@ -134,11 +134,16 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 			res.byPath[r.path] = r
 		}
 	default:
-		res.byPath = make(map[string]*fileRec, files)
-		for i := range seen {
-			if r := seen[i].rec; r != nil {
-				res.byPath[r.path] = r
+		// Copied (far cheaper than rebuilt) without the paths this walk
+		// did not find.
+		res.byPath = maps.Clone(cache.files)
+		for _, r := range cache.sortedRecords() {
+			if r.seen != s.walkNo {
+				delete(res.byPath, r.path)
 			}
+		}
+		for _, r := range jobs {
+			res.byPath[r.path] = r
 		}
 	}
 	res.hashed = len(jobs)
@@ -162,8 +167,11 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 	// The files in path order: the cache's order, without the paths that
 	// are gone, merged with the new paths (few, sorted here).
 	var fresh []*fileRec
+	repl := make(map[string]*fileRec) // re-hashed files the cache has
 	for _, r := range jobs {
-		if !seenInCache(cache, r) && res.byPath[r.path] == r {
+		if seenInCache(cache, r) {
+			repl[r.path] = r
+		} else if res.byPath[r.path] == r {
 			fresh = append(fresh, r)
 		}
 	}
@@ -171,9 +179,22 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 	if res.unchanged {
 		res.files = cache.sortedRecords()
 	} else {
+		// In the cache's order: a cache record this walk found is the
+		// file's unless it was re-hashed (then the new record, unless the
+		// file went meanwhile); the others are gone.
 		res.files = make([]*fileRec, 0, len(res.byPath))
-		for _, p := range cache.sortedPaths() {
-			r := res.byPath[p]
+		for _, old := range cache.sortedRecords() {
+			p := old.path
+			var r *fileRec
+			if old.seen == s.walkNo {
+				r = old
+				if nr, ok := repl[p]; ok {
+					r = nil
+					if res.byPath[p] == nr {
+						r = nr
+					}
+				}
+			}
 			if r == nil {
 				res.removed = append(res.removed, p)
 				continue
@@ -218,15 +239,20 @@ func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, []fil
 		notes = append(notes, n)
 		mu.Unlock()
 	}
+	s.walkNo++
+	walkNo := s.walkNo
 	err := s.files.WalkDirs(ctx, fileset.Options{Report: report}, func(dir string, files []fileset.Entry) error {
 		recs := idx[dir]
 		batch := make([]scanned, len(files))
 		for i, e := range files {
 			var old *fileRec
 			if recs != nil {
-				old = recs.lookup(i, e.Path[recs.off:], len(files))
+				old = recs.lookup(i, e.Path[recs.off:])
 			}
 			batch[i] = s.classify(cache, e, old)
+			if old != nil && batch[i].rec != nil {
+				old.seen = walkNo // one goroutine hands over a directory, a record is in one
+			}
 		}
 		mu.Lock()
 		out = append(out, batch...)

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -116,13 +118,20 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 			paths[i] = r.path
 		}
 	}
+	trees := make(map[string]plumbing.Hash)
+	if len(dirty) == 0 {
+		// Nothing changed: the new cache shares the old one's tree ids
+		// (neither changes them from now on) instead of copying them.
+		trees = cache.trees
+	}
 	tb := &treeBuilder{sink: sink, paths: paths, get: func(p string) *fileRec { return res.byPath[p] },
-		prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: make(map[string]plumbing.Hash)}
+		prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: trees}
 	root, err := tb.build("", 0, len(paths))
 	if err != nil {
 		return fail(err)
 	}
-	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, res.byPath, res.emptyDirs, res.skipped, sink, &pw)
+	known := scanChanges(cache, res)
+	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, res.byPath, res.emptyDirs, res.skipped, sink, &pw, &known)
 	if err != nil {
 		return fail(err)
 	}
@@ -144,7 +153,11 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if s.watcher != nil {
 		s.watchBase = s.cache
 	}
-	if changed > 0 || res.hashed > 0 || s.cacheID == "" {
+	// A few files re-hashed without a change (modified within the racy
+	// window before the last scan) are not worth rewriting the whole cache
+	// for, 6 MB on a large tree: the saved cache keeps them racy, so the
+	// next process re-hashes them again, which costs less.
+	if changed > 0 || res.hashed > racyResave || s.cacheID == "" {
 		s.saveCacheAsync()
 	}
 	if err := s.consolidatePacks(ctx); err != nil {
@@ -153,11 +166,67 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	return snap, res, nil
 }
 
+// scanChanges lists the files that differ between the cache and the scan
+// made from it, as diffTrees would between their trees (in its order):
+// only re-hashed files can differ, and the removed ones are gone.
+func scanChanges(cache *statCache, res *scanResult) []FileChange {
+	out := []FileChange{}
+	for _, r := range res.rehashed {
+		old := cache.files[r.path]
+		switch {
+		case old == nil:
+			out = append(out, FileChange{Path: r.path, Kind: ChangeAdded})
+		case old.hash != r.hash || old.mode != r.mode && (old.mode == filemode.Symlink || r.mode == filemode.Symlink):
+			out = append(out, FileChange{Path: r.path, Kind: ChangeModified})
+		case old.mode != r.mode:
+			out = append(out, FileChange{Path: r.path, Kind: ChangeMode})
+		}
+	}
+	for _, p := range res.removed {
+		out = append(out, FileChange{Path: p, Kind: ChangeDeleted})
+	}
+	slices.SortFunc(out, func(a, b FileChange) int { return treeOrder(a.Path, b.Path) })
+	return out
+}
+
+// treeOrder compares paths as diffTrees lists them: component by
+// component, a file before the directory of the same name.
+func treeOrder(a, b string) int {
+	for {
+		ai, bi := strings.IndexByte(a, '/'), strings.IndexByte(b, '/')
+		ac, bc := a, b
+		if ai >= 0 {
+			ac = a[:ai]
+		}
+		if bi >= 0 {
+			bc = b[:bi]
+		}
+		if c := strings.Compare(ac, bc); c != 0 {
+			return c
+		}
+		switch {
+		case ai < 0 && bi < 0:
+			return 0
+		case ai < 0:
+			return -1
+		case bi < 0:
+			return 1
+		}
+		a, b = a[ai+1:], b[bi+1:]
+	}
+}
+
+// racyResave is how many files re-hashed without a change make a
+// snapshot save the stat cache anyway.
+const racyResave = 64
+
 // commitSnapshot writes the snapshot's commit, completes the pack (if one
 // was started), then writes the reference: once it returns, all of it is
-// on disk.
+// on disk. known, if not nil, are the changes from prevRoot to root as the
+// scan found them (scanChanges): used instead of reading both trees when
+// root is what the scan built and prevRoot is not replaced below.
 func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPrefix string, prevRoot, root plumbing.Hash, changed int,
-	recs map[string]*fileRec, emptyDirs map[string]bool, skipped []SkippedFile, sink objSink, pw **packWriter) (*Snapshot, error) {
+	recs map[string]*fileRec, emptyDirs map[string]bool, skipped []SkippedFile, sink objSink, pw **packWriter, known *[]FileChange) (*Snapshot, error) {
 	files := len(recs)
 	defer func() {
 		s.stMu.Lock()
@@ -186,10 +255,14 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	// committed if the cache is still the one it left, else the cache's
 	// (what the store last recorded of the disk, by any process).
 	if s.lastCommit.cacheRoot == prevRoot && !prevRoot.IsZero() {
+		if s.lastCommit.commitRoot != prevRoot {
+			known = nil
+		}
 		prevRoot = s.lastCommit.commitRoot
 	}
 	limitPerms := map[string]uint32{}
 	if opts.Limit != nil {
+		known = nil // both trees are the limited ones
 		var err error
 		if root, prevRoot, err = s.limitTree(opts.Limit, diskPrev, cacheRoot, root, sink, limitPerms); err != nil {
 			return nil, fmt.Errorf("limit the snapshot to the step's paths: %w", err)
@@ -198,9 +271,13 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	var changes []FileChange
 	omitted := 0
 	if !prevRoot.IsZero() {
-		var err error
-		if changes, err = s.diffTrees(prevRoot, root); err != nil {
-			return nil, fmt.Errorf("compare with the previous snapshot: %w", err)
+		if known != nil && root == cacheRoot {
+			changes = *known
+		} else {
+			var err error
+			if changes, err = s.diffTrees(prevRoot, root); err != nil {
+				return nil, fmt.Errorf("compare with the previous snapshot: %w", err)
+			}
 		}
 		changed = len(changes)
 		if len(changes) > MaxRecordedChanges {
@@ -353,25 +430,14 @@ func (s *Store) snapshots(runID string) ([]*Snapshot, error) {
 		if runID != "" && !strings.HasPrefix(name, runRefPrefix+refSafeRunID(runID)+"/") {
 			continue
 		}
-		snap, ok := s.metaCache[h]
-		if !ok {
-			c, err := s.readCommit(h)
-			if err != nil {
-				return nil, fmt.Errorf("gitops: read snapshot %s (%s): %w", h, name, err)
-			}
-			m, err := parseCommitMessage(c.Message)
-			if err != nil {
-				m = &snapMeta{Label: strings.TrimSpace(c.Message), CreatedAt: c.Committer.When}
-			}
-			snap = metaToSnapshot(h, name, m)
-			s.metaCache[h] = snap
+		snap, err := s.snapshotAt(name, h)
+		if err != nil {
+			return nil, err
 		}
 		if runID != "" && snap.RunID != runID {
 			continue
 		}
-		cp := *snap
-		cp.Ref = name
-		out = append(out, &cp)
+		out = append(out, snap)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
@@ -380,6 +446,27 @@ func (s *Store) snapshots(runID string) ([]*Snapshot, error) {
 		return out[i].Ref > out[j].Ref
 	})
 	return out, nil
+}
+
+// snapshotAt returns the metadata of snapshot h, which reference name
+// points to.
+func (s *Store) snapshotAt(name string, h plumbing.Hash) (*Snapshot, error) {
+	snap, ok := s.metaCache[h]
+	if !ok {
+		c, err := s.readCommit(h)
+		if err != nil {
+			return nil, fmt.Errorf("gitops: read snapshot %s (%s): %w", h, name, err)
+		}
+		m, err := parseCommitMessage(c.Message)
+		if err != nil {
+			m = &snapMeta{Label: strings.TrimSpace(c.Message), CreatedAt: c.Committer.When}
+		}
+		snap = metaToSnapshot(h, name, m)
+		s.metaCache[h] = snap
+	}
+	cp := *snap
+	cp.Ref = name
+	return &cp, nil
 }
 
 // List returns snapshots newest first, all or one run's.
@@ -404,13 +491,19 @@ func (s *Store) Get(ctx context.Context, id string) (*Snapshot, error) {
 }
 
 func (s *Store) getLocked(id string) (*Snapshot, error) {
-	all, err := s.snapshots("")
-	if err != nil {
-		return nil, err
-	}
 	id = strings.TrimSpace(id)
 	if id == "" {
 		return nil, fmt.Errorf("gitops: no snapshot id given; run 'agentd snapshot list' to see snapshots: %w", ErrNotFound)
+	}
+	if isHexPrefix(id) {
+		// An id (or prefix) is matched against the references' commit ids:
+		// only the match's metadata is read, not every snapshot's (a
+		// one-shot restore's first step).
+		return s.getByID(strings.ToLower(id))
+	}
+	all, err := s.snapshots("")
+	if err != nil {
+		return nil, err
 	}
 	var match *Snapshot
 	lower := strings.ToLower(id)
@@ -431,6 +524,48 @@ func (s *Store) getLocked(id string) (*Snapshot, error) {
 		return nil, fmt.Errorf("gitops: snapshot %q not found in %s; run 'agentd snapshot list' to see snapshots: %w", id, s.dir, ErrNotFound)
 	}
 	return match, nil
+}
+
+// isHexPrefix reports whether id can only be a snapshot id or id prefix
+// (at least 4 hex digits; a reference has a '/').
+func isHexPrefix(id string) bool {
+	if len(id) < 4 || len(id) > 40 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// getByID returns the snapshot whose id starts with prefix (lower-case
+// hex). Of several references to it, the greatest name is reported, as
+// the list (newest first, then by reference, descending) has it first.
+func (s *Store) getByID(prefix string) (*Snapshot, error) {
+	refs, err := s.refs()
+	if err != nil {
+		return nil, fmt.Errorf("gitops: list snapshots in %s: %w", s.dir, err)
+	}
+	var match plumbing.Hash
+	name := ""
+	for n, h := range refs {
+		if !strings.HasPrefix(h.String(), prefix) {
+			continue
+		}
+		if name != "" && h != match {
+			return nil, fmt.Errorf("gitops: snapshot id %q is ambiguous (%s, %s, ...); give more characters", prefix, match.String()[:12], h.String()[:12])
+		}
+		if n > name {
+			match, name = h, n
+		}
+	}
+	if name == "" {
+		return nil, fmt.Errorf("gitops: snapshot %q not found in %s; run 'agentd snapshot list' to see snapshots: %w", prefix, s.dir, ErrNotFound)
+	}
+	return s.snapshotAt(name, match)
 }
 
 // Files lists a snapshot's files (slash-separated, sorted).

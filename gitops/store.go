@@ -414,6 +414,7 @@ type storeState struct {
 	pending         map[string]struct{}
 	pendingOverflow bool
 	walks           atomic.Int64 // full walks (tests check the watcher is used)
+	walkNo          uint32       // the number of the last full walk (fileRec.seen)
 
 	token    string // the lock file's content when we last held it
 	tokenSeq int

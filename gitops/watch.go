@@ -263,7 +263,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		skipped = append(skipped, sk)
 	}
 	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
-	snap, err = s.commitSnapshot(ctx, opts, refPrefix, prevRoot, root, changed, cache.files, cache.emptyDirs, skipped, sink, &pw)
+	snap, err = s.commitSnapshot(ctx, opts, refPrefix, prevRoot, root, changed, cache.files, cache.emptyDirs, skipped, sink, &pw, nil)
 	if err != nil {
 		return nil, nil, true, err
 	}

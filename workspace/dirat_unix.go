@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/agentd/agentd/internal/fileset"
 )
 
 // fdDir is a directory file descriptor reached from the workspace root
@@ -78,36 +80,7 @@ func (d *fdDir) lstat(name string) (meta, error) {
 	if err := unix.Fstatat(d.fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return meta{}, err
 	}
-	return meta{mode: modeOfStat(uint32(st.Mode)), uid: int(st.Uid), gid: int(st.Gid)}, nil
-}
-
-// modeOfStat converts a stat mode to an fs.FileMode, as os.Lstat does.
-func modeOfStat(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & unix.S_IFMT {
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFIFO:
-		mode |= fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		mode |= fs.ModeSocket
-	case unix.S_IFCHR:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	case unix.S_IFBLK:
-		mode |= fs.ModeDevice
-	}
-	if m&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
+	return meta{mode: fileset.StatMode(uint32(st.Mode)), uid: int(st.Uid), gid: int(st.Gid)}, nil
 }
 
 func (d *fdDir) readlink(name string) (string, error) {

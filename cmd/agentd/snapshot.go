@@ -46,6 +46,7 @@ never touched); agentd run and the editors take them before and after every step
 		completeDirs(cmd, "workspace", "state-dir")
 		cmd.RunE = a.action(func(cmd *cobra.Command, args []string) int {
 			sc.name = "snapshot " + cmd.Name()
+			defer gitops.OneShot()()
 			store, code := sc.open()
 			if store == nil {
 				return code

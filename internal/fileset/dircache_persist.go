@@ -9,7 +9,10 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"slices"
 	"sort"
+	"strings"
+	"unsafe"
 )
 
 // The directory cache can outlive the process: a CLI command (or a daemon
@@ -177,7 +180,8 @@ func (s *Set) SaveDirCache(w io.Writer) error {
 // here or in another process. It applies to the next walks only if the
 // index, info/exclude and the global excludes are the same as when it was
 // saved; each directory is used only while its stat and ignore files are.
-// A damaged cache is refused and the cache left empty.
+// A damaged cache is refused and the cache left empty. The cache keeps
+// using data: it must not be changed afterwards.
 func (s *Set) LoadDirCache(data []byte) error {
 	dirs, key, err := decodeDirCache(data)
 	c := &s.dirs
@@ -193,6 +197,8 @@ func (s *Set) LoadDirCache(data []byte) error {
 	return nil
 }
 
+func cmpFileEnt(a, b cachedFileEnt) int { return strings.Compare(a.name, b.name) }
+
 func decodeDirCache(data []byte) (map[string]*cachedDir, fingerprint, error) {
 	var key fingerprint
 	bad := func(why string) (map[string]*cachedDir, fingerprint, error) {
@@ -205,7 +211,23 @@ func decodeDirCache(data []byte) (map[string]*cachedDir, fingerprint, error) {
 	if crc32.ChecksumIEEE(body) != binary.BigEndian.Uint32(data[len(data)-4:]) {
 		return bad("checksum")
 	}
-	all := string(body)
+	// The strings are substrings of the file as read (never written to
+	// afterwards, so used without a copy), and the files' paths are joined
+	// into shared arenas: loading 80k files' listings makes a few hundred
+	// allocations, not 80k.
+	all := unsafe.String(&body[0], len(body))
+	var arena []byte
+	join := func(dir, name string) string {
+		n := len(dir) + 1 + len(name)
+		if cap(arena)-len(arena) < n {
+			arena = make([]byte, 0, max(n, 64<<10))
+		}
+		start := len(arena)
+		arena = append(arena, dir...)
+		arena = append(arena, '/')
+		arena = append(arena, name...)
+		return unsafe.String(&arena[start], n)
+	}
 	off := len(dirCacheMagic)
 	copy(key[:], all[off:])
 	off += len(key)
@@ -214,13 +236,19 @@ func decodeDirCache(data []byte) (map[string]*cachedDir, fingerprint, error) {
 		if err != nil {
 			return 0
 		}
-		v, n := binary.Uvarint([]byte(all[off:min(len(all), off+binary.MaxVarintLen64)]))
-		if n <= 0 {
-			err = io.ErrUnexpectedEOF
-			return 0
+		var v uint64
+		for shift := uint(0); ; shift += 7 {
+			if off >= len(all) || shift > 63 {
+				err = io.ErrUnexpectedEOF
+				return 0
+			}
+			b := all[off]
+			off++
+			v |= uint64(b&0x7f) << shift
+			if b < 0x80 {
+				return v
+			}
 		}
-		off += n
-		return v
 	}
 	getI := func() int64 {
 		u := getU()
@@ -286,7 +314,8 @@ func decodeDirCache(data []byte) (map[string]*cachedDir, fingerprint, error) {
 			}
 			f := cachedFileEnt{name: fname, path: fname, tracked: kind&2 != 0}
 			if name != "" {
-				f.path = name + "/" + fname
+				f.path = join(name, fname)
+				f.name = f.path[len(name)+1:]
 			}
 			if kind&1 != 0 {
 				f.typ = fs.ModeSymlink
@@ -295,6 +324,11 @@ func decodeDirCache(data []byte) (map[string]*cachedDir, fingerprint, error) {
 				f.typ = fs.ModeIrregular
 			}
 			cd.files = append(cd.files, f)
+		}
+		// Listings saved before they were sorted: in name order, as the
+		// walk now keeps them.
+		if !slices.IsSortedFunc(cd.files, cmpFileEnt) {
+			slices.SortFunc(cd.files, cmpFileEnt)
 		}
 		for range count() {
 			cd.subdirs = append(cd.subdirs, getS())

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,54 +23,62 @@ func stampOf(fi fs.FileInfo) stamp {
 
 func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
-// modeOf converts st_mode to an fs.FileMode as os.Lstat does.
-func modeOf(m uint32) fs.FileMode {
-	mode := fs.FileMode(m & 0o777)
-	switch m & unix.S_IFMT {
-	case unix.S_IFDIR:
-		mode |= fs.ModeDir
-	case unix.S_IFLNK:
-		mode |= fs.ModeSymlink
-	case unix.S_IFIFO:
-		mode |= fs.ModeNamedPipe
-	case unix.S_IFSOCK:
-		mode |= fs.ModeSocket
-	case unix.S_IFBLK:
-		mode |= fs.ModeDevice
-	case unix.S_IFCHR:
-		mode |= fs.ModeDevice | fs.ModeCharDevice
-	}
-	if m&unix.S_ISUID != 0 {
-		mode |= fs.ModeSetuid
-	}
-	if m&unix.S_ISGID != 0 {
-		mode |= fs.ModeSetgid
-	}
-	if m&unix.S_ISVTX != 0 {
-		mode |= fs.ModeSticky
-	}
-	return mode
-}
-
-// lstatAt stats name in the directory open as dirfd without following a
-// final symlink, and fills the stat part of an Entry.
+// lstatAt stats name (a name, or a slash-separated path below the
+// directory) in the directory open as dirfd without following a final
+// symlink, and fills the stat part of an Entry.
 func lstatAt(dirfd int, _, name string, e *Entry) error {
 	var st unix.Stat_t
-	for {
-		err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		break
+	if err := fstatatNoFollow(dirfd, name, &st); err != nil {
+		return err
 	}
-	e.Mode = modeOf(uint32(st.Mode))
+	e.Mode = StatMode(uint32(st.Mode))
 	e.Size = st.Size
 	e.ModTime = time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
 	e.Ino = uint64(st.Ino)
 	return nil
+}
+
+// relStamp returns the stat data of rel ("" = root itself), a directory
+// below the open directory root (whose path is top), and whether it is
+// old enough (not racy) for its listing to be cached.
+func relStamp(root *dirHandle, _, rel string, now time.Time) (stamp, bool) {
+	if rel == "" {
+		rel = "."
+	}
+	var st unix.Stat_t
+	if err := fstatatNoFollow(root.fd, rel, &st); err != nil {
+		return stamp{}, false
+	}
+	s := stamp{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), mode: StatMode(st.Mode)}
+	limit := now.Add(-dirRacyWindow).UnixNano()
+	return s, s.mode.IsDir() && s.mtime < limit && s.ctime < limit
+}
+
+// fstatatNoFollow is fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) with
+// the name copied into a buffer on the stack: x/sys/unix allocates one
+// per call, once per file of every walk.
+func fstatatNoFollow(dirfd int, name string, st *unix.Stat_t) error {
+	var buf [256]byte
+	if len(name) >= len(buf) || strings.IndexByte(name, 0) >= 0 {
+		for {
+			err := unix.Fstatat(dirfd, name, st, unix.AT_SYMLINK_NOFOLLOW)
+			if err != unix.EINTR {
+				return err
+			}
+		}
+	}
+	copy(buf[:], name)
+	for {
+		_, _, errno := syscall.Syscall6(unix.SYS_NEWFSTATAT, uintptr(dirfd), uintptr(unsafe.Pointer(&buf[0])),
+			uintptr(unsafe.Pointer(st)), unix.AT_SYMLINK_NOFOLLOW, 0, 0)
+		switch errno {
+		case 0:
+			return nil
+		case unix.EINTR:
+			continue
+		}
+		return errno
+	}
 }
 
 func ctimeOf(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }
@@ -102,7 +112,7 @@ func (d *dirHandle) stat() (stamp, error) {
 	if err := unix.Fstat(d.fd, &st); err != nil {
 		return stamp{}, err
 	}
-	return stamp{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), mode: modeOf(st.Mode)}, nil
+	return stamp{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), mode: StatMode(st.Mode)}, nil
 }
 
 // readDir lists the directory.

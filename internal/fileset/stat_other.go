@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // Portable fallbacks; Linux uses fstatat relative to the open directory.
@@ -19,7 +20,7 @@ func stampOf(fi fs.FileInfo) stamp {
 func isNotDir(err error) bool { return errors.Is(err, syscall.ENOTDIR) }
 
 func lstatAt(_ int, dir, name string, e *Entry) error {
-	fi, err := os.Lstat(filepath.Join(dir, name))
+	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name)))
 	if err != nil {
 		return err
 	}
@@ -54,3 +55,15 @@ func (d *dirHandle) readDir() ([]fs.DirEntry, error) { return d.f.ReadDir(-1) }
 func (d *dirHandle) dirfd() int { return int(d.f.Fd()) }
 
 func (d *dirHandle) close() { d.f.Close() }
+
+// relStamp returns the stat data of directory rel below top and whether it
+// is old enough (not racy) for its listing to be cached.
+func relStamp(_ *dirHandle, top, rel string, now time.Time) (stamp, bool) {
+	fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(rel)))
+	if err != nil {
+		return stamp{}, false
+	}
+	st := stampOf(fi)
+	limit := now.Add(-dirRacyWindow).UnixNano()
+	return st, fi.IsDir() && st.mtime < limit
+}

@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,10 @@ type walker struct {
 	noStat    bool
 	report    func(Note)
 	dc        *dirCache // nil: list every directory (NoIgnore)
+	// root is the repository's top, open for the walk: directories are
+	// stat'ed, and the files of cached ones lstat'ed, by their path from
+	// it (nil: each directory is opened).
+	root *dirHandle
 }
 
 // note reports n (repository-relative path) if the caller asked for it.
@@ -87,6 +92,10 @@ func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error, dirF
 	if !opts.NoIgnore {
 		s.dirs.begin(r)
 		w.dc = &s.dirs
+		if root, err := openDir(r.top); err == nil {
+			w.root = root
+			defer root.close()
+		}
 	}
 	var node *dirNode
 	excluded := false
@@ -119,24 +128,42 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	if rel != "" {
 		abs = w.r.top + string(filepath.Separator) + filepath.FromSlash(rel)
 	}
-	f, err := openDir(abs)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
-			w.s.logger().Warn("fileset: cannot open directory, skipping it", "dir", abs, "err", err)
-			w.note(rel, NoteUnreadable, err)
+	open := func() *dirHandle {
+		f, err := openDir(abs)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) && !isNotDir(err) {
+				w.s.logger().Warn("fileset: cannot open directory, skipping it", "dir", abs, "err", err)
+				w.note(rel, NoteUnreadable, err)
+			}
+			return nil
 		}
-		return nil
+		return f
 	}
+	var f *dirHandle // nil until the directory must be opened
 	var st stamp
 	cacheable := false
 	if w.dc != nil {
-		st, cacheable = dirStamp(f, time.Now())
+		if w.root != nil {
+			// Stat'ed by its path from the walk's root: a directory whose
+			// listing is cached is never opened (an open, fstat and close
+			// per directory were a tenth of a cold no-change walk's
+			// system time), and its files are stat'ed the same way.
+			st, cacheable = relStamp(w.root, w.r.top, rel, time.Now())
+		} else {
+			if f = open(); f == nil {
+				return nil
+			}
+			st, cacheable = dirStamp(f, time.Now())
+		}
 		if cacheable {
 			if cd := w.dc.get(w.r, rel); cd != nil && cd.st == st {
 				node := parent
+				var err error
 				if cd.hasIgnore {
 					if node, err = w.s.dirRules(w.r, parent, rel); err != nil {
-						f.close()
+						if f != nil {
+							f.close()
+						}
 						return err
 					}
 				}
@@ -145,6 +172,11 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 					return w.cached(f, abs, rel, node, cd)
 				}
 			}
+		}
+	}
+	if f == nil {
+		if f = open(); f == nil {
+			return nil
 		}
 	}
 	ents, err := f.readDir()
@@ -159,6 +191,10 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	if err != nil {
 		cacheable = false // a partial listing
 	}
+	// In name order, so that a caller matching the files with its own
+	// sorted records merges instead of searching (and a cached listing
+	// keeps that order).
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	node := parent
 	var cd *cachedDir
 	if cacheable {
@@ -314,8 +350,9 @@ func (w *walker) subdirs(subdirs []string, node *dirNode) error {
 	return nil
 }
 
-// cached lists the open directory f from its cached listing: only its
-// files are lstat'ed. It closes f.
+// cached lists directory rel from its cached listing: only its files are
+// lstat'ed, relative to f if it is open (then closed), else to the walk's
+// root.
 func (w *walker) cached(f *dirHandle, abs, rel string, node *dirNode, cd *cachedDir) error {
 	join := func(name string) string {
 		if rel == "" {
@@ -323,7 +360,12 @@ func (w *walker) cached(f *dirHandle, abs, rel string, node *dirNode, cd *cached
 		}
 		return rel + "/" + name
 	}
-	fd := f.dirfd()
+	// Each file by its name in f, or by its path from the root.
+	fd, base, byPath := w.root.dirfd(), w.r.top, true
+	if f != nil {
+		fd, base, byPath = f.dirfd(), abs, false
+		defer f.close()
+	}
 	var batch []Entry // WalkDirs: this directory's files
 	if w.dirFn != nil {
 		batch = make([]Entry, 0, len(cd.files))
@@ -335,12 +377,14 @@ func (w *walker) cached(f *dirHandle, abs, rel string, node *dirNode, cd *cached
 			continue
 		}
 		listed++
-		if err := w.entry(fd, abs, cf.name, Entry{Path: cf.path[w.prefixLen:], Tracked: cf.tracked, Mode: cf.typ}, &batch); err != nil {
-			f.close()
+		name := cf.name
+		if byPath {
+			name = cf.path
+		}
+		if err := w.entry(fd, base, name, Entry{Path: cf.path[w.prefixLen:], Tracked: cf.tracked, Mode: cf.typ}, &batch); err != nil {
 			return err
 		}
 	}
-	f.close()
 	if listed == 0 && len(cd.subdirs) == 0 {
 		w.note(rel, NoteEmptyDir, nil)
 	}

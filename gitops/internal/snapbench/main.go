@@ -74,10 +74,31 @@ func (b *bench) git(args ...string) error {
 	cmd.Dir = b.tree
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=bench", "GIT_AUTHOR_EMAIL=b@b", "GIT_COMMITTER_NAME=bench", "GIT_COMMITTER_EMAIL=b@b")
 	out, err := cmd.CombinedOutput()
+	childCPU(cmd)
 	if err != nil {
 		return fmt.Errorf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
 	return nil
+}
+
+// childrenCPU is the CPU time (user + system) of the commands run so far:
+// timeIt charges an operation the growth of it and of this process's own.
+var childrenCPU time.Duration
+
+func childCPU(cmd *exec.Cmd) {
+	if ps := cmd.ProcessState; ps != nil {
+		childrenCPU += ps.UserTime() + ps.SystemTime()
+	}
+}
+
+// cpuNow is the CPU time used so far by this process and by the commands
+// it ran.
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return childrenCPU
+	}
+	return childrenCPU + time.Duration(ru.Utime.Nano()+ru.Stime.Nano())
 }
 
 func (b *bench) gitSnapshot() error {
@@ -125,6 +146,9 @@ func (b *bench) modify(n, c, d int) error {
 	return nil
 }
 
+// lastCPU is the CPU time (see cpuNow) of the last operation timeIt timed.
+var lastCPU time.Duration
+
 func timeIt(f func() error) (time.Duration, error) {
 	if barrier {
 		// What the previous operation (of either tool) left to write back
@@ -134,9 +158,12 @@ func timeIt(f func() error) (time.Duration, error) {
 		// commits its journal) and each tool is charged for the other's I/O.
 		syscall.Sync()
 	}
+	c := cpuNow()
 	t := time.Now()
 	err := f()
-	return time.Since(t), err
+	d := time.Since(t)
+	lastCPU = cpuNow() - c
+	return d, err
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -219,7 +246,11 @@ func run(tree, work string, reps int) error {
 	type row struct {
 		name        string
 		agentd, git time.Duration
-		target      string
+		// CPU time (user + system), of this process for agentd in
+		// process, else of the commands: the machine may be shared, and
+		// the wall time then depends on what else runs.
+		agentdCPU, gitCPU time.Duration
+		target            string
 	}
 	var rows []row
 
@@ -232,10 +263,12 @@ func run(tree, work string, reps int) error {
 	if err != nil {
 		return err
 	}
+	ca := lastCPU
 	tg, err := timeIt(b.gitSnapshot)
 	if err != nil {
 		return err
 	}
+	cg := lastCPU
 	listed, _ := exec.Command("git", "--git-dir="+b.gitDir, "ls-tree", "-r", "--name-only", "HEAD").Output()
 	fmt.Fprintf(out, "initial snapshot: agentd %d files (%d skipped), git %d files\n", first.Files, len(first.Skipped), strings.Count(string(listed), "\n"))
 	if first.Files == 0 {
@@ -244,12 +277,12 @@ func run(tree, work string, reps int) error {
 	if gitFiles := strings.Count(string(listed), "\n"); first.Files+len(first.Skipped) != gitFiles {
 		return fmt.Errorf("agentd snapshotted %d files and left out %d, git %d: they must see the same tree", first.Files, len(first.Skipped), gitFiles)
 	}
-	rows = append(rows, row{name: "initial snapshot", agentd: ta, git: tg, target: "<= 0.30"})
+	rows = append(rows, row{name: "initial snapshot", agentd: ta, git: tg, agentdCPU: ca, gitCPU: cg, target: "<= 0.30"})
 	storeBytes := dirSize(filepath.Join(store.Dir(), "objects"))
 	gitBytes := dirSize(filepath.Join(b.gitDir, "objects"))
 
 	measure := func(name, target string, prep func() error, a, g func() error) error {
-		var as, gs []time.Duration
+		var as, gs, acs, gcs []time.Duration
 		if cpuProfile != "" && strings.HasPrefix(name, profilePhase) {
 			f, err := os.Create(cpuProfile)
 			if err != nil {
@@ -270,26 +303,20 @@ func run(tree, work string, reps int) error {
 			if err != nil {
 				return err
 			}
-			as = append(as, d)
-			if !strings.HasPrefix(name, "restore") {
-				d, err = timeIt(g)
-				if err != nil {
+			as, acs = append(as, d), append(acs, lastCPU)
+			if strings.HasPrefix(name, "restore") {
+				// git restores its own copy of the same change.
+				if err := prep(); err != nil {
 					return err
 				}
-				gs = append(gs, d)
-				continue
-			}
-			// git restores its own copy of the same change.
-			if err := prep(); err != nil {
-				return err
 			}
 			d, err = timeIt(g)
 			if err != nil {
 				return err
 			}
-			gs = append(gs, d)
+			gs, gcs = append(gs, d), append(gcs, lastCPU)
 		}
-		rows = append(rows, row{name: name, agentd: median(as), git: median(gs), target: target})
+		rows = append(rows, row{name: name, agentd: median(as), git: median(gs), agentdCPU: median(acs), gitCPU: median(gcs), target: target})
 		return nil
 	}
 	snap := func() error { _, err := store.Snapshot(ctx, gitops.SnapshotOptions{}); return err }
@@ -328,7 +355,9 @@ func run(tree, work string, reps int) error {
 		cli := func(args ...string) func() error {
 			return func() error {
 				cmd := exec.Command(agentdBin, append(args, "--workspace", tree, "--state-dir", stateDir)...)
-				if o, err := cmd.CombinedOutput(); err != nil {
+				o, err := cmd.CombinedOutput()
+				childCPU(cmd)
+				if err != nil {
 					return fmt.Errorf("agentd %s: %v\n%s", strings.Join(args, " "), err, o)
 				}
 				return nil
@@ -397,10 +426,12 @@ func run(tree, work string, reps int) error {
 		rows[len(rows)-1].name += ", watcher running"
 	}
 
-	fmt.Fprintf(out, "\n%-58s %12s %12s %8s %8s\n", "operation", "agentd", "git CLI", "ratio", "target")
+	fmt.Fprintf(out, "\nmedians of %d runs; ratio: agentd / git wall time; CPU: the same for CPU time (user + system)\n", reps)
+	fmt.Fprintf(out, "%-58s %12s %12s %8s %8s %12s %12s %8s\n", "operation", "agentd", "git CLI", "ratio", "target", "agentd CPU", "git CPU", "CPU")
 	for _, r := range rows {
-		fmt.Fprintf(out, "%-58s %12s %12s %7.3fx %8s\n", r.name, r.agentd.Round(time.Microsecond), r.git.Round(time.Microsecond),
-			float64(r.agentd)/float64(r.git), r.target)
+		fmt.Fprintf(out, "%-58s %12s %12s %7.3fx %8s %12s %12s %7.3fx\n", r.name, r.agentd.Round(time.Microsecond), r.git.Round(time.Microsecond),
+			float64(r.agentd)/float64(r.git), r.target, r.agentdCPU.Round(time.Millisecond), r.gitCPU.Round(time.Millisecond),
+			float64(r.agentdCPU)/float64(max(r.gitCPU, 1)))
 	}
 	fmt.Fprintf(out, "%-58s %9d MiB %9d MiB %7.3fx %8s   (agentd store / tree bytes: %.3f)\n", "store size after the initial snapshot",
 		storeBytes>>20, gitBytes>>20, float64(storeBytes)/float64(gitBytes), "", float64(storeBytes)/float64(treeBytes))
