@@ -257,3 +257,24 @@ func TestToolsLists(t *testing.T) {
 		t.Errorf("agentd tools printed %d lines for %d tools:\n%s", n, len(tools.Builtin().List()), r.stdout)
 	}
 }
+
+// TestValidateChecksJSONPointers: a json_patch path without its leading /
+// is a validation error that names the step and field and says what to
+// write, from validate and run alike (exit 2), before anything runs.
+func TestValidateChecksJSONPointers(t *testing.T) {
+	p := writePlan(t, `{"steps":[{"id":"bump","tool":"json_patch","args":{"path":"config.json","ops":[{"op":"replace","path":"version","value":"2"}]}}]}`)
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "config.json"), []byte(`{"version":"1"}`), 0o644)
+	want := `step bump: args.ops[0].path: "version" is not a JSON Pointer: it must start with "/" (write "/version")`
+	v := agentd(t, "", "validate", p)
+	r := agentd(t, "", "run", p, "--workspace", ws, "--yes", "--state-dir", t.TempDir())
+	if v.code != exitUsage || !strings.Contains(v.stdout+v.stderr, want) {
+		t.Errorf("validate: exit %d\n%s%s\nwant exit 2 and %q", v.code, v.stdout, v.stderr, want)
+	}
+	if r.code != exitUsage || !strings.Contains(r.stdout+r.stderr, want) {
+		t.Errorf("run: exit %d\n%s%s\nwant exit 2 and %q", r.code, r.stdout, r.stderr, want)
+	}
+	if got := readFile(t, filepath.Join(ws, "config.json")); got != `{"version":"1"}` {
+		t.Errorf("config.json changed: %s", got)
+	}
+}
