@@ -413,4 +413,11 @@ func TestTermCtrlCAtPromptCancels(t *testing.T) {
 	if got := readFile(t, filepath.Join(ws, "main.go")); got != before {
 		t.Errorf("main.go changed after Ctrl-C at the prompt:\n%s", got)
 	}
+	// The change sets proposed before the Ctrl-C were never applied: the
+	// summary says so and lists none as done.
+	txt := r.text()
+	if !strings.Contains(txt, "Change sets not applied (the run stopped before they were decided") ||
+		strings.Contains(txt, "\nChange sets: ") || !strings.Contains(txt, "**Error:** interrupted (Ctrl-C)") {
+		t.Errorf("the summary of a run stopped at a prompt:\n%s", r.tail())
+	}
 }
