@@ -62,6 +62,14 @@ func (t *terminal) shown(ctx context.Context, key string, n int) {
 	}
 }
 
+// approvalKeys is what "?" prints at an approval prompt.
+const approvalKeys = `  y  allow it this time
+  n  deny it: the step is skipped and the run ends partial
+  a  allow it and remember: this command line (or this tool) is allowed in this
+     workspace from now on, here and in the editors (agentd rules list / revoke)
+  q  deny it and cancel the run
+  ?  this help`
+
 func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
 	// Remembered "always" answers are the engine's (the workspace's rule
 	// store, shared with the editors): it asks only when none applies.
@@ -99,13 +107,23 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	if req.Command != "" {
 		always = "[a]lways for this command"
 	}
-	ans, err := t.con.Choose(ctx, b.String(), "allow? [y]es [n]o "+always+" [q]uit:", "ynaq", 0)
-	switch {
-	case errors.Is(err, errNoAnswer):
-		t.closedInput(req.StepID)
-		return engine.ApprovalDecision{Allow: false, Reason: err.Error()}, nil
-	case err != nil:
-		return engine.ApprovalDecision{}, err
+	text := b.String()
+	var ans byte
+	for {
+		var err error
+		ans, err = t.con.Choose(ctx, text, "allow? [y]es [n]o "+always+" [q]uit [?]help:", "ynaq?", 0)
+		switch {
+		case errors.Is(err, errNoAnswer):
+			t.closedInput(req.StepID)
+			return engine.ApprovalDecision{Allow: false, Reason: err.Error()}, nil
+		case err != nil:
+			return engine.ApprovalDecision{}, err
+		}
+		if ans != '?' {
+			break
+		}
+		text = ""
+		t.con.Println(approvalKeys)
 	}
 	switch ans {
 	case 'y':

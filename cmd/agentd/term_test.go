@@ -16,7 +16,10 @@ import (
 	"github.com/agentd/agentd/internal/fakemodel"
 )
 
-const applyPrompt = "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
+const (
+	applyPrompt = "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
+	allowPrompt = "allow? [y]es [n]o [a]lways for this command [q]uit [?]help:"
+)
 
 // In a parallel run, "a" at the first review accepts every later change
 // set, whichever step proposes it: one prompt for three parallel steps.
@@ -42,7 +45,11 @@ func TestTermParallelReviewAllAcceptsEveryLaterChange(t *testing.T) {
 	at = r.waitFor("a  apply this and every later change set of the run, from any step", at)
 	at = r.waitFor(applyPrompt, at)
 	r.send("a\n")
-	r.waitFor("allow? [y]es [n]o [a]lways for this command [q]uit:", at)
+	at = r.waitFor(allowPrompt, at)
+	// "?" explains the approval keys too, and asks again.
+	r.send("?\n")
+	at = r.waitFor("a  allow it and remember", at)
+	r.waitFor(allowPrompt, at)
 	r.send("y\n")
 	if code := r.wait(); code != exitOK {
 		t.Fatalf("exit %d, want 0:\n%s", code, r.tail())
