@@ -231,8 +231,15 @@ func (s *sched) abort(n *node, err error) {
 	s.blockDependents(n)
 	if s.errMsg == "" {
 		// Most step errors name the step already: not twice.
-		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("step %q: ", n.step.ID))
-		s.errMsg = fmt.Sprintf("step %q failed: %s", n.step.ID, msg)
+		// (`step "a": x` and `step "a" (llm): x` become `step "a" failed: x`
+		// and `step "a" (llm) failed: x`).
+		prefix, msg := fmt.Sprintf("step %q", n.step.ID), err.Error()
+		s.errMsg = fmt.Sprintf("%s failed: %s", prefix, msg)
+		if rest, ok := strings.CutPrefix(msg, prefix); ok {
+			if i := strings.Index(rest, ": "); i >= 0 && !strings.Contains(rest[:i], `"`) {
+				s.errMsg = prefix + rest[:i] + " failed: " + rest[i+2:]
+			}
+		}
 	}
 	s.stop(RunFailed, s.errMsg)
 }
