@@ -204,7 +204,7 @@ func TestUndoLastRunAndRuns(t *testing.T) {
 }
 
 // TestRunWorkspaceDefault: without --workspace, the current folder is used
-// only when it holds the plan; otherwise agentd says which folder it would
+// only when it holds the plan (at its top or one folder down); otherwise agentd says which folder it would
 // use and how to choose, and exits 2 without touching anything.
 func TestRunWorkspaceDefault(t *testing.T) {
 	state := t.TempDir()
@@ -218,6 +218,19 @@ func TestRunWorkspaceDefault(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(proj, "made.txt")); err != nil {
 		t.Fatalf("the run did not use the current folder: %v", err)
+	}
+
+	// Deeper down (as the agentd checkout's examples/plans/refactor.json,
+	// written for examples/demo) the plan is not taken as the current
+	// folder's: refused off a terminal, nothing written.
+	os.MkdirAll(filepath.Join(proj, "examples", "plans"), 0o755)
+	os.WriteFile(filepath.Join(proj, "examples", "plans", "deep.json"), []byte(strings.ReplaceAll(body, "made.txt", "deep.txt")), 0o644)
+	if r := agentdIn(t, proj, agentdBin, nil, "run", "examples/plans/deep.json", "--yes", "--state-dir", state); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "or a folder just below it") || !strings.Contains(r.stderr, "--workspace") {
+		t.Fatalf("plan two folders down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "deep.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the refused run wrote into the current folder")
 	}
 
 	elsewhere := t.TempDir()
