@@ -132,6 +132,14 @@ func TestTermReviewSplitPerHunk(t *testing.T) {
 	if !strings.Contains(got, "line TWO\n") || strings.Contains(got, "TWENTY-EIGHT") || !strings.Contains(got, "line 28\n") {
 		t.Errorf("after y, n on the hunks f.txt is:\n%s", got)
 	}
+	// The step did part of its work: completed, with a note, and the
+	// change is listed as partly applied, not as simply applied.
+	txt := r.text()
+	if !strings.Contains(txt, "change partly applied: 1 of 2 hunk(s) rejected") ||
+		!strings.Contains(txt, "Partly applied change sets (some hunks rejected; see the step's note): `") ||
+		strings.Contains(txt, "\nChange sets: ") {
+		t.Errorf("the summary does not say the change was partly applied:\n%s", r.tail())
+	}
 }
 
 // A change rejected with "n" ends its step skipped ("change rejected"),
