@@ -1,8 +1,13 @@
 package engine
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/agentd/agentd/engine/tools"
 )
 
 // In a dry run a step that needs what a not really run step would have
@@ -26,7 +31,8 @@ func TestDryRunWouldRun(t *testing.T) {
 	for _, id := range []string{"chk", "gated"} {
 		s := stepState(t, st, id)
 		if s.Status != StepCompleted || !strings.HasPrefix(s.Reason, WouldRunPrefix+": it needs what c would do") ||
-			!strings.Contains(string(s.Output), `"wouldRun":true`) {
+			!strings.Contains(string(s.Output), `"wouldRun":true`) ||
+			strings.Contains(s.Reason, "has no field") || !strings.Contains(string(s.Output), `has no field \"exitCode\"`) {
 			t.Errorf("%s: %s %q %s", id, s.Status, s.Reason, s.Output)
 		}
 	}
@@ -49,6 +55,9 @@ func TestDryRunWouldRun(t *testing.T) {
 	if s := stepState(t, st, "bad"); s.Status != StepFailed || st.Status != RunFailed {
 		t.Errorf("a real failure in a dry run: step %s, run %s", s.Status, st.Status)
 	}
+	if st.Error != `step "bad" failed: op: boom` {
+		t.Errorf("run error %q, want the step named once", st.Error)
+	}
 }
 
 // What making the plan used counts toward the run and shows in the summary.
@@ -62,5 +71,50 @@ func TestPlanningUsageInSummary(t *testing.T) {
 	}
 	if !strings.Contains(st.Summary, "Making the plan (included above): 2 model call(s), 100 token(s) in, 20 out, $0.5000.") {
 		t.Errorf("summary:\n%s", st.Summary)
+	}
+}
+
+// countingInput counts the questions it is asked.
+type countingInput struct{ asked atomic.Int32 }
+
+func (c *countingInput) Ask(ctx context.Context, req InputRequest) (string, error) {
+	c.asked.Add(1)
+	return "yes", nil
+}
+
+// A dry run never asks the user, not even when a model's agent calls
+// ask_user: the model is told it is a dry run, and the user sees no prompt.
+func TestDryRunAgentAskUserNeverAsks(t *testing.T) {
+	h := newHarness()
+	ask, _ := tools.Builtin().Get("ask_user")
+	h.reg.Register(ask)
+	var got *ToolCallResult
+	m := &fakeModel{run: func(ctx context.Context, call ModelCall) (*ModelResult, error) {
+		r, err := call.Exec(ctx, "ask_user", json.RawMessage(`{"question":"which file?"}`))
+		if err != nil {
+			return nil, err
+		}
+		got = r
+		return &ModelResult{Text: "done", Calls: 1}, nil
+	}}
+	in := &countingInput{}
+	e := New(Config{Tools: h.reg, Model: m, Inputter: in})
+	p := mkPlan(t, `[{"id":"ag","kind":"agent","prompt":"do it","tools":["ask_user"]}]`)
+	st, _ := runPlan(t, e, p, RunOptions{DryRun: true})
+	if n := in.asked.Load(); n != 0 {
+		t.Errorf("the user was asked %d question(s) in a dry run", n)
+	}
+	if got == nil || !strings.Contains(got.Error, "this is a dry run, which asks the user nothing") || !strings.Contains(got.Error, "which file?") {
+		t.Errorf("the model's ask_user got %+v, want the dry-run answer", got)
+	}
+	if st.Status != RunCompleted {
+		t.Errorf("status %s (%s)", st.Status, st.Error)
+	}
+	// Without the dry run the same call does reach the user: the test
+	// above is not passing because nothing could ask.
+	got = nil
+	st, _ = runPlan(t, e, p, RunOptions{})
+	if in.asked.Load() != 1 || got == nil || got.Error != "" {
+		t.Errorf("a real run: asked %d, result %+v (%s)", in.asked.Load(), got, st.Status)
 	}
 }

@@ -41,14 +41,21 @@ type stepResult struct {
 	wouldRun string
 	// rejectedIDs are change sets the user rejected as a whole.
 	rejectedIDs []string
-	changeIDs   []string
-	snapshotID  string
-	needsMore   bool
-	suggestion  string
-	llmCalls    int
-	toolCalls   int
-	aborted     bool // the user aborted the run in a review
-	applied     bool // files were changed
+	// partlyIDs are change sets the user applied only some hunks of;
+	// partlyNote says how many hunks were left out.
+	partlyIDs  []string
+	partlyNote string
+	// unappliedIDs are change sets neither applied nor rejected (the run
+	// stopped during their review, or applying them failed).
+	unappliedIDs []string
+	changeIDs    []string
+	snapshotID   string
+	needsMore    bool
+	suggestion   string
+	llmCalls     int
+	toolCalls    int
+	aborted      bool // the user aborted the run in a review
+	applied      bool // files were changed
 	// mayChange is set when a tool that can change the workspace behind
 	// the change-set path ran (a command, a write action of git): the step
 	// gets a snapshot after it even though it proposed no change set.
@@ -379,6 +386,16 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 		w.mu.Unlock()
 		return nil
 	}
+	// Whatever happens below, a change set that ends neither applied nor
+	// rejected is recorded as such, so the summary never lists it as done.
+	settled := false
+	defer func() {
+		if !settled {
+			w.mu.Lock()
+			w.res.unappliedIDs = append(w.res.unappliedIDs, cs.ID)
+			w.mu.Unlock()
+		}
+	}()
 	// In review mode before, the review is the question: do not ask twice.
 	if s.review != ReviewBefore || step.Approval == "ask" {
 		if desc.Title == "" {
@@ -397,6 +414,10 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 		}
 		if why != "" {
 			out.skipped = why
+			settled = true
+			w.mu.Lock()
+			w.res.rejectedIDs = append(w.res.rejectedIDs, cs.ID)
+			w.mu.Unlock()
 			return nil
 		}
 	}
@@ -418,8 +439,15 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 		w.mu.Lock()
 		if len(oc.Applied) == 0 && len(oc.Rejected) > 0 {
 			w.res.rejectedIDs = append(w.res.rejectedIDs, cs.ID)
+			settled = true
+		}
+		if len(oc.Applied) > 0 && len(oc.Rejected) > 0 {
+			w.res.partlyIDs = append(w.res.partlyIDs, cs.ID)
+			n := len(oc.Applied) + len(oc.Rejected)
+			w.res.partlyNote = fmt.Sprintf("change partly applied: %d of %d hunk(s) rejected", len(oc.Rejected), n)
 		}
 		if len(oc.Applied) > 0 {
+			settled = true
 			w.res.applied = true
 			w.res.files = append(w.res.files, appliedPaths(cs, oc.Applied)...)
 		}
@@ -444,6 +472,7 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 		return fmt.Errorf("step %q: applying change %s: %w", step.ID, cs.ID, err)
 	}
 	if ar != nil && len(ar.Conflicts) > 0 {
+		settled = len(ar.Applied) > 0
 		paths := make([]string, len(ar.Conflicts))
 		for i, c := range ar.Conflicts {
 			paths[i] = c.Path
@@ -451,6 +480,7 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 		return fmt.Errorf("step %q: change %s not applied to %s: changed since the change was computed; review and retry the step",
 			step.ID, cs.ID, strings.Join(paths, ", "))
 	}
+	settled = true
 	if s.review == ReviewAfter && s.cfg.Reviewer != nil {
 		if err := s.cfg.Reviewer.OfferAfter(ctx, cs); err != nil {
 			s.log.Warn("offering change for review failed", "step", step.ID, "change", cs.ID, "err", err)

@@ -18,7 +18,7 @@ import (
 func (w *worker) modelStep(ctx context.Context) error {
 	s, step := w.s, w.j.step
 	if s.cfg.Model == nil {
-		return fmt.Errorf("step %q (%s): %w: configure one with `agentd run --model PROVIDER/MODEL` (or AGENTD_MODEL), or initializationOptions.model in the editor",
+		return fmt.Errorf("step %q (%s): %w: configure one with `agentd run --model PROVIDER:MODEL` (or AGENTD_MODEL), or initializationOptions.model in the editor",
 			step.ID, step.EffectiveKind(), ErrNoModel)
 	}
 	prompt, err := Interpolate(step.Prompt, w.j.outs)

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentd/agentd/engine/tools"
 )
@@ -229,7 +230,16 @@ func (s *sched) failureDecided(n *node, err error, act FailureAction, herr error
 func (s *sched) abort(n *node, err error) {
 	s.blockDependents(n)
 	if s.errMsg == "" {
-		s.errMsg = fmt.Sprintf("step %q failed: %v", n.step.ID, err)
+		// Most step errors name the step already: not twice.
+		// (`step "a": x` and `step "a" (llm): x` become `step "a" failed: x`
+		// and `step "a" (llm) failed: x`).
+		prefix, msg := fmt.Sprintf("step %q", n.step.ID), err.Error()
+		s.errMsg = fmt.Sprintf("%s failed: %s", prefix, msg)
+		if rest, ok := strings.CutPrefix(msg, prefix); ok {
+			if i := strings.Index(rest, ": "); i >= 0 && !strings.Contains(rest[:i], `"`) {
+				s.errMsg = prefix + rest[:i] + " failed: " + rest[i+2:]
+			}
+		}
 	}
 	s.stop(RunFailed, s.errMsg)
 }

@@ -102,6 +102,8 @@ func (s *sched) fullState() RunState {
 		ss := n.st
 		ss.ChangeIDs = slices.Clone(n.st.ChangeIDs)
 		ss.RejectedChangeIDs = slices.Clone(n.st.RejectedChangeIDs)
+		ss.PartlyRejectedChangeIDs = slices.Clone(n.st.PartlyRejectedChangeIDs)
+		ss.UnappliedChangeIDs = slices.Clone(n.st.UnappliedChangeIDs)
 		st.Steps[i] = ss
 	}
 	st.Rollback = s.rollback

@@ -64,8 +64,13 @@ func TestSchedNoModel(t *testing.T) {
 		h := newHarness()
 		st, _ := runPlan(t, New(Config{Tools: h.reg}), mkPlan(t, `[{"id":"x","kind":"llm","prompt":"hi"}]`), RunOptions{})
 		s := stepState(t, st, "x")
-		if st.Status != RunFailed || !strings.Contains(s.Error, ErrNoModel.Error()) || !strings.Contains(s.Error, "--model") {
+		if st.Status != RunFailed || !strings.Contains(s.Error, ErrNoModel.Error()) || !strings.Contains(s.Error, "--model PROVIDER:MODEL") {
 			t.Errorf("%s: %q", st.Status, s.Error)
+		}
+		// The run's error names the step once, and the advice's model
+		// format is the one --model takes (provider:model).
+		if !strings.HasPrefix(st.Error, `step "x" (llm) failed: no model configured`) {
+			t.Errorf("run error %q", st.Error)
 		}
 	})
 }

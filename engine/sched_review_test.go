@@ -141,6 +141,68 @@ func TestSchedReviewModes(t *testing.T) {
 			}
 		})
 	})
+	t.Run("before partly", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ws, _ := openWS(t)
+			h := newHarness()
+			rv := &fakeReviewer{outcome: func(cs *workspace.ChangeSet) *ReviewOutcome {
+				return &ReviewOutcome{Applied: []string{"h1"}, Rejected: []HunkRejection{{Path: "a.txt", HunkID: "h2"}}}
+			}}
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &ApprovalPolicy{Command: PolicyAllow}})
+			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{})
+			// Some hunks applied: the step did part of its work; it is
+			// completed, and the summary says the change was partly applied,
+			// never lists it as simply done.
+			w := stepState(t, st, "w")
+			if w.Status != StepCompleted || w.Reason != "change partly applied: 1 of 2 hunk(s) rejected" {
+				t.Errorf("w is %s (%q), want completed with the partly-applied note", w.Status, w.Reason)
+			}
+			if len(w.ChangeIDs) != 1 || !reflect.DeepEqual(w.PartlyRejectedChangeIDs, w.ChangeIDs) || len(w.RejectedChangeIDs) != 0 {
+				t.Errorf("change ids %v, partly rejected %v, rejected %v", w.ChangeIDs, w.PartlyRejectedChangeIDs, w.RejectedChangeIDs)
+			}
+			if !strings.Contains(st.Summary, "Partly applied change sets (some hunks rejected; see the step's note): `"+w.ChangeIDs[0]+"`") ||
+				strings.Contains(st.Summary, "\nChange sets:") || !strings.Contains(st.Summary, "| w | completed | 1 |") {
+				t.Errorf("the summary does not list the change as partly applied:\n%s", st.Summary)
+			}
+		})
+	})
+	t.Run("before stopped", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ws, root := openWS(t)
+			h := newHarness()
+			rv := &stoppedReviewer{}
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &ApprovalPolicy{Command: PolicyAllow}})
+			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{})
+			// The review ended without a decision (the run was stopped at
+			// the prompt): the change set is listed as not applied.
+			w := stepState(t, st, "w")
+			if len(w.ChangeIDs) != 1 || !reflect.DeepEqual(w.UnappliedChangeIDs, w.ChangeIDs) {
+				t.Errorf("change ids %v, unapplied %v", w.ChangeIDs, w.UnappliedChangeIDs)
+			}
+			if !strings.Contains(st.Summary, "Change sets not applied (the run stopped before they were decided, or applying them failed): `"+w.ChangeIDs[0]+"`") ||
+				strings.Contains(st.Summary, "\nChange sets:") {
+				t.Errorf("the summary does not list the change as not applied:\n%s", st.Summary)
+			}
+			fileIs(t, root, "a.txt", "")
+		})
+	})
+	t.Run("approval denied", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			ws, root := openWS(t)
+			h := newHarness()
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: &fakeReviewer{}, Approver: denyApprover{}, Approval: &ApprovalPolicy{Write: PolicyAsk, Command: PolicyAllow}})
+			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{Review: ReviewAfter})
+			// Denying the write is rejecting its change set.
+			w := stepState(t, st, "w")
+			if st.Status != RunPartial || w.Status != StepSkipped || len(w.ChangeIDs) != 1 || !reflect.DeepEqual(w.RejectedChangeIDs, w.ChangeIDs) {
+				t.Errorf("run %s, w %s, change ids %v, rejected %v", st.Status, w.Status, w.ChangeIDs, w.RejectedChangeIDs)
+			}
+			if !strings.Contains(st.Summary, "Rejected change sets (not applied): `"+w.ChangeIDs[0]+"`") || strings.Contains(st.Summary, "\nChange sets:") {
+				t.Errorf("the summary does not list the denied change as rejected:\n%s", st.Summary)
+			}
+			fileIs(t, root, "a.txt", "")
+		})
+	})
 	t.Run("before accepts", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ws, root := openWS(t)
@@ -266,3 +328,13 @@ func TestSchedRollbackOnFailure(t *testing.T) {
 		}
 	})
 }
+
+// stoppedReviewer is a review that ends without a decision: the run was
+// stopped while the prompt was up.
+type stoppedReviewer struct{}
+
+func (stoppedReviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*ReviewOutcome, error) {
+	return nil, context.Canceled
+}
+
+func (stoppedReviewer) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) error { return nil }

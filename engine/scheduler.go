@@ -202,7 +202,12 @@ func (s *sched) loop() {
 			f(s)
 		case <-ctxDone:
 			ctxDone = nil
-			s.stop(RunCancelled, "the run's context was cancelled")
+			why := "the run's context was cancelled"
+			if c := context.Cause(s.baseCtx); c != nil && c != context.Canceled {
+				// The front end said why (Ctrl-C, "q", closed input).
+				why = c.Error()
+			}
+			s.stop(RunCancelled, why)
 		}
 	}
 	s.finish()
@@ -301,6 +306,8 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 	s.llmCalls += res.llmCalls
 	n.st.ChangeIDs = append(n.st.ChangeIDs, res.changeIDs...)
 	n.st.RejectedChangeIDs = append(n.st.RejectedChangeIDs, res.rejectedIDs...)
+	n.st.PartlyRejectedChangeIDs = append(n.st.PartlyRejectedChangeIDs, res.partlyIDs...)
+	n.st.UnappliedChangeIDs = append(n.st.UnappliedChangeIDs, res.unappliedIDs...)
 	for _, f := range res.files {
 		if !s.filesSeen[f] {
 			s.filesSeen[f] = true
@@ -329,7 +336,11 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 		}
 		s.skip(n, res.skipped)
 	case res.err == nil:
-		s.completeWith(n, res.output, res.needsMore, res.suggestion, res.wouldRun)
+		note := res.wouldRun
+		if note == "" {
+			note = res.partlyNote
+		}
+		s.completeWith(n, res.output, res.needsMore, res.suggestion, note)
 	default:
 		n.st.Output = res.output // what the failed attempt produced, for people and planners
 		s.stepError(n, res.err)

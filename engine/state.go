@@ -46,10 +46,18 @@ type StepState struct {
 	Error      string          `json:"error,omitempty"`
 	Output     json.RawMessage `json:"output,omitempty"`
 	ChangeIDs  []string        `json:"changeIds,omitempty"`
-	// RejectedChangeIDs are the ChangeIDs the user rejected as a whole.
+	// RejectedChangeIDs are the ChangeIDs the user rejected as a whole
+	// (at review, or by denying the approval to write them).
 	RejectedChangeIDs []string `json:"rejectedChangeIds,omitempty"`
-	SnapshotID        string   `json:"snapshotId,omitempty"` // taken after the step
-	Reason            string   `json:"reason,omitempty"`     // why skipped/blocked
+	// PartlyRejectedChangeIDs are the ChangeIDs of which the user applied
+	// some hunks and rejected others; Reason says how many.
+	PartlyRejectedChangeIDs []string `json:"partlyRejectedChangeIds,omitempty"`
+	// UnappliedChangeIDs are the ChangeIDs that were proposed but never
+	// applied nor decided: the run stopped during their review, or applying
+	// them failed.
+	UnappliedChangeIDs []string `json:"unappliedChangeIds,omitempty"`
+	SnapshotID         string   `json:"snapshotId,omitempty"` // taken after the step
+	Reason             string   `json:"reason,omitempty"`     // why skipped/blocked
 }
 
 // RunState is a copy of a run's state; the scheduler owns the original.

@@ -52,25 +52,37 @@ func Summary(p *Plan, st RunState) string {
 			fmt.Fprintf(&b, "- `%s`\n", f)
 		}
 	}
-	var changes, rejected []string
+	var changes, rejected, partly, unapplied []string
 	for _, s := range st.Steps {
 		for _, id := range s.ChangeIDs {
-			if slices.Contains(s.RejectedChangeIDs, id) {
+			switch {
+			case slices.Contains(s.RejectedChangeIDs, id):
 				rejected = append(rejected, id)
-			} else {
+			case slices.Contains(s.UnappliedChangeIDs, id):
+				unapplied = append(unapplied, id)
+			case slices.Contains(s.PartlyRejectedChangeIDs, id):
+				partly = append(partly, id)
+			default:
 				changes = append(changes, id)
 			}
 		}
 	}
+	ids := func(l []string) string { return "`" + strings.Join(l, "`, `") + "`" }
 	if len(changes) > 0 {
 		label := "Change sets"
 		if st.DryRun {
 			label = "Proposed change sets (dry run, not applied)"
 		}
-		fmt.Fprintf(&b, "\n%s: %s\n", label, "`"+strings.Join(changes, "`, `")+"`")
+		fmt.Fprintf(&b, "\n%s: %s\n", label, ids(changes))
+	}
+	if len(partly) > 0 {
+		fmt.Fprintf(&b, "\nPartly applied change sets (some hunks rejected; see the step's note): %s\n", ids(partly))
 	}
 	if len(rejected) > 0 {
-		fmt.Fprintf(&b, "\nRejected change sets (not applied): %s\n", "`"+strings.Join(rejected, "`, `")+"`")
+		fmt.Fprintf(&b, "\nRejected change sets (not applied): %s\n", ids(rejected))
+	}
+	if len(unapplied) > 0 {
+		fmt.Fprintf(&b, "\nChange sets not applied (the run stopped before they were decided, or applying them failed): %s\n", ids(unapplied))
 	}
 	if len(st.SkippedFiles) > 0 {
 		b.WriteString("\n## Left out of snapshots\n\nA restore cannot bring these back; back them up yourself if they matter.\n\n")

@@ -271,8 +271,10 @@ func (s *sched) unrealDep(n *node) string {
 // wouldRun completes n as a step that would run: it depends on dep, whose
 // effects a dry run does not produce, and failed for that reason.
 func (s *sched) wouldRun(n *node, dep string, err error) {
-	reason := fmt.Sprintf("%s: it needs what %s would do, which a dry run does not do (%v)", WouldRunPrefix, dep, err)
-	out, _ := json.Marshal(map[string]any{"dryRun": true, "wouldRun": true, "reason": reason})
+	// The person reads the short reason; the error behind it (a missing
+	// output field) stays in the step's output for whoever looks.
+	reason := fmt.Sprintf("%s: it needs what %s would do, which a dry run does not do", WouldRunPrefix, dep)
+	out, _ := json.Marshal(map[string]any{"dryRun": true, "wouldRun": true, "reason": reason, "detail": err.Error()})
 	n.unreal = true
 	if n.st.Status == StepPending || n.st.Status == StepReady {
 		s.begin(n)

@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 )
 
@@ -117,6 +119,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"undo", "a", "b"}, "too many arguments"},
 		{[]string{"serve", "extra"}, `unexpected argument "extra"`},
 		{[]string{"plan", "  "}, "the request is empty"},
+		{[]string{"completion"}, "missing the shell: agentd completion bash|zsh|fish"},
+		{[]string{"completion", "tcsh"}, `unknown shell "tcsh"; use one of: bash, zsh, fish`},
+		{[]string{"tools", "x"}, `unexpected argument "x"`},
 	} {
 		r := agentd(t, "", tc.args...)
 		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
@@ -227,5 +232,49 @@ func TestRunShowsPersonsErrors(t *testing.T) {
 		if strings.Contains(out, model) {
 			t.Errorf("the terminal shows advice for a model (%s):\n%s", model, out)
 		}
+	}
+}
+
+// TestToolsLists: agentd tools lists every built-in tool with its kind,
+// risk and arguments (the engine's unknown-tool error sends people there).
+func TestToolsLists(t *testing.T) {
+	r := agentd(t, "", "tools")
+	if r.code != exitOK || r.stderr != "" {
+		t.Fatalf("agentd tools: exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`(?m)^TOOL +KIND +RISK +ARGS$`),
+		regexp.MustCompile(`(?m)^read_file +read +low +path endLine\? startLine\?$`),
+		regexp.MustCompile(`(?m)^run_command +command +high +command cwd\? `),
+		regexp.MustCompile(`(?m)^git +git +medium \(varies\) +action `),
+		regexp.MustCompile(`(?m)^json_patch +write +medium +path ops$`),
+	} {
+		if !want.MatchString(r.stdout) {
+			t.Errorf("agentd tools: no line matching %s in:\n%s", want, r.stdout)
+		}
+	}
+	if n := strings.Count(r.stdout, "\n"); n != len(tools.Builtin().List())+1 {
+		t.Errorf("agentd tools printed %d lines for %d tools:\n%s", n, len(tools.Builtin().List()), r.stdout)
+	}
+}
+
+// TestValidateChecksJSONPointers: a json_patch path without its leading /
+// is a validation error that names the step and field and says what to
+// write, from validate and run alike (exit 2), before anything runs.
+func TestValidateChecksJSONPointers(t *testing.T) {
+	p := writePlan(t, `{"steps":[{"id":"bump","tool":"json_patch","args":{"path":"config.json","ops":[{"op":"replace","path":"version","value":"2"}]}}]}`)
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "config.json"), []byte(`{"version":"1"}`), 0o644)
+	want := `step bump: args.ops[0].path: "version" is not a JSON Pointer: it must start with "/" (write "/version")`
+	v := agentd(t, "", "validate", p)
+	r := agentd(t, "", "run", p, "--workspace", ws, "--yes", "--state-dir", t.TempDir())
+	if v.code != exitUsage || !strings.Contains(v.stdout+v.stderr, want) {
+		t.Errorf("validate: exit %d\n%s%s\nwant exit 2 and %q", v.code, v.stdout, v.stderr, want)
+	}
+	if r.code != exitUsage || !strings.Contains(r.stdout+r.stderr, want) {
+		t.Errorf("run: exit %d\n%s%s\nwant exit 2 and %q", r.code, r.stdout, r.stderr, want)
+	}
+	if got := readFile(t, filepath.Join(ws, "config.json")); got != `{"version":"1"}` {
+		t.Errorf("config.json changed: %s", got)
 	}
 }

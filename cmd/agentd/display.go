@@ -193,7 +193,7 @@ func (d *display) OnEvent(ev engine.Event) {
 			c.Println(c.paint("36", "○ ") + ev.StepID + " " + ev.Reason)
 			break
 		}
-		c.Println(c.paint("32", "✓ ") + ev.StepID + d.took(ev))
+		c.Println(c.paint("32", "✓ ") + ev.StepID + d.took(ev) + reason(ev.Reason))
 	case engine.EventStepFailed:
 		d.flush(ev.StepID)
 		c.Println(c.paint("31", "✗ ") + ev.StepID + ": " + ev.Error)

@@ -42,16 +42,17 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(sa, sb)
 }
 
-// hintCommand is "BINARY ARGS... [--workspace ROOT] [--state-dir DIR]",
-// quoted for a POSIX shell. --workspace is named when the workspace is not
-// the current folder (the default), --state-dir when one was given (it is
-// made absolute; without it the default applies wherever it is pasted).
+// hintCommand is "BINARY ARGS... --workspace ROOT [--state-dir DIR]",
+// quoted for a POSIX shell. --workspace is always named, even when it is
+// the current folder, so the hint works pasted from another folder (or
+// another terminal); --state-dir when one was given (made absolute;
+// without it the default applies wherever it is pasted).
 func hintCommand(wsRoot, stateDir string, args ...string) string {
 	parts := []string{shq(invokedBinary())}
 	for _, a := range args {
 		parts = append(parts, shq(a))
 	}
-	if wsRoot != "" && !isCurrentDir(wsRoot) {
+	if wsRoot != "" {
 		parts = append(parts, "--workspace", shq(wsRoot))
 	}
 	if stateDir != "" {
@@ -61,24 +62,6 @@ func hintCommand(wsRoot, stateDir string, args ...string) string {
 		parts = append(parts, "--state-dir", shq(stateDir))
 	}
 	return strings.Join(parts, " ")
-}
-
-// isCurrentDir reports whether dir is the current folder (after links).
-func isCurrentDir(dir string) bool {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return false
-	}
-	return samePath(cwd, dir)
-}
-
-func samePath(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	if err1 != nil || err2 != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
-	}
-	return ra == rb
 }
 
 // shq quotes s for a POSIX shell when it needs it.

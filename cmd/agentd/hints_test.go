@@ -112,6 +112,32 @@ func TestHintsWorkWhenPasted(t *testing.T) {
 	}
 }
 
+// TestHintsFromInsideTheWorkspace: a run started inside its workspace,
+// without --workspace, prints hints that work pasted from another folder
+// (a second terminal): they name the workspace anyway.
+func TestHintsFromInsideTheWorkspace(t *testing.T) {
+	ws := demoCopy(t)
+	p := filepath.Join(ws, "plan.json")
+	os.WriteFile(p, []byte(`{"steps":[{"id":"w","tool":"write_file","args":{"path":"new.txt","content":"x\n"}}]}`), 0o644)
+	state := filepath.Join(t.TempDir(), "state")
+	r := agentdIn(t, ws, agentdBin, nil, "run", "plan.json", "--yes", "--state-dir", state)
+	if r.code != 0 {
+		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	undo := hintAfter(t, r.stdout, "Undo the whole run: ")
+	if !strings.Contains(undo, "--workspace "+ws) {
+		t.Errorf("undo hint %q does not name the workspace", undo)
+	}
+	u := paste(t, t.TempDir(), undo)
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); u.code != 0 || err == nil {
+		t.Fatalf("pasted %q elsewhere: exit %d, new.txt still there: %v\n%s%s", undo, u.code, err == nil, u.stdout, u.stderr)
+	}
+	redo := hintAfter(t, u.stdout, "undo with: ")
+	if rr := paste(t, t.TempDir(), redo); rr.code != 0 || readFile(t, filepath.Join(ws, "new.txt")) != "x\n" {
+		t.Fatalf("pasted %q elsewhere: exit %d\n%s%s", redo, rr.code, rr.stdout, rr.stderr)
+	}
+}
+
 // TestHintNamesBinaryAsInvoked: run through $PATH, the hint says the bare
 // name; run as ./agentd, the absolute path. Both work when pasted.
 func TestHintNamesBinaryAsInvoked(t *testing.T) {
@@ -178,7 +204,7 @@ func TestUndoLastRunAndRuns(t *testing.T) {
 }
 
 // TestRunWorkspaceDefault: without --workspace, the current folder is used
-// only when it holds the plan; otherwise agentd says which folder it would
+// only when it holds the plan (at its top or one folder down); otherwise agentd says which folder it would
 // use and how to choose, and exits 2 without touching anything.
 func TestRunWorkspaceDefault(t *testing.T) {
 	state := t.TempDir()
@@ -192,6 +218,19 @@ func TestRunWorkspaceDefault(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(proj, "made.txt")); err != nil {
 		t.Fatalf("the run did not use the current folder: %v", err)
+	}
+
+	// Deeper down (as the agentd checkout's examples/plans/refactor.json,
+	// written for examples/demo) the plan is not taken as the current
+	// folder's: refused off a terminal, nothing written.
+	os.MkdirAll(filepath.Join(proj, "examples", "plans"), 0o755)
+	os.WriteFile(filepath.Join(proj, "examples", "plans", "deep.json"), []byte(strings.ReplaceAll(body, "made.txt", "deep.txt")), 0o644)
+	if r := agentdIn(t, proj, agentdBin, nil, "run", "examples/plans/deep.json", "--yes", "--state-dir", state); r.code != exitUsage ||
+		!strings.Contains(r.stderr, "or a folder just below it") || !strings.Contains(r.stderr, "--workspace") {
+		t.Fatalf("plan two folders down: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(proj, "deep.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the refused run wrote into the current folder")
 	}
 
 	elsewhere := t.TempDir()

@@ -18,11 +18,11 @@ import (
 type terminal struct {
 	con    *console
 	ws     *workspace.Workspace
-	yes    bool               // --yes: allow and accept everything
-	cancel context.CancelFunc // "q" stops the whole run
-	quiet  bool               // --review none: do not print diffs
-	disp   *display           // prompts wait until what led to them is shown
-	book   *review.Book       // the run's change sets, recorded in the journal (nil: not recorded)
+	yes    bool                    // --yes: allow and accept everything
+	cancel context.CancelCauseFunc // "q" stops the whole run; the cause is the run's error
+	quiet  bool                    // --review none: do not print diffs
+	disp   *display                // prompts wait until what led to them is shown
+	book   *review.Book            // the run's change sets, recorded in the journal (nil: not recorded)
 
 	// queue serializes every question of the run, whichever step asks:
 	// one prompt at a time, and "a" or "q" settle the ones waiting.
@@ -45,7 +45,7 @@ func (t *terminal) closedInput(step string) {
 		t.noInput = step
 	}
 	t.mu.Unlock()
-	t.cancel()
+	t.cancel(fmt.Errorf("step %s needs an answer and standard input is closed", step))
 }
 
 // stopped reports whether "q" or closed input stopped the run.
@@ -61,6 +61,14 @@ func (t *terminal) shown(ctx context.Context, key string, n int) {
 		t.disp.waitShown(ctx, key, n)
 	}
 }
+
+// approvalKeys is what "?" prints at an approval prompt.
+const approvalKeys = `  y  allow it this time
+  n  deny it: the step is skipped and the run ends partial
+  a  allow it and remember: this command line (or this tool) is allowed in this
+     workspace from now on, here and in the editors (agentd rules list / revoke)
+  q  deny it and cancel the run
+  ?  this help`
 
 func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
 	// Remembered "always" answers are the engine's (the workspace's rule
@@ -99,13 +107,23 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	if req.Command != "" {
 		always = "[a]lways for this command"
 	}
-	ans, err := t.con.Choose(ctx, b.String(), "allow? [y]es [n]o "+always+" [q]uit:", "ynaq", 0)
-	switch {
-	case errors.Is(err, errNoAnswer):
-		t.closedInput(req.StepID)
-		return engine.ApprovalDecision{Allow: false, Reason: err.Error()}, nil
-	case err != nil:
-		return engine.ApprovalDecision{}, err
+	text := b.String()
+	var ans byte
+	for {
+		var err error
+		ans, err = t.con.Choose(ctx, text, "allow? [y]es [n]o "+always+" [q]uit [?]help:", "ynaq?", 0)
+		switch {
+		case errors.Is(err, errNoAnswer):
+			t.closedInput(req.StepID)
+			return engine.ApprovalDecision{Allow: false, Reason: err.Error()}, nil
+		case err != nil:
+			return engine.ApprovalDecision{}, err
+		}
+		if ans != '?' {
+			break
+		}
+		text = ""
+		t.con.Println(approvalKeys)
 	}
 	switch ans {
 	case 'y':
@@ -116,7 +134,7 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		t.mu.Lock()
 		t.rejectAll = true
 		t.mu.Unlock()
-		t.cancel()
+		t.cancel(errQuit)
 		return engine.ApprovalDecision{Allow: false, Reason: "run stopped at the terminal"}, nil
 	}
 	return engine.ApprovalDecision{Allow: false, Reason: "denied at the terminal"}, nil

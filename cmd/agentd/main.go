@@ -8,6 +8,7 @@
 //	agentd snapshot SUBCOMMAND   snapshots of a workspace
 //	agentd runs [RUN]            past runs of a workspace
 //	agentd rules list|revoke     remembered approval rules
+//	agentd tools                 the tools a step can call
 //	agentd completion SHELL      shell completion (bash, zsh, fish)
 //	agentd version
 //
@@ -123,6 +124,7 @@ and snapshots to undo it. Editors start 'agentd serve'; 'agentd run' is the term
 		newPlanCmd(a),
 		newSnapshotCmd(a),
 		newRulesCmd(a),
+		newToolsCmd(a),
 		newServeCmd(a),
 		newACPCmd(a),
 		&cobra.Command{
@@ -140,6 +142,7 @@ and snapshots to undo it. Editors start 'agentd serve'; 'agentd run' is the term
 	// printed without a command lists them too.
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	requireShell(root)
 	root.InitDefaultHelpFlag()
 	root.InitDefaultVersionFlag()
 	return root
@@ -212,4 +215,30 @@ func subNames(cmd *cobra.Command) string {
 		}
 	}
 	return strings.Join(names, ", ")
+}
+
+// requireShell makes "agentd completion" without a shell (or with an
+// unknown one) a usage error that names the shells, not cobra's help with
+// exit 0.
+func requireShell(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, sub := range c.Commands() {
+			if sub.IsAvailableCommand() && sub.Name() != "help" {
+				shells = append(shells, sub.Name())
+			}
+		}
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown shell %q; use one of: %s", args[0], strings.Join(shells, ", "))
+			}
+			return nil
+		}
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			return fmt.Errorf("missing the shell: agentd completion %s (e.g. source <(agentd completion bash))", strings.Join(shells, "|"))
+		}
+	}
 }

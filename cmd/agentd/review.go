@@ -83,7 +83,7 @@ func (t *terminal) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 			t.mu.Lock()
 			t.rejectAll = true
 			t.mu.Unlock()
-			t.cancel()
+			t.cancel(errQuit)
 			out, err := t.decide(ctx, cs, []review.Decision{{Action: review.Reject}}, "the run was stopped at the terminal")
 			if out != nil {
 				out.Aborted = true

@@ -56,7 +56,8 @@ func newRunCmd(a *app) *cobra.Command {
 		Short: "run a plan against a workspace",
 		Long: `Runs the plan file PLAN (JSON or YAML) against a workspace, or with --request a plan a
 model makes. Without --workspace the current folder is the workspace when it holds the
-plan file; otherwise agentd asks on a terminal, or stops and says how to choose.
+plan file at its top or in a folder just below (plans/fix.json); otherwise agentd asks on
+a terminal, or stops and says how to choose.
 
 Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130 cancelled.`,
 		Example: `  agentd run examples/plans/refactor.json --workspace ./demo
@@ -76,7 +77,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 		ValidArgsFunction: completePlans,
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.wsDir, "workspace", ".", "the workspace `DIR` to run the plan in (default: the current folder, if it holds the plan)")
+	fs.StringVar(&o.wsDir, "workspace", ".", "the workspace `DIR` to run the plan in (default: the current folder, if it holds the plan at its top or one folder down)")
 	fs.Lookup("workspace").DefValue = ""
 	fs.IntVar(&o.parallel, "parallel", 4, "run up to `N` independent steps at once")
 	fs.BoolVar(&o.sequential, "sequential", false, "run one step at a time, in dependency order")
@@ -187,8 +188,12 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// The run is cancelled by watchInterrupts (and q, closed input) with
+	// a cause that says why; a signal that reached ctx first says the same.
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancel(nil)
+	stopAfter := context.AfterFunc(ctx, func() { cancel(signalCause(context.Cause(ctx))) })
+	defer stopAfter()
 
 	interactive := isTerminal(stdin) && !o.yes
 	mode := engine.ReviewMode(o.review)

@@ -101,6 +101,38 @@ func TestRunDryRunEveryExample(t *testing.T) {
 	}
 }
 
+// On a terminal, where a real run would ask (review before, approvals), a
+// dry run of every example never prompts and exits 0.
+func TestTermDryRunEveryExampleNeverPrompts(t *testing.T) {
+	plans, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "plans", "*"))
+	if len(plans) < 3 {
+		t.Fatalf("found %d example plans", len(plans))
+	}
+	for _, p := range plans {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			ws := demoCopy(t)
+			before := snapshotDir(t, ws)
+			r := startPTY(t, nil, "run", p, "--workspace", ws, "--dry-run", "--state-dir", t.TempDir())
+			// Nothing is typed: a prompt would wait until wait() gives up.
+			if code := r.wait(); code != exitOK {
+				t.Fatalf("exit %d, want 0:\n%s", code, r.tail())
+			}
+			txt := r.text()
+			for _, bad := range []string{"allow?", "apply this change?", "[a]bort", "✗ "} {
+				if strings.Contains(txt, bad) {
+					t.Errorf("a dry run on a terminal shows %q:\n%s", bad, r.tail())
+				}
+			}
+			if !strings.Contains(txt, "(dry run: not applied)") || !strings.Contains(txt, "**Dry run:**") {
+				t.Errorf("the proposed changes are not shown as a dry run's:\n%s", r.tail())
+			}
+			if snapshotDir(t, ws) != before {
+				t.Errorf("a dry run changed the workspace")
+			}
+		})
+	}
+}
+
 // snapshotDir is every file's path and content under dir, as one string.
 func snapshotDir(t *testing.T, dir string) string {
 	t.Helper()

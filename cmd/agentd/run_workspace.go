@@ -9,8 +9,9 @@ import (
 )
 
 // defaultWorkspace decides, for agentd run without --workspace, whether the
-// current folder is the workspace. It is when it holds the plan file: a
-// plan lying in a project is meant for that project. Otherwise (a plan from
+// current folder is the workspace. It is when it holds the plan file, at
+// its top or in a folder just below (plans/p.json): a plan kept there is
+// meant for that project. Otherwise (a plan from
 // elsewhere, or --request) agentd asks on a terminal and refuses without
 // one, saying which folder it would use and how to choose; running in the
 // wrong folder would snapshot and change it. It returns the folder, or ""
@@ -24,10 +25,10 @@ func defaultWorkspace(o runOptions, in io.Reader, stderr io.Writer) (string, int
 	var why string
 	if o.planPath != "" {
 		plan, err := filepath.Abs(o.planPath)
-		if err == nil && isUnder(plan, cwd) {
+		if err == nil && isUnder(plan, cwd) && depthUnder(plan, cwd) <= 1 {
 			return ".", exitOK
 		}
-		why = fmt.Sprintf("the plan %s is not inside the current folder %s, so that folder may not be the workspace it was written for", o.planPath, cwd)
+		why = fmt.Sprintf("the plan %s is not in the current folder %s or a folder just below it (as plans/), so that folder may not be the workspace it was written for", o.planPath, cwd)
 	} else {
 		why = fmt.Sprintf("no workspace was given for the plan --request makes; the current folder is %s", cwd)
 	}
@@ -42,6 +43,25 @@ func defaultWorkspace(o runOptions, in io.Reader, stderr io.Writer) (string, int
 	}
 	fmt.Fprintf(stderr, "agentd run: %s.\nTo run it there, pass --workspace %s; to run it elsewhere, --workspace DIR.\n", why, shq(cwd))
 	return "", exitUsage
+}
+
+// depthUnder is how many folders below dir the file at path lies (0: in
+// dir itself), after resolving links; path must lie under dir. A plan kept
+// for a project lies at its top or in a folder of plans there; one deeper
+// down (the agentd checkout's examples/plans/) is more likely written for
+// another folder, so it is not taken as the current folder's.
+func depthUnder(path, dir string) int {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
+	rel, err := filepath.Rel(dir, filepath.Dir(path))
+	if err != nil || rel == "." {
+		return 0
+	}
+	return strings.Count(filepath.ToSlash(rel), "/") + 1
 }
 
 // isUnder reports whether path lies in dir (or a folder below it), after

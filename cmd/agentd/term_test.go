@@ -4,17 +4,22 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/fakemodel"
 )
 
-const applyPrompt = "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
+const (
+	applyPrompt = "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
+	allowPrompt = "allow? [y]es [n]o [a]lways for this command [q]uit [?]help:"
+)
 
 // In a parallel run, "a" at the first review accepts every later change
 // set, whichever step proposes it: one prompt for three parallel steps.
@@ -40,7 +45,11 @@ func TestTermParallelReviewAllAcceptsEveryLaterChange(t *testing.T) {
 	at = r.waitFor("a  apply this and every later change set of the run, from any step", at)
 	at = r.waitFor(applyPrompt, at)
 	r.send("a\n")
-	r.waitFor("allow? [y]es [n]o [a]lways for this command [q]uit:", at)
+	at = r.waitFor(allowPrompt, at)
+	// "?" explains the approval keys too, and asks again.
+	r.send("?\n")
+	at = r.waitFor("a  allow it and remember", at)
+	r.waitFor(allowPrompt, at)
 	r.send("y\n")
 	if code := r.wait(); code != exitOK {
 		t.Fatalf("exit %d, want 0:\n%s", code, r.tail())
@@ -86,8 +95,8 @@ func TestTermReviewQuitRejectsTheRest(t *testing.T) {
 			t.Errorf("%s shows completed after q:\n%s", s, r.tail())
 		}
 	}
-	if !strings.Contains(txt, "**Status:** cancelled") {
-		t.Errorf("status:\n%s", r.tail())
+	if !strings.Contains(txt, "**Status:** cancelled") || !strings.Contains(txt, "**Error:** stopped at the terminal (q)") {
+		t.Errorf("status, or the error does not say q stopped the run:\n%s", r.tail())
 	}
 }
 
@@ -122,6 +131,14 @@ func TestTermReviewSplitPerHunk(t *testing.T) {
 	got := readFile(t, filepath.Join(ws, "f.txt"))
 	if !strings.Contains(got, "line TWO\n") || strings.Contains(got, "TWENTY-EIGHT") || !strings.Contains(got, "line 28\n") {
 		t.Errorf("after y, n on the hunks f.txt is:\n%s", got)
+	}
+	// The step did part of its work: completed, with a note, and the
+	// change is listed as partly applied, not as simply applied.
+	txt := r.text()
+	if !strings.Contains(txt, "change partly applied: 1 of 2 hunk(s) rejected") ||
+		!strings.Contains(txt, "Partly applied change sets (some hunks rejected; see the step's note): `") ||
+		strings.Contains(txt, "\nChange sets: ") {
+		t.Errorf("the summary does not say the change was partly applied:\n%s", r.tail())
 	}
 }
 
@@ -245,9 +262,124 @@ func TestTermSecondCtrlCKillsEveryCommand(t *testing.T) {
 	if code := r.wait(); code != exitCancelled {
 		t.Fatalf("exit %d, want 130:\n%s", code, r.tail())
 	}
+	if !strings.Contains(r.text(), "**Error:** interrupted (Ctrl-C)") {
+		t.Errorf("the summary's error does not say Ctrl-C stopped the run:\n%s", r.tail())
+	}
 	for _, pid := range pids {
 		if alive(pid) {
 			t.Errorf("process %d survived the second Ctrl-C", pid)
+		}
+	}
+}
+
+// Closing the terminal (SIGHUP) stops the run and kills its commands at
+// once, even one that ignores SIGTERM: none survives the closed window.
+func TestTermHangupKillsEveryCommand(t *testing.T) {
+	ws := t.TempDir()
+	p := writePlan(t, `{"steps":[{"id":"stubborn","tool":"run_command","args":{"command":"trap '' TERM HUP; sleep 300 & echo $! > child.pid; sh -c 'echo $PPID' > shell.pid; wait"}}]}`)
+	state := t.TempDir()
+	r := startPTY(t, nil, "run", p, "--workspace", ws, "--state-dir", state, "--yes")
+	at := r.waitFor("running stubborn", 0)
+	var pids []int
+	for _, f := range []string{"shell.pid", "child.pid"} {
+		for i := 0; ; i++ {
+			b, _ := os.ReadFile(filepath.Join(ws, f))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids = append(pids, n)
+				break
+			}
+			if i > 400 { // 400 redraws of the status line: about a minute
+				t.Fatalf("the command did not write %s (%q):\n%s", f, b, r.tail())
+			}
+			at = r.waitFor("running stubborn", at)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	r.tty.Close() // the terminal window is closed: the kernel sends SIGHUP
+	r.wait()
+	for _, pid := range pids {
+		for i := 0; i < 100 && alive(pid); i++ { // a liveness poll, not a timing assertion
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d survived the closed terminal", pid)
+		}
+	}
+	// The run is recorded as cancelled, saying why.
+	out := agentd(t, "", "runs", "--workspace", ws, "--state-dir", state)
+	if !strings.Contains(out.stdout, "cancelled") {
+		t.Errorf("agentd runs after the hangup:\n%s%s", out.stdout, out.stderr)
+	}
+}
+
+// Ctrl-C kills git's whole process group: a pre-commit hook that ignores
+// SIGTERM (and its child) does not survive agentd. git is counted among the
+// commands the first Ctrl-C waits for, and killed at once (a git command is
+// never left half-way on purpose, so there is no grace period).
+func TestTermCtrlCKillsGitHooks(t *testing.T) {
+	ws := t.TempDir()
+	pidDir := t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.name", "Test"},
+		{"config", "user.email", "test@example.com"},
+		{"config", "commit.gpgsign", "false"},
+	} {
+		if out, err := exec.Command("git", append([]string{"-C", ws}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	hook := "#!/bin/sh\ntrap '' TERM\nsleep 300 & echo $! > " + pidDir + "/child.pid\necho $$ > " + pidDir + "/hook.pid\nwait\n"
+	if err := os.WriteFile(filepath.Join(ws, ".git", "hooks", "pre-commit"), []byte(hook), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	if out, err := exec.Command("git", "-C", ws, "add", "a.txt").CombinedOutput(); err != nil {
+		t.Fatalf("git add: %v\n%s", err, out)
+	}
+	p := writePlan(t, `{"steps":[{"id":"commit","tool":"git","args":{"action":"commit","message":"m"}}]}`)
+	r := startPTY(t, nil, "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--yes")
+	at := r.waitFor("running commit", 0)
+	var pids []int
+	for _, f := range []string{"hook.pid", "child.pid"} {
+		for i := 0; ; i++ {
+			b, _ := os.ReadFile(filepath.Join(pidDir, f))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids = append(pids, n)
+				break
+			}
+			if i > 400 { // 400 redraws of the status line: about a minute
+				t.Fatalf("the hook did not write %s (%q):\n%s", f, b, r.tail())
+			}
+			at = r.waitFor("running commit", at)
+		}
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			if alive(pid) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	r.send("\x03")
+	r.waitFor("cancelling: waiting up to 5s for 1 command to stop", at)
+	if code := r.wait(); code != exitCancelled {
+		t.Fatalf("exit %d, want 130:\n%s", code, r.tail())
+	}
+	for _, pid := range pids {
+		// The hook's shell is reparented when git dies; give init a moment
+		// to reap it (a liveness poll, not a timing assertion).
+		for i := 0; i < 100 && alive(pid); i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("git hook process %d survived the second Ctrl-C", pid)
 		}
 	}
 }
@@ -295,5 +427,12 @@ func TestTermCtrlCAtPromptCancels(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(ws, "main.go")); got != before {
 		t.Errorf("main.go changed after Ctrl-C at the prompt:\n%s", got)
+	}
+	// The change sets proposed before the Ctrl-C were never applied: the
+	// summary says so and lists none as done.
+	txt := r.text()
+	if !strings.Contains(txt, "Change sets not applied (the run stopped before they were decided") ||
+		strings.Contains(txt, "\nChange sets: ") || !strings.Contains(txt, "**Error:** interrupted (Ctrl-C)") {
+		t.Errorf("the summary of a run stopped at a prompt:\n%s", r.tail())
 	}
 }

@@ -236,7 +236,16 @@ func (r *userRepo) run(ctx context.Context, stdin []byte, args ...string) ([]byt
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Start()
+	if err == nil {
+		// Listed while it runs, so the first Ctrl-C counts it and a
+		// second (KillAllCommands) finds it; unlisted before it is reaped.
+		addGroup(cmd)
+		reap := waitExited(cmd)
+		removeGroup(cmd)
+		err = reap()
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("git %s: %w", args[0], ctx.Err())
 		}
