@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -347,7 +348,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		}
 	}
 	if len(ops) == 0 {
-		s.recordResult(ctx, target, result, since, nil, cur)
+		s.recordResult(ctx, target, result, since, nil, cur, nil)
 		return result, nil
 	}
 	sortOps(ops)
@@ -363,15 +364,40 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		return nil, fmt.Errorf("gitops: restore: %w; nothing was changed", err)
 	}
 	defer a.close()
+	// The result's snapshot needs only ops, not the disk: its trees and
+	// pack are written while the ops are applied (both read objects under
+	// stMu), and its reference once the restore stands. The goroutine
+	// touches the store's state only before beforeRef returns nil, and
+	// this one only after <-recorded, or after beforeRef returned an error.
+	applied := make(chan bool, 1)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		s.recordResult(ctx, target, result, since, ops, cur, func() error {
+			if !<-applied {
+				return errRestoreFailed
+			}
+			return nil
+		})
+	}()
 	if done, err := a.applyOps(ctx, ops); err != nil {
+		applied <- false
+		<-recorded
 		return nil, s.rollback(ctx, j, done, undoState, err)
 	}
 	if err := s.finishJournal(a, ops); err != nil {
+		applied <- false
+		<-recorded
 		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), err)
 	}
-	s.recordResult(ctx, target, result, since, ops, cur)
+	applied <- true
+	<-recorded
 	return result, nil
 }
+
+// errRestoreFailed stops the recording of a restore's result when the
+// restore did not stand.
+var errRestoreFailed = errors.New("the restore did not complete")
 
 func contains(list []string, p string) bool {
 	for _, q := range list {
@@ -392,7 +418,7 @@ func contains(list []string, p string) bool {
 // tree (the cache's) with the restore's ops applied. The cache keeps the
 // state before the restore; the next snapshot re-hashes the restored files
 // (their stat changed) and compares with this snapshot's tree.
-func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile, ops []restoreOp, cur *scanResult) {
+func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile, ops []restoreOp, cur *scanResult, beforeRef func() error) {
 	ov := make(map[string]*treeFile, len(ops)+len(result.Conflicts))
 	for _, op := range ops {
 		switch op.Op {
@@ -419,10 +445,13 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 		emptyDirs = s.cache.emptyDirs
 	}
 	s.changed = true
-	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov},
+	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov, beforeRef: beforeRef},
 		manRefPrefix, root, root, 0, cur.byPath, emptyDirs, cur.skipped, sink, &pw, nil)
 	if err != nil && pw != nil {
 		pw.abort()
+	}
+	if errors.Is(err, errRestoreFailed) {
+		return
 	}
 	if err != nil {
 		s.log.Warn("gitops: could not record the restore's result; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)

@@ -335,6 +335,11 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 		s.packWritten(idx)
 	}
 	// Every object is on disk: now the reference.
+	if opts.beforeRef != nil {
+		if err := opts.beforeRef(); err != nil {
+			return nil, err
+		}
+	}
 	if refPrefix == "" {
 		refPrefix = manRefPrefix
 		if opts.RunID != "" {
