@@ -75,6 +75,10 @@ type SnapshotOptions struct {
 	// the reference is: an error stops the snapshot there (its objects stay
 	// unreferenced, for gc).
 	beforeRef func() error
+	// unsavedCache, if set, is set to true instead of the stat cache being
+	// saved (the caller decides: a restore that rewrites every changed file
+	// has nothing worth saving).
+	unsavedCache *bool
 }
 
 // Snapshot kinds (Snapshot.Kind).

@@ -109,6 +109,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	var want map[string]treeFile
 	var candidates []string
 	var undo *Snapshot
+	unsaved := false // the safety snapshot left the stat cache to save
 	if opts.DryRun {
 		if cur, _, err = s.scan(ctx, nil); err != nil {
 			return nil, fmt.Errorf("gitops: restore (dry run): %w", err)
@@ -126,7 +127,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		}
 	} else {
 		var res *scanResult
-		undo, res, err = s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID), kind: KindSafety}, manRefPrefix)
+		undo, res, err = s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID), kind: KindSafety, unsavedCache: &unsaved}, manRefPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("gitops: restore: safety snapshot failed, nothing was changed: %w", err)
 		}
@@ -347,6 +348,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			undoState[p] = r
 		}
 	}
+	if unsaved {
+		s.saveCacheUnlessRewritten(cur, ops)
+	}
 	if len(ops) == 0 {
 		s.recordResult(ctx, target, result, since, nil, cur, nil)
 		return result, nil
@@ -394,6 +398,37 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	<-recorded
 	return result, nil
 }
+
+// saveCacheUnlessRewritten saves the stat cache the safety snapshot made
+// (scan res) unless it differs from the saved one in little besides the
+// paths ops write, delete or chmod: their stat changes again, so the next
+// process re-hashes them whichever cache it loads. The other paths it
+// differs in are re-hashed by the next process if the cache is not saved,
+// which for up to racyResave files and resaveBytes costs less than
+// rewriting the cache (6 MB on a large tree), as for racy files.
+func (s *Store) saveCacheUnlessRewritten(res *scanResult, ops []restoreOp) {
+	opPaths := make(map[string]bool, len(ops))
+	for _, op := range ops {
+		opPaths[op.Path] = true
+	}
+	n, bytes := 0, int64(0)
+	for _, p := range res.touched {
+		if opPaths[p] {
+			continue
+		}
+		n++
+		if r := res.byPath[p]; r != nil {
+			bytes += r.size
+		}
+		if n > racyResave || bytes > resaveBytes {
+			s.saveCacheAsync()
+			return
+		}
+	}
+}
+
+// resaveBytes bounds what saveCacheUnlessRewritten leaves to re-hash.
+const resaveBytes = 4 << 20
 
 // errRestoreFailed stops the recording of a restore's result when the
 // restore did not stand.

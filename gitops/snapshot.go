@@ -158,7 +158,11 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	// for, 6 MB on a large tree: the saved cache keeps them racy, so the
 	// next process re-hashes them again, which costs less.
 	if changed > 0 || res.hashed > racyResave || s.cacheID == "" {
-		s.saveCacheAsync()
+		if opts.unsavedCache != nil {
+			*opts.unsavedCache = true
+		} else {
+			s.saveCacheAsync()
+		}
 	}
 	if err := s.consolidatePacks(ctx); err != nil {
 		s.log.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
