@@ -156,3 +156,42 @@ func readFile(t *testing.T, root, name string) string {
 	}
 	return string(data)
 }
+
+// TestChangedSnapshotTreesMatchFresh: after a snapshot in which files
+// changed, were added and a whole directory went, the cache's directory
+// tree ids are exactly those a store without a cache computes.
+func TestChangedSnapshotTreesMatchFresh(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a/x/1": "1\n", "a/y/2": "2\n", "b/3": "3\n", "c/d/4": "4\n", "c/d/e/5": "5\n", "c/6": "6\n", "top": "t\n"})
+	s := openTestStore(t, root, Options{StateDir: t.TempDir()})
+	defer s.Close()
+	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "c", "d")); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, root, map[string]string{"a/x/1": "one\n", "f/g/new": "new\n"})
+	snap, err := s.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.FilesChanged != 4 {
+		t.Fatalf("changes: %+v", snap.Changes)
+	}
+	fresh := openTestStore(t, root, Options{StateDir: t.TempDir()})
+	defer fresh.Close()
+	if _, err := fresh.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, want := s.cache.trees, fresh.cache.trees
+	if len(got) != len(want) {
+		t.Fatalf("tree ids of %d directories, want %d: %v, want %v", len(got), len(want), got, want)
+	}
+	for d, h := range want {
+		if got[d] != h {
+			t.Fatalf("directory %q: tree %s, want %s", d, got[d], h)
+		}
+	}
+}
