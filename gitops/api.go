@@ -71,6 +71,14 @@ type SnapshotOptions struct {
 	kind      string               // Kind* (default: KindRun with RunID, else KindManual)
 	absent    []string             // snapMeta.Absent
 	overrides map[string]*treeFile // internal: entries recorded instead of the disk's (nil: absent)
+	// beforeRef, if set, is called once every object is written and before
+	// the reference is: an error stops the snapshot there (its objects stay
+	// unreferenced, for gc).
+	beforeRef func() error
+	// unsavedCache, if set, is set to true instead of the stat cache being
+	// saved (the caller decides: a restore that rewrites every changed file
+	// has nothing worth saving).
+	unsavedCache *bool
 }
 
 // Snapshot kinds (Snapshot.Kind).

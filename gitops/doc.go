@@ -38,10 +38,15 @@
 //
 // One-shot commands (agentd snapshot create/restore, agentd run's first
 // snapshot) pay the cold start: the stat cache and directory cache are
-// decoded from one read each without copying, the walk stats cached
-// directories and their files by path from one open root, and OneShot
-// turns the collector off. What is left is one lstat per file, which git
-// pays too (twice for add and commit).
+// decoded from one read each without copying, the stat cache in the
+// background while the directory cache loads, the walk opens each cached
+// directory O_PATH from one open root and stats its files from it, and
+// OneShot turns the collector off. What is left is one lstat per file,
+// which git pays too (twice for add and commit). A restore writes its
+// result snapshot's objects while it applies its ops (the reference only
+// once the restore stood), and leaves the saved stat cache as it is when
+// the restore rewrites (nearly) every file the safety snapshot found
+// changed, since the next process re-hashes those whichever it loads.
 //
 // With Watch (the daemon), a snapshot re-stats only the paths the file
 // watcher reports and rebuilds only the trees above them; every

@@ -78,6 +78,9 @@ type treeBuilder struct {
 	dirty map[string]bool          // dirs whose content changed since
 	known map[plumbing.Hash]struct{}
 	trees map[string]plumbing.Hash // result: dir -> tree id (may be prev itself)
+	// carried: trees already holds prev's clean directories (a copy of
+	// prev without the dirty ones), so build need not copy them.
+	carried bool
 }
 
 func dirKey(dir string) string { return strings.TrimSuffix(dir, "/") }
@@ -110,7 +113,7 @@ func rangeEnd(paths []string, i int, sub string) int {
 func (b *treeBuilder) build(dir string, lo, hi int) (plumbing.Hash, error) {
 	key := dirKey(dir)
 	if h, ok := b.prev[key]; ok && !b.dirty[key] {
-		if !sameMap(b.prev, b.trees) {
+		if !b.carried && !sameMap(b.prev, b.trees) {
 			b.copyClean(dir, lo, hi)
 		}
 		return h, nil

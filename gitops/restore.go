@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -108,6 +109,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	var want map[string]treeFile
 	var candidates []string
 	var undo *Snapshot
+	unsaved := false // the safety snapshot left the stat cache to save
 	if opts.DryRun {
 		if cur, _, err = s.scan(ctx, nil); err != nil {
 			return nil, fmt.Errorf("gitops: restore (dry run): %w", err)
@@ -125,7 +127,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		}
 	} else {
 		var res *scanResult
-		undo, res, err = s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID), kind: KindSafety}, manRefPrefix)
+		undo, res, err = s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID), kind: KindSafety, unsavedCache: &unsaved}, manRefPrefix)
 		if err != nil {
 			return nil, fmt.Errorf("gitops: restore: safety snapshot failed, nothing was changed: %w", err)
 		}
@@ -346,8 +348,11 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			undoState[p] = r
 		}
 	}
+	if unsaved {
+		s.saveCacheUnlessRewritten(cur, ops)
+	}
 	if len(ops) == 0 {
-		s.recordResult(ctx, target, result, since, nil, cur)
+		s.recordResult(ctx, target, result, since, nil, cur, nil)
 		return result, nil
 	}
 	sortOps(ops)
@@ -363,15 +368,71 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		return nil, fmt.Errorf("gitops: restore: %w; nothing was changed", err)
 	}
 	defer a.close()
+	// The result's snapshot needs only ops, not the disk: its trees and
+	// pack are written while the ops are applied (both read objects under
+	// stMu), and its reference once the restore stands. The goroutine
+	// touches the store's state only before beforeRef returns nil, and
+	// this one only after <-recorded, or after beforeRef returned an error.
+	applied := make(chan bool, 1)
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		s.recordResult(ctx, target, result, since, ops, cur, func() error {
+			if !<-applied {
+				return errRestoreFailed
+			}
+			return nil
+		})
+	}()
 	if done, err := a.applyOps(ctx, ops); err != nil {
+		applied <- false
+		<-recorded
 		return nil, s.rollback(ctx, j, done, undoState, err)
 	}
 	if err := s.finishJournal(a, ops); err != nil {
+		applied <- false
+		<-recorded
 		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), err)
 	}
-	s.recordResult(ctx, target, result, since, ops, cur)
+	applied <- true
+	<-recorded
 	return result, nil
 }
+
+// saveCacheUnlessRewritten saves the stat cache the safety snapshot made
+// (scan res) unless it differs from the saved one in little besides the
+// paths ops write, delete or chmod: their stat changes again, so the next
+// process re-hashes them whichever cache it loads. The other paths it
+// differs in are re-hashed by the next process if the cache is not saved,
+// which for up to racyResave files and resaveBytes costs less than
+// rewriting the cache (6 MB on a large tree), as for racy files.
+func (s *Store) saveCacheUnlessRewritten(res *scanResult, ops []restoreOp) {
+	opPaths := make(map[string]bool, len(ops))
+	for _, op := range ops {
+		opPaths[op.Path] = true
+	}
+	n, bytes := 0, int64(0)
+	for _, p := range res.touched {
+		if opPaths[p] {
+			continue
+		}
+		n++
+		if r := res.byPath[p]; r != nil {
+			bytes += r.size
+		}
+		if n > racyResave || bytes > resaveBytes {
+			s.saveCacheAsync()
+			return
+		}
+	}
+}
+
+// resaveBytes bounds what saveCacheUnlessRewritten leaves to re-hash.
+const resaveBytes = 4 << 20
+
+// errRestoreFailed stops the recording of a restore's result when the
+// restore did not stand.
+var errRestoreFailed = errors.New("the restore did not complete")
 
 func contains(list []string, p string) bool {
 	for _, q := range list {
@@ -392,7 +453,7 @@ func contains(list []string, p string) bool {
 // tree (the cache's) with the restore's ops applied. The cache keeps the
 // state before the restore; the next snapshot re-hashes the restored files
 // (their stat changed) and compares with this snapshot's tree.
-func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile, ops []restoreOp, cur *scanResult) {
+func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *RestoreResult, since map[string]treeFile, ops []restoreOp, cur *scanResult, beforeRef func() error) {
 	ov := make(map[string]*treeFile, len(ops)+len(result.Conflicts))
 	for _, op := range ops {
 		switch op.Op {
@@ -419,10 +480,13 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 		emptyDirs = s.cache.emptyDirs
 	}
 	s.changed = true
-	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov},
+	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov, beforeRef: beforeRef},
 		manRefPrefix, root, root, 0, cur.byPath, emptyDirs, cur.skipped, sink, &pw, nil)
 	if err != nil && pw != nil {
 		pw.abort()
+	}
+	if errors.Is(err, errRestoreFailed) {
+		return
 	}
 	if err != nil {
 		s.log.Warn("gitops: could not record the restore's result; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -119,13 +120,26 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 		}
 	}
 	trees := make(map[string]plumbing.Hash)
+	carried := false
 	if len(dirty) == 0 {
 		// Nothing changed: the new cache shares the old one's tree ids
 		// (neither changes them from now on) instead of copying them.
 		trees = cache.trees
+	} else if len(cache.trees) > 0 {
+		// The clean directories keep their tree ids: one copy of the map
+		// without the dirty directories, which build adds back if they
+		// still hold files (a directory all of whose files went is
+		// dirty, and so are its subdirectories). Copying them during
+		// build walked every path of every clean directory: most of a
+		// snapshot's tree building when a few files changed.
+		trees = maps.Clone(cache.trees)
+		for d := range dirty {
+			delete(trees, d)
+		}
+		carried = true
 	}
 	tb := &treeBuilder{sink: sink, paths: paths, get: func(p string) *fileRec { return res.byPath[p] },
-		prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: trees}
+		prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: trees, carried: carried}
 	root, err := tb.build("", 0, len(paths))
 	if err != nil {
 		return fail(err)
@@ -158,7 +172,11 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	// for, 6 MB on a large tree: the saved cache keeps them racy, so the
 	// next process re-hashes them again, which costs less.
 	if changed > 0 || res.hashed > racyResave || s.cacheID == "" {
-		s.saveCacheAsync()
+		if opts.unsavedCache != nil {
+			*opts.unsavedCache = true
+		} else {
+			s.saveCacheAsync()
+		}
 	}
 	if err := s.consolidatePacks(ctx); err != nil {
 		s.log.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
@@ -335,6 +353,11 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 		s.packWritten(idx)
 	}
 	// Every object is on disk: now the reference.
+	if opts.beforeRef != nil {
+		if err := opts.beforeRef(); err != nil {
+			return nil, err
+		}
+	}
 	if refPrefix == "" {
 		refPrefix = manRefPrefix
 		if opts.RunID != "" {

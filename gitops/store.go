@@ -143,6 +143,16 @@ func openStore(ctx context.Context, root string, files lister, opts Options) (*S
 	if err := s.recoverRestore(ctx); err != nil {
 		return nil, err
 	}
+	// The stat cache (6 MB for 80k files) is read and decoded while the
+	// directory cache is, and while the caller gets on with its operation
+	// (reading the references and packs a restore needs): a one-shot
+	// command waited for one and then the other. It goes with the gc
+	// generation read here: a gc by another process before this one's
+	// first operation drops it (refreshFromDisk).
+	if gen, err := os.ReadFile(filepath.Join(dir, gcGenName)); err == nil {
+		s.gcGen = string(gen)
+	}
+	s.preloadCache()
 	s.loadDirCache()
 	return s, nil
 }
@@ -312,6 +322,7 @@ func (s *Store) refreshFromDisk() {
 	if string(gen) != s.gcGen {
 		s.gcGen = string(gen)
 		s.cache = nil
+		s.dropPreload()
 		s.treesKnown = nil
 	}
 	if fi, err := os.Stat(filepath.Join(s.dir, cacheName)); err == nil {
@@ -321,6 +332,7 @@ func (s *Store) refreshFromDisk() {
 			// (the objects it names exist) but theirs is newer.
 			s.cache = nil
 			s.treesKnown = nil
+			s.dropPreload()
 		}
 	}
 	s.refCache = nil
@@ -332,10 +344,69 @@ func (s *Store) refreshFromDisk() {
 
 func (s *Store) ensureCache() *statCache {
 	if s.cache == nil {
-		s.cache = loadStatCache(filepath.Join(s.dir, cacheName))
-		s.noteCacheID()
+		if pre := s.takePreload(); pre != nil {
+			s.cache = pre
+		} else {
+			s.cache = loadStatCache(filepath.Join(s.dir, cacheName))
+			s.noteCacheID()
+		}
 	}
 	return s.cache
+}
+
+// preloadedCache is a stat cache read in the background, with the
+// identity (size, mtime, inode) of the file it was read from.
+type preloadedCache struct {
+	c  *statCache
+	id string
+}
+
+// preloadCache starts reading the saved stat cache in the background;
+// ensureCache takes it if the file is still the one read.
+func (s *Store) preloadCache() {
+	ch := make(chan preloadedCache, 1)
+	s.preload = ch
+	name := filepath.Join(s.dir, cacheName)
+	go func() {
+		var out preloadedCache
+		if f, err := os.Open(name); err == nil {
+			if fi, err := f.Stat(); err == nil {
+				data := make([]byte, fi.Size())
+				if _, err := io.ReadFull(f, data); err == nil {
+					if c, err := decodeStatCache(data); err == nil {
+						out = preloadedCache{c: c, id: fmt.Sprintf("%d/%d/%d", fi.Size(), fi.ModTime().UnixNano(), inode(fi))}
+					}
+				}
+			}
+			f.Close()
+		}
+		ch <- out
+	}()
+}
+
+// takePreload returns the preloaded stat cache if the saved file is still
+// the one it was read from (nil: load it now), and notes the file's
+// identity.
+func (s *Store) takePreload() *statCache {
+	ch := s.preload
+	if ch == nil {
+		return nil
+	}
+	s.preload = nil
+	pre := <-ch
+	s.noteCacheID()
+	if pre.c == nil || pre.id != s.cacheID {
+		return nil
+	}
+	return pre.c
+}
+
+// dropPreload forgets a stat cache being read in the background.
+func (s *Store) dropPreload() {
+	if s.preload != nil {
+		<-s.preload
+		s.preload = nil
+	}
 }
 
 func (s *Store) noteCacheID() {
@@ -401,6 +472,7 @@ func isInside(root, p string) bool {
 type storeState struct {
 	cache        *statCache
 	cacheID      string
+	preload      chan preloadedCache // the stat cache being read in the background (preloadCache)
 	gcGen        string
 	treesKnown   map[plumbing.Hash]struct{}
 	metaCache    map[plumbing.Hash]*Snapshot

@@ -56,9 +56,19 @@ func (d *dirHandle) dirfd() int { return int(d.f.Fd()) }
 
 func (d *dirHandle) close() { d.f.Close() }
 
+func (d *dirHandle) listable() bool { return true }
+
+// pathDir returns the stat data of directory rel below top and whether it
+// is old enough (not racy) for its listing to be cached; its files are
+// then stat'ed by their path from top (no handle is returned).
+func pathDir(_ *dirHandle, top, rel string, now time.Time) (*dirHandle, stamp, bool) {
+	st, ok := relStamp(top, rel, now)
+	return nil, st, ok
+}
+
 // relStamp returns the stat data of directory rel below top and whether it
 // is old enough (not racy) for its listing to be cached.
-func relStamp(_ *dirHandle, top, rel string, now time.Time) (stamp, bool) {
+func relStamp(top, rel string, now time.Time) (stamp, bool) {
 	fi, err := os.Lstat(filepath.Join(top, filepath.FromSlash(rel)))
 	if err != nil {
 		return stamp{}, false

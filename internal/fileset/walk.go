@@ -144,11 +144,12 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	cacheable := false
 	if w.dc != nil {
 		if w.root != nil {
-			// Stat'ed by its path from the walk's root: a directory whose
-			// listing is cached is never opened (an open, fstat and close
-			// per directory were a tenth of a cold no-change walk's
-			// system time), and its files are stat'ed the same way.
-			st, cacheable = relStamp(w.root, w.r.top, rel, time.Now())
+			// Opened from the walk's root only for stat'ing (O_PATH where
+			// the platform has it): a directory whose listing is cached is
+			// never opened for reading (an open, fstat and close per
+			// directory were a tenth of a cold no-change walk's system
+			// time), and its files are stat'ed from that handle.
+			f, st, cacheable = pathDir(w.root, w.r.top, rel, time.Now())
 		} else {
 			if f = open(); f == nil {
 				return nil
@@ -173,6 +174,10 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 				}
 			}
 		}
+	}
+	if f != nil && !f.listable() {
+		f.close()
+		f = nil
 	}
 	if f == nil {
 		if f = open(); f == nil {

@@ -1,0 +1,197 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRestoreLeavesCacheItWouldRewrite: a restore that rewrites every file
+// changed since the saved stat cache does not save the cache again (the
+// next process re-hashes those files whichever it loads), and the next
+// process still records the workspace exactly: the restored files, and a
+// change the restore left alone.
+func TestRestoreLeavesCacheItWouldRewrite(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a": "a\n", "b": "b\n", "c": "c\n"})
+	old := time.Now().Add(-time.Hour)
+	backdate := func(names ...string) {
+		for _, n := range names {
+			os.Chtimes(filepath.Join(root, n), old, old)
+		}
+	}
+	backdate("a", "b", "c")
+	opts := Options{StateDir: t.TempDir()}
+	s := openTestStore(t, root, opts)
+	s1, err := s.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	cacheFile := filepath.Join(s.Dir(), cacheName)
+	before, err := os.Stat(cacheFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A modified and a created file; the restore rewrites both.
+	writeTree(t, root, map[string]string{"a": "changed a\n", "d": "new\n"})
+	backdate("a", "d")
+	s2 := openTestStore(t, root, opts)
+	res, err := s2.Restore(ctx, s1.ID, RestoreOptions{Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	if len(res.Restored) != 1 || len(res.Deleted) != 1 || res.ResultSnapshot == "" {
+		t.Fatalf("restore: %+v", res)
+	}
+	after, err := os.Stat(cacheFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Fatal("the stat cache was saved again although the restore rewrote every file it differs in")
+	}
+	s3 := openTestStore(t, root, opts)
+	snap, err := s3.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s3.Close()
+	if snap.FilesChanged != 0 || snap.Files != 3 {
+		t.Fatalf("after the restore the workspace is snapshot %s again, got %+v", s1.ID, snap)
+	}
+
+	// A change the restore leaves alone (outside its paths): the next
+	// process sees it although the cache was not saved.
+	writeTree(t, root, map[string]string{"a": "changed a\n", "c": "changed c, kept\n"})
+	backdate("a", "c")
+	s4 := openTestStore(t, root, opts)
+	if _, err := s4.Restore(ctx, s1.ID, RestoreOptions{Overwrite: true, Paths: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	s4.Close()
+	if a, c := readFile(t, root, "a"), readFile(t, root, "c"); a != "a\n" || c != "changed c, kept\n" {
+		t.Fatalf("after restoring a only: a %q, c %q", a, c)
+	}
+	s5 := openTestStore(t, root, opts)
+	defer s5.Close()
+	snap, err = s5.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := s5.Files(ctx, snap.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 {
+		t.Fatalf("files: %v", files)
+	}
+	d, err := s5.Diff(ctx, s1.ID, snap.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d) != 1 || d[0].NewPath != "c" {
+		t.Fatalf("against %s the workspace differs in c only, got %+v", s1.ID, d)
+	}
+}
+
+// TestFailedRestoreRecordsNoResult: the result snapshot, written while the
+// ops are applied, gets no reference when the restore fails (and is rolled
+// back).
+func TestFailedRestoreRecordsNoResult(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	s := openTestStore(t, root, Options{})
+	defer s.Close()
+	s0, err := s.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, root, map[string]string{"a.txt": "mine a\n", "b.txt": "mine b\n"})
+	var writes atomic.Int32
+	testHookApply = func(op restoreOp) error {
+		if op.Op == "write" && writes.Add(1) == 2 {
+			return errors.New("injected failure")
+		}
+		return nil
+	}
+	defer func() { testHookApply = nil }()
+	if _, err := s.Restore(ctx, s0.ID, RestoreOptions{Overwrite: true}); err == nil || !strings.Contains(err.Error(), "injected failure") {
+		t.Fatalf("want the injected failure, got %v", err)
+	}
+	testHookApply = nil
+	if a, b := readFile(t, root, "a.txt"), readFile(t, root, "b.txt"); a != "mine a\n" || b != "mine b\n" {
+		t.Fatalf("not rolled back: a.txt %q, b.txt %q", a, b)
+	}
+	list, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sn := range list {
+		if sn.Kind == KindRestored {
+			t.Fatalf("a failed restore recorded a result: %+v", sn)
+		}
+	}
+	// The next restore records one.
+	res, err := s.Restore(ctx, s0.ID, RestoreOptions{Overwrite: true})
+	if err != nil || res.ResultSnapshot == "" {
+		t.Fatalf("restore: %+v, %v", res, err)
+	}
+}
+
+func readFile(t *testing.T, root, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestChangedSnapshotTreesMatchFresh: after a snapshot in which files
+// changed, were added and a whole directory went, the cache's directory
+// tree ids are exactly those a store without a cache computes.
+func TestChangedSnapshotTreesMatchFresh(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a/x/1": "1\n", "a/y/2": "2\n", "b/3": "3\n", "c/d/4": "4\n", "c/d/e/5": "5\n", "c/6": "6\n", "top": "t\n"})
+	s := openTestStore(t, root, Options{StateDir: t.TempDir()})
+	defer s.Close()
+	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(root, "c", "d")); err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, root, map[string]string{"a/x/1": "one\n", "f/g/new": "new\n"})
+	snap, err := s.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.FilesChanged != 4 {
+		t.Fatalf("changes: %+v", snap.Changes)
+	}
+	fresh := openTestStore(t, root, Options{StateDir: t.TempDir()})
+	defer fresh.Close()
+	if _, err := fresh.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, want := s.cache.trees, fresh.cache.trees
+	if len(got) != len(want) {
+		t.Fatalf("tree ids of %d directories, want %d: %v, want %v", len(got), len(want), got, want)
+	}
+	for d, h := range want {
+		if got[d] != h {
+			t.Fatalf("directory %q: tree %s, want %s", d, got[d], h)
+		}
+	}
+}
