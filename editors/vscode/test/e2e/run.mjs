@@ -614,6 +614,9 @@ await check('after mode: the change is in the open editor at once; rejecting a h
   await palette('agentd: Run Plan');
   // Open, the file gets the change through its editor (workspace/applyEdit), unsaved.
   await openFile('after.txt');
+  // Both hunks (lines 10 and 30) must be in view to count their lenses: an earlier case may
+  // have left the panel (Problems) open, which hides line 30.
+  if (await page.locator('.part.panel').isVisible()) await page.keyboard.press('Control+J');
   await until('the editor shows it with its lenses', async () => (await editorText()).includes('after line 10 changed by agentd') && (await lenses()).filter((t) => t === 'Reject').length === 2, 60000);
   await clickLens('Reject', 0);
   // The file is open: the daemon takes the hunk out through the editor (workspace/applyEdit);
