@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -41,35 +42,13 @@ func cmdUndo(a *app, jc *journalCmd, args []string, ro gitops.RestoreOptions) in
 	if !ok {
 		return exitFailed
 	}
-	runs, err := j.Runs()
+	st, err := j.RunToUndo(firstArg(args))
 	if err != nil {
-		fmt.Fprintf(a.stderr, "agentd undo: %v\n", err)
-		return exitFailed
-	}
-	var st *engine.RunState
-	if len(args) == 1 {
-		if st, ok = findRun(runs, args[0], "undo", jc, a.stderr); !ok {
-			return exitFailed
+		how := "list the runs with: " + jc.hint("runs")
+		if errors.Is(err, engine.ErrRunStillActive) {
+			how = "cancel it, then undo it"
 		}
-		if len(st.Snapshots) == 0 {
-			fmt.Fprintf(a.stderr, "agentd undo: run %s took no snapshot (it ran with --dry-run or --no-snapshots), so there is nothing to undo it with\n", st.RunID)
-			return exitFailed
-		}
-	} else {
-		// The newest run that took snapshots: a dry run changed nothing.
-		for i := range runs {
-			if len(runs[i].Snapshots) > 0 {
-				st = &runs[i]
-				break
-			}
-		}
-		if st == nil {
-			fmt.Fprintf(a.stderr, "agentd undo: no run with snapshots in this workspace's journal (%s), so there is nothing to undo; list the runs with: %s\n", jc.root, jc.hint("runs"))
-			return exitFailed
-		}
-	}
-	if st.Status == engine.RunRunning || st.Status == engine.RunPaused {
-		fmt.Fprintf(a.stderr, "agentd undo: run %s is still %s; cancel it first, then undo it\n", st.RunID, st.Status)
+		fmt.Fprintf(a.stderr, "agentd undo: %v (journal %s); %s\n", err, jc.root, how)
 		return exitFailed
 	}
 	sc := &snapCmd{a: a, name: "undo", w: jc.w, asJSON: jc.jsonOut, restoreArgs: []string{st.RunID}}
@@ -94,4 +73,12 @@ func short12(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// firstArg is args[0], or "" without arguments.
+func firstArg(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
