@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -136,16 +137,22 @@ func (j *Journal) Load(name string, v any) (bool, error) {
 
 // writeJSONFile writes v to path atomically: temp file, fsync, rename,
 // fsync of the directory. The error names the file and what to do.
-func writeJSONFile(path string, v any) (err error) {
+func writeJSONFile(path string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	return writeFileAtomic(path, data)
+}
+
+// writeFileAtomic writes data to path: temp file, fsync, rename, fsync of
+// the directory. The error names the file and what to do.
+func writeFileAtomic(path string, data []byte) (err error) {
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("saving %s: %w (check that the state dir is writable and has space, or choose another with --state-dir or AGENTD_STATE_DIR)", path, err)
 		}
 	}()
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -268,9 +275,28 @@ func processAlive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// SavePlan records a plan's latest version.
+// SavePlan records a plan's latest version, in PlanFile(p.ID).
 func (j *Journal) SavePlan(p *Plan) error {
-	return j.Save("plans/"+safeName(p.ID)+".json", p)
+	if p.ID == "" {
+		return errors.New("journal: a plan without an id cannot be recorded")
+	}
+	// Indented and with & < > as they are: people open this file (agentd
+	// run --request prints its path and offers to edit it).
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	path := j.PlanFile(p.ID)
+	if err := enc.Encode(p); err != nil {
+		return fmt.Errorf("saving %s: %w", path, err)
+	}
+	return writeFileAtomic(path, b.Bytes())
+}
+
+// PlanFile is the file that holds the record of the plan id: the one name
+// every front end shows the user for a saved plan.
+func (j *Journal) PlanFile(id string) string {
+	return filepath.Join(j.dir, "plans", safeName(id)+".json")
 }
 
 // Plans returns every recorded plan.

@@ -76,3 +76,31 @@ func TestJournalUnwritableRunNotStarted(t *testing.T) {
 		t.Fatalf("error %q does not name %s", err, want)
 	}
 }
+
+// A plan's record is at PlanFile, readable (indented, & as it is) and
+// read back by Plans; a plan without an id is refused, not hidden.
+func TestJournalSavePlan(t *testing.T) {
+	j, err := OpenJournal(t.TempDir(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := mkPlan(t, `[{"id":"a","tool":"op","args":{"cmd":"a && b"}}]`)
+	p.ID = "plan-1"
+	if err := j.SavePlan(p); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(j.PlanFile("plan-1"))
+	if err != nil {
+		t.Fatalf("the plan is not at PlanFile: %v", err)
+	}
+	if !strings.Contains(string(data), "a && b") || !strings.Contains(string(data), "\n  \"") {
+		t.Errorf("the record is not indented JSON with & as it is:\n%s", data)
+	}
+	if pls, err := j.Plans(); err != nil || len(pls) != 1 || pls[0].ID != "plan-1" {
+		t.Errorf("Plans() = %+v, %v", pls, err)
+	}
+	p.ID = ""
+	if err := j.SavePlan(p); err == nil {
+		t.Error("a plan without an id was saved")
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -154,12 +153,23 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 			return code
 		}
 		planning = used
-		root, err := filepath.Abs(o.wsDir)
+		ws, err := workspace.Open(o.wsDir, workspace.Options{})
 		if err != nil {
-			root = o.wsDir
+			fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
+			return exitUsage
+		}
+		root := ws.Root()
+		ws.Close()
+		j, err := engine.OpenJournal(o.stateDir, root, nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd run: %v\n", err)
+			return exitFailed
+		}
+		if p.ID == "" {
+			p.ID = requestPlanID(o.request, time.Now())
 		}
 		hint := func(args ...string) string { return hintCommand(root, o.stateDir, args...) }
-		if plan, code = confirmPlan(ctx, con, p, savedPlanPath(o.stateDir, root, o.request), o.yes, hint); plan == nil {
+		if plan, code = confirmPlan(ctx, con, p, j, o.yes, hint); plan == nil {
 			return code
 		}
 	} else {

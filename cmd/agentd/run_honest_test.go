@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/internal/fakemodel"
 )
 
@@ -194,6 +195,16 @@ func TestTermRequestShowsSavesAndAsks(t *testing.T) {
 	saved := readFile(t, path)
 	if !strings.Contains(saved, "a && b") {
 		t.Errorf("the saved plan escapes &&:\n%s", saved)
+	}
+	// The plan is the journal's record, under the journal's name for it,
+	// as a plan made in an editor or through ACP is.
+	root, _ := filepath.EvalSymlinks(ws)
+	j, err := engine.OpenJournal(state, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if recorded, _ := j.Plans(); len(recorded) != 1 || j.PlanFile(recorded[0].ID) != path || recorded[0].Title != "Make out.txt" {
+		t.Errorf("plan saved to %s; the journal's plans: %+v", path, recorded)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err == nil {
 		t.Fatal("the plan ran before the user said run")

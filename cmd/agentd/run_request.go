@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/gitops"
 )
 
-// savedPlanPath is where `agentd run --request` saves the plan it made: in
-// the state dir, beside the workspace's snapshots and journal, never in the
-// workspace itself.
-func savedPlanPath(stateDir, root, request string) string {
+// requestPlanID names a plan made from a request: when it was made and
+// what was asked, so that the journal's file of it (engine.Journal.PlanFile,
+// the path the terminal prints) reads well in a listing.
+func requestPlanID(request string, now time.Time) string {
 	slug := strings.Map(func(r rune) rune {
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
@@ -37,8 +35,7 @@ func savedPlanPath(stateDir, root, request string) string {
 	if slug == "" {
 		slug = "plan"
 	}
-	name := time.Now().UTC().Format("20060102-150405") + "-" + slug + ".json"
-	return filepath.Join(gitops.StoreDir(stateDir, root), "plans", name)
+	return "plan-" + now.UTC().Format("20060102-150405") + "-" + slug
 }
 
 // showPlan prints a plan's steps, one line each.
@@ -63,21 +60,19 @@ func showPlan(con *console, p *engine.Plan) {
 	con.Println(strings.TrimRight(b.String(), "\n"))
 }
 
-// confirmPlan saves the plan made from a request, shows it and asks: run,
+// confirmPlan saves the plan made from a request in the workspace's
+// journal, shows it and asks: run,
 // edit in $EDITOR (then check it again), or quit. It returns the plan to
 // run, or nil and the exit code.
 //
 // hint makes a command the user can paste (hintCommand with the run's
 // workspace and state dir).
-func confirmPlan(ctx context.Context, con *console, p *engine.Plan, path string, yes bool, hint func(args ...string) string) (*engine.Plan, int) {
-	data, err := planJSON(p)
-	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			err = os.WriteFile(path, data, 0o600)
-		}
-	}
-	if err != nil {
-		con.Println(fmt.Sprintf("agentd run: cannot save the plan to %s: %v", path, err))
+func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Journal, yes bool, hint func(args ...string) string) (*engine.Plan, int) {
+	// The journal keeps the plan, as it keeps the plans an editor or ACP
+	// client made: one place, one naming rule.
+	path := j.PlanFile(p.ID)
+	if err := j.SavePlan(p); err != nil {
+		con.Println(fmt.Sprintf("agentd run: cannot save the plan: %v", err))
 		return nil, exitFailed
 	}
 	for {
