@@ -172,6 +172,7 @@ func (s *session) toolRegistry() *tools.Registry {
 }
 
 func (s *session) close() {
+	s.book.Close() // what review.RecordDelay holds back is recorded
 	if s.planner != nil {
 		_ = s.planner.Close() // the map's file watcher
 	}

@@ -16,6 +16,13 @@ type Book struct {
 	sets  map[string]*Set
 	apply sync.Mutex
 	keep  *keeper // the journal the book records in (Keep); nil: none
+
+	// Rebased sets waiting to be recorded (later), the stop of the timer
+	// that records them, and whether Close was called; under mu.
+	dirty     map[string]*Set
+	stopTimer func() bool
+	timerWG   sync.WaitGroup // the timer's record, once it fired
+	closed    bool
 }
 
 // NewBook returns an empty book.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/agentd/agentd/engine"
 )
@@ -14,12 +15,27 @@ import (
 // the sets still pending, and the journal shows how each set of a run,
 // from the editor or the terminal, was decided.
 
+// RecordDelay is how long after a rebase (the user typing) the book
+// waits for more before recording the rebased sets: a rebase is not a
+// decision, so a burst of keystrokes costs one write, not one each. A
+// decision, a new set and Close record at once (and take the waiting sets
+// along); a crash loses at most the last rebase positions, which the next
+// edit recomputes anyway.
+var RecordDelay = 2 * time.Second
+
 // keeper is a book's link to the journal.
 type keeper struct {
 	j     *engine.Journal
 	onErr func(id string, err error)
 	save  sync.Mutex // saves of the book, in the order their states were taken
+	// saveChange writes one set's record (j.SaveChange; tests count it).
+	saveChange func(id string, v any) error
+	// after runs f once d has passed and returns a stop function
+	// (time.AfterFunc; tests fire it by hand).
+	after func(d time.Duration, f func()) (stop func() bool)
 }
+
+func afterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 
 // Keep makes the book record in j every set put in it and the state after
 // every decision, rebase and revert. A save that fails does not undo what
@@ -29,7 +45,69 @@ type keeper struct {
 func (b *Book) Keep(j *engine.Journal, onErr func(id string, err error)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.keep = &keeper{j: j, onErr: onErr}
+	b.keep = &keeper{j: j, onErr: onErr, saveChange: j.SaveChange, after: afterFunc}
+}
+
+// later records sets after RecordDelay, together with any set marked
+// since; after Close, at once.
+func (b *Book) later(sets []*Set) {
+	if len(sets) == 0 {
+		return
+	}
+	b.mu.Lock()
+	k := b.keep
+	if k == nil {
+		b.mu.Unlock()
+		return
+	}
+	if b.closed {
+		b.mu.Unlock()
+		_ = b.record(sets...) // a failure went to onErr
+		return
+	}
+	if b.dirty == nil {
+		b.dirty = map[string]*Set{}
+	}
+	for _, s := range sets {
+		b.dirty[s.ID] = s
+	}
+	if b.stopTimer == nil {
+		b.timerWG.Add(1)
+		b.stopTimer = k.after(RecordDelay, func() {
+			defer b.timerWG.Done()
+			b.mu.Lock()
+			b.stopTimer = nil
+			b.mu.Unlock()
+			b.Flush()
+		})
+	}
+	b.mu.Unlock()
+}
+
+// Flush records at once the sets whose rebase is waiting to be recorded.
+func (b *Book) Flush() {
+	b.mu.Lock()
+	sets := make([]*Set, 0, len(b.dirty))
+	for _, s := range b.dirty {
+		sets = append(sets, s)
+	}
+	b.mu.Unlock()
+	_ = b.record(sets...) // a failure went to onErr
+}
+
+// Close records what is waiting and makes later rebases record at once:
+// the front end calls it when it stops holding the book (shutdown, the
+// end of a run or session), so nothing is left unrecorded.
+func (b *Book) Close() {
+	b.mu.Lock()
+	b.closed = true
+	if b.stopTimer != nil && b.stopTimer() {
+		b.timerWG.Done() // it will not run
+	}
+	b.stopTimer = nil
+	b.mu.Unlock()
+	b.timerWG.Wait() // a record the timer started ends first
+	b.Flush()
 }
 
 // Journal is the journal the book records in (nil: none).
@@ -58,9 +136,10 @@ func (b *Book) record(sets ...*Set) error {
 		b.mu.Lock()
 		data, err := json.Marshal(s)
 		id := s.ID
+		delete(b.dirty, id) // this save holds its latest state
 		b.mu.Unlock()
 		if err == nil {
-			err = k.j.SaveChange(id, json.RawMessage(data))
+			err = k.saveChange(id, json.RawMessage(data))
 		} else {
 			err = fmt.Errorf("encoding change set %s: %w", id, err)
 		}

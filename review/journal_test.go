@@ -1,10 +1,12 @@
 package review
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/engine"
 )
@@ -64,6 +66,7 @@ func TestBookKeepsJournal(t *testing.T) {
 	s3.ID = "cs-rebase"
 	b.Put(s3)
 	b.Rebase("f.txt", []byte("user's first line\n"+f.base))
+	b.Close() // a rebase is recorded after RecordDelay, or at Close
 	got, _ = Recorded(j, "")
 	found := false
 	for _, r := range got {
@@ -105,5 +108,109 @@ func TestBookKeepReportsFailedSave(t *testing.T) {
 	}
 	if f.disk() != f.agent {
 		t.Errorf("the accepted change is not on disk")
+	}
+}
+
+// A burst of rebases (the user typing) is recorded once, when the timer
+// fires, not once a keystroke; a decision is recorded at once with the
+// latest positions; Close records what waits. The timer is fired by hand
+// and the writes are counted where the book hands them to the journal.
+func TestBookCoalescesRebaseRecords(t *testing.T) {
+	f := newFixture(t)
+	j, err := engine.OpenJournal(t.TempDir(), f.ws.Root(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBook()
+	b.Keep(j, func(id string, err error) { t.Errorf("save of %s: %v", id, err) })
+	writes := 0
+	b.keep.saveChange = func(id string, v any) error { writes++; return j.SaveChange(id, v) }
+	type timer struct {
+		f              func()
+		fired, stopped bool
+	}
+	var timers []*timer
+	b.keep.after = func(d time.Duration, f func()) func() bool {
+		tm := &timer{f: f}
+		timers = append(timers, tm)
+		return func() bool {
+			was := !tm.fired && !tm.stopped
+			tm.stopped = true
+			return was
+		}
+	}
+	armed := func() int {
+		n := 0
+		for _, tm := range timers {
+			if !tm.fired && !tm.stopped {
+				n++
+			}
+		}
+		return n
+	}
+	fireAll := func() {
+		for _, tm := range timers {
+			if !tm.fired && !tm.stopped {
+				tm.fired = true
+				tm.f()
+			}
+		}
+	}
+	recordedOld := func() string {
+		t.Helper()
+		got, err := Recorded(j, "")
+		if err != nil || len(got) != 1 {
+			t.Fatalf("the journal holds %+v (%v), want one set", got, err)
+		}
+		return string(got[0].Files[0].Old)
+	}
+	s := New(f.cs, engine.ReviewBefore)
+	b.Put(s)
+	if writes != 1 {
+		t.Fatalf("Put: %d writes, want 1 (at once)", writes)
+	}
+	text := func(i int) string { return fmt.Sprintf("typed %d\n", i) + f.base }
+	for i := range 100 {
+		if ch := b.Rebase("f.txt", []byte(text(i))); len(ch) != 1 {
+			t.Fatalf("rebase %d changed %d sets", i, len(ch))
+		}
+	}
+	if writes != 1 || armed() != 1 {
+		t.Fatalf("100 rebases: %d writes and %d timers, want no write yet and one timer", writes-1, armed())
+	}
+	fireAll()
+	if writes != 2 || recordedOld() != text(99) {
+		t.Fatalf("after the timer: %d writes, recorded against %.20q; want one write of the last rebase", writes-1, recordedOld())
+	}
+
+	// A decision is recorded at once, with the positions of the rebases
+	// before it; the timer they armed then has nothing to write.
+	for i := 100; i < 150; i++ {
+		b.Rebase("f.txt", []byte(text(i)))
+	}
+	f.write(text(149))
+	f.resolve(b, s, 0, Accept)
+	if writes != 3 {
+		t.Fatalf("accept: %d writes in all, want 3", writes)
+	}
+	got, _ := Recorded(j, "")
+	if got[0].Files[0].Hunks[0].Status != Accepted || !strings.HasPrefix(string(got[0].Files[0].Old), "typed 149\n") {
+		t.Errorf("after accept the journal holds %+v", got[0].Files[0])
+	}
+	fireAll()
+	if writes != 3 {
+		t.Errorf("the timer wrote again a set the decision recorded: %d writes", writes)
+	}
+
+	// Close records what waits; after it, rebases record at once.
+	after := f.disk()
+	b.Rebase("f.txt", []byte("closing\n"+after))
+	b.Close()
+	if writes != 4 || recordedOld() != "closing\n"+after {
+		t.Fatalf("Close: %d writes, recorded against %.20q", writes, recordedOld())
+	}
+	b.Rebase("f.txt", []byte("after close\n"+after))
+	if writes != 5 || armed() != 0 {
+		t.Errorf("a rebase after Close: %d writes, %d timers armed; want it written at once", writes, armed())
 	}
 }

@@ -17,11 +17,11 @@ const StaleReason = "the file was edited where this hunk applies"
 // text against the base -> the hunks). When that merges cleanly the open
 // hunks are recomputed against text (new ids, new ranges); otherwise the
 // open hunks are marked stale, and retried at the next edit. It returns
-// the sets it changed (and records them in the journal); read them inside
-// Read.
+// the sets it changed (and records them in the journal after
+// RecordDelay, see Book.later); read them inside Read.
 func (b *Book) Rebase(path string, text []byte) []*Set {
 	changed := b.rebase(path, text)
-	_ = b.record(changed...) // a failure went to onErr
+	b.later(changed)
 	return changed
 }
 

@@ -242,6 +242,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		<-ready
 	}
 	s.bg.Wait()
+	s.changes.Close() // rebases review.RecordDelay holds back are recorded
 	s.mu.Lock()
 	store := s.store
 	s.mu.Unlock()

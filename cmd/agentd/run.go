@@ -241,6 +241,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	cfg.Journal = journal
 	t.keepChanges(journal, stderr)
+	defer t.book.Close() // what review.RecordDelay holds back is recorded
 	if !o.noSnapshots && !o.dryRun {
 		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: o.stateDir, Logger: logger})
 		if err != nil {
