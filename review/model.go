@@ -31,6 +31,11 @@ type Hunk struct {
 	// Base is the text a stale hunk was computed against (it no longer
 	// applies to the file's Old); nil otherwise.
 	Base []byte `json:"base,omitempty"`
+	// InOld marks an accepted hunk that the file's Old holds already: a
+	// rebase took the user's text, with the hunk written into it, as Old.
+	// Its coordinates are those of an older Old, so a rebase must not
+	// apply it onto Old again.
+	InOld bool `json:"inOld,omitempty"`
 }
 
 // File is one file of a set with its contents, so that a restarted daemon

@@ -62,7 +62,7 @@ func (f *File) rebase(user []byte) bool {
 			retry = append(retry, h)
 		case h.Status == Pending || h.Status == Stale:
 			open = append(open, h)
-		case h.Status == Accepted:
+		case h.Status == Accepted && !h.InOld:
 			decided = append(decided, h)
 			base = append(base, h.Hunk)
 		default:
@@ -115,6 +115,11 @@ func (f *File) rebase(user []byte) bool {
 	}
 	fd := diff.Compute(f.Path, f.Path, user, merged)
 	f.Old, f.New, f.BaseHash = user, merged, workspace.Hash(user)
+	for _, h := range decided {
+		if h.Status == Accepted {
+			h.InOld = true // the user's text, now Old, holds it
+		}
+	}
 	f.Hunks = append(decided, stale...)
 	for _, h := range fd.Hunks {
 		f.Hunks = append(f.Hunks, &Hunk{ID: h.ID, Status: Pending, Hunk: h})

@@ -13,7 +13,7 @@ import (
 // moves. The merged text is then the agent's text with the user's lines
 // spliced in, found in O(file) instead of one three-way merge per hunk
 // (200 hunks: about 100 ms per keystroke). ok is false when an open hunk is
-// near the edit, or the file has accepted hunks; the caller then merges hunk
+// near the edit, or the file has accepted hunks Old does not hold yet; the caller then merges hunk
 // by hunk. The result is the text the three-way merge computes
 // (TestShiftMergeAgreesWithMerge3).
 func (f *File) shiftMerge(user []byte, open []*Hunk) (merged []byte, ok bool) {
@@ -30,7 +30,7 @@ func (f *File) shiftMerge(user []byte, open []*Hunk) (merged []byte, ok bool) {
 	}
 	q := len(old) - s
 	for _, h := range f.Hunks {
-		if h.Status == Accepted {
+		if h.Status == Accepted && !h.InOld {
 			return nil, false
 		}
 	}

@@ -246,3 +246,50 @@ func TestSelectErrors(t *testing.T) {
 		}
 	})
 }
+
+// After a before-mode accept the accepted hunk is in the file; the user
+// then types far from every hunk, twice. The pending hunk must stay
+// pending both times: the first rebase takes the user's text (which holds
+// the accepted hunk) as the set's Old, so the second must not apply the
+// accepted hunk onto it again.
+func TestRebaseAfterAcceptKeepsPendingHunks(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	s := New(f.cs, engine.ReviewBefore)
+	b.Put(s)
+	if res := f.resolve(b, s, 0, Accept); len(res.Applied) != 1 {
+		t.Fatalf("accept hunk 0: %+v", res)
+	}
+	onDisk := f.disk()
+	statuses := func() map[Status]int {
+		n := map[Status]int{}
+		b.Read(func() {
+			for _, h := range s.Files[0].Hunks {
+				n[h.Status]++
+			}
+		})
+		return n
+	}
+	for i, top := range []string{"typed 1\n", "typed 1\ntyped 2\n", "typed 1\ntyped 2\ntyped 3\n"} {
+		b.Rebase("f.txt", []byte(top+onDisk))
+		if n := statuses(); n[Accepted] != 1 || n[Pending] != 1 || n[Stale] != 0 {
+			t.Fatalf("after rebase %d the hunks are %v; want one accepted and one pending", i+1, n)
+		}
+	}
+	// The pending hunk still goes in where it belongs, and the accepted
+	// one can still be taken out by its id.
+	user := "typed 1\ntyped 2\ntyped 3\n" + onDisk
+	f.write(user)
+	if res, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Accept}}, ""); err != nil || len(res.Conflicts) != 0 || res.Status != Accepted {
+		t.Fatalf("accept the rest: %+v %v", res, err)
+	}
+	if want := "typed 1\ntyped 2\ntyped 3\n" + f.agent; f.disk() != want {
+		t.Fatalf("disk:\n%s\nwant:\n%s", f.disk(), want)
+	}
+	if res := f.resolve(b, s, 0, Reject); len(res.Rejected) != 1 || len(res.Conflicts) != 0 {
+		t.Fatalf("taking the first accepted hunk out again: %+v", res)
+	}
+	if want := "typed 1\ntyped 2\ntyped 3\n" + numbered(40, map[int]string{30: "agent thirty\n"}); f.disk() != want {
+		t.Errorf("disk after taking hunk 0 out:\n%s\nwant:\n%s", f.disk(), want)
+	}
+}
