@@ -108,10 +108,33 @@ type Engine struct {
 // New returns an engine.
 func New(cfg Config) *Engine { return &Engine{cfg: cfg} }
 
+// NoModelFix says how to configure a model, for every front end.
+const NoModelFix = "configure one with --model PROVIDER:MODEL on agentd run, AGENTD_MODEL (e.g. openai:gpt-4o with OPENAI_API_KEY), " +
+	"\"model\" in ~/.config/agentd/config.json, or initializationOptions.model in the editor (see Configuration in the README)"
+
+// MissingModel lists the steps of p that need a model (llm and agent
+// steps) when the engine has none: a run of p would fail at the first of
+// them, so front ends refuse it up front. Nil when the engine has a model.
+func (e *Engine) MissingModel(p *Plan) []Problem {
+	if e.cfg.Model != nil || p == nil {
+		return nil
+	}
+	var probs []Problem
+	for _, st := range p.Steps {
+		if k := st.EffectiveKind(); k == KindLLM || k == KindAgent {
+			probs = append(probs, Problem{StepID: st.ID,
+				Message: fmt.Sprintf("this %s step needs a model and none is configured: %s", k, NoModelFix)})
+		}
+	}
+	return probs
+}
+
 // Start validates p and starts running it; it returns at once. The run
 // stops when ctx is done (as Cancel). With Config.Snapshots set, the start
 // snapshot is taken before Start returns (State().Snapshots[0]); if it
-// cannot be taken the run does not start.
+// cannot be taken the run does not start. A plan with llm or agent steps
+// and no Config.Model is refused up front (MissingModel), except in a dry
+// run, where those steps would run.
 func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, error) {
 	if p == nil {
 		return nil, errors.New("engine: no plan to run")
@@ -121,6 +144,11 @@ func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, err
 	}
 	if probs := ValidatePlan(p, e.cfg.Tools, e.cfg.MaxSteps); len(probs) > 0 {
 		return nil, &ValidationError{Problems: probs}
+	}
+	if !opts.DryRun {
+		if probs := e.MissingModel(p); len(probs) > 0 {
+			return nil, &ValidationError{Problems: probs, cause: ErrNoModel}
+		}
 	}
 	if opts.RunID == "" {
 		opts.RunID = newRunID()

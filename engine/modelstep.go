@@ -17,9 +17,16 @@ import (
 // modelStep runs an llm or agent step through Config.Model.
 func (w *worker) modelStep(ctx context.Context) error {
 	s, step := w.s, w.j.step
-	if s.cfg.Model == nil {
-		return fmt.Errorf("step %q (%s): %w: configure one with `agentd run --model PROVIDER:MODEL` (or AGENTD_MODEL), or initializationOptions.model in the editor",
-			step.ID, step.EffectiveKind(), ErrNoModel)
+	if s.cfg.Model == nil && s.opts.DryRun {
+		// Start lets a dry run through without a model: the step would
+		// ask one, and what depends on it would run.
+		w.res.wouldRun = WouldRunPrefix + ": it would ask the model (none is configured)"
+		w.res.output, _ = json.Marshal(map[string]any{"dryRun": true, "wouldRun": true, "reason": w.res.wouldRun})
+		w.res.dry = true
+		return nil
+	}
+	if s.cfg.Model == nil { // a plan grown by re-planning after Start
+		return fmt.Errorf("step %q (%s): %w: %s", step.ID, step.EffectiveKind(), ErrNoModel, NoModelFix)
 	}
 	prompt, err := Interpolate(step.Prompt, w.j.outs)
 	if err != nil {

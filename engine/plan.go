@@ -112,13 +112,14 @@ type Problem struct {
 }
 
 // ValidationError carries every problem of a plan. A syntax error is one
-// Problem with its Line and Col, and unwraps to the *ParseError.
+// Problem with its Line and Col, and unwraps to the *ParseError; a plan
+// that needs a model the engine lacks unwraps to ErrNoModel.
 type ValidationError struct {
 	Problems []Problem
 	cause    error
 }
 
-// Unwrap returns the *ParseError behind a syntax error, or nil.
+// Unwrap returns the *ParseError behind a syntax error, ErrNoModel, or nil.
 func (e *ValidationError) Unwrap() error { return e.cause }
 
 // String renders the problem as `file: step "id": field: message`.

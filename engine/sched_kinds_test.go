@@ -59,18 +59,33 @@ func TestSchedLLMStep(t *testing.T) {
 	})
 }
 
+// A plan with llm or agent steps and no model is refused up front, naming
+// every such step and how to configure a model, before anything runs; a
+// dry run still goes through, the step "would run".
 func TestSchedNoModel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness()
-		st, _ := runPlan(t, New(Config{Tools: h.reg}), mkPlan(t, `[{"id":"x","kind":"llm","prompt":"hi"}]`), RunOptions{})
-		s := stepState(t, st, "x")
-		if st.Status != RunFailed || !strings.Contains(s.Error, ErrNoModel.Error()) || !strings.Contains(s.Error, "--model PROVIDER:MODEL") {
-			t.Errorf("%s: %q", st.Status, s.Error)
+		e := New(Config{Tools: h.reg})
+		p := mkPlan(t, `[{"id":"w","tool":"op","args":{}},{"id":"x","kind":"llm","prompt":"hi","dependsOn":["w"]},{"id":"y","kind":"agent","prompt":"do"}]`)
+		_, err := e.Start(t.Context(), p, RunOptions{})
+		var ve *ValidationError
+		if !errors.As(err, &ve) || !errors.Is(err, ErrNoModel) || len(ve.Problems) != 2 || ve.Problems[0].StepID != "x" || ve.Problems[1].StepID != "y" {
+			t.Fatalf("Start = %v; want a validation error naming steps x and y that is ErrNoModel", err)
 		}
-		// The run's error names the step once, and the advice's model
-		// format is the one --model takes (provider:model).
-		if !strings.HasPrefix(st.Error, `step "x" (llm) failed: no model configured`) {
-			t.Errorf("run error %q", st.Error)
+		for _, want := range []string{"llm step needs a model", "--model PROVIDER:MODEL", "AGENTD_MODEL", "config.json", "initializationOptions.model"} {
+			if !strings.Contains(ve.Problems[0].String(), want) {
+				t.Errorf("problem %q lacks %q", ve.Problems[0], want)
+			}
+		}
+		if got := h.callCount("w"); got != 0 {
+			t.Errorf("step w ran %d time(s) before the refusal", got)
+		}
+		st, _ := runPlan(t, e, p, RunOptions{DryRun: true})
+		if s := stepState(t, st, "x"); st.Status != RunCompleted || s.Status != StepCompleted || !strings.HasPrefix(s.Reason, WouldRunPrefix+": it would ask the model") {
+			t.Errorf("dry run without a model: %s, step x %s %q", st.Status, s.Status, s.Reason)
+		}
+		if ms := New(Config{Tools: h.reg, Model: &fakeModel{}}).MissingModel(p); ms != nil {
+			t.Errorf("with a model MissingModel = %v", ms)
 		}
 	})
 }

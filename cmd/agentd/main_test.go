@@ -348,6 +348,33 @@ func TestRunReleasePlanYAML(t *testing.T) {
 	}
 }
 
+// A plan with a model step and no model is refused before anything runs
+// (exit 2, the step named, how to configure a model), not at the step;
+// --dry-run still works without a model.
+func TestRunModelStepWithoutModelExits2(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("AGENTD_MODEL", "")
+	ws := t.TempDir()
+	pf := filepath.Join(t.TempDir(), "p.json")
+	os.WriteFile(pf, []byte(`{"steps":[{"id":"w","tool":"write_file","args":{"path":"first.txt","content":"x\n"}},`+
+		`{"id":"think","kind":"llm","prompt":"summarise","dependsOn":["w"]}]}`), 0o644)
+	r := agentd(t, "", "run", pf, "--workspace", ws, "--yes", "--review", "none", "--state-dir", t.TempDir())
+	if r.code != exitUsage {
+		t.Fatalf("exit %d, want 2\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{pf + ": step think: ", "needs a model", "--model PROVIDER:MODEL", "AGENTD_MODEL"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "first.txt")); err == nil {
+		t.Error("step w ran before the plan was refused")
+	}
+	if r := agentd(t, "", "run", pf, "--workspace", ws, "--dry-run", "--state-dir", t.TempDir()); r.code != exitOK || !strings.Contains(r.stdout, "would ask the model") {
+		t.Errorf("--dry-run without a model: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
 func TestRunRequestWithoutModelExits2(t *testing.T) {
 	cfg := t.TempDir()
 	cmd := exec.Command(agentdBin, "run", "--request", "add a flag", "--workspace", t.TempDir())
