@@ -221,7 +221,7 @@ func TestTermRequestShowsSavesAndAsks(t *testing.T) {
 	}
 	// The planner's repository map is cached in --state-dir, not in the
 	// default state dir.
-	if m, _ := filepath.Glob(filepath.Join(state, "repomap", "*.gob")); len(m) == 0 {
+	if m, _ := filepath.Glob(filepath.Join(state, "repomap", "*.map")); len(m) == 0 {
 		t.Errorf("no repository map cached in --state-dir %s", state)
 	}
 

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -239,8 +240,14 @@ func (p *Planner) repoMap(ws *workspace.Workspace) *repomap.Map {
 		dir = gitops.DefaultStateDir()
 	}
 	sum := sha256.Sum256([]byte(ws.Root()))
+	cache := filepath.Join(dir, "repomap", hex.EncodeToString(sum[:8]))
+	// Builds before the flat binary cache named it .gob; a cache by that
+	// name is of no use now (its version is older) and only takes space.
+	for _, old := range []string{".gob", ".gob.delta", ".gob.dirs"} {
+		_ = os.Remove(cache + old)
+	}
 	m := repomap.New(ws, repomap.Options{
-		CacheFile: filepath.Join(dir, "repomap", hex.EncodeToString(sum[:8])+".gob"),
+		CacheFile: cache + ".map",
 		Watch:     p.WatchMaps,
 		Logger:    p.Logger.With("component", "repomap"),
 	})

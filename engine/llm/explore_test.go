@@ -2,6 +2,8 @@ package llm
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -380,5 +382,33 @@ func TestWatchedRepositoryMap(t *testing.T) {
 	}
 	if err := pl.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The repository map's cache is named for what it is (.map, a flat binary
+// file, no longer gob); the files of the old name are removed.
+func TestRepositoryMapCacheName(t *testing.T) {
+	ws := newWorkspace(t, exploreFiles)
+	srv := fakemodel.New()
+	srv.Push(fakemodel.Reply{Text: exploringPlan})
+	pl := NewPlanner(tcpSettings(t, srv, "openai:gpt-4o"), tools.Builtin())
+	pl.StateDir = t.TempDir()
+	t.Cleanup(func() { pl.Close() })
+	sum := sha256.Sum256([]byte(ws.Root()))
+	base := filepath.Join(pl.StateDir, "repomap", hex.EncodeToString(sum[:8]))
+	os.MkdirAll(filepath.Dir(base), 0o700)
+	for _, old := range []string{".gob", ".gob.delta", ".gob.dirs"} {
+		if err := os.WriteFile(base+old, []byte("old cache"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pl.Create(context.Background(), CreateRequest{Request: "cap the discount", Workspace: ws, ExploreRounds: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(base + ".map"); err != nil {
+		t.Errorf("no cache at %s.map: %v", base, err)
+	}
+	if left, _ := filepath.Glob(base + ".gob*"); len(left) != 0 {
+		t.Errorf("old cache files left: %v", left)
 	}
 }

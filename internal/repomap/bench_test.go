@@ -48,7 +48,7 @@ func BenchmarkFirstMap(b *testing.B) {
 			q := Query{Request: "fix the timeout handling in the scheduler", Tokens: DefaultTokens}
 			var cpu, worst time.Duration
 			for b.Loop() {
-				cache := filepath.Join(b.TempDir(), "repomap.gob")
+				cache := filepath.Join(b.TempDir(), "repomap.map")
 				t0 := cpuTime()
 				m := New(openWS(b, dir), Options{Watch: mode == "watch", CacheFile: cache})
 				if err := m.Update(context.Background()); err != nil {
@@ -94,7 +94,7 @@ func benchAfterOneChange(b *testing.B, mode string) {
 	watch := mode == "watch"
 	dir := benchTree(b)
 	ws := openWS(b, dir)
-	m := New(ws, Options{Watch: watch, CacheFile: filepath.Join(b.TempDir(), "repomap.gob")})
+	m := New(ws, Options{Watch: watch, CacheFile: filepath.Join(b.TempDir(), "repomap.map")})
 	b.Cleanup(func() {
 		if m != nil {
 			m.Close()

@@ -96,7 +96,7 @@ func TestSymbols(t *testing.T) {
 // nothing; an unsaved buffer wins over the disk.
 func TestCacheByContentHash(t *testing.T) {
 	dir := copyDir(t, "testdata/langs")
-	cache := filepath.Join(t.TempDir(), "state", "repomap.gob")
+	cache := filepath.Join(t.TempDir(), "state", "repomap.map")
 	ctx := context.Background()
 	ws := openWS(t, dir)
 	m := New(ws, Options{CacheFile: cache})
