@@ -1,29 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// startServeIn starts the built binary's server with the given state dir.
-func startServeIn(t *testing.T, stateDir string) *lspConn {
-	t.Helper()
-	cmd := exec.Command(agentdBin, "serve", "--state-dir", stateDir)
-	in, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	cmd.Stderr = io.Discard
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	return &lspConn{t: t, in: in, out: bufio.NewReader(out)}
-}
 
 func initializeWith(c *lspConn, root string, opts map[string]any) {
 	c.t.Helper()
@@ -87,7 +70,7 @@ func TestRuleFromTerminalAppliesInServer(t *testing.T) {
 	if !strings.Contains(r.stdout, "[a]lways for this command") {
 		t.Errorf("the terminal did not offer to remember the command:\n%s", r.stdout)
 	}
-	c := startServeIn(t, stateDir)
+	c := startServeProc(t, stateDir).lspConn
 	initializeWith(c, ws, map[string]any{"clientFeatures": map[string]any{"approvalRequest": true}})
 	pol := c.call("agentd/policy/get", map[string]any{})
 	rules, _ := pol["result"].(map[string]any)["rules"].([]any)
@@ -123,7 +106,7 @@ func TestRuleFromTerminalAppliesInServer(t *testing.T) {
 // no answer on standard input.
 func TestRuleFromServerAppliesAtTerminal(t *testing.T) {
 	ws, stateDir := t.TempDir(), t.TempDir()
-	c := startServeIn(t, stateDir)
+	c := startServeProc(t, stateDir).lspConn
 	initializeWith(c, ws, map[string]any{"clientFeatures": map[string]any{"approvalRequest": true}})
 	if st, asked := runOverProtocol(t, c, commandPlan, "allow_always"); st != "completed" || asked != 1 {
 		t.Fatalf("run over the protocol: %s, asked %d times", st, asked)

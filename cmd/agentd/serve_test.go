@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/internal/fakemodel"
 )
@@ -71,18 +72,56 @@ func (c *lspConn) call(method string, params any) map[string]any {
 	}
 }
 
+// startServe starts the built binary's server with a fresh state dir and
+// env added to the environment.
 func startServe(t *testing.T, env ...string) *lspConn {
 	t.Helper()
-	cmd := exec.Command(agentdBin, "serve", "--state-dir", t.TempDir())
-	cmd.Env = append(os.Environ(), env...)
+	return startServeProc(t, t.TempDir(), env...).lspConn
+}
+
+// serveProc is a running `agentd serve`; exited is closed when it ended.
+type serveProc struct {
+	*lspConn
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// serveStopWait is how long a test's cleanup lets the server end after
+// closing its input (end of input stops it, and it removes what it made)
+// before killing it. Not a timing assertion: a bound on a hung server.
+const serveStopWait = 30 * time.Second
+
+// startServeProc starts the built binary's server with stateDir and env
+// added to the environment. Its TMPDIR is the test's own (env may set
+// another), so what a killed server could not remove (a file watcher's
+// directory) goes with the test. The cleanup closes the server's input
+// and lets it end as an editor's closing would, and kills it only if it
+// hangs.
+func startServeProc(t *testing.T, stateDir string, env ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(agentdBin, "serve", "--state-dir", stateDir)
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+t.TempDir()), env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
-	return &lspConn{t: t, in: in, out: bufio.NewReader(out)}
+	p := &serveProc{lspConn: &lspConn{t: t, in: in, out: bufio.NewReader(out)}, cmd: cmd, exited: make(chan struct{})}
+	go func() {
+		cmd.Wait() // after the process ended: the test's reads are done
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		in.Close()
+		select {
+		case <-p.exited:
+		case <-time.After(serveStopWait):
+			cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return p
 }
 
 func initialize(c *lspConn, root string) {
