@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,17 +30,7 @@ func agentdIn(t *testing.T, dir, bin string, env []string, args ...string) resul
 		}
 	}
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("agentd %v: %v", args, err)
-	}
-	return result{code, out.String(), errb.String()}
+	return runCmd(t, cmd, env)
 }
 
 func lookIn(path, name string) (string, error) {

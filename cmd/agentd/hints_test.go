@@ -25,17 +25,7 @@ func paste(t *testing.T, dir, hint string, env ...string) result {
 	t.Helper()
 	cmd := exec.Command("sh", "-c", hint)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("sh -c %q: %v", hint, err)
-	}
-	return result{code, out.String(), errb.String()}
+	return runCmd(t, cmd, env)
 }
 
 // TestHintsWorkWhenPasted runs a plan in a workspace from another folder,

@@ -79,7 +79,15 @@ func agentd(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(agentdBin, args...)
 	cmd.Stdin = strings.NewReader(stdin)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	return runCmd(t, cmd, nil)
+}
+
+// runCmd runs cmd with NO_COLOR=1 and env added to this process's
+// environment, and returns its exit code and output; a command that cannot
+// be started fails the test.
+func runCmd(t *testing.T, cmd *exec.Cmd, env []string) result {
+	t.Helper()
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -87,7 +95,7 @@ func agentd(t *testing.T, stdin string, args ...string) result {
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("agentd %v: %v", args, err)
+		t.Fatalf("%v: %v", cmd.Args, err)
 	}
 	return result{code, out.String(), errb.String()}
 }
@@ -114,12 +122,19 @@ func readFile(t *testing.T, p string) string {
 	return string(b)
 }
 
-func TestValidateExamples(t *testing.T) {
+// examplePlans is every plan in examples/plans (at least 3, or the test
+// fails: a test over none would pass on nothing).
+func examplePlans(t *testing.T) []string {
+	t.Helper()
 	plans, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "plans", "*"))
 	if len(plans) < 3 {
 		t.Fatalf("want at least 3 example plans, found %d", len(plans))
 	}
-	for _, p := range plans {
+	return plans
+}
+
+func TestValidateExamples(t *testing.T) {
+	for _, p := range examplePlans(t) {
 		r := agentd(t, "", "validate", p)
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "valid: ") {
 			t.Errorf("validate %s: exit %d\n%s%s", filepath.Base(p), r.code, r.stdout, r.stderr)

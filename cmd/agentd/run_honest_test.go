@@ -57,11 +57,7 @@ func TestRunDeniedApprovalIsPartial(t *testing.T) {
 // dependents of steps that did not really run "would run", never a
 // prompt (stdin is closed and there is no --yes), exit 0, nothing written.
 func TestRunDryRunEveryExample(t *testing.T) {
-	plans, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "plans", "*"))
-	if len(plans) < 3 {
-		t.Fatalf("found %d example plans", len(plans))
-	}
-	for _, p := range plans {
+	for _, p := range examplePlans(t) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			ws := demoCopy(t)
 			before := snapshotDir(t, ws)
@@ -105,11 +101,7 @@ func TestRunDryRunEveryExample(t *testing.T) {
 // On a terminal, where a real run would ask (review before, approvals), a
 // dry run of every example never prompts and exits 0.
 func TestTermDryRunEveryExampleNeverPrompts(t *testing.T) {
-	plans, _ := filepath.Glob(filepath.Join(repoRoot(t), "examples", "plans", "*"))
-	if len(plans) < 3 {
-		t.Fatalf("found %d example plans", len(plans))
-	}
-	for _, p := range plans {
+	for _, p := range examplePlans(t) {
 		t.Run(filepath.Base(p), func(t *testing.T) {
 			ws := demoCopy(t)
 			before := snapshotDir(t, ws)

@@ -233,28 +233,7 @@ func TestTermSecondCtrlCKillsEveryCommand(t *testing.T) {
 	ws := t.TempDir()
 	p := writePlan(t, `{"steps":[{"id":"stubborn","tool":"run_command","args":{"command":"trap '' TERM; sleep 300 & echo $! > child.pid; sh -c 'echo $PPID' > shell.pid; wait"}}]}`)
 	r := startPTY(t, nil, "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--yes")
-	at := r.waitFor("running stubborn", 0)
-	var pids []int
-	for _, f := range []string{"shell.pid", "child.pid"} {
-		for i := 0; ; i++ {
-			b, _ := os.ReadFile(filepath.Join(ws, f))
-			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				pids = append(pids, n)
-				break
-			}
-			if i > 400 { // 400 redraws of the status line: about a minute
-				t.Fatalf("the command did not write %s (%q):\n%s", f, b, r.tail())
-			}
-			at = r.waitFor("running stubborn", at)
-		}
-	}
-	t.Cleanup(func() { // whatever happens, leave nothing running
-		for _, pid := range pids {
-			if alive(pid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
+	pids, at := r.waitPIDs(ws, "running stubborn", "shell.pid", "child.pid")
 	r.send("\x03")
 	at = r.waitFor("cancelling: waiting up to 5s for 1 command to stop", at)
 	r.send("\x03")
@@ -279,37 +258,11 @@ func TestTermHangupKillsEveryCommand(t *testing.T) {
 	p := writePlan(t, `{"steps":[{"id":"stubborn","tool":"run_command","args":{"command":"trap '' TERM HUP; sleep 300 & echo $! > child.pid; sh -c 'echo $PPID' > shell.pid; wait"}}]}`)
 	state := t.TempDir()
 	r := startPTY(t, nil, "run", p, "--workspace", ws, "--state-dir", state, "--yes")
-	at := r.waitFor("running stubborn", 0)
-	var pids []int
-	for _, f := range []string{"shell.pid", "child.pid"} {
-		for i := 0; ; i++ {
-			b, _ := os.ReadFile(filepath.Join(ws, f))
-			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				pids = append(pids, n)
-				break
-			}
-			if i > 400 { // 400 redraws of the status line: about a minute
-				t.Fatalf("the command did not write %s (%q):\n%s", f, b, r.tail())
-			}
-			at = r.waitFor("running stubborn", at)
-		}
-	}
-	t.Cleanup(func() {
-		for _, pid := range pids {
-			if alive(pid) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
-		}
-	})
+	pids, _ := r.waitPIDs(ws, "running stubborn", "shell.pid", "child.pid")
 	r.tty.Close() // the terminal window is closed: the kernel sends SIGHUP
 	r.wait()
-	for _, pid := range pids {
-		for i := 0; i < 100 && alive(pid); i++ { // a liveness poll, not a timing assertion
-			time.Sleep(50 * time.Millisecond)
-		}
-		if alive(pid) {
-			t.Errorf("process %d survived the closed terminal", pid)
-		}
+	for _, pid := range survivors(pids) {
+		t.Errorf("process %d survived the closed terminal", pid)
 	}
 	// The run is recorded as cancelled, saying why.
 	out := agentd(t, "", "runs", "--workspace", ws, "--state-dir", state)
@@ -345,43 +298,64 @@ func TestTermCtrlCKillsGitHooks(t *testing.T) {
 	}
 	p := writePlan(t, `{"steps":[{"id":"commit","tool":"git","args":{"action":"commit","message":"m"}}]}`)
 	r := startPTY(t, nil, "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--yes")
-	at := r.waitFor("running commit", 0)
-	var pids []int
-	for _, f := range []string{"hook.pid", "child.pid"} {
-		for i := 0; ; i++ {
-			b, _ := os.ReadFile(filepath.Join(pidDir, f))
-			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				pids = append(pids, n)
-				break
-			}
-			if i > 400 { // 400 redraws of the status line: about a minute
-				t.Fatalf("the hook did not write %s (%q):\n%s", f, b, r.tail())
-			}
-			at = r.waitFor("running commit", at)
-		}
+	pids, at := r.waitPIDs(pidDir, "running commit", "hook.pid", "child.pid")
+	r.send("\x03")
+	r.waitFor("cancelling: waiting up to 5s for 1 command to stop", at)
+	if code := r.wait(); code != exitCancelled {
+		t.Fatalf("exit %d, want 130:\n%s", code, r.tail())
 	}
-	t.Cleanup(func() {
+	// The hook's shell is reparented when git dies; survivors gives init
+	// a moment to reap it.
+	for _, pid := range survivors(pids) {
+		t.Errorf("git hook process %d survived the second Ctrl-C", pid)
+	}
+}
+
+// waitPIDs waits (while the status line shows running) until the run's
+// command has written each of files in dir with a process id, and returns
+// them and where the output is at. Whatever the test does next, the
+// processes are killed at its end.
+func (r *ptyRun) waitPIDs(dir, running string, files ...string) ([]int, int) {
+	r.t.Helper()
+	at := r.waitFor(running, 0)
+	var pids []int
+	r.t.Cleanup(func() { // whatever happens, leave nothing running
 		for _, pid := range pids {
 			if alive(pid) {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
 	})
-	r.send("\x03")
-	r.waitFor("cancelling: waiting up to 5s for 1 command to stop", at)
-	if code := r.wait(); code != exitCancelled {
-		t.Fatalf("exit %d, want 130:\n%s", code, r.tail())
+	for _, f := range files {
+		for i := 0; ; i++ {
+			b, _ := os.ReadFile(filepath.Join(dir, f))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				pids = append(pids, n)
+				break
+			}
+			if i > 400 { // 400 redraws of the status line: about a minute
+				r.t.Fatalf("the command did not write %s (%q):\n%s", f, b, r.tail())
+			}
+			at = r.waitFor(running, at)
+		}
 	}
+	return pids, at
+}
+
+// survivors returns the processes of pids still alive once those that
+// are going have had up to 5 s to go (a liveness poll, not a timing
+// assertion: a process killed is reaped by init in its own time).
+func survivors(pids []int) []int {
+	var out []int
 	for _, pid := range pids {
-		// The hook's shell is reparented when git dies; give init a moment
-		// to reap it (a liveness poll, not a timing assertion).
 		for i := 0; i < 100 && alive(pid); i++ {
 			time.Sleep(50 * time.Millisecond)
 		}
 		if alive(pid) {
-			t.Errorf("git hook process %d survived the second Ctrl-C", pid)
+			out = append(out, pid)
 		}
 	}
+	return out
 }
 
 // alive reports whether pid is a live process (not gone, not a zombie).
