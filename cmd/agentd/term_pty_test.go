@@ -45,7 +45,19 @@ func startPTY(t *testing.T, env []string, args ...string) *ptyRun {
 // terminal).
 func startPTYWith(t *testing.T, env []string, stdout *os.File, args ...string) *ptyRun {
 	t.Helper()
+	return startPTYCmd(t, "", env, stdout, args...)
+}
+
+// startPTYIn is startPTY in the folder dir.
+func startPTYIn(t *testing.T, dir string, env []string, args ...string) *ptyRun {
+	t.Helper()
+	return startPTYCmd(t, dir, env, nil, args...)
+}
+
+func startPTYCmd(t *testing.T, dir string, env []string, stdout *os.File, args ...string) *ptyRun {
+	t.Helper()
 	cmd := exec.Command(agentdBin, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), append([]string{"TERM=xterm", "NO_COLOR="}, env...)...)
 	var tty *os.File
 	var err error
