@@ -3,37 +3,18 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentd/agentd/workspace"
 )
 
 func TestEditWarnings(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "a.go"), []byte("package a\n\nfunc A() int { return 1 }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(dir, workspace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	plan := func(steps string) *Plan {
-		p, err := ParsePlan("p.json", []byte(`{"steps":`+steps+`}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	ws := openWSWith(t, map[string]string{"a.go": "package a\n\nfunc A() int { return 1 }\n"})
 	ctx := context.Background()
-	ok := plan(`[{"id":"e","tool":"edit_file","args":{"path":"a.go","edits":[{"oldText":"return 1","newText":"return 2"}]}}]`)
+	ok := mkPlan(t, `[{"id":"e","tool":"edit_file","args":{"path":"a.go","edits":[{"oldText":"return 1","newText":"return 2"}]}}]`)
 	if w := EditWarnings(ctx, ok, ws); len(w) != 0 {
 		t.Errorf("warnings for a matching oldText: %v", w)
 	}
-	bad := plan(`[{"id":"e","tool":"edit_file","args":{"path":"a.go","edits":[{"oldText":"return 1","newText":"x"},{"oldText":"return  1","newText":"y"}]}}]`)
+	bad := mkPlan(t, `[{"id":"e","tool":"edit_file","args":{"path":"a.go","edits":[{"oldText":"return 1","newText":"x"},{"oldText":"return  1","newText":"y"}]}}]`)
 	w := EditWarnings(ctx, bad, ws)
 	if len(w) != 1 || w[0].StepID != "e" || w[0].Field != "args.edits[1].oldText" || !strings.Contains(w[0].Message, "does not occur in a.go") {
 		t.Errorf("warnings %v", w)
@@ -47,14 +28,14 @@ func TestEditWarnings(t *testing.T) {
 	}
 	ws.CloseOverlay("a.go")
 	// A file an earlier step writes is not checked; references are not checked.
-	later := plan(`[{"id":"w","tool":"write_file","args":{"path":"a.go","content":"x"}},
+	later := mkPlan(t, `[{"id":"w","tool":"write_file","args":{"path":"a.go","content":"x"}},
 	  {"id":"e","tool":"edit_file","args":{"path":"a.go","edits":[{"oldText":"nope","newText":"y"}]},"dependsOn":["w"]},
 	  {"id":"r","tool":"read_file","args":{"path":"a.go"}},
 	  {"id":"f","tool":"edit_file","args":{"path":"a.go","edits":[{"oldText":"${r.content}","newText":"y"}]},"dependsOn":["r"]}]`)
 	if w := EditWarnings(ctx, later, ws); len(w) != 0 {
 		t.Errorf("warnings %v", w)
 	}
-	missing := plan(`[{"id":"e","tool":"edit_file","args":{"path":"b.go","edits":[{"oldText":"x","newText":"y"}]}}]`)
+	missing := mkPlan(t, `[{"id":"e","tool":"edit_file","args":{"path":"b.go","edits":[{"oldText":"x","newText":"y"}]}}]`)
 	if w := EditWarnings(ctx, missing, ws); len(w) != 1 || w[0].Field != "args.path" {
 		t.Errorf("missing file: %v", w)
 	}

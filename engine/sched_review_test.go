@@ -25,6 +25,24 @@ func openWS(t *testing.T) (*workspace.Workspace, string) {
 	return ws, ws.Root()
 }
 
+// openWSWith opens a workspace holding files (path -> content), closed at
+// the test's end.
+func openWSWith(t *testing.T, files map[string]string) *workspace.Workspace {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.Open(dir, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
 func fileIs(t *testing.T, root, rel, want string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, rel))

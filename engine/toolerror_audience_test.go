@@ -3,28 +3,17 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentd/agentd/engine/tools"
-	"github.com/agentd/agentd/workspace"
 )
 
 // TestToolErrorAudiences: a tool error's advice for a model ("check the
 // path with list_dir") reaches an agent step's model, while the step error
 // a person sees (state, stepFailed event) carries only the person's text.
 func TestToolErrorAudiences(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "here.txt"), []byte("x\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ws, err := workspace.Open(dir, workspace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
+	ws := openWSWith(t, map[string]string{"here.txt": "x\n"})
 	var modelSaw string
 	m := &fakeModel{run: func(ctx context.Context, call ModelCall) (*ModelResult, error) {
 		r, err := call.Exec(ctx, "read_file", json.RawMessage(`{"path":"missing.txt"}`))
