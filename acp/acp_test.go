@@ -171,6 +171,33 @@ func (c *testClient) kinds() []string {
 }
 
 // start runs Serve on pipes and connects c to it; stop ends the agent.
+// modelOptions are Options with the fake model server at url as the model
+// and state as the state dir, HOME and config dir.
+func modelOptions(url, state string) Options {
+	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
+	return Options{StateDir: state, Getenv: func(k string) string { return env[k] }}
+}
+
+// openSession initializes conn with caps, opens a session in ws and sets
+// its mode (unless mode is "").
+func openSession(t *testing.T, conn *sdk.ClientSideConnection, caps sdk.ClientCapabilities, ws string, mode sdk.SessionModeId) sdk.NewSessionResponse {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
+		t.Fatal(err)
+	}
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode != "" {
+		if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: mode}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ns
+}
+
 func start(t *testing.T, c *testClient, opts Options) (*sdk.ClientSideConnection, func()) {
 	t.Helper()
 	aIn, cOut := io.Pipe()
@@ -208,23 +235,13 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	if err := os.WriteFile(file, []byte("one\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
-	opts := Options{StateDir: state, Getenv: func(k string) string { return env[k] }}
+	opts := modelOptions(url, state)
 	ctx := context.Background()
 	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
 
 	c := &testClient{}
 	conn, stop := start(t, c, opts)
-	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: modeAuto}); err != nil {
-		t.Fatal(err)
-	}
+	ns := openSession(t, conn, caps, ws, modeAuto)
 	fake.Push(fakemodel.Reply{Text: `{"title":"Two","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"two\n"}}]}`})
 	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("make it two")}})
 	if err != nil {
@@ -343,21 +360,11 @@ func TestNewPromptReplacesRunning(t *testing.T) {
 	fake := fakemodel.New()
 	url := fake.Start(t)
 	ws, state := t.TempDir(), t.TempDir()
-	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
 	c := &testClient{}
-	conn, stop := start(t, c, Options{StateDir: state, Getenv: func(k string) string { return env[k] }})
+	conn, stop := start(t, c, modelOptions(url, state))
 	defer stop()
 	ctx := context.Background()
-	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: modeAuto}); err != nil {
-		t.Fatal(err)
-	}
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
 	fake.Push(fakemodel.Reply{Fault: fakemodel.FaultHang},
 		fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
 	first := make(chan sdk.PromptResponse, 1)
@@ -396,18 +403,11 @@ func TestAlwaysAnswersAreTheWorkspaceRules(t *testing.T) {
 	fake := fakemodel.New()
 	url := fake.Start(t)
 	ws, state := t.TempDir(), t.TempDir()
-	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
 	c := &testClient{answer: string(sdk.PermissionOptionKindAllowAlways)}
-	conn, stop := start(t, c, Options{StateDir: state, Getenv: func(k string) string { return env[k] }})
+	conn, stop := start(t, c, modelOptions(url, state))
 	defer stop()
 	ctx := context.Background()
-	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
 	plan := `{"steps":[{"id":"c","tool":"run_command","args":{"command":"echo hi > hi.txt"}}]}`
 	fake.Push(fakemodel.Reply{Text: plan}, fakemodel.Reply{Text: plan})
 	for i := 0; i < 2; i++ {

@@ -25,10 +25,9 @@ func TestSessionPlannerMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	env := map[string]string{"AGENTD_MODEL": "openai:fake", "OPENAI_BASE_URL": url + "/v1", "OPENAI_API_KEY": "k", "HOME": state, "XDG_CONFIG_HOME": state}
 	ctx := context.Background()
 	c := &testClient{}
-	conn, stop := start(t, c, Options{StateDir: state, Getenv: func(k string) string { return env[k] }})
+	conn, stop := start(t, c, modelOptions(url, state))
 	stopped := false
 	defer func() {
 		if !stopped {
@@ -36,16 +35,7 @@ func TestSessionPlannerMap(t *testing.T) {
 		}
 	}()
 	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
-	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
-		t.Fatal(err)
-	}
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: ns.SessionId, ModeId: modeAuto}); err != nil {
-		t.Fatal(err)
-	}
+	ns := openSession(t, conn, caps, ws, modeAuto)
 	fake.Push(fakemodel.Reply{Text: `{"title":"Greet","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"hi\n"}}]}`})
 	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("make Hello greet")}}); err != nil {
 		t.Fatal(err)
