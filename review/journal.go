@@ -38,7 +38,8 @@ type keeper struct {
 func afterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 
 // Keep makes the book record in j every set put in it and the state after
-// every decision, rebase and revert. A save that fails does not undo what
+// every decision and revert, at once, and after rebases (RecordDelay
+// later, or at Close; the front end closes the book when it stops). A save that fails does not undo what
 // was decided (it already happened on disk or in a buffer): onErr (nil:
 // ignored) hears of it with the set's id and an error naming the file and
 // what to do, so the front end can tell the user.
