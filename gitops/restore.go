@@ -120,7 +120,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		for p := range want {
 			candidates = append(candidates, p)
 		}
-		for p := range cur.byPath {
+		for p := range cur.byPath() {
 			if _, ok := want[p]; !ok {
 				candidates = append(candidates, p)
 			}
@@ -163,7 +163,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	// Paths the target's safety record says were absent: delete them
 	// again even if they are ignored (protected like any other file).
 	for _, p := range tmeta.Absent {
-		if _, ok := cur.byPath[p]; !ok {
+		if _, ok := cur.lookup(p); !ok {
 			candidates = append(candidates, p)
 		}
 	}
@@ -211,7 +211,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	var absent []string            // ignored paths the restore creates: the safety snapshot records them as absent
 	for _, p := range paths {
 		t, inT := want[p]
-		c, inC := cur.byPath[p]
+		c, inC := cur.lookup(p)
 		if !inC {
 			// Not in the scan: ignored now, too large, unreadable, a
 			// special file, or absent.
@@ -341,12 +341,15 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	}
 	// The state a rollback returns to: the scan's files and the extra
 	// ones (never added to the scan's map, which may be the cache's own).
-	undoState := cur.byPath
-	if len(extra) > 0 {
-		undoState = maps.Clone(cur.byPath)
-		for p, r := range extra {
-			undoState[p] = r
+	undoState := func() map[string]*fileRec {
+		if len(extra) == 0 {
+			return cur.byPath()
 		}
+		st := maps.Clone(cur.byPath())
+		for p, r := range extra {
+			st[p] = r
+		}
+		return st
 	}
 	if unsaved {
 		s.saveCacheUnlessRewritten(cur, ops)
@@ -387,7 +390,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if done, err := a.applyOps(ctx, ops); err != nil {
 		applied <- false
 		<-recorded
-		return nil, s.rollback(ctx, j, done, undoState, err)
+		return nil, s.rollback(ctx, j, done, undoState(), err)
 	}
 	if err := s.finishJournal(a, ops); err != nil {
 		applied <- false
@@ -417,7 +420,7 @@ func (s *Store) saveCacheUnlessRewritten(res *scanResult, ops []restoreOp) {
 			continue
 		}
 		n++
-		if r := res.byPath[p]; r != nil {
+		if r, _ := res.lookup(p); r != nil {
 			bytes += r.size
 		}
 		if n > racyResave || bytes > resaveBytes {
@@ -481,7 +484,7 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 	}
 	s.changed = true
 	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov, beforeRef: beforeRef},
-		manRefPrefix, root, root, 0, cur.byPath, emptyDirs, cur.skipped, sink, &pw, nil)
+		manRefPrefix, root, root, 0, cur.m, cur.files, emptyDirs, cur.skipped, sink, &pw, nil)
 	if err != nil && pw != nil {
 		pw.abort()
 	}

@@ -98,7 +98,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	changed := 0
 	// Only re-hashed files can differ from the cache; removed are gone.
 	for _, r := range res.rehashed {
-		if old := cache.files[r.path]; old == nil || old.hash != r.hash || old.mode != r.mode {
+		if old := cache.file(r.path); old == nil || old.hash != r.hash || old.mode != r.mode {
 			markDirty(dirty, r.path)
 			changed++
 		}
@@ -110,10 +110,10 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if len(cache.trees) == 0 {
 		dirty[""] = true
 	}
+	// The paths, in the order of res.files, are needed only to build
+	// trees (and then kept in the new cache).
 	var paths []string
-	if res.unchanged {
-		paths = cache.sortedPaths()
-	} else {
+	if len(dirty) > 0 {
 		paths = make([]string, len(res.files))
 		for i, r := range res.files {
 			paths[i] = r.path
@@ -138,14 +138,14 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 		}
 		carried = true
 	}
-	tb := &treeBuilder{sink: sink, paths: paths, get: func(p string) *fileRec { return res.byPath[p] },
+	tb := &treeBuilder{sink: sink, paths: paths, get: func(i int, _ string) *fileRec { return res.files[i] },
 		prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: trees, carried: carried}
 	root, err := tb.build("", 0, len(paths))
 	if err != nil {
 		return fail(err)
 	}
 	known := scanChanges(cache, res)
-	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, res.byPath, res.emptyDirs, res.skipped, sink, &pw, &known)
+	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, res.m, res.files, res.emptyDirs, res.skipped, sink, &pw, &known)
 	if err != nil {
 		return fail(err)
 	}
@@ -153,7 +153,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	for _, sk := range res.skipped {
 		skipped[sk.Path] = sk
 	}
-	next := &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths, skipped: skipped, recs: res.files, emptyDirs: res.emptyDirs}
+	next := &statCache{scanStart: res.start, files: res.m, trees: tb.trees, sorted: paths, skipped: skipped, recs: res.files, emptyDirs: res.emptyDirs}
 	if res.unchanged {
 		next.byDir = cache.byDir // the same records
 	} else if cache.byDir != nil {
@@ -190,7 +190,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 func scanChanges(cache *statCache, res *scanResult) []FileChange {
 	out := []FileChange{}
 	for _, r := range res.rehashed {
-		old := cache.files[r.path]
+		old := cache.file(r.path)
 		switch {
 		case old == nil:
 			out = append(out, FileChange{Path: r.path, Kind: ChangeAdded})
@@ -240,12 +240,17 @@ const racyResave = 64
 
 // commitSnapshot writes the snapshot's commit, completes the pack (if one
 // was started), then writes the reference: once it returns, all of it is
-// on disk. known, if not nil, are the changes from prevRoot to root as the
+// on disk. recs are the disk's files (sorted, if not nil, the same records
+// in path order, which are cheaper to go through). known, if not nil, are the changes from prevRoot to root as the
 // scan found them (scanChanges): used instead of reading both trees when
 // root is what the scan built and prevRoot is not replaced below.
 func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPrefix string, prevRoot, root plumbing.Hash, changed int,
-	recs map[string]*fileRec, emptyDirs map[string]bool, skipped []SkippedFile, sink objSink, pw **packWriter, known *[]FileChange) (*Snapshot, error) {
+	recs map[string]*fileRec, sorted []*fileRec, emptyDirs map[string]bool, skipped []SkippedFile, sink objSink, pw **packWriter, known *[]FileChange) (*Snapshot, error) {
 	files := len(recs)
+	each := maps.Values(recs)
+	if sorted != nil {
+		files, each = len(sorted), slices.Values(sorted)
+	}
 	defer func() {
 		s.stMu.Lock()
 		s.pendingTrees = nil
@@ -312,7 +317,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	}
 	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(), Kind: kind,
 		FilesChanged: changed, Changes: changes, ChangesOmitted: omitted, Files: files, Skipped: skipped, Absent: opts.absent}
-	meta.permRecord(recs)
+	meta.permRecord(each)
 	for p, f := range opts.overrides {
 		if f != nil && f.perm != 0 {
 			if meta.Perms == nil {
