@@ -402,18 +402,22 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	return result, nil
 }
 
+
 // saveCacheUnlessRewritten saves the stat cache the safety snapshot made
 // (scan res) unless it differs from the saved one in little besides the
 // paths ops write, delete or chmod: their stat changes again, so the next
 // process re-hashes them whichever cache it loads. The other paths it
 // differs in are re-hashed by the next process if the cache is not saved,
-// which for up to racyResave files and resaveBytes costs less than
-// rewriting the cache (6 MB on a large tree), as for racy files.
+// which costs less than rewriting the cache (about 80 bytes a file: 6 MB
+// on a large tree) while they are few (resaveLimits). They add up over
+// restores that each leave a few more (the files of the previous restore,
+// and whatever else rewrote files unchanged), until one saves it.
 func (s *Store) saveCacheUnlessRewritten(res *scanResult, ops []restoreOp) {
 	opPaths := make(map[string]bool, len(ops))
 	for _, op := range ops {
 		opPaths[op.Path] = true
 	}
+	maxFiles, maxBytes := resaveLimits(len(res.files))
 	n, bytes := 0, int64(0)
 	for _, p := range res.touched {
 		if opPaths[p] {
@@ -423,15 +427,26 @@ func (s *Store) saveCacheUnlessRewritten(res *scanResult, ops []restoreOp) {
 		if r, _ := res.lookup(p); r != nil {
 			bytes += r.size
 		}
-		if n > racyResave || bytes > resaveBytes {
+		if n > maxFiles || bytes > maxBytes {
 			s.saveCacheAsync()
 			return
 		}
 	}
 }
 
-// resaveBytes bounds what saveCacheUnlessRewritten leaves to re-hash.
+// resaveBytes bounds what saveCacheUnlessRewritten leaves to re-hash on
+// a small tree.
 const resaveBytes = 4 << 20
+
+// resaveLimits are how many files, and bytes of them, a restore leaves to
+// the next process to re-hash rather than save a stat cache of files
+// files: at least racyResave files and resaveBytes, and on a large tree
+// as many bytes as the cache's own size and a file in 256 (300 files of
+// the Linux tree, which cost that process a few milliseconds, where
+// saving its 6 MB cache costs every such restore more).
+func resaveLimits(files int) (int, int64) {
+	return max(racyResave, files/256), max(resaveBytes, int64(files)*80)
+}
 
 // errRestoreFailed stops the recording of a restore's result when the
 // restore did not stand.

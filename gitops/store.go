@@ -51,7 +51,13 @@ type dirCacheSaver interface {
 	SaveDirCache(w io.Writer) error
 	LoadDirCache(data []byte) error
 	DirCacheGen() uint64
+	DirCacheChanges() (n, total int, all bool)
 }
+
+// dirResave is how many directories' listings must have changed since
+// the directory cache was loaded or saved for a process to save it (or
+// an eighth of them, if fewer: on a small tree saving costs little).
+const dirResave = 64
 
 // watchable is implemented by *fileset.Set.
 type watchable interface {
@@ -207,6 +213,12 @@ func readWhole(name string) ([]byte, error) {
 func (s *Store) dirCacheSave() func() {
 	dc, ok := s.files.(dirCacheSaver)
 	if !ok || dc.DirCacheGen() == s.dirCacheGen {
+		return nil
+	}
+	if n, total, all := dc.DirCacheChanges(); !all && n <= min(dirResave, total/8) {
+		// The next process lists these few directories again (their
+		// saved listings are stale by their stamps): less than writing
+		// the whole cache, 2 MB for a large tree, each time.
 		return nil
 	}
 	s.dirCacheGen = dc.DirCacheGen()

@@ -33,6 +33,10 @@ type dirCache struct {
 	// loaded is the rulesKey of a cache loaded from disk and not yet bound
 	// to the rules of a walk (nil otherwise).
 	loaded *fingerprint
+	// changed are the directories put or dropped since the cache was
+	// loaded or saved (all: it was cleared meanwhile).
+	changed map[string]bool
+	all     bool
 }
 
 type cachedDir struct {
@@ -68,6 +72,7 @@ func (c *dirCache) begin(r *rules) {
 		c.dirs = make(map[string]*cachedDir)
 		c.index, c.exclude, c.global, c.top = r.index, r.exclude, r.global, r.top
 		c.gen.Add(1)
+		c.all = true
 	}
 }
 
@@ -92,11 +97,24 @@ func (c *dirCache) put(r *rules, dir string, d *cachedDir) {
 		if _, ok := c.dirs[dir]; ok {
 			delete(c.dirs, dir)
 			c.gen.Add(1)
+			c.noteChanged(dir)
 		}
 		return
 	}
 	c.dirs[dir] = d
 	c.gen.Add(1)
+	c.noteChanged(dir)
+}
+
+// noteChanged records that dir's entry changed (c.mu held).
+func (c *dirCache) noteChanged(dir string) {
+	if c.all {
+		return
+	}
+	if c.changed == nil {
+		c.changed = make(map[string]bool)
+	}
+	c.changed[dir] = true
 }
 
 // chainLists returns the pattern lists of n's chain, innermost first.
