@@ -73,10 +73,10 @@ func encodeObject(o interface {
 // contiguous range, found by binary search: clean directories cost nothing.
 type treeBuilder struct {
 	sink  objSink
-	paths []string // sorted
+	paths []string                       // sorted
 	get   func(i int, p string) *fileRec // the file of paths[i] (p)
-	prev  map[string]plumbing.Hash // dir -> tree id at the last snapshot
-	dirty map[string]bool          // dirs whose content changed since
+	prev  map[string]plumbing.Hash       // dir -> tree id at the last snapshot
+	dirty map[string]bool                // dirs whose content changed since
 	known map[plumbing.Hash]struct{}
 	trees map[string]plumbing.Hash // result: dir -> tree id (may be prev itself)
 	// carried: trees already holds prev's clean directories (a copy of

@@ -402,7 +402,6 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	return result, nil
 }
 
-
 // saveCacheUnlessRewritten saves the stat cache the safety snapshot made
 // (scan res) unless it differs from the saved one in little besides the
 // paths ops write, delete or chmod: their stat changes again, so the next

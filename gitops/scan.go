@@ -28,8 +28,8 @@ var packThreshold = 64
 
 // scanResult is the workspace as one scan saw it.
 type scanResult struct {
-	start   int64
-	files   []*fileRec // sorted by path
+	start int64
+	files []*fileRec // sorted by path
 	// m maps paths to files: nil until byPath builds it (most scans need
 	// only a few look-ups, which lookup makes in files).
 	m       map[string]*fileRec
