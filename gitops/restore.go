@@ -520,12 +520,15 @@ func (s *Store) differingFiles(root plumbing.Hash, cache *statCache) (map[string
 	want := make(map[string]treeFile)
 	var curPaths []string
 	sorted := cache.sortedPaths()
-	var walk func(dir string, h plumbing.Hash) error
-	walk = func(dir string, h plumbing.Hash) error {
-		lo, hi := 0, len(sorted)
+	// A directory's paths are a range of sorted, found within its
+	// parent's range (plo, phi): the searches of the many clean
+	// sub-directories of a changed one were most of this function's time.
+	var walk func(dir string, h plumbing.Hash, plo, phi int) error
+	walk = func(dir string, h plumbing.Hash, plo, phi int) error {
+		lo, hi := plo, phi
 		if dir != "" {
-			lo = sort.SearchStrings(sorted, dir)
-			hi = rangeEnd(sorted, lo, dir)
+			lo = plo + sort.SearchStrings(sorted[plo:phi], dir)
+			hi = rangeEnd(sorted[:phi], lo, dir)
 		}
 		if ch, ok := cache.trees[dirKey(dir)]; ok && ch == h && hi > lo {
 			return nil
@@ -538,7 +541,7 @@ func (s *Store) differingFiles(root plumbing.Hash, cache *statCache) (map[string
 		for _, e := range t.Entries {
 			if e.Mode == filemode.Dir {
 				subs[e.Name] = true
-				if err := walk(dir+e.Name+"/", e.Hash); err != nil {
+				if err := walk(dir+e.Name+"/", e.Hash, lo, hi); err != nil {
 					return err
 				}
 				continue
@@ -561,7 +564,7 @@ func (s *Store) differingFiles(root plumbing.Hash, cache *statCache) (map[string
 		}
 		return nil
 	}
-	if err := walk("", root); err != nil {
+	if err := walk("", root, 0, len(sorted)); err != nil {
 		return nil, nil, err
 	}
 	seen := make(map[string]bool, len(want)+len(curPaths))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -430,6 +432,10 @@ func (s *Store) refs() (map[string]plumbing.Hash, error) {
 	}
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
+	if out, ok := s.readRefFiles(); ok {
+		s.refCache = out
+		return out, nil
+	}
 	it, err := s.st.IterReferences()
 	if err != nil {
 		return nil, err
@@ -445,6 +451,72 @@ func (s *Store) refs() (map[string]plumbing.Hash, error) {
 		s.refCache = out
 	}
 	return out, err
+}
+
+// readRefFiles reads the snapshot references straight from their files
+// under refs/agentd, one open, read and close each (a one-shot restore
+// reads them all to find its target): go-git's reader goes through its
+// filesystem layer, stats and buffers each file, and reads every
+// reference of the repository. ok is false if they cannot all be read
+// that way (a packed-refs file, or a file that is not a plain id), and
+// go-git reads them.
+func (s *Store) readRefFiles() (map[string]plumbing.Hash, bool) {
+	if _, err := os.Lstat(filepath.Join(s.dir, "packed-refs")); !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	out := make(map[string]plumbing.Hash)
+	var walk func(name string) bool
+	walk = func(name string) bool {
+		ents, err := os.ReadDir(filepath.Join(s.dir, filepath.FromSlash(name)))
+		if err != nil {
+			return errors.Is(err, fs.ErrNotExist) && name == strings.TrimSuffix(agentdRefRoot, "/")
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // a temporary file (durableFS), never a reference
+			}
+			ref := name + "/" + e.Name()
+			switch {
+			case e.IsDir():
+				if !walk(ref) {
+					return false
+				}
+			case e.Type().IsRegular():
+				h, ok := readRefFile(filepath.Join(s.dir, filepath.FromSlash(ref)))
+				if !ok {
+					return false
+				}
+				out[ref] = h
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(strings.TrimSuffix(agentdRefRoot, "/")) {
+		return nil, false
+	}
+	return out, true
+}
+
+// readRefFile reads a loose reference holding a commit id; ok is false if
+// it cannot be read or holds anything else.
+func readRefFile(name string) (plumbing.Hash, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	defer f.Close()
+	var buf [64]byte
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return plumbing.ZeroHash, false
+	}
+	id := strings.TrimRight(string(buf[:n]), "\n")
+	if len(id) != 40 || !isHexPrefix(id) {
+		return plumbing.ZeroHash, false
+	}
+	return plumbing.NewHash(id), true
 }
 
 // snapshots returns every snapshot's metadata, newest first.
