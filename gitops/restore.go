@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -489,6 +490,24 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 			}
 		}
 	}
+	// What ov changes in the disk's tree (cur), as diffTrees would list
+	// it: comparing the two trees built maps of the whole directories
+	// on the way of every change.
+	changes := []FileChange{}
+	for p, f := range ov {
+		c, inC := cur.lookup(p)
+		switch {
+		case f == nil && inC:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeDeleted})
+		case f != nil && !inC:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeAdded})
+		case f != nil && (c.hash != f.hash || c.mode != f.mode && (c.mode == filemode.Symlink || f.mode == filemode.Symlink)):
+			changes = append(changes, FileChange{Path: p, Kind: ChangeModified})
+		case f != nil && c.mode != f.mode:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeMode})
+		}
+	}
+	slices.SortFunc(changes, func(a, b FileChange) int { return treeOrder(a.Path, b.Path) })
 	var pw *packWriter
 	sink := &lazyPackSink{s: s, pw: &pw}
 	root := s.cache.trees[""]
@@ -497,7 +516,7 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 		emptyDirs = s.cache.emptyDirs
 	}
 	s.changed = true
-	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov, beforeRef: beforeRef},
+	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov, overrideChanges: &changes, beforeRef: beforeRef},
 		manRefPrefix, root, root, 0, cur.m, cur.files, emptyDirs, cur.skipped, sink, &pw, nil)
 	if err != nil && pw != nil {
 		pw.abort()

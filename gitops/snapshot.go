@@ -236,6 +236,11 @@ func treeOrder(a, b string) int {
 	}
 }
 
+// checkOverrideChanges makes commitSnapshot check the changes it was
+// given for its overrides against the trees, and panic if they differ
+// (every test of the package turns it on).
+var checkOverrideChanges = false
+
 // racyResave is how many files re-hashed without a change make a
 // snapshot save the stat cache anyway.
 const racyResave = 64
@@ -296,9 +301,21 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	var changes []FileChange
 	omitted := 0
 	if !prevRoot.IsZero() {
-		if known != nil && root == cacheRoot {
+		switch {
+		case known != nil && root == cacheRoot:
 			changes = *known
-		} else {
+		case opts.overrideChanges != nil && prevRoot == diskPrev && opts.Limit == nil && len(opts.Contents) == 0:
+			changes = *opts.overrideChanges
+			if checkOverrideChanges {
+				want, err := s.diffTrees(prevRoot, root)
+				if err != nil {
+					return nil, err
+				}
+				if !slices.Equal(changes, want) {
+					panic(fmt.Sprintf("gitops: the changes given for the overrides are %v, the trees differ in %v", changes, want))
+				}
+			}
+		default:
 			var err error
 			if changes, err = s.diffTrees(prevRoot, root); err != nil {
 				return nil, fmt.Errorf("compare with the previous snapshot: %w", err)
