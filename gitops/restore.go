@@ -372,6 +372,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		return nil, fmt.Errorf("gitops: restore: %w; nothing was changed", err)
 	}
 	defer a.close()
+	a.own = true
 	// The result's snapshot needs only ops, not the disk: its trees and
 	// pack are written while the ops are applied (both read objects under
 	// stMu), and its reference once the restore stands. The goroutine
