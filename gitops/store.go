@@ -51,13 +51,15 @@ type dirCacheSaver interface {
 	SaveDirCache(w io.Writer) error
 	LoadDirCache(data []byte) error
 	DirCacheGen() uint64
-	DirCacheChanges() (n, total int, all bool)
+	DirCacheChanges() (dirs, entries, total int, all bool)
 }
 
-// dirResave is how many directories' listings must have changed since
-// the directory cache was loaded or saved for a process to save it (or
-// an eighth of them, if fewer: on a small tree saving costs little).
-const dirResave = 64
+// dirResave is how many entries (files and sub-directories) the listings
+// that changed since the directory cache was loaded or saved must hold
+// for a process to save it (or an eighth of its directories must have
+// changed: on a small tree saving costs little). Listing them again costs
+// each later process a few milliseconds at most.
+const dirResave = 2048
 
 // watchable is implemented by *fileset.Set.
 type watchable interface {
@@ -215,10 +217,11 @@ func (s *Store) dirCacheSave() func() {
 	if !ok || dc.DirCacheGen() == s.dirCacheGen {
 		return nil
 	}
-	if n, total, all := dc.DirCacheChanges(); !all && n <= min(dirResave, total/8) {
+	if dirs, entries, total, all := dc.DirCacheChanges(); !all && entries <= dirResave && dirs <= total/8 {
 		// The next process lists these few directories again (their
-		// saved listings are stale by their stamps): less than writing
-		// the whole cache, 2 MB for a large tree, each time.
+		// saved listings are stale by their stamps), and so does every
+		// process until one saves: less, while they hold few entries,
+		// than writing the whole cache (4 MB for a large tree) each time.
 		return nil
 	}
 	s.dirCacheGen = dc.DirCacheGen()

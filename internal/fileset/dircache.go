@@ -34,8 +34,10 @@ type dirCache struct {
 	// to the rules of a walk (nil otherwise).
 	loaded *fingerprint
 	// changed are the directories put or dropped since the cache was
-	// loaded or saved (all: it was cleared meanwhile).
+	// loaded or saved (all: it was cleared meanwhile), and entries the
+	// files and sub-directories their listings held.
 	changed map[string]bool
+	entries int
 	all     bool
 }
 
@@ -94,20 +96,21 @@ func (c *dirCache) put(r *rules, dir string, d *cachedDir) {
 		return
 	}
 	if d == nil {
-		if _, ok := c.dirs[dir]; ok {
+		if old, ok := c.dirs[dir]; ok {
 			delete(c.dirs, dir)
 			c.gen.Add(1)
-			c.noteChanged(dir)
+			c.noteChanged(dir, old)
 		}
 		return
 	}
 	c.dirs[dir] = d
 	c.gen.Add(1)
-	c.noteChanged(dir)
+	c.noteChanged(dir, d)
 }
 
-// noteChanged records that dir's entry changed (c.mu held).
-func (c *dirCache) noteChanged(dir string) {
+// noteChanged records that dir's listing changed, to d or from d (c.mu
+// held).
+func (c *dirCache) noteChanged(dir string, d *cachedDir) {
 	if c.all {
 		return
 	}
@@ -115,6 +118,9 @@ func (c *dirCache) noteChanged(dir string) {
 		c.changed = make(map[string]bool)
 	}
 	c.changed[dir] = true
+	if d != nil {
+		c.entries += len(d.files) + len(d.subdirs) + len(d.excluded)
+	}
 }
 
 // chainLists returns the pattern lists of n's chain, innermost first.

@@ -86,14 +86,17 @@ const dirCacheMagic = "AGDC0003" // 0002: special files are listed (kind bit 4),
 // save it only when it changed).
 func (s *Set) DirCacheGen() uint64 { return s.dirs.gen.Load() }
 
-// DirCacheChanges is how many directories' listings the cache put or
-// dropped since it was loaded or saved (n) and holds (total); all is true
-// if it was cleared meanwhile (a rule source outside the tree changed).
-func (s *Set) DirCacheChanges() (n, total int, all bool) {
+// DirCacheChanges says how much of the cache changed since it was
+// loaded or saved: the directories whose listings were put or dropped
+// (dirs), the entries those listings hold (entries, what a process
+// that loads the saved cache lists again), and the directories it holds
+// (total); all is true if it was cleared meanwhile (a rule source outside
+// the tree changed).
+func (s *Set) DirCacheChanges() (dirs, entries, total int, all bool) {
 	c := &s.dirs
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.changed), len(c.dirs), c.all
+	return len(c.changed), c.entries, len(c.dirs), c.all
 }
 
 // DirCacheHits is the number of directory listings walks have reused.
@@ -121,7 +124,7 @@ func (s *Set) SaveDirCache(w io.Writer) error {
 			dirs[name] = cd
 		}
 	}
-	c.changed, c.all = nil, false
+	c.changed, c.entries, c.all = nil, 0, false
 	c.mu.Unlock()
 	// Entries are never changed once put: they can be encoded unlocked.
 	sort.Strings(names)
@@ -200,7 +203,7 @@ func (s *Set) LoadDirCache(data []byte) error {
 	defer c.mu.Unlock()
 	c.index, c.exclude, c.global, c.top = nil, nil, nil, ""
 	c.dirs, c.loaded = nil, nil
-	c.changed, c.all = nil, false
+	c.changed, c.entries, c.all = nil, 0, false
 	c.gen.Add(1)
 	if err != nil {
 		return err
