@@ -308,3 +308,37 @@ func TestDirCacheSavedWhenManyChanged(t *testing.T) {
 		t.Fatalf("the directory cache was not saved although a directory of %d files changed", dirResave+2)
 	}
 }
+
+// TestSnapshotSavesCacheAfterRewrite: files rewritten unchanged (as a
+// restore that left the saved stat cache alone does) are hashed by the
+// next snapshot, which saves the cache, so that the one after hashes
+// nothing.
+func TestSnapshotSavesCacheAfterRewrite(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a": "a\n", "b": "b\n", "c": "c\n"})
+	old := time.Now().Add(-time.Hour)
+	for _, n := range []string{"a", "b", "c"} {
+		os.Chtimes(filepath.Join(root, n), old, old)
+	}
+	opts := Options{StateDir: t.TempDir()}
+	s := openTestStore(t, root, opts)
+	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// Rewritten with the same content and an older, other mtime.
+	writeTree(t, root, map[string]string{"a": "a\n"})
+	os.Chtimes(filepath.Join(root, "a"), old.Add(time.Minute), old.Add(time.Minute))
+	for i, want := range []int64{1, 0} {
+		s := openTestStore(t, root, opts)
+		snap, err := s.Snapshot(ctx, SnapshotOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.hashed.Load(); got != want || snap.FilesChanged != 0 {
+			t.Fatalf("snapshot %d hashed %d files (want %d), changed %d", i, got, want, snap.FilesChanged)
+		}
+		s.Close()
+	}
+}

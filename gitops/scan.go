@@ -39,6 +39,10 @@ type scanResult struct {
 	// unchanged: the files are the cache's own records (nothing differs).
 	unchanged bool
 	hashed    int // files read and hashed
+	// statChanged counts the hashed files the cache has with other stat
+	// data (not only racy): a cache saved now would spare the next
+	// process hashing them again.
+	statChanged int
 	// Against the cache: only the records in rehashed may differ from the
 	// cache's, and removed are the cache's paths that are gone.
 	sameSet  bool // the walk saw exactly the cache's paths
@@ -136,6 +140,11 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 	res.unchanged = res.sameSet && len(jobs) == 0
 	res.cache = cache
 	res.hashed = len(jobs)
+	for _, r := range jobs {
+		if old := cache.file(r.path); old != nil && (old.mode != r.mode || old.perm != r.perm || old.size != r.size || old.mtime != r.mtime || old.ino != r.ino) {
+			res.statChanged++
+		}
+	}
 	var sink objSink
 	if newSink != nil {
 		sink, err = newSink(len(jobs) > packThreshold)

@@ -169,11 +169,13 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if s.watcher != nil {
 		s.watchBase = s.cache
 	}
-	// A few files re-hashed without a change (modified within the racy
-	// window before the last scan) are not worth rewriting the whole cache
-	// for, 6 MB on a large tree: the saved cache keeps them racy, so the
-	// next process re-hashes them again, which costs less.
-	if changed > 0 || res.hashed > racyResave || s.cacheID == "" {
+	// A few files re-hashed without a change only because they were racy
+	// (modified within the racy window before the last scan) are not
+	// worth rewriting the whole cache for, 6 MB on a large tree: saved
+	// now they would still be racy for the next process. Files whose stat
+	// changed (rewritten unchanged, as a restore does) are: otherwise
+	// every later process hashes them again.
+	if changed > 0 || res.statChanged > 0 || res.hashed > racyResave || s.cacheID == "" {
 		if opts.unsavedCache != nil {
 			*opts.unsavedCache = true
 		} else {
