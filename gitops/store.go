@@ -58,8 +58,8 @@ type dirCacheSaver interface {
 // that changed since the directory cache was loaded or saved must hold
 // for a process to save it (or an eighth of its directories must have
 // changed: on a small tree saving costs little). Listing them again costs
-// each later process a few milliseconds at most.
-const dirResave = 2048
+// each later process a millisecond at most.
+const dirResave = 256
 
 // watchable is implemented by *fileset.Set.
 type watchable interface {
