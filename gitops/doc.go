@@ -50,9 +50,10 @@
 // stood), lists the result's changes from its own ops, and syncs only the
 // directories whose entries it changed. The caches are saved only when
 // that costs less than what the next process would redo: the stat cache
-// not after a restore that leaves at most a file in 256 to re-hash, the
-// directory cache not while at most 64 directories (or an eighth) were
-// listed anew.
+// not after a restore that leaves at most a file in 256 to re-hash (the
+// next snapshot that hashes them saves it), nor for racy files alone; the
+// directory cache not while the listings made anew hold at most 256
+// entries (and are under an eighth of the directories).
 //
 // With Watch (the daemon), a snapshot re-stats only the paths the file
 // watcher reports and rebuilds only the trees above them; every
