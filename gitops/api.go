@@ -79,6 +79,10 @@ type SnapshotOptions struct {
 	// saved (the caller decides: a restore that rewrites every changed file
 	// has nothing worth saving).
 	unsavedCache *bool
+	// overrideChanges, if set, are the changes overrides make to the
+	// disk's tree (prevRoot) as diffTrees would list them: used instead
+	// of comparing the trees when the snapshot's predecessor is that tree.
+	overrideChanges *[]FileChange
 }
 
 // Snapshot kinds (Snapshot.Kind).

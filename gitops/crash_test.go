@@ -26,6 +26,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(crashChildEnv) != "" {
 		os.Exit(crashChild())
 	}
+	checkOverrideChanges = true
 	os.Exit(m.Run())
 }
 

@@ -31,8 +31,8 @@ func (s *Store) Diff(ctx context.Context, from, to string) ([]*diff.FileDiff, er
 		if cur, _, err = s.scan(ctx, nil); err != nil {
 			return nil, fmt.Errorf("gitops: diff against the workspace: %w", err)
 		}
-		newFiles = make(map[string]treeFile, len(cur.byPath))
-		for p, r := range cur.byPath {
+		newFiles = make(map[string]treeFile, len(cur.byPath()))
+		for p, r := range cur.byPath() {
 			newFiles[p] = treeFile{mode: r.mode, hash: r.hash}
 		}
 	} else {
@@ -74,7 +74,7 @@ func (s *Store) Diff(ctx context.Context, from, to string) ([]*diff.FileDiff, er
 		if inN {
 			newPath = p
 			if cur != nil {
-				if newData, err = s.readEntry(cur.byPath[p]); err != nil {
+				if newData, err = s.readEntry(cur.byPath()[p]); err != nil {
 					return nil, fmt.Errorf("gitops: diff %s: %w", p, err)
 				}
 			} else if newData, err = s.readBlob(n.hash); err != nil {

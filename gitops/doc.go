@@ -37,16 +37,23 @@
 // compressed objects as they are.
 //
 // One-shot commands (agentd snapshot create/restore, agentd run's first
-// snapshot) pay the cold start: the stat cache and directory cache are
-// decoded from one read each without copying, the stat cache in the
-// background while the directory cache loads, the walk opens each cached
-// directory O_PATH from one open root and stats its files from it, and
-// OneShot turns the collector off. What is left is one lstat per file,
-// which git pays too (twice for add and commit). A restore writes its
-// result snapshot's objects while it applies its ops (the reference only
-// once the restore stood), and leaves the saved stat cache as it is when
-// the restore rewrites (nearly) every file the safety snapshot found
-// changed, since the next process re-hashes those whichever it loads.
+// snapshot) pay the cold start: OneShot turns the collector off and makes
+// the store map its caches and pack indexes instead of reading them; the
+// stat cache is decoded in place in the background while the directory
+// cache loads (whose paths are substrings of the mapped file), and no map
+// of every path is built unless something needs it (look-ups go to the
+// records in path order). The walk opens each cached directory O_PATH
+// from one open root, stats its files from it, and hands over only the
+// files to hash. What is left is one lstat per file, which git pays too
+// (twice for add and commit). A restore writes its result snapshot's
+// objects while it applies its ops (the reference only once the restore
+// stood), lists the result's changes from its own ops, and syncs only the
+// directories whose entries it changed. The caches are saved only when
+// that costs less than what the next process would redo: the stat cache
+// not after a restore that leaves at most a file in 256 to re-hash (the
+// next snapshot that hashes them saves it), nor for racy files alone; the
+// directory cache not while the listings made anew hold at most 256
+// entries (and are under an eighth of the directories).
 //
 // With Watch (the daemon), a snapshot re-stats only the paths the file
 // watcher reports and rebuilds only the trees above them; every

@@ -608,9 +608,10 @@ func (s *Store) writePackOf(ctx context.Context, hashes []plumbing.Hash) error {
 // filterCache drops cache entries whose blobs are gone and the tree cache.
 func (s *Store) filterCache(reach map[plumbing.Hash]struct{}) {
 	c := s.ensureCache()
-	for p, r := range c.files {
+	files := c.fileMap()
+	for p, r := range files {
 		if _, ok := reach[r.hash]; !ok {
-			delete(c.files, p)
+			delete(files, p)
 		}
 	}
 	c.sorted, c.byDir, c.recs = nil, nil, nil

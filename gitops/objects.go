@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"path"
 	"reflect"
 	"sort"
@@ -72,10 +73,10 @@ func encodeObject(o interface {
 // contiguous range, found by binary search: clean directories cost nothing.
 type treeBuilder struct {
 	sink  objSink
-	paths []string // sorted
-	get   func(string) *fileRec
-	prev  map[string]plumbing.Hash // dir -> tree id at the last snapshot
-	dirty map[string]bool          // dirs whose content changed since
+	paths []string                       // sorted
+	get   func(i int, p string) *fileRec // the file of paths[i] (p)
+	prev  map[string]plumbing.Hash       // dir -> tree id at the last snapshot
+	dirty map[string]bool                // dirs whose content changed since
 	known map[plumbing.Hash]struct{}
 	trees map[string]plumbing.Hash // result: dir -> tree id (may be prev itself)
 	// carried: trees already holds prev's clean directories (a copy of
@@ -132,7 +133,7 @@ func (b *treeBuilder) build(dir string, lo, hi int) (plumbing.Hash, error) {
 			i = j
 			continue
 		}
-		r := b.get(b.paths[i])
+		r := b.get(i, b.paths[i])
 		entries = append(entries, object.TreeEntry{Name: rest, Mode: r.mode, Hash: r.hash})
 		i++
 	}
@@ -205,11 +206,13 @@ type snapMeta struct {
 
 // permRecord fills m's permission fields from files. Counting is done in
 // arrays, and the files are looked at a second time only if some differ
-// from the defaults: this runs on every file of every snapshot.
-func (m *snapMeta) permRecord(files map[string]*fileRec) {
+// from the defaults: this runs on every file of every snapshot, so files
+// are best given in path order (a slice of the records, which lie in
+// memory in that order) rather than from a map.
+func (m *snapMeta) permRecord(files iter.Seq[*fileRec]) {
 	var count [2][0o1000]int // [regular, executable][permission bits]
 	var total [2]int
-	for _, r := range files {
+	for r := range files {
 		if r.mode != filemode.Symlink && r.perm != 0 {
 			k := 0
 			if r.mode == filemode.Executable {
@@ -232,10 +235,11 @@ func (m *snapMeta) permRecord(files map[string]*fileRec) {
 	if count[0][m.DefaultPerm] == total[0] && count[1][m.DefaultExecPerm] == total[1] {
 		return
 	}
-	for p, r := range files {
+	for r := range files {
 		if r.mode == filemode.Symlink || r.perm == 0 {
 			continue
 		}
+		p := r.path
 		def := m.DefaultPerm
 		if r.mode == filemode.Executable {
 			def = m.DefaultExecPerm

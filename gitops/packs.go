@@ -71,7 +71,7 @@ func (s *Store) scanPacks() {
 			delete(known, name)
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		data, err := readWhole(filepath.Join(dir, e.Name())) // mapped in a one-shot process
 		if err == nil {
 			var idx *idxfile.MemoryIndex
 			if idx, err = decodeIdx(data); err == nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -120,7 +121,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		for p := range want {
 			candidates = append(candidates, p)
 		}
-		for p := range cur.byPath {
+		for p := range cur.byPath() {
 			if _, ok := want[p]; !ok {
 				candidates = append(candidates, p)
 			}
@@ -163,7 +164,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	// Paths the target's safety record says were absent: delete them
 	// again even if they are ignored (protected like any other file).
 	for _, p := range tmeta.Absent {
-		if _, ok := cur.byPath[p]; !ok {
+		if _, ok := cur.lookup(p); !ok {
 			candidates = append(candidates, p)
 		}
 	}
@@ -211,7 +212,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	var absent []string            // ignored paths the restore creates: the safety snapshot records them as absent
 	for _, p := range paths {
 		t, inT := want[p]
-		c, inC := cur.byPath[p]
+		c, inC := cur.lookup(p)
 		if !inC {
 			// Not in the scan: ignored now, too large, unreadable, a
 			// special file, or absent.
@@ -341,12 +342,15 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	}
 	// The state a rollback returns to: the scan's files and the extra
 	// ones (never added to the scan's map, which may be the cache's own).
-	undoState := cur.byPath
-	if len(extra) > 0 {
-		undoState = maps.Clone(cur.byPath)
-		for p, r := range extra {
-			undoState[p] = r
+	undoState := func() map[string]*fileRec {
+		if len(extra) == 0 {
+			return cur.byPath()
 		}
+		st := maps.Clone(cur.byPath())
+		for p, r := range extra {
+			st[p] = r
+		}
+		return st
 	}
 	if unsaved {
 		s.saveCacheUnlessRewritten(cur, ops)
@@ -368,6 +372,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		return nil, fmt.Errorf("gitops: restore: %w; nothing was changed", err)
 	}
 	defer a.close()
+	a.own = true
 	// The result's snapshot needs only ops, not the disk: its trees and
 	// pack are written while the ops are applied (both read objects under
 	// stMu), and its reference once the restore stands. The goroutine
@@ -387,7 +392,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if done, err := a.applyOps(ctx, ops); err != nil {
 		applied <- false
 		<-recorded
-		return nil, s.rollback(ctx, j, done, undoState, err)
+		return nil, s.rollback(ctx, j, done, undoState(), err)
 	}
 	if err := s.finishJournal(a, ops); err != nil {
 		applied <- false
@@ -404,31 +409,45 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 // paths ops write, delete or chmod: their stat changes again, so the next
 // process re-hashes them whichever cache it loads. The other paths it
 // differs in are re-hashed by the next process if the cache is not saved,
-// which for up to racyResave files and resaveBytes costs less than
-// rewriting the cache (6 MB on a large tree), as for racy files.
+// which costs less than rewriting the cache (about 80 bytes a file: 6 MB
+// on a large tree) while they are few (resaveLimits). They add up over
+// restores that each leave a few more (the files of the previous restore,
+// and whatever else rewrote files unchanged), until one saves it.
 func (s *Store) saveCacheUnlessRewritten(res *scanResult, ops []restoreOp) {
 	opPaths := make(map[string]bool, len(ops))
 	for _, op := range ops {
 		opPaths[op.Path] = true
 	}
+	maxFiles, maxBytes := resaveLimits(len(res.files))
 	n, bytes := 0, int64(0)
 	for _, p := range res.touched {
 		if opPaths[p] {
 			continue
 		}
 		n++
-		if r := res.byPath[p]; r != nil {
+		if r, _ := res.lookup(p); r != nil {
 			bytes += r.size
 		}
-		if n > racyResave || bytes > resaveBytes {
+		if n > maxFiles || bytes > maxBytes {
 			s.saveCacheAsync()
 			return
 		}
 	}
 }
 
-// resaveBytes bounds what saveCacheUnlessRewritten leaves to re-hash.
+// resaveBytes bounds what saveCacheUnlessRewritten leaves to re-hash on
+// a small tree.
 const resaveBytes = 4 << 20
+
+// resaveLimits are how many files, and bytes of them, a restore leaves to
+// the next process to re-hash rather than save a stat cache of files
+// files: at least racyResave files and resaveBytes, and on a large tree
+// as many bytes as the cache's own size and a file in 256 (300 files of
+// the Linux tree, which cost that process a few milliseconds, where
+// saving its 6 MB cache costs every such restore more).
+func resaveLimits(files int) (int, int64) {
+	return max(racyResave, files/256), max(resaveBytes, int64(files)*80)
+}
 
 // errRestoreFailed stops the recording of a restore's result when the
 // restore did not stand.
@@ -472,6 +491,24 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 			}
 		}
 	}
+	// What ov changes in the disk's tree (cur), as diffTrees would list
+	// it: comparing the two trees built maps of the whole directories
+	// on the way of every change.
+	changes := []FileChange{}
+	for p, f := range ov {
+		c, inC := cur.lookup(p)
+		switch {
+		case f == nil && inC:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeDeleted})
+		case f != nil && !inC:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeAdded})
+		case f != nil && (c.hash != f.hash || c.mode != f.mode && (c.mode == filemode.Symlink || f.mode == filemode.Symlink)):
+			changes = append(changes, FileChange{Path: p, Kind: ChangeModified})
+		case f != nil && c.mode != f.mode:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeMode})
+		}
+	}
+	slices.SortFunc(changes, func(a, b FileChange) int { return treeOrder(a.Path, b.Path) })
 	var pw *packWriter
 	sink := &lazyPackSink{s: s, pw: &pw}
 	root := s.cache.trees[""]
@@ -480,8 +517,8 @@ func (s *Store) recordResult(ctx context.Context, target *Snapshot, result *Rest
 		emptyDirs = s.cache.emptyDirs
 	}
 	s.changed = true
-	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov, beforeRef: beforeRef},
-		manRefPrefix, root, root, 0, cur.byPath, emptyDirs, cur.skipped, sink, &pw, nil)
+	snap, err := s.commitSnapshot(ctx, SnapshotOptions{Label: "after restore to " + short(target.ID), kind: KindRestored, overrides: ov, overrideChanges: &changes, beforeRef: beforeRef},
+		manRefPrefix, root, root, 0, cur.m, cur.files, emptyDirs, cur.skipped, sink, &pw, nil)
 	if err != nil && pw != nil {
 		pw.abort()
 	}
@@ -503,12 +540,15 @@ func (s *Store) differingFiles(root plumbing.Hash, cache *statCache) (map[string
 	want := make(map[string]treeFile)
 	var curPaths []string
 	sorted := cache.sortedPaths()
-	var walk func(dir string, h plumbing.Hash) error
-	walk = func(dir string, h plumbing.Hash) error {
-		lo, hi := 0, len(sorted)
+	// A directory's paths are a range of sorted, found within its
+	// parent's range (plo, phi): the searches of the many clean
+	// sub-directories of a changed one were most of this function's time.
+	var walk func(dir string, h plumbing.Hash, plo, phi int) error
+	walk = func(dir string, h plumbing.Hash, plo, phi int) error {
+		lo, hi := plo, phi
 		if dir != "" {
-			lo = sort.SearchStrings(sorted, dir)
-			hi = rangeEnd(sorted, lo, dir)
+			lo = plo + sort.SearchStrings(sorted[plo:phi], dir)
+			hi = rangeEnd(sorted[:phi], lo, dir)
 		}
 		if ch, ok := cache.trees[dirKey(dir)]; ok && ch == h && hi > lo {
 			return nil
@@ -521,7 +561,7 @@ func (s *Store) differingFiles(root plumbing.Hash, cache *statCache) (map[string
 		for _, e := range t.Entries {
 			if e.Mode == filemode.Dir {
 				subs[e.Name] = true
-				if err := walk(dir+e.Name+"/", e.Hash); err != nil {
+				if err := walk(dir+e.Name+"/", e.Hash, lo, hi); err != nil {
 					return err
 				}
 				continue
@@ -544,7 +584,7 @@ func (s *Store) differingFiles(root plumbing.Hash, cache *statCache) (map[string
 		}
 		return nil
 	}
-	if err := walk("", root); err != nil {
+	if err := walk("", root, 0, len(sorted)); err != nil {
 		return nil, nil, err
 	}
 	seen := make(map[string]bool, len(want)+len(curPaths))

@@ -64,6 +64,12 @@ type applier struct {
 	root   *wsRoot
 	nonce  string
 	hasDir func(dir string) bool // the state being restored has this directory: never removed
+	// own: every op this applier's journal holds was applied by it, in
+	// this process, so the directories whose entries changed are known
+	// (syncDirs). A journal finished or rolled back after a crash or a
+	// failure may follow ops another applier began: it syncs every
+	// directory on the ops' way.
+	own bool
 }
 
 func newNonce() string {
@@ -242,6 +248,7 @@ func (a *applier) removeEmptied(dir string) {
 		if err != nil {
 			return
 		}
+		a.root.noteMade(parent)
 		dir = parent
 	}
 }
@@ -263,19 +270,39 @@ func (a *applier) removeTemps(ops []restoreOp) {
 	}
 }
 
-// syncDirs syncs the directories of ops' paths (and the root).
-func (a *applier) syncDirs(ops []restoreOp) error {
+// dirsToSync are the directories syncDirs syncs.
+func (a *applier) dirsToSync(ops []restoreOp) map[string]struct{} {
 	dirs := map[string]struct{}{"": {}}
 	for _, op := range ops {
 		d, _ := splitRel(op.Path)
 		for {
 			dirs[d] = struct{}{}
-			if d == "" {
+			if d == "" || a.own {
 				break
 			}
 			d, _ = splitRel(d)
 		}
 	}
+	a.root.mu.Lock()
+	for d := range a.root.made {
+		dirs[d] = struct{}{}
+	}
+	a.root.mu.Unlock()
+	return dirs
+}
+
+// syncDirs syncs the directories whose entries ops changed: with own,
+// each op's directory (a file renamed into it, deleted from it, or a
+// directory made in it; a chmod's too, as before) and the parents of the
+// directories made or removed on the way (their entries changed too),
+// and the root; else
+// every directory on the ops' way, since an earlier process may have
+// made them without syncing. A directory whose entries did not change has
+// nothing to sync: on the Linux tree a restore of 20 files synced some 50
+// directories, now about 20.
+func (a *applier) syncDirs(ops []restoreOp) error {
+	dirs := a.dirsToSync(ops)
+
 	var mu sync.Mutex
 	var firstErr error
 	var wg sync.WaitGroup

@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,151 @@ func TestChangedSnapshotTreesMatchFresh(t *testing.T) {
 		if got[d] != h {
 			t.Fatalf("directory %q: tree %s, want %s", d, got[d], h)
 		}
+	}
+}
+
+// TestRestoreSavesCacheWhenManyOthersChanged: a restore that leaves more
+// changed files than resaveLimits allows for the next process to re-hash
+// saves the stat cache after all.
+func TestRestoreSavesCacheWhenManyOthersChanged(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	files := map[string]string{"a": "a\n"}
+	n, _ := resaveLimits(100)
+	for i := range n + 1 {
+		files[fmt.Sprintf("d/f%d", i)] = "old\n"
+	}
+	writeTree(t, root, files)
+	old := time.Now().Add(-time.Hour)
+	backdate := func() {
+		for p := range files {
+			os.Chtimes(filepath.Join(root, p), old, old)
+		}
+	}
+	backdate()
+	opts := Options{StateDir: t.TempDir()}
+	s := openTestStore(t, root, opts)
+	s1, err := s.Snapshot(ctx, SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	cacheFile := filepath.Join(s.Dir(), cacheName)
+	before, err := os.Stat(cacheFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range files {
+		files[p] = "new " + p + "\n"
+	}
+	writeTree(t, root, files)
+	backdate()
+	s2 := openTestStore(t, root, opts)
+	if _, err := s2.Restore(ctx, s1.ID, RestoreOptions{Overwrite: true, Paths: []string{"a"}}); err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	after, err := os.Stat(cacheFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.SameFile(before, after) {
+		t.Fatalf("the stat cache was left as it was although %d files outside the restore changed", n+1)
+	}
+	if got := readFile(t, root, "a"); got != "a\n" {
+		t.Fatalf("a = %q after the restore", got)
+	}
+}
+
+// TestDirCacheSavedWhenManyChanged: a process saves the directory cache
+// only when the listings it put or dropped hold more than dirResave
+// entries (or an eighth of the directories changed); a few small ones
+// are listed again by the next process, which still sees every file.
+func TestDirCacheSavedWhenManyChanged(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	files := map[string]string{}
+	for i := range 16 {
+		files[fmt.Sprintf("d%d/x", i)] = "x\n"
+	}
+	for i := range dirResave + 1 {
+		files[fmt.Sprintf("big/f%d", i)] = "f\n"
+	}
+	writeTree(t, root, files)
+	// Out of the directories' racy window (their ctime cannot be set
+	// back), so that the first snapshot's listings are cached and saved.
+	time.Sleep(2100 * time.Millisecond)
+	opts := Options{StateDir: t.TempDir()}
+	s := openTestStore(t, root, opts)
+	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	dcFile := filepath.Join(s.Dir(), dirCacheName)
+	stat := func() os.FileInfo {
+		fi, err := os.Stat(dcFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi
+	}
+	before := stat()
+	snapshot := func(want int) {
+		t.Helper()
+		s := openTestStore(t, root, opts)
+		defer s.Close()
+		snap, err := s.Snapshot(ctx, SnapshotOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if snap.Files != want {
+			t.Fatalf("snapshot has %d files, want %d", snap.Files, want)
+		}
+	}
+
+	writeTree(t, root, map[string]string{"d0/new": "n\n"})
+	snapshot(len(files) + 1)
+	if !os.SameFile(before, stat()) {
+		t.Fatal("the directory cache was saved although one small directory changed")
+	}
+	snapshot(len(files) + 1) // d0 listed again from its stale saved listing
+	writeTree(t, root, map[string]string{"big/new": "n\n"})
+	snapshot(len(files) + 2)
+	if os.SameFile(before, stat()) {
+		t.Fatalf("the directory cache was not saved although a directory of %d files changed", dirResave+2)
+	}
+}
+
+// TestSnapshotSavesCacheAfterRewrite: files rewritten unchanged (as a
+// restore that left the saved stat cache alone does) are hashed by the
+// next snapshot, which saves the cache, so that the one after hashes
+// nothing.
+func TestSnapshotSavesCacheAfterRewrite(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a": "a\n", "b": "b\n", "c": "c\n"})
+	old := time.Now().Add(-time.Hour)
+	for _, n := range []string{"a", "b", "c"} {
+		os.Chtimes(filepath.Join(root, n), old, old)
+	}
+	opts := Options{StateDir: t.TempDir()}
+	s := openTestStore(t, root, opts)
+	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	// Rewritten with the same content and an older, other mtime.
+	writeTree(t, root, map[string]string{"a": "a\n"})
+	os.Chtimes(filepath.Join(root, "a"), old.Add(time.Minute), old.Add(time.Minute))
+	for i, want := range []int64{1, 0} {
+		s := openTestStore(t, root, opts)
+		snap, err := s.Snapshot(ctx, SnapshotOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.hashed.Load(); got != want || snap.FilesChanged != 0 {
+			t.Fatalf("snapshot %d hashed %d files (want %d), changed %d", i, got, want, snap.FilesChanged)
+		}
+		s.Close()
 	}
 }

@@ -88,7 +88,7 @@ func (pl *planner) blocked(p string, want map[string]treeFile) string {
 		if fi.IsDir() {
 			continue
 		}
-		if _, ok := pl.cur.byPath[d]; ok {
+		if _, ok := pl.cur.lookup(d); ok {
 			if _, kept := want[d]; !kept {
 				return "" // deleted first
 			}
@@ -120,7 +120,7 @@ func (pl *planner) clearable(dir string, want map[string]treeFile) bool {
 			}
 			continue
 		}
-		if _, ok := pl.cur.byPath[p]; !ok {
+		if _, ok := pl.cur.lookup(p); !ok {
 			return false
 		}
 		if _, kept := want[p]; kept {

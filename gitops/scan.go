@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,14 +28,21 @@ var packThreshold = 64
 
 // scanResult is the workspace as one scan saw it.
 type scanResult struct {
-	start   int64
-	files   []*fileRec // sorted by path
-	byPath  map[string]*fileRec
+	start int64
+	files []*fileRec // sorted by path
+	// m maps paths to files: nil until byPath builds it (most scans need
+	// only a few look-ups, which lookup makes in files).
+	m       map[string]*fileRec
+	cache   *statCache // the cache the scan compared with
 	skipped []SkippedFile
 	full    bool // a full walk (not from the watcher's dirty set)
-	// unchanged: byPath is the cache's own map (nothing differs).
+	// unchanged: the files are the cache's own records (nothing differs).
 	unchanged bool
 	hashed    int // files read and hashed
+	// statChanged counts the hashed files the cache has with other stat
+	// data (not only racy): a cache saved now would spare the next
+	// process hashing them again.
+	statChanged int
 	// Against the cache: only the records in rehashed may differ from the
 	// cache's, and removed are the cache's paths that are gone.
 	sameSet  bool // the walk saw exactly the cache's paths
@@ -47,9 +53,31 @@ type scanResult struct {
 	emptyDirs map[string]bool
 }
 
-// seenInCache reports whether the cache has r's path.
-func seenInCache(cache *statCache, r *fileRec) bool {
-	return cache.files[r.path] != nil
+// lookup returns p's file in the scan.
+func (r *scanResult) lookup(p string) (*fileRec, bool) {
+	if r.m != nil {
+		f, ok := r.m[p]
+		return f, ok
+	}
+	f := findRec(r.files, p)
+	return f, f != nil
+}
+
+// byPath returns the scan's files by path, building the map on first use
+// (the cache's own if nothing differs). Records are never changed once
+// made, nor is the map while the scan is used.
+func (r *scanResult) byPath() map[string]*fileRec {
+	if r.m == nil {
+		if r.unchanged && r.cache != nil {
+			r.m = r.cache.fileMap()
+		} else {
+			r.m = make(map[string]*fileRec, len(r.files))
+			for _, f := range r.files {
+				r.m[f.path] = f
+			}
+		}
+	}
+	return r.m
 }
 
 // objSink receives the objects a scan or a snapshot needs in the store.
@@ -86,11 +114,11 @@ func gitMode(m fs.FileMode) (filemode.FileMode, bool) {
 func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, error)) (*scanResult, objSink, error) {
 	cache := s.ensureCache()
 	res := &scanResult{start: time.Now().UnixNano()}
-	seen, notes, full, err := s.collect(ctx, cache)
+	col, notes, err := s.collect(ctx, cache)
 	if err != nil {
 		return nil, nil, err
 	}
-	res.full = full
+	res.full = true
 	res.emptyDirs = map[string]bool{}
 	for _, n := range notes {
 		switch n.Kind {
@@ -102,51 +130,21 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 			res.skipped = append(res.skipped, SkippedFile{Path: n.Path + "/", Reason: fmt.Sprintf("a directory that cannot be read (%v): nothing below it is in the snapshot", errors.Unwrap(n.Err))})
 		}
 	}
-	var jobs []*fileRec
 	var mu sync.Mutex
-	known, files := 0, 0 // entries whose path the cache has; file entries
-	for i := range seen {
-		sc := &seen[i]
-		if sc.rec == nil {
-			if sc.skip != nil {
-				res.skipped = append(res.skipped, *sc.skip)
-			}
-			continue
-		}
-		files++
-		if sc.inCache {
-			known++
-		}
-		if !sc.trusted {
-			jobs = append(jobs, sc.rec)
-		}
-	}
-	// The same paths as last time (the common case): start from the
-	// cache's map, which is far cheaper to copy than to rebuild.
-	res.sameSet = known == len(cache.files) && files == known
-	switch {
-	case res.sameSet && len(jobs) == 0:
-		res.byPath = cache.files // records are never changed once made, nor is this map while res is used
-		res.unchanged = true
-	case res.sameSet:
-		res.byPath = maps.Clone(cache.files)
-		for _, r := range jobs {
-			res.byPath[r.path] = r
-		}
-	default:
-		// Copied (far cheaper than rebuilt) without the paths this walk
-		// did not find.
-		res.byPath = maps.Clone(cache.files)
-		for _, r := range cache.sortedRecords() {
-			if r.seen != s.walkNo {
-				delete(res.byPath, r.path)
-			}
-		}
-		for _, r := range jobs {
-			res.byPath[r.path] = r
-		}
-	}
+	known, files := col.known, col.files // entries whose path the cache has; file entries
+	res.skipped = append(res.skipped, col.skipped...)
+	jobs := col.jobs
+	// The same paths as last time (the common case), all trusted: the
+	// cache's records are the scan's.
+	res.sameSet = known == cache.count() && files == known
+	res.unchanged = res.sameSet && len(jobs) == 0
+	res.cache = cache
 	res.hashed = len(jobs)
+	for _, r := range jobs {
+		if old := cache.file(r.path); old != nil && (old.mode != r.mode || old.perm != r.perm || old.size != r.size || old.mtime != r.mtime || old.ino != r.ino) {
+			res.statChanged++
+		}
+	}
 	var sink objSink
 	if newSink != nil {
 		sink, err = newSink(len(jobs) > packThreshold)
@@ -154,24 +152,32 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 			return nil, nil, err
 		}
 	}
+	gone := make(map[*fileRec]bool) // jobs whose file went or cannot be read
 	if err := s.hashFiles(ctx, jobs, sink, func(r *fileRec, skip *SkippedFile) {
 		mu.Lock()
 		defer mu.Unlock()
 		if skip != nil {
 			res.skipped = append(res.skipped, *skip)
 		}
-		delete(res.byPath, r.path)
+		gone[r] = true
 	}); err != nil {
 		return nil, sink, err
 	}
+	// A job's record is the file's if it is the last job for its path
+	// and its file was hashed.
+	latest := make(map[string]*fileRec, len(jobs))
+	for _, r := range jobs {
+		latest[r.path] = r
+	}
+	alive := func(r *fileRec) bool { return latest[r.path] == r && !gone[r] }
 	// The files in path order: the cache's order, without the paths that
 	// are gone, merged with the new paths (few, sorted here).
 	var fresh []*fileRec
 	repl := make(map[string]*fileRec) // re-hashed files the cache has
 	for _, r := range jobs {
-		if seenInCache(cache, r) {
+		if cache.file(r.path) != nil {
 			repl[r.path] = r
-		} else if res.byPath[r.path] == r {
+		} else if alive(r) {
 			fresh = append(fresh, r)
 		}
 	}
@@ -182,15 +188,16 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 		// In the cache's order: a cache record this walk found is the
 		// file's unless it was re-hashed (then the new record, unless the
 		// file went meanwhile); the others are gone.
-		res.files = make([]*fileRec, 0, len(res.byPath))
-		for _, old := range cache.sortedRecords() {
+		old := cache.sortedRecords()
+		res.files = make([]*fileRec, 0, len(old)+len(fresh))
+		for _, old := range old {
 			p := old.path
 			var r *fileRec
 			if old.seen == s.walkNo {
 				r = old
 				if nr, ok := repl[p]; ok {
 					r = nil
-					if res.byPath[p] == nr {
+					if alive(nr) {
 						r = nr
 					}
 				}
@@ -208,7 +215,7 @@ func (s *Store) scan(ctx context.Context, newSink func(many bool) (objSink, erro
 		res.files = append(res.files, fresh...)
 	}
 	for _, r := range jobs {
-		if res.byPath[r.path] == r {
+		if alive(r) {
 			res.rehashed = append(res.rehashed, r)
 		}
 		res.touched = append(res.touched, r.path)
@@ -226,13 +233,25 @@ type scanned struct {
 	inCache bool         // the cache has rec's path
 }
 
+// collected is what a walk found against the cache: the files whose
+// records are new (to hash), the files left out, and counts. The files
+// whose stat is unchanged (nearly all) are only counted and marked seen in
+// their cache record: a list of them was most of a no-change scan's
+// memory besides the cache itself.
+type collected struct {
+	jobs    []*fileRec // files to (re-)hash: stat changed or new
+	skipped []SkippedFile
+	files   int // file entries
+	known   int // file entries whose path the cache has
+}
+
 // collect walks the workspace and compares each entry with the cache, in
 // the walk's goroutines, a directory at a time.
-func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, []fileset.Note, bool, error) {
+func (s *Store) collect(ctx context.Context, cache *statCache) (*collected, []fileset.Note, error) {
 	s.walks.Add(1)
 	idx := cache.dirIndex()
 	var mu sync.Mutex
-	out := make([]scanned, 0, len(cache.files)+len(cache.files)/16+64)
+	col := &collected{}
 	var notes []fileset.Note
 	report := func(n fileset.Note) {
 		mu.Lock()
@@ -243,31 +262,50 @@ func (s *Store) collect(ctx context.Context, cache *statCache) ([]scanned, []fil
 	walkNo := s.walkNo
 	err := s.files.WalkDirs(ctx, fileset.Options{Report: report}, func(dir string, files []fileset.Entry) error {
 		recs := idx[dir]
-		batch := make([]scanned, len(files))
-		for i, e := range files {
+		var jobs []*fileRec
+		var skipped []SkippedFile
+		nfiles, nknown := 0, 0
+		for i := range files {
+			e := &files[i]
 			var old *fileRec
 			if recs != nil {
 				old = recs.lookup(i, e.Path[recs.off:])
 			}
-			batch[i] = s.classify(cache, e, old)
-			if old != nil && batch[i].rec != nil {
+			sc := s.classify(cache, e, old)
+			if sc.rec == nil {
+				if sc.skip != nil {
+					skipped = append(skipped, *sc.skip)
+				}
+				continue
+			}
+			nfiles++
+			if sc.inCache {
+				nknown++
+			}
+			if old != nil {
 				old.seen = walkNo // one goroutine hands over a directory, a record is in one
+			}
+			if !sc.trusted {
+				jobs = append(jobs, sc.rec)
 			}
 		}
 		mu.Lock()
-		out = append(out, batch...)
+		col.files += nfiles
+		col.known += nknown
+		col.jobs = append(col.jobs, jobs...)
+		col.skipped = append(col.skipped, skipped...)
 		mu.Unlock()
 		return nil
 	})
 	if err != nil {
-		return nil, nil, false, fmt.Errorf("list the workspace's files in %s: %w", s.root, err)
+		return nil, nil, fmt.Errorf("list the workspace's files in %s: %w", s.root, err)
 	}
-	return out, notes, true, nil
+	return col, notes, nil
 }
 
 // classify compares one walk entry with old, the cache's record of its
 // path (nil: none).
-func (s *Store) classify(cache *statCache, e fileset.Entry, old *fileRec) scanned {
+func (s *Store) classify(cache *statCache, e *fileset.Entry, old *fileRec) scanned {
 	mode, ok := gitMode(e.Mode)
 	if !ok {
 		return scanned{}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -98,7 +100,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	changed := 0
 	// Only re-hashed files can differ from the cache; removed are gone.
 	for _, r := range res.rehashed {
-		if old := cache.files[r.path]; old == nil || old.hash != r.hash || old.mode != r.mode {
+		if old := cache.file(r.path); old == nil || old.hash != r.hash || old.mode != r.mode {
 			markDirty(dirty, r.path)
 			changed++
 		}
@@ -110,10 +112,10 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if len(cache.trees) == 0 {
 		dirty[""] = true
 	}
+	// The paths, in the order of res.files, are needed only to build
+	// trees (and then kept in the new cache).
 	var paths []string
-	if res.unchanged {
-		paths = cache.sortedPaths()
-	} else {
+	if len(dirty) > 0 {
 		paths = make([]string, len(res.files))
 		for i, r := range res.files {
 			paths[i] = r.path
@@ -138,14 +140,14 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 		}
 		carried = true
 	}
-	tb := &treeBuilder{sink: sink, paths: paths, get: func(p string) *fileRec { return res.byPath[p] },
+	tb := &treeBuilder{sink: sink, paths: paths, get: func(i int, _ string) *fileRec { return res.files[i] },
 		prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: trees, carried: carried}
 	root, err := tb.build("", 0, len(paths))
 	if err != nil {
 		return fail(err)
 	}
 	known := scanChanges(cache, res)
-	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, res.byPath, res.emptyDirs, res.skipped, sink, &pw, &known)
+	snap, err := s.commitSnapshot(ctx, opts, refPrefix, cache.trees[""], root, changed, res.m, res.files, res.emptyDirs, res.skipped, sink, &pw, &known)
 	if err != nil {
 		return fail(err)
 	}
@@ -153,7 +155,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	for _, sk := range res.skipped {
 		skipped[sk.Path] = sk
 	}
-	next := &statCache{scanStart: res.start, files: res.byPath, trees: tb.trees, sorted: paths, skipped: skipped, recs: res.files, emptyDirs: res.emptyDirs}
+	next := &statCache{scanStart: res.start, files: res.m, trees: tb.trees, sorted: paths, skipped: skipped, recs: res.files, emptyDirs: res.emptyDirs}
 	if res.unchanged {
 		next.byDir = cache.byDir // the same records
 	} else if cache.byDir != nil {
@@ -167,11 +169,13 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 	if s.watcher != nil {
 		s.watchBase = s.cache
 	}
-	// A few files re-hashed without a change (modified within the racy
-	// window before the last scan) are not worth rewriting the whole cache
-	// for, 6 MB on a large tree: the saved cache keeps them racy, so the
-	// next process re-hashes them again, which costs less.
-	if changed > 0 || res.hashed > racyResave || s.cacheID == "" {
+	// A few files re-hashed without a change only because they were racy
+	// (modified within the racy window before the last scan) are not
+	// worth rewriting the whole cache for, 6 MB on a large tree: saved
+	// now they would still be racy for the next process. Files whose stat
+	// changed (rewritten unchanged, as a restore does) are: otherwise
+	// every later process hashes them again.
+	if changed > 0 || res.statChanged > 0 || res.hashed > racyResave || s.cacheID == "" {
 		if opts.unsavedCache != nil {
 			*opts.unsavedCache = true
 		} else {
@@ -190,7 +194,7 @@ func (s *Store) snapshotLocked(ctx context.Context, opts SnapshotOptions, refPre
 func scanChanges(cache *statCache, res *scanResult) []FileChange {
 	out := []FileChange{}
 	for _, r := range res.rehashed {
-		old := cache.files[r.path]
+		old := cache.file(r.path)
 		switch {
 		case old == nil:
 			out = append(out, FileChange{Path: r.path, Kind: ChangeAdded})
@@ -234,18 +238,28 @@ func treeOrder(a, b string) int {
 	}
 }
 
+// checkOverrideChanges makes commitSnapshot check the changes it was
+// given for its overrides against the trees, and panic if they differ
+// (every test of the package turns it on).
+var checkOverrideChanges = false
+
 // racyResave is how many files re-hashed without a change make a
 // snapshot save the stat cache anyway.
 const racyResave = 64
 
 // commitSnapshot writes the snapshot's commit, completes the pack (if one
 // was started), then writes the reference: once it returns, all of it is
-// on disk. known, if not nil, are the changes from prevRoot to root as the
+// on disk. recs are the disk's files (sorted, if not nil, the same records
+// in path order, which are cheaper to go through). known, if not nil, are the changes from prevRoot to root as the
 // scan found them (scanChanges): used instead of reading both trees when
 // root is what the scan built and prevRoot is not replaced below.
 func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPrefix string, prevRoot, root plumbing.Hash, changed int,
-	recs map[string]*fileRec, emptyDirs map[string]bool, skipped []SkippedFile, sink objSink, pw **packWriter, known *[]FileChange) (*Snapshot, error) {
+	recs map[string]*fileRec, sorted []*fileRec, emptyDirs map[string]bool, skipped []SkippedFile, sink objSink, pw **packWriter, known *[]FileChange) (*Snapshot, error) {
 	files := len(recs)
+	each := maps.Values(recs)
+	if sorted != nil {
+		files, each = len(sorted), slices.Values(sorted)
+	}
 	defer func() {
 		s.stMu.Lock()
 		s.pendingTrees = nil
@@ -289,9 +303,21 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	var changes []FileChange
 	omitted := 0
 	if !prevRoot.IsZero() {
-		if known != nil && root == cacheRoot {
+		switch {
+		case known != nil && root == cacheRoot:
 			changes = *known
-		} else {
+		case opts.overrideChanges != nil && prevRoot == diskPrev && opts.Limit == nil && len(opts.Contents) == 0:
+			changes = *opts.overrideChanges
+			if checkOverrideChanges {
+				want, err := s.diffTrees(prevRoot, root)
+				if err != nil {
+					return nil, err
+				}
+				if !slices.Equal(changes, want) {
+					panic(fmt.Sprintf("gitops: the changes given for the overrides are %v, the trees differ in %v", changes, want))
+				}
+			}
+		default:
 			var err error
 			if changes, err = s.diffTrees(prevRoot, root); err != nil {
 				return nil, fmt.Errorf("compare with the previous snapshot: %w", err)
@@ -312,7 +338,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	}
 	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(), Kind: kind,
 		FilesChanged: changed, Changes: changes, ChangesOmitted: omitted, Files: files, Skipped: skipped, Absent: opts.absent}
-	meta.permRecord(recs)
+	meta.permRecord(each)
 	for p, f := range opts.overrides {
 		if f != nil && f.perm != 0 {
 			if meta.Perms == nil {
@@ -425,6 +451,10 @@ func (s *Store) refs() (map[string]plumbing.Hash, error) {
 	}
 	s.stMu.Lock()
 	defer s.stMu.Unlock()
+	if out, ok := s.readRefFiles(); ok {
+		s.refCache = out
+		return out, nil
+	}
 	it, err := s.st.IterReferences()
 	if err != nil {
 		return nil, err
@@ -440,6 +470,72 @@ func (s *Store) refs() (map[string]plumbing.Hash, error) {
 		s.refCache = out
 	}
 	return out, err
+}
+
+// readRefFiles reads the snapshot references straight from their files
+// under refs/agentd, one open, read and close each (a one-shot restore
+// reads them all to find its target): go-git's reader goes through its
+// filesystem layer, stats and buffers each file, and reads every
+// reference of the repository. ok is false if they cannot all be read
+// that way (a packed-refs file, or a file that is not a plain id), and
+// go-git reads them.
+func (s *Store) readRefFiles() (map[string]plumbing.Hash, bool) {
+	if _, err := os.Lstat(filepath.Join(s.dir, "packed-refs")); !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	out := make(map[string]plumbing.Hash)
+	var walk func(name string) bool
+	walk = func(name string) bool {
+		ents, err := os.ReadDir(filepath.Join(s.dir, filepath.FromSlash(name)))
+		if err != nil {
+			return errors.Is(err, fs.ErrNotExist) && name == strings.TrimSuffix(agentdRefRoot, "/")
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), ".") {
+				continue // a temporary file (durableFS), never a reference
+			}
+			ref := name + "/" + e.Name()
+			switch {
+			case e.IsDir():
+				if !walk(ref) {
+					return false
+				}
+			case e.Type().IsRegular():
+				h, ok := readRefFile(filepath.Join(s.dir, filepath.FromSlash(ref)))
+				if !ok {
+					return false
+				}
+				out[ref] = h
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if !walk(strings.TrimSuffix(agentdRefRoot, "/")) {
+		return nil, false
+	}
+	return out, true
+}
+
+// readRefFile reads a loose reference holding a commit id; ok is false if
+// it cannot be read or holds anything else.
+func readRefFile(name string) (plumbing.Hash, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return plumbing.ZeroHash, false
+	}
+	defer f.Close()
+	var buf [64]byte
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return plumbing.ZeroHash, false
+	}
+	id := strings.TrimRight(string(buf[:n]), "\n")
+	if len(id) != 40 || !isHexPrefix(id) {
+		return plumbing.ZeroHash, false
+	}
+	return plumbing.NewHash(id), true
 }
 
 // snapshots returns every snapshot's metadata, newest first.

@@ -2,6 +2,8 @@ package gitops
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -280,5 +282,46 @@ func TestDirCacheAcrossStores(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(s.Dir(), dirCacheName)); err != nil {
 			t.Fatalf("step %d: no directory cache saved: %v", i, err)
 		}
+	}
+}
+
+// TestRefFilesMatchGoGit: the snapshot references read straight from
+// their files are exactly those go-git reads; with a packed-refs file
+// the store leaves the reading to go-git.
+func TestRefFilesMatchGoGit(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"f": "1\n"})
+	s := openTestStore(t, root, Options{})
+	for i, run := range []string{"", "run-a", "run-b", "", "run-a"} {
+		writeTree(t, root, map[string]string{"f": fmt.Sprintf("%d\n", i)})
+		if _, err := s.Snapshot(ctx, SnapshotOptions{RunID: run}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goGit := func() map[string]plumbing.Hash {
+		it, err := s.st.IterReferences()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]plumbing.Hash{}
+		it.ForEach(func(r *plumbing.Reference) error {
+			if strings.HasPrefix(r.Name().String(), agentdRefRoot) {
+				out[r.Name().String()] = r.Hash()
+			}
+			return nil
+		})
+		return out
+	}
+	got, ok := s.readRefFiles()
+	want := goGit()
+	if !ok || len(want) != 5 || !maps.Equal(got, want) {
+		t.Fatalf("read %v (ok %v), go-git reads %v", got, ok, want)
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir(), "packed-refs"), []byte("# pack-refs with: peeled fully-peeled sorted \n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.readRefFiles(); ok {
+		t.Fatal("references read from their files although a packed-refs file may hold others")
 	}
 }

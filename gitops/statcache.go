@@ -43,9 +43,13 @@ type statCache struct {
 	// within the filesystem's timestamp granularity after it was hashed, so
 	// it is re-hashed next time (git's "racy git" rule).
 	scanStart int64
-	files     map[string]*fileRec
-	trees     map[string]plumbing.Hash // dir ("" = root) -> tree id
-	sorted    []string                 // paths of files, sorted; nil when unknown
+	// files maps paths to records: nil until fileMap builds it from recs
+	// (a cold no-change snapshot needs no map of 80k paths; building it
+	// was a tenth of such a command's user time). When set, it is the
+	// truth and recs may be stale (nil).
+	files  map[string]*fileRec
+	trees  map[string]plumbing.Hash // dir ("" = root) -> tree id
+	sorted []string                 // paths of files, sorted; nil when unknown
 	// skipped are the files left out (too large), as of the last full walk
 	// in this process (not persisted).
 	skipped map[string]SkippedFile
@@ -59,9 +63,48 @@ type statCache struct {
 	recs  []*fileRec // files' records in path order; nil when unknown
 }
 
+// fileMap returns the records by path, building the map from recs on
+// first use. The caller holds the store's lock (a cache is used by one
+// operation at a time).
+func (c *statCache) fileMap() map[string]*fileRec {
+	if c.files == nil {
+		c.files = make(map[string]*fileRec, len(c.recs))
+		for _, r := range c.recs {
+			c.files[r.path] = r
+		}
+	}
+	return c.files
+}
+
+// count is the number of files.
+func (c *statCache) count() int {
+	if c.files != nil {
+		return len(c.files)
+	}
+	return len(c.recs)
+}
+
+// file returns p's record, or nil: from the map if it was built, else by
+// a binary search of the records in path order.
+func (c *statCache) file(p string) *fileRec {
+	if c.files != nil {
+		return c.files[p]
+	}
+	return findRec(c.recs, p)
+}
+
+// findRec returns the record of path p in recs (sorted by path), or nil.
+func findRec(recs []*fileRec, p string) *fileRec {
+	i, ok := slices.BinarySearchFunc(recs, p, func(r *fileRec, p string) int { return strings.Compare(r.path, p) })
+	if !ok {
+		return nil
+	}
+	return recs[i]
+}
+
 // sortedRecords returns the records in path order.
 func (c *statCache) sortedRecords() []*fileRec {
-	if c.recs != nil && len(c.recs) == len(c.files) {
+	if c.recs != nil && (c.files == nil || len(c.recs) == len(c.files)) {
 		return c.recs
 	}
 	ps := c.sortedPaths()
@@ -166,7 +209,7 @@ func (c *statCache) deriveDirIndex(prev map[string]*dirRecs, touched []string) {
 			nd.off = len(d) + 1
 		}
 		for _, p := range cand {
-			if r := c.files[p]; r != nil {
+			if r := c.file(p); r != nil {
 				nd.recs = append(nd.recs, r)
 			}
 		}
@@ -276,9 +319,8 @@ func decodeStatCache(data []byte) (*statCache, error) {
 		return nil, errBadCache
 	}
 	slab := make([]fileRec, n)
-	c.files = make(map[string]*fileRec, n)
-	c.sorted = make([]string, n)
 	c.recs = make([]*fileRec, n)
+	ordered := true // strictly increasing paths: sorted, none twice
 	for i := range slab {
 		rec := &slab[i]
 		rec.path = d.str()
@@ -291,8 +333,9 @@ func decodeStatCache(data []byte) (*statCache, error) {
 		if d.err != nil {
 			break
 		}
-		c.files[rec.path] = rec
-		c.sorted[i] = rec.path
+		if i > 0 && slab[i-1].path >= rec.path {
+			ordered = false
+		}
 		c.recs[i] = rec
 	}
 	nt := d.uvarint()
@@ -309,11 +352,8 @@ func decodeStatCache(data []byte) (*statCache, error) {
 	if d.err == nil && d.off != len(all) {
 		d.err = fmt.Errorf("%d bytes left over", len(all)-d.off)
 	}
-	if d.err == nil && len(c.files) != len(slab) {
-		d.err = errors.New("a path is listed twice")
-	}
-	if d.err == nil && !slices.IsSorted(c.sorted) {
-		d.err = errors.New("paths out of order")
+	if d.err == nil && !ordered {
+		d.err = errors.New("paths out of order, or a path listed twice")
 	}
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: %v", errBadCache, d.err)
@@ -383,8 +423,17 @@ func (d *cacheDecoder) hash(h *plumbing.Hash) {
 }
 
 func (c *statCache) sortedPaths() []string {
-	if c.sorted != nil && len(c.sorted) == len(c.files) {
+	if c.sorted != nil && len(c.sorted) == c.count() {
 		return c.sorted
+	}
+	if c.files == nil || len(c.recs) == len(c.files) {
+		// The records are in path order already.
+		ps := make([]string, len(c.recs))
+		for i, r := range c.recs {
+			ps[i] = r.path
+		}
+		c.sorted = ps
+		return ps
 	}
 	ps := make([]string, 0, len(c.files))
 	for p := range c.files {

@@ -107,12 +107,15 @@ func TestStatCacheRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		if got.scanStart != c.scanStart || len(got.files) != len(c.files) || len(got.trees) != len(c.trees) {
+		if got.scanStart != c.scanStart || got.count() != len(c.files) || len(got.trees) != len(c.trees) {
 			t.Fatalf("round %d: decoded %d files %d trees scanStart %d, want %d %d %d", round,
-				len(got.files), len(got.trees), got.scanStart, len(c.files), len(c.trees), c.scanStart)
+				got.count(), len(got.trees), got.scanStart, len(c.files), len(c.trees), c.scanStart)
 		}
 		for p, r := range c.files {
-			if g := got.files[p]; g == nil || *g != *r {
+			if g := got.file(p); g == nil || *g != *r {
+				t.Fatalf("round %d: %s decoded as %+v, want %+v", round, p, g, r)
+			}
+			if g := got.fileMap()[p]; g == nil || *g != *r {
 				t.Fatalf("round %d: %s decoded as %+v, want %+v", round, p, g, r)
 			}
 		}
@@ -168,8 +171,8 @@ func FuzzDecodeStatCache(f *testing.F) {
 		if again := c2.encode(); !bytes.Equal(again, enc) {
 			t.Fatalf("encoding is not stable:\n%x\n%x", enc, again)
 		}
-		if len(c2.files) != len(c.files) || c2.scanStart != c.scanStart {
-			t.Fatalf("round trip changed the cache: %d files, scanStart %d; was %d, %d", len(c2.files), c2.scanStart, len(c.files), c.scanStart)
+		if c2.count() != c.count() || c2.scanStart != c.scanStart {
+			t.Fatalf("round trip changed the cache: %d files, scanStart %d; was %d, %d", c2.count(), c2.scanStart, c.count(), c.scanStart)
 		}
 	})
 }

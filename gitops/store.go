@@ -51,7 +51,15 @@ type dirCacheSaver interface {
 	SaveDirCache(w io.Writer) error
 	LoadDirCache(data []byte) error
 	DirCacheGen() uint64
+	DirCacheChanges() (dirs, entries, total int, all bool)
 }
+
+// dirResave is how many entries (files and sub-directories) the listings
+// that changed since the directory cache was loaded or saved must hold
+// for a process to save it (or an eighth of its directories must have
+// changed: on a small tree saving costs little). Listing them again costs
+// each later process a millisecond at most.
+const dirResave = 256
 
 // watchable is implemented by *fileset.Set.
 type watchable interface {
@@ -157,18 +165,48 @@ func openStore(ctx context.Context, root string, files lister, opts Options) (*S
 	return s, nil
 }
 
+// readCacheFile returns the content of f (of size size): mapped in a
+// one-shot process (the decoded caches refer to it, so it is never
+// unmapped), read otherwise.
+func readCacheFile(f *os.File, size int64) ([]byte, error) {
+	if oneShot.Load() {
+		if data, ok := mapFile(f, size); ok {
+			return data, nil
+		}
+	}
+	data := make([]byte, size)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
 // loadDirCache gives the file set the directory cache saved in the store.
 func (s *Store) loadDirCache() {
 	dc, ok := s.files.(dirCacheSaver)
 	if !ok {
 		return
 	}
-	if data, err := os.ReadFile(filepath.Join(s.dir, dirCacheName)); err == nil {
+	if data, err := readWhole(filepath.Join(s.dir, dirCacheName)); err == nil {
 		if err := dc.LoadDirCache(data); err != nil {
 			s.log.Debug("gitops: saved directory cache not used; the next walk lists every directory", "dir", s.dir, "err", err)
 		}
 	}
 	s.dirCacheGen = dc.DirCacheGen()
+}
+
+// readWhole returns a cache file's content (readCacheFile).
+func readWhole(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return readCacheFile(f, fi.Size())
 }
 
 // dirCacheSave returns a function that saves the file set's directory
@@ -177,6 +215,13 @@ func (s *Store) loadDirCache() {
 func (s *Store) dirCacheSave() func() {
 	dc, ok := s.files.(dirCacheSaver)
 	if !ok || dc.DirCacheGen() == s.dirCacheGen {
+		return nil
+	}
+	if dirs, entries, total, all := dc.DirCacheChanges(); !all && entries <= dirResave && dirs <= total/8 {
+		// The next process lists these few directories again (their
+		// saved listings are stale by their stamps), and so does every
+		// process until one saves: less, while they hold few entries,
+		// than writing the whole cache (4 MB for a large tree) each time.
 		return nil
 	}
 	s.dirCacheGen = dc.DirCacheGen()
@@ -371,8 +416,8 @@ func (s *Store) preloadCache() {
 		var out preloadedCache
 		if f, err := os.Open(name); err == nil {
 			if fi, err := f.Stat(); err == nil {
-				data := make([]byte, fi.Size())
-				if _, err := io.ReadFull(f, data); err == nil {
+				data, err := readCacheFile(f, fi.Size())
+				if err == nil {
 					if c, err := decodeStatCache(data); err == nil {
 						out = preloadedCache{c: c, id: fmt.Sprintf("%d/%d/%d", fi.Size(), fi.ModTime().UnixNano(), inode(fi))}
 					}

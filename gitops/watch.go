@@ -93,6 +93,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		}
 	}()
 	sorted := cache.sortedPaths()
+	cache.fileMap() // changed in place below, where the records go stale
 	if len(dirtyPaths) > 0 {
 		cache.byDir, cache.recs = nil, nil // files changes below
 	}
@@ -252,7 +253,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 	root := cache.trees[""]
 	prevRoot := root
 	if changed > 0 || root.IsZero() {
-		tb := &treeBuilder{sink: sink, paths: sorted, get: func(p string) *fileRec { return cache.files[p] },
+		tb := &treeBuilder{sink: sink, paths: sorted, get: func(_ int, p string) *fileRec { return cache.files[p] },
 			prev: cache.trees, dirty: dirty, known: s.treesKnown, trees: cache.trees}
 		if root, err = tb.build("", 0, len(sorted)); err != nil {
 			return nil, nil, true, err
@@ -263,7 +264,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		skipped = append(skipped, sk)
 	}
 	sort.Slice(skipped, func(i, j int) bool { return skipped[i].Path < skipped[j].Path })
-	snap, err = s.commitSnapshot(ctx, opts, refPrefix, prevRoot, root, changed, cache.files, cache.emptyDirs, skipped, sink, &pw, nil)
+	snap, err = s.commitSnapshot(ctx, opts, refPrefix, prevRoot, root, changed, cache.files, nil, cache.emptyDirs, skipped, sink, &pw, nil)
 	if err != nil {
 		return nil, nil, true, err
 	}
@@ -274,7 +275,7 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 	if err := s.consolidatePacks(ctx); err != nil {
 		s.log.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
 	}
-	return snap, &scanResult{byPath: cache.files, skipped: skipped}, true, nil
+	return snap, &scanResult{m: cache.files, skipped: skipped}, true, nil
 }
 
 // lazyPackSink starts a pack at the first object that needs one.

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,6 +24,10 @@ import (
 // wsRoot is the workspace's root directory, opened once per restore.
 type wsRoot struct {
 	fd int
+	// made are the parents of the directories openDir made ("" = the
+	// root), whose entries changed: a restore syncs them.
+	mu   sync.Mutex
+	made map[string]bool
 }
 
 func openWSRoot(root string) (*wsRoot, error) {
@@ -34,6 +39,16 @@ func openWSRoot(root string) (*wsRoot, error) {
 }
 
 func (w *wsRoot) close() { unix.Close(w.fd) }
+
+// noteMade records that an entry of directory dir was made or removed.
+func (w *wsRoot) noteMade(dir string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.made == nil {
+		w.made = map[string]bool{}
+	}
+	w.made[dir] = true
+}
 
 // errNotDir: a parent of a path is not a directory (a file or a symlink
 // is in the way).
@@ -63,6 +78,8 @@ func (w *wsRoot) openDir(dir string, create bool) (int, error) {
 				unix.Close(fd)
 				return -1, &fs.PathError{Op: "mkdir", Path: done, Err: merr}
 			}
+			parent, _ := splitRel(done)
+			w.noteMade(parent)
 			next, err = openDirAt(fd, part)
 		}
 		unix.Close(fd)

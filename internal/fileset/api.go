@@ -132,7 +132,8 @@ func (s *Set) Walk(ctx context.Context, opts Options, fn func(Entry) error) erro
 
 // WalkDirs is Walk with the files of a directory handed over together: fn
 // gets their directory (slash-separated, relative to the root as
-// Entry.Path is; "" for the root) and the files, which fn may keep. Calls
+// Entry.Path is; "" for the root) and the files, which are fn's only
+// during the call (the slice is reused for the next directory). Calls
 // come from several goroutines at once, in no particular order; a
 // directory with no files gets no call, and one whose files git tracks
 // under an ignored parent may get several.

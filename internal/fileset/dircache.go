@@ -33,6 +33,12 @@ type dirCache struct {
 	// loaded is the rulesKey of a cache loaded from disk and not yet bound
 	// to the rules of a walk (nil otherwise).
 	loaded *fingerprint
+	// changed are the directories put or dropped since the cache was
+	// loaded or saved (all: it was cleared meanwhile), and entries the
+	// files and sub-directories their listings held.
+	changed map[string]bool
+	entries int
+	all     bool
 }
 
 type cachedDir struct {
@@ -68,6 +74,7 @@ func (c *dirCache) begin(r *rules) {
 		c.dirs = make(map[string]*cachedDir)
 		c.index, c.exclude, c.global, c.top = r.index, r.exclude, r.global, r.top
 		c.gen.Add(1)
+		c.all = true
 	}
 }
 
@@ -89,14 +96,31 @@ func (c *dirCache) put(r *rules, dir string, d *cachedDir) {
 		return
 	}
 	if d == nil {
-		if _, ok := c.dirs[dir]; ok {
+		if old, ok := c.dirs[dir]; ok {
 			delete(c.dirs, dir)
 			c.gen.Add(1)
+			c.noteChanged(dir, old)
 		}
 		return
 	}
 	c.dirs[dir] = d
 	c.gen.Add(1)
+	c.noteChanged(dir, d)
+}
+
+// noteChanged records that dir's listing changed, to d or from d (c.mu
+// held).
+func (c *dirCache) noteChanged(dir string, d *cachedDir) {
+	if c.all {
+		return
+	}
+	if c.changed == nil {
+		c.changed = make(map[string]bool)
+	}
+	c.changed[dir] = true
+	if d != nil {
+		c.entries += len(d.files) + len(d.subdirs) + len(d.excluded)
+	}
 }
 
 // chainLists returns the pattern lists of n's chain, innermost first.

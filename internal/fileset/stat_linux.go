@@ -72,6 +72,35 @@ func pathDir(root *dirHandle, _, rel string, now time.Time) (*dirHandle, stamp, 
 	return &dirHandle{fd: fd, pathOnly: true}, s, s.mode.IsDir() && s.mtime < limit && s.ctime < limit
 }
 
+// openSub opens the sub-directory name of d for stat'ing (O_PATH, never
+// following a symlink); nil if it cannot (the caller opens it by path).
+func (d *dirHandle) openSub(name string) *dirHandle {
+	for {
+		fd, err := unix.Openat(d.fd, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil
+		}
+		return &dirHandle{fd: fd, pathOnly: true}
+	}
+}
+
+// handleStamp is pathDir for a directory already open (openSub): h, its
+// stat data and whether its listing may be cached; h is closed and nil
+// returned if it cannot be stat'ed.
+func handleStamp(h *dirHandle, now time.Time) (*dirHandle, stamp, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstat(h.fd, &st); err != nil {
+		h.close()
+		return nil, stamp{}, false
+	}
+	s := stamp{ino: int64(st.Ino), size: st.Size, mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano(), mode: StatMode(st.Mode)}
+	limit := now.Add(-dirRacyWindow).UnixNano()
+	return h, s, s.mode.IsDir() && s.mtime < limit && s.ctime < limit
+}
+
 // fstatatNoFollow is fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) with
 // the name copied into a buffer on the stack: x/sys/unix allocates one
 // per call, once per file of every walk.

@@ -77,3 +77,17 @@ func relStamp(top, rel string, now time.Time) (stamp, bool) {
 	limit := now.Add(-dirRacyWindow).UnixNano()
 	return st, fi.IsDir() && st.mtime < limit
 }
+
+// openSub is not used on this platform: sub-directories are stat'ed by
+// path (pathDir).
+func (d *dirHandle) openSub(string) *dirHandle { return nil }
+
+// handleStamp is never called here (openSub returns nil).
+func handleStamp(h *dirHandle, now time.Time) (*dirHandle, stamp, bool) {
+	st, err := h.stat()
+	if err != nil {
+		h.close()
+		return nil, stamp{}, false
+	}
+	return h, st, st.mode.IsDir() && st.mtime < now.Add(-dirRacyWindow).UnixNano()
+}

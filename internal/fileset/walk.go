@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -109,7 +110,7 @@ func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error, dirF
 		if excluded {
 			return w.trackedUnder(repoDir)
 		}
-		return w.dir(repoDir, node)
+		return w.dir(repoDir, node, nil)
 	})
 	if err := g.Wait(); err != nil {
 		return err
@@ -120,8 +121,13 @@ func (s *Set) walk(ctx context.Context, opts Options, fn func(Entry) error, dirF
 // dir lists one directory: it emits its files and descends into the
 // sub-directories that are not excluded, in new goroutines while the
 // worker limit allows and inline otherwise.
-func (w *walker) dir(rel string, parent *dirNode) error {
+// h, if not nil, is rel opened for stat'ing from its parent's handle
+// (subdirs); dir closes it.
+func (w *walker) dir(rel string, parent *dirNode, h *dirHandle) error {
 	if err := w.ctx.Err(); err != nil {
+		if h != nil {
+			h.close()
+		}
 		return err
 	}
 	abs := w.r.top
@@ -142,15 +148,24 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	var f *dirHandle // nil until the directory must be opened
 	var st stamp
 	cacheable := false
+	if h != nil && w.dc == nil {
+		h.close()
+		h = nil
+	}
 	if w.dc != nil {
-		if w.root != nil {
+		switch {
+		case h != nil:
+			// Opened from its parent's handle: one name looked up, not
+			// every component of its path from the root.
+			f, st, cacheable = handleStamp(h, time.Now())
+		case w.root != nil:
 			// Opened from the walk's root only for stat'ing (O_PATH where
 			// the platform has it): a directory whose listing is cached is
 			// never opened for reading (an open, fstat and close per
 			// directory were a tenth of a cold no-change walk's system
 			// time), and its files are stat'ed from that handle.
 			f, st, cacheable = pathDir(w.root, w.r.top, rel, time.Now())
-		} else {
+		default:
 			if f = open(); f == nil {
 				return nil
 			}
@@ -230,7 +245,13 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 	}
 	var subdirs []string
 	var batch []Entry // WalkDirs: this directory's files
-	listed := 0       // files not excluded
+	if w.dirFn != nil {
+		bp := getBatch()
+		defer putBatch(bp)
+		batch = (*bp)[:0]
+		defer func() { *bp = batch[:0] }()
+	}
+	listed := 0 // files not excluded
 	fd := f.dirfd()
 	for _, e := range ents {
 		name := e.Name()
@@ -293,7 +314,7 @@ func (w *walker) dir(rel string, parent *dirNode) error {
 		// Only a complete listing is kept (fn may have stopped it early).
 		w.dc.put(w.r, rel, cd)
 	}
-	return w.subdirs(subdirs, node)
+	return w.subdirs(subdirs, node, nil)
 }
 
 // entry lstats the listed file name (in the directory open as fd) into ent
@@ -324,6 +345,14 @@ func (w *walker) entry(fd int, abs, name string, ent Entry, batch *[]Entry) erro
 	return w.fn(ent)
 }
 
+// batches are the buffers a directory's files are handed to WalkDirs' fn
+// in, reused from one directory to the next: a new one per directory was
+// a tenth of a cold no-change snapshot's page faults on a large tree.
+var batches = sync.Pool{New: func() any { return new([]Entry) }}
+
+func getBatch() *[]Entry  { return batches.Get().(*[]Entry) }
+func putBatch(b *[]Entry) { batches.Put(b) }
+
 // flush hands one directory's files to WalkDirs' fn.
 func (w *walker) flush(batch []Entry) error {
 	if len(batch) == 0 {
@@ -343,12 +372,22 @@ func entryDir(p string) string {
 	return ""
 }
 
-func (w *walker) subdirs(subdirs []string, node *dirNode) error {
+// subdirs walks the sub-directories of a directory, in new goroutines
+// while the worker limit allows and inline otherwise. If parent (the
+// directory's handle) is not nil, each is opened from it for stat'ing
+// just before it is walked (parent stays open meanwhile): looking up
+// every component of a directory's path from the root was a third of
+// opening it.
+func (w *walker) subdirs(subdirs []string, node *dirNode, parent *dirHandle) error {
 	for _, sub := range subdirs {
-		if w.g.TryGo(func() error { return w.dir(sub, node) }) {
+		var h *dirHandle
+		if parent != nil {
+			h = parent.openSub(sub[strings.LastIndexByte(sub, '/')+1:])
+		}
+		if w.g.TryGo(func() error { return w.dir(sub, node, h) }) {
 			continue
 		}
-		if err := w.dir(sub, node); err != nil {
+		if err := w.dir(sub, node, h); err != nil {
 			return err
 		}
 	}
@@ -373,7 +412,10 @@ func (w *walker) cached(f *dirHandle, abs, rel string, node *dirNode, cd *cached
 	}
 	var batch []Entry // WalkDirs: this directory's files
 	if w.dirFn != nil {
-		batch = make([]Entry, 0, len(cd.files))
+		bp := getBatch()
+		defer putBatch(bp)
+		batch = (*bp)[:0]
+		defer func() { *bp = batch[:0] }()
 	}
 	listed := 0
 	for _, cf := range cd.files {
@@ -405,7 +447,7 @@ func (w *walker) cached(f *dirHandle, abs, rel string, node *dirNode, cd *cached
 	for i, name := range cd.subdirs {
 		subdirs[i] = join(name)
 	}
-	return w.subdirs(subdirs, node)
+	return w.subdirs(subdirs, node, f)
 }
 
 // trackedUnder emits the tracked files below an excluded directory: git
