@@ -637,24 +637,17 @@ await check('speed: 50 files / 500 hunks decorated, typing with 200 pending hunk
 });
 await check('a hunk the user types into turns stale and offers no Accept', async () => {
   await openFile('bulk/f01.txt');
-  // Hunk lenses are drawn within a screen of the view: check the rows of the hunks at lines 10
-  // and 30 (the first two), whatever else is near the view.
-  const rows = () => editor().locator('.codelens-decoration').allInnerTexts();
-  const accepts = async () => (await lenses()).filter((t) => t === 'Accept').length;
-  await until('the lenses of bulk/f01.txt', async () => (await accepts()) >= 2 && (await lenses()).includes('Accept All (10)'), 30000);
+  await until('the lenses of bulk/f01.txt', async () => (await lenses()).filter((t) => t === 'Accept').length === 10, 30000);
   // Line 10 is the first hunk's changed line: type into it.
   await palette('Go to Line/Column');
   await page.keyboard.type('10');
   await page.keyboard.press('Enter');
   await page.keyboard.press('End');
   await page.keyboard.insertText(' typed here');
-  await until('a stale lens', async () => (await rows()).some((t) => t.includes('Stale')), 30000);
-  const stale = (await rows()).filter((t) => t.includes('Stale'));
-  assert(stale.length === 1 && !stale[0].includes('Accept') && stale[0].includes('Reject'), `the stale hunk's lens offers Reject only: ${JSON.stringify(stale)}`);
-  assert((await accepts()) >= 1, 'the hunk at line 30 still offers Accept');
-  await until('nine hunks of the file offer Accept', async () => (await lenses()).includes('Accept All (9)'), 30000);
+  await until('a stale lens', async () => (await editor().locator('.codelens-decoration').allInnerTexts()).some((t) => t.includes('Stale')), 30000);
+  await until('nine hunks still offer Accept', async () => (await lenses()).filter((t) => t === 'Accept').length === 9, 30000);
   for (let i = 0; i < 6 && (await editorText()).includes('line 10 typed'); i++) await page.keyboard.press('Control+Z');
-  await until('the hunk pending again after undo', async () => !(await rows()).some((t) => t.includes('Stale') || t.includes('Updating')) && (await lenses()).includes('Accept All (10)'), 30000);
+  await until('the hunk pending again after undo', async () => (await lenses()).filter((t) => t === 'Accept').length === 10, 30000);
 });
 
 await check('review keys work only with a hunk under the cursor (agentd.hunkUnderCursor)', async () => {
@@ -672,9 +665,8 @@ await check('review keys work only with a hunk under the cursor (agentd.hunkUnde
   await page.keyboard.press('Alt+F5');
   await until('Next Hunk moved the cursor to the next hunk (line 30)', async () => (await cursorLine()) === 30, 10000);
   await page.keyboard.press('Control+Alt+KeyY');
-  // Accepted: its line changes in the editor, and the Accept All count of the file drops to 9.
-  await until('Accept Hunk accepted the hunk under the cursor', async () => (await editorText()).includes('file 1 line 30 changed by agentd'), 15000);
-  await until('nine hunks left in the file', async () => (await lenses()).includes('Accept All (9)'), 15000);
+  await until('Accept Hunk accepted the hunk under the cursor', async () => (await lenses()).filter((t) => t === 'Accept').length === 9, 15000);
+  await until('its line in the editor', async () => (await editorText()).includes('file 1 line 30 changed by agentd'), 10000);
 });
 
 await check('after mode: the change is in the open editor at once; rejecting a hunk takes it out; saved, the disk has the other', async () => {
