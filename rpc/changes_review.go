@@ -20,12 +20,15 @@ type ChangesDidChangeParams struct {
 
 // onUserEdit rebases the pending hunks of every change set that touches
 // rel onto the buffer the user just edited, or marks them stale, and tells
-// the editor. Runs on the read loop, in order with the edits.
-func (s *Server) onUserEdit(uri, rel string, edits []workspace.TextEdit, version int32) {
+// the editor. Runs once the user's typing pauses or before the next other
+// message (typing.go), with edits the user's edits since the last rebase;
+// the notice carries the buffer version the rebase saw.
+func (s *Server) onUserEdit(uri, rel string, edits []workspace.TextEdit) {
 	b, ok := s.buffer(uri)
 	if !ok {
 		return
 	}
+	version := b.Version
 	sets := s.changes.List()
 	var before map[string][]hunkSpan
 	s.changes.Read(func() { before = openSpans(sets, b.Path) })

@@ -141,12 +141,13 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) error {
 	for i, c := range p.ContentChanges {
 		edits[i] = workspace.TextEdit{Range: c.Range, Text: c.Text}
 	}
-	byUser, err := ws.EditOverlayIn(rel, edits, p.TextDocument.Version, s.encoding())
+	// The rebase of pending hunks onto the user's edits waits for a pause in
+	// the typing (typing.go).
+	err := s.editTyped(uri, rel, edits, func() (bool, error) {
+		return ws.EditOverlayIn(rel, edits, p.TextDocument.Version, s.encoding())
+	})
 	if err != nil {
 		return fmt.Errorf("didChange %s: %w", uri, err)
-	}
-	if byUser {
-		s.onUserEdit(uri, rel, edits, p.TextDocument.Version)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/txtar"
 
@@ -22,7 +23,7 @@ import (
 // files named ws/... make up the workspace, want/... are expected file
 // contents, anything else (plans) is referred to by name.
 //
-//	init [review=before|after|none] [approvalRequest=false] [applyEdit=false] [hunksFollowEdits=true]
+//	init [review=before|after|none] [approvalRequest=false] [applyEdit=false] [hunksFollowEdits=true] [rebaseDelay=DURATION]
 //	open PATH                       didOpen with the file's content
 //	type PATH LINE COL "TEXT"       didChange inserting TEXT (Go-quoted)
 //	load PLAN                       agentd/plan/load
@@ -169,7 +170,14 @@ func (sc *scenario) relOfURI(uri string) string {
 }
 
 func (sc *scenario) start() {
-	sc.ed = startEditor(sc.t, Options{StateDir: sc.stateDir}, nil)
+	opts := Options{StateDir: sc.stateDir}
+	if d := sc.initArgs["rebaseDelay"]; d != "" {
+		var err error
+		if opts.RebaseDelay, err = time.ParseDuration(d); err != nil {
+			sc.t.Fatalf("init rebaseDelay=%s: %v", d, err)
+		}
+	}
+	sc.ed = startEditor(sc.t, opts, nil)
 	sc.noteIdx = 0
 	ed := sc.ed
 	ed.setAuto("window/workDoneProgress/create", func(json.RawMessage) (any, error) { return nil, nil })

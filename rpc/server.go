@@ -51,6 +51,9 @@ type Options struct {
 	// (tests).
 	OpenWorkspace func(root string) (*workspace.Workspace, error)
 	OpenStore     func(ctx context.Context, ws *workspace.Workspace, stateDir string) (*gitops.Store, error)
+	// RebaseDelay replaces the pause in the typing that the rebase of
+	// pending hunks waits for (default RebaseDelay; tests).
+	RebaseDelay time.Duration
 }
 
 // Selection is a range in a document (plan/create context).
@@ -123,6 +126,7 @@ type Server struct {
 	plans      *plans
 	runs       *runs
 	changes    *changes
+	typing     typing // the user's edits not rebased yet (typing.go)
 	proposals  *proposals
 	approvals  *approvals
 	progress   *progressTokens
@@ -229,6 +233,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
+	s.closeTyping()
 	s.stopAll()
 	s.cancel()
 	// Closing the stream unblocks a reader parked mid-frame.
@@ -296,6 +301,10 @@ func (f *inflight) wasCancelled() bool {
 // concurrently.
 func (s *Server) handle(ctx context.Context, req *jsonrpc2.Request) (result any, err error) {
 	name := req.Method()
+	if name != "textDocument/didChange" {
+		// Every other message sees the hunks rebased onto the typing.
+		s.flushTyping()
+	}
 	if !req.IsCall() {
 		s.handleNotification(ctx, name, json.RawMessage(req.Params()))
 		return nil, nil
