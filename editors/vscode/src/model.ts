@@ -283,29 +283,33 @@ export function hunkLenses(h: ViewHunk): Lens[] {
   ];
 }
 
-/** Lines around what an editor shows that get hunk lenses: each lens line is a view zone that
- *  the editor moves on every keystroke, so a file with hundreds of hunks gets lenses only near
- *  the view (the file lenses on top always). */
-export const LENS_MARGIN = 200;
+/** Lines around what an editor shows that get hunk lenses: one screen above and one below (at
+ *  least LENS_MIN_MARGIN lines). Each lens line is a view zone and a content widget that VS Code
+ *  lays out again on every keystroke, so a file with hundreds of hunks gets lenses only near the
+ *  view, and a page up or down stays within them (the file lenses on top always). */
+export const LENS_MIN_MARGIN = 20;
 
-export interface LineWindow { lo: number; hi: number }
+export interface LineWindow { lo: number; hi: number; margin: number }
+
+function span(visible: { start: number; end: number }[]): { lo: number; hi: number } {
+  return { lo: Math.min(...visible.map((v) => v.start)), hi: Math.max(...visible.map((v) => v.end)) };
+}
 
 /** lensWindow is the lines that get hunk lenses for the visible line ranges of a document's
  *  editors, or undefined (every hunk) when no editor shows it. */
-export function lensWindow(visible: { start: number; end: number }[], margin = LENS_MARGIN): LineWindow | undefined {
+export function lensWindow(visible: { start: number; end: number }[], margin?: number): LineWindow | undefined {
   if (visible.length === 0) return undefined;
-  const lo = Math.min(...visible.map((v) => v.start));
-  const hi = Math.max(...visible.map((v) => v.end));
-  return { lo: Math.max(0, lo - margin), hi: hi + margin };
+  const { lo, hi } = span(visible);
+  const m = margin ?? Math.max(LENS_MIN_MARGIN, hi - lo + 1);
+  return { lo: Math.max(0, lo - m), hi: hi + m, margin: m };
 }
 
 /** lensWindowStale: the view came within half a margin of the window's edge, so the lenses are
  *  asked for again (not on every scroll). */
-export function lensWindowStale(win: LineWindow, visible: { start: number; end: number }[], margin = LENS_MARGIN): boolean {
+export function lensWindowStale(win: LineWindow, visible: { start: number; end: number }[]): boolean {
   if (visible.length === 0) return false;
-  const lo = Math.min(...visible.map((v) => v.start));
-  const hi = Math.max(...visible.map((v) => v.end));
-  return (win.lo > 0 && lo < win.lo + margin / 2) || hi > win.hi - margin / 2;
+  const { lo, hi } = span(visible);
+  return (win.lo > 0 && lo < win.lo + win.margin / 2) || hi > win.hi - win.margin / 2;
 }
 
 /** inWindow: whether a hunk's lines meet the window (no window: every hunk). */

@@ -141,16 +141,23 @@ test('replayEdits moves a server layout of an older buffer version by the edits 
 
 test('lenses go to hunks near the view; the window moves only when the view nears its edge', () => {
   assert.equal(lensWindow([]), undefined, 'no editor shows it: every hunk');
-  const win = lensWindow([{ start: 0, end: 40 }], 200)!;
-  assert.deepEqual(win, { lo: 0, hi: 240 });
+  // A 41-line view at the top of a file with a hunk every 10 lines: one screen below it.
+  const win = lensWindow([{ start: 0, end: 40 }])!;
+  assert.deepEqual(win, { lo: 0, hi: 81, margin: 41 });
   const hunks = Array.from({ length: 200 }, (_, i) => ({ start: i * 10 + 2, length: 7 }));
-  assert.equal(hunks.filter((h) => inWindow(h, win)).length, 24);
+  assert.equal(hunks.filter((h) => inWindow(h, win)).length, 8);
   assert.equal(hunks.filter((h) => inWindow(h, undefined)).length, 200);
-  assert.equal(lensWindowStale(win, [{ start: 50, end: 90 }], 200), false, 'a small scroll keeps the lenses');
-  assert.equal(lensWindowStale(win, [{ start: 120, end: 160 }], 200), true, 'near the edge: ask again');
-  const mid = lensWindow([{ start: 1000, end: 1040 }], 200)!;
-  assert.equal(lensWindowStale(mid, [{ start: 880, end: 920 }], 200), true, 'scrolled up near the top edge');
-  assert.equal(lensWindowStale(mid, [{ start: 960, end: 1000 }], 200), false);
+  assert.equal(lensWindowStale(win, [{ start: 10, end: 50 }]), false, 'a small scroll keeps the lenses');
+  assert.equal(lensWindowStale(win, [{ start: 21, end: 61 }]), true, 'near the edge: ask again');
+  const mid = lensWindow([{ start: 1000, end: 1040 }])!;
+  assert.deepEqual(mid, { lo: 959, hi: 1081, margin: 41 });
+  assert.equal(lensWindowStale(mid, [{ start: 970, end: 1010 }]), true, 'scrolled up near the top edge');
+  assert.equal(lensWindowStale(mid, [{ start: 985, end: 1025 }]), false);
+  // A page down (one screen) stays within the lenses already there.
+  assert.equal(hunks.filter((h) => h.start >= 1041 && h.start <= 1081).every((h) => inWindow(h, mid)), true);
+  // A tiny view still gets LENS_MIN_MARGIN lines around it; an explicit margin wins.
+  assert.deepEqual(lensWindow([{ start: 100, end: 104 }]), { lo: 80, hi: 124, margin: 20 });
+  assert.deepEqual(lensWindow([{ start: 0, end: 40 }], 200), { lo: 0, hi: 240, margin: 200 });
 });
 
 test('followEdit with many hunks visits only those from the edit down', () => {
