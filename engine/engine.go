@@ -160,7 +160,7 @@ func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, err
 			s.cancelRun()
 			return nil, fmt.Errorf("run %s: taking the start snapshot: %w (fix the snapshot store or run without snapshots)", opts.RunID, err)
 		}
-		s.r.addSnapshot(info)
+		s.r.addSnapshot(info, "run start")
 	}
 	if e.cfg.Journal != nil {
 		s.journal = &runJournal{j: e.cfg.Journal, r: s.r, log: s.log}

@@ -222,12 +222,17 @@ func readRecords[T any](j *Journal, sub string) ([]T, error) {
 type journalRun struct {
 	RunState
 	PID int `json:"pid,omitempty"`
+	// Proc tells the process from a later one with the same id (see
+	// procIdentity); empty where the system cannot say.
+	Proc string `json:"proc,omitempty"`
 }
 
 // SaveRun records a run's state, as the process running it.
 func (j *Journal) SaveRun(st RunState) error {
-	return j.Save("runs/"+safeName(st.RunID)+".json", journalRun{RunState: st, PID: os.Getpid()})
+	return j.Save("runs/"+safeName(st.RunID)+".json", journalRun{RunState: st, PID: os.Getpid(), Proc: selfIdentity()})
 }
+
+var selfIdentity = sync.OnceValue(func() string { return procIdentity(os.Getpid()) })
 
 // Runs returns every recorded run, newest first. A run recorded as
 // running or paused by a process that is gone is failed (and recorded so):
@@ -240,10 +245,10 @@ func (j *Journal) Runs() ([]RunState, error) {
 	out := make([]RunState, 0, len(recs))
 	for _, r := range recs {
 		st := r.RunState
-		if (st.Status == RunRunning || st.Status == RunPaused) && !processAlive(r.PID) {
+		if (st.Status == RunRunning || st.Status == RunPaused) && !processAlive(r.PID, r.Proc) {
 			st.Status = RunFailed
 			st.Error = "the agentd process running it stopped before the run ended; start the plan again"
-			if err := j.Save("runs/"+safeName(st.RunID)+".json", journalRun{RunState: st, PID: r.PID}); err != nil {
+			if err := j.Save("runs/"+safeName(st.RunID)+".json", journalRun{RunState: st, PID: r.PID, Proc: r.Proc}); err != nil {
 				j.log.Error("could not record that a run ended with its process", "run", st.RunID, "err", err)
 			}
 		}
@@ -259,13 +264,20 @@ func (j *Journal) Runs() ([]RunState, error) {
 }
 
 // processAlive reports whether pid names a live process (0: unknown, an
-// older record: not alive).
-func processAlive(pid int) bool {
+// older record: not alive) that is the one whose identity was proc: the id
+// of a process that ended is given to later ones, and a daemon started
+// anew in a container often gets the same id as the one that crashed.
+func processAlive(pid int, proc string) bool {
 	if pid <= 0 {
 		return false
 	}
+	if proc != "" {
+		if now := procIdentity(pid); now != "" {
+			return now == proc
+		}
+	}
 	if pid == os.Getpid() {
-		return true
+		return proc == "" || proc == selfIdentity()
 	}
 	p, err := os.FindProcess(pid)
 	if err != nil {

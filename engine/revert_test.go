@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -58,6 +59,20 @@ func TestCommandStepsSnapshottedAndRolledBack(t *testing.T) {
 	}
 	if stepState(t, st, "user").SnapshotID != "" {
 		t.Errorf("a read step got a snapshot")
+	}
+	// Every snapshot says what it is, in the state and in the summary
+	// (the one taken as the command started too).
+	labels := []string{"run start", "before a command of cmd", "after cmd"}
+	if len(st.Snapshots) != len(labels) {
+		t.Fatalf("snapshots %v (%v); want %q", st.Snapshots, st.SnapshotLabels, labels)
+	}
+	for i, id := range st.Snapshots {
+		if st.SnapshotLabels[id] != labels[i] {
+			t.Errorf("snapshot %d (%s) is labelled %q; want %q", i, id, st.SnapshotLabels[id], labels[i])
+		}
+		if line := fmt.Sprintf("- `%s` %s\n", id, labels[i]); !strings.Contains(st.Summary, line) {
+			t.Errorf("the summary does not list %q:\n%s", line, st.Summary)
+		}
 	}
 	sn, err := store.Get(t.Context(), cmdSnap)
 	if err != nil || sn.RunID != st.RunID || sn.StepID != "cmd" ||

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/agentd/agentd/gitops"
@@ -30,6 +31,7 @@ type Run struct {
 
 	snapMu      sync.Mutex
 	snaps       []string
+	snapLabels  map[string]string    // what each snapshot is (SnapshotRequest.Label)
 	skipped     []gitops.SkippedFile // left out of the run's snapshots
 	skippedSeen map[string]bool
 
@@ -140,10 +142,16 @@ func (r *Run) addChange(cs *workspace.ChangeSet) {
 	r.changes[cs.ID] = cs
 }
 
-func (r *Run) addSnapshot(info SnapshotInfo) {
+func (r *Run) addSnapshot(info SnapshotInfo, label string) {
 	r.snapMu.Lock()
 	defer r.snapMu.Unlock()
 	r.snaps = append(r.snaps, info.ID)
+	if label != "" {
+		if r.snapLabels == nil {
+			r.snapLabels = map[string]string{}
+		}
+		r.snapLabels[info.ID] = label
+	}
 	for _, f := range info.Skipped {
 		if r.skippedSeen == nil {
 			r.skippedSeen = map[string]bool{}
@@ -166,4 +174,10 @@ func (r *Run) snapshots() []string {
 	r.snapMu.Lock()
 	defer r.snapMu.Unlock()
 	return append([]string(nil), r.snaps...)
+}
+
+func (r *Run) snapshotLabels() map[string]string {
+	r.snapMu.Lock()
+	defer r.snapMu.Unlock()
+	return maps.Clone(r.snapLabels)
 }

@@ -54,6 +54,7 @@ func (s *sched) compactState() RunState {
 		RePlans:          s.rePlans,
 		RePlanIterations: s.rePlans,
 		Snapshots:        s.r.snapshots(),
+		SnapshotLabels:   s.r.snapshotLabels(),
 		SkippedFiles:     s.r.skippedFiles(),
 		Error:            s.errMsg,
 	}

@@ -88,6 +88,9 @@ type RunState struct {
 	DryRun    bool        `json:"dryRun,omitempty"`
 	Steps     []StepState `json:"steps,omitempty"`
 	Snapshots []string    `json:"snapshots"`
+	// SnapshotLabels says what each of Snapshots is ("run start", "after
+	// STEP", "before a command of STEP").
+	SnapshotLabels map[string]string `json:"snapshotLabels,omitempty"`
 	// SkippedFiles are the files the run's snapshots left out (over the
 	// size limit, FIFOs, sockets, devices, unreadable): a restore cannot
 	// bring them back, so they are reported, never left out silently.

@@ -90,7 +90,7 @@ func (w *worker) snapshotLocked(ctx context.Context, label string) (SnapshotInfo
 		w.output("log", fmt.Sprintf("agentd: snapshot (%s) failed: %v\n", label, err))
 		return SnapshotInfo{}, false
 	}
-	s.r.addSnapshot(info)
+	s.r.addSnapshot(info, label)
 	return info, true
 }
 

@@ -93,13 +93,16 @@ func Summary(p *Plan, st RunState) string {
 	if len(st.Snapshots) > 0 {
 		b.WriteString("\n## Snapshots\n\n")
 		for i, id := range st.Snapshots {
-			label := "after a step"
-			if i == 0 {
-				label = "run start"
-			}
-			for _, s := range st.Steps {
-				if s.SnapshotID == id {
-					label = "after " + s.ID
+			label := st.SnapshotLabels[id]
+			if label == "" { // a record of an older build
+				label = "taken by the run"
+				if i == 0 {
+					label = "run start"
+				}
+				for _, s := range st.Steps {
+					if s.SnapshotID == id {
+						label = "after " + s.ID
+					}
 				}
 			}
 			fmt.Fprintf(&b, "- `%s` %s\n", id, label)

@@ -28,13 +28,16 @@ type Hunk struct {
 	Status Status    `json:"status"`
 	Reason string    `json:"reason,omitempty"`
 	Hunk   diff.Hunk `json:"hunk"`
-	// Base is the text a stale hunk was computed against (it no longer
-	// applies to the file's Old); nil otherwise.
+	// Base is the text a stale hunk, or a rejected one the user edited
+	// into, was computed against (it no longer applies to the file's Old);
+	// nil otherwise. A rejected hunk without it follows the user's typing
+	// (followRejected), so that undoing the rejection puts it in its place.
 	Base []byte `json:"base,omitempty"`
-	// InOld marks an accepted hunk that the file's Old holds already: a
-	// rebase took the user's text, with the hunk written into it, as Old.
-	// Its coordinates are those of an older Old, so a rebase must not
-	// apply it onto Old again.
+	// InOld marks an accepted hunk that a rebase must not apply onto Old
+	// again: Old holds it already (a rebase took the user's text, with the
+	// hunk written into it, as Old), or it is an undone rejection merged
+	// from its Base, which the user's text holds. Its coordinates are
+	// those of another text.
 	InOld bool `json:"inOld,omitempty"`
 }
 

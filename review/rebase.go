@@ -114,12 +114,22 @@ func (f *File) rebase(user []byte) bool {
 		return changed
 	}
 	fd := diff.Compute(f.Path, f.Path, user, merged)
-	f.Old, f.New, f.BaseHash = user, merged, workspace.Hash(user)
+	p, q, delta := -1, 0, 0 // the user's edit, found at the first rejected hunk
 	for _, h := range decided {
-		if h.Status == Accepted {
+		switch {
+		case h.Status == Accepted:
 			h.InOld = true // the user's text, now Old, holds it
+		case h.Status == Rejected && h.Base == nil:
+			if p < 0 {
+				old, usr := splitAfter(f.Old), splitAfter(user)
+				var s int
+				p, q, s = changedLines(old, usr)
+				delta = (len(usr) - s - p) - (q - p)
+			}
+			followRejected(f.Path, f.Old, user, p, q, delta, h)
 		}
 	}
+	f.Old, f.New, f.BaseHash = user, merged, workspace.Hash(user)
 	f.Hunks = append(decided, stale...)
 	for _, h := range fd.Hunks {
 		f.Hunks = append(f.Hunks, &Hunk{ID: h.ID, Status: Pending, Hunk: h})

@@ -19,16 +19,7 @@ import (
 func (f *File) shiftMerge(user []byte, open []*Hunk) (merged []byte, ok bool) {
 	old := splitAfter(f.Old)
 	usr := splitAfter(user)
-	// The changed lines: old[p:len(old)-s] became usr[p:len(usr)-s].
-	p := 0
-	for p < len(old) && p < len(usr) && bytes.Equal(old[p], usr[p]) {
-		p++
-	}
-	s := 0
-	for s < len(old)-p && s < len(usr)-p && bytes.Equal(old[len(old)-1-s], usr[len(usr)-1-s]) {
-		s++
-	}
-	q := len(old) - s
+	p, q, s := changedLines(old, usr)
 	for _, h := range f.Hunks {
 		if h.Status == Accepted && !h.InOld {
 			return nil, false
@@ -70,6 +61,47 @@ func (f *File) shiftMerge(user []byte, open []*Hunk) (merged []byte, ok bool) {
 		out.Write(l)
 	}
 	return out.Bytes(), true
+}
+
+// changedLines finds the lines the user changed: old[p:q] became
+// usr[p:len(usr)-s] (the common prefix and suffix trimmed).
+func changedLines(old, usr [][]byte) (p, q, s int) {
+	for p < len(old) && p < len(usr) && bytes.Equal(old[p], usr[p]) {
+		p++
+	}
+	for s < len(old)-p && s < len(usr)-p && bytes.Equal(old[len(old)-1-s], usr[len(usr)-1-s]) {
+		s++
+	}
+	return p, len(old) - s, s
+}
+
+// followRejected moves a rejected hunk (not in the file, so in neither
+// old nor user) from old, the text its coordinates are for, onto user, so
+// that undoing the rejection later puts it where its lines are now and
+// not where lines of the same text happen to be at its old numbers. A hunk
+// at least a line away from the user's edit (old[p:q], delta lines more
+// in user) only shifts; one nearer is moved by a three-way merge; one the
+// user edited into keeps old as its Base, from which an undo merges.
+func followRejected(path string, old, user []byte, p, q, delta int, h *Hunk) {
+	switch a, b := oldSpan(h.Hunk); {
+	case b < p:
+		return
+	case a > q:
+		h.Hunk.OldStart += delta
+		h.Hunk.NewStart += delta
+		return
+	}
+	if theirs, err := diff.Apply(old, []diff.Hunk{h.Hunk}); err == nil {
+		if m, conflicts := diff.Merge3(old, user, theirs); len(conflicts) == 0 {
+			if fd := diff.Compute(path, path, user, m); len(fd.Hunks) == 1 {
+				nh := fd.Hunks[0]
+				nh.ID = h.Hunk.ID
+				h.Hunk = nh
+				return
+			}
+		}
+	}
+	h.Base = old
 }
 
 // oldSpan is the 0-based half-open range of old lines a hunk covers,

@@ -195,6 +195,15 @@ func (b *Book) mark(s *Set, units []Unit, status Status, reason string, res *Res
 // applyUnits writes units through the workspace, which rebases them onto
 // what the file holds now or reports a conflict: those units become stale.
 func (b *Book) applyUnits(ctx context.Context, files Files, s *Set, units []Unit, res *Result) {
+	// An undone rejection the user edited into keeps the text it was
+	// computed against (Base): it is merged from there, on its own.
+	units = slices.DeleteFunc(slices.Clone(units), func(u Unit) bool {
+		if u.H == nil || u.H.Base == nil || u.Status() != Rejected {
+			return false
+		}
+		b.applyFromBase(ctx, files, s, u, res)
+		return true
+	})
 	if len(units) == 0 {
 		return
 	}
@@ -244,6 +253,34 @@ func (b *Book) applyUnits(ctx context.Context, files Files, s *Set, units []Unit
 	}
 	b.mu.Unlock()
 	b.mark(s, ok, Accepted, "", res)
+}
+
+// applyFromBase undoes the rejection of a hunk whose Base is the text it
+// was computed against: three-way from Base onto what the file holds now.
+// Applied, the file holds it and Old does not: InOld keeps a rebase from
+// applying it onto Old again (its coordinates are Base's).
+func (b *Book) applyFromBase(ctx context.Context, files Files, s *Set, u Unit, res *Result) {
+	h := u.H
+	theirs, err := diff.Apply(h.Base, []diff.Hunk{h.Hunk})
+	if err == nil {
+		fc := &workspace.FileChange{Path: u.F.Path, OldPath: u.F.OldPath, Op: u.F.Op, BaseHash: workspace.Hash(h.Base),
+			Old: h.Base, New: theirs, Mode: u.F.Mode,
+			Diff: &diff.FileDiff{OldPath: u.F.Path, NewPath: u.F.Path, Hunks: []diff.Hunk{h.Hunk}}}
+		var ar *workspace.ApplyResult
+		ar, err = files.WS.Apply(ctx, &workspace.ChangeSet{ID: s.ID, RunID: s.RunID, StepID: s.StepID, Files: []*workspace.FileChange{fc}},
+			func(*workspace.FileChange, diff.Hunk) bool { return true }, files.Writer)
+		if err == nil && len(ar.Conflicts) > 0 {
+			err = ar.Conflicts[0]
+		}
+	}
+	if err != nil {
+		res.Conflicts = append(res.Conflicts, Conflict{Path: u.F.Path, Unit: u.ID(), Message: err.Error()})
+		return
+	}
+	b.mu.Lock()
+	h.InOld, h.Base = true, nil
+	b.mu.Unlock()
+	b.mark(s, []Unit{u}, Accepted, "", res)
 }
 
 // takeOut reverts units that are in the file, one at a time, on what the

@@ -293,3 +293,144 @@ func TestRebaseAfterAcceptKeepsPendingHunks(t *testing.T) {
 		t.Errorf("disk after taking hunk 0 out:\n%s\nwant:\n%s", f.disk(), want)
 	}
 }
+
+// periodic is a before-mode review of f.go, a file that repeats the same
+// three lines over and over, with two hunks (blocks 2 and 15 return an
+// error): a hunk's context matches at many line numbers.
+type periodic struct {
+	t           *testing.T
+	root        string
+	ws          *workspace.Workspace
+	b           *Book
+	s           *Set
+	base, agent string // the file before and after both hunks
+	hunkB       string // the second hunk's id
+}
+
+func newPeriodic(t *testing.T) *periodic {
+	pf := &periodic{t: t, root: t.TempDir()}
+	for i := 0; i < 20; i++ {
+		b := "{\nreturn nil\n}\n"
+		pf.base += b
+		switch i {
+		case 2:
+			b = strings.Replace(b, "return nil", "return errA", 1)
+		case 15:
+			b = strings.Replace(b, "return nil", "return errB", 1)
+		}
+		pf.agent += b
+	}
+	pf.writeFile(pf.base)
+	ws, err := workspace.Open(pf.root, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	pb := ws.Propose(t.Context())
+	if err := pb.Write("f.go", []byte(pf.agent)); err != nil {
+		t.Fatal(err)
+	}
+	cs := pb.Build()
+	if len(cs.Files) != 1 || len(cs.Files[0].Diff.Hunks) != 2 {
+		t.Fatalf("change set: %+v", cs.Files)
+	}
+	pf.ws, pf.hunkB = ws, cs.Files[0].Diff.Hunks[1].ID
+	pf.b, pf.s = NewBook(), New(cs, engine.ReviewBefore)
+	pf.b.Put(pf.s)
+	return pf
+}
+
+func (pf *periodic) writeFile(text string) {
+	if err := os.WriteFile(filepath.Join(pf.root, "f.go"), []byte(text), 0o644); err != nil {
+		pf.t.Fatal(err)
+	}
+}
+
+func (pf *periodic) disk() string {
+	data, err := os.ReadFile(filepath.Join(pf.root, "f.go"))
+	if err != nil {
+		pf.t.Fatal(err)
+	}
+	return string(data)
+}
+
+// typeText is the user's buffer becoming text, one rebase per state.
+func (pf *periodic) typeText(texts ...string) {
+	for _, text := range texts {
+		pf.b.Rebase("f.go", []byte(text))
+	}
+	pf.writeFile(texts[len(texts)-1])
+}
+
+func (pf *periodic) decide(id string, a Action) *Result {
+	pf.t.Helper()
+	res, err := pf.b.Resolve(pf.t.Context(), Files{WS: pf.ws}, pf.s, []Decision{{Path: "f.go", HunkID: id, Action: a}}, "because")
+	if err != nil {
+		pf.t.Fatal(err)
+	}
+	return res
+}
+
+// finish accepts the pending first hunk and then rejects the second again,
+// checking the file after each: both land where they belong in top+file.
+func (pf *periodic) finish(top string) {
+	pf.t.Helper()
+	if res, err := pf.b.Resolve(pf.t.Context(), Files{WS: pf.ws}, pf.s, []Decision{{Action: Accept}}, ""); err != nil || len(res.Conflicts) != 0 || res.Status != Accepted {
+		pf.t.Fatalf("accept the rest: %+v %v", res, err)
+	}
+	if want := top + pf.agent; pf.disk() != want {
+		pf.t.Fatalf("disk after accepting the rest:\n%s\nwant:\n%s", pf.disk(), want)
+	}
+	if res := pf.decide(pf.hunkB, Reject); len(res.Rejected) != 1 || len(res.Conflicts) != 0 {
+		pf.t.Fatalf("reject the second hunk again: %+v", res)
+	}
+	if want := top + strings.Replace(pf.agent, "return errB", "return nil", 1); pf.disk() != want {
+		pf.t.Fatalf("disk after rejecting it again:\n%s\nwant:\n%s", pf.disk(), want)
+	}
+}
+
+// A rejection undone after the user typed lines above the rejected hunk
+// (and the open hunks were rebased onto that text) puts the hunk in where
+// its lines are now, not at its old line numbers, where the same lines
+// are too.
+func TestUndoRejectionAfterRebase(t *testing.T) {
+	pf := newPeriodic(t)
+	if res := pf.decide(pf.hunkB, Reject); len(res.Rejected) != 1 {
+		t.Fatalf("reject the second hunk: %+v", res)
+	}
+	// Three lines (the file's period) typed above both hunks, one at a time.
+	pf.typeText("// 1\n"+pf.base, "// 1\n// 2\n"+pf.base, "// 1\n// 2\n// 3\n"+pf.base)
+	top := "// 1\n// 2\n// 3\n"
+	if res := pf.decide(pf.hunkB, Accept); len(res.Applied) != 1 || len(res.Conflicts) != 0 {
+		t.Fatalf("undo of the rejection after the rebase: %+v", res)
+	}
+	if want := top + strings.Replace(pf.agent, "return errA", "return nil", 1); pf.disk() != want {
+		t.Fatalf("disk after undoing the rejection:\n%s\nwant:\n%s", pf.disk(), want)
+	}
+	pf.finish(top)
+}
+
+// A rejected hunk the user typed into cannot follow the typing; it keeps
+// the text it was computed against, and once the user takes the edit back
+// an undo of the rejection merges it from there, still in its place after
+// more lines were typed above it.
+func TestUndoRejectionAfterEditIntoIt(t *testing.T) {
+	pf := newPeriodic(t)
+	if res := pf.decide(pf.hunkB, Reject); len(res.Rejected) != 1 {
+		t.Fatalf("reject the second hunk: %+v", res)
+	}
+	into := strings.Replace(pf.base, "return nil", "return nilX", 16) // the 16th block's line: the hunk's own
+	if strings.Count(into, "nilX") != 16 {
+		t.Fatal("fixture")
+	}
+	into = strings.Replace(into, "return nilX", "return nil", 15)
+	top := "// 1\n// 2\n// 3\n"
+	pf.typeText(into, top+into, top+pf.base)
+	if res := pf.decide(pf.hunkB, Accept); len(res.Applied) != 1 || len(res.Conflicts) != 0 {
+		t.Fatalf("undo of the rejection: %+v", res)
+	}
+	if want := top + strings.Replace(pf.agent, "return errA", "return nil", 1); pf.disk() != want {
+		t.Fatalf("disk after undoing the rejection:\n%s\nwant:\n%s", pf.disk(), want)
+	}
+	pf.finish(top)
+}

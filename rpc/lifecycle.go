@@ -296,9 +296,7 @@ func (s *Server) restore() {
 	for _, pl := range p.loadPlans() {
 		s.plans.put(pl)
 	}
-	for _, st := range p.loadRuns() { // a run whose process died is failed there
-		s.runs.putFinished(st)
-	}
+	s.readRecordedRuns()
 	s.keepChanges()
 	if pol, ok := p.loadPolicy(); ok {
 		s.approvals.setPolicy(pol.Policy)

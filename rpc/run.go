@@ -29,7 +29,9 @@ func runMethods() map[string]method {
 type runEntry struct {
 	id     string
 	planID string
-	run    *engine.Run // nil for a run of a previous daemon
+	run    *engine.Run // nil for a run of another process (recorded)
+	// recorded: the run is another process's, read from the journal.
+	recorded bool
 
 	mu       sync.Mutex
 	final    *engine.RunState // set when finished (or restored)
@@ -106,14 +108,32 @@ func (r *runs) lookup(id string) (*runEntry, error) {
 	return nil, notFound("run", id)
 }
 
-func (r *runs) putFinished(st engine.RunState) {
+// putRecorded adds a run the journal holds, recorded by another process (a
+// previous daemon, or agentd run in a terminal, perhaps still running), or
+// updates one added so before to its latest record. The runs this daemon
+// started are its own and left as they are.
+func (r *runs) putRecorded(st engine.RunState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.m[st.RunID]; ok {
+	st2 := st
+	if e, ok := r.m[st.RunID]; ok {
+		if e.recorded {
+			e.mu.Lock()
+			e.final = &st2
+			e.mu.Unlock()
+		}
 		return
 	}
-	st2 := st
-	r.m[st.RunID] = &runEntry{id: st.RunID, planID: st.PlanID, final: &st2, finished: true}
+	r.m[st.RunID] = &runEntry{id: st.RunID, planID: st.PlanID, final: &st2, finished: true, recorded: true}
+}
+
+// readRecordedRuns adds or updates the runs other processes recorded in
+// the journal (see putRecorded): a run list or get sees the terminal's
+// runs as they are now, not as they were when the daemon started.
+func (s *Server) readRecordedRuns() {
+	for _, st := range s.persist.loadRuns() { // a run whose process died is failed there
+		s.runs.putRecorded(st)
+	}
 }
 
 func (r *runs) cancelAll() {
@@ -371,7 +391,10 @@ func (s *Server) liveRun(id string) (*runEntry, error) {
 		return nil, err
 	}
 	if e.run == nil {
-		return nil, fmt.Errorf("run %s belongs to a previous session of agentd and can no longer be changed; start the plan again", id)
+		if st := e.state(); st.Status == engine.RunRunning || st.Status == engine.RunPaused {
+			return nil, fmt.Errorf("run %s is run by another agentd process (agentd run in a terminal); pause, resume or cancel it there", id)
+		}
+		return nil, fmt.Errorf("run %s was run by another agentd process (a previous daemon, or agentd run) and has ended; start the plan again to run it here", id)
 	}
 	return e, nil
 }
@@ -447,6 +470,9 @@ func (s *Server) runGet(ctx context.Context, params json.RawMessage) (any, error
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
+	if e := s.runs.get(p.RunID); e == nil || e.recorded {
+		s.readRecordedRuns()
+	}
 	e, err := s.runs.lookup(p.RunID)
 	if err != nil {
 		return nil, err
@@ -455,6 +481,7 @@ func (s *Server) runGet(ctx context.Context, params json.RawMessage) (any, error
 }
 
 func (s *Server) runList(ctx context.Context, params json.RawMessage) (any, error) {
+	s.readRecordedRuns()
 	s.runs.mu.Lock()
 	entries := make([]*runEntry, 0, len(s.runs.m))
 	for _, e := range s.runs.m {

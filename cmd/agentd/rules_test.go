@@ -154,3 +154,37 @@ func TestRunsListsPastRuns(t *testing.T) {
 		t.Fatalf("agentd runs %s: exit %d\n%s%s", id, s.code, s.stdout, s.stderr)
 	}
 }
+
+// A daemon that is running already lists the runs agentd run records in
+// its workspace afterwards and gets each by its id, without a restart; it
+// cannot change them, and says why.
+func TestServeListsRunsOfTheTerminal(t *testing.T) {
+	ws, stateDir := t.TempDir(), t.TempDir()
+	c := startServeProc(t, stateDir).lspConn
+	initialize(c, ws)
+	if l, _ := c.call("agentd/run/list", map[string]any{})["result"].([]any); len(l) != 0 {
+		t.Fatalf("runs before any: %v", l)
+	}
+	r := agentd(t, "", "run", writePlan(t, `{"title":"from the terminal","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"a\n"}}]}`),
+		"--workspace", ws, "--state-dir", stateDir, "--yes")
+	if r.code != 0 {
+		t.Fatalf("agentd run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	l, _ := c.call("agentd/run/list", map[string]any{})["result"].([]any)
+	if len(l) != 1 {
+		t.Fatalf("the daemon lists %d runs after agentd run; want 1: %v", len(l), l)
+	}
+	run, _ := l[0].(map[string]any)
+	id, _ := run["runId"].(string)
+	if id == "" || run["status"] != "completed" {
+		t.Fatalf("listed run: %v", run)
+	}
+	g, _ := c.call("agentd/run/get", map[string]any{"runId": id})["result"].(map[string]any)
+	if g["status"] != "completed" || g["runId"] != id {
+		t.Fatalf("agentd/run/get %s: %v", id, g)
+	}
+	e, _ := c.call("agentd/run/cancel", map[string]any{"runId": id})["error"].(map[string]any)
+	if msg, _ := e["message"].(string); !strings.Contains(msg, "another agentd process") {
+		t.Fatalf("cancelling the terminal's run: %v", e)
+	}
+}

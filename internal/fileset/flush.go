@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -17,9 +19,33 @@ import (
 // overflow (the caller walks).
 var FlushTimeout = 5 * time.Second
 
-// addFlushDir creates and watches the private directory of the barrier.
+// flushDirPrefix starts the name of a barrier directory in the temporary
+// folder; the owner's process id follows, then a dash.
+const flushDirPrefix = "agentd-watch-"
+
+var sweepOnce sync.Once
+
+// sweepFlushDirs removes the barrier directories of processes that are
+// gone: a watcher removes its own when it stops, but a process that was
+// killed (an editor that crashed with its daemon) cannot. Directories of
+// live processes, and names without a process id, are left alone.
+func sweepFlushDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), flushDirPrefix+"*-*"))
+	for _, d := range dirs {
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(d), flushDirPrefix), "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || !processGone(pid) {
+			continue
+		}
+		os.RemoveAll(d)
+	}
+}
+
+// addFlushDir creates and watches the private directory of the barrier,
+// named for this process (see sweepFlushDirs).
 func (w *watcherState) addFlushDir() error {
-	dir, err := os.MkdirTemp("", "agentd-watch-")
+	sweepOnce.Do(sweepFlushDirs)
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-", flushDirPrefix, os.Getpid()))
 	if err != nil {
 		return fmt.Errorf("watch %s: create the flush directory: %w", w.s.root, err)
 	}

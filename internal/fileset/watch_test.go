@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -329,5 +330,39 @@ func TestWatcherSymlinkReportsLink(t *testing.T) {
 	}
 	if !got["dir/link"] || !got["dirlink"] || got["dir/target"] || got["dir"] {
 		t.Fatalf("Drain after creating links = %v, want dir/link and dirlink only", paths)
+	}
+}
+
+// A watcher names its barrier directory for its process and, once per
+// process, removes those of processes that are gone (killed daemons
+// cannot remove their own), leaving live processes' and unnamed ones.
+func TestWatcherSweepsDeadProcessesFlushDirs(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name string) string {
+		d := filepath.Join(tmp, name)
+		writeFile(t, filepath.Join(d, "7"), "")
+		return d
+	}
+	gone := mk(fmt.Sprintf("%s%d-123", flushDirPrefix, dead.Process.Pid))
+	live := mk(fmt.Sprintf("%s%d-456", flushDirPrefix, os.Getppid()))
+	unnamed := mk(flushDirPrefix + "789")
+	sweepOnce = sync.Once{}
+	env := newGitEnv(t)
+	w := startWatch(t, env.open(t, t.TempDir()))
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("the barrier directory of a process that is gone is still there (%v)", err)
+	}
+	for _, d := range []string{live, unnamed} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	if want := fmt.Sprintf("%s%d-", flushDirPrefix, os.Getpid()); !strings.HasPrefix(filepath.Base(w.flushDir), want) || filepath.Dir(w.flushDir) != tmp {
+		t.Errorf("barrier directory %s; want %s/%s*", w.flushDir, tmp, want)
 	}
 }

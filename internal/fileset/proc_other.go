@@ -1,0 +1,6 @@
+//go:build !unix
+
+package fileset
+
+// processGone cannot tell here: nothing is swept.
+func processGone(int) bool { return false }
