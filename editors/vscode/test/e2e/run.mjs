@@ -696,6 +696,8 @@ await check('review keys work only with a hunk under the cursor (agentd.hunkUnde
   await page.keyboard.press('Control+Alt+KeyY');
   // Accepted: its line changes in the editor, and the Accept All count of the file drops to 9.
   await until('Accept Hunk accepted the hunk under the cursor', async () => (await editorText()).includes('file 1 line 30 changed by agentd'), 15000);
+  // The file's lens is on its first line, and VS Code fills in lenses as they come into view.
+  await page.keyboard.press('Control+Home');
   await until('nine hunks left in the file', async () => (await lenses()).includes('Accept All (9)'), 15000);
 });
 
