@@ -18,7 +18,8 @@ const results = path.join(ext, 'test-results');
 // README pictures: written to test-results/, and to media/ (committed) with UPDATE_SCREENSHOTS=1.
 const media = process.env.UPDATE_SCREENSHOTS ? path.join(ext, 'media') : results;
 const CODE_SERVER = process.env.CODE_SERVER;
-const AGENTD_BIN = process.env.AGENTD_BIN;
+// Absolute: code-server runs the extension, and so agentd, from another folder.
+const AGENTD_BIN = process.env.AGENTD_BIN && path.resolve(process.env.AGENTD_BIN);
 const VSIX = path.join(ext, 'out', 'agentd.vsix');
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
