@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -362,10 +364,7 @@ func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 
 func (a *agent) closeAll() {
 	a.mu.Lock()
-	list := make([]*session, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		list = append(list, s)
-	}
+	list := slices.Collect(maps.Values(a.sessions))
 	a.mu.Unlock()
 	for _, s := range list {
 		s.cancel()

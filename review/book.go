@@ -3,6 +3,7 @@ package review
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 )
@@ -66,10 +67,7 @@ func (b *Book) Read(f func()) {
 func (b *Book) List() []*Set {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]*Set, 0, len(b.sets))
-	for _, s := range b.sets {
-		out = append(out, s)
-	}
+	out := slices.Collect(maps.Values(b.sets))
 	slices.SortFunc(out, func(x, y *Set) int {
 		if c := x.CreatedAt.Compare(y.CreatedAt); c != 0 {
 			return c

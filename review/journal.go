@@ -3,6 +3,8 @@ package review
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -88,10 +90,7 @@ func (b *Book) later(sets []*Set) {
 // Flush records at once the sets whose rebase is waiting to be recorded.
 func (b *Book) Flush() {
 	b.mu.Lock()
-	sets := make([]*Set, 0, len(b.dirty))
-	for _, s := range b.dirty {
-		sets = append(sets, s)
-	}
+	sets := slices.Collect(maps.Values(b.dirty))
 	b.mu.Unlock()
 	_ = b.record(sets...) // a failure went to onErr
 }

@@ -16,10 +16,7 @@ import (
 // restarted daemon) loads the sets with their state.
 func TestBookKeepsJournal(t *testing.T) {
 	f := newFixture(t)
-	j, err := engine.OpenJournal(t.TempDir(), f.ws.Root(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := f.journal()
 	b := NewBook()
 	var errs []error
 	b.Keep(j, func(id string, err error) { errs = append(errs, err) })
@@ -86,10 +83,7 @@ func TestBookKeepsJournal(t *testing.T) {
 // file, and the decision still holds.
 func TestBookKeepReportsFailedSave(t *testing.T) {
 	f := newFixture(t)
-	j, err := engine.OpenJournal(t.TempDir(), f.ws.Root(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := f.journal()
 	if err := os.WriteFile(filepath.Join(j.Dir(), "changes"), []byte("in the way"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +111,7 @@ func TestBookKeepReportsFailedSave(t *testing.T) {
 // and the writes are counted where the book hands them to the journal.
 func TestBookCoalescesRebaseRecords(t *testing.T) {
 	f := newFixture(t)
-	j, err := engine.OpenJournal(t.TempDir(), f.ws.Root(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := f.journal()
 	b := NewBook()
 	b.Keep(j, func(id string, err error) { t.Errorf("save of %s: %v", id, err) })
 	writes := 0

@@ -65,6 +65,17 @@ func (f *fixture) disk() string {
 	return string(data)
 }
 
+// journal is a journal of runs and change sets for the fixture's workspace,
+// in a state dir of its own.
+func (f *fixture) journal() *engine.Journal {
+	f.t.Helper()
+	j, err := engine.OpenJournal(f.t.TempDir(), f.ws.Root(), nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return j
+}
+
 func (f *fixture) write(s string) {
 	if err := os.WriteFile(filepath.Join(f.root, "f.txt"), []byte(s), 0o644); err != nil {
 		f.t.Fatal(err)
