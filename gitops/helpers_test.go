@@ -59,6 +59,46 @@ func openTestStore(t testing.TB, root string, opts Options) *Store {
 	return s
 }
 
+// snapshotIn opens a store on root with opts, takes a snapshot and closes
+// the store, as one process would; the store is returned for its figures.
+func snapshotIn(t testing.TB, root string, opts Options) (*Store, *Snapshot) {
+	t.Helper()
+	s := openTestStore(t, root, opts)
+	snap, err := s.Snapshot(context.Background(), SnapshotOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	return s, snap
+}
+
+// savedFile is a cache file as a store left it, to tell later whether a
+// process saved it again (a save renames a new file over the old one).
+type savedFile struct {
+	t    testing.TB
+	path string
+	fi   os.FileInfo
+}
+
+func saved(t testing.TB, path string) savedFile {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return savedFile{t: t, path: path, fi: fi}
+}
+
+// resaved reports whether the file was saved again since saved.
+func (f savedFile) resaved() bool {
+	f.t.Helper()
+	fi, err := os.Stat(f.path)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return !os.SameFile(f.fi, fi)
+}
+
 func writeTree(t testing.TB, root string, files map[string]string) {
 	t.Helper()
 	for p, c := range files {

@@ -229,44 +229,20 @@ func TestScanChangesMatchTreeDiff(t *testing.T) {
 // process still re-hashes them and sees a change made within the
 // timestamp granularity.
 func TestRacyRehashKeepsCacheFile(t *testing.T) {
-	ctx := context.Background()
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"f": "aaaa\n", "g": "g\n"})
 	opts := Options{StateDir: t.TempDir()}
-	s := openTestStore(t, root, opts)
-	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	cacheFile := filepath.Join(s.Dir(), cacheName)
-	before, err := os.Stat(cacheFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2 := openTestStore(t, root, opts)
-	snap, err := s2.Snapshot(ctx, SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s2.Close()
+	s, _ := snapshotIn(t, root, opts)
+	cache := saved(t, filepath.Join(s.Dir(), cacheName))
+	s2, snap := snapshotIn(t, root, opts)
 	if n := s2.hashed.Load(); n == 0 || snap.FilesChanged != 0 {
 		t.Fatalf("the racy files were not re-hashed (%d), or changed: %+v", n, snap)
 	}
-	after, err := os.Stat(cacheFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !os.SameFile(before, after) {
+	if cache.resaved() {
 		t.Fatal("the stat cache was rewritten for racy files that did not change")
 	}
 	rewriteSameStat(t, filepath.Join(root, "f"), "bbbb\n")
-	s3 := openTestStore(t, root, opts)
-	defer s3.Close()
-	snap, err = s3.Snapshot(ctx, SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if snap.FilesChanged != 1 {
+	if _, snap = snapshotIn(t, root, opts); snap.FilesChanged != 1 {
 		t.Fatalf("a change within the timestamp granularity was missed: %+v", snap)
 	}
 }

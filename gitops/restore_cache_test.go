@@ -29,17 +29,8 @@ func TestRestoreLeavesCacheItWouldRewrite(t *testing.T) {
 	}
 	backdate("a", "b", "c")
 	opts := Options{StateDir: t.TempDir()}
-	s := openTestStore(t, root, opts)
-	s1, err := s.Snapshot(ctx, SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	cacheFile := filepath.Join(s.Dir(), cacheName)
-	before, err := os.Stat(cacheFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, s1 := snapshotIn(t, root, opts)
+	cache := saved(t, filepath.Join(s.Dir(), cacheName))
 
 	// A modified and a created file; the restore rewrites both.
 	writeTree(t, root, map[string]string{"a": "changed a\n", "d": "new\n"})
@@ -53,19 +44,10 @@ func TestRestoreLeavesCacheItWouldRewrite(t *testing.T) {
 	if len(res.Restored) != 1 || len(res.Deleted) != 1 || res.ResultSnapshot == "" {
 		t.Fatalf("restore: %+v", res)
 	}
-	after, err := os.Stat(cacheFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !os.SameFile(before, after) {
+	if cache.resaved() {
 		t.Fatal("the stat cache was saved again although the restore rewrote every file it differs in")
 	}
-	s3 := openTestStore(t, root, opts)
-	snap, err := s3.Snapshot(ctx, SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s3.Close()
+	_, snap := snapshotIn(t, root, opts)
 	if snap.FilesChanged != 0 || snap.Files != 3 {
 		t.Fatalf("after the restore the workspace is snapshot %s again, got %+v", s1.ID, snap)
 	}
@@ -217,17 +199,8 @@ func TestRestoreSavesCacheWhenManyOthersChanged(t *testing.T) {
 	}
 	backdate()
 	opts := Options{StateDir: t.TempDir()}
-	s := openTestStore(t, root, opts)
-	s1, err := s.Snapshot(ctx, SnapshotOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	cacheFile := filepath.Join(s.Dir(), cacheName)
-	before, err := os.Stat(cacheFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, s1 := snapshotIn(t, root, opts)
+	cache := saved(t, filepath.Join(s.Dir(), cacheName))
 	for p := range files {
 		files[p] = "new " + p + "\n"
 	}
@@ -238,11 +211,7 @@ func TestRestoreSavesCacheWhenManyOthersChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	s2.Close()
-	after, err := os.Stat(cacheFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if os.SameFile(before, after) {
+	if !cache.resaved() {
 		t.Fatalf("the stat cache was left as it was although %d files outside the restore changed", n+1)
 	}
 	if got := readFile(t, root, "a"); got != "a\n" {
@@ -255,7 +224,6 @@ func TestRestoreSavesCacheWhenManyOthersChanged(t *testing.T) {
 // entries (or an eighth of the directories changed); a few small ones
 // are listed again by the next process, which still sees every file.
 func TestDirCacheSavedWhenManyChanged(t *testing.T) {
-	ctx := context.Background()
 	root := t.TempDir()
 	files := map[string]string{}
 	for i := range 16 {
@@ -269,42 +237,24 @@ func TestDirCacheSavedWhenManyChanged(t *testing.T) {
 	// back), so that the first snapshot's listings are cached and saved.
 	time.Sleep(2100 * time.Millisecond)
 	opts := Options{StateDir: t.TempDir()}
-	s := openTestStore(t, root, opts)
-	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-	dcFile := filepath.Join(s.Dir(), dirCacheName)
-	stat := func() os.FileInfo {
-		fi, err := os.Stat(dcFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fi
-	}
-	before := stat()
+	s, _ := snapshotIn(t, root, opts)
+	dirCache := saved(t, filepath.Join(s.Dir(), dirCacheName))
 	snapshot := func(want int) {
 		t.Helper()
-		s := openTestStore(t, root, opts)
-		defer s.Close()
-		snap, err := s.Snapshot(ctx, SnapshotOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if snap.Files != want {
+		if _, snap := snapshotIn(t, root, opts); snap.Files != want {
 			t.Fatalf("snapshot has %d files, want %d", snap.Files, want)
 		}
 	}
 
 	writeTree(t, root, map[string]string{"d0/new": "n\n"})
 	snapshot(len(files) + 1)
-	if !os.SameFile(before, stat()) {
+	if dirCache.resaved() {
 		t.Fatal("the directory cache was saved although one small directory changed")
 	}
 	snapshot(len(files) + 1) // d0 listed again from its stale saved listing
 	writeTree(t, root, map[string]string{"big/new": "n\n"})
 	snapshot(len(files) + 2)
-	if os.SameFile(before, stat()) {
+	if !dirCache.resaved() {
 		t.Fatalf("the directory cache was not saved although a directory of %d files changed", dirResave+2)
 	}
 }
@@ -314,7 +264,6 @@ func TestDirCacheSavedWhenManyChanged(t *testing.T) {
 // next snapshot, which saves the cache, so that the one after hashes
 // nothing.
 func TestSnapshotSavesCacheAfterRewrite(t *testing.T) {
-	ctx := context.Background()
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{"a": "a\n", "b": "b\n", "c": "c\n"})
 	old := time.Now().Add(-time.Hour)
@@ -322,23 +271,14 @@ func TestSnapshotSavesCacheAfterRewrite(t *testing.T) {
 		os.Chtimes(filepath.Join(root, n), old, old)
 	}
 	opts := Options{StateDir: t.TempDir()}
-	s := openTestStore(t, root, opts)
-	if _, err := s.Snapshot(ctx, SnapshotOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	snapshotIn(t, root, opts)
 	// Rewritten with the same content and an older, other mtime.
 	writeTree(t, root, map[string]string{"a": "a\n"})
 	os.Chtimes(filepath.Join(root, "a"), old.Add(time.Minute), old.Add(time.Minute))
 	for i, want := range []int64{1, 0} {
-		s := openTestStore(t, root, opts)
-		snap, err := s.Snapshot(ctx, SnapshotOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, snap := snapshotIn(t, root, opts)
 		if got := s.hashed.Load(); got != want || snap.FilesChanged != 0 {
 			t.Fatalf("snapshot %d hashed %d files (want %d), changed %d", i, got, want, snap.FilesChanged)
 		}
-		s.Close()
 	}
 }
