@@ -13,7 +13,7 @@ import (
 const oneShotMemoryLimit = 512 << 20
 
 // oneShot is set while OneShot's settings are in force: the process
-// loads the store's caches once and exits, so they are mapped (mapFile)
+// loads the store's caches once and exits, so they are mapped (cacheMode)
 // rather than read, and never unmapped. A daemon, which reloads the stat
 // cache whenever another process saved it, reads them instead: each
 // mapping would keep a replaced 6 MB file's disk space until it exits.

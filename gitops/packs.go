@@ -19,6 +19,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/format/idxfile"
 	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/agentd/agentd/internal/cachefile"
 )
 
 // The store reads objects from its packs itself, through go-git's packfile
@@ -71,7 +73,7 @@ func (s *Store) scanPacks() {
 			delete(known, name)
 			continue
 		}
-		data, err := readWhole(filepath.Join(dir, e.Name())) // mapped in a one-shot process
+		data, err := cachefile.Load(filepath.Join(dir, e.Name()), cacheMode()) // mapped in a one-shot process
 		if err == nil {
 			var idx *idxfile.MemoryIndex
 			if idx, err = decodeIdx(data); err == nil {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"unsafe"
+
+	"github.com/agentd/agentd/internal/cachefile"
 )
 
 // cacheVersion changes whenever what a parse yields changes (new
@@ -73,13 +75,14 @@ func (m *Map) load() error {
 		return nil
 	}
 	m.loadDirs()
-	read := mapFile
+	// A new process maps the file and touches only the pages it uses (the
+	// identifiers' index, not every identifier); a long-lived one (Watch)
+	// reads it, since the file is replaced while it runs.
+	mode := cachefile.Map
 	if m.opts.Watch {
-		// A long-lived process: the cache file is replaced while it runs,
-		// and a mapping of the old one would hold its disk space.
-		read = os.ReadFile
+		mode = cachefile.Copy
 	}
-	data, err := read(m.opts.CacheFile)
+	data, err := cachefile.Load(m.opts.CacheFile, mode)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
