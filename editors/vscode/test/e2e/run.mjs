@@ -75,6 +75,11 @@ for (let h = 0; h < 200; h++) {
     else bigPatch += ` ${bigLines[k - 1]}\n`;
   }
 }
+// far.txt: the same text with only big.txt's last hunk (line 1996), out of view: the file's
+// Accept All lens is the only thing of the review on screen. far.txt against plain.txt is what a
+// CodeLens on the file costs on each key (VS Code lays its lenses out again on every keystroke).
+fs.writeFileSync(path.join(ws, 'far.txt'), bigLines.join('\n') + '\n');
+const farPatch = `--- a/far.txt\n+++ b/far.txt\n${bigPatch.split('\n').slice(2 + 199 * 9, 2 + 200 * 9).join('\n')}\n`;
 const topPatch = `--- a/top.txt\n+++ b/top.txt\n${bigPatch.split('\n').slice(2, 2 + 10 * 9).join('\n')}\n`;
 fs.writeFileSync(path.join(ws, 'bulk.agentd.json'), JSON.stringify({
   title: 'Bulk changes for the speed figures',
@@ -82,6 +87,7 @@ fs.writeFileSync(path.join(ws, 'bulk.agentd.json'), JSON.stringify({
     { id: 'bulk', description: '50 files, 500 hunks', tool: 'apply_patch', args: { patch: bulkPatch } },
     { id: 'big', description: 'one file, 200 hunks', tool: 'apply_patch', args: { patch: bigPatch } },
     { id: 'top', description: 'the same text, its first 10 hunks', tool: 'apply_patch', args: { patch: topPatch } },
+    { id: 'far', description: 'the same text, its last hunk', tool: 'apply_patch', args: { patch: farPatch } },
   ],
 }, null, 1));
 
@@ -566,9 +572,11 @@ await check('speed: 50 files / 500 hunks decorated, typing with 200 pending hunk
   // order (the machine's load changes over a run), after a warm-up round that is not counted.
   // Also in the same text with only the 10 hunks in and near the view (top.txt), to tell what the
   // 190 hunks out of view cost (big.txt against top.txt) from what drawing the review in view
-  // costs (top.txt against plain.txt: VS Code lays every CodeLens out again on each key).
+  // costs (top.txt against plain.txt: VS Code lays every CodeLens out again on each key), and in
+  // the same text with one hunk out of view (far.txt: the file's lens alone).
   // Each key: from the key press to the character drawn on the line (checked in the page, so
-  // no round trip per poll); also the CPU time each process spent while typing each file.
+  // no round trip per poll); also the CPU time each process spent while typing each file, and the
+  // renderer's main-thread time (Chromium's Performance metrics: rm.TaskDuration and its parts).
   const typeTime = async (rel, round, block) => {
     await openFile(rel);
     await editor().locator('.view-line').first().click();
@@ -578,23 +586,38 @@ await check('speed: 50 files / 500 hunks decorated, typing with 200 pending hunk
     await block?.before?.();
     const m0 = metrics().length;
     const c0 = cpu.sample(roots());
+    const r0 = await rendererMetrics();
+    // The whole line is compared: the text typed goes in front of the earlier rounds' text, and
+    // a prefix check would pass before the key is drawn whenever the next key is the letter the
+    // line already goes on with (the 'r' of the last round).
+    const firstLine = () => {
+      const l = document.querySelector('.editor-group-container.active .monaco-editor .view-lines .view-line');
+      return l ? l.textContent.replace(/\u00a0/g, ' ') : undefined;
+    };
+    const rest = await page.evaluate(firstLine);
     for (let i = 0; i < text.length; i++) {
-      const want = text.slice(0, i + 1);
+      const want = text.slice(0, i + 1) + rest;
       const t0 = performance.now();
       await page.keyboard.type(text[i]);
       await page.waitForFunction((w) => {
         const l = document.querySelector('.editor-group-container.active .monaco-editor .view-lines .view-line');
-        return !!l && l.textContent.replace(/\u00a0/g, ' ').startsWith(w);
+        return !!l && l.textContent.replace(/\u00a0/g, ' ') === w;
       }, want, { polling: 'raf', timeout: 10000 });
       per.push(performance.now() - t0);
     }
     const used = cpu.diff(c0, cpu.sample(roots()));
+    const r1 = await rendererMetrics();
+    for (const k of Object.keys(r1)) used['rm.' + k] = (r1[k] - r0[k]) * (k.endsWith('Count') ? 1 : 1000);
     // Decorations set again while the keys were typed (none: no key touches a hunk).
     const draws = metrics().slice(m0).filter((x) => x.name === 'decorationsDrawn').length;
     await block?.after?.();
     return { per, used, draws };
   };
   const roots = () => [process.pid];
+  const perfCdp = await page.context().newCDPSession(page);
+  await perfCdp.send('Performance.enable');
+  const rendererMetrics = async () => Object.fromEntries((await perfCdp.send('Performance.getMetrics')).metrics
+    .filter((m) => /^(TaskDuration|ScriptDuration|LayoutDuration|RecalcStyleDuration|LayoutCount|RecalcStyleCount)$/.test(m.name)).map((m) => [m.name, m.value]));
   await openFile('big.txt');
   await until('the lenses of big.txt', async () => (await lenses()).filter((t) => t === 'Accept').length >= 3, 60000);
   // Lines with lenses in big.txt's editor: each is laid out again on every keystroke.
@@ -602,12 +625,14 @@ await check('speed: 50 files / 500 hunks decorated, typing with 200 pending hunk
   await openFile('top.txt');
   await until('the lenses of top.txt', async () => (await lenses()).filter((t) => t === 'Accept').length >= 3, 60000);
   const topLensLines = await editor().locator('.codelens-decoration').count();
-  const files = ['big.txt', 'top.txt', 'plain.txt', 'plain2.txt'];
+  await openFile('far.txt');
+  await until('the lens of far.txt', async () => (await lenses()).some((t) => t.startsWith('Accept All')), 60000);
+  const files = ['big.txt', 'top.txt', 'far.txt', 'plain.txt', 'plain2.txt'];
   const keys = Object.fromEntries(files.map((f) => [f, []]));
   const perRound = Object.fromEntries(files.map((f) => [f, []])); // each round's keys, for paired ratios
   const cpuMs = Object.fromEntries(files.map((f) => [f, {}]));
   // A multiple of the files, so that each file is typed in each place of the rotation equally often.
-  const rounds = +(process.env.TYPING_ROUNDS ?? 12);
+  const rounds = +(process.env.TYPING_ROUNDS ?? 10);
   const profileDir = process.env.E2E_PROFILE;
   let mBig0 = metrics().length;
   let redraws = 0;
@@ -646,13 +671,16 @@ await check('speed: 50 files / 500 hunks decorated, typing with 200 pending hunk
     topHunksMsPerKey: +median(topT).toFixed(1), ratio200vsTop: +(median(withT) / median(topT)).toFixed(2), pairedRatio200vsTop: paired('big.txt', 'top.txt'),
     ratioTop: +(median(topT) / median(withoutT)).toFixed(2), pairedRatioTop: paired('top.txt', 'plain.txt'),
     meanWith: +(withT.reduce((a, x) => a + x, 0) / withT.length).toFixed(1), meanWithout: +(withoutT.reduce((a, x) => a + x, 0) / withoutT.length).toFixed(1),
-    cpuMsPerKeyWith: perKeyCpu('big.txt'), cpuMsPerKeyWithout: perKeyCpu('plain.txt'), cpuMsPerKeyControl: perKeyCpu('plain2.txt'), cpuMsPerKeyTopHunks: perKeyCpu('top.txt'),
+    cpuMsPerKeyWith: perKeyCpu('big.txt'), cpuMsPerKeyWithout: perKeyCpu('plain.txt'), cpuMsPerKeyControl: perKeyCpu('plain2.txt'), cpuMsPerKeyTopHunks: perKeyCpu('top.txt'), cpuMsPerKeyFar: perKeyCpu('far.txt'),
+    farMsPerKey: +median(keys['far.txt']).toFixed(1), ratioFar: +(median(keys['far.txt']) / median(withoutT)).toFixed(2), pairedRatioFar: paired('far.txt', 'plain.txt'), pairedRatio200vsFar: paired('big.txt', 'far.txt'),
     extensionHandlerMsMean: typing.length ? +(typing.reduce((a, x) => a + x.value * x.keys, 0) / typing.reduce((a, x) => a + x.keys, 0)).toFixed(3) : null,
     extensionHandlerMsMax: typing.length ? +Math.max(...typing.map((x) => x.max)).toFixed(3) : null,
     serverNotesHandledMsMean: dc.length ? +(dc.reduce((a, x) => a + x.value, 0) / dc.length).toFixed(2) : null,
     serverNotesDuringTyping: dc.length,
     lensRequestsDuringTyping: lensCalls.length, decorationDrawsDuringTyping: redraws, lensLines, topLensLines,
     load: os.loadavg().map((x) => +x.toFixed(2)),
+    // The median latency of each key of a block over the rounds (the first follows the switch to the file).
+    byKey: Object.fromEntries(files.map((f) => [f, perRound[f][0].map((_, i) => +median(perRound[f].map((r) => r[i])).toFixed(1))])),
   };
   figures.layout = metrics().filter((x) => x.name === 'changeSetLayoutMs' && x.hunks >= 200).map((x) => ({ ms: +x.value.toFixed(1), hunks: x.hunks, files: x.files }));
   const lensMs = metrics().filter((x) => x.name === 'provideCodeLensesMs' && x.hunks >= 200);
