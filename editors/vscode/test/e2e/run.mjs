@@ -212,7 +212,22 @@ async function palette(command, pick) {
   await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible' });
-  await input.fill(`>${command}`);
+  try {
+    await input.fill(`>${command}`, { timeout: 10000 });
+  } catch (e) {
+    // Once in some twenty runs the workbench turned inert between the check above and the fill
+    // (a modal came up and went), and the case failed on an unrelated command: say what was
+    // there, keep a picture, and try once more; a second failure fails the case.
+    const what = await page.evaluate(() => [...document.querySelectorAll('[inert], .monaco-dialog-box')]
+      .map((el) => `${el.tagName.toLowerCase()}.${[...el.classList].join('.')}: ${(el.innerText ?? '').replace(/\s+/g, ' ').slice(0, 160)}`).join(' | '));
+    console.log(`  (the palette was not editable before "${command}": ${what || 'nothing inert now'}; ${String(e).split('\n')[0]})`);
+    await page.screenshot({ path: path.join(results, `palette-not-editable-${command.replace(/[^A-Za-z0-9]+/g, '-')}.png`) });
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('F1');
+    await input.waitFor({ state: 'visible' });
+    await input.fill(`>${command}`);
+  }
   await page.locator('.quick-input-list .monaco-list-row').first().waitFor();
   await until(`the command "${command}" in the palette`, async () => (await page.locator('.quick-input-list .monaco-list-row.focused').textContent())?.includes(command));
   await page.keyboard.press('Enter');
