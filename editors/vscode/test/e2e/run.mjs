@@ -79,6 +79,11 @@ for (let h = 0; h < 200; h++) {
 // Accept All lens is the only thing of the review on screen. far.txt against plain.txt is what a
 // CodeLens on the file costs on each key (VS Code lays its lenses out again on every keystroke).
 fs.writeFileSync(path.join(ws, 'far.txt'), bigLines.join('\n') + '\n');
+// ui.txt: the same text, no review, and what agentd draws on top.txt (its CodeLens lines, and
+// the decorations of those hunks) drawn by another extension that does nothing else
+// (test/e2e/lens-control). ui.txt against plain.txt is what that UI costs on each key in this
+// VS Code; big.txt against ui.txt is what agentd's review of 200 hunks adds to it.
+fs.writeFileSync(path.join(ws, 'ui.txt'), bigLines.join('\n') + '\n');
 const farPatch = `--- a/far.txt\n+++ b/far.txt\n${bigPatch.split('\n').slice(2 + 199 * 9, 2 + 200 * 9).join('\n')}\n`;
 const topPatch = `--- a/top.txt\n+++ b/top.txt\n${bigPatch.split('\n').slice(2, 2 + 10 * 9).join('\n')}\n`;
 fs.writeFileSync(path.join(ws, 'bulk.agentd.json'), JSON.stringify({
@@ -158,6 +163,10 @@ const env = { ...process.env, XDG_CONFIG_HOME: path.join(tmp, 'xdg'), AGENTD_VSC
 delete env.npm_config_nodedir;
 execFileSync(CODE_SERVER, ['--user-data-dir', userDir, '--extensions-dir', extDir, '--install-extension', VSIX], { env, stdio: ['ignore', 'inherit', 'inherit'] });
 if (!fs.readdirSync(extDir).some((d) => d.startsWith('agentd.agentd'))) fail(`the .vsix did not install into ${extDir}`);
+const controlVsix = path.join(tmp, 'lens-control.vsix');
+execFileSync(path.join(ext, 'node_modules', '.bin', 'vsce'), ['package', '--no-dependencies', '--skip-license', '-o', controlVsix], { cwd: path.join(here, 'lens-control'), stdio: ['ignore', 'ignore', 'inherit'] });
+execFileSync(CODE_SERVER, ['--user-data-dir', userDir, '--extensions-dir', extDir, '--install-extension', controlVsix], { env, stdio: ['ignore', 'inherit', 'inherit'] });
+if (!fs.readdirSync(extDir).some((d) => d.startsWith('agentd-e2e.lens-control'))) fail(`the lens control extension did not install into ${extDir}`);
 
 async function freePort() {
   return new Promise((res) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => res(p)); }); });
@@ -642,12 +651,21 @@ await check('speed: 50 files / 500 hunks decorated, typing with 200 pending hunk
   const topLensLines = await editor().locator('.codelens-decoration').count();
   await openFile('far.txt');
   await until('the lens of far.txt', async () => (await lenses()).some((t) => t.startsWith('Accept All')), 60000);
-  const files = ['big.txt', 'top.txt', 'far.txt', 'plain.txt', 'plain2.txt'];
+  // The decorations drawn on the lines in view (removed lines' backgrounds and ghost texts), to
+  // check that ui.txt shows what top.txt shows.
+  const decorated = () => editor().locator('.view-overlays .cdr[class*="ced-"], .view-line span[class*="ced-"]').count();
+  const topDecorated = await (async () => { await openFile('top.txt'); await until('the lenses of top.txt', async () => (await lenses()).filter((t) => t === 'Accept').length >= 3, 60000); return decorated(); })();
+  await openFile('ui.txt');
+  await until('the control lenses of ui.txt', async () => (await lenses()).filter((t) => t === 'Accept').length >= 3, 60000);
+  await until('the control decorations of ui.txt', async () => (await decorated()) >= topDecorated, 10000);
+  const controlLensLines = await editor().locator('.codelens-decoration').count();
+  const controlDecorated = await decorated();
+  const files = ['big.txt', 'top.txt', 'far.txt', 'ui.txt', 'plain.txt', 'plain2.txt'];
   const keys = Object.fromEntries(files.map((f) => [f, []]));
   const perRound = Object.fromEntries(files.map((f) => [f, []])); // each round's keys, for paired ratios
   const cpuMs = Object.fromEntries(files.map((f) => [f, {}]));
   // A multiple of the files, so that each file is typed in each place of the rotation equally often.
-  const rounds = +(process.env.TYPING_ROUNDS ?? 10);
+  const rounds = +(process.env.TYPING_ROUNDS ?? 12);
   const profileDir = process.env.E2E_PROFILE;
   let mBig0 = metrics().length;
   let redraws = 0;
@@ -688,11 +706,17 @@ await check('speed: 50 files / 500 hunks decorated, typing with 200 pending hunk
     meanWith: +(withT.reduce((a, x) => a + x, 0) / withT.length).toFixed(1), meanWithout: +(withoutT.reduce((a, x) => a + x, 0) / withoutT.length).toFixed(1),
     cpuMsPerKeyWith: perKeyCpu('big.txt'), cpuMsPerKeyWithout: perKeyCpu('plain.txt'), cpuMsPerKeyControl: perKeyCpu('plain2.txt'), cpuMsPerKeyTopHunks: perKeyCpu('top.txt'), cpuMsPerKeyFar: perKeyCpu('far.txt'),
     farMsPerKey: +median(keys['far.txt']).toFixed(1), ratioFar: +(median(keys['far.txt']) / median(withoutT)).toFixed(2), pairedRatioFar: paired('far.txt', 'plain.txt'), pairedRatio200vsFar: paired('big.txt', 'far.txt'),
+    // What agentd's review adds to the same UI drawn by an extension that does nothing else
+    // (its CodeLens lines and decorations), and what that UI costs against none.
+    uiMsPerKey: +median(keys['ui.txt']).toFixed(1), ratioUi: +(median(keys['ui.txt']) / median(withoutT)).toFixed(2), pairedRatioUi: paired('ui.txt', 'plain.txt'),
+    ratio200vsUi: +(median(withT) / median(keys['ui.txt'])).toFixed(2), pairedRatio200vsUi: paired('big.txt', 'ui.txt'),
+    ratioTopVsUi: +(median(topT) / median(keys['ui.txt'])).toFixed(2), pairedRatioTopVsUi: paired('top.txt', 'ui.txt'),
+    cpuMsPerKeyUi: perKeyCpu('ui.txt'),
     extensionHandlerMsMean: typing.length ? +(typing.reduce((a, x) => a + x.value * x.keys, 0) / typing.reduce((a, x) => a + x.keys, 0)).toFixed(3) : null,
     extensionHandlerMsMax: typing.length ? +Math.max(...typing.map((x) => x.max)).toFixed(3) : null,
     serverNotesHandledMsMean: dc.length ? +(dc.reduce((a, x) => a + x.value, 0) / dc.length).toFixed(2) : null,
     serverNotesDuringTyping: dc.length,
-    lensRequestsDuringTyping: lensCalls.length, decorationDrawsDuringTyping: redraws, lensLines, topLensLines,
+    lensRequestsDuringTyping: lensCalls.length, decorationDrawsDuringTyping: redraws, lensLines, topLensLines, controlLensLines, topDecorated, controlDecorated,
     load: os.loadavg().map((x) => +x.toFixed(2)),
     // The median latency of each key of a block over the rounds (the first follows the switch to the file).
     byKey: Object.fromEntries(files.map((f) => [f, perRound[f][0].map((_, i) => +median(perRound[f].map((r) => r[i])).toFixed(1))])),
