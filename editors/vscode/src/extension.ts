@@ -11,7 +11,10 @@ import type {
   LanguageClient, LanguageClientOptions, ServerOptions,
   WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd,
 } from 'vscode-languageclient/node';
-import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, hunkAt, isOpen, isModelDriven, moveEdit, statusText } from './model';
+import {
+  ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, hunkAt, isOpen, isModelDriven, keyEnv,
+  logLine, missingModel, modelSpec, moveEdit, runConflict, statusText,
+} from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
 import { findBinary, missingBinaryMessage, serverCommand } from './binary';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
@@ -50,8 +53,18 @@ interface State {
   diagnostics: vscode.DiagnosticCollection;
   metrics: FileMetrics;
   run?: RunState;
-  lastUndo?: string;
+  /** Why there is no daemon (no binary, it died, it did not start): said again by every command
+   *  that needs it, with the fix. */
+  down?: { message: string; fix: 'setting' | 'restart' };
 }
+
+/** The daemon is not there: the message says why and what to do. */
+class DaemonDown extends Error {
+  constructor(message: string, readonly fix: 'setting' | 'restart') { super(message); }
+}
+
+let state: State | undefined;
+const SECRET_KEY = 'agentd.apiKey';
 
 /** When the bundle began to load (esbuild.mjs puts it first in out/extension.js). */
 declare const __agentdLoadStart: number | undefined;
@@ -65,7 +78,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const cfg = vscode.workspace.getConfiguration('agentd');
   const bin = findBinary(cfg.get<string>('path', ''));
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const starting = bin && folder ? startClient(context, out, bin, folder.uri.fsPath) : undefined;
+  const key = await context.secrets.get(SECRET_KEY).then((k) => k, () => undefined);
+  const starting = bin && folder ? startClient(context, out, bin, folder.uri.fsPath, key) : undefined;
   starting?.catch(() => undefined); // reported below, once the views exist
   const metrics = new FileMetrics();
   const review = new Review(metrics);
@@ -78,6 +92,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.command = { command: 'workbench.view.extension.agentd', title: 'Show agentd' };
   const diagnostics = vscode.languages.createDiagnosticCollection('agentd');
   const st: State = { context, out, review, plan, planView, changes, snapshots, status, diagnostics, metrics };
+  state = st;
+  review.resync = (uri, ids) => resyncFile(st, uri, ids);
 
   context.subscriptions.push(out, review, planView, status, diagnostics,
     vscode.window.createTreeView('agentd.changes', { treeDataProvider: changes }),
@@ -87,6 +103,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, review),
     review.onDidChangeSets(() => { changes.refresh(); updateStatus(st); }),
     planView.onDidChangeCheckboxState((e) => void toggleSkips(st, e.items)),
+    vscode.workspace.onDidChangeConfiguration((e) => void onSettings(st, e)),
   );
   registerCommands(st);
   updateStatus(st);
@@ -94,11 +111,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const tSetup = performance.now();
 
   if (!bin) {
-    const msg = missingBinaryMessage(cfg.get<string>('path', ''));
-    out.error(msg);
-    void vscode.window.showErrorMessage(msg, 'Open Setting').then((a) => {
-      if (a) void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
-    });
+    st.down = { message: missingBinaryMessage(cfg.get<string>('path', '')) + ' Set agentd.path to the agentd binary, or put agentd on PATH.', fix: 'setting' };
+    out.error(st.down.message);
+    reportDown(st);
     return;
   }
   if (!folder || !starting) { out.info('no workspace folder open: agentd starts when a folder is opened'); return; }
@@ -109,14 +124,100 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     out.info(`daemon started in ${Math.round(performance.now() - t0)} ms`);
     void refreshAll(st);
   } catch (e) {
-    out.error(`agentd serve failed to start: ${errText(e)}`);
-    void vscode.window.showErrorMessage(`agentd: the daemon did not start: ${errText(e)}`, 'Show Log').then((a) => a && out.show(true));
+    client = undefined;
+    st.down = { message: `agentd: the daemon did not start: ${errText(e)}`, fix: 'restart' };
+    out.error(st.down.message);
+    reportDown(st);
   }
 }
 
 export async function deactivate(): Promise<void> {
-  await client?.stop().catch(() => undefined);
+  await stopClient();
+}
+
+/** reportDown says why there is no daemon, with the fix as a button. */
+function reportDown(st: State): void {
+  const d = st.down;
+  if (!d) return;
+  const actions = d.fix === 'setting' ? ['Open Setting', 'Show Log'] : ['Restart agentd', 'Show Log'];
+  void vscode.window.showErrorMessage(d.message, ...actions).then((a) => {
+    if (a === 'Open Setting') void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
+    else if (a === 'Restart agentd') void vscode.commands.executeCommand('agentd.restart');
+    else if (a === 'Show Log') st.out.show(true);
+  });
+}
+
+/** The daemon's process, spawned by the extension (its stderr is read here, line by line). */
+let daemon: ChildProcess | undefined;
+let stopping = false;
+
+async function stopClient(): Promise<void> {
+  const c = client, p = daemon;
   client = undefined;
+  stopping = true;
+  try {
+    await c?.stop(2000).catch(() => undefined);
+  } finally {
+    stopping = false;
+  }
+  if (p && p.exitCode === null && p.signalCode === null) p.kill();
+  if (daemon === p) daemon = undefined;
+}
+
+/** restartDaemon stops the daemon (if any) and starts it again with the current settings:
+ *  agentd.path, the model, the key and the log level apply without a window reload. */
+async function restartDaemon(st: State, why: string): Promise<void> {
+  st.out.info(`restarting the daemon: ${why}`);
+  await stopClient();
+  st.review.clear();
+  st.run = undefined;
+  updateStatus(st);
+  const cfg = vscode.workspace.getConfiguration('agentd');
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const bin = findBinary(cfg.get<string>('path', ''));
+  if (!bin) {
+    st.down = { message: missingBinaryMessage(cfg.get<string>('path', '')) + ' Set agentd.path to the agentd binary, or put agentd on PATH.', fix: 'setting' };
+    st.out.error(st.down.message);
+    reportDown(st);
+    return;
+  }
+  if (!folder) return;
+  try {
+    const key = await st.context.secrets.get(SECRET_KEY).then((k) => k, () => undefined);
+    const c = await startClient(st.context, st.out, bin, folder.uri.fsPath, key);
+    st.down = undefined;
+    attachClient(st, c);
+    st.out.info(`daemon started (${bin})`);
+    await refreshAll(st);
+    await sendPolicy(st);
+  } catch (e) {
+    client = undefined;
+    st.down = { message: `agentd: the daemon did not start: ${errText(e)}`, fix: 'restart' };
+    st.out.error(st.down.message);
+    reportDown(st);
+  }
+}
+
+/** onSettings applies a settings change at once: the binary, model, key and log level restart
+ *  the daemon; approval settings go to the daemon's policy (agentd/policy/set). */
+async function onSettings(st: State, e: vscode.ConfigurationChangeEvent): Promise<void> {
+  const restart = ['agentd.path', 'agentd.model', 'agentd.provider', 'agentd.modelBaseUrl', 'agentd.logLevel'].filter((k) => e.affectsConfiguration(k));
+  if (restart.length) { await restartDaemon(st, `${restart.join(', ')} changed`); return; }
+  if (e.affectsConfiguration('agentd.approval') && client) await sendPolicy(st);
+}
+
+/** sendPolicy sends the editor's approval settings that the user set (not the defaults) to the
+ *  daemon's policy, which keeps it for the workspace. */
+async function sendPolicy(st: State): Promise<void> {
+  const p = approvalPolicy(vscode.workspace.getConfiguration('agentd'));
+  if (!Object.keys(p).length || !client) return;
+  try {
+    await req('agentd/policy/set', p);
+    st.out.info(`approval policy sent: ${JSON.stringify(p)}`);
+  } catch (e) {
+    st.out.error(`agentd/policy/set: ${errText(e)}`);
+    void vscode.window.showErrorMessage(`agentd: the approval settings were refused: ${errText(e)}`);
+  }
 }
 
 function errText(e: unknown): string {
@@ -125,49 +226,97 @@ function errText(e: unknown): string {
   return String(e);
 }
 
+/** approvalPolicy is the approval settings the user set (workspace, folder or user), not the
+ *  defaults: the daemon's policy is the workspace's, and a default must not override it. */
 function approvalPolicy(cfg: vscode.WorkspaceConfiguration): Record<string, unknown> {
-  const a = cfg.get<Record<string, unknown>>('approval') ?? {};
-  const out: Record<string, unknown> = { read: 'allow' };
-  for (const k of ['write', 'delete', 'command', 'git', 'requireApprovalForRisk', 'allowCommands', 'denyCommands']) if (a[k] !== undefined) out[k] = a[k];
+  const out: Record<string, unknown> = {};
+  for (const k of ['write', 'delete', 'command', 'git', 'requireApprovalForRisk', 'allowCommands', 'denyCommands']) {
+    const i = cfg.inspect(`approval.${k}`);
+    const v = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+    if (v !== undefined) out[k] = v;
+  }
   return out;
 }
 
-async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutputChannel, bin: string, cwd: string): Promise<LanguageClient> {
+async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutputChannel, bin: string, cwd: string, apiKey?: string): Promise<LanguageClient> {
   const cfg = vscode.workspace.getConfiguration('agentd');
   const cmd = serverCommand(bin, cfg.get<string>('logLevel', 'info'), process.env.AGENTD_STATE_DIR);
+  const model = modelSpec(cfg.get<string>('model', ''), cfg.get<string>('provider', ''), cfg.get<string>('modelBaseUrl', ''));
+  // The key from VS Code's secret storage goes to the daemon in its environment, under the
+  // variable its provider reads; never in a file or a setting.
+  const env = { ...process.env };
+  if (apiKey) env[keyEnv(model?.provider ?? modelSpec(env.AGENTD_MODEL ?? '', '', '')?.provider ?? 'openai')] = apiKey;
   // The daemon's process starts first, then the client library loads while it starts. Over
-  // stdio, with no `--stdio` argument (serverCommand). A restart spawns a new one.
-  const run = (): ChildProcess => spawn(cmd.command, cmd.args, { cwd, stdio: 'pipe' });
-  let first: ChildProcess | undefined = run();
+  // stdio, with no `--stdio` argument (serverCommand). Its stderr (log/slog lines) is read here
+  // so the output channel shows each line at its level.
+  const p = spawn(cmd.command, cmd.args, { cwd, stdio: 'pipe', env });
+  daemon = p;
+  const spawnError = new Promise<never>((_, rej) => p.once('error', (e) => rej(new Error(`cannot start ${bin}: ${e.message}`))));
+  spawnError.catch(() => undefined);
+  let buf = '';
+  p.stderr?.setEncoding('utf8');
+  p.stderr?.on('data', (d: string) => {
+    buf += d;
+    let i;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const l = logLine(buf.slice(0, i));
+      buf = buf.slice(i + 1);
+      out[l.level](l.text);
+    }
+  });
   const t0 = performance.now();
   lc = await import('vscode-languageclient/node');
   startTimes.libMs = performance.now() - t0;
-  const serverOptions: ServerOptions = async () => { const p = first ?? run(); first = undefined; return p; };
-  const model = cfg.get<string>('model', '');
+  let used = false;
+  const serverOptions: ServerOptions = async () => {
+    if (used) throw new Error('the daemon is restarted by the extension, not by the client library');
+    used = true;
+    return { reader: p.stdout!, writer: p.stdin!, detached: false };
+  };
   const init: Record<string, unknown> = {
     review: cfg.get<string>('review', 'before'),
-    approval: approvalPolicy(cfg),
+    // No approval here: the policy is the workspace's, kept by the daemon; the editor's settings
+    // go through agentd/policy/set (sendPolicy) when set and when they change.
     // hunksFollowEdits: Review moves hunks with the typing itself, so the server stays silent
     // about rebases that only moved them (docs/protocol.md, agentd/changes/didChange).
     clientFeatures: { approvalRequest: true, changeReview: true, hunksFollowEdits: true },
   };
-  if (model) {
-    const i = model.indexOf(':');
-    init.model = { provider: i > 0 ? model.slice(0, i) : 'openai', model: i > 0 ? model.slice(i + 1) : model, baseUrl: cfg.get<string>('modelBaseUrl', '') || undefined };
-  }
+  if (model) init.model = model;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
     outputChannel: out,
     revealOutputChannelOn: lc.RevealOutputChannelOn.Never,
     initializationOptions: init,
+    // The extension reports a dead daemon itself (every command says so, with Restart) and
+    // clears what it drew; the library does not restart it behind the user's back.
+    errorHandler: {
+      error: () => ({ action: lc!.ErrorAction.Continue, handled: true }),
+      closed: () => ({ action: lc!.CloseAction.DoNotRestart, handled: true }),
+    },
   };
   const c = new lc.LanguageClient('agentd', 'agentd', serverOptions, clientOptions);
   client = c;
-  context.subscriptions.push({ dispose: () => void c.stop().catch(() => undefined) });
+  p.once('exit', (code, signal) => { if (daemon === p) onDaemonExit(code, signal); });
+  context.subscriptions.push({ dispose: () => { void c.stop().catch(() => undefined); if (p.exitCode === null) p.kill(); } });
   const t1 = performance.now();
-  await c.start();
+  await Promise.race([c.start(), spawnError]);
   startTimes.startMs = performance.now() - t1;
   return c;
+}
+
+/** onDaemonExit: the daemon ended without being asked. What it drew is taken away (nobody can
+ *  decide those hunks now), and the user is told, with Restart. */
+function onDaemonExit(code: number | null, signal: NodeJS.Signals | null): void {
+  const st = state;
+  daemon = undefined;
+  if (stopping || !st) return;
+  client = undefined;
+  st.down = { message: `agentd: the daemon stopped (${signal ? `signal ${signal}` : `exit code ${code}`}); its pending changes are no longer shown. Restart it to go on (pending changes come back from its state).`, fix: 'restart' };
+  st.out.error(st.down.message);
+  st.review.clear();
+  if (st.run && (st.run.status === 'running' || st.run.status === 'paused')) st.run = { ...st.run, status: 'stopped' };
+  updateStatus(st);
+  reportDown(st);
 }
 
 /** attachClient installs the handlers of the daemon's notifications and requests. */
@@ -280,18 +429,63 @@ async function onRunEvent(st: State, p: { runId: string; event: RunEvent; state?
 }
 
 function req<T>(method: string, params: unknown): Promise<T> {
-  if (!client) return Promise.reject(new Error('the agentd daemon is not running (see the agentd output channel)'));
+  if (!client) {
+    const d = state?.down;
+    return Promise.reject(d ? new DaemonDown(d.message, d.fix) : new DaemonDown('agentd: the daemon is not running (open a folder, or run "agentd: Restart Daemon").', 'restart'));
+  }
   return client.sendRequest<T>(method, params);
 }
 
+/** The buffer version of each open document: a change set asked for now is computed on these. */
+function versionsNow(): Map<string, number> {
+  return new Map(vscode.workspace.textDocuments.map((d) => [d.uri.toString(), d.version]));
+}
+
 async function fetchChangeSet(st: State, id: string): Promise<ChangeSet | undefined> {
+  const versions = versionsNow();
   const cs = await req<ChangeSet>('agentd/changes/get', { changeId: id }).catch((e) => { st.out.warn(`changes/get ${id}: ${errText(e)}`); return undefined; });
   if (cs) {
     const t0 = performance.now();
-    st.review.setChangeSet(cs);
+    st.review.setChangeSet(cs, versions);
+    if (cs.review === 'after') void saveAfterMode(st, cs);
     st.metrics.record('changeSetLayoutMs', performance.now() - t0, { hunks: cs.files.reduce((a, f) => a + f.hunks.length, 0), files: cs.files.length });
   }
   return cs;
+}
+
+/** resyncFile: a hunk the user typed into got no notice from the server; its sets are asked for
+ *  (the server rebases onto the buffer first) and drawn as the server has them. */
+async function resyncFile(st: State, uri: string, ids: string[]): Promise<void> {
+  st.out.debug(`no notice for the hunks typed into in ${vscode.workspace.asRelativePath(vscode.Uri.parse(uri))}: asking for ${ids.join(', ')}`);
+  for (const id of ids) await fetchChangeSet(st, id);
+}
+
+/** saveAfterMode: in after mode a change is on disk. The server puts it into an open editor
+ *  (workspace/applyEdit) and a rejection takes it out there: an editor whose unsaved text is the
+ *  disk's plus or minus the agent's change alone is saved; one with the user's own edits too is
+ *  left to the user, who is told. */
+const afterSeen = new Map<string, string>();
+async function saveAfterMode(st: State, cs: ChangeSet): Promise<void> {
+  for (const f of cs.files) {
+    if (!f.patch) continue;
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === f.uri);
+    if (!doc?.isDirty) continue;
+    const disk = await vscode.workspace.fs.readFile(doc.uri).then((b) => Buffer.from(b).toString('utf8'), () => undefined);
+    if (disk === undefined) continue;
+    const buf = doc.getText();
+    // Proposed: the disk plus every hunk. Decided since: the disk (with all hunks, saved before)
+    // minus the rejected ones.
+    const rejected = f.hunks.map((h) => h.status === 'rejected');
+    const ok = agentOnly(disk, buf, f.patch, undefined, 'forward') || agentOnly(disk, buf, f.patch, rejected, 'reverse');
+    const key = `${cs.id}|${f.uri}|${doc.version}`;
+    if (ok) {
+      if (await doc.save()) st.out.info(`after mode: saved ${vscode.workspace.asRelativePath(doc.uri)} (the change of step ${cs.stepId ?? '?'})`);
+    } else if (!afterSeen.has(key)) {
+      afterSeen.set(key, '');
+      const rel = vscode.workspace.asRelativePath(doc.uri);
+      void vscode.window.showWarningMessage(`agentd: ${rel} holds the change of step ${cs.stepId ?? '?'} and your own unsaved edits; the disk has neither until you save it.`, 'Save').then(async (a) => { if (a) await doc.save(); });
+    }
+  }
 }
 
 async function refreshAll(st: State): Promise<void> {
@@ -307,8 +501,10 @@ async function refreshSnapshots(st: State): Promise<void> {
 
 async function askApproval(st: State, r: ApprovalRequest): Promise<{ outcome: 'selected'; optionId: string; reason?: string } | { outcome: 'cancelled' }> {
   const p = approvalPrompt(r, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+  // The first button is the default (Enter): Reject for a high-risk call (approvalPrompt).
+  // Dismissing answers this request only, as cancelled (reject once), never another.
   const pick = await vscode.window.showWarningMessage(p.message, { modal: true, detail: p.detail }, ...p.buttons.map((b) => ({ title: b.title, optionId: b.optionId })));
-  if (!pick) return { outcome: 'cancelled' };
+  if (!pick) { st.out.info(`approval for step ${r.stepId} dismissed: not allowed this time`); return { outcome: 'cancelled' }; }
   st.out.info(`approval for step ${r.stepId}: ${pick.title}`);
   return { outcome: 'selected', optionId: pick.optionId };
 }
@@ -463,8 +659,17 @@ async function decideHunk(st: State, ref: HunkRef | undefined, action: 'accept' 
   await resolve(st, r.changeId, [{ uri: r.uri, hunkId, action, line: r.line }], reason);
 }
 
-async function decideFile(st: State, ref: { uri?: string } | undefined, action: 'accept' | 'reject'): Promise<void> {
-  const uri = ref?.uri ?? vscode.window.activeTextEditor?.document.uri.toString();
+/** fileUriOf: the file a command is about: a lens or view item's `{uri}`, the Uri an editor
+ *  title action passes (the file, or its proposed side in a diff), else the active editor's. */
+function fileUriOf(ref: unknown): string | undefined {
+  if (ref instanceof vscode.Uri) return ref.with({ scheme: 'file', query: '', fragment: '' }).toString();
+  if (ref && typeof ref === 'object' && typeof (ref as { uri?: unknown }).uri === 'string') return (ref as { uri: string }).uri;
+  const u = vscode.window.activeTextEditor?.document.uri;
+  return u && (u.scheme === 'file' || u.scheme === DIFF_SCHEME) ? u.with({ scheme: 'file', query: '', fragment: '' }).toString() : undefined;
+}
+
+async function decideFile(st: State, ref: { uri?: string } | vscode.Uri | undefined, action: 'accept' | 'reject'): Promise<void> {
+  const uri = fileUriOf(ref);
   if (!uri) return;
   const sets = [...st.review.sets.values()].filter((c) => c.files.some((f) => f.uri === uri && (f.status === 'pending' || f.status === 'partial' || f.status === 'stale')));
   for (const cs of sets) {
@@ -475,7 +680,10 @@ async function decideFile(st: State, ref: { uri?: string } | undefined, action: 
 }
 
 async function decideAll(st: State, node: ChangeNode | undefined, action: 'accept' | 'reject'): Promise<void> {
-  const ids = node?.changeId ? [node.changeId] : [...st.review.sets.values()].filter(isOpen).map((c) => c.id);
+  // Every open set as the daemon has it (one not drawn yet included), not only those shown.
+  const ids = node?.changeId ? [node.changeId]
+    : [...new Set([...(await req<ChangeSet[]>('agentd/changes/list', {})).filter(isOpen).map((c) => c.id), ...[...st.review.sets.values()].filter(isOpen).map((c) => c.id)])];
+  if (!ids.length) { void vscode.window.showInformationMessage('agentd: nothing pending review'); return; }
   for (const id of ids) {
     let reason: string | undefined;
     if (action === 'reject') { const x = await reasonFor(st, id); if (x === null) return; reason = x; }
@@ -536,16 +744,25 @@ function snapArg(n: unknown): SnapshotInfo | undefined {
   return undefined;
 }
 
+interface RestoreResult { restored: string[]; deleted: string[]; created: string[]; conflicts: { uri: string; message: string }[]; leftAlone?: { uri: string; message: string }[]; undoSnapshotId?: string }
+
 async function restore(st: State, id: string, label: string): Promise<void> {
   // The server decides everything: it puts the restored text into open buffers through
   // workspace/applyEdit, saves them through agentd/documents/save, and reports buffers with the
-  // user's unsaved edits as conflicts, left alone. This shows what it did.
-  let res: { restored: string[]; deleted: string[]; created: string[]; conflicts: { uri: string; message: string }[]; leftAlone?: { uri: string; message: string }[]; undoSnapshotId: string };
+  // user's unsaved edits as conflicts, left alone. This shows what it did. What can be undone is
+  // the daemon's journal (agentd/undo/restore), not kept here.
+  let res: RestoreResult;
   try {
     res = await req('agentd/snapshot/restore', { id });
-  } catch (e) { void vscode.window.showErrorMessage(`agentd: restore failed: ${errText(e)}`); return; }
-  st.lastUndo = res.undoSnapshotId;
-  await st.context.workspaceState.update('agentd.lastUndo', res.undoSnapshotId);
+  } catch (e) {
+    if (e instanceof DaemonDown) throw e;
+    void vscode.window.showErrorMessage(`agentd: restore failed: ${errText(e)}`); return;
+  }
+  showRestore(st, res, label);
+  await refreshSnapshots(st);
+}
+
+function showRestore(st: State, res: RestoreResult, label: string, undoable = true): void {
   const n = res.restored.length + res.deleted.length + res.created.length;
   const rel = (u: string) => vscode.workspace.asRelativePath(vscode.Uri.parse(u));
   st.out.info(`restored ${label}: ${n} files, ${res.conflicts.length} conflicts`);
@@ -553,8 +770,64 @@ async function restore(st: State, id: string, label: string): Promise<void> {
   for (const c of res.leftAlone ?? []) st.out.info(`restore left alone: ${rel(c.uri)}: ${c.message}`);
   const msg = `agentd: restored ${label} (${n} file${n === 1 ? '' : 's'})` + (res.conflicts.length ? `; ${res.conflicts.length} conflict${res.conflicts.length === 1 ? '' : 's'} left alone: ${res.conflicts.map((c) => `${rel(c.uri)} (${c.message})`).join(', ')}` : '');
   const show = res.conflicts.length ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
-  void show(msg, 'Undo Restore').then((a) => a && vscode.commands.executeCommand('agentd.undoRestore'));
-  await refreshSnapshots(st);
+  if (undoable) void show(msg, 'Undo Restore').then((a) => a && vscode.commands.executeCommand('agentd.undoRestore'));
+  else void show(msg);
+}
+
+/** offerLiveRun: a run of the workspace is running or paused. The user resumes it, cancels it
+ *  (then the new run starts) or leaves things as they are; never a second run beside it. Returns
+ *  whether to start the new run. */
+async function offerLiveRun(st: State, runId: string, status: string): Promise<boolean> {
+  const actions = status === 'paused' ? ['Resume', 'Cancel It and Run'] : ['Cancel It and Run'];
+  const a = await vscode.window.showWarningMessage(`agentd: run ${runId} is ${status}: resume it or cancel it first. One run at a time per workspace.`, { modal: true }, ...actions);
+  if (a === 'Resume') {
+    const s = await req<RunState>('agentd/run/resume', { runId });
+    st.run = { ...(st.run?.runId === runId ? st.run : {}), ...s } as RunState;
+    st.plan.setRun(st.run);
+    updateStatus(st);
+    st.out.info(`run ${runId} resumed (instead of a new run)`);
+    return false;
+  }
+  if (a === 'Cancel It and Run') {
+    await req<RunState>('agentd/run/cancel', { runId });
+    st.out.info(`run ${runId} cancelled to start a new one`);
+    // The cancel ends the run's steps first: wait until the daemon says it is over.
+    for (let i = 0; i < 100; i++) {
+      const r = await req<RunState>('agentd/run/get', { runId }).catch(() => undefined);
+      if (!r || (r.status !== 'running' && r.status !== 'paused')) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    return true;
+  }
+  return false;
+}
+
+/** repropose computes a stale hunk (or every undecided hunk of its file) again against the text
+ *  as it is now (agentd/changes/repropose) and draws the new change set. */
+async function repropose(st: State, ref: HunkRef | undefined): Promise<void> {
+  const r = refOrCursor(st, ref);
+  if (!r?.changeId) { void vscode.window.showInformationMessage('agentd: no stale hunk under the cursor'); return; }
+  const versions = versionsNow();
+  const cs = await req<ChangeSet>('agentd/changes/repropose', { changeId: r.changeId, uri: r.uri, hunkId: r.hunkId });
+  st.review.setChangeSet(cs, versions);
+  st.out.info(`${r.changeId}: re-proposed ${r.hunkId ?? r.uri ?? 'the set'} against the current text`);
+}
+
+interface Rule { id: string; category?: string; tool?: string; command?: string; path?: string; allow: boolean; createdAt?: string }
+
+/** manageRules lists the remembered approval rules ("always" answers) and revokes the chosen. */
+async function manageRules(st: State): Promise<void> {
+  const pol = await req<{ rules?: Rule[] }>('agentd/policy/get', {});
+  const rules = pol.rules ?? [];
+  if (!rules.length) { void vscode.window.showInformationMessage('agentd: no remembered approval rules'); return; }
+  const picks = await vscode.window.showQuickPick(rules.map((r) => ({
+    label: `${r.allow ? '$(check) allow' : '$(close) reject'} ${r.command ? `\`${r.command}\`` : r.path ?? r.tool ?? r.category ?? ''}`,
+    description: r.id, detail: [r.category, r.tool, r.createdAt && new Date(r.createdAt).toLocaleString()].filter(Boolean).join(' · '), rule: r,
+  })), { title: 'agentd: Approval Rules (select the rules to revoke)', canPickMany: true, placeHolder: 'remembered "always" answers' });
+  if (!picks?.length) return;
+  await req('agentd/policy/set', { revoke: picks.map((p) => p.rule.id) });
+  st.out.info(`rules revoked: ${picks.map((p) => p.rule.id).join(', ')}`);
+  void vscode.window.showInformationMessage(`agentd: revoked ${picks.map((p) => p.rule.id).join(', ')}`);
 }
 
 async function compareWithSnapshot(st: State, snap: SnapshotInfo): Promise<void> {
@@ -576,17 +849,39 @@ async function compareWithSnapshot(st: State, snap: SnapshotInfo): Promise<void>
 
 function registerCommands(st: State): void {
   const reg = (id: string, f: (...a: any[]) => unknown) => st.context.subscriptions.push(vscode.commands.registerCommand(id, async (...a: any[]) => {
-    try { await f(...a); } catch (e) { st.out.error(`${id}: ${errText(e)}`); void vscode.window.showErrorMessage(`agentd: ${errText(e)}`); }
+    try { await f(...a); } catch (e) {
+      st.out.error(`${id}: ${errText(e)}`);
+      // No daemon: said every time a command needs it, with the fix.
+      if (e instanceof DaemonDown) { reportDown(st); return; }
+      void vscode.window.showErrorMessage(`agentd: ${errText(e)}`);
+    }
   }));
   const runId = () => st.run?.runId;
+  /** The run a control acts on: the one shown if it is running or paused, else the workspace's
+   *  active run from the daemon (another window, a terminal, a run shown before a reload). */
+  const liveRun = async (): Promise<RunState | undefined> => {
+    if (st.run && (st.run.status === 'running' || st.run.status === 'paused')) return st.run;
+    return activeRun(await req<RunState[]>('agentd/run/list', {}));
+  };
   const runCtl = async (m: string) => {
-    const id = runId();
-    if (!id) { void vscode.window.showInformationMessage('agentd: no run'); return; }
-    st.run = { ...st.run!, ...(await req<RunState>(m, { runId: id })) };
+    const r = await liveRun();
+    if (!r) { void vscode.window.showInformationMessage('agentd: no run is running or paused'); return; }
+    st.run = { ...(st.run?.runId === r.runId ? st.run : r), ...(await req<RunState>(m, { runId: r.runId })) };
     st.plan.setRun(st.run);
     updateStatus(st);
   };
   reg('agentd.newPlan', async () => {
+    // What a plan from a request needs is checked before the request is asked for.
+    const cfg = vscode.workspace.getConfiguration('agentd');
+    const hasKey = !!(await st.context.secrets.get(SECRET_KEY).then((k) => k, () => undefined));
+    const missing = missingModel({ model: cfg.get<string>('model', ''), provider: cfg.get<string>('provider', ''), baseUrl: cfg.get<string>('modelBaseUrl', ''), hasKey, env: process.env });
+    if (missing.length) {
+      const a = await vscode.window.showErrorMessage(`agentd: a plan from a request needs ${missing.join('; and ')}.`, 'Open Settings', 'Set API Key');
+      if (a === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.model');
+      else if (a === 'Set API Key') void vscode.commands.executeCommand('agentd.setApiKey');
+      return;
+    }
+    if (!client) throw new DaemonDown(st.down?.message ?? 'agentd: the daemon is not running.', st.down?.fix ?? 'restart');
     const request = await vscode.window.showInputBox({ title: 'agentd: New Plan from Request', prompt: 'What should agentd do?', ignoreFocusOut: true });
     if (!request) return;
     const ed = vscode.window.activeTextEditor;
@@ -601,9 +896,23 @@ function registerCommands(st: State): void {
     if (uri) await loadPlan(st, uri);
   });
   reg('agentd.runPlan', async () => {
+    if (!client) throw new DaemonDown(st.down?.message ?? 'agentd: the daemon is not running.', st.down?.fix ?? 'restart');
     if (!st.plan.plan) { const uri = await pickPlanFile(); if (!uri || !await loadPlan(st, uri)) return; }
     const cfg = vscode.workspace.getConfiguration('agentd');
-    const r = await req<{ runId: string; snapshotId: string }>('agentd/run/start', { planId: st.plan.plan!.id, options: { review: cfg.get<string>('review', 'before') } });
+    // One run at a time per workspace: a run running or paused is offered first (the server
+    // refuses a second one with -32010 too, which is answered the same way).
+    const live = activeRun(await req<RunState[]>('agentd/run/list', {}).catch(() => [] as RunState[]));
+    if (live && !await offerLiveRun(st, live.runId, live.status)) return;
+    const start = () => req<{ runId: string; snapshotId: string }>('agentd/run/start', { planId: st.plan.plan!.id, options: { review: cfg.get<string>('review', 'before') } });
+    let r: { runId: string; snapshotId: string };
+    try {
+      r = await start();
+    } catch (e) {
+      const c = runConflict(e);
+      if (!c) throw e;
+      if (!await offerLiveRun(st, c.runId, c.status)) return;
+      r = await start();
+    }
     st.out.info(`run ${r.runId} started (snapshot ${r.snapshotId.slice(0, 12)})`);
     st.run = { runId: r.runId, planId: st.plan.plan!.id, status: 'running', progress: 0, completedSteps: 0, failedSteps: 0, skippedSteps: 0, totalSteps: st.plan.plan!.steps.length, currentSteps: [] };
     updateStatus(st);
@@ -646,23 +955,54 @@ function registerCommands(st: State): void {
 
   reg('agentd.acceptHunk', (r?: HunkRef) => decideHunk(st, r, 'accept'));
   reg('agentd.rejectHunk', (r?: HunkRef) => decideHunk(st, r, 'reject'));
-  reg('agentd.acceptFile', (r?: { uri?: string }) => decideFile(st, r, 'accept'));
-  reg('agentd.rejectFile', (r?: { uri?: string }) => decideFile(st, r, 'reject'));
-  reg('agentd.acceptAll', (n?: ChangeNode) => decideAll(st, n, 'accept'));
-  reg('agentd.rejectAll', (n?: ChangeNode) => decideAll(st, n, 'reject'));
+  reg('agentd.acceptFile', (r?: { uri?: string } | vscode.Uri) => decideFile(st, r, 'accept'));
+  reg('agentd.rejectFile', (r?: { uri?: string } | vscode.Uri) => decideFile(st, r, 'reject'));
+  // All: every open change set, whatever a menu passes (a view's title or an editor's title may
+  // pass the focused item or the file); one set: the Changes view's inline action.
+  reg('agentd.acceptAll', () => decideAll(st, undefined, 'accept'));
+  reg('agentd.rejectAll', () => decideAll(st, undefined, 'reject'));
+  reg('agentd.acceptChangeSet', (n?: ChangeNode) => n?.type === 'changeset' && decideAll(st, n, 'accept'));
+  reg('agentd.rejectChangeSet', (n?: ChangeNode) => n?.type === 'changeset' && decideAll(st, n, 'reject'));
   reg('agentd.nextHunk', () => gotoHunk(st, 1));
   reg('agentd.previousHunk', () => gotoHunk(st, -1));
   reg('agentd.reviewAll', (n?: ChangeNode) => reviewAll(st, n));
   reg('agentd.openDiff', (r?: { uri?: string; changeId?: string }) => openDiff(st, r));
 
+  reg('agentd.reproposeHunk', (r?: HunkRef) => repropose(st, r));
+  reg('agentd.restart', () => restartDaemon(st, 'asked for'));
+  reg('agentd.setApiKey', async () => {
+    const cfg = vscode.workspace.getConfiguration('agentd');
+    const spec = modelSpec(cfg.get<string>('model', '') || process.env.AGENTD_MODEL || '', cfg.get<string>('provider', ''), '');
+    const v = await vscode.window.showInputBox({ title: 'agentd: Set API Key', prompt: `The API key for ${spec?.provider ?? 'the model'}'s server, kept in VS Code's secret storage and given to the daemon as ${keyEnv(spec?.provider ?? 'openai')}. Empty: remove it.`, password: true, ignoreFocusOut: true });
+    if (v === undefined) return;
+    if (v) await st.context.secrets.store(SECRET_KEY, v); else await st.context.secrets.delete(SECRET_KEY);
+    void vscode.window.showInformationMessage(v ? 'agentd: API key saved; the daemon restarts with it.' : 'agentd: API key removed; the daemon restarts without it.');
+    await restartDaemon(st, 'the API key changed');
+  });
+  reg('agentd.undoRun', async () => {
+    try {
+      const res = await req<{ runId: string; snapshotId: string; restore: RestoreResult }>('agentd/undo/run', {});
+      showRestore(st, res.restore, `the changes of run ${res.runId}`);
+    } catch (e) {
+      if (isRpcError(e) && e.code === -32003) { void vscode.window.showInformationMessage(`agentd: ${e.message}`); return; }
+      throw e;
+    }
+    await refreshSnapshots(st);
+  });
+  reg('agentd.undoRestore', async () => {
+    try {
+      const res = await req<RestoreResult>('agentd/undo/restore', {});
+      showRestore(st, res, 'the state before the last restore', false);
+    } catch (e) {
+      if (isRpcError(e) && e.code === -32003) { void vscode.window.showInformationMessage(`agentd: ${e.message}`); return; }
+      throw e;
+    }
+    await refreshSnapshots(st);
+  });
+  reg('agentd.rules', () => manageRules(st));
   reg('agentd.restoreSnapshot', async (n?: SnapNode) => {
     const snap = snapArg(n) ?? await pickSnapshot('agentd: Restore Snapshot');
     if (snap) await restore(st, snap.id, snap.stepId ? `step ${snap.stepId}` : snap.label);
-  });
-  reg('agentd.undoRestore', async () => {
-    const id = st.lastUndo ?? st.context.workspaceState.get<string>('agentd.lastUndo');
-    if (!id) { void vscode.window.showInformationMessage('agentd: no restore to undo'); return; }
-    await restore(st, id, 'the state before the last restore');
   });
   reg('agentd.compareWithSnapshot', async (n?: SnapNode) => {
     const snap = snapArg(n) ?? await pickSnapshot('agentd: Compare with Snapshot');

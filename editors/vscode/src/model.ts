@@ -18,6 +18,9 @@ export interface HunkInfo {
   wordDiff?: WordDiff[];
 }
 
+/** Counts of review units (a whole file is one unit), on each file and on the set. */
+export interface Counts { pending: number; accepted: number; rejected: number; stale: number; total: number }
+
 export interface FileInfo {
   uri: string;
   op: 'create' | 'modify' | 'delete' | 'move';
@@ -27,6 +30,9 @@ export interface FileInfo {
   status: string;
   patch?: string;
   hunks: HunkInfo[];
+  /** Decided as one unit (its unit id is the relative path); hunks may still be listed for display. */
+  whole?: boolean;
+  counts?: Counts;
 }
 
 export interface ChangeSet {
@@ -36,6 +42,9 @@ export interface ChangeSet {
   status: string;
   review: 'before' | 'after';
   files: FileInfo[];
+  counts?: Counts;
+  /** A rejection reason reaches a model step. */
+  reasonToModel?: boolean;
 }
 
 export interface Step {
@@ -53,6 +62,17 @@ export interface Plan { id: string; version: number; title?: string; request?: s
 
 export interface StepState {
   id: string; status: string; attempts?: number; durationMs?: number; error?: string; reason?: string;
+  /** The step was allowed by a remembered rule. */
+  allowedBy?: { ruleId: string; command?: string };
+}
+
+/** stepNotes are the notes shown with a step: its reason, and the rule that allowed it. */
+export function stepNotes(st: StepState | undefined): string[] {
+  if (!st) return [];
+  const out: string[] = [];
+  if (st.reason) out.push(st.reason);
+  if (st.allowedBy) out.push(`allowed by ${st.allowedBy.ruleId}${st.allowedBy.command ? ` (\`${st.allowedBy.command}\`)` : ''}`);
+  return out;
 }
 
 export interface RunState {
@@ -126,6 +146,8 @@ export interface ViewHunk {
   words: WordMark[];
   oldText: string;
   newText: string;
+  /** The hunk's lines as the patch has them (context, removed, added), for the hover. */
+  lines: PatchLine[];
   /** The user typed inside the hunk and the server has not answered yet. */
   touched: boolean;
 }
@@ -175,7 +197,7 @@ export function viewHunks(cs: Pick<ChangeSet, 'id' | 'stepId' | 'review'>, file:
     out.push({
       changeId: cs.id, stepId: cs.stepId, uri: file.uri, id: h.id, status: h.status, start, length,
       focus: Math.max(0, Math.min(focus < 0 ? 0 : focus, Math.max(0, length - 1))), marks, ghosts, words,
-      oldText: h.oldText ?? '', newText: h.newText ?? '', touched: false,
+      oldText: h.oldText ?? '', newText: h.newText ?? '', lines: p ? p.lines : [], touched: false,
     });
   });
   return out;
@@ -266,13 +288,22 @@ export function nextHunkLine(hunks: ViewHunk[], line: number, dir: 1 | -1): numb
 export interface Lens { line: number; title: string; command: string; args: unknown[] }
 
 /** hunkLenses are the lenses of one hunk: Accept | Reject when pending; a stale hunk says so and
- *  offers Reject only (accepting text that no longer fits is not offered). */
+ *  offers Re-propose (the change computed again against the text as it is now) and Reject
+ *  (accepting text that no longer fits is not offered). A hunk the user just typed into says
+ *  "Updating…" until the server's view of it arrives (asked for if it does not come by itself). */
 export function hunkLenses(h: ViewHunk): Lens[] {
   const line = h.start + h.focus;
   const ref = { changeId: h.changeId, uri: h.uri, hunkId: h.id, line };
-  if (h.status === 'stale' || h.touched) {
+  if (h.touched) {
     return [
-      { line, title: h.touched ? '$(sync) Updating…' : '$(warning) Stale: the file changed here', command: '', args: [] },
+      { line, title: '$(sync) Updating…', command: '', args: [] },
+      { line, title: 'Reject', command: 'agentd.rejectHunk', args: [ref] },
+    ];
+  }
+  if (h.status === 'stale') {
+    return [
+      { line, title: '$(warning) Stale: the file changed here', command: '', args: [] },
+      { line, title: 'Re-propose', command: 'agentd.reproposeHunk', args: [ref] },
       { line, title: 'Reject', command: 'agentd.rejectHunk', args: [ref] },
     ];
   }
@@ -361,6 +392,7 @@ export function statusText(run: RunState | undefined, pendingHunks: number): str
 export const stepIcons: Record<string, string> = {
   pending: 'circle-large-outline', blocked: 'debug-pause', ready: 'circle-large-outline', running: 'sync~spin',
   completed: 'pass', failed: 'error', skipped: 'debug-step-over', cancelled: 'circle-slash',
+  retrying: 'debug-restart', waiting: 'watch', paused: 'debug-pause',
 };
 
 /** approvalPrompt is the text of the approval modal: what runs where, or which file goes. */
@@ -370,7 +402,9 @@ export function approvalPrompt(r: ApprovalRequest, root?: string): { message: st
   if (r.cwd) lines.push(`Folder: ${root && !r.cwd.startsWith('/') ? (r.cwd === '.' ? root : `${root}/${r.cwd.replace(/^\.\//, '')}`) : r.cwd}`);
   if (r.detail) lines.push(r.detail);
   lines.push(`Step ${r.stepId}${r.tool ? ` (${r.tool})` : ''} · ${r.category} · risk ${r.risk}`);
-  const order = ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
+  // The first button is the modal's default (Enter): for a high-risk call it is Reject, so a
+  // key pressed by accident never runs it.
+  const order = r.risk === 'high' ? ['reject_once', 'allow_once', 'allow_always', 'reject_always'] : ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
   const buttons = [...r.options].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind)).map((o) => ({ title: o.name, optionId: o.optionId, kind: o.kind }));
   return { message: `agentd: ${r.title}`, detail: lines.join('\n'), buttons };
 }
@@ -392,11 +426,20 @@ export function moveEdit(plan: Plan, stepId: string, dir: -1 | 1): { op: 'move';
   return pos === 0 ? { op: 'move', stepId } : { op: 'move', stepId, after: rest[pos - 1] };
 }
 
+/** fileOpen: units of a file still to decide (pending or stale), from the wire's counts; a whole
+ *  file (create, delete, move, binary) is one unit whatever hunks it lists for display. */
+export function fileOpenUnits(f: FileInfo): number {
+  if (f.counts) return f.counts.pending + f.counts.stale;
+  if (f.whole) return f.status === 'pending' || f.status === 'stale' ? 1 : 0;
+  return f.hunks.filter((h) => h.status === 'pending' || h.status === 'stale').length;
+}
+
+/** countPending: units still to decide over the sets (the set's counts when the wire has them). */
 export function countPending(sets: Iterable<ChangeSet>): number {
   let n = 0;
-  for (const cs of sets) for (const f of cs.files) {
-    if (f.hunks.length === 0) { if (f.status === 'pending') n++; continue; }
-    for (const h of f.hunks) if (h.status === 'pending' || h.status === 'stale') n++;
+  for (const cs of sets) {
+    if (cs.counts) { n += cs.counts.pending + cs.counts.stale; continue; }
+    for (const f of cs.files) n += fileOpenUnits(f);
   }
   return n;
 }
@@ -439,5 +482,112 @@ function findLines(lines: string[], want: string[], near: number): number {
 
 /** isOpen: the change set still has something to decide (a pending or stale hunk or file). */
 export function isOpen(cs: ChangeSet): boolean {
-  return cs.files.some((f) => (f.hunks.length === 0 ? f.status === 'pending' : f.hunks.some((h) => h.status === 'pending' || h.status === 'stale')));
+  if (cs.counts) return cs.counts.pending + cs.counts.stale > 0;
+  return cs.files.some((f) => fileOpenUnits(f) > 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ghost text and hover
+
+/** ghostText is the after-text of lines not in the buffer: every line, joined by ⏎ (a decoration
+ *  holds one line of text; the hover has the block as it is). */
+export function ghostText(g: Ghost): string {
+  const sign = g.kind === 'added' ? '+ ' : '− ';
+  return sign + g.lines.map((l) => l.replace(/\s+$/, '').replace(/\t/g, '  ')).join('  ⏎  ');
+}
+
+/** hoverDiff is a hunk as a diff for the hover: context lines as context, only the changed lines
+ *  as removed or added (from the patch; the old and new texts when there is none). */
+export function hoverDiff(h: Pick<ViewHunk, 'lines' | 'oldText' | 'newText'>): string {
+  if (h.lines.length) return h.lines.map((l) => l.kind + l.text).join('\n');
+  const split = (t: string) => t.split('\n').filter((_, i, a) => i < a.length - 1 || a[i] !== '');
+  const o = split(h.oldText), n = split(h.newText);
+  let a = 0;
+  while (a < o.length && a < n.length && o[a] === n[a]) a++;
+  let b = 0;
+  while (b < o.length - a && b < n.length - a && o[o.length - 1 - b] === n[n.length - 1 - b]) b++;
+  return [...o.slice(0, a).map((l) => ' ' + l), ...o.slice(a, o.length - b).map((l) => '-' + l), ...n.slice(a, n.length - b).map((l) => '+' + l), ...o.slice(o.length - b).map((l) => ' ' + l)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// After mode: saving what the agent put into an open editor
+
+/** agentOnly says whether an editor's unsaved text differs from the disk by the agent's change
+ *  alone: `disk` with the chosen hunks of `patch` applied (forward: proposed; reverse: taken out)
+ *  is the editor's text. Such an editor is saved so the change is on disk, as after mode says;
+ *  one that also holds the user's own edits is not saved without asking. */
+export function agentOnly(disk: string, buffer: string, patch: string, chosen: boolean[] | undefined, dir: 'forward' | 'reverse'): boolean {
+  return disk !== buffer && applyPatchText(disk, patch, chosen, dir) === buffer;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runs
+
+/** activeRun is the run of the workspace that is running or paused (the newest), if any: only one
+ *  runs at a time unless the user asks for another. */
+export function activeRun<T extends { runId: string; status: string }>(runs: T[]): T | undefined {
+  return runs.find((r) => r.status === 'running' || r.status === 'paused');
+}
+
+/** runConflict reads the -32010 error of agentd/run/start: the run that is running or paused. */
+export function runConflict(e: unknown): { runId: string; status: string } | undefined {
+  if (!e || typeof e !== 'object' || (e as { code?: unknown }).code !== -32010) return undefined;
+  const d = (e as { data?: { runId?: unknown; status?: unknown } }).data;
+  return d && typeof d.runId === 'string' && typeof d.status === 'string' ? { runId: d.runId, status: d.status } : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The daemon's log and setup
+
+/** logLine reads a line of the daemon's stderr (log/slog's text or JSON form) into a level and
+ *  a text, so the output channel shows info as info and errors as errors. */
+export function logLine(line: string): { level: 'trace' | 'debug' | 'info' | 'warn' | 'error'; text: string } {
+  const lv = (s: string) => {
+    const u = s.toUpperCase();
+    return u.startsWith('ERR') ? 'error' : u.startsWith('WARN') ? 'warn' : u.startsWith('DEBUG') ? 'debug' : u.startsWith('TRACE') ? 'trace' : 'info';
+  };
+  if (line.startsWith('{')) {
+    try {
+      const o = JSON.parse(line) as Record<string, unknown>;
+      const { time: _t, level, msg, ...rest } = o;
+      const extra = Object.entries(rest).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
+      return { level: lv(String(level ?? 'info')), text: `${msg ?? ''}${extra ? ' ' + extra : ''}` };
+    } catch { /* not JSON: as text */ }
+  }
+  const m = /^(?:time=\S+\s+)?level=(\S+)\s+(.*)$/.exec(line);
+  if (!m) return { level: 'info', text: line };
+  return { level: lv(m[1]), text: m[2].replace(/^msg=("(?:[^"\\]|\\.)*"|\S+)/, (_a, x: string) => (x.startsWith('"') ? JSON.parse(x) as string : x)) };
+}
+
+/** Environment variable that holds the API key of a provider (the daemon reads it). */
+export function keyEnv(provider: string): string {
+  return provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY';
+}
+
+/** modelSpec reads the editor's model settings (`agentd.model` as provider:model or a model name,
+ *  `agentd.provider`, `agentd.modelBaseUrl`) into initializationOptions.model. */
+export function modelSpec(model: string, provider: string, baseUrl: string): { provider: string; model: string; baseUrl?: string } | undefined {
+  if (!model) return undefined;
+  const i = model.indexOf(':');
+  const p = i > 0 ? model.slice(0, i) : provider || 'openai';
+  return { provider: p, model: i > 0 ? model.slice(i + 1) : model, baseUrl: baseUrl || undefined };
+}
+
+/** missingModel says what a plan from a request needs that is not set, with where to set it:
+ *  the editor's settings and command first, then the environment. Empty when nothing is missing. */
+export function missingModel(o: { model: string; provider: string; baseUrl: string; hasKey: boolean; env: Record<string, string | undefined> }): string[] {
+  const out: string[] = [];
+  const envModel = o.env.AGENTD_MODEL ?? '';
+  const spec = modelSpec(o.model || envModel, o.provider, '');
+  if (!spec) {
+    out.push('a model: set agentd.model (e.g. openai:gpt-4o-mini) in the settings, or AGENTD_MODEL in the environment VS Code starts from');
+    return out;
+  }
+  const env = keyEnv(spec.provider);
+  // A key is needed for the providers' own servers; a local or other base URL may go without.
+  const base = o.baseUrl || o.env[spec.provider === 'anthropic' ? 'ANTHROPIC_BASE_URL' : 'OPENAI_BASE_URL'];
+  if (!o.hasKey && !o.env[env] && !base && (spec.provider === 'openai' || spec.provider === 'anthropic')) {
+    out.push(`an API key for ${spec.provider}: run "agentd: Set API Key" (kept in VS Code's secret storage), or set ${env} in the environment VS Code starts from`);
+  }
+  return out;
 }

@@ -4,7 +4,14 @@
 import * as vscode from 'vscode';
 import {
   ChangeSet, EditLogEntry, FileInfo, LineWindow, ViewHunk, inWindow, lensWindow, lensWindowStale, replayEdits, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
+  fileOpenUnits, ghostText, hoverDiff,
 } from './model';
+
+/** How long a hunk the user typed into waits for the server's notice before the extension asks
+ *  for the change set itself. The server rebases 150 ms after the typing pauses (at most 1 s after
+ *  the first key) and sends a notice only when a hunk changed: typing again into a hunk that is
+ *  already stale changes nothing, and no notice comes. */
+export const RESYNC_MS = 1500;
 
 export const DIFF_SCHEME = 'agentd-diff';
 
@@ -62,13 +69,38 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
   hunks(uri: string): ViewHunk[] { return this.byUri.get(uri) ?? []; }
   pendingCount(): number { return countPending(this.sets.values()); }
 
-  /** setChangeSet takes a change set as the server sent it (with texts) and redraws its files. */
-  setChangeSet(cs: ChangeSet): void {
+  /** resync asks the server for change sets again (set by the extension): used when a hunk the
+   *  user typed into got no notice from the server in RESYNC_MS. */
+  resync: ((uri: string, changeIds: string[]) => Promise<void>) | undefined;
+  private resyncTimers = new Map<string, ReturnType<typeof setTimeout>>();
+
+  private scheduleResync(uri: string): void {
+    const t = this.resyncTimers.get(uri);
+    if (t) clearTimeout(t);
+    this.resyncTimers.set(uri, setTimeout(() => {
+      this.resyncTimers.delete(uri);
+      const ids = [...new Set(this.hunks(uri).filter((h) => h.touched).map((h) => h.changeId))];
+      if (ids.length && this.resync) void this.resync(uri, ids);
+    }, RESYNC_MS));
+  }
+
+  /** setChangeSet takes a change set as the server sent it (with texts) and redraws its files.
+   *  `versions`: the buffer version of each document when the request was sent (the server
+   *  answers on that text); edits made since are replayed on its ranges. */
+  setChangeSet(cs: ChangeSet, versions?: Map<string, number>): void {
     const old = this.sets.get(cs.id);
     this.sets.set(cs.id, cs);
     const uris = new Set(cs.files.map((f) => f.uri));
     old?.files.forEach((f) => uris.add(f.uri));
-    for (const u of uris) this.rebuild(u);
+    for (const u of uris) {
+      this.rebuild(u);
+      const v = versions?.get(u);
+      const list = this.byUri.get(u);
+      if (v !== undefined && list) {
+        this.edits.set(u, replayEdits(list, this.edits.get(u) ?? [], v));
+        if (list.some((h) => h.touched)) this.scheduleResync(u);
+      }
+    }
     this.changed(uris);
   }
 
@@ -99,6 +131,9 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     const log = this.edits.get(uri) ?? [];
     if (version !== undefined) this.edits.set(uri, replayEdits(next, log, version));
     if (!next.length) this.byUri.delete(uri); else this.byUri.set(uri, next);
+    // Edits replayed on the server's layout can touch a hunk again: it waits for the next notice,
+    // or asks.
+    if (next.some((h) => h.touched)) this.scheduleResync(uri);
     if (!cur || next.length !== cur.length) return false;
     const key = (h: ViewHunk) => `${h.changeId}|${h.status}|${h.touched}|${h.start}|${h.length}|${h.focus}|${JSON.stringify(h.marks)}|${JSON.stringify(h.ghosts)}|${JSON.stringify(h.words)}`;
     for (let i = 0; i < next.length; i++) if (key(next[i]) !== key(cur[i])) return false;
@@ -114,10 +149,15 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     this.changed(uris);
   }
 
+  /** clear forgets every change set and takes every decoration and lens away (the daemon died:
+   *  what it would have said is unknown). */
   clear(): void {
     const uris = new Set(this.byUri.keys());
+    for (const cs of this.sets.values()) for (const f of cs.files) uris.add(f.uri);
     this.sets.clear();
     this.byUri.clear();
+    for (const t of this.resyncTimers.values()) clearTimeout(t);
+    this.resyncTimers.clear();
     this.changed(uris);
   }
 
@@ -137,8 +177,20 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     if (list.length) this.byUri.set(uri, list); else this.byUri.delete(uri);
   }
 
+  private pendingPaths = '';
+
   private changed(uris: Set<string>): void {
     for (const ed of vscode.window.visibleTextEditors) if (uris.has(ed.document.uri.toString())) this.draw(ed);
+    // The paths with something to decide: the editor title's Accept / Reject File show on them,
+    // in the file's editor and in its diff (both sides have the file's path).
+    const paths = new Set<string>();
+    for (const cs of this.sets.values()) for (const f of cs.files) if (fileOpenUnits(f) > 0) paths.add(vscode.Uri.parse(f.uri).fsPath);
+    const key = [...paths].sort().join('\n');
+    if (key !== this.pendingPaths) {
+      this.pendingPaths = key;
+      void vscode.commands.executeCommand('setContext', 'agentd.pendingPaths', [...paths]);
+      void vscode.commands.executeCommand('setContext', 'agentd.hasPending', paths.size > 0);
+    }
     for (const u of uris) this.contentEmitter.fire(vscode.Uri.parse(u).with({ scheme: DIFF_SCHEME, query: 'side=proposed' }));
     this.lensEmitter.fire();
     this.changedEmitter.fire();
@@ -168,16 +220,13 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
         // Lines that are not in the buffer: shown after the line above where they go (or on the
         // first line when they go at the top), with the whole text in the hover.
         const at = line(h.start + g.offset - (g.offset > 0 || h.start > 0 ? 1 : 0));
-        const first = g.lines[0] ?? '';
-        const more = g.lines.length > 1 ? `  (+${g.lines.length - 1} more line${g.lines.length > 2 ? 's' : ''})` : '';
-        const sign = g.kind === 'added' ? '+ ' : '− ';
         const md = new vscode.MarkdownString();
         md.appendMarkdown(g.kind === 'added' ? '**agentd proposes:**' : '**agentd removes:**');
         md.appendCodeblock(g.lines.map((l) => (g.kind === 'added' ? '+' : '-') + l).join('\n'), 'diff');
         const opt: vscode.DecorationOptions = {
           range: new vscode.Range(at, Number.MAX_SAFE_INTEGER, at, Number.MAX_SAFE_INTEGER),
           hoverMessage: md,
-          renderOptions: { after: { contentText: sign + first.trim() + more } },
+          renderOptions: { after: { contentText: ghostText(g) } },
         };
         (g.kind === 'added' ? ga : gr).push(opt);
       }
@@ -219,6 +268,7 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
       for (const ed of vscode.window.visibleTextEditors) if (ed.document === e.document) this.draw(ed);
       this.lensEmitter.fire();
     }
+    if (hs.some((h) => h.touched)) this.scheduleResync(uri);
     this.typingStats(performance.now() - t0, hs.length);
   }
 
@@ -305,9 +355,7 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     if (pos.line !== h.start + h.focus) return undefined;
     const md = new vscode.MarkdownString();
     md.appendMarkdown(`**agentd** · step \`${h.stepId ?? '?'}\` · ${h.status}${h.touched ? ' (updating)' : ''}\n`);
-    const lines = [...h.oldText.split('\n').filter((_, i, a) => i < a.length - 1 || a[i] !== '').map((l) => '-' + l),
-      ...h.newText.split('\n').filter((_, i, a) => i < a.length - 1 || a[i] !== '').map((l) => '+' + l)];
-    md.appendCodeblock(lines.join('\n'), 'diff');
+    md.appendCodeblock(hoverDiff(h), 'diff');
     return new vscode.Hover(md);
   }
 

@@ -1,6 +1,6 @@
 // The Plan, Changes and Snapshots views.
 import * as vscode from 'vscode';
-import { ChangeSet, Plan, RunState, StepState, formatDuration, isOpen, stepIcons } from './model';
+import { ChangeSet, Plan, RunState, StepState, fileOpenUnits, formatDuration, isOpen, stepIcons, stepNotes } from './model';
 
 export interface Problem { stepId?: string; field?: string; message: string }
 
@@ -64,8 +64,9 @@ export class PlanTree implements vscode.TreeDataProvider<PlanNode> {
     const parts = [step.description ?? '', step.tool ?? step.kind ?? ''].filter(Boolean);
     if (st?.durationMs !== undefined) parts.push(formatDuration(st.durationMs));
     if (st?.attempts && st.attempts > 1) parts.push(`attempt ${st.attempts}`);
+    if (st?.allowedBy) parts.push(stepNotes({ ...st, reason: undefined }).join(''));
     it.description = parts.join(' · ');
-    it.tooltip = new vscode.MarkdownString([`**${step.id}** — ${status}`, step.description ?? '', st?.error ? `Error: ${st.error}` : '',
+    it.tooltip = new vscode.MarkdownString([`**${step.id}** — ${status}`, step.description ?? '', st?.error ? `Error: ${st.error}` : '', ...stepNotes(st),
       ...problems.map((p) => `⚠ ${p.field ? p.field + ': ' : ''}${p.message}`)].filter(Boolean).join('\n\n'));
     it.iconPath = problems.length
       ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
@@ -98,6 +99,7 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
     if (n.type === 'changeset') return cs.files.map((f) => ({ type: 'file', changeId: cs.id, uri: f.uri }));
     if (n.type === 'file') {
       const f = cs.files.find((x) => x.uri === n.uri);
+      if (f?.whole) return [];
       return (f?.hunks ?? []).map((h, i) => ({ type: 'hunk', changeId: cs.id, uri: n.uri, hunkId: h.id, index: i }));
     }
     return [];
@@ -106,18 +108,21 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
   getTreeItem(n: ChangeNode): vscode.TreeItem {
     const cs = this.sets.get(n.changeId)!;
     if (n.type === 'changeset') {
-      const hunks = cs.files.reduce((a, f) => a + Math.max(1, f.hunks.length), 0);
+      // Units from the wire's counts (a whole file is one), else counted from the files.
+      const pending = cs.counts ? cs.counts.pending + cs.counts.stale : cs.files.reduce((a, f) => a + fileOpenUnits(f), 0);
+      const total = cs.counts?.total ?? cs.files.reduce((a, f) => a + (f.whole ? 1 : Math.max(1, f.hunks.length)), 0);
       const it = new vscode.TreeItem(`step ${cs.stepId ?? '?'}`, vscode.TreeItemCollapsibleState.Expanded);
-      it.description = `${cs.files.length} file${cs.files.length === 1 ? '' : 's'}, ${hunks} hunk${hunks === 1 ? '' : 's'} · ${cs.status}`;
+      it.description = `${cs.files.length} file${cs.files.length === 1 ? '' : 's'}, ${pending} of ${total} to review · ${cs.status}`;
       it.contextValue = 'changeset';
       it.iconPath = new vscode.ThemeIcon('git-pull-request-draft');
       return it;
     }
     const f = cs.files.find((x) => x.uri === n.uri)!;
     if (n.type === 'file') {
-      const it = new vscode.TreeItem(vscode.Uri.parse(f.uri), f.hunks.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-      const open = f.hunks.filter((h) => h.status === 'pending' || h.status === 'stale').length;
-      it.description = `${f.op} · ${f.hunks.length ? `${open}/${f.hunks.length} hunks open` : f.status}`;
+      const it = new vscode.TreeItem(vscode.Uri.parse(f.uri), f.hunks.length && !f.whole ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+      const open = fileOpenUnits(f);
+      const total = f.counts?.total ?? f.hunks.length;
+      it.description = `${f.op} · ${f.whole ? f.status : `${open}/${total} hunks open`}${f.counts?.stale ? ` · ${f.counts.stale} stale` : ''}`;
       it.contextValue = 'file';
       it.command = { command: 'agentd.openDiff', title: 'Open Diff', arguments: [{ uri: f.uri, changeId: cs.id }] };
       return it;
@@ -126,7 +131,7 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
     const r = cs.review === 'after' ? h.newRange : h.oldRange;
     const it = new vscode.TreeItem(`lines ${r.start.line + 1}–${Math.max(r.start.line + 1, r.end.line)}`);
     it.description = h.status;
-    it.contextValue = h.status === 'pending' || h.status === 'stale' ? 'hunk' : 'hunk-done';
+    it.contextValue = h.status === 'pending' ? 'hunk' : h.status === 'stale' ? 'hunk-stale' : 'hunk-done';
     it.iconPath = new vscode.ThemeIcon(h.status === 'accepted' ? 'check' : h.status === 'rejected' ? 'close' : h.status === 'stale' ? 'warning' : 'diff');
     it.command = { command: 'vscode.open', title: 'Go to hunk', arguments: [vscode.Uri.parse(f.uri), { selection: new vscode.Range(r.start.line, 0, r.start.line, 0), preserveFocus: false }] };
     return it;

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import {
   ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, isModelDriven, moveEdit,
   nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits, lensWindow, lensWindowStale, inWindow,
+  ghostText, hoverDiff, agentOnly, activeRun, runConflict, logLine, missingModel, modelSpec, keyEnv, stepNotes, stepIcons,
 } from '../../src/model';
 
 // greet.go before and after renaming Hello to Greet: two hunks, as the server sends them
@@ -176,6 +177,13 @@ test('lenses: Accept | Reject per pending hunk, no Accept on a stale one, file l
   h2.status = 'stale';
   assert.ok(!hunkLenses(h2).some((l) => l.command === 'agentd.acceptHunk'));
   assert.match(hunkLenses(h2)[0].title, /Stale/);
+  // A stale hunk offers Re-propose (agentd/changes/repropose) and Reject.
+  assert.deepEqual(hunkLenses(h2).map((l) => l.command), ['', 'agentd.reproposeHunk', 'agentd.rejectHunk']);
+  assert.deepEqual(hunkLenses(h2)[1].args, [{ changeId: 'cs-1', uri: file.uri, hunkId: 'h2', line: 18 }]);
+  // Typed into and not answered yet: Updating…, no Re-propose and no Accept until the server says.
+  h2.touched = true;
+  assert.deepEqual(hunkLenses(h2).map((l) => l.title), ['$(sync) Updating…', 'Reject']);
+  h2.touched = false;
   assert.deepEqual(fileLenses(file.uri, [h1, h2]).map((l) => l.title), ['Accept All (1)', 'Reject All (2)', 'Open Diff']);
   h1.status = 'accepted';
   h2.status = 'accepted';
@@ -222,7 +230,7 @@ test('approvalPrompt shows the command and folder and orders the four options', 
   assert.match(p.detail, /Folder: \/w/);
   const rel = approvalPrompt({ runId: 'r', stepId: 't', category: 'command', risk: 'high', title: 'x', command: 'ls', cwd: '.', options: [] }, '/home/me/proj');
   assert.match(rel.detail, /Folder: \/home\/me\/proj$/m);
-  assert.deepEqual(p.buttons.map((b) => b.optionId), ['ao', 'aa', 'ro', 'ra']);
+  assert.deepEqual(p.buttons.map((b) => b.optionId), ['ro', 'ao', 'aa', 'ra'], 'high risk: Reject is the default');
   const d = approvalPrompt({ runId: 'r', stepId: 'rm', category: 'delete', risk: 'medium', title: 'Delete old.txt', detail: 'old.txt', options: [] });
   assert.match(d.detail, /old\.txt/);
 });
@@ -237,4 +245,97 @@ test('statusText and counts', () => {
   assert.equal(statusText({ ...run, status: 'failed' }, 1), '$(error) agentd 3/6 failed  $(diff) 1 pending');
   assert.equal(isModelDriven({ id: 'x', kind: 'agent' }), true);
   assert.equal(isModelDriven({ id: 'x', tool: 'edit_file' }), false);
+});
+
+test('ghost text of a multi-line proposal shows every line', () => {
+  const [h1] = viewHunks(cs('before'), file);
+  const t = ghostText(h1.ghosts[0]);
+  assert.equal(t, '+ // Greet returns a greeting for name.  ⏎  func Greet(name string) string {');
+  const three = ghostText({ offset: 0, kind: 'added', lines: ['a', '\tb  ', 'c'] });
+  for (const l of ['a', 'b', 'c']) assert.ok(three.includes(l), three);
+  assert.ok(!three.includes('more line'), three);
+});
+
+test('the hover lists context as context, not as removed and added', () => {
+  const [h1] = viewHunks(cs('before'), file);
+  const d = hoverDiff(h1).split('\n');
+  assert.deepEqual(d.filter((l) => l.startsWith('-')), ['-// Hello returns a greeting for name.', '-func Hello(name string) string {']);
+  assert.deepEqual(d.filter((l) => l.startsWith('+')), ['+// Greet returns a greeting for name.', '+func Greet(name string) string {']);
+  assert.ok(d.includes(' import "strings"'), d.join('\n'));
+  // Without a patch: the texts, with their common lines as context.
+  const t = hoverDiff({ lines: [], oldText: 'a\nb\nc\n', newText: 'a\nB\nc\n' });
+  assert.equal(t, ' a\n-b\n+B\n c');
+});
+
+test('after mode: an editor differing from the disk by the agent\'s change alone is saved', () => {
+  assert.equal(agentOnly(oldText, newText, patch, undefined, 'forward'), true, 'proposed: disk + the change');
+  assert.equal(agentOnly(oldText, '// mine\n' + newText, patch, undefined, 'forward'), false, 'the user\'s edits too');
+  assert.equal(agentOnly(oldText, oldText, patch, undefined, 'forward'), false, 'nothing unsaved');
+  // The first hunk rejected: the editor has it taken out; the disk has the whole change.
+  const taken = applyPatchText(newText, patch, [true, false], 'reverse');
+  assert.equal(agentOnly(newText, taken, patch, [true, false], 'reverse'), true);
+});
+
+test('one run at a time: the active run, and the -32010 answer', () => {
+  const runs = [{ runId: 'r3', status: 'completed' }, { runId: 'r2', status: 'paused' }, { runId: 'r1', status: 'running' }];
+  assert.equal(activeRun(runs)?.runId, 'r2');
+  assert.equal(activeRun([{ runId: 'r', status: 'cancelled' }]), undefined);
+  assert.deepEqual(runConflict({ code: -32010, message: 'run r2 is paused: resume it or cancel it first', data: { runId: 'r2', status: 'paused' } }), { runId: 'r2', status: 'paused' });
+  assert.equal(runConflict({ code: -32003, message: 'x' }), undefined);
+  assert.equal(runConflict(new Error('x')), undefined);
+});
+
+test('the daemon\'s log lines keep their level', () => {
+  assert.deepEqual(logLine('time=2026-11-27T03:00:00.000Z level=INFO msg="daemon started" root=/w'), { level: 'info', text: 'daemon started root=/w' });
+  assert.deepEqual(logLine('time=2026-11-27T03:00:00.000Z level=WARN msg=slow'), { level: 'warn', text: 'slow' });
+  assert.equal(logLine('time=x level=ERROR msg="boom"').level, 'error');
+  assert.equal(logLine('level=DEBUG msg=x').level, 'debug');
+  assert.deepEqual(logLine('{"time":"t","level":"INFO","msg":"hi","n":2}'), { level: 'info', text: 'hi n=2' });
+  assert.deepEqual(logLine('panic: oops'), { level: 'info', text: 'panic: oops' });
+});
+
+test('model settings, the key\'s variable, and what New Plan says is missing', () => {
+  assert.deepEqual(modelSpec('openai:gpt-4o-mini', '', ''), { provider: 'openai', model: 'gpt-4o-mini', baseUrl: undefined });
+  assert.deepEqual(modelSpec('claude-x', 'anthropic', 'http://h/v1'), { provider: 'anthropic', model: 'claude-x', baseUrl: 'http://h/v1' });
+  assert.equal(modelSpec('', 'openai', ''), undefined);
+  assert.equal(keyEnv('anthropic'), 'ANTHROPIC_API_KEY');
+  assert.equal(keyEnv('openai'), 'OPENAI_API_KEY');
+  const none = missingModel({ model: '', provider: '', baseUrl: '', hasKey: false, env: {} });
+  assert.equal(none.length, 1);
+  assert.match(none[0], /agentd\.model/);
+  assert.match(none[0], /AGENTD_MODEL/);
+  const key = missingModel({ model: 'openai:gpt-4o', provider: '', baseUrl: '', hasKey: false, env: {} });
+  assert.match(key[0], /agentd: Set API Key/);
+  assert.match(key[0], /OPENAI_API_KEY/);
+  assert.deepEqual(missingModel({ model: 'openai:gpt-4o', provider: '', baseUrl: '', hasKey: true, env: {} }), []);
+  assert.deepEqual(missingModel({ model: '', provider: '', baseUrl: '', hasKey: false, env: { AGENTD_MODEL: 'anthropic:c', ANTHROPIC_API_KEY: 'k' } }), []);
+  assert.deepEqual(missingModel({ model: 'openai:fake', provider: '', baseUrl: 'http://127.0.0.1:1/v1', hasKey: false, env: {} }), [], 'a local server needs no key');
+  assert.deepEqual(missingModel({ model: 'ollama:q', provider: '', baseUrl: '', hasKey: false, env: {} }), []);
+});
+
+test('the wire\'s counts and whole files decide what is pending; step notes say which rule allowed it', () => {
+  const counted: ChangeSet = { ...cs('before'), counts: { pending: 0, accepted: 1, rejected: 1, stale: 0, total: 2 } };
+  assert.equal(countPending([counted]), 0, 'the set\'s counts, not the hunks listed');
+  assert.equal(isOpen(counted), false);
+  // A whole file (a create) listing two hunks for display is one unit.
+  const create: ChangeSet = { id: 'c2', status: 'pending', review: 'before', files: [{ ...file, op: 'create', whole: true, status: 'pending', hunks: file.hunks }] };
+  assert.equal(countPending([create]), 1);
+  assert.equal(isOpen(create), true);
+  const decided: ChangeSet = { ...create, files: [{ ...create.files[0], status: 'accepted', hunks: [] }] };
+  assert.equal(isOpen(decided), false);
+  const withCounts: ChangeSet = { ...create, files: [{ ...create.files[0], counts: { pending: 0, accepted: 0, rejected: 0, stale: 1, total: 1 } }] };
+  assert.equal(countPending([withCounts]), 1);
+  assert.deepEqual(stepNotes({ id: 'test', status: 'completed', allowedBy: { ruleId: 'rule-2', command: 'go test ./...' } }), ['allowed by rule-2 (`go test ./...`)']);
+  assert.deepEqual(stepNotes({ id: 'x', status: 'completed', reason: 'r', allowedBy: { ruleId: 'rule-1' } }), ['r', 'allowed by rule-1']);
+  assert.ok(stepIcons.retrying && stepIcons.waiting, 'retrying and waiting have icons');
+});
+
+test('the approval modal\'s default (first) button is not allow for a high-risk call', () => {
+  const options = [{ optionId: 'ao', name: 'Allow once', kind: 'allow_once' as const }, { optionId: 'aa', name: 'Always allow', kind: 'allow_always' as const },
+    { optionId: 'ro', name: 'Reject', kind: 'reject_once' as const }, { optionId: 'ra', name: 'Always reject', kind: 'reject_always' as const }];
+  const high = approvalPrompt({ runId: 'r', stepId: 't', category: 'command', risk: 'high', title: 'Run rm -rf build', command: 'rm -rf build', options });
+  assert.equal(high.buttons[0].kind, 'reject_once');
+  assert.equal(high.buttons.length, 4);
+  const low = approvalPrompt({ runId: 'r', stepId: 't', category: 'command', risk: 'low', title: 'Run ls', command: 'ls', options });
+  assert.equal(low.buttons[0].kind, 'allow_once');
 });
