@@ -120,6 +120,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   try {
     const c = await starting;
     attachClient(st, c);
+    void sendPolicy(st);
     metrics.record('activationToDaemonMs', performance.now() - t0, { loadMs: tActivate - t0, setupMs: tSetup - tActivate, ...startTimes });
     out.info(`daemon started in ${Math.round(performance.now() - t0)} ms`);
     void refreshAll(st);
@@ -154,6 +155,8 @@ let stopping = false;
 async function stopClient(): Promise<void> {
   const c = client, p = daemon;
   client = undefined;
+  // Not the current daemon any more: its exit, whenever it comes, is not a death to report.
+  daemon = undefined;
   stopping = true;
   try {
     await c?.stop(2000).catch(() => undefined);
@@ -161,7 +164,6 @@ async function stopClient(): Promise<void> {
     stopping = false;
   }
   if (p && p.exitCode === null && p.signalCode === null) p.kill();
-  if (daemon === p) daemon = undefined;
 }
 
 /** restartDaemon stops the daemon (if any) and starts it again with the current settings:
@@ -519,6 +521,7 @@ async function loadPlan(st: State, uri: vscode.Uri): Promise<Plan | undefined> {
     updateStatus(st);
     return plan;
   } catch (e) {
+    if (e instanceof DaemonDown) throw e;
     const problems = (isRpcError(e) && (e.data as { problems?: Problem[] })?.problems) || undefined;
     if (problems) {
       showProblems(st, uri, problems);
@@ -566,6 +569,7 @@ async function editPlan(st: State, edits: unknown[]): Promise<void> {
     const next = await req<Plan>('agentd/plan/edit', { planId: plan.id, version: plan.version, edits });
     st.plan.setPlan(next);
   } catch (e) {
+    if (e instanceof DaemonDown) throw e;
     const problems = (isRpcError(e) && (e.data as { problems?: Problem[] })?.problems) || undefined;
     if (problems && st.plan.planUri) st.plan.setProblems(problems);
     void vscode.window.showErrorMessage(`agentd: the edit was refused: ${problems ? problems.map((p) => `${p.stepId ?? ''} ${p.message}`).join('; ') : errText(e)}`);
@@ -618,6 +622,7 @@ async function resolve(st: State, changeId: string, decisions: Decision[], reaso
   try {
     res = await req<ResolveResult>('agentd/changes/resolve', { changeId, decisions: decisions.map(({ line: _l, ...d }) => d), reason });
   } catch (e) {
+    if (e instanceof DaemonDown) throw e;
     // The user's typing may have rebased the hunk since the lens was drawn: the server gave it
     // a new id. Take the server's current view and decide the hunk now at the same line.
     if (!retried && isRpcError(e) && (e.code === -32602 || e.code === -32003) && decisions.some((d) => d.hunkId)) {
