@@ -133,6 +133,12 @@ fs.writeFileSync(path.join(ws, 'stale.agentd.json'), plan('Stale', [
   { id: 'go', tool: 'edit_file', args: { path: 'stale/s.go', edits: [{ oldText: '\t\tt += x\n', newText: '\t\tt += 2 * x\n' }] } },
   { id: 'txt', tool: 'edit_file', args: { path: 'stale/s.txt', edits: [{ oldText: 'text line 10\n', newText: 'text line ten\n' }] } },
 ]));
+fs.writeFileSync(path.join(ws, 'stale', 'c.go'), goLines.join('\n'));
+fs.writeFileSync(path.join(ws, 'stale', 'c.txt'), bulkLines(20, 'text').join('\n') + '\n');
+fs.writeFileSync(path.join(ws, 'ctx2.agentd.json'), plan('Context and re-propose', [
+  { id: 'go', tool: 'edit_file', args: { path: 'stale/c.go', edits: [{ oldText: '\t\tt += x\n', newText: '\t\tt += 2 * x\n' }] } },
+  { id: 'txt', tool: 'edit_file', args: { path: 'stale/c.txt', edits: [{ oldText: 'text line 10\n', newText: 'text line ten\n' }] } },
+]));
 fs.mkdirSync(path.join(ws, 'two'));
 for (const f of ['a', 'b', 'c', 'd']) fs.writeFileSync(path.join(ws, 'two', `${f}.txt`), bulkLines(8, `${f}`).join('\n') + '\n');
 const twoSteps = (files) => files.map((f) => ({ id: `edit_${f}`, tool: 'edit_file', args: { path: `two/${f}.txt`, edits: [{ oldText: `${f} line 4\n`, newText: `${f} line four\n` }] } }));
@@ -660,22 +666,38 @@ await check('typing into a hunk (Go after a line typed at the top, and plain tex
 });
 
 await check('editing a context line keeps the hunk; Re-propose makes a stale hunk acceptable (agentd/changes/repropose)', async () => {
-  // s.txt: line 9 is context of the hunk at line 10.
-  await openFile('stale/s.txt');
-  await until('the hunk of s.txt', async () => (await lenses()).includes('Accept'), 30000);
+  await settle();
+  await openFile('stale/c.go');
+  await openFile('stale/c.txt');
+  await palette('agentd: Open Plan', 'ctx2.agentd.json');
+  await palette('agentd: Run Plan');
+  // c.txt: line 9 is context of the hunk at line 10: editing it keeps the hunk pending.
+  await openFile('stale/c.txt');
+  await until('the hunk of c.txt', async () => (await lenses()).includes('Accept'), 60000);
   await gotoLine(9);
   await page.keyboard.press('End');
   await page.keyboard.insertText(' ctx');
   await noUpdatingFor(10000);
   await sleep(1000);
   assert((await lenses()).includes('Accept') && !(await lensRows()).some((t) => t.includes('Stale')), `a context edit keeps the hunk pending: ${await lensRows()}`);
-  // s.go is stale (the case above): Re-propose computes it against the text as it is now.
-  await openFile('stale/s.go');
-  await until('the stale hunk of s.go', async () => (await lensRows()).some((t) => t.includes('Re-propose')), 15000);
+  // c.go: a line typed at the top, the changed line edited: stale; Re-propose computes it
+  // against the text as it is now, and Accept keeps the user's lines.
+  await openFile('stale/c.go');
+  await until('the hunk of c.go', async () => (await lenses()).includes('Accept'), 30000);
+  await editor().locator('.view-line').first().click();
+  await page.keyboard.press('Control+Home');
+  await page.keyboard.insertText('// typed at the top\n');
+  await sleep(600);
+  await gotoLine(8);
+  await page.keyboard.press('End');
+  await page.keyboard.insertText(' // mine');
+  await until('the stale hunk of c.go', async () => (await lensRows()).some((t) => t.includes('Re-propose')), 15000);
   await clickLens('Re-propose');
   await until('a pending hunk again after Re-propose', async () => (await lenses()).includes('Accept') && !(await lensRows()).some((t) => t.includes('Stale')), 20000);
+  await shot('reproposed');
   await clickLens('Accept');
-  await until('accepted with the user\'s line at the top kept', async () => { const t = await editorText(); return t.includes('2 * x') && t.startsWith('// typed at the top'); }, 20000);
+  // The re-proposed hunk replaces the line the user edited; the line typed at the top stays.
+  await until('accepted with the user\'s line at the top kept', async () => { const t = await editorText(); return t.includes('t += 2 * x') && t.includes('// typed at the top'); }, 20000);
   await palette('agentd: Reject All Changes');
 });
 
