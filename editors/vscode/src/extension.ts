@@ -396,7 +396,11 @@ async function onRunEvent(st: State, p: { runId: string; event: RunEvent; state?
   if (p.state) st.run = { ...(st.run?.runId === p.runId ? st.run : {}), ...p.state } as RunState;
   switch (ev.type) {
     case 'runStarted': st.plan.resetSteps(); break;
-    case 'stepStarted': if (ev.stepId) st.plan.stepEvent(ev.stepId, 'running'); break;
+    case 'stepStarted': if (ev.stepId) st.plan.stepEvent(ev.stepId, ev.status ?? 'running'); break;
+    // Statuses the core gives between start and end (a step retrying after a failure, or
+    // `waiting`), shown as the core says.
+    case 'stepRetrying': if (ev.stepId) st.plan.stepEvent(ev.stepId, 'retrying', ev.error); break;
+    case 'approvalPending': case 'stepProgress': if (ev.stepId && ev.status) st.plan.stepEvent(ev.stepId, ev.status); break;
     case 'stepFinished': case 'stepSkipped': case 'stepBlocked': case 'stepFailed':
       if (ev.stepId) st.plan.stepEvent(ev.stepId, ev.status ?? ({ stepFinished: 'completed', stepSkipped: 'skipped', stepBlocked: 'blocked', stepFailed: 'failed' } as Record<string, string>)[ev.type], ev.error);
       if (ev.type === 'stepFailed') st.out.warn(`step ${ev.stepId} failed: ${ev.error ?? ''}`);

@@ -378,6 +378,8 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
   async provideTextDocumentContent(u: vscode.Uri): Promise<string> {
     const q = new URLSearchParams(u.query);
     if (q.get('side') === 'snapshot') return this.snapshotTexts.get(u.path.replace(/^\//, '')) ?? '';
+    // The side of a file that does not exist (before a create, after a delete).
+    if (q.get('side') === 'empty') return '';
     const file = u.with({ scheme: 'file', query: '' });
     const doc = await vscode.workspace.openTextDocument(file).then((d) => d, () => undefined);
     const text = doc ? doc.getText() : '';
@@ -397,7 +399,11 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     const file = vscode.Uri.parse(uri);
     const name = file.path.split('/').pop() ?? uri;
     const proposed = Review.proposedUri(uri);
-    if (cs?.review === 'after') return { left: proposed, right: file, title: `${name} (before agentd ↔ now)` };
-    return { left: file, right: proposed, title: `${name} (now ↔ proposed by agentd)` };
+    const op = cs?.files.find((f) => f.uri === uri)?.op;
+    // A file that is not there on one side (a create before it is accepted, a delete after it
+    // is) is an empty document, not an error.
+    const empty = file.with({ scheme: DIFF_SCHEME, query: 'side=empty' });
+    if (cs?.review === 'after') return { left: op === 'create' ? empty : proposed, right: op === 'delete' ? empty : file, title: `${name} (before agentd ↔ now)` };
+    return { left: op === 'create' ? empty : file, right: op === 'delete' ? empty : proposed, title: `${name} (now ↔ proposed by agentd)` };
   }
 }

@@ -139,6 +139,11 @@ fs.writeFileSync(path.join(ws, 'ctx2.agentd.json'), plan('Context and re-propose
   { id: 'go', tool: 'edit_file', args: { path: 'stale/c.go', edits: [{ oldText: '\t\tt += x\n', newText: '\t\tt += 2 * x\n' }] } },
   { id: 'txt', tool: 'edit_file', args: { path: 'stale/c.txt', edits: [{ oldText: 'text line 10\n', newText: 'text line ten\n' }] } },
 ]));
+fs.writeFileSync(path.join(ws, 'mod.txt'), bulkLines(6, 'mod').join('\n') + '\n');
+fs.writeFileSync(path.join(ws, 'create.agentd.json'), plan('A create and a modify', [
+  { id: 'new', tool: 'write_file', args: { path: 'made/hello.txt', content: 'hello one\nhello two\nhello three\n' } },
+  { id: 'mod', tool: 'edit_file', args: { path: 'mod.txt', edits: [{ oldText: 'mod line 3\n', newText: 'mod line three\n' }] } },
+]));
 fs.mkdirSync(path.join(ws, 'two'));
 for (const f of ['a', 'b', 'c', 'd']) fs.writeFileSync(path.join(ws, 'two', `${f}.txt`), bulkLines(8, `${f}`).join('\n') + '\n');
 const twoSteps = (files) => files.map((f) => ({ id: `edit_${f}`, tool: 'edit_file', args: { path: `two/${f}.txt`, edits: [{ oldText: `${f} line 4\n`, newText: `${f} line four\n` }] } }));
@@ -785,6 +790,30 @@ async function pendingIn(rel) {
   const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^Changes/ }) });
   return (await pane.locator('.monaco-list-row').allTextContents()).some((t) => t.includes(path.basename(rel)));
 }
+
+await check('a plan with a create and a modify: the new file shows in a diff, and accepting writes both', async () => {
+  await settle();
+  await palette('agentd: Open Plan', 'create.agentd.json');
+  await palette('agentd: Run Plan');
+  await palette('agentd: Focus on Changes View');
+  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^Changes/ }) });
+  await until('the create and the modify in the Changes view', async () => { const t = (await pane.locator('.monaco-list-row').allTextContents()).join(' '); return t.includes('hello.txt') && t.includes('mod.txt'); }, 60000);
+  await shot('create-changes');
+  // The new file's content, from its row: a diff against nothing.
+  await pane.locator('.monaco-list-row', { hasText: 'hello.txt' }).first().click();
+  await until('the diff of the new file', async () => (await activeTab()).includes('hello.txt'), 15000);
+  const modified = page.locator('.editor-group-container.active .monaco-diff-editor .editor.modified .view-lines');
+  await until('its proposed content', async () => (await modified.innerText()).replace(/\u00a0/g, ' ').includes('hello three'), 15000);
+  await shot('create-diff');
+  await page.locator('.editor-group-container.active .editor-actions .action-label[aria-label^="Accept File"]').click();
+  await until('hello.txt written', async () => fs.existsSync(path.join(ws, 'made', 'hello.txt')) && disk('made/hello.txt') === 'hello one\nhello two\nhello three\n', 15000);
+  await closeEditor();
+  await openFile('mod.txt');
+  await until('the hunk of mod.txt', async () => (await lenses()).includes('Accept'), 30000);
+  await clickLens('Accept');
+  await until('mod.txt changed in its editor', async () => (await editorText()).includes('mod line three'), 15000);
+  await until('the run completed', async () => (await page.locator('.statusbar-item', { hasText: /agentd 2\/2/ }).count()) > 0, 30000);
+});
 
 await check('a multi-line proposal shows every line as ghost text; the hover shows context as context', async () => {
   await settle();
