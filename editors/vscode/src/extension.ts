@@ -316,7 +316,9 @@ function onDaemonExit(code: number | null, signal: NodeJS.Signals | null): void 
   st.down = { message: `agentd: the daemon stopped (${signal ? `signal ${signal}` : `exit code ${code}`}); its pending changes are no longer shown. Restart it to go on (pending changes come back from its state).`, fix: 'restart' };
   st.out.error(st.down.message);
   st.review.clear();
+  for (const end of [...progressEnds]) end();
   if (st.run && (st.run.status === 'running' || st.run.status === 'paused')) st.run = { ...st.run, status: 'stopped' };
+  st.plan.stopRunning();
   updateStatus(st);
   reportDown(st);
 }
@@ -365,12 +367,17 @@ async function saveDocuments(st: State, p: SaveRequest): Promise<{ saved: string
 
 interface RunEvent { seq: number; type: string; runId: string; stepId?: string; status?: string; error?: string; changeId?: string; snapshotId?: string; reason?: string }
 
+/** Ends the progress notifications of a daemon that died (no `end` will come). */
+const progressEnds = new Set<() => void>();
+
 function showRunProgress(st: State, c: LanguageClient, token: string | number): void {
   void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'agentd', cancellable: true }, (progress, cancel) =>
     new Promise<void>((resolve) => {
+      const end = () => { progressEnds.delete(end); resolve(); };
+      progressEnds.add(end);
       let last = 0;
       const sub = c.onProgress(lc!.WorkDoneProgress.type, token, (v: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd) => {
-        if (v.kind === 'end') { sub.dispose(); resolve(); return; }
+        if (v.kind === 'end') { sub.dispose(); end(); return; }
         const pct = v.percentage ?? last;
         progress.report({ message: v.message ?? (v.kind === 'begin' ? v.title : undefined), increment: Math.max(0, pct - last) });
         last = pct;

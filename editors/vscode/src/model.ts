@@ -392,7 +392,7 @@ export function statusText(run: RunState | undefined, pendingHunks: number): str
 export const stepIcons: Record<string, string> = {
   pending: 'circle-large-outline', blocked: 'debug-pause', ready: 'circle-large-outline', running: 'sync~spin',
   completed: 'pass', failed: 'error', skipped: 'debug-step-over', cancelled: 'circle-slash',
-  retrying: 'debug-restart', waiting: 'watch', paused: 'debug-pause',
+  retrying: 'debug-restart', waiting: 'watch', paused: 'debug-pause', stopped: 'circle-slash',
 };
 
 /** approvalPrompt is the text of the approval modal: what runs where, or which file goes. */

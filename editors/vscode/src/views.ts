@@ -39,6 +39,11 @@ export class PlanTree implements vscode.TreeDataProvider<PlanNode> {
     this.emitter.fire(undefined);
   }
   stepState(id: string): StepState | undefined { return this.steps.get(id); }
+  /** stopRunning: the daemon died; steps it was running or waiting on are shown stopped. */
+  stopRunning(): void {
+    for (const s of this.steps.values()) if (s.status === 'running' || s.status === 'waiting' || s.status === 'retrying') s.status = 'stopped';
+    this.emitter.fire(undefined);
+  }
 
   getChildren(el?: PlanNode): PlanNode[] {
     if (el) return [];

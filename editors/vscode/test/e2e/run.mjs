@@ -144,6 +144,7 @@ fs.writeFileSync(path.join(ws, 'create.agentd.json'), plan('A create and a modif
   { id: 'new', tool: 'write_file', args: { path: 'made/hello.txt', content: 'hello one\nhello two\nhello three\n' } },
   { id: 'mod', tool: 'edit_file', args: { path: 'mod.txt', edits: [{ oldText: 'mod line 3\n', newText: 'mod line three\n' }] } },
 ]));
+fs.writeFileSync(path.join(ws, 'undo.agentd.json'), plan('Undo', [{ id: 'write', tool: 'write_file', args: { path: 'undo.txt', content: 'made by a run\n' } }]));
 fs.mkdirSync(path.join(ws, 'two'));
 for (const f of ['a', 'b', 'c', 'd']) fs.writeFileSync(path.join(ws, 'two', `${f}.txt`), bulkLines(8, `${f}`).join('\n') + '\n');
 const twoSteps = (files) => files.map((f) => ({ id: `edit_${f}`, tool: 'edit_file', args: { path: `two/${f}.txt`, edits: [{ oldText: `${f} line 4\n`, newText: `${f} line four\n` }] } }));
@@ -621,6 +622,8 @@ const shot = (name) => page.screenshot({ path: path.join(results, `walk-${name}.
 // A case that failed half-way can leave its run waiting for a review: the next case's Run Plan
 // would then (rightly) offer Resume or Cancel. Each of these cases starts from no live run.
 async function settle() {
+  // Unsaved editors with accepted hunks would make the next command step ask to save them.
+  await palette('File: Save All');
   await palette('agentd: Cancel Run');
   await sleep(800);
   await page.keyboard.press('Escape');
@@ -842,12 +845,15 @@ await check('a multi-line proposal shows every line as ghost text; the hover sho
 });
 
 await check('undo the last run: its changes are taken back (agentd/undo/run)', async () => {
-  // The ghost plan's change was rejected; the Stale plan's Go change was accepted: undo the last
-  // run that took snapshots, whichever the journal says, and check the workspace is its start.
+  await settle();
+  await palette('agentd: Open Plan', 'undo.agentd.json');
+  await palette('agentd: Run Plan');
+  await until('the change of the run to review', async () => (await page.locator('.statusbar-item', { hasText: /pending/ }).count()) > 0, 60000);
+  await palette('agentd: Accept All Changes');
+  await until('the run wrote undo.txt', async () => fs.existsSync(path.join(ws, 'undo.txt')), 30000);
+  await until('the run completed', async () => (await page.locator('.statusbar-item', { hasText: /agentd 1\/1/ }).count()) > 0, 30000);
   await palette('agentd: Undo Last Run');
-  await until('a message about the undo', async () => (await notifications()).some((n) => /restored|undo|nothing to undo|no snapshots/i.test(n)), 30000);
-  const msgs = (await notifications()).join(' | ');
-  assert(!/method not found|Unhandled method/i.test(msgs), `agentd/undo/run: ${msgs}`);
+  await until('undo.txt taken back', async () => !fs.existsSync(path.join(ws, 'undo.txt')), 30000);
 });
 
 await check('the daemon\'s info lines are logged as info', async () => {
@@ -869,6 +875,10 @@ await check('a dead daemon: hunks cleared, reported on each command with Restart
   assert(pids.length === 1, `one daemon: ${pids}`);
   process.kill(pids[0], 'SIGKILL');
   await until('the hunks cleared', async () => !(await lenses()).includes('Accept'), 15000);
+  await until('no step shown running, no progress left', async () => {
+    const labels = await planPane().locator('.monaco-list-row').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label') ?? ''));
+    return !labels.some((l) => / (running|waiting)$/.test(l)) && (await page.locator('.notification-toast', { hasText: /agentd: \d+\/2 steps/ }).count()) === 0;
+  }, 15000);
   await until('the daemon\'s death reported', async () => (await notifications()).some((n) => n.includes('the daemon stopped')), 15000);
   await shot('daemon-died');
   await page.keyboard.press('Escape');
