@@ -145,6 +145,7 @@ fs.writeFileSync(path.join(ws, 'create.agentd.json'), plan('A create and a modif
   { id: 'mod', tool: 'edit_file', args: { path: 'mod.txt', edits: [{ oldText: 'mod line 3\n', newText: 'mod line three\n' }] } },
 ]));
 fs.writeFileSync(path.join(ws, 'undo.agentd.json'), plan('Undo', [{ id: 'write', tool: 'write_file', args: { path: 'undo.txt', content: 'made by a run\n' } }]));
+fs.writeFileSync(path.join(ws, 'rule.agentd.json'), plan('Rule', [{ id: 'ruled', tool: 'run_command', args: { command: 'echo ruled' }, critical: false }]));
 fs.mkdirSync(path.join(ws, 'two'));
 for (const f of ['a', 'b', 'c', 'd']) fs.writeFileSync(path.join(ws, 'two', `${f}.txt`), bulkLines(8, `${f}`).join('\n') + '\n');
 const twoSteps = (files) => files.map((f) => ({ id: `edit_${f}`, tool: 'edit_file', args: { path: `two/${f}.txt`, edits: [{ oldText: `${f} line 4\n`, newText: `${f} line four\n` }] } }));
@@ -816,6 +817,36 @@ await check('a plan with a create and a modify: the new file shows in a diff, an
   await clickLens('Accept');
   await until('mod.txt changed in its editor', async () => (await editorText()).includes('mod line three'), 15000);
   await until('the run completed', async () => (await page.locator('.statusbar-item', { hasText: /agentd 2\/2/ }).count()) > 0, 30000);
+});
+
+await check('Always allow makes a rule: the next run is allowed by it (allowedBy shown), Approval Rules revokes it, and the run after asks again', async () => {
+  await settle();
+  const dialog = page.locator('.monaco-dialog-box');
+  const runRule = async () => { await palette('agentd: Open Plan', 'rule.agentd.json'); await palette('agentd: Run Plan'); };
+  const ended = async () => (await page.locator('.statusbar-item', { hasText: /agentd 1\/1/ }).count()) > 0;
+  await runRule();
+  await dialog.waitFor({ timeout: 30000 });
+  await dialog.locator('.monaco-button', { hasText: /^Always allow$/ }).click();
+  await until('the first run ends', ended, 30000);
+  await runRule();
+  await until('the second run ends without asking', async () => (await dialog.count()) === 0 && ended(), 30000);
+  await palette('agentd: Focus on Plan View');
+  const row = async () => (await planRow('ruled').textContent()) ?? '';
+  const allowedBy = await until('the step says which rule allowed it', async () => /allowed by rule-\S+ \(`echo ruled`\)/.test(await row()), 10000).then(() => true, () => false);
+  await palette('agentd: Approval Rules');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible' });
+  await until('the rule listed', async () => (await page.locator('.quick-input-list .monaco-list-row').allTextContents()).some((t) => t.includes('echo ruled')), 10000);
+  await shot('rules');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'echo ruled' }).first().click();
+  await until('the rule selected', async () => /1 Selected/.test(await page.locator('.quick-input-widget').innerText()), 5000);
+  await page.locator('.quick-input-widget .monaco-button', { hasText: /^OK$/ }).click();
+  await until('revoked', async () => (await notifications()).some((n) => n.includes('revoked')), 10000);
+  await runRule();
+  await dialog.waitFor({ timeout: 30000 });
+  await dialog.locator('.monaco-button', { hasText: /^Reject$/ }).click();
+  await until('the third run ends', ended, 30000);
+  assert(allowedBy, `the step's notes name the rule: ${await row()}`);
 });
 
 await check('a multi-line proposal shows every line as ghost text; the hover shows context as context', async () => {
