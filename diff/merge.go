@@ -12,6 +12,19 @@ import (
 // is reported as a conflict; BaseStart is the 1-based first line of the
 // region in base (for an empty region, the line after the insertion point).
 func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, false)
+}
+
+// Merge3Adjacent is Merge3 for review, where theirs is a hunk the agent
+// proposed and ours is the user's typing: changes that only adjoin (one
+// ends on the base line where the other begins) are combined, so an edit of
+// a hunk's context line keeps the hunk. Only changes that overlap, or two
+// insertions at the same point (whose order nobody can tell), conflict.
+func Merge3Adjacent(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, true)
+}
+
+func merge3(base, ours, theirs []byte, adjacent bool) (merged []byte, conflicts []Conflict) {
 	switch {
 	case bytes.Equal(ours, theirs) || bytes.Equal(base, theirs):
 		return ours, nil
@@ -44,11 +57,21 @@ func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
 		}
 		hi := lo
 		i0, j0 := i, j
+		// joins tells whether a change starting at base line a belongs to
+		// the group [lo, hi): git's rule takes one that touches it; the
+		// adjacent rule only one that overlaps it, or one at the point of
+		// a group that is still an insertion there.
+		joins := func(a int) bool {
+			if !adjacent {
+				return a <= hi
+			}
+			return a < hi || a == hi && hi == lo
+		}
 		for {
-			if i < len(co) && co[i].A0 <= hi {
+			if i < len(co) && joins(co[i].A0) {
 				hi = max(hi, co[i].A1)
 				i++
-			} else if j < len(ct) && ct[j].A0 <= hi {
+			} else if j < len(ct) && joins(ct[j].A0) {
 				hi = max(hi, ct[j].A1)
 				j++
 			} else {

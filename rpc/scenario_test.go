@@ -24,7 +24,7 @@ import (
 // contents, anything else (plans) is referred to by name.
 //
 //	init [review=before|after|none] [approvalRequest=false] [applyEdit=false] [hunksFollowEdits=true] [rebaseDelay=DURATION]
-//	open PATH                       didOpen with the file's content
+//	open PATH                       didOpen with the file's content (empty if missing)
 //	type PATH LINE COL "TEXT"       didChange inserting TEXT (Go-quoted)
 //	load PLAN                       agentd/plan/load
 //	start [review=MODE]             agentd/run/start
@@ -342,8 +342,9 @@ func (sc *scenario) do(lineNo int, line string) {
 		sc.initialize()
 	case "open":
 		rel := arg(1)
+		// A missing file opens as an empty buffer, as editors do.
 		data, err := os.ReadFile(filepath.Join(sc.root, rel))
-		if err != nil {
+		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 		sc.mu.Lock()
