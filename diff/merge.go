@@ -12,7 +12,7 @@ import (
 // is reported as a conflict; BaseStart is the 1-based first line of the
 // region in base (for an empty region, the line after the insertion point).
 func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, false)
+	return merge3(base, ours, theirs, false, false)
 }
 
 // Merge3Adjacent is Merge3 for review, where theirs is a hunk the agent
@@ -21,10 +21,17 @@ func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
 // a hunk's context line keeps the hunk. Only changes that overlap, or two
 // insertions at the same point (whose order nobody can tell), conflict.
 func Merge3Adjacent(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, true)
+	return merge3(base, ours, theirs, true, false)
 }
 
-func merge3(base, ours, theirs []byte, adjacent bool) (merged []byte, conflicts []Conflict) {
+// Merge3Theirs is Merge3Adjacent that takes theirs where the two sides
+// conflict (the conflicts are still reported): a hunk proposed again over
+// the user's edit of the lines it changes, for the user to review.
+func Merge3Theirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, true, true)
+}
+
+func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte, conflicts []Conflict) {
 	switch {
 	case bytes.Equal(ours, theirs) || bytes.Equal(base, theirs):
 		return ours, nil
@@ -38,7 +45,11 @@ func merge3(base, ours, theirs []byte, adjacent bool) (merged []byte, conflicts 
 	ct, err2 := diffStrings(b, t)
 	if err1 != nil || err2 != nil {
 		// Too large to diff: one conflict over the whole file.
-		return ours, []Conflict{{BaseStart: 1, BaseLines: len(b), Ours: string(ours), Theirs: string(theirs)}}
+		all := []Conflict{{BaseStart: 1, BaseLines: len(b), Ours: string(ours), Theirs: string(theirs)}}
+		if theirsWins {
+			return theirs, all
+		}
+		return ours, all
 	}
 
 	var out strings.Builder
@@ -91,7 +102,11 @@ func merge3(base, ours, theirs []byte, adjacent bool) (merged []byte, conflicts 
 			var os, ts strings.Builder
 			writeRegion(&os, b, o, co[i0:i], lo, hi)
 			writeRegion(&ts, b, t, ct[j0:j], lo, hi)
-			out.WriteString(os.String())
+			if theirsWins {
+				out.WriteString(ts.String())
+			} else {
+				out.WriteString(os.String())
+			}
 			if os.String() != ts.String() {
 				conflicts = append(conflicts, Conflict{
 					BaseStart: lo + 1,
