@@ -355,7 +355,7 @@ function C.no_keystroke_lost()
   local nv = H.child()
   nv.lua([[
     local bin, state, plan = ...
-    require('agentd').setup({ cmd = bin, state_dir = state, notify_steps = false })
+    require('agentd').setup({ cmd = { bin, 'serve' }, state_dir = state, notify_steps = false })
     vim.cmd.edit('a.txt')
     local b = vim.api.nvim_get_current_buf()
     vim.wait(10000, function()
@@ -615,23 +615,90 @@ function C.approval_reject_once()
   H.eq('skipped', require('agentd.state').step_status(require('agentd').status().run_id, 'hello'), 'step skipped')
 end
 
--- A missing binary is said once, with the fix, and no stack trace.
+-- A missing binary: said once for the files opened, and again every time a
+-- command needs the daemon, with the fix, and no stack trace.
 function C.missing_binary_message()
   H.workspace({ ['a.txt'] = 'a\n' })
   local got = H.capture_notify()
-  require('agentd').setup({ cmd = '/nonexistent/bin/agentd' })
+  require('agentd').setup({ cmd = { '/nonexistent/bin/agentd', 'serve' } })
   vim.cmd.edit('a.txt')
   vim.cmd.edit(vim.fn.fnameescape(H.root .. '/b.txt'))
+  local function errors()
+    return vim.tbl_filter(function(n) return n.level == vim.log.levels.ERROR end, got)
+  end
+  H.wait(function() return #errors() >= 1 end, 'the missing binary to be said')
+  vim.wait(100)
+  H.eq(1, #errors(), 'opening files says it once: ' .. vim.inspect(got))
   vim.cmd('Agent status')
   vim.cmd('Agent review')
-  local errors = vim.tbl_filter(function(n) return n.level == vim.log.levels.ERROR end, got)
-  H.eq(1, #errors, 'said once: ' .. vim.inspect(got))
-  local msg = errors[1].msg
+  H.eq(2, #errors(), ':Agent review says it again')
+  vim.cmd('Agent review')
+  vim.cmd('Agent snapshots')
+  H.eq(4, #errors(), 'every command that needs the daemon says it: ' .. vim.inspect(got))
+  local msg = errors()[4].msg
   H.truthy(msg:find('/nonexistent/bin/agentd', 1, true), 'names the path: ' .. msg)
   H.truthy(msg:find('make build', 1, true), 'says how to build it')
-  H.truthy(msg:find('cmd =', 1, true), 'says how to set the path')
+  H.truthy(msg:find("cmd = { '/path/to/agentd', 'serve' }", 1, true), 'says how to set the command: ' .. msg)
   H.truthy(not msg:find('traceback') and not msg:find('%.lua:%d+'), 'no stack trace: ' .. msg)
   H.eq(0, #vim.lsp.get_clients({ name = 'agentd' }), 'no client')
+end
+
+-- cmd is the whole command line, as vim.lsp and lspconfig take it:
+-- { 'agentd', 'serve' } starts `agentd serve` (not `agentd serve serve`);
+-- the old string form still works, with a deprecation note.
+function C.cmd_full_argv()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local got = H.capture_notify()
+  require('agentd').setup({ cmd = { H.bin, 'serve' }, state_dir = H.tmp .. '/state' })
+  H.eq({ H.bin, 'serve' }, require('agentd.client').command(), 'the argv as given')
+  H.eq(0, #got, 'no note for the current form: ' .. vim.inspect(got))
+  local b = H.open('a.txt')
+  local c = vim.lsp.get_clients({ bufnr = b, name = 'agentd' })[1]
+  H.truthy(c and c.initialized, 'the daemon answered initialize')
+  H.stop()
+  H.wait(function() return #vim.lsp.get_clients({ name = 'agentd' }) == 0 end, 'the client to stop')
+  require('agentd.client')._reset_warning()
+  require('agentd').setup({ cmd = H.bin, state_dir = H.tmp .. '/state' })
+  H.eq({ H.bin, 'serve' }, require('agentd.client').command(), 'the old string form gets serve')
+  local note = got[#got]
+  H.truthy(note and note.level == vim.log.levels.WARN and note.msg:find('deprecated', 1, true) and note.msg:find('"serve"', 1, true), 'a deprecation note naming the new form: ' .. vim.inspect(got))
+  vim.cmd('bwipeout!')
+  b = H.open('a.txt')
+  H.truthy(vim.lsp.get_clients({ bufnr = b, name = 'agentd' })[1].initialized, 'the old form still starts the daemon')
+end
+
+-- The daemon dies: the plugin says so with the fix, its hunks are no
+-- longer drawn, and the next command starts a new daemon.
+function C.dead_daemon_reported_and_cleared()
+  local b = start_two()
+  local got = H.capture_notify()
+  -- Kill the daemon the way a crash would (SIGKILL).
+  local pid = require('agentd.client').pids[H.root]
+  H.truthy(pid, 'the daemon pid')
+  vim.uv.kill(pid, 9)
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.level == vim.log.levels.ERROR and n.msg:find('stopped', 1, true) then
+        return true
+      end
+    end
+  end, 'the death to be reported')
+  local msg
+  for _, n in ipairs(got) do
+    if n.msg:find('stopped', 1, true) then
+      msg = n.msg
+    end
+  end
+  H.truthy(msg:find('signal 9', 1, true) and msg:find(':Agent review', 1, true), 'says what happened and what to do: ' .. msg)
+  H.eq(0, #require('agentd').hunks(b), 'the dead run\'s hunks are cleared')
+  H.eq(0, #vim.api.nvim_buf_get_extmarks(b, require('agentd.review').ns_anchor, 0, -1, {}), 'no extmark left')
+  H.eq(0, require('agentd.review').pending_count(), 'nothing pending in the plugin')
+  vim.cmd('Agent review')
+  H.wait(function()
+    local cc = vim.lsp.get_clients({ name = 'agentd' })[1]
+    return cc ~= nil and cc.initialized
+  end, 'the next command to start a new daemon')
+  H.truthy(require('agentd.client').pids[H.root] ~= pid, 'a new daemon')
 end
 
 -- :checkhealth agentd reports the binary, protocol, state dir, model and Neovim.

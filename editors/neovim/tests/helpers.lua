@@ -52,7 +52,7 @@ end
 
 --- setup() with the built binary and a private state dir.
 function H.setup(opts)
-  local o = vim.tbl_deep_extend('force', { cmd = H.bin, state_dir = H.tmp .. '/state', notify_steps = false }, opts or {})
+  local o = vim.tbl_deep_extend('force', { cmd = { H.bin, 'serve' }, state_dir = H.tmp .. '/state', notify_steps = false }, opts or {})
   return require('agentd').setup(o)
 end
 

@@ -56,7 +56,7 @@ local function handshake(cmd)
   })
   local exit = vim.json.encode({ jsonrpc = '2.0', method = 'exit' })
   local input = ('Content-Length: %d\r\n\r\n%s'):format(#body, body)
-  local full = vim.list_extend(vim.deepcopy(cmd), { 'serve' })
+  local full = cmd -- the whole command line (client.command())
   local out = ''
   local proc = vim.system(full, { stdin = true, stdout = function(_, data)
     out = out .. (data or '')
