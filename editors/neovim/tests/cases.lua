@@ -1045,4 +1045,186 @@ function C.snapshots_and_log()
   H.truthy(text:find('run started', 1, true) and text:find('step edit', 1, true), 'the log: ' .. text)
 end
 
+-- New files are first-class: a create's content is visible in its buffer
+-- at once (virtual lines below line 1, never only above it) and in a
+-- preview float; it can be accepted from the buffer opened before the
+-- decision (the empty buffer is not sent as the file); accepting writes it
+-- and the run completes.
+function C.create_visible_and_accepted_after_opening()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'create', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.go', content = 'package main\n\nfunc main() {}\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the create to be proposed')
+  vim.cmd('Agent review')
+  local qf = vim.fn.getqflist({ items = 0 }).items
+  H.eq(1, #qf, 'one quickfix entry for the new file')
+  H.truthy(qf[1].text:find('create pending (3 lines)', 1, true), 'the entry says what it is: ' .. qf[1].text)
+  vim.cmd('cfirst')
+  local nb = vim.api.nvim_get_current_buf()
+  H.truthy(vim.api.nvim_buf_get_name(nb):match('new%.go$'), 'the new file opened from the list')
+  H.eq(0, #vim.lsp.get_clients({ bufnr = nb, name = 'agentd' }), 'its empty buffer is not sent as the file')
+  H.wait(function() return #vim.api.nvim_buf_get_extmarks(nb, -1, 0, -1, {}) > 0 end, 'the new file drawn')
+  local shown
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(nb, -1, 0, -1, { details = true })) do
+    if m[4].virt_lines then
+      H.truthy(not m[4].virt_lines_above, 'not above line 1 (Neovim shows those only after <C-y>)')
+      shown = vim.tbl_map(virt_text_of, m[4].virt_lines)
+    end
+  end
+  H.eq({ 'package main', '', 'func main() {}' }, shown, 'the proposed content below line 1')
+  -- The preview float: the whole content, with the file's filetype.
+  vim.cmd('normal gh')
+  local pv = vim.api.nvim_get_current_buf()
+  H.truthy(vim.api.nvim_win_get_config(0).relative ~= '', 'a float')
+  H.eq({ 'package main', '', 'func main() {}' }, H.lines(pv), 'the preview holds the content')
+  H.eq('go', vim.bo[pv].filetype, 'with its filetype')
+  vim.cmd('normal q')
+  H.eq(nb, vim.api.nvim_get_current_buf(), 'q closes the preview')
+  vim.cmd('normal ga')
+  H.wait(function() return H.read(root .. '/new.go') ~= nil end, 'the new file on disk')
+  H.eq('package main\n\nfunc main() {}\n', H.read(root .. '/new.go'), 'accepting wrote it')
+  H.eq({ 'package main', '', 'func main() {}' }, H.lines(nb), 'the buffer shows it')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'the run says so')
+  H.eq(0, review.pending_count(), 'nothing pending')
+end
+
+-- Creates, deletes and moves decided in any order leave the plugin's list
+-- equal to the server's: reject all, accept all (which does not override a
+-- rejection), then gr on the accepted new file: no phantom hunk, and the
+-- accepted file is not deleted.
+function C.whole_files_any_order_match_server()
+  local root = H.workspace({ ['gone.txt'] = 'bye\n', ['old.txt'] = 'moving\n', ['a.txt'] = numbered(5) })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'files', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+    { id = 'rm', tool = 'delete_file', args = { path = 'gone.txt' } },
+    { id = 'mv', tool = 'move_file', args = { from = 'old.txt', to = 'moved.txt' } },
+    { id = 'ed', tool = 'edit_file', args = { path = 'a.txt', edits = { { oldText = 'line 2\n', newText = 'line two\n' } } } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 4 end, 'four units to review: ' .. review.pending_count())
+  local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+  local function server_view()
+    local out = {}
+    for _, id in ipairs(review.order) do
+      local cs = c.request_sync('agentd/changes/get', { changeId = id }, 5000).result
+      for _, f in ipairs(cs.files) do
+        out[vim.fn.fnamemodify(vim.uri_to_fname(f.uri), ':t')] = f.status
+      end
+    end
+    return out
+  end
+  local function plugin_view()
+    local out = {}
+    for _, id in ipairs(review.order) do
+      for _, f in ipairs(review.sets[id].files) do
+        local st = f.status
+        if not review.is_whole(f) then
+          st = f.hunks[1].status
+        end
+        out[vim.fn.fnamemodify(vim.uri_to_fname(f.uri), ':t')] = st
+      end
+    end
+    return out
+  end
+  -- Accept the new file from its own buffer (opened after the proposal),
+  -- then reject all, accept all, and gr on the new file.
+  vim.cmd.edit(root .. '/new.txt')
+  H.wait(function() return #vim.api.nvim_buf_get_extmarks(0, -1, 0, -1, {}) > 0 end, 'the new file drawn')
+  vim.cmd('normal ga')
+  H.eq('one\ntwo\n', H.read(root .. '/new.txt'), 'the create accepted and written')
+  H.eq(server_view(), plugin_view(), 'after ga on the create')
+  vim.cmd('Agent reject all')
+  H.eq(server_view(), plugin_view(), 'after reject all')
+  H.eq('accepted', plugin_view()['new.txt'], 'reject all did not take the accepted create out')
+  vim.cmd('Agent accept all')
+  H.eq(server_view(), plugin_view(), 'after accept all')
+  H.eq(0, review.pending_count(), 'no phantom hunk')
+  H.eq(0, #require('agentd').hunks(0), 'none drawn in the new file')
+  vim.cmd('normal gr')
+  H.eq('one\ntwo\n', H.read(root .. '/new.txt'), 'gr on the accepted file does not delete it')
+  H.eq({ 'one', 'two' }, H.lines(0), 'and its buffer shows it')
+  H.eq(server_view(), plugin_view(), 'still the server\'s list')
+  H.eq('bye\n', H.read(root .. '/gone.txt'), 'the delete was rejected: kept')
+  H.eq('moving\n', H.read(root .. '/old.txt'), 'the move was rejected')
+  H.eq(nil, H.read(root .. '/moved.txt'), 'nothing moved')
+end
+
+-- Review keys are buffer-local to buffers with pending hunks: a user's own
+-- ]h / ga stay in effect elsewhere (and come back once the hunks are
+-- decided); they work in the plan buffer too.
+function C.review_keys_buffer_local()
+  H.workspace({ ['a.txt'] = numbered(20), ['o.txt'] = 'o\n' })
+  vim.keymap.set('n', ']h', function() vim.g.user_next = (vim.g.user_next or 0) + 1 end)
+  H.setup()
+  local ob = H.open('o.txt')
+  vim.keymap.set('n', 'ga', function() vim.g.user_ga = true end, { buffer = true })
+  local b = H.open('a.txt')
+  vim.keymap.set('n', 'ga', function() vim.g.user_ga_a = true end, { buffer = true })
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan('a.txt', two_edits)))
+  local pb = vim.api.nvim_get_current_buf()
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 2)
+  vim.cmd.buffer(ob)
+  vim.cmd('normal ]h')
+  H.eq(1, vim.g.user_next, "the user's ]h in a buffer without hunks")
+  vim.cmd('normal ga')
+  H.eq(true, vim.g.user_ga, "the user's own buffer-local ga")
+  -- In the plan buffer: ]h goes to the first hunk, ga on the step line accepts its changes.
+  vim.cmd.buffer(pb)
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal ]h')
+  H.eq(b, vim.api.nvim_get_current_buf(), ']h in the plan buffer went to the hunk')
+  H.eq(3, vim.fn.line('.'), 'on its line')
+  vim.cmd('normal ]h')
+  H.eq(15, vim.fn.line('.'), ']h in the buffer with hunks is the plugin\'s')
+  vim.cmd.buffer(pb)
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0, 'ga in the plan buffer accepted the step\'s hunks')
+  vim.cmd.buffer(b)
+  vim.cmd('normal ]h')
+  H.eq(2, vim.g.user_next, "the user's ]h is back once the hunks are decided")
+  vim.cmd('normal ga')
+  H.eq(true, vim.g.user_ga_a, "and the user's buffer-local ga is put back")
+end
+
+-- One quickfix list, reused by every review and jump.
+function C.one_quickfix_list()
+  H.workspace({ ['a.txt'] = numbered(20), ['o.txt'] = 'o\n' })
+  H.setup()
+  local ob = H.open('o.txt')
+  vim.fn.setqflist({}, ' ', { title = 'the user\'s own list', items = { { filename = 'o.txt', lnum = 1, text = 'mine' } } })
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(ob)
+  a.run({ plan_id = pid })
+  H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks')
+  vim.cmd('Agent review')
+  local n = vim.fn.getqflist({ nr = '$' }).nr
+  H.eq(2, n, 'one list added after the user\'s')
+  vim.cmd('Agent review')
+  vim.cmd('Agent next')
+  vim.cmd('Agent next')
+  vim.cmd('colder')
+  H.eq('the user\'s own list', vim.fn.getqflist({ title = 0 }).title, 'the user\'s list is kept')
+  vim.cmd('Agent review')
+  H.eq(2, vim.fn.getqflist({ nr = '$' }).nr, 'still two lists: reviews reuse agentd\'s')
+  H.eq('agentd review', vim.fn.getqflist({ title = 0 }).title, 'and make it the current one')
+end
+
 return C
