@@ -1227,4 +1227,237 @@ function C.one_quickfix_list()
   H.eq('agentd review', vim.fn.getqflist({ title = 0 }).title, 'and make it the current one')
 end
 
+-- Approvals are never answered by accident: a dismissed prompt (the <CR>
+-- or <Esc> that closes a "Press ENTER" message landing on it gives nil) is
+-- not a denial: the step keeps waiting for :Agent approve. A high-risk
+-- approval's first item (a picker's default) is not an allow.
+function C.approval_dismissed_is_not_denial()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local got = H.capture_notify()
+  local answers = { false } -- first: dismissed
+  local asked = H.answer_select(function(items)
+    local want = table.remove(answers, 1)
+    if want == false or want == nil then
+      return nil
+    end
+    for _, it in ipairs(items) do
+      if it.kind == want then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = {
+    { id = 'hello', tool = 'run_command', args = { command = 'echo hi > out.txt' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.wait(function() return #asked == 1 end, 'the approval prompt')
+  H.eq('high', asked[1].items[1] and 'high' or nil, 'asked')
+  H.truthy(asked[1].items[1].optionId == false and asked[1].items[1].kind == nil, 'a high-risk approval\'s first item is not an allow: ' .. vim.inspect(asked[1].items[1]))
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.msg:find(':Agent approve', 1, true) then
+        return true
+      end
+    end
+  end, 'the user told the step still waits')
+  vim.wait(300)
+  H.eq('running', require('agentd').status().status, 'the run still waits: the dismissal was no denial')
+  H.eq('waiting', require('agentd.state').step_status(require('agentd').status().run_id, 'hello'), 'the step waits for approval')
+  H.eq(nil, H.read(root .. '/out.txt'), 'nothing ran yet')
+  answers = { 'allow_once' }
+  vim.cmd('Agent approve')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'allowed once it was answered')
+  H.eq('hi\n', H.read(root .. '/out.txt'), 'the command ran')
+end
+
+-- Notifications never stop at a "Press ENTER" prompt: with Neovim's own
+-- vim.notify, every message of the plugin is echoed on one line that fits
+-- the command line (a longer or multi-line echo is what stops at one); the
+-- whole text is in :Agent log.
+function C.notifications_no_hit_enter()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local notify = require('agentd.notify')
+  H.truthy(notify.builtin(), "Neovim's own vim.notify")
+  vim.cmd('messages clear')
+  notify.notify('agentd: step one completed', vim.log.levels.INFO)
+  notify.notify('agentd: ' .. string.rep('a long message ', 20) .. '\nand a second line', vim.log.levels.ERROR)
+  notify.notify('agentd: step two failed: ' .. string.rep('x', 200), vim.log.levels.WARN)
+  local lines = vim.split(vim.api.nvim_exec2('messages', { output = true }).output, '\n', { trimempty = true })
+  H.eq(3, #lines, 'one line per message: ' .. vim.inspect(lines))
+  for _, l in ipairs(lines) do
+    H.truthy(vim.api.nvim_strwidth(l) < vim.v.echospace, 'fits the command line: ' .. l)
+  end
+  H.truthy(lines[2]:find('(:Agent log)', 1, true), 'a cut message points at the log: ' .. lines[2])
+  local log = table.concat(require('agentd.state').log, '\n')
+  H.truthy(log:find('and a second line', 1, true), 'the whole text is in :Agent log')
+end
+
+local function stale_case(file, text, above_ctx, inside)
+  H.workspace({ [file] = text })
+  H.setup()
+  local b = H.open(file)
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan(file, { { oldText = inside.old, newText = inside.new } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local hs = H.wait_hunks(b, 1)
+  local lnum = hs[1].lnum
+  -- Type into a context line (the line above the change): the hunk stays
+  -- alive, re-anchored.
+  vim.api.nvim_win_set_cursor(0, { lnum - 1, 0 })
+  feed('A' .. above_ctx .. '<Esc>')
+  vim.wait(400)
+  H.wait(function()
+    local h = a.hunks(b)[1]
+    return h and h.status == 'pending'
+  end, 'the hunk to stay pending after typing in a context line: ' .. vim.inspect(a.hunks(b)))
+  -- Type into the changed line: stale.
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  feed('A typed<Esc>')
+  H.wait(function()
+    local h = a.hunks(b)[1]
+    return h and h.status == 'stale'
+  end, 'the hunk to become stale after typing into it')
+  -- u restores the text: the stale mark goes.
+  feed('u')
+  H.wait(function()
+    local h = a.hunks(b)[1]
+    return h and h.status == 'pending'
+  end, 'u to clear the stale mark: ' .. vim.inspect(a.hunks(b)))
+  local stale_hint = false
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, require('agentd.review').ns_anchor, 0, -1, { details = true })) do
+    if m[4].virt_text and m[4].virt_text[1][1]:find('stale') then
+      stale_hint = true
+    end
+  end
+  H.eq(false, stale_hint, 'no stale hint drawn after u')
+  -- Stale again, then :Agent repropose recomputes it against the text.
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  feed('A typed<Esc>')
+  H.wait(function()
+    local h = a.hunks(b)[1]
+    return h and h.status == 'stale'
+  end, 'stale again')
+  vim.cmd('Agent repropose')
+  H.wait(function()
+    local h = a.hunks(b)[1]
+    return h and h.status == 'pending'
+  end, ':Agent repropose to give a pending hunk')
+  vim.api.nvim_win_set_cursor(0, { a.hunks(b)[1].lnum, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0)
+  return b
+end
+
+-- Edits beside a hunk keep it alive; an edit inside makes it stale; u
+-- clears that; :Agent repropose recomputes a stale hunk. Plain text.
+function C.stale_context_and_repropose_text()
+  local b = stale_case('notes.txt', numbered(12), ' ctx', { old = 'line 6\n', new = 'line six\n' })
+  H.truthy(H.text(b):find('line six', 1, true), 'the re-proposed change accepted: ' .. H.text(b))
+end
+
+-- The same in a Go file.
+function C.stale_context_and_repropose_go()
+  local go = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tx := 1\n\tfmt.Println(x)\n\ty := 2\n\tfmt.Println(y)\n}\n'
+  local b = stale_case('main.go', go, ' // ctx', { old = '\tfmt.Println(x)\n', new = '\tfmt.Println("x =", x)\n' })
+  H.truthy(H.text(b):find('"x =", x', 1, true), 'the re-proposed change accepted: ' .. H.text(b))
+end
+
+-- :Agent plan says what is missing before asking for the request; the
+-- model and its key can be set in setup() (the key goes in the daemon's
+-- environment, not on the wire).
+function C.plan_says_missing_model_first()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  vim.env.AGENTD_MODEL, vim.env.OPENAI_API_KEY, vim.env.OPENAI_BASE_URL = nil, nil, nil
+  H.setup()
+  local got = H.capture_notify()
+  local asked = false
+  vim.ui.input = function(_, cb)
+    asked = true
+    cb(nil)
+  end
+  H.open('a.txt')
+  vim.cmd('Agent plan')
+  H.eq(false, asked, 'no request asked for without a model')
+  H.truthy(got[#got] and got[#got].msg:find('needs a model', 1, true) and got[#got].msg:find('setup({ model', 1, true) and got[#got].msg:find('AGENTD_MODEL', 1, true), 'says what is missing and how to set it: ' .. vim.inspect(got))
+  H.setup({ model = { provider = 'openai', model = 'gpt-4o' } })
+  vim.cmd('Agent plan')
+  H.eq(false, asked, 'a model without its key: still not asked')
+  H.truthy(got[#got].msg:find('OPENAI_API_KEY', 1, true) and got[#got].msg:find('api_key', 1, true), 'names the key: ' .. got[#got].msg)
+  -- With the key in setup(), the request is asked for, and the model
+  -- answers through the daemon, which got the key in its environment.
+  H.stop()
+  H.wait(function() return #vim.lsp.get_clients({ name = 'agentd' }) == 0 end, 'the old daemon to stop')
+  local url = H.fakemodel({ { text = vim.json.encode({ title = 'Read a', steps = { { id = 'read', tool = 'read_file', args = { path = 'a.txt' } } } }) } })
+  H.setup({ model = { provider = 'openai', model = 'fake', baseUrl = url, api_key = function() return 'key-from-setup' end } })
+  vim.cmd('bwipeout!')
+  H.open('a.txt')
+  vim.ui.input = function(_, cb)
+    asked = true
+    cb('read a.txt')
+  end
+  vim.cmd('Agent plan')
+  H.eq(true, asked, 'the request asked for')
+  H.truthy(H.lines(0)[1]:find('Read a', 1, true), 'the plan shown: ' .. vim.inspect(H.lines(0)) .. vim.inspect(got))
+  local pid = require('agentd.client').pids[H.root]
+  local environ = H.read('/proc/' .. pid .. '/environ') or ''
+  H.truthy(environ:find('OPENAI_API_KEY=key-from-setup', 1, true), 'the key is in the daemon\'s environment')
+end
+
+-- :Agent rules lists the remembered rules and revokes the one picked
+-- (agentd/policy/get, agentd/policy/set revoke).
+function C.rules_list_and_revoke()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_always' then
+        return it
+      end
+    end
+    return items[1]
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = { { id = 'hello', tool = 'run_command', args = { command = 'echo hi' } } } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.wait_run()
+  local rules = H.truthy(require('agentd.rules').list(), 'rules')
+  H.eq(1, #rules, 'the "always allow" answer made a rule')
+  vim.cmd('Agent rules list')
+  H.truthy(table.concat(H.lines(0), '\n'):find('echo hi', 1, true), 'listed: ' .. table.concat(H.lines(0), '\n'))
+  vim.cmd('close')
+  vim.cmd('Agent rules')
+  H.wait(function() return #require('agentd.rules').list() == 0 end, 'the picked rule revoked')
+end
+
+-- :Agent undo undoes the last run (agentd/undo/run), :Agent undo-restore
+-- the last restore (agentd/undo/restore): the journal is the server's.
+function C.undo_run_and_restore()
+  local root = H.workspace({ ['a.txt'] = numbered(10) })
+  H.setup()
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan('a.txt', { { oldText = 'line 3\n', newText = 'line three\n' } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  vim.cmd('write')
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'the run changed a.txt')
+  vim.cmd('Agent undo')
+  H.eq(numbered(10), H.read(root .. '/a.txt'), ':Agent undo put the run back')
+  H.eq(numbered(10), H.text(b), 'and the buffer')
+  vim.cmd('Agent undo-restore')
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), ':Agent undo-restore undid that')
+end
+
 return C

@@ -168,7 +168,7 @@ function H.child()
     return vim.uv.fs_stat(sock) ~= nil
   end, 'the child Neovim to listen')
   local ch = vim.fn.sockconnect('pipe', sock, { rpc = true })
-  local o = {}
+  local o = { sock = sock }
   function o.lua(code, ...)
     return vim.rpcrequest(ch, 'nvim_exec_lua', code, { ... })
   end
