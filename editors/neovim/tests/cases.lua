@@ -257,8 +257,8 @@ function C.review_unopened_file()
   H.eq({ 3, 15 }, { qf.items[1].lnum, qf.items[2].lnum }, 'quickfix lines')
   H.truthy(vim.fn.bufname(qf.items[1].bufnr):match('a%.txt$'), 'quickfix file')
   H.eq('other.txt', vim.fn.expand('%:t'), 'the quickfix list did not take the focus')
-  vim.cmd('normal ]h')
-  H.eq('a.txt', vim.fn.expand('%:t'), ']h jumped to the file')
+  vim.cmd('Agent next')
+  H.eq('a.txt', vim.fn.expand('%:t'), ':Agent next jumped to the file')
   H.eq(3, vim.fn.line('.'), 'on the first hunk')
   local b = vim.api.nvim_get_current_buf()
   H.wait_hunks(b, 2, 'hunks drawn in the file opened from the list')
@@ -479,7 +479,7 @@ function C.after_mode_reject_unopened()
   H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks to review')
   H.eq(numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n'), H.read(H.root .. '/a.txt'), 'after mode writes at once')
   vim.cmd('Agent review')
-  vim.cmd('normal ]h')
+  vim.cmd('Agent next')
   H.eq(3, vim.fn.line('.'), 'on the first hunk')
   vim.cmd('Agent reject')
   H.wait_hunks(0, 1)
@@ -528,8 +528,8 @@ function C.restore_reloads_and_reports_dirty()
   H.truthy(reported, 'b.txt reported as a conflict: ' .. vim.inspect(res.conflicts))
   H.eq(numbered(10):gsub('line 5\n', 'line five\n'), H.read(root .. '/b.txt'), 'and its file left alone on disk')
   H.truthy(got[#got] and got[#got].msg:match('b%.txt'), 'the user is told: ' .. vim.inspect(got))
-  -- :Agent undo puts the restore back.
-  vim.cmd('Agent undo')
+  -- :Agent undo-restore puts the restore back.
+  vim.cmd('Agent undo-restore')
   H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'undo of the restore')
   H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.text(ab), 'the buffer reloaded again')
 end
@@ -585,8 +585,11 @@ function C.approval_allow_once()
   local st = H.wait_run()
   H.eq('completed', st.status, 'the approved command ran')
   H.eq(1, #asked, 'asked once')
-  local kinds = vim.tbl_map(function(o) return o.kind end, asked[1].items)
-  H.eq({ 'allow_once', 'allow_always', 'reject_once', 'reject_always' }, kinds, 'the four option kinds')
+  local kinds = {}
+  for _, o in ipairs(asked[1].items) do
+    kinds[#kinds + 1] = o.kind or 'later'
+  end
+  H.eq({ 'later', 'allow_once', 'allow_always', 'reject_once', 'reject_always' }, kinds, 'the four option kinds, after "Decide later" (high risk)')
   H.truthy(asked[1].opts.prompt:find('echo hi > out.txt', 1, true), 'the prompt shows the command: ' .. asked[1].opts.prompt)
   H.truthy(asked[1].opts.prompt:find('in: ', 1, true), 'and its folder')
   H.eq('hi\n', H.read(root .. '/out.txt'), 'the command ran in the workspace')
@@ -727,15 +730,15 @@ function C.command_completion()
   H.workspace({ ['a.txt'] = 'a\n' })
   H.setup()
   local subs = vim.fn.getcompletion('Agent ', 'cmdline')
-  for _, want in ipairs({ 'plan', 'open', 'run', 'pause', 'resume', 'cancel', 'retry', 'skip', 'review', 'accept', 'reject', 'snapshots', 'restore', 'undo', 'status', 'log' }) do
+  for _, want in ipairs({ 'plan', 'open', 'run', 'pause', 'resume', 'cancel', 'retry', 'skip', 'review', 'accept', 'reject', 'snapshots', 'restore', 'undo', 'undo-restore', 'status', 'log', 'next', 'prev', 'preview', 'repropose', 'approve', 'rules' }) do
     H.truthy(vim.tbl_contains(subs, want), 'completes ' .. want .. ': ' .. vim.inspect(subs))
   end
-  H.eq({ 'resume', 'retry', 'review', 'reject', 'restore', 'run' }, (function()
+  H.eq({ 'resume', 'retry', 'review', 'reject', 'restore', 'repropose', 'run', 'rules' }, (function()
     local r = vim.fn.getcompletion('Agent re', 'cmdline')
     local x = vim.fn.getcompletion('Agent ru', 'cmdline')
     local out = vim.list_extend(r, x)
     table.sort(out, function(p, q)
-      local order = { resume = 1, retry = 2, review = 3, reject = 4, restore = 5, run = 6 }
+      local order = { resume = 1, retry = 2, review = 3, reject = 4, restore = 5, repropose = 6, run = 7, rules = 8 }
       return order[p] < order[q]
     end)
     return out
