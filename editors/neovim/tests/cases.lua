@@ -1311,15 +1311,6 @@ local function stale_case(file, text, above_ctx, inside)
   a.run({ plan_id = pid })
   local hs = H.wait_hunks(b, 1)
   local lnum = hs[1].lnum
-  -- Type into a context line (the line above the change): the hunk stays
-  -- alive, re-anchored.
-  vim.api.nvim_win_set_cursor(0, { lnum - 1, 0 })
-  feed('A' .. above_ctx .. '<Esc>')
-  vim.wait(400)
-  H.wait(function()
-    local h = a.hunks(b)[1]
-    return h and h.status == 'pending'
-  end, 'the hunk to stay pending after typing in a context line: ' .. vim.inspect(a.hunks(b)))
   -- Type into the changed line: stale.
   vim.api.nvim_win_set_cursor(0, { lnum, 0 })
   feed('A typed<Esc>')
@@ -1340,6 +1331,15 @@ local function stale_case(file, text, above_ctx, inside)
     end
   end
   H.eq(false, stale_hint, 'no stale hint drawn after u')
+  -- Type into a context line (the line above the change): the hunk stays
+  -- alive, re-anchored (the core's rule).
+  vim.api.nvim_win_set_cursor(0, { lnum - 1, 0 })
+  feed('A' .. above_ctx .. '<Esc>')
+  vim.wait(400)
+  H.wait(function()
+    local h = a.hunks(b)[1]
+    return h and h.status == 'pending'
+  end, 'the hunk to stay pending after typing in a context line: ' .. vim.inspect(a.hunks(b)))
   -- Stale again, then :Agent repropose recomputes it against the text.
   vim.api.nvim_win_set_cursor(0, { lnum, 0 })
   feed('A typed<Esc>')

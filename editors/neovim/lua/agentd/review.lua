@@ -248,7 +248,7 @@ end
 local function hint_text(h, cs)
   if h.status == 'stale' then
     local r = config.options.keymaps.reject
-    return ('stale: the file was edited where this hunk applies%s'):format(r and ('; ' .. r .. ' drops it') or '')
+    return ('stale: the file was edited where this hunk applies; :Agent repropose recomputes it%s'):format(r and (', ' .. r .. ' drops it') or '')
   end
   if config.options.hunk_hint == false then
     return nil

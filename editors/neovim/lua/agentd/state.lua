@@ -95,6 +95,10 @@ function M.statusline()
     end
     parts[#parts + 1] = s
   end
+  local waiting = package.loaded['agentd.handlers'] and #require('agentd.handlers').pending_approvals or 0
+  if waiting > 0 then
+    parts[#parts + 1] = ('%d approval%s waiting (:Agent approve)'):format(waiting, waiting == 1 and '' or 's')
+  end
   local n = require('agentd.review').pending_count()
   if n > 0 then
     parts[#parts + 1] = ('%d hunk%s'):format(n, n == 1 and '' or 's')
