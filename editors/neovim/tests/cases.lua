@@ -1463,4 +1463,30 @@ function C.undo_run_and_restore()
   H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), ':Agent undo-restore undid that')
 end
 
+
+-- The daemon's log lines reach Neovim's LSP log at their own level: its
+-- info lines ("agentd serve starting") as INFO, not as errors.
+function C.daemon_logs_at_their_level()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  vim.lsp.set_log_level('info')
+  H.setup()
+  H.open('a.txt')
+  local path = vim.lsp.get_log_path()
+  H.wait(function()
+    return (H.read(path) or ''):find('agentd serve starting', 1, true) ~= nil
+  end, 'the daemon\'s first line in ' .. path)
+  local info, as_error = false, false
+  for line in (H.read(path) or ''):gmatch('[^\n]+') do
+    if line:find('agentd serve starting', 1, true) then
+      if line:find('^%[INFO%]') then
+        info = true
+      end
+      if line:find('^%[ERROR%]') then
+        as_error = true
+      end
+    end
+  end
+  H.eq(true, info, 'logged as INFO: ' .. (H.read(path) or ''):sub(-2000))
+  H.eq(false, as_error, 'not as an error')
+end
 return C

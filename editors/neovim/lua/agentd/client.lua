@@ -48,8 +48,8 @@ function M.command()
   if bin == '' then
     local what = config.options.cmd and ("'" .. list[1] .. "' (the cmd setting)") or "'agentd' on PATH"
     return nil,
-      ('agentd: cannot find the agentd binary: %s is not an executable. Install it (see :help agentd-install: '
-        .. "a release archive, or `make build` in the agentd checkout, which writes bin/agentd), then put it on PATH or set require('agentd').setup({ cmd = { '/path/to/agentd', 'serve' } })."):format(
+      ("agentd: cannot find the agentd binary: %s is not an executable. Set require('agentd').setup({ cmd = { '/path/to/agentd', 'serve' } }) or put agentd on PATH; "
+        .. 'get it from a release archive or `make install` (`make build` writes bin/agentd) in the agentd checkout (:help agentd-install).'):format(
         what
       )
   end

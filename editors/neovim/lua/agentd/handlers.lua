@@ -170,10 +170,18 @@ local function approval_request(_, p)
     end
     local entry = { params = p, title = lines[1] }
     M.pending_approvals[#M.pending_approvals + 1] = entry
-    require('agentd.notify').notify(('agentd: step %s still waits for your approval: :Agent approve'):format(p.stepId or '?'), vim.log.levels.WARN)
+    -- Said once the prompt's screen is redrawn: an echo on top of it
+    -- would stop at a "Press ENTER" prompt.
+    vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+    vim.defer_fn(function()
+      if entry.resume and not entry.done then
+        require('agentd.notify').notify(('agentd: step %s still waits for your approval: :Agent approve'):format(p.stepId or '?'), vim.log.levels.WARN)
+      end
+    end, 300)
     local again = await(function(cb)
       entry.resume = cb
     end)
+    entry.done = true
     for i, e in ipairs(M.pending_approvals) do
       if e == entry then
         table.remove(M.pending_approvals, i)

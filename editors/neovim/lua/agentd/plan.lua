@@ -111,7 +111,7 @@ function M.render(plan_id, problems)
   local signs = config.options.signs
   for i, s in ipairs(plan.steps or {}) do
     local st = status_of(plan, s)
-    local label = ({ waiting = 'waiting for your approval', retrying = 'retrying' })[st] or st
+    local label = ({ waiting = 'waiting for you (review or approval)' })[st] or st
     local note = run_of(plan) and state.allowed_note(run_of(plan), s.id)
     local opts = {
       virt_text = { { ' ' .. label .. (note and (' · ' .. note) or ''), sign_hl[st] or 'Comment' } },

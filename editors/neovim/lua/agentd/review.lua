@@ -1039,7 +1039,7 @@ local function collect(scope, action)
         each_file(w)
         return finish('in this file')
       end
-      return nil, 'no hunk at the cursor (' .. (config.options.keymaps.next_hunk or ':Agent review') .. ' finds the next one)'
+      return nil, 'no hunk at the cursor (:Agent next finds the next one)'
     end
     if h.status == 'stale' and action == 'accept' then
       return nil, 'this hunk is stale: the file was edited where it applies, so it cannot be accepted. :Agent repropose recomputes it against your text, or reject it.'

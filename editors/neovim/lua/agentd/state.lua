@@ -72,11 +72,11 @@ function M.on_exit(client_id, code, signal, root)
   if not requested then
     local last = require('agentd.client').last_errors[root or ''] or {}
     notify(
-      ('agentd: the daemon for %s stopped (exit code %s%s)%s. Its hunks are no longer shown; the next :Agent command starts it again and :Agent review lists what is still pending. If it keeps stopping, see :checkhealth agentd and :LspLog.'):format(
-        vim.fn.fnamemodify(root or '?', ':~'),
+      ('agentd: the daemon stopped (exit code %s%s)%s; the next :Agent command starts it again. Its hunks are cleared (:Agent review lists what is still pending in %s); if it keeps stopping, see :checkhealth agentd and :LspLog.'):format(
         tostring(code),
         (signal and signal ~= 0) and (', signal ' .. signal) or '',
-        #last > 0 and (': ' .. last[#last]) or ''
+        #last > 0 and (': ' .. last[#last]) or '',
+        vim.fn.fnamemodify(root or '?', ':~')
       ),
       vim.log.levels.ERROR
     )
