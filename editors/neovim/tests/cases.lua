@@ -1489,4 +1489,33 @@ function C.daemon_logs_at_their_level()
   H.eq(true, info, 'logged as INFO: ' .. (H.read(path) or ''):sub(-2000))
   H.eq(false, as_error, 'not as an error')
 end
+
+-- One run at a time: :Agent run while a run is paused offers to resume it
+-- or cancel it (the core refuses a second run with -32010); nothing is
+-- orphaned.
+function C.run_while_paused_offers_resume()
+  local root = H.workspace({ ['a.txt'] = numbered(5) })
+  H.setup()
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan('a.txt', { { oldText = 'line 2\n', newText = 'line two\n' } })))
+  vim.cmd.buffer(b)
+  local first = a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  vim.cmd('Agent pause')
+  H.wait(function() return a.status().status == 'paused' end, 'the run paused')
+  local asked = H.answer_select(function(items)
+    return items[1]
+  end)
+  local second = a.run({ plan_id = pid })
+  H.eq(nil, second, 'no second run started')
+  H.wait(function() return #asked == 1 end, 'the choice offered')
+  H.truthy(asked[1].items[1].label:find('Resume run ' .. first, 1, true), 'resume first: ' .. vim.inspect(asked[1].items))
+  H.wait(function() return a.status().status == 'running' end, 'the paused run resumed')
+  H.eq(first, a.status().run_id, 'the same run')
+  vim.cmd('Agent accept all')
+  H.eq('completed', H.wait_run().status, 'and it completes')
+  vim.cmd('write')
+  H.eq(numbered(5):gsub('line 2\n', 'line two\n'), H.read(root .. '/a.txt'), 'its change')
+end
 return C

@@ -127,7 +127,43 @@ function M.run(opts)
     return nil
   end
   local options = vim.tbl_extend('force', { review = config.options.review }, config.options.run or {}, opts.options or {})
-  local res, err = client.request_sync(nil, 'agentd/run/start', { planId = plan_id, options = options })
+  local res, err, e = client.request_sync(nil, 'agentd/run/start', { planId = plan_id, options = options })
+  if not res and e and e.code == -32010 and type(e.data) == 'table' and e.data.runId then
+    -- One run at a time per workspace: the user picks what to do with the
+    -- run that is still going (the server's rule; nothing is orphaned).
+    local other, status = e.data.runId, e.data.status or 'running'
+    local choices = {
+      { id = 'resume', label = ('Resume run %s (%s)'):format(other, status) },
+      { id = 'cancel', label = ('Cancel run %s, then start this plan'):format(other) },
+      { id = 'concurrent', label = 'Start this plan beside it (a second run)' },
+      { id = 'nothing', label = 'Do nothing' },
+    }
+    if status ~= 'paused' then
+      table.remove(choices, 1)
+    end
+    vim.ui.select(choices, {
+      prompt = ('agentd: run %s is %s.'):format(other, status),
+      kind = 'agentd.run_conflict',
+      format_item = function(c)
+        return c.label
+      end,
+    }, function(c)
+      if not c or c.id == 'nothing' then
+        return
+      end
+      state.run_id = other
+      if c.id == 'resume' then
+        M.control('resume')
+      elseif c.id == 'cancel' then
+        if M.control('cancel') then
+          M.run(opts)
+        end
+      else
+        M.run(vim.tbl_extend('force', opts, { options = vim.tbl_extend('force', opts.options or {}, { concurrent = true }) }))
+      end
+    end)
+    return nil, err
+  end
   if not res then
     notify('agentd: run failed to start: ' .. err, vim.log.levels.ERROR)
     return nil, err

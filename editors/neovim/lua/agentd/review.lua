@@ -1075,6 +1075,9 @@ end
 --- back to the model).
 local function model_driven(change_id)
   local cs = M.sets[change_id]
+  if cs and cs.reasonToModel ~= nil then
+    return cs.reasonToModel == true -- the server says whether a reason reaches a model
+  end
   if not cs or not cs.stepId then
     return false
   end
