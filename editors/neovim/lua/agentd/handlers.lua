@@ -216,15 +216,47 @@ end
 
 local function show_message_request(_, p)
   local actions = p.actions or {}
-  local choice = await(function(cb)
-    vim.ui.select(actions, {
-      prompt = p.message,
-      format_item = function(a)
-        return a.title
-      end,
-    }, cb)
-  end)
-  return choice or vim.NIL
+  if #actions == 0 then
+    require('agentd.notify').notify('agentd: ' .. (p.message or ''), vim.log.levels.INFO)
+    return vim.NIL
+  end
+  -- A question (retry/skip/abort a failed step, an input step's options)
+  -- is answered only by an explicit choice too: dismissing it keeps it
+  -- waiting for :Agent approve.
+  while true do
+    local choice = await(function(cb)
+      vim.ui.select(actions, {
+        prompt = p.message,
+        format_item = function(a)
+          return a.title
+        end,
+      }, cb)
+    end)
+    if choice then
+      return choice
+    end
+    local entry = { params = { runId = p.runId }, title = p.message }
+    M.pending_approvals[#M.pending_approvals + 1] = entry
+    vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+    vim.defer_fn(function()
+      if not entry.done then
+        require('agentd.notify').notify('agentd: a question still waits for your answer: :Agent approve', vim.log.levels.WARN)
+      end
+    end, 300)
+    local again = await(function(cb)
+      entry.resume = cb
+    end)
+    entry.done = true
+    for i, e in ipairs(M.pending_approvals) do
+      if e == entry then
+        table.remove(M.pending_approvals, i)
+        break
+      end
+    end
+    if again == 'cancel' then
+      return vim.NIL
+    end
+  end
 end
 
 local level_of = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
