@@ -129,6 +129,32 @@ local kind_names = {
 -- { params, resume } in arrival order.
 M.pending_approvals = {}
 
+--- A prompt was dismissed: waits (in the server request's coroutine) until
+--- :Agent approve asks again ('ask') or the run ends ('cancel'). note is
+--- said once the prompt's screen is redrawn (an echo on top of it would
+--- stop at a "Press ENTER" prompt).
+function M.wait_for_answer(run_id, note)
+  local entry = { params = { runId = run_id } }
+  M.pending_approvals[#M.pending_approvals + 1] = entry
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  vim.defer_fn(function()
+    if not entry.done then
+      require('agentd.notify').notify(note, vim.log.levels.WARN)
+    end
+  end, 300)
+  local again = await(function(cb)
+    entry.resume = cb
+  end)
+  entry.done = true
+  for i, e in ipairs(M.pending_approvals) do
+    if e == entry then
+      table.remove(M.pending_approvals, i)
+      break
+    end
+  end
+  return again
+end
+
 local LATER = { optionId = false, name = 'Decide later (the step keeps waiting; :Agent approve)' }
 
 --- Asks the user. An approval is answered only by an explicit choice:
@@ -168,26 +194,7 @@ local function approval_request(_, p)
       state.append_log(('[%s] step %s: %s'):format(p.runId or '?', p.stepId or '?', choice.name or choice.optionId))
       return { outcome = 'selected', optionId = choice.optionId }
     end
-    local entry = { params = p, title = lines[1] }
-    M.pending_approvals[#M.pending_approvals + 1] = entry
-    -- Said once the prompt's screen is redrawn: an echo on top of it
-    -- would stop at a "Press ENTER" prompt.
-    vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
-    vim.defer_fn(function()
-      if entry.resume and not entry.done then
-        require('agentd.notify').notify(('agentd: step %s still waits for your approval: :Agent approve'):format(p.stepId or '?'), vim.log.levels.WARN)
-      end
-    end, 300)
-    local again = await(function(cb)
-      entry.resume = cb
-    end)
-    entry.done = true
-    for i, e in ipairs(M.pending_approvals) do
-      if e == entry then
-        table.remove(M.pending_approvals, i)
-        break
-      end
-    end
+    local again = M.wait_for_answer(p.runId, ('agentd: step %s still waits for your approval: :Agent approve'):format(p.stepId or '?'))
     if again == 'cancel' then
       return { outcome = 'cancelled' }
     end
@@ -235,24 +242,7 @@ local function show_message_request(_, p)
     if choice then
       return choice
     end
-    local entry = { params = { runId = p.runId }, title = p.message }
-    M.pending_approvals[#M.pending_approvals + 1] = entry
-    vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
-    vim.defer_fn(function()
-      if not entry.done then
-        require('agentd.notify').notify('agentd: a question still waits for your answer: :Agent approve', vim.log.levels.WARN)
-      end
-    end, 300)
-    local again = await(function(cb)
-      entry.resume = cb
-    end)
-    entry.done = true
-    for i, e in ipairs(M.pending_approvals) do
-      if e == entry then
-        table.remove(M.pending_approvals, i)
-        break
-      end
-    end
+    local again = M.wait_for_answer(p.runId, 'agentd: a question still waits for your answer: :Agent approve')
     if again == 'cancel' then
       return vim.NIL
     end
