@@ -714,7 +714,7 @@ function C.checkhealth()
   H.truthy(text:find('OK ' .. vim.pesc(H.bin) .. ': agentd '), 'binary and its version:\n' .. text)
   H.truthy(text:find('OK protocol version 1'), 'protocol version:\n' .. text)
   H.truthy(text:find('OK state dir ' .. vim.pesc(H.tmp .. '/state')), 'state dir:\n' .. text)
-  H.truthy(text:find('WARNING no model configured'), 'model:\n' .. text)
+  H.truthy(text:find('WARNING no model is set', 1, true) and text:find('AGENTD_MODEL', 1, true), 'model:\n' .. text)
   -- And a broken setup is reported as an error.
   H.write(H.tmp .. '/afile', 'x')
   require('agentd').setup({ cmd = '/nonexistent/agentd', state_dir = H.tmp .. '/afile/state' })

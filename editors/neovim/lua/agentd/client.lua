@@ -100,9 +100,6 @@ local function init_options()
     -- The key goes in the daemon's environment, never on the wire.
     init.model = { provider = o.model.provider, model = o.model.model, baseUrl = o.model.baseUrl }
   end
-  if o.approval then
-    init.approval = o.approval
-  end
   return init
 end
 
@@ -284,6 +281,9 @@ function M.ensure(bufnr, quiet)
     -- Send each edit at once, so the server rebases hunks under the user's
     -- typing and never mistakes an edit it applied for one the user made.
     flags = { debounce_text_changes = 0 },
+    on_init = function(c)
+      M.send_approval(c)
+    end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         require('agentd.state').on_exit(client_id, code, signal, root)
@@ -310,6 +310,21 @@ function M.ensure(bufnr, quiet)
     end
   end
   return client
+end
+
+--- The approval option reaches the daemon through agentd/policy/set (the
+--- policy is the workspace's, shared by every front end): when the client
+--- starts and whenever setup() changes it.
+function M.send_approval(c)
+  local ap = config.options.approval
+  if type(ap) ~= 'table' or not c then
+    return
+  end
+  c.request('agentd/policy/set', ap, function(err)
+    if err then
+      notify('agentd: the approval option was refused: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+  end)
 end
 
 --- The running client for a root, if any.

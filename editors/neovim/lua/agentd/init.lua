@@ -34,7 +34,13 @@ local group
 
 --- Configures the plugin (:help agentd-setup). Safe to call again.
 function M.setup(opts)
+  local before = config.configured and vim.deepcopy(config.options.approval) or nil
   config.set(opts)
+  if package.loaded['agentd.client'] and not vim.deep_equal(before, config.options.approval) then
+    for _, c in ipairs(vim.lsp.get_clients({ name = 'agentd' })) do
+      require('agentd.client').send_approval(c)
+    end
+  end
   config.highlights()
   group = vim.api.nvim_create_augroup('agentd', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
