@@ -1301,75 +1301,83 @@ function C.notifications_no_hit_enter()
   H.truthy(log:find('and a second line', 1, true), 'the whole text is in :Agent log')
 end
 
-local function stale_case(file, text, above_ctx, inside)
+-- A plan with one edit in file; returns the buffer and the hunk's line.
+local function one_hunk(file, text, old, new)
   H.workspace({ [file] = text })
   H.setup()
   local b = H.open(file)
   local a = require('agentd')
-  local pid = H.truthy(a.open_plan(C._edit_plan(file, { { oldText = inside.old, newText = inside.new } })))
+  local pid = H.truthy(a.open_plan(C._edit_plan(file, { { oldText = old, newText = new } })))
   vim.cmd.buffer(b)
   a.run({ plan_id = pid })
   local hs = H.wait_hunks(b, 1)
-  local lnum = hs[1].lnum
-  -- Type into the changed line: stale.
-  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
-  feed('A typed<Esc>')
+  return b, hs[1].lnum
+end
+
+local function wait_status(b, status, what)
   H.wait(function()
-    local h = a.hunks(b)[1]
-    return h and h.status == 'stale'
-  end, 'the hunk to become stale after typing into it')
-  -- u restores the text: the stale mark goes.
-  feed('u')
-  H.wait(function()
-    local h = a.hunks(b)[1]
-    return h and h.status == 'pending'
-  end, 'u to clear the stale mark: ' .. vim.inspect(a.hunks(b)))
-  local stale_hint = false
-  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, require('agentd.review').ns_anchor, 0, -1, { details = true })) do
-    if m[4].virt_text and m[4].virt_text[1][1]:find('stale') then
-      stale_hint = true
-    end
-  end
-  H.eq(false, stale_hint, 'no stale hint drawn after u')
-  -- Type into a context line (the line above the change): the hunk stays
-  -- alive, re-anchored (the core's rule).
+    local h = require('agentd').hunks(b)[1]
+    return h and h.status == status
+  end, what .. ': ' .. vim.inspect(require('agentd').hunks(b)))
+end
+
+-- Typing into a context line keeps the hunk alive (re-anchored); typing
+-- into its changed line makes it stale; :Agent repropose recomputes it
+-- against the text, and it can be accepted.
+local function stale_case(file, text, ctx, old, new)
+  local b, lnum = one_hunk(file, text, old, new)
   vim.api.nvim_win_set_cursor(0, { lnum - 1, 0 })
-  feed('A' .. above_ctx .. '<Esc>')
+  feed('A' .. ctx .. '<Esc>')
   vim.wait(400)
-  H.wait(function()
-    local h = a.hunks(b)[1]
-    return h and h.status == 'pending'
-  end, 'the hunk to stay pending after typing in a context line: ' .. vim.inspect(a.hunks(b)))
-  -- Stale again, then :Agent repropose recomputes it against the text.
+  wait_status(b, 'pending', 'the hunk to stay pending after typing in a context line')
   vim.api.nvim_win_set_cursor(0, { lnum, 0 })
   feed('A typed<Esc>')
-  H.wait(function()
-    local h = a.hunks(b)[1]
-    return h and h.status == 'stale'
-  end, 'stale again')
+  wait_status(b, 'stale', 'the hunk to become stale after typing into it')
   vim.cmd('Agent repropose')
-  H.wait(function()
-    local h = a.hunks(b)[1]
-    return h and h.status == 'pending'
-  end, ':Agent repropose to give a pending hunk')
-  vim.api.nvim_win_set_cursor(0, { a.hunks(b)[1].lnum, 0 })
+  wait_status(b, 'pending', ':Agent repropose to give a pending hunk')
+  vim.api.nvim_win_set_cursor(0, { require('agentd').hunks(b)[1].lnum, 0 })
   vim.cmd('normal ga')
   H.wait_hunks(b, 0)
   return b
 end
 
--- Edits beside a hunk keep it alive; an edit inside makes it stale; u
--- clears that; :Agent repropose recomputes a stale hunk. Plain text.
+-- u after typing into a hunk's changed line makes it pending again: no
+-- stale mark is left.
+local function stale_undo_case(file, text, old, new)
+  local b, lnum = one_hunk(file, text, old, new)
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  feed('A typed<Esc>')
+  wait_status(b, 'stale', 'the hunk to become stale after typing into it')
+  feed('u')
+  wait_status(b, 'pending', 'u to clear the stale mark')
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, require('agentd.review').ns_anchor, 0, -1, { details = true })) do
+    H.truthy(not (m[4].virt_text and m[4].virt_text[1][1]:find('stale')), 'no stale hint drawn after u')
+  end
+end
+
+local go_src = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tx := 1\n\tfmt.Println(x)\n\ty := 2\n\tfmt.Println(y)\n}\n'
+
+-- Edits beside a hunk keep it alive, an edit inside makes it stale, and
+-- :Agent repropose recomputes it. Plain text.
 function C.stale_context_and_repropose_text()
-  local b = stale_case('notes.txt', numbered(12), ' ctx', { old = 'line 6\n', new = 'line six\n' })
+  local b = stale_case('notes.txt', numbered(12), ' ctx', 'line 6\n', 'line six\n')
   H.truthy(H.text(b):find('line six', 1, true), 'the re-proposed change accepted: ' .. H.text(b))
 end
 
 -- The same in a Go file.
 function C.stale_context_and_repropose_go()
-  local go = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tx := 1\n\tfmt.Println(x)\n\ty := 2\n\tfmt.Println(y)\n}\n'
-  local b = stale_case('main.go', go, ' // ctx', { old = '\tfmt.Println(x)\n', new = '\tfmt.Println("x =", x)\n' })
+  local b = stale_case('main.go', go_src, ' // ctx', '\tfmt.Println(x)\n', '\tfmt.Println("x =", x)\n')
   H.truthy(H.text(b):find('"x =", x', 1, true), 'the re-proposed change accepted: ' .. H.text(b))
+end
+
+-- u clears the stale mark. Plain text.
+function C.stale_undo_clears_text()
+  stale_undo_case('notes.txt', numbered(12), 'line 6\n', 'line six\n')
+end
+
+-- The same in a Go file.
+function C.stale_undo_clears_go()
+  stale_undo_case('main.go', go_src, '\tfmt.Println(x)\n', '\tfmt.Println("x =", x)\n')
 end
 
 -- :Agent plan says what is missing before asking for the request; the
