@@ -1526,4 +1526,39 @@ function C.run_while_paused_offers_resume()
   vim.cmd('write')
   H.eq(numbered(5):gsub('line 2\n', 'line two\n'), H.read(root .. '/a.txt'), 'its change')
 end
+
+-- A step a remembered rule allowed says so, in the plan buffer and the
+-- log: "allowed by rule-1 (`echo hi`)" (the step's allowedBy).
+function C.allowed_by_rule_shown()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_always' then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = { { id = 'hello', tool = 'run_command', args = { command = 'echo hi' } } } })))
+  local pb = vim.api.nvim_get_current_buf()
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.eq('completed', H.wait_run().status, 'the first run, answered "always allow"')
+  local asked = H.answer_select(function() return nil end)
+  a.run({ plan_id = pid })
+  H.eq('completed', H.wait_run().status, 'the second run, allowed by the rule')
+  H.eq(0, #asked, 'not asked again')
+  local rule = require('agentd.rules').list()[1]
+  local want = ('allowed by %s (`echo hi`)'):format(rule.id)
+  H.wait(function()
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(pb, require('agentd.plan').ns, 0, -1, { details = true })) do
+      if m[4].virt_text and m[4].virt_text[1][1]:find(want, 1, true) then
+        return true
+      end
+    end
+  end, 'the plan buffer to say ' .. want)
+  H.truthy(table.concat(require('agentd.state').log, '\n'):find(want, 1, true), 'and the log')
+end
 return C
