@@ -1561,4 +1561,34 @@ function C.allowed_by_rule_shown()
   end, 'the plan buffer to say ' .. want)
   H.truthy(table.concat(require('agentd.state').log, '\n'):find(want, 1, true), 'and the log')
 end
+
+-- A step whose attempt timed out and is retried shows as retrying (sign and status)
+-- until its next attempt ends; the log says why and when.
+function C.retrying_step_shown()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_always' then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'retry', steps = {
+    -- The first attempt times out (a retryable error), the second passes.
+    { id = 'flaky', tool = 'run_command', args = { command = 'test -f flag || { touch flag; sleep 5; }' }, timeout = '1s', retry = { max = 2, delay = '1s' } },
+  } })))
+  local pb = vim.api.nvim_get_current_buf()
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.wait(function()
+    local m = vim.api.nvim_buf_get_extmarks(pb, require('agentd.plan').ns, 0, -1, { details = true })[1]
+    return m and m[4].sign_text == '↻ ' and m[4].virt_text[1][1]:find('retrying', 1, true) ~= nil
+  end, 'the retrying sign and status in the plan buffer')
+  H.eq('completed', H.wait_run().status, 'the second attempt passed')
+  H.truthy(table.concat(require('agentd.state').log, '\n'):find('step flaky retrying in 1.0 s', 1, true), 'the log says it: ' .. table.concat(require('agentd.state').log, '\n'))
+  H.truthy(H.read(root .. '/flag'), 'the first attempt ran')
+end
 return C
