@@ -167,10 +167,10 @@ M.subs = {
     require('agentd.review').repropose(args[1] or 'hunk')
   end,
   approve = function()
-    if not package.loaded['agentd.handlers'] or not require('agentd.handlers').approve() then
-      if not package.loaded['agentd.handlers'] then
-        notify('agentd: no approval is waiting', vim.log.levels.INFO)
-      end
+    if package.loaded['agentd.handlers'] then
+      require('agentd.handlers').approve()
+    else
+      notify('agentd: no approval is waiting', vim.log.levels.INFO)
     end
   end,
   rules = function(args)

@@ -707,7 +707,7 @@ function M.proposed(cs)
   if config.options.notify_steps then
     local n = 0
     for _, f in ipairs(cs.files or {}) do
-      n = n + math.max(#(f.hunks or {}), 1)
+      n = n + ((is_whole(f) or #(f.hunks or {}) == 0) and 1 or #f.hunks)
     end
     notify(('agentd: step %s proposes %d change%s in %d file%s (:Agent review)'):format(cs.stepId or '?', n, n == 1 and '' or 's', #cs.files, #cs.files == 1 and '' or 's'), vim.log.levels.INFO)
   end
