@@ -1591,4 +1591,34 @@ function C.retrying_step_shown()
   H.truthy(table.concat(require('agentd.state').log, '\n'):find('step flaky retrying in 1.0 s', 1, true), 'the log says it: ' .. table.concat(require('agentd.state').log, '\n'))
   H.truthy(H.read(root .. '/flag'), 'the first attempt ran')
 end
+
+-- A create is accepted whether or not its buffer was opened first: one
+-- file opened (empty, not on disk) before the run, one never opened; both
+-- accepted from elsewhere are written, and the open buffer shows the text.
+function C.create_accepted_opened_before_or_never()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  vim.cmd.edit(vim.fn.fnameescape(root .. '/early.txt'))
+  local eb = vim.api.nvim_get_current_buf()
+  vim.wait(100)
+  H.eq(0, #vim.lsp.get_clients({ bufnr = eb, name = 'agentd' }), 'the empty buffer of a missing file is not sent as the file')
+  vim.cmd.buffer(ab)
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'two new', steps = {
+    { id = 'early', tool = 'write_file', args = { path = 'early.txt', content = 'opened before\n' } },
+    { id = 'never', tool = 'write_file', args = { path = 'never.txt', content = 'never opened\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 2 end, 'two creates proposed')
+  vim.cmd('Agent accept all')
+  H.eq('completed', H.wait_run().status, 'the run completes')
+  H.eq('opened before\n', H.read(root .. '/early.txt'), 'the file opened before is written')
+  H.eq('never opened\n', H.read(root .. '/never.txt'), 'the file never opened is written')
+  H.eq({ 'opened before' }, H.lines(eb), 'the early buffer shows it')
+  H.eq(false, vim.bo[eb].modified, 'and is not modified')
+  H.eq(0, review.pending_count(), 'nothing pending')
+end
 return C
