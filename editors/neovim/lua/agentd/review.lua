@@ -872,11 +872,12 @@ local function sync(c, change_id)
   cs.files = files
 end
 
---- The loaded buffer of a file whose whole-file change was decided and
---- whose disk text the server changed (it writes a file that is not shown
---- to it): read again when the user has not edited it, so the buffer shows
---- what is on disk; then it is shown to the server.
-local function reload_whole(f)
+--- The loaded buffer of a file a decision changed on disk while the buffer
+--- was not shown to the server (a new file opened before it existed): read
+--- again when the user has not edited it, so the buffer shows what is on
+--- disk; then it is shown to the server. Buffers the server sees get the
+--- change themselves (workspace/applyEdit).
+local function reload_unshown(f)
   local b = vim.fn.bufnr(vim.uri_to_fname(f.uri))
   if b <= 0 or not api.nvim_buf_is_loaded(b) or vim.bo[b].modified then
     return
@@ -931,13 +932,11 @@ local function resolve(groups, action, reason)
       local cs = M.sets[change_id]
       if cs then
         touched[#touched + 1] = cs
+        local seen = {}
         for _, d in ipairs(decisions) do
-          if not d.hunkId then
-            for _, f in ipairs(cs.files) do
-              if f.uri == d.uri and is_whole(f) then
-                reload_whole(f)
-              end
-            end
+          if d.uri and not seen[d.uri] then
+            seen[d.uri] = true
+            reload_unshown({ uri = d.uri })
           end
         end
       end
