@@ -138,6 +138,11 @@ function M.run(opts)
     -- One run at a time per workspace: the user picks what to do with the
     -- run that is still going (the server's rule; nothing is orphaned).
     local other, status = e.data.runId, e.data.status or 'running'
+    -- The live status (the error's can lag a pause just made).
+    local live = client.request_sync(nil, 'agentd/run/get', { runId = other }, 5000)
+    if type(live) == 'table' and live.status then
+      status = live.status
+    end
     local choices = {
       { id = 'resume', label = ('Resume run %s (%s)'):format(other, status) },
       { id = 'cancel', label = ('Cancel run %s, then start this plan'):format(other) },
