@@ -156,8 +156,9 @@ fs.writeFileSync(path.join(ws, 'ghost.agentd.json'), plan('Ghost', [
   { id: 'add', tool: 'edit_file', args: { path: 'ghost.txt', edits: [{ oldText: 'ghost line 5\n', newText: 'ghost line 5\nadded one\nadded two\nadded three\n' }] } },
 ]));
 fs.writeFileSync(path.join(ws, 'pause.agentd.json'), plan('Pause', [
+  // Long enough that the run is still going for the second pause, after the first resume.
   { id: 'p1', tool: 'run_command', args: { command: 'sleep 3' } },
-  { id: 'p2', tool: 'run_command', args: { command: 'sleep 3' }, dependsOn: ['p1'] },
+  { id: 'p2', tool: 'run_command', args: { command: 'sleep 10' }, dependsOn: ['p1'] },
   { id: 'p3', tool: 'run_command', args: { command: 'sleep 1' }, dependsOn: ['p2'] },
 ]));
 fs.writeFileSync(path.join(ws, 'risk.agentd.json'), plan('Risk', [{ id: 'risky', tool: 'run_command', args: { command: 'touch ran.txt' }, critical: false }]));
