@@ -235,7 +235,7 @@ function approvalPolicy(cfg: vscode.WorkspaceConfiguration): Record<string, unkn
   for (const k of ['write', 'delete', 'command', 'git', 'requireApprovalForRisk', 'allowCommands', 'denyCommands']) {
     const i = cfg.inspect(`approval.${k}`);
     const v = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
-    if (v !== undefined) out[k] = v;
+    if (v !== undefined && v !== '') out[k] = v;
   }
   return out;
 }
