@@ -98,7 +98,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	s.journal = j
 	// The review book records the session's change sets in the journal,
 	// as the editor server's and agentd run's do.
-	s.book.Keep(j, func(cs string, err error) {
+	s.book.Keep(j.Journal, func(cs string, err error) {
 		s.log.Error("the review of a change set is not recorded", "change", cs, "err", err)
 	})
 	if id != "" {

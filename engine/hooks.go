@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -41,31 +42,20 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
 }
 
-// ReviewMode is when file changes are shown to the user.
-type ReviewMode string
+// ReviewMode is when file changes are shown to the user (review.Mode).
+type ReviewMode = review.Mode
 
 const (
-	ReviewBefore ReviewMode = "before" // held until accepted
-	ReviewAfter  ReviewMode = "after"  // applied at once, offered for review
-	ReviewNone   ReviewMode = "none"   // applied silently
+	ReviewBefore = review.Before // held until accepted
+	ReviewAfter  = review.After  // applied at once, offered for review
+	ReviewNone   = review.None   // applied silently
 )
 
 // HunkRejection is a rejected hunk and the user's reason.
-type HunkRejection struct {
-	Path   string `json:"path"`
-	HunkID string `json:"hunkId"`
-	Reason string `json:"reason,omitempty"`
-}
+type HunkRejection = review.HunkRejection
 
 // ReviewOutcome is what the user decided on a change set.
-type ReviewOutcome struct {
-	Applied  []string        `json:"applied"` // hunk ids (or paths for whole-file ops)
-	Rejected []HunkRejection `json:"rejected,omitempty"`
-	// Conflicts lists files left alone because they changed meanwhile.
-	Conflicts []string `json:"conflicts,omitempty"`
-	// Aborted is set when the user chose to stop the whole run (CLI "q").
-	Aborted bool `json:"aborted,omitempty"`
-}
+type ReviewOutcome = review.Outcome
 
 // Reviewer shows change sets to the user.
 type Reviewer interface {

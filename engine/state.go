@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/journal"
 )
 
 // StepStatus is a step's state; see docs/plans.md.
@@ -104,6 +105,9 @@ type RunState struct {
 	// FilesChanged lists the files the run's applied changes touched
 	// (relative paths, in order of first change).
 	FilesChanged []string `json:"filesChanged,omitempty"`
+	// Undone says the run was undone since (journal.Undone: an undo from
+	// any front end, or its own rollback); set when read from the journal.
+	Undone *journal.Undone `json:"undone,omitempty"`
 }
 
 // RestoreInfo reports a rollback done because the run failed.

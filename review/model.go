@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -89,16 +88,16 @@ func (f *File) Summary() Status {
 
 // Set is a change set under review.
 type Set struct {
-	ID        string                 `json:"id"`
-	RunID     string                 `json:"runId,omitempty"`
-	StepID    string                 `json:"stepId,omitempty"`
-	Review    engine.ReviewMode      `json:"review"`
-	CreatedAt time.Time              `json:"createdAt"`
-	Files     []*File                `json:"files"`
-	Reason    string                 `json:"reason,omitempty"`
-	Applied   []string               `json:"applied"`
-	Rejected  []engine.HunkRejection `json:"rejected"`
-	Conflicts []string               `json:"conflicts"`
+	ID        string          `json:"id"`
+	RunID     string          `json:"runId,omitempty"`
+	StepID    string          `json:"stepId,omitempty"`
+	Review    Mode            `json:"review"`
+	CreatedAt time.Time       `json:"createdAt"`
+	Files     []*File         `json:"files"`
+	Reason    string          `json:"reason,omitempty"`
+	Applied   []string        `json:"applied"`
+	Rejected  []HunkRejection `json:"rejected"`
+	Conflicts []string        `json:"conflicts"`
 
 	// decided is closed when nothing is pending (Book.Wait waits on it).
 	decided chan struct{}
@@ -106,9 +105,9 @@ type Set struct {
 
 // New starts the review of cs in the given mode: every unit is pending.
 // A set without an id gets one.
-func New(cs *workspace.ChangeSet, mode engine.ReviewMode) *Set {
+func New(cs *workspace.ChangeSet, mode Mode) *Set {
 	s := &Set{ID: cs.ID, RunID: cs.RunID, StepID: cs.StepID, Review: mode, CreatedAt: time.Now().UTC(),
-		Applied: []string{}, Rejected: []engine.HunkRejection{}, Conflicts: []string{}}
+		Applied: []string{}, Rejected: []HunkRejection{}, Conflicts: []string{}}
 	if s.ID == "" {
 		s.ID = "cs-" + workspace.NewID()
 	}
@@ -258,9 +257,9 @@ func (u Unit) named(id string) bool {
 }
 
 // Outcome is the set's decisions as the engine reports them to the step.
-func (s *Set) Outcome() *engine.ReviewOutcome {
-	return &engine.ReviewOutcome{Applied: append([]string{}, s.Applied...),
-		Rejected:  append([]engine.HunkRejection(nil), s.Rejected...),
+func (s *Set) Outcome() *Outcome {
+	return &Outcome{Applied: append([]string{}, s.Applied...),
+		Rejected:  append([]HunkRejection(nil), s.Rejected...),
 		Conflicts: append([]string(nil), s.Conflicts...)}
 }
 

@@ -67,7 +67,7 @@ func (s *Server) keepChanges() {
 	if j == nil {
 		return
 	}
-	s.changes.Keep(j, func(id string, err error) {
+	s.changes.Keep(j.Journal, func(id string, err error) {
 		s.log.Error("saving change set", "change", id, "error", err)
 		s.notify("window/showMessage", map[string]any{
 			"type": 2, // warning

@@ -271,7 +271,7 @@ func orDash(s string) string {
 // printChangeSets lists a run's change sets with their review state, as
 // the journal records them (from the editor or the terminal).
 func printChangeSets(w io.Writer, j *engine.Journal, runID string) {
-	sets, err := review.Recorded(j, runID)
+	sets, err := review.Recorded(j.Journal, runID)
 	if err != nil {
 		fmt.Fprintf(w, "\n(change sets unreadable: %v)\n", err)
 	}

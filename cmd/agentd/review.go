@@ -21,7 +21,7 @@ import (
 // are: `agentd runs RUN` and a daemon started later find them.
 func (t *terminal) keepChanges(j *engine.Journal, stderr io.Writer) {
 	t.book = review.NewBook()
-	t.book.Keep(j, func(id string, err error) {
+	t.book.Keep(j.Journal, func(id string, err error) {
 		fmt.Fprintf(stderr, "agentd run: warning: the review of change %s is not recorded in the journal: %v\n", id, err)
 	})
 }
