@@ -154,7 +154,6 @@ func (j *Journal) PlanFile(id string) string {
 // Plans returns every recorded plan.
 func (j *Journal) Plans() ([]*Plan, error) { return journal.Records[*Plan](j.Journal, "plans") }
 
-
 // runJournal keeps one run's record up to date: it is a subscriber of the
 // run (so saves never slow the scheduler) that saves the full state at
 // most every JournalInterval on step transitions; the scheduler saves the

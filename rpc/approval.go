@@ -24,29 +24,17 @@ func DefaultPolicy() ApprovalPolicy { return engine.DefaultApprovalPolicy() }
 // workspace's rule store (engine.ApprovalRules) for every front end.
 type Rule = engine.ApprovalRule
 
-// approvals holds the session's policy and the client questions in flight.
+// approvals holds the client questions in flight (the policy is the
+// workspace's: session.Policy).
 type approvals struct {
-	mu     sync.Mutex
-	policy ApprovalPolicy
+	mu sync.Mutex
 	// waiting cancels pending client questions at exit.
 	cancels map[int]context.CancelFunc
 	next    int
 }
 
 func newApprovals() *approvals {
-	return &approvals{policy: DefaultPolicy(), cancels: map[int]context.CancelFunc{}}
-}
-
-func (a *approvals) get() ApprovalPolicy {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.policy
-}
-
-func (a *approvals) setPolicy(p ApprovalPolicy) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.policy = p
+	return &approvals{cancels: map[int]context.CancelFunc{}}
 }
 
 func (a *approvals) track(cancel context.CancelFunc) (untrack func()) {

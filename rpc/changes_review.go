@@ -96,6 +96,7 @@ func (r *reviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 		return &engine.ReviewOutcome{Applied: []string{}}, nil
 	}
 	c := review.New(cs, engine.ReviewBefore)
+	c.ReasonToModel = s.reasonToModel(cs)
 	s.changes.put(c) // recorded in the journal by the book
 	// The set stays pending in the state dir when ctx ends: the user can
 	// still resolve it later.
@@ -108,6 +109,17 @@ func (r *reviewer) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) erro
 		return nil
 	}
 	c := review.New(cs, engine.ReviewAfter)
+	c.ReasonToModel = s.reasonToModel(cs)
 	s.changes.put(c) // recorded in the journal by the book
 	return nil
+}
+
+// reasonToModel says whether a rejection reason of cs reaches a model:
+// the step that proposed it is a model step (engine.Plan.ReasonToModel).
+func (s *Server) reasonToModel(cs *workspace.ChangeSet) bool {
+	e := s.runs.get(cs.RunID)
+	if e == nil || e.run == nil {
+		return false
+	}
+	return e.run.Plan().ReasonToModel(cs.StepID)
 }
