@@ -225,7 +225,7 @@ func (j *Journal) RunToUndo(id string) (*RunState, error) {
 	}
 	heads := make([]journal.RunHead, len(runs))
 	for i, r := range runs {
-		heads[i] = journal.RunHead{RunID: r.RunID, Status: string(r.Status), StartTime: r.StartTime, Snapshots: r.Snapshots, Undone: r.Undone}
+		heads[i] = journal.RunHead{RunID: r.RunID, Status: string(r.Status), StartTime: r.StartTime, Snapshots: r.Snapshots, DryRun: r.DryRun, Undone: r.Undone}
 	}
 	h, err := journal.RunToUndo(heads, id)
 	if err != nil {

@@ -52,6 +52,7 @@ type RunHead struct {
 	Status    string    `json:"status"`
 	StartTime time.Time `json:"startTime"`
 	Snapshots []string  `json:"snapshots"`
+	DryRun    bool      `json:"dryRun,omitempty"`
 	Undone    *Undone   `json:"undone,omitempty"`
 }
 
@@ -82,14 +83,15 @@ func (j *Journal) UndoneOf(runID string) *Undone {
 // every front end. runs are the workspace's runs, newest first (as the
 // engine lists them, with dead processes settled). With id "" it is the
 // newest run not yet undone, so a second undo steps back to the run
-// before; a run without snapshots there is a *NoSnapshotsError, never
+// before; a dry run changed nothing and is passed over, but a run that
+// changed the workspace without snapshots is a *NoSnapshotsError, never
 // skipped. With id it is the run whose ID is id or starts with it. A run
 // still running or paused is refused.
 func RunToUndo(runs []RunHead, id string) (*RunHead, error) {
 	var st *RunHead
 	if id == "" {
 		for i := range runs {
-			if runs[i].Undone == nil {
+			if runs[i].Undone == nil && !runs[i].DryRun {
 				st = &runs[i]
 				break
 			}

@@ -14,6 +14,7 @@ func TestRunToUndo(t *testing.T) {
 	}
 	t0 := time.Now()
 	runs := []RunHead{ // newest first
+		{RunID: "run-dry", Status: "completed", StartTime: t0.Add(3 * time.Second), DryRun: true}, // changed nothing: passed over
 		{RunID: "run-bb", Status: "completed", StartTime: t0.Add(2 * time.Second)}, // dry run: no snapshot
 		{RunID: "run-aa2", Status: "completed", StartTime: t0.Add(time.Second), Snapshots: []string{"s3"}},
 		{RunID: "run-aa1", Status: "completed", StartTime: t0, Snapshots: []string{"s1", "s2"}},
@@ -22,6 +23,7 @@ func TestRunToUndo(t *testing.T) {
 	if _, err := RunToUndo(runs, ""); !errors.As(err, &ns) || ns.RunID != "run-bb" || err.Error() != "the last run (run-bb) took no snapshots" {
 		t.Fatalf("newest without snapshots: %v, want it named", err)
 	}
+	runs = runs[1:]
 	runs[0].Undone = &Undone{How: HowUndo}
 	if st, err := RunToUndo(runs, ""); err != nil || st.RunID != "run-aa2" {
 		t.Fatalf("after the newest is undone: %v %v, want run-aa2", st, err)

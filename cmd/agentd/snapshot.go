@@ -295,7 +295,7 @@ func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err er
 			fmt.Fprintf(stdout, "to restore the conflicting files too: %s\n", hintCommand(store.Root(), sc.w.stateDir, append(again, "--overwrite")...))
 		}
 		if res.UndoSnapshot != "" && !ro.DryRun {
-			fmt.Fprintf(stdout, "undo this restore with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "undo", "--restore"))
+			fmt.Fprintf(stdout, "undo with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "snapshot", "restore", res.UndoSnapshot[:12]))
 		}
 	})
 	if code == exitOK && len(res.Conflicts) > 0 {
