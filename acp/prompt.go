@@ -203,6 +203,18 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string) 
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "use /restore ID [--overwrite]; /snapshots lists the ids"})
 		}
 		return sdk.StopReasonEndTurn, s.restore(ctx, f[0], overwrite)
+	case "rules":
+		return sdk.StopReasonEndTurn, s.listRules()
+	case "revoke":
+		ids := strings.Fields(arg)
+		if len(ids) == 0 {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "use /revoke RULE-ID...; /rules lists them"})
+		}
+		if err := s.sess.Revoke(ids...); err != nil {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": err.Error() + "; nothing was revoked (/rules lists them)"})
+		}
+		s.say("Revoked " + strings.Join(ids, ", ") + ".\n")
+		return sdk.StopReasonEndTurn, nil
 	case "undo", "undo-restore":
 		f := strings.Fields(arg)
 		overwrite := len(f) == 1 && f[0] == "--overwrite"
@@ -214,7 +226,7 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string) 
 		}
 		return sdk.StopReasonEndTurn, s.undoRestore(ctx, overwrite)
 	}
-	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID, /undo and /undo-restore", cmd)})
+	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID, /undo, /undo-restore, /rules and /revoke ID", cmd)})
 }
 
 // makePlan asks the planner for a plan and shows it.
@@ -272,6 +284,16 @@ func (s *session) makePlan(ctx context.Context, request string, files []string) 
 func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReason, error) {
 	mode := s.mode()
 	pol := policyFor(mode)
+	if mode != modeAuto {
+		// The workspace's policy (package session), as the editors and
+		// the terminal read it; auto is the user's "never ask", as
+		// agentd run --yes.
+		p, err := s.sess.Policy()
+		if err != nil {
+			return sdk.StopReasonEndTurn, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": err.Error()}}
+		}
+		pol = p
+	}
 	// Auto applies edits without asking; ask (and /run from plan-only)
 	// holds each change set for the user's review.
 	opts := engine.RunOptions{Approval: &pol, Review: engine.ReviewBefore}
@@ -366,8 +388,9 @@ func (s *session) restore(ctx context.Context, id string, overwrite bool) error 
 }
 
 // undoRun undoes this session's newest prompt run not yet undone (again:
-// the run before), through the session layer, which records it in the
-// journal as every front end's undo does.
+// the run before), or in a session that ran nothing the workspace's
+// newest run not yet undone, through the session layer, which records it
+// in the journal as every front end's undo does.
 func (s *session) undoRun(ctx context.Context, overwrite bool) error {
 	s.mu.Lock()
 	runs := append([]string(nil), s.saved.Runs...)
@@ -379,13 +402,15 @@ func (s *session) undoRun(ctx context.Context, overwrite bool) error {
 			break
 		}
 	}
-	if id == "" {
-		return sdk.NewInvalidParams(map[string]any{"prompt": "nothing to undo: no run of this session is left to undo (agentd undo undoes runs of the workspace from any front end)"})
+	if id == "" && len(runs) > 0 {
+		return sdk.NewInvalidParams(map[string]any{"prompt": "nothing to undo: every run of this session is undone"})
 	}
+	// A session that ran nothing undoes as every front end does: the
+	// workspace's newest run not yet undone.
 	res, err := s.sess.UndoRun(ctx, id, gitops.RestoreOptions{Overwrite: overwrite})
 	if err != nil {
 		var ns *journal.NoSnapshotsError
-		if errors.As(err, &ns) {
+		if errors.As(err, &ns) || errors.Is(err, journal.ErrNothingToUndo) {
 			return sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 		}
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
@@ -412,6 +437,38 @@ func short12(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// listRules says which remembered approval rules the workspace holds
+// (shared with the editors and agentd rules).
+func (s *session) listRules() error {
+	store, err := s.sess.Rules()
+	if err != nil {
+		return err
+	}
+	rules, err := store.List()
+	if err != nil {
+		return err
+	}
+	if len(rules) == 0 {
+		s.say("No remembered approval rules.\n")
+		return nil
+	}
+	var b strings.Builder
+	for _, r := range rules {
+		ans := "reject"
+		if r.Allow {
+			ans = "allow"
+		}
+		fmt.Fprintf(&b, "- `%s` %s %s", r.ID, ans, r.Category)
+		if r.Command != "" {
+			fmt.Fprintf(&b, " `%s`", r.Command)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("Revoke one with `/revoke ID`.\n")
+	s.say(b.String())
+	return nil
 }
 
 // reportRestore refreshes the client's buffers and says what a restore did.

@@ -247,6 +247,8 @@ var availableCommands = []sdk.AvailableCommand{
 	{Name: "restore", Description: "Restore the workspace to a snapshot (undo with /undo-restore)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "snapshot id [--overwrite]"}}},
 	{Name: "undo", Description: "Undo the last prompt's run (again: the run before)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "[--overwrite]"}}},
 	{Name: "undo-restore", Description: "Undo the last restore (from any front end)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "[--overwrite]"}}},
+	{Name: "rules", Description: "List the remembered approval rules (shared with the editors and agentd rules)"},
+	{Name: "revoke", Description: "Forget remembered approval rules", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "rule id..."}}},
 }
 
 func (s *session) announceCommands() {

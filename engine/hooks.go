@@ -36,6 +36,35 @@ type ApprovalDecision struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// The four answers to an approval question, named as every front end
+// names them (the protocol's optionId, ACP's permission option kind, the
+// terminal's y/a/n/N).
+const (
+	AnswerAllowOnce    = "allow_once"
+	AnswerAllowAlways  = "allow_always"
+	AnswerRejectOnce   = "reject_once"
+	AnswerRejectAlways = "reject_always"
+)
+
+// Answer is the one mapping of the four answers to a decision; reason is
+// the user's (or the front end's words for a rejection). False for any
+// other answer.
+func Answer(answer, reason string) (ApprovalDecision, bool) {
+	d := ApprovalDecision{Reason: reason}
+	switch answer {
+	case AnswerAllowOnce:
+		d.Allow = true
+	case AnswerAllowAlways:
+		d.Allow, d.Always = true, true
+	case AnswerRejectOnce:
+	case AnswerRejectAlways:
+		d.Always = true
+	default:
+		return ApprovalDecision{}, false
+	}
+	return d, true
+}
+
 // Approver decides on steps that need permission. Approve blocks until the
 // user answers or ctx is done; the run goes on with independent steps.
 type Approver interface {

@@ -63,10 +63,10 @@ type approver Server
 
 // approval option ids, one per kind.
 const (
-	optAllowOnce    = "allow_once"
-	optAllowAlways  = "allow_always"
-	optRejectOnce   = "reject_once"
-	optRejectAlways = "reject_always"
+	optAllowOnce    = engine.AnswerAllowOnce
+	optAllowAlways  = engine.AnswerAllowAlways
+	optRejectOnce   = engine.AnswerRejectOnce
+	optRejectAlways = engine.AnswerRejectAlways
 )
 
 // ApprovalOption is one answer offered to the user.
@@ -155,16 +155,8 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 			}
 		}
 	}
-	d := engine.ApprovalDecision{Reason: reason}
-	switch optionID {
-	case optAllowOnce:
-		d.Allow = true
-	case optAllowAlways:
-		d.Allow, d.Always = true, true
-	case optRejectOnce:
-	case optRejectAlways:
-		d.Always = true
-	default:
+	d, ok := engine.Answer(optionID, reason)
+	if !ok {
 		return engine.ApprovalDecision{}, fmt.Errorf("approval for step %s: unknown option %q", req.StepID, optionID)
 	}
 	return d, nil

@@ -79,6 +79,7 @@ func toRPCError(ctx context.Context, err error) error {
 		cerr *workspace.ConflictError
 		nsnp *journal.NoSnapshotsError
 		ferr *session.FieldError
+		rerr *session.RuleError
 		terr *json.UnmarshalTypeError
 		serr *json.SyntaxError
 	)
@@ -87,6 +88,8 @@ func toRPCError(ctx context.Context, err error) error {
 		return withData(jsonrpc2.InvalidParams, map[string]string{"field": perr.Field})
 	case errors.As(err, &ferr):
 		return withData(jsonrpc2.InvalidParams, map[string]string{"field": ferr.Field})
+	case errors.As(err, &rerr):
+		return withData(jsonrpc2.InvalidParams, map[string]string{"field": rerr.Field})
 	case errors.As(err, &nsnp):
 		// Undo names the run it cannot undo rather than skip it.
 		return withData(CodeNotFound, map[string]string{"runId": nsnp.RunID, "reason": "noSnapshots"})
