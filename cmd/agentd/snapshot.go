@@ -262,6 +262,10 @@ func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err er
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nto restore anyway: %s\n", cmd, err, hintCommand(store.Root(), sc.w.stateDir, again...))
 		return exitFailed
 	}
+	if errors.Is(err, gitops.ErrInterruptedRestore) {
+		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nrestore it with --overwrite, or see the store's state with: %s\n", cmd, err, hintCommand(store.Root(), sc.w.stateDir, "snapshot", "doctor"))
+		return exitFailed
+	}
 	if err != nil {
 		return sc.fail(err)
 	}
