@@ -118,8 +118,16 @@ func (r *reviewer) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) erro
 // the step that proposed it is a model step (engine.Plan.ReasonToModel).
 func (s *Server) reasonToModel(cs *workspace.ChangeSet) bool {
 	e := s.runs.get(cs.RunID)
-	if e == nil || e.run == nil {
+	if e == nil {
 		return false
 	}
-	return e.run.Plan().ReasonToModel(cs.StepID)
+	e.mu.Lock()
+	run, planID := e.run, e.planID
+	e.mu.Unlock()
+	if run != nil {
+		return run.Plan().ReasonToModel(cs.StepID)
+	}
+	// The first review can come before Start has returned the run.
+	pl, err := s.plans.get(planID)
+	return err == nil && pl.ReasonToModel(cs.StepID)
 }
