@@ -127,9 +127,11 @@ func (e *Engine) Book() *review.Book { return e.cfg.Book }
 // Journal is the workspace's journal (nil without one).
 func (e *Engine) Journal() *Journal { return e.cfg.Journal }
 
-// NoModelFix says how to configure a model, for every front end.
-const NoModelFix = "configure one with --model PROVIDER:MODEL on agentd run, AGENTD_MODEL (e.g. openai:gpt-4o with OPENAI_API_KEY), " +
-	"\"model\" in ~/.config/agentd/config.json, or initializationOptions.model in the editor (see Configuration in the README)"
+// NoModelFix says how to configure a model in words every front end
+// shares (no flag names: each front end adds its own way, such as agentd
+// run's --model or the editor's initializationOptions.model).
+const NoModelFix = "configure one with AGENTD_MODEL (e.g. openai:gpt-4o with OPENAI_API_KEY) or \"model\" in ~/.config/agentd/config.json " +
+	"(see Configuration in the README)"
 
 // MissingModel lists the steps of p that need a model (llm and agent
 // steps) when the engine has none: a run of p would fail at the first of

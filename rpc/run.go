@@ -243,6 +243,10 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 		delete(s.runs.m, e.id)
 		s.runs.mu.Unlock()
 		s.endProgress(e, engine.RunState{Status: engine.RunFailed})
+		if errors.Is(err, engine.ErrNoModel) {
+			// The engine's words are every front end's; this is the editor's way.
+			return nil, fmt.Errorf("%w; or set initializationOptions.model in the editor's agentd settings", err)
+		}
 		return nil, err
 	}
 	e.mu.Lock()

@@ -291,6 +291,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) {
 			printProblems(stderr, planName(plan, pos), ve.Problems)
+			if errors.Is(err, engine.ErrNoModel) {
+				fmt.Fprintln(stderr, "agentd run: or pass --model PROVIDER:MODEL (for example --model openai:gpt-4o), or --dry-run to see the plan run without one")
+			}
 			return exitUsage
 		}
 		var active *engine.ActiveRunError
