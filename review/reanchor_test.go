@@ -84,7 +84,7 @@ func TestUndoOfEditClearsStaleOfOnlyHunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := bl.Build()
-	s := New(cs, engine.ReviewBefore)
+	s := New(cs, Before)
 	b.Put(s)
 	b.Rebase("f.txt", []byte(numbered(40, map[int]string{5: "user five\n"})))
 	status := func() Status {
