@@ -612,11 +612,15 @@ async function setSetting(key, value) {
   await box.click();
   await page.keyboard.press('Control+A');
   await page.keyboard.type(key);
-  const item = page.locator(`.settings-editor .setting-item-contents:has(.setting-item-label:text-is("${key.split('.').pop().replace(/^./, (c) => c.toUpperCase()).replace(/([a-z])([A-Z])/g, '$1 $2')}"))`).first();
+  // This extension's item (the search results come in asynchronously: wait for it, not for
+  // any item with the same label).
+  const label = key.split('.').pop().replace(/^./, (c) => c.toUpperCase()).replace(/([a-z])([A-Z])/g, '$1 $2');
+  const item = page.locator(`.settings-editor .setting-item-contents:has(.setting-item-category:text-matches("^Agentd:", "i")):has(.setting-item-label:text-is("${label}"))`).first();
   await item.waitFor({ timeout: 15000 });
   const input = item.locator('input.input, textarea').first();
   await input.fill(value);
   await page.keyboard.press('Tab');
+  await until(`${key} set to "${value}"`, async () => (await input.inputValue()) === value, 5000);
   await sleep(1000);
   await shot(`setting-${key}`);
   await page.keyboard.press('Escape');
