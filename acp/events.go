@@ -2,7 +2,6 @@ package acp
 
 import (
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -30,7 +29,6 @@ type watcher struct {
 	run     *engine.Run
 	plan    *engine.Plan
 	status  map[string]engine.StepStatus
-	started map[string]bool // tool_call sent
 	content map[string][]sdk.ToolCallContent
 	output  map[string]*strings.Builder
 	tokens  int
@@ -38,7 +36,7 @@ type watcher struct {
 }
 
 func newWatcher(s *session, plan *engine.Plan) *watcher {
-	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{}, started: map[string]bool{},
+	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{},
 		content: map[string][]sdk.ToolCallContent{}, output: map[string]*strings.Builder{}}
 }
 
@@ -102,7 +100,10 @@ func (w *watcher) OnEvent(ev engine.Event) {
 	case engine.EventStepFailed:
 		w.finish(ev, engine.StepFailed, sdk.ToolCallStatusFailed, ev.Error)
 	case engine.EventStepSkipped:
-		w.finish(ev, engine.StepSkipped, sdk.ToolCallStatusCompleted, "skipped: "+ev.Reason)
+		// The engine skips a step that did not do its work (its approval
+		// or its change set rejected, or recovery gave it up): ACP has no
+		// skipped, and completed would claim the work was done.
+		w.finish(ev, engine.StepSkipped, sdk.ToolCallStatusFailed, "skipped: "+ev.Reason)
 	case engine.EventStepBlocked:
 		w.finish(ev, engine.StepBlocked, sdk.ToolCallStatusFailed, "blocked: "+ev.Reason)
 	case engine.EventStepCancelled:
@@ -218,13 +219,18 @@ func toolKind(st *engine.Step) sdk.ToolKind {
 // toolCall sends the step's tool_call the first time, then updates.
 func (w *watcher) toolCall(ev engine.Event, status sdk.ToolCallStatus) {
 	id := w.callID(ev.RunID, ev.StepID)
-	w.mu.Lock()
-	first := !w.started[ev.StepID]
-	w.started[ev.StepID] = true
-	w.mu.Unlock()
-	if first {
-		st := w.step(ev.StepID)
-		title, kind := ev.StepID, toolKind(st)
+	if w.s.startCall(id, w.starter(ev.RunID, ev.StepID, status)) {
+		return
+	}
+	w.s.send(sdk.UpdateToolCall(id, sdk.WithUpdateStatus(status)), false)
+}
+
+// starter builds a step's tool_call, for whoever shows it first: the
+// watcher, or a permission request about the step (outbox.go).
+func (w *watcher) starter(runID, stepID string, status sdk.ToolCallStatus) func() sdk.SessionUpdate {
+	return func() sdk.SessionUpdate {
+		st := w.step(stepID)
+		title, kind := stepID, toolKind(st)
 		var raw any
 		var locs []sdk.ToolCallLocation
 		if st != nil {
@@ -234,11 +240,9 @@ func (w *watcher) toolCall(ev engine.Event, status sdk.ToolCallStatus) {
 			}
 			locs = w.locations(st)
 		}
-		w.s.send(sdk.StartToolCall(id, title, sdk.WithStartKind(kind), sdk.WithStartStatus(status),
-			sdk.WithStartRawInput(raw), sdk.WithStartLocations(locs)), true)
-		return
+		return sdk.StartToolCall(w.callID(runID, stepID), title, sdk.WithStartKind(kind), sdk.WithStartStatus(status),
+			sdk.WithStartRawInput(raw), sdk.WithStartLocations(locs))
 	}
-	w.s.send(sdk.UpdateToolCall(id, sdk.WithUpdateStatus(status)), false)
 }
 
 // locations are the files a step names in its args.
@@ -278,24 +282,7 @@ func (w *watcher) addOutput(ev engine.Event) {
 
 // addDiffs shows a change set as diff content (path, oldText, newText).
 func (w *watcher) addDiffs(ev engine.Event, cs *workspace.ChangeSet) {
-	var diffs []sdk.ToolCallContent
-	var locs []sdk.ToolCallLocation
-	for _, f := range cs.Files {
-		abs := filepath.Join(w.s.ws.Root(), filepath.FromSlash(f.Path))
-		locs = append(locs, sdk.ToolCallLocation{Path: abs})
-		if f.Binary {
-			diffs = append(diffs, sdk.ToolContent(sdk.TextBlock(fmt.Sprintf("%s %s (binary)", f.Op, f.Path))))
-			continue
-		}
-		switch f.Op {
-		case workspace.OpCreate:
-			diffs = append(diffs, sdk.ToolDiffContent(abs, string(f.New)))
-		case workspace.OpDelete:
-			diffs = append(diffs, sdk.ToolDiffContent(abs, "", string(f.Old)))
-		default:
-			diffs = append(diffs, sdk.ToolDiffContent(abs, string(f.New), string(f.Old)))
-		}
-	}
+	diffs, locs := changeContent(w.s.ws.Root(), cs)
 	w.mu.Lock()
 	w.content[ev.StepID] = append(w.content[ev.StepID], diffs...)
 	content := append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...)
@@ -309,15 +296,12 @@ func (w *watcher) addDiffs(ev engine.Event, cs *workspace.ChangeSet) {
 func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolCallStatus, note string) {
 	w.setStatus(ev.StepID, st)
 	w.mu.Lock()
-	started := w.started[ev.StepID]
 	content := append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...)
 	if b := w.output[ev.StepID]; b != nil && b.Len() > 0 {
 		content = append(content, sdk.ToolContent(sdk.TextBlock("```\n"+b.String()+"\n```")))
 	}
 	w.mu.Unlock()
-	if !started {
-		w.toolCall(ev, status)
-	}
+	w.s.startCall(w.callID(ev.RunID, ev.StepID), w.starter(ev.RunID, ev.StepID, status))
 	if note != "" {
 		content = append(content, sdk.ToolContent(sdk.TextBlock(note)))
 	}

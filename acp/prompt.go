@@ -42,9 +42,9 @@ func (s *session) cancel() {
 // prompt handles session/prompt: a slash command, or a request that
 // becomes a plan and, unless the mode is plan-only, runs.
 func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
-	// One turn at a time: a new prompt waits for the previous turn to end
-	// (the SDK has already cancelled it, as ACP has a new prompt replace
-	// the running one).
+	// One turn at a time: the line reader refuses a prompt sent while
+	// another runs (promptGate); what else takes the session (session/load
+	// of the same id) waits for the turn to end.
 	s.mu.Lock()
 	for s.busy {
 		done := s.turnDone
@@ -276,6 +276,14 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 	}
 	w := newWatcher(s, plan)
 	opts.Subscribers = []engine.Subscriber{w}
+	s.mu.Lock()
+	s.watch = w
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.watch = nil
+		s.mu.Unlock()
+	}()
 	run, err := s.eng.Start(ctx, plan, opts)
 	if err != nil {
 		var ve *engine.ValidationError

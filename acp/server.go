@@ -37,11 +37,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
-	a := &agent{opts: opts, log: opts.Logger, sessions: map[string]*session{}, initDone: make(chan struct{})}
+	a := &agent{opts: opts, log: opts.Logger, sessions: map[string]*session{}, initDone: make(chan struct{}), wire: w}
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(opts.Logger.With("component", "acp-wire"))
 	a.conn = conn
-	go filterLines(in, pw, w)
+	readErr := make(chan error, 1)
+	go func() { readErr <- filterLines(in, pw, w, &a.gate) }()
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
@@ -55,7 +56,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return nil
+	// The client closing its end is the normal end; input that cannot be
+	// read is not, and agentd exits non-zero.
+	select {
+	case err := <-readErr:
+		return err
+	case <-time.After(time.Second):
+		return nil // the reader is still blocked on input: not a read error
+	}
 }
 
 // Session modes (session/set_mode).
@@ -76,6 +84,9 @@ type agent struct {
 	opts Options
 	log  *slog.Logger
 	conn *sdk.AgentSideConnection
+	wire *lockedWriter
+	out  outbox     // the one ordered writer of updates and permission requests
+	gate promptGate // one prompt at a time per session
 
 	mu          sync.Mutex
 	initialized bool
@@ -273,6 +284,7 @@ func (a *agent) session(id sdk.SessionId) (*session, error) {
 }
 
 func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	defer a.gate.leave(string(p.SessionId)) // before the answer is written
 	end, err := a.begin(true)
 	if err != nil {
 		return sdk.PromptResponse{}, err

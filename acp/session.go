@@ -47,6 +47,7 @@ type session struct {
 	turnCancel context.CancelFunc
 	turnDone   chan struct{} // closed when the running turn ends
 	overlays   map[string]int32
+	watch      *watcher // the running turn's, if any
 }
 
 // savedSession is what survives a restart: the plan, the last run (with
@@ -224,15 +225,20 @@ func (s *session) setMode(id string) error {
 // turn still reach the client.
 func (s *session) send(u sdk.SessionUpdate, record bool) {
 	if record {
-		s.mu.Lock()
-		s.saved.Transcript = append(s.saved.Transcript, u)
-		if n := len(s.saved.Transcript); n > maxTranscript {
-			s.saved.Transcript = append([]sdk.SessionUpdate(nil), s.saved.Transcript[n-maxTranscript:]...)
-		}
-		s.mu.Unlock()
+		s.record(u)
 	}
-	if err := s.a.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u}); err != nil {
-		s.log.Debug("session/update not sent", "err", err)
+	s.a.out.mu.Lock()
+	defer s.a.out.mu.Unlock()
+	s.writeLocked(u)
+}
+
+// record keeps an update for session/load's replay.
+func (s *session) record(u sdk.SessionUpdate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saved.Transcript = append(s.saved.Transcript, u)
+	if n := len(s.saved.Transcript); n > maxTranscript {
+		s.saved.Transcript = append([]sdk.SessionUpdate(nil), s.saved.Transcript[n-maxTranscript:]...)
 	}
 }
 

@@ -1,0 +1,134 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/internal/fakemodel"
+)
+
+// TestPermissionFollowsItsToolCall runs 20 turns whose three independent
+// command steps each ask for approval at once, and reads the wire: every
+// session/request_permission comes after the tool_call it is about, and
+// it names the command and its folder in its title.
+func TestPermissionFollowsItsToolCall(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	c := &testClient{answer: string(sdk.PermissionOptionKindAllowOnce)}
+	conn, stop, wire := startWire(t, c, modelOptions(url, state))
+	defer stop()
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
+	const runs = 20
+	for i := 0; i < runs; i++ {
+		fake.Push(fakemodel.Reply{Text: fmt.Sprintf(`{"steps":[
+			{"id":"a","tool":"run_command","args":{"command":"echo a%d"}},
+			{"id":"b","tool":"run_command","args":{"command":"echo b%d"}},
+			{"id":"c","tool":"run_command","args":{"command":"echo c%d"}}]}`, i, i, i)})
+		res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
+		if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("turn %d: %v %v", i, res.StopReason, err)
+		}
+	}
+	shown := map[string]bool{}
+	asked := 0
+	for _, m := range wire.messages(t) {
+		params, _ := m["params"].(map[string]any)
+		switch m["method"] {
+		case "session/update":
+			u, _ := params["update"].(map[string]any)
+			if u["sessionUpdate"] == "tool_call" {
+				shown[u["toolCallId"].(string)] = true
+			}
+		case "session/request_permission":
+			asked++
+			tc, _ := params["toolCall"].(map[string]any)
+			id, _ := tc["toolCallId"].(string)
+			if !shown[id] {
+				t.Fatalf("permission request %d for %s came before its tool_call", asked, id)
+			}
+			title, _ := tc["title"].(string)
+			step := id[strings.LastIndex(id, "/")+1:]
+			if !strings.Contains(title, "`echo "+step) || !strings.Contains(title, " in "+ws) {
+				t.Fatalf("permission title %q does not show the command and its folder", title)
+			}
+		}
+	}
+	if asked != 3*runs {
+		t.Fatalf("%d permission requests, want %d", asked, 3*runs)
+	}
+}
+
+// lastStatus is the last status the wire gave tool call id, and the text
+// of its last content.
+func lastStatus(t *testing.T, wire *wireLog, suffix string) (status, text string, seen bool) {
+	for _, m := range wire.messages(t) {
+		params, _ := m["params"].(map[string]any)
+		u, _ := params["update"].(map[string]any)
+		if m["method"] != "session/update" || u == nil {
+			continue
+		}
+		id, _ := u["toolCallId"].(string)
+		if !strings.HasSuffix(id, suffix) {
+			continue
+		}
+		seen = true
+		if s, ok := u["status"].(string); ok {
+			status = s
+		}
+		if cs, ok := u["content"].([]any); ok && len(cs) > 0 {
+			last, _ := cs[len(cs)-1].(map[string]any)
+			inner, _ := last["content"].(map[string]any)
+			text, _ = inner["text"].(string)
+		}
+	}
+	return status, text, seen
+}
+
+// TestRejectedAndCancelledPermissions: a rejected command ends its tool
+// call failed with the reason; a permission answered cancelled ends the
+// turn cancelled, its tool call failed, and the next step never runs.
+func TestRejectedAndCancelledPermissions(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	c := &testClient{answer: string(sdk.PermissionOptionKindRejectOnce)}
+	conn, stop, wire := startWire(t, c, modelOptions(url, state))
+	defer stop()
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
+	ctx := context.Background()
+	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"rej","tool":"run_command","args":{"command":"echo no > no.txt"}}]}`})
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("no")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("rejected turn: %v %v", res.StopReason, err)
+	}
+	if st, text, _ := lastStatus(t, wire, "/rej"); st != "failed" || !strings.Contains(text, "rejected in the editor") {
+		t.Fatalf("rejected step: status %q, content %q", st, text)
+	}
+
+	c.mu.Lock()
+	c.answer = "" // the client answers cancelled
+	c.mu.Unlock()
+	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"first","tool":"run_command","args":{"command":"echo 1 > one.txt"}},
+		{"id":"second","tool":"run_command","args":{"command":"echo 2 > two.txt"},"dependsOn":["first"]}]}`})
+	res, err = conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("two")}})
+	if err != nil || res.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("cancelled permission: stop reason %v %v, want cancelled", res.StopReason, err)
+	}
+	if st, _, _ := lastStatus(t, wire, "/first"); st != "failed" {
+		t.Fatalf("the step whose permission was cancelled: %q, want failed", st)
+	}
+	c.mu.Lock()
+	asked := len(c.asked)
+	c.mu.Unlock()
+	if asked != 2 {
+		t.Fatalf("%d permission requests, want 2 (the second step never asks)", asked)
+	}
+	if st, _, _ := lastStatus(t, wire, "/second"); st == "completed" || st == "in_progress" {
+		t.Fatalf("the later step: %q", st)
+	}
+}
