@@ -31,8 +31,7 @@ type watcher struct {
 	status  map[string]engine.StepStatus
 	content map[string][]sdk.ToolCallContent
 	output  map[string]*strings.Builder
-	tokens  int
-	cost    float64
+	talking string // the step whose model text was streamed last
 }
 
 func newWatcher(s *session, plan *engine.Plan) *watcher {
@@ -85,7 +84,11 @@ func (w *watcher) OnEvent(ev engine.Event) {
 		}
 	case engine.EventStepOutput:
 		if ev.Stream == "model" {
-			s.send(sdk.UpdateAgentMessageText(ev.Text), true)
+			w.mu.Lock()
+			first := w.talking != ev.StepID
+			w.talking = ev.StepID
+			w.mu.Unlock()
+			s.chunk(ev.Text, first)
 			break
 		}
 		w.addOutput(ev)
@@ -110,15 +113,6 @@ func (w *watcher) OnEvent(ev engine.Event) {
 		w.finish(ev, engine.StepCancelled, sdk.ToolCallStatusFailed, "cancelled")
 	case engine.EventRunFinished:
 		w.sendPlan()
-	}
-	if st := ev.State; st != nil {
-		w.mu.Lock()
-		dt, dc := st.Tokens-w.tokens, st.CostUSD-w.cost
-		w.tokens, w.cost = st.Tokens, st.CostUSD
-		w.mu.Unlock()
-		if dt != 0 || dc != 0 {
-			s.addUsage(dt, dc)
-		}
 	}
 }
 

@@ -132,3 +132,45 @@ func TestRejectedAndCancelledPermissions(t *testing.T) {
 		t.Fatalf("the later step: %q", st)
 	}
 }
+
+// TestUsageRecoveryAndChunks: a turn with a plan, a failing critical step
+// whose recovery asks the model, and an llm step. The recovery is its own
+// tool call, every model call counts (input + output = total), and the
+// plan, the model's text and the outcome are separate paragraphs.
+func TestUsageRecoveryAndChunks(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	c := &testClient{}
+	conn, stop, wire := startWire(t, c, modelOptions(url, state))
+	defer stop()
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
+	fake.Push(
+		fakemodel.Reply{Text: `{"steps":[{"id":"say","kind":"llm","prompt":"say hi"},
+			{"id":"bad","tool":"read_file","args":{"path":"missing.txt"},"dependsOn":["say"]}]}`, InputTokens: 100, OutputTokens: 20},
+		fakemodel.Reply{Text: "Hi.", InputTokens: 7, OutputTokens: 3},
+		fakemodel.Reply{Text: `{"action":"fail_gracefully","reason":"the file is not there"}`, InputTokens: 30, OutputTokens: 4},
+	)
+	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := res.Usage
+	if u == nil || u.InputTokens != 137 || u.OutputTokens != 27 || u.TotalTokens != u.InputTokens+u.OutputTokens {
+		t.Fatalf("usage %+v, want 137 in + 27 out = 164", u)
+	}
+	if st, text, seen := lastStatus(t, wire, "/bad/recover-1"); !seen || st != "completed" || !strings.Contains(text, "fail_gracefully") {
+		t.Fatalf("recovery tool call: seen %v status %q content %q", seen, st, text)
+	}
+	var text strings.Builder
+	for _, m := range wire.messages(t) {
+		params, _ := m["params"].(map[string]any)
+		up, _ := params["update"].(map[string]any)
+		if up["sessionUpdate"] == "agent_message_chunk" {
+			text.WriteString(up["content"].(map[string]any)["text"].(string))
+		}
+	}
+	if !strings.Contains(text.String(), "\n\nHi.\n\nRun ") {
+		t.Fatalf("chunks run together:\n%s", text.String())
+	}
+}

@@ -74,8 +74,11 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 		s.saved.Transcript = append(s.saved.Transcript, sdk.UpdateUserMessage(b))
 		s.mu.Unlock()
 	}
-	tokens0, _ := s.usage()
+	s.mu.Lock()
+	s.turnUsage = engine.Usage{}
+	s.mu.Unlock()
 	stop, err := s.turn(ctx, text, files)
+	s.syncPlannerUsage()
 	if serr := s.save(); serr != nil && err == nil {
 		err = serr
 	}
@@ -85,8 +88,11 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	if ctx.Err() != nil {
 		stop = sdk.StopReasonCancelled
 	}
-	tokens, _ := s.usage()
-	return sdk.PromptResponse{StopReason: stop, Usage: &sdk.Usage{TotalTokens: tokens - tokens0}}, nil
+	s.mu.Lock()
+	u := s.turnUsage
+	s.mu.Unlock()
+	return sdk.PromptResponse{StopReason: stop, Usage: &sdk.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		TotalTokens: u.InputTokens + u.OutputTokens}}, nil
 }
 
 // promptText joins the prompt's text and embedded files into the request,
@@ -123,21 +129,6 @@ func (s *session) relOf(uri string) (string, bool) {
 	}
 	rel, _, err := s.ws.Resolve(p)
 	return rel, err == nil
-}
-
-func (s *session) usage() (int, float64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.saved.Tokens, s.saved.CostUSD
-}
-
-func (s *session) addUsage(tokens int, cost float64) {
-	s.mu.Lock()
-	s.saved.Tokens += tokens
-	s.saved.CostUSD += cost
-	t, c := s.saved.Tokens, s.saved.CostUSD
-	s.mu.Unlock()
-	s.send(sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: t, Cost: &sdk.Cost{Amount: c, Currency: "USD"}}}, false)
 }
 
 // turn does what the prompt asks and returns the stop reason.
@@ -219,7 +210,6 @@ func (s *session) makePlan(ctx context.Context, request string, files []string) 
 		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
 			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, llm.NoModelHelp)}}
 	}
-	before := s.planner.Used()
 	req := llm.CreateRequest{Request: request, Workspace: s.ws, OpenFiles: files}
 	if s.caps.Fs.ReadTextFile {
 		// The planner's oldText check must judge the text the edit will
@@ -230,10 +220,7 @@ func (s *session) makePlan(ctx context.Context, request string, files []string) 
 		}
 	}
 	plan, err := s.planner.Create(ctx, req)
-	after := s.planner.Used()
-	if d := (after.InputTokens + after.OutputTokens) - (before.InputTokens + before.OutputTokens); d > 0 {
-		s.addUsage(d, after.CostUSD-before.CostUSD)
-	}
+	s.syncPlannerUsage()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

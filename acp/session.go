@@ -48,22 +48,28 @@ type session struct {
 	turnDone   chan struct{} // closed when the running turn ends
 	overlays   map[string]int32
 	watch      *watcher // the running turn's, if any
+	// Usage: the planner's as last counted, and the running turn's.
+	plannerSeen engine.Usage
+	turnUsage   engine.Usage
+	lastChunk   string // the end of the last agent text sent (chunk)
 }
 
 // savedSession is what survives a restart: the plan, the last run (with
 // its snapshots), the undo of the last restore and the conversation.
 type savedSession struct {
-	ID         string              `json:"id"`
-	Cwd        string              `json:"cwd"`
-	Mode       string              `json:"mode"`
-	Plan       *engine.Plan        `json:"plan,omitempty"`
-	Run        *engine.RunState    `json:"run,omitempty"`
-	Runs       []string            `json:"runs,omitempty"`
-	LastUndo   string              `json:"lastUndo,omitempty"`
-	Tokens     int                 `json:"tokens"`
-	CostUSD    float64             `json:"costUSD"`
-	UpdatedAt  time.Time           `json:"updatedAt"`
-	Transcript []sdk.SessionUpdate `json:"transcript,omitempty"`
+	ID           string              `json:"id"`
+	Cwd          string              `json:"cwd"`
+	Mode         string              `json:"mode"`
+	Plan         *engine.Plan        `json:"plan,omitempty"`
+	Run          *engine.RunState    `json:"run,omitempty"`
+	Runs         []string            `json:"runs,omitempty"`
+	LastUndo     string              `json:"lastUndo,omitempty"`
+	Tokens       int                 `json:"tokens"` // input + output
+	InputTokens  int                 `json:"inputTokens"`
+	OutputTokens int                 `json:"outputTokens"`
+	CostUSD      float64             `json:"costUSD"`
+	UpdatedAt    time.Time           `json:"updatedAt"`
+	Transcript   []sdk.SessionUpdate `json:"transcript,omitempty"`
 }
 
 func newSessionID() string {
@@ -143,8 +149,8 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		s.planner.Logger = s.log.With("component", "planner")
 		s.planner.StateDir = a.opts.StateDir // the map's cache file, beside the snapshots
 		s.planner.WatchMaps = true           // a session lives long: later plans re-check only changed files
-		cfg.Model = llm.NewStepModel(settings)
-		cfg.Planner = s.planner
+		cfg.Model = &countingModel{llm.NewStepModel(settings), s}
+		cfg.Planner = &recoverer{s: s}
 		cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
 	}
 	s.eng = engine.New(cfg)
@@ -243,7 +249,7 @@ func (s *session) record(u sdk.SessionUpdate) {
 }
 
 // say sends agent text.
-func (s *session) say(text string) { s.send(sdk.UpdateAgentMessageText(text), true) }
+func (s *session) say(text string) { s.chunk(text, true) }
 
 // replay sends a loaded session's conversation again.
 func (s *session) replay(ctx context.Context) {
