@@ -3,6 +3,8 @@ package acp
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -172,5 +174,74 @@ func TestUsageRecoveryAndChunks(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "\n\nHi.\n\nRun ") {
 		t.Fatalf("chunks run together:\n%s", text.String())
+	}
+}
+
+// TestModelChosenInTheEditor lists the configured models as the session's
+// "model" config option and model state, switches to a profile, sees the
+// planner use it, and finds the choice again after a restart.
+func TestModelChosenInTheEditor(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(state, "agentd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{"profiles":{"big":{"provider":"openai","model":"big-model"}}}`
+	if err := os.WriteFile(filepath.Join(state, "agentd", "config.json"), []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := &testClient{}
+	conn, stop := start(t, c, modelOptions(url, state))
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
+	values := func(opts []sdk.SessionConfigOption) (cur string, ids []string) {
+		if len(opts) != 1 || opts[0].Select == nil || opts[0].Select.Id != "model" || opts[0].Select.Options.Ungrouped == nil {
+			t.Fatalf("config options: %+v", opts)
+		}
+		for _, o := range *opts[0].Select.Options.Ungrouped {
+			ids = append(ids, string(o.Value))
+		}
+		return string(opts[0].Select.CurrentValue), ids
+	}
+	if cur, ids := values(ns.ConfigOptions); cur != "openai:fake" || strings.Join(ids, ",") != "openai:fake,big" {
+		t.Fatalf("models: current %q of %v", cur, ids)
+	}
+	if ns.Models == nil || ns.Models.CurrentModelId != "openai:fake" || len(ns.Models.AvailableModels) != 2 {
+		t.Fatalf("model state: %+v", ns.Models)
+	}
+	_, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: ns.SessionId, ConfigId: "model", Value: "nope"}})
+	var re *sdk.RequestError
+	if !asRequestError(err, &re) || re.Code != -32602 {
+		t.Fatalf("unknown model: %v", err)
+	}
+	res, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{SessionId: ns.SessionId, ConfigId: "model", Value: "big"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := values(res.ConfigOptions); cur != "big" {
+		t.Fatalf("after the switch: %q", cur)
+	}
+	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
+	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("b")}}); err != nil {
+		t.Fatal(err)
+	}
+	reqs := fake.Requests()
+	if m, _ := reqs[len(reqs)-1].JSON["model"].(string); m != "big-model" {
+		t.Fatalf("the planner asked model %q, want big-model", m)
+	}
+	stop()
+
+	conn, stop = start(t, &testClient{}, modelOptions(url, state))
+	defer stop()
+	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	ls, err := conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: ns.SessionId, Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, _ := values(ls.ConfigOptions); cur != "big" {
+		t.Fatalf("after a restart the model is %q, want big", cur)
 	}
 }

@@ -234,7 +234,7 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, err
 	}
 	announceLater(s)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modeState()}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modeState(), ConfigOptions: s.configOptions(), Models: s.modelState()}, nil
 }
 
 func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
@@ -269,7 +269,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	// for the history first).
 	s.replay(ctx)
 	announceLater(s)
-	return sdk.LoadSessionResponse{Modes: s.modeState()}, nil
+	return sdk.LoadSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions(), Models: s.modelState()}, nil
 }
 
 func (a *agent) session(id sdk.SessionId) (*session, error) {
@@ -371,7 +371,36 @@ func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
 	defer end()
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
+	v := p.ValueId
+	if v == nil {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"configId": "agentd's only config option is \"model\", a select: send a value id"})
+	}
+	s, err := a.session(v.SessionId)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	if v.ConfigId != configModel {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"configId": fmt.Sprintf("unknown config option %q; agentd's only one is \"model\"", v.ConfigId)})
+	}
+	if err := s.setModel(string(v.Value)); err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions()}, nil
+}
+
+// UnstableSetSessionModel is session/set_model, the model selection some
+// clients use: the same choice as the config option "model".
+func (a *agent) UnstableSetSessionModel(ctx context.Context, p sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error) {
+	end, err := a.begin(true)
+	if err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
+	}
+	defer end()
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
+	}
+	return sdk.UnstableSetSessionModelResponse{}, s.setModel(string(p.ModelId))
 }
 
 func (a *agent) closeAll() {

@@ -37,9 +37,13 @@ type session struct {
 	eng     *engine.Engine
 	// planner is nil when no model is configured.
 	planner *llm.Planner
-	caps    sdk.ClientCapabilities
-	writer  workspace.FileWriter // the client's fs, or nil (disk)
-	book    *review.Book         // change sets reviewed in this session
+	// settings are the session's own model settings (their Model is the
+	// session's model); defaultModel is the configured default.
+	settings     *llm.Settings
+	defaultModel string
+	caps         sdk.ClientCapabilities
+	writer       workspace.FileWriter // the client's fs, or nil (disk)
+	book         *review.Book         // change sets reviewed in this session
 
 	mu         sync.Mutex
 	saved      savedSession
@@ -60,6 +64,7 @@ type savedSession struct {
 	ID           string              `json:"id"`
 	Cwd          string              `json:"cwd"`
 	Mode         string              `json:"mode"`
+	Model        string              `json:"model,omitempty"` // chosen in the editor ("" = the default)
 	Plan         *engine.Plan        `json:"plan,omitempty"`
 	Run          *engine.RunState    `json:"run,omitempty"`
 	Runs         []string            `json:"runs,omitempty"`
@@ -145,6 +150,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	if err != nil {
 		s.log.Warn("model settings not loaded; prompts cannot be planned", "err", err)
 	} else if settings.Configured() {
+		s.settings, s.defaultModel = settings, settings.Model
 		s.planner = llm.NewPlanner(settings, cfg.Tools)
 		s.planner.Logger = s.log.With("component", "planner")
 		s.planner.StateDir = a.opts.StateDir // the map's cache file, beside the snapshots
@@ -154,6 +160,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
 	}
 	s.eng = engine.New(cfg)
+	s.restoreModel()
 	return s, nil
 }
 
