@@ -2,6 +2,7 @@ package acp
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -229,6 +230,12 @@ func (w *watcher) starter(runID, stepID string, status sdk.ToolCallStatus) func(
 		var locs []sdk.ToolCallLocation
 		if st != nil {
 			title = stepTitle(st)
+			if m, ok := w.s.mcpTool(st.Tool); ok {
+				title = fmt.Sprintf("%s (MCP server %s: %s)", title, m.Server(), m.MCPName())
+				if m.ReadOnly() {
+					kind = sdk.ToolKindRead
+				}
+			}
 			if len(st.Args) > 0 {
 				raw = json.RawMessage(st.Args)
 			}

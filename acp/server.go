@@ -197,6 +197,7 @@ func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			PromptCapabilities: sdk.PromptCapabilities{
 				EmbeddedContext: true,
 			},
+			McpCapabilities: sdk.McpCapabilities{Http: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "agentd", Title: sdk.Ptr("agentd"), Version: a.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -227,6 +228,7 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	s.startMCP(ctx, p.McpServers)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -262,6 +264,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		}
 		return sdk.LoadSessionResponse{}, err
 	}
+	s.startMCP(ctx, p.McpServers)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()

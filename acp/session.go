@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/mcptools"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
@@ -41,9 +42,14 @@ type session struct {
 	// session's model); defaultModel is the configured default.
 	settings     *llm.Settings
 	defaultModel string
-	caps         sdk.ClientCapabilities
-	writer       workspace.FileWriter // the client's fs, or nil (disk)
-	book         *review.Book         // change sets reviewed in this session
+	// tools is the session's registry: the built-in tools (through the
+	// client where it offers them) and the editor's MCP servers' tools.
+	tools       *tools.Registry
+	mcp         *mcptools.Set // nil without MCP servers
+	mcpProblems string        // servers that did not start, said after the commands
+	caps        sdk.ClientCapabilities
+	writer      workspace.FileWriter // the client's fs, or nil (disk)
+	book        *review.Book         // change sets reviewed in this session
 
 	mu         sync.Mutex
 	saved      savedSession
@@ -135,8 +141,9 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	case s.caps.Fs.ReadTextFile:
 		s.writer = overlayDropper{s, ws.DiskWriter()}
 	}
+	s.tools = s.toolRegistry()
 	cfg := engine.Config{
-		Tools:     s.toolRegistry(),
+		Tools:     s.tools,
 		WS:        ws,
 		Approver:  (*approver)(s),
 		Reviewer:  (*reviewer)(s),
@@ -186,6 +193,11 @@ func (s *session) toolRegistry() *tools.Registry {
 }
 
 func (s *session) close() {
+	if s.mcp != nil {
+		if err := s.mcp.Close(); err != nil {
+			s.log.Debug("stopping MCP servers", "err", err)
+		}
+	}
 	s.book.Close() // what review.RecordDelay holds back is recorded
 	if s.planner != nil {
 		_ = s.planner.Close() // the map's file watcher
@@ -282,4 +294,7 @@ var availableCommands = []sdk.AvailableCommand{
 
 func (s *session) announceCommands() {
 	s.send(sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: availableCommands}}, false)
+	if s.mcpProblems != "" {
+		s.say(s.mcpProblems)
+	}
 }
