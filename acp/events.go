@@ -246,19 +246,61 @@ func (w *watcher) starter(runID, stepID string, status sdk.ToolCallStatus) func(
 	}
 }
 
-// locations are the files a step names in its args.
+// locations are the files a step names in its args, at the line it
+// names (read_file's startLine, a "line" argument), so a client following
+// along opens them there.
 func (w *watcher) locations(st *engine.Step) []sdk.ToolCallLocation {
 	var a map[string]any
 	if json.Unmarshal(st.Args, &a) != nil {
 		return nil
 	}
+	var line *int
+	for _, k := range []string{"startLine", "line"} {
+		if n, ok := a[k].(float64); ok && n >= 1 {
+			v := int(n)
+			line = &v
+			break
+		}
+	}
 	var out []sdk.ToolCallLocation
 	for _, k := range []string{"path", "from", "to"} {
 		if p, ok := a[k].(string); ok && p != "" && !strings.Contains(p, "$") {
-			out = append(out, sdk.ToolCallLocation{Path: filepath.Join(w.s.ws.Root(), filepath.FromSlash(p))})
+			out = append(out, sdk.ToolCallLocation{Path: filepath.Join(w.s.ws.Root(), filepath.FromSlash(p)), Line: line})
 		}
 	}
 	return out
+}
+
+// outputLocations are the places a finished step's output points at:
+// search matches (path and line), the lines read_file read.
+func (w *watcher) outputLocations(out json.RawMessage) []sdk.ToolCallLocation {
+	var o struct {
+		Path      string `json:"path"`
+		StartLine int    `json:"startLine"`
+		Matches   []struct {
+			Path string `json:"path"`
+			Line int    `json:"line"`
+		} `json:"matches"`
+	}
+	if json.Unmarshal(out, &o) != nil {
+		return nil
+	}
+	var locs []sdk.ToolCallLocation
+	abs := func(p string) string { return filepath.Join(w.s.ws.Root(), filepath.FromSlash(p)) }
+	for i, m := range o.Matches {
+		if i == 50 || m.Path == "" {
+			break
+		}
+		l := sdk.ToolCallLocation{Path: abs(m.Path)}
+		if m.Line > 0 {
+			l.Line = sdk.Ptr(m.Line)
+		}
+		locs = append(locs, l)
+	}
+	if o.Path != "" && o.StartLine > 0 && len(locs) == 0 {
+		locs = append(locs, sdk.ToolCallLocation{Path: abs(o.Path), Line: sdk.Ptr(o.StartLine)})
+	}
+	return locs
 }
 
 func (w *watcher) addOutput(ev engine.Event) {
@@ -313,6 +355,9 @@ func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolC
 	if st == engine.StepCompleted {
 		if out := w.stepOutput(ev.StepID); out != nil {
 			opts = append(opts, sdk.WithUpdateRawOutput(out))
+			if locs := w.outputLocations(out); len(locs) > 0 {
+				opts = append(opts, sdk.WithUpdateLocations(locs))
+			}
 		}
 	}
 	w.s.send(sdk.UpdateToolCall(w.callID(ev.RunID, ev.StepID), opts...), true)

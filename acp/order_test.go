@@ -245,3 +245,47 @@ func TestModelChosenInTheEditor(t *testing.T) {
 		t.Fatalf("after a restart the model is %q, want big", cur)
 	}
 }
+
+// TestImagesRefusedAndLocations: an image in a prompt is refused with an
+// error that says why; a read_file step's tool call points at its line,
+// and an edit's diff at the first changed line.
+func TestImagesRefusedAndLocations(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &testClient{}
+	conn, stop, wire := startWire(t, c, modelOptions(url, state))
+	defer stop()
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
+	ctx := context.Background()
+	_, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("what is this"), sdk.ImageBlock("aGk=", "image/png")}})
+	var re *sdk.RequestError
+	if !asRequestError(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), "image") {
+		t.Fatalf("image prompt: %v", err)
+	}
+	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"r","tool":"read_file","args":{"path":"a.txt","startLine":2}},
+		{"id":"w","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"three","newText":"3"}]},"dependsOn":["r"]}]}`})
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("edit")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %v %v", res.StopReason, err)
+	}
+	lines := map[string]float64{}
+	for _, m := range wire.messages(t) {
+		params, _ := m["params"].(map[string]any)
+		u, _ := params["update"].(map[string]any)
+		id, _ := u["toolCallId"].(string)
+		locs, _ := u["locations"].([]any)
+		for _, l := range locs {
+			l := l.(map[string]any)
+			if n, ok := l["line"].(float64); ok && l["path"] == filepath.Join(ws, "a.txt") {
+				lines[id[strings.LastIndex(id, "/")+1:]] = n
+			}
+		}
+	}
+	if lines["r"] != 2 || lines["w"] != 3 {
+		t.Fatalf("locations' lines: %v, want r at 2 and w at 3", lines)
+	}
+}

@@ -42,6 +42,9 @@ func (s *session) cancel() {
 // prompt handles session/prompt: a slash command, or a request that
 // becomes a plan and, unless the mode is plan-only, runs.
 func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
+	if err := refuseMedia(blocks); err != nil {
+		return sdk.PromptResponse{}, err
+	}
 	// One turn at a time: the line reader refuses a prompt sent while
 	// another runs (promptGate); what else takes the session (session/load
 	// of the same id) waits for the turn to end.
@@ -389,5 +392,28 @@ func (s *session) restore(ctx context.Context, id string, undo, overwrite bool) 
 		b.WriteString("Undo this with `/undo`.\n")
 	}
 	s.say(b.String())
+	return nil
+}
+
+// refuseMedia refuses images and audio: agentd's model calls carry text
+// only (no configured model is used for vision), and a prompt whose image
+// was dropped would be answered about something the model never saw.
+// promptCapabilities says so, and a client that sends one anyway gets an
+// error it can show.
+func refuseMedia(blocks []sdk.ContentBlock) error {
+	for i, c := range blocks {
+		what := ""
+		switch {
+		case c.Image != nil:
+			what = "an image"
+		case c.Audio != nil:
+			what = "audio"
+		default:
+			continue
+		}
+		return sdk.NewInvalidParams(map[string]any{
+			fmt.Sprintf("prompt[%d]", i): fmt.Sprintf("this prompt has %s, but agentd sends models text only (no vision model is configured for agentd: it has no image support yet), so it was not run: describe it in words or attach the files it shows, and send it again", what),
+		})
+	}
 	return nil
 }
