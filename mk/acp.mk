@@ -1,8 +1,10 @@
 # The ACP suite: the official ACP TypeScript SDK's client side
 # (@agentclientprotocol/sdk, pinned in acp/testclient/package-lock.json)
 # drives the built `agentd acp` against the fake model server, run as a
-# process (internal/fakemodel/cmd/fakemodel). npm installs into the
-# git-ignored acp/testclient/node_modules, with its cache in .cache/npm.
+# process (internal/fakemodel/cmd/fakemodel). Every message both ways is
+# validated against the JSON schema the SDK ships (acp/testclient/schema.mjs,
+# with ajv). npm installs into the git-ignored acp/testclient/node_modules,
+# with its cache in .cache/npm.
 
 ACP_CLIENT := $(CURDIR)/acp/testclient
 
