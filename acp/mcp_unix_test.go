@@ -67,7 +67,10 @@ func TestEditorMCPServersBecomeTools(t *testing.T) {
 	fake.Push(fakemodel.Reply{Text: `{"steps":[
 		{"id":"e","tool":"mcp_test_echo","args":{"text":"hi"}},
 		{"id":"s","tool":"mcp_test_shout","args":{"text":"hi"},"dependsOn":["e"]},
-		{"id":"n","tool":"mcp_web_count","args":{"text":"four"},"dependsOn":["s"]}]}`})
+		{"id":"n","tool":"mcp_web_count","args":{"text":"four"},"dependsOn":["s"]},
+		{"id":"ag","kind":"agent","prompt":"echo yo","tools":["mcp_test_echo"],"dependsOn":["n"]}]}`},
+		fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{ID: "c1", Name: "mcp_test_echo", Args: `{"text":"yo"}`}}},
+		fakemodel.Reply{Text: "done"})
 	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("use the tools")}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt: %v %v", res.StopReason, err)
@@ -77,6 +80,10 @@ func TestEditorMCPServersBecomeTools(t *testing.T) {
 		if !seen || st != "completed" || !strings.Contains(text, want) {
 			t.Errorf("step %s: seen %v status %q content %q, want %q", step, seen, st, text, want)
 		}
+	}
+	// The agent step's call of an MCP tool is a tool call of its own.
+	if st, text, seen := lastStatus(t, wire, "/ag/mcp-1"); !seen || st != "completed" || text != "echo: yo" {
+		t.Errorf("the agent step's MCP call: seen %v status %q content %q", seen, st, text)
 	}
 	c.mu.Lock()
 	var titles []string
