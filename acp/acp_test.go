@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -504,5 +505,21 @@ func TestFilterDropsTooLargeMessages(t *testing.T) {
 	want := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}` + "\n"
 	if string(passed) != want {
 		t.Fatalf("passed on %.300q", passed)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("stdin is broken") }
+
+// TestServeExitStatus: the client closing its input is a clean end; input
+// that cannot be read is an error (agentd acp exits non-zero).
+func TestServeExitStatus(t *testing.T) {
+	if err := Serve(context.Background(), strings.NewReader(""), io.Discard, Options{}); err != nil {
+		t.Fatalf("end of input: %v", err)
+	}
+	err := Serve(context.Background(), failingReader{}, io.Discard, Options{})
+	if err == nil || !strings.Contains(err.Error(), "stdin is broken") {
+		t.Fatalf("broken input: %v, want the read error", err)
 	}
 }
