@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/internal/fakemodel"
 )
 
@@ -287,5 +288,35 @@ func TestImagesRefusedAndLocations(t *testing.T) {
 	}
 	if lines["r"] != 2 || lines["w"] != 3 {
 		t.Fatalf("locations' lines: %v, want r at 2 and w at 3", lines)
+	}
+}
+
+// TestRunOfAnotherFrontEndHoldsTheWorkspace: a run the editor server or
+// the terminal left running in the workspace's journal makes a prompt
+// that would run a plan answer -32010 naming it.
+func TestRunOfAnotherFrontEndHoldsTheWorkspace(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	root, _ := filepath.EvalSymlinks(ws)
+	j, err := engine.OpenJournal(state, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.SaveRun(engine.RunState{RunID: "run-elsewhere", Status: engine.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	c := &testClient{}
+	conn, stop := start(t, c, modelOptions(url, state))
+	defer stop()
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
+	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
+	_, err = conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("b")}})
+	var re *sdk.RequestError
+	if !asRequestError(err, &re) || re.Code != errPromptRunning || !strings.Contains(re.Message, "run-elsewhere") {
+		t.Fatalf("prompt while another front end's run is active: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
+		t.Fatal("the plan ran anyway")
 	}
 }

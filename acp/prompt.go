@@ -280,6 +280,14 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 		if errors.As(err, &ve) {
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"plan": ve.Error()})
 		}
+		var ae *engine.ActiveRunError
+		if errors.As(err, &ae) {
+			// The core's one-run-at-a-time rule: another front end (the
+			// editor server, the terminal) has a run of this workspace.
+			return sdk.StopReasonEndTurn, &sdk.RequestError{Code: errPromptRunning,
+				Message: fmt.Sprintf("%v: finish or cancel it where it was started (agentd runs lists it), then send the prompt again; the plan is kept, /run runs it", ae),
+				Data:    map[string]any{"runId": ae.RunID, "status": ae.Status, "reason": "runActive"}}
+		}
 		return sdk.StopReasonEndTurn, err
 	}
 	w.setRun(run)
