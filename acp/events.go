@@ -33,10 +33,12 @@ type watcher struct {
 	content map[string][]sdk.ToolCallContent
 	output  map[string]*strings.Builder
 	talking string // the step whose model text was streamed last
+	// pendingSeen counts the approvalPending events of each tool call.
+	pendingSeen map[sdk.ToolCallId]int
 }
 
 func newWatcher(s *session, plan *engine.Plan) *watcher {
-	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{},
+	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{}, pendingSeen: map[sdk.ToolCallId]int{},
 		content: map[string][]sdk.ToolCallContent{}, output: map[string]*strings.Builder{}}
 }
 
@@ -78,7 +80,17 @@ func (w *watcher) OnEvent(ev engine.Event) {
 		w.toolCall(ev, sdk.ToolCallStatusInProgress)
 		w.sendPlan()
 	case engine.EventApprovalPending:
-		w.toolCall(ev, sdk.ToolCallStatusPending)
+		// The event can reach us after the approval was answered (it goes
+		// through the scheduler; the request goes straight out): a
+		// pending after the answer would be stale.
+		id := w.callID(ev.RunID, ev.StepID)
+		w.mu.Lock()
+		w.pendingSeen[id]++
+		seen := w.pendingSeen[id]
+		w.mu.Unlock()
+		if w.s.approvalsAnswered(id) < seen {
+			w.toolCall(ev, sdk.ToolCallStatusPending)
+		}
 	case engine.EventStepProgress:
 		if ev.Status == string(engine.StepRunning) {
 			w.toolCall(ev, sdk.ToolCallStatusInProgress)

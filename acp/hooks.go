@@ -50,6 +50,13 @@ func (s *session) ask(ctx context.Context, runID, stepID string, tc sdk.ToolCall
 	return "", fmt.Errorf("the editor chose permission option %q, which was not offered", id)
 }
 
+// approvalsAnswered is how many approvals of tool call id were answered.
+func (s *session) approvalsAnswered(id sdk.ToolCallId) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answered[id]
+}
+
 // starter builds the tool_call of a step of the running turn, for a
 // permission request that comes before the step's events.
 func (s *session) starter(runID, stepID string) func() sdk.SessionUpdate {
@@ -86,6 +93,12 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		tc.Kind = &k
 	}
 	opt, err := s.ask(ctx, req.RunID, req.StepID, tc, approvalOptions)
+	s.mu.Lock()
+	if s.answered == nil {
+		s.answered = map[sdk.ToolCallId]int{}
+	}
+	s.answered[tc.ToolCallId]++
+	s.mu.Unlock()
 	if err != nil {
 		return engine.ApprovalDecision{}, err
 	}

@@ -61,7 +61,8 @@ type session struct {
 	// Usage: the planner's as last counted, and the running turn's.
 	plannerSeen engine.Usage
 	turnUsage   engine.Usage
-	lastChunk   string // the end of the last agent text sent (chunk)
+	lastChunk   string                 // the end of the last agent text sent (chunk)
+	answered    map[sdk.ToolCallId]int // approvals answered, per tool call
 }
 
 // savedSession is what survives a restart: the plan, the last run (with
