@@ -82,7 +82,11 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   const review = c.rec.permissions[0];
   assert.ok(review.toolCall.content.some((x) => x.type === "diff" && x.newText === "hello world\n"));
   assert.deepEqual(c.rec.permissions[1].options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
-  const startSnap = agentText(c.rec, mark).match(/\/restore ([0-9a-f]{40})/)[1];
+  // The run's start snapshot, as /snapshots lists it (its id's prefix).
+  const runId = agentText(c.rec, mark).match(/Run (\S+): \*\*completed/)[1];
+  let m0 = c.rec.updates.length;
+  await prompt(c, sid, "/snapshots");
+  const startSnap = agentText(c.rec, m0).match(new RegExp("`([0-9a-f]{12})` \\S+ — run start run " + runId))[1];
 
   // 2. "Always allow" was remembered: the same command runs without asking.
   await fake.push(planReply({ steps: [{ id: "again", tool: "run_command", args: { command: "cat a.txt && echo shown" } }] }));

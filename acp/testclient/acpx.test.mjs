@@ -57,7 +57,9 @@ test("acpx: approval, rejection, cancel, /restore, /undo", async (t) => {
   assert.equal(r.stop, "end_turn", r.out);
   assert.ok(r.asked.includes(`Run \`cat a.txt && echo shown\` in ${ws}`), "the approval names the command: " + JSON.stringify(r.asked));
   assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
-  const start = r.text.match(/\/restore ([0-9a-f]{40})/)[1];
+  const runId = r.text.match(/Run (\S+): \*\*completed/)[1];
+  r = await acpx(["prompt", "/snapshots"]);
+  const start = r.text.match(new RegExp("`([0-9a-f]{12})` \\S+ — run start run " + runId))[1];
 
   // 2. A rejected command does not run, and its step is failed.
   await fake.push(planReply({ steps: [{ id: "nope", tool: "run_command", args: { command: "echo no > no.txt" } }] }));
