@@ -169,3 +169,21 @@ func oneLine(s string) string {
 	}
 	return s
 }
+
+// changeSummary names what a change set does to which files ("delete
+// old.txt, modify a.txt"), at most three, for a title.
+func changeSummary(cs *workspace.ChangeSet) string {
+	var parts []string
+	for i, f := range cs.Files {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(cs.Files)-3))
+			break
+		}
+		if f.Op == workspace.OpMove && f.OldPath != "" {
+			parts = append(parts, fmt.Sprintf("move %s to %s", f.OldPath, f.Path))
+			continue
+		}
+		parts = append(parts, string(f.Op)+" "+f.Path)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -130,7 +130,7 @@ var reviewOptions = []sdk.PermissionOption{
 
 func (r *reviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
 	s := (*session)(r)
-	title := fmt.Sprintf("Apply the changes of step %s?", cs.StepID)
+	title := fmt.Sprintf("Apply step %s's changes: %s?", cs.StepID, changeSummary(cs))
 	status := sdk.ToolCallStatusPending
 	kind := sdk.ToolKindEdit
 	tc := sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(cs.RunID + "/" + cs.StepID), Title: &title, Status: &status, Kind: &kind}

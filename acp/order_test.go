@@ -320,3 +320,46 @@ func TestRunOfAnotherFrontEndHoldsTheWorkspace(t *testing.T) {
 		t.Fatal("the plan ran anyway")
 	}
 }
+
+// TestDeleteApprovalNamesThePath: a delete's review says "delete PATH" in
+// its title, with the file's diff (absolute path) as content.
+func TestDeleteApprovalNamesThePath(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	file := filepath.Join(ws, "old.txt")
+	if err := os.WriteFile(file, []byte("bye\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &testClient{answer: string(sdk.PermissionOptionKindAllowOnce)}
+	conn, stop := start(t, c, modelOptions(url, state))
+	defer stop()
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
+	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"d","tool":"delete_file","args":{"path":"old.txt"}}]}`})
+	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("delete")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %v %v", res.StopReason, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var shown []string
+	named := false
+	for _, a := range c.asked {
+		shown = append(shown, *a.ToolCall.Title)
+		if strings.Contains(*a.ToolCall.Title, "delete old.txt") {
+			named = true
+		}
+		diff := false
+		for _, x := range a.ToolCall.Content {
+			diff = diff || (x.Diff != nil && x.Diff.Path == file)
+		}
+		named = named && diff
+	}
+	t.Logf("requests: %q", shown)
+	if len(c.asked) == 0 || !named {
+		t.Fatalf("the delete's requests %q do not name %s", shown, file)
+	}
+	if _, err := os.Stat(file); err == nil {
+		t.Fatal("the approved delete did not happen")
+	}
+}
