@@ -363,3 +363,26 @@ func TestDeleteApprovalNamesThePath(t *testing.T) {
 		t.Fatal("the approved delete did not happen")
 	}
 }
+
+// TestRejectedReviewIsFailed: rejecting an edit's review leaves the file
+// alone, and its tool call ends failed with the engine's reason.
+func TestRejectedReviewIsFailed(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	c := &testClient{answer: "reject"}
+	conn, stop, wire := startWire(t, c, modelOptions(url, state))
+	defer stop()
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
+	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
+	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("b")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %v %v", res.StopReason, err)
+	}
+	if st, text, _ := lastStatus(t, wire, "/w"); st != "failed" || !strings.Contains(text, "rejected in the editor") {
+		t.Fatalf("rejected edit: status %q, content %q", st, text)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err == nil {
+		t.Fatal("the rejected file was written")
+	}
+}
