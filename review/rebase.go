@@ -69,7 +69,9 @@ func (f *File) rebase(user []byte) bool {
 			decided = append(decided, h)
 		}
 	}
-	if len(open)+len(retry) == 0 || workspace.Hash(user) == f.BaseHash {
+	// Text equal to the base changes nothing, unless a stale hunk may
+	// come back: the user took back the edit that made it stale.
+	if len(open)+len(retry) == 0 || len(retry) == 0 && workspace.Hash(user) == f.BaseHash {
 		return false
 	}
 	var good []diff.Hunk
