@@ -39,7 +39,7 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   assert.equal(sess.modes.currentModeId, "ask");
   await waitFor(() => updatesOf(c.rec, "available_commands_update").length > 0, "available commands");
   const cmds = updatesOf(c.rec, "available_commands_update")[0].availableCommands.map((x) => x.name);
-  assert.deepEqual(cmds, ["plan", "run", "snapshots", "restore", "undo"]);
+  assert.deepEqual(cmds, ["plan", "run", "snapshots", "restore", "undo", "undo-restore", "rules", "revoke"]);
 
   // 1. A request becomes a plan, runs with a review and an approval.
   await fake.push(
@@ -146,7 +146,8 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   assert.equal(res.stopReason, "end_turn");
   assert.equal(fs.readFileSync(path.join(ws, "b.txt"), "utf8"), "b\n");
 
-  // 6. /snapshots, /restore to the first run's start, /undo.
+  // 6. /snapshots, /restore to the first run's start, /undo-restore, then
+  // /undo (the last prompt's run: the /run that created b.txt).
   mark = c.rec.updates.length;
   await prompt(c, sid, "/snapshots");
   assert.ok(agentText(c.rec, mark).includes(startSnap.slice(0, 12)), agentText(c.rec, mark));
@@ -155,10 +156,14 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   assert.equal(res.stopReason, "end_turn");
   assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
   assert.ok(!fs.existsSync(path.join(ws, "b.txt")), "the restore removes what the runs created");
-  assert.match(agentText(c.rec, mark), /\/undo/);
-  res = await prompt(c, sid, "/undo");
+  assert.match(agentText(c.rec, mark), /\/undo-restore/);
+  res = await prompt(c, sid, "/undo-restore");
   assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
   assert.equal(fs.readFileSync(path.join(ws, "b.txt"), "utf8"), "b\n");
+  res = await prompt(c, sid, "/undo");
+  assert.equal(res.stopReason, "end_turn");
+  assert.ok(!fs.existsSync(path.join(ws, "b.txt")), "/undo undid the run that created b.txt");
+  assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
 
   // 7. Restart the agent: session/load brings back the conversation, the
   // plan and the snapshots.
@@ -174,7 +179,7 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   res = await prompt(c, sid, "/restore " + startSnap);
   assert.equal(res.stopReason, "end_turn");
   assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
-  res = await prompt(c, sid, "/undo");
+  res = await prompt(c, sid, "/undo-restore");
   assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
   assert.equal(await fake.pending(), 0, "every scripted reply was used");
   assert.doesNotMatch(agentProc.stderr(), /panic/);

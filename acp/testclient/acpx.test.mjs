@@ -1,7 +1,8 @@
 // End-to-end test of `agentd acp` with acpx (npm "acpx", pinned in
 // package-lock.json), a headless ACP client nobody here wrote, run as its
 // command-line user would: a persistent session, a turn whose edit and
-// command are approved, a rejected command, a cancel, /restore and /undo.
+// command are approved, /undo of it, a rejected command, a cancel,
+// /restore and /undo-restore.
 // tap.mjs sits between acpx and agentd and checks every message both ways
 // against the TypeScript SDK's schema.
 import { test } from "node:test";
@@ -14,7 +15,7 @@ import { AGENTD, agentEnv, planReply, startFake, tmpdir, waitFor } from "./harne
 const here = path.dirname(new URL(import.meta.url).pathname);
 const ACPX = path.join(here, "node_modules", ".bin", "acpx");
 
-test("acpx: approval, rejection, cancel, /restore, /undo", async (t) => {
+test("acpx: approval, /undo, rejection, cancel, /restore, /undo-restore", async (t) => {
   assert.ok(fs.existsSync(ACPX), `acpx is not installed in ${ACPX}; make test-acp installs it (npm ci)`);
   const fake = await startFake(t);
   const ws = tmpdir(t, "acpx-ws-");
@@ -59,9 +60,14 @@ test("acpx: approval, rejection, cancel, /restore, /undo", async (t) => {
   assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
   const runId = r.text.match(/Run (\S+): \*\*completed/)[1];
   r = await acpx(["prompt", "/snapshots"]);
-  const start = r.text.match(new RegExp("`([0-9a-f]{12})` \\S+ — run start run " + runId))[1];
+  const afterEdit = r.text.match(new RegExp("`([0-9a-f]{12})` \\S+ — after edit run " + runId + " step edit"))[1];
 
-  // 2. A rejected command does not run, and its step is failed.
+  // 2. /undo undoes the last prompt's run.
+  r = await acpx(["prompt", "/undo"]);
+  assert.equal(r.stop, "end_turn", r.out);
+  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
+
+  // 3. A rejected command does not run, and its step is failed.
   await fake.push(planReply({ steps: [{ id: "nope", tool: "run_command", args: { command: "echo no > no.txt" } }] }));
   r = await acpx(["--deny-all", "prompt", "write no"]);
   assert.ok(!fs.existsSync(path.join(ws, "no.txt")), r.out);
@@ -69,7 +75,7 @@ test("acpx: approval, rejection, cancel, /restore, /undo", async (t) => {
   assert.equal(nope?.[1], "failed", JSON.stringify(r.statuses));
   assert.match(nope[2], /approval denied/);
 
-  // 3. Cancel a running command.
+  // 4. Cancel a running command.
   await fake.push(planReply({ steps: [{ id: "slow", tool: "run_command", args: { command: "sleep 30" } }] }));
   const slow = acpx(["--approve-all", "prompt", "wait"]);
   // The plan was taken; give the command a moment to start.
@@ -83,13 +89,13 @@ test("acpx: approval, rejection, cancel, /restore, /undo", async (t) => {
   r = await slow;
   assert.equal(r.stop, "cancelled", r.out);
 
-  // 4. /restore to the first run's start, then /undo.
-  r = await acpx(["prompt", "/restore " + start]);
-  assert.equal(r.code, 0, r.out);
-  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
-  r = await acpx(["prompt", "/undo"]);
+  // 5. /restore to the first run's edit, then /undo-restore.
+  r = await acpx(["prompt", "/restore " + afterEdit]);
   assert.equal(r.code, 0, r.out);
   assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
+  r = await acpx(["prompt", "/undo-restore"]);
+  assert.equal(r.code, 0, r.out);
+  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
 
   r = await acpx(["sessions", "close"]);
   // Every agent acpx started has exited and reported.
