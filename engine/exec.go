@@ -421,6 +421,11 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 			return nil
 		}
 	}
+	// Ignored files the change touches get their pre-images kept before
+	// anything (the review's accept included) writes them.
+	if err := w.keepPreImages(ctx, cs); err != nil {
+		return err
+	}
 	if s.review == ReviewBefore {
 		if s.cfg.Reviewer == nil {
 			return fmt.Errorf("step %q: review mode %q needs a front end to review changes; use review %q or %q for headless runs",

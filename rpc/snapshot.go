@@ -37,6 +37,17 @@ func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) 
 	return engine.SnapshotInfo{ID: sn.ID, Skipped: sn.Skipped}, nil
 }
 
+// KeepPreImages keeps the ignored files a step is about to change
+// (engine.PreImageKeeper).
+func (a *snapshotter) KeepPreImages(ctx context.Context, paths []string) error {
+	store, err := a.s.snapshots()
+	if err != nil {
+		return err
+	}
+	_, err = store.Keep(ctx, paths)
+	return err
+}
+
 func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*engine.RestoreInfo, error) {
 	store, err := a.s.snapshots()
 	if err != nil {

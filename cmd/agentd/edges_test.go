@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// ignoredWorkspace is the issue 24 repro: a git repository whose
+// .gitignore lists .env, node_modules/ and build/.
+func ignoredWorkspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	for p, c := range map[string]string{
+		".gitignore":                    ".env\nnode_modules/\nbuild/\n",
+		".env":                          "SECRET=hunter2\n",
+		"node_modules/leftpad/index.js": "module.exports = 1\n",
+		"main.go":                       "package main\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command("git", "-C", ws, "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return ws
+}
+
+const ignoredEditsPlan = `{"steps":[
+  {"id":"env","tool":"edit_file","args":{"path":".env","edits":[{"oldText":"hunter2","newText":"changed"}]}},
+  {"id":"dep","tool":"edit_file","args":{"path":"node_modules/leftpad/index.js","edits":[{"oldText":"1","newText":"2"}]}},
+  {"id":"out","tool":"write_file","args":{"path":"build/agent.txt","content":"agent\n"}}%s
+]}`
+
+func checkIgnoredRestored(t *testing.T, ws, out string) {
+	t.Helper()
+	for p, want := range map[string]string{".env": "SECRET=hunter2\n", "node_modules/leftpad/index.js": "module.exports = 1\n"} {
+		if got := readFile(t, filepath.Join(ws, p)); got != want {
+			t.Errorf("%s = %q after the undo, want %q\n%s", p, got, want, out)
+		}
+	}
+	if fileExists(ws, "build/agent.txt") {
+		t.Errorf("build/agent.txt, created by the run, survived the undo\n%s", out)
+	}
+}
+
+// Every file the agent's own tools change is revertible, ignored or not
+// (issue 24, point 1): agentd undo brings .env, node_modules/... and
+// build/... back, and never says the workspace already matches.
+func TestUndoRevertsIgnoredFiles(t *testing.T) {
+	ws, stateDir := ignoredWorkspace(t), t.TempDir()
+	p := writePlan(t, strings.Replace(ignoredEditsPlan, "%s", "", 1))
+	r := agentd(t, "", "run", p, "--workspace", ws, "--state-dir", stateDir, "--yes", "--review", "none")
+	if r.code != 0 || readFile(t, filepath.Join(ws, ".env")) != "SECRET=changed\n" || !fileExists(ws, "build/agent.txt") {
+		t.Fatalf("agentd run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	u := agentd(t, "", "undo", "--workspace", ws, "--state-dir", stateDir)
+	out := u.stdout + u.stderr
+	if u.code != 0 || strings.Contains(out, "already matches") {
+		t.Fatalf("agentd undo: exit %d\n%s", u.code, out)
+	}
+	checkIgnoredRestored(t, ws, out)
+}
+
+// --rollback-on-failure brings the ignored files back too.
+func TestRollbackRevertsIgnoredFiles(t *testing.T) {
+	ws := ignoredWorkspace(t)
+	p := writePlan(t, strings.Replace(ignoredEditsPlan, "%s", `,
+  {"id":"fail","tool":"run_command","args":{"command":"exit 1"},"dependsOn":["env","dep","out"]}`, 1))
+	r := agentd(t, "", "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--yes", "--review", "none", "--rollback-on-failure")
+	if r.code == 0 {
+		t.Fatalf("agentd run succeeded, want a failure\n%s%s", r.stdout, r.stderr)
+	}
+	checkIgnoredRestored(t, ws, r.stdout+r.stderr)
+}
