@@ -38,11 +38,14 @@ type ModelOptions struct {
 }
 
 type initOptions struct {
-	StateDir       string            `json:"stateDir"`
-	Model          *ModelOptions     `json:"model"`
-	Approval       *ApprovalPolicy   `json:"approval"`
-	Review         engine.ReviewMode `json:"review"`
-	ClientFeatures struct {
+	StateDir string `json:"stateDir"`
+	// AllowBroadWorkspace confirms a root that is / or the home directory
+	// (workspace.CheckRoot).
+	AllowBroadWorkspace bool              `json:"allowBroadWorkspace"`
+	Model               *ModelOptions     `json:"model"`
+	Approval            *ApprovalPolicy   `json:"approval"`
+	Review              engine.ReviewMode `json:"review"`
+	ClientFeatures      struct {
 		ApprovalRequest bool `json:"approvalRequest"`
 		ChangeReview    bool `json:"changeReview"`
 		// HunksFollowEdits: the editor moves hunks with the user's typing
@@ -162,6 +165,20 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	}
 	if stateDir == "" {
 		stateDir = gitops.DefaultStateDir()
+	}
+	// Where agentd may work and write: refused before anything is opened
+	// or written (the same rules as every front end's).
+	if root != "" {
+		if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "initializationOptions.allowBroadWorkspace: true"); err != nil {
+			return nil, badParam("rootUri", "%v", err)
+		}
+		if err := gitops.CheckStateDir(stateDir, root); err != nil {
+			field := "stateDir (agentd serve --state-dir or AGENTD_STATE_DIR)"
+			if s.opts.StateDir == "" && opts.StateDir != "" {
+				field = "initializationOptions.stateDir"
+			}
+			return nil, badParam(field, "%v", err)
+		}
 	}
 
 	caps := clientCaps{

@@ -79,3 +79,60 @@ func TestRollbackRevertsIgnoredFiles(t *testing.T) {
 	}
 	checkIgnoredRestored(t, ws, r.stdout+r.stderr)
 }
+
+// The state dir is never inside the workspace nor inside its .git, from a
+// flag or the environment: refused before anything is written, saying
+// where to put it (issue 24, point 2).
+func TestStateDirInsideWorkspaceRefused(t *testing.T) {
+	ws := ignoredWorkspace(t)
+	p := writePlan(t, `{"steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"x\n"}}]}`)
+	for _, tc := range []struct {
+		args []string
+		env  string
+		dir  string
+	}{
+		{args: []string{"run", p, "--yes", "--state-dir", filepath.Join(ws, "state")}, dir: "state"},
+		{args: []string{"run", p, "--yes"}, env: filepath.Join(ws, ".git", "agentd-state"), dir: ".git/agentd-state"},
+		{args: []string{"undo", "--state-dir", filepath.Join(ws, "state")}, dir: "state"},
+		{args: []string{"snapshot", "list", "--state-dir", filepath.Join(ws, "sub", "state")}, dir: "sub"},
+	} {
+		cmd := exec.Command(agentdBin, append(tc.args, "--workspace", ws)...)
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		if tc.env != "" {
+			cmd.Env = append(cmd.Env, "AGENTD_STATE_DIR="+tc.env)
+		}
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "put the state dir outside the workspace") {
+			t.Errorf("agentd %v (AGENTD_STATE_DIR=%s): %v, want a refusal saying where to put it\n%s", tc.args, tc.env, err, out)
+		}
+		if fileExists(ws, tc.dir) || fileExists(ws, "a.txt") {
+			t.Errorf("agentd %v wrote %s or a.txt in the workspace\n%s", tc.args, tc.dir, out)
+		}
+	}
+}
+
+// A workspace of / or the home directory is refused unless
+// --allow-broad-workspace confirms it, and every run names its workspace
+// in its first line (issue 24, point 6).
+func TestBroadWorkspaceRefused(t *testing.T) {
+	home := t.TempDir()
+	p := writePlan(t, `{"steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"x\n"}}]}`)
+	for _, dir := range []string{"/", home} {
+		cmd := exec.Command(agentdBin, "run", p, "--yes", "--dry-run", "--workspace", dir, "--state-dir", t.TempDir())
+		cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "--allow-broad-workspace") {
+			t.Errorf("agentd run --workspace %s: %v, want a refusal naming --allow-broad-workspace\n%s", dir, err, out)
+		}
+	}
+	cmd := exec.Command(agentdBin, "run", p, "--yes", "--workspace", home, "--allow-broad-workspace", "--state-dir", t.TempDir())
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "HOME="+home)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !fileExists(home, "a.txt") {
+		t.Fatalf("agentd run --allow-broad-workspace: %v\n%s", err, out)
+	}
+	real, _ := filepath.EvalSymlinks(home)
+	if first := strings.SplitN(string(out), "\n", 2)[0]; !strings.Contains(first, "▶ run ") || !strings.Contains(first, " in "+real) {
+		t.Errorf("the run's first line %q does not name the workspace %s", first, real)
+	}
+}

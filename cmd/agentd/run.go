@@ -40,6 +40,7 @@ type runOptions struct {
 	yes         bool
 	jsonOut     bool
 	stateDir    string
+	allowBroad  bool
 	rollback    bool
 	dryRun      bool
 	noSnapshots bool
@@ -84,6 +85,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.BoolVar(&o.yes, "yes", false, "answer yes to every approval and review")
 	fs.BoolVar(&o.jsonOut, "json", false, "write events as JSON lines to stdout")
 	fs.StringVar(&o.stateDir, "state-dir", "", "agentd's state `DIR` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
+	addAllowBroadFlag(fs, &o.allowBroad)
 	fs.BoolVar(&o.rollback, "rollback-on-failure", false, "restore the workspace to the run's start snapshot if the run fails")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "propose changes and show them, but write nothing and run no command")
 	fs.BoolVar(&o.noSnapshots, "no-snapshots", false, "do not take snapshots (no undo)")
@@ -128,6 +130,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	if o.parallel < 1 {
 		fmt.Fprintf(stderr, "agentd run: --parallel must be at least 1\n")
+		return exitUsage
+	}
+	if !checkPlaces("run", o.wsDir, o.stateDir, o.allowBroad, stderr) {
 		return exitUsage
 	}
 	// The console owns the terminal: lines, the status line and prompts.
@@ -215,7 +220,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	disp := newDisplay(con, jsonW, plan)
 	t := &terminal{con: con, ws: ws, yes: o.yes, cancel: cancel, quiet: mode == engine.ReviewNone || o.jsonOut, disp: disp}
-	disp.dryRun, disp.render = o.dryRun, t.renderChange
+	disp.dryRun, disp.render, disp.root = o.dryRun, t.renderChange, ws.Root()
 
 	cfg := engine.Config{
 		Tools:    tools.Builtin(),

@@ -198,6 +198,9 @@ snapshot are someone else's: they are left alone as conflicts, unless --overwrit
 
 // open opens the workspace's snapshot store, or prints why not.
 func (sc *snapCmd) open() (*gitops.Store, int) {
+	if !checkPlaces(sc.name, sc.w.dir, sc.w.stateDir, sc.w.allowBroad, sc.a.stderr) {
+		return nil, exitUsage
+	}
 	ws, err := workspace.Open(sc.w.dir, workspace.Options{})
 	if err != nil {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
