@@ -150,3 +150,36 @@ func checkFiles(t *testing.T, root string, want map[string]string, gone []string
 		}
 	}
 }
+
+// An overwrite never destroys what it cannot undo (issue 24, point 3): a
+// file that grew past the size limit after the snapshot is left alone and
+// named, even with Overwrite, and the undo snapshot restores everything
+// the restore changed.
+func TestOverwriteLeavesWhatSafetyCannotHold(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{".gitignore": "*.log\n", "big.dat": "small\n", "a.txt": "a0\n", "huge.log": "old log\n"})
+	s := openTestStore(t, root, Options{MaxFileSize: 1024})
+	ctx := context.Background()
+	snap, err := s.Snapshot(ctx, SnapshotOptions{Label: "small"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("user's big version\n", 200)
+	writeTree(t, root, map[string]string{"big.dat": big, "a.txt": "a1\n"})
+	res, err := s.Restore(ctx, snap.ID, RestoreOptions{Overwrite: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, root, map[string]string{"big.dat": big, "a.txt": "a0\n"}, nil)
+	named := false
+	for _, l := range res.LeftAlone {
+		named = named || l.Path == "big.dat" && strings.Contains(l.Message, "saved for undo")
+	}
+	if !named {
+		t.Errorf("big.dat is not named as left alone: %+v", res.LeftAlone)
+	}
+	if _, err := s.Restore(ctx, res.UndoSnapshot, RestoreOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, root, map[string]string{"big.dat": big, "a.txt": "a1\n"}, nil)
+}

@@ -237,7 +237,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	leave := func(p, why string) {
 		result.LeftAlone = append(result.LeftAlone, RestoreConflict{Path: p, Message: why})
 	}
-	pl := &planner{s: s, cur: cur, overwrite: opts.Overwrite, data: map[string][]byte{}, skipped: skippedNow}
+	pl := &planner{s: s, cur: cur, data: map[string][]byte{}, skipped: skippedNow}
 
 	var ops []restoreOp
 	extra := map[string]*fileRec{} // files the scan does not hold (ignored now) that the restore changes: kept in the safety snapshot
@@ -252,10 +252,10 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 				if !inT {
 					continue // not in the target either: nothing to do
 				}
-				if !opts.Overwrite {
-					leave(p, sk.Reason+"; it could not be saved for undo, so it is left alone (restore with overwrite to replace it)")
-					continue
-				}
+				// The safety snapshot cannot hold it: replacing it could
+				// not be undone, so not even overwrite replaces it.
+				leave(p, sk.Reason+"; it could not be saved for undo, so it is left alone, even with overwrite (move it aside and restore again to put the snapshot's version there)")
+				continue
 			} else if r, why := pl.diskFile(p); why != "" {
 				leave(p, why)
 				continue

@@ -136,3 +136,39 @@ func TestBroadWorkspaceRefused(t *testing.T) {
 		t.Errorf("the run's first line %q does not name the workspace %s", first, real)
 	}
 }
+
+// snapshot restore --overwrite leaves alone, and names, a file that grew
+// past the snapshot size limit, and its "undo with" line restores
+// everything the restore changed (issue 24, point 3).
+func TestOverwriteKeepsBigFile(t *testing.T) {
+	ws, stateDir := t.TempDir(), t.TempDir()
+	for p, c := range map[string]string{"big.dat": "small\n", "a.txt": "a0\n"} {
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := agentd(t, "", "snapshot", "create", "--json", "--workspace", ws, "--state-dir", stateDir)
+	_, rest, _ := strings.Cut(c.stdout, `"id": "`)
+	id, _, _ := strings.Cut(rest, `"`)
+	if c.code != 0 || id == "" {
+		t.Fatalf("snapshot create: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	big := strings.Repeat("0123456789abcdef", (21<<20)/16) // 21 MiB, over the 20 MiB limit
+	if err := os.WriteFile(filepath.Join(ws, "big.dat"), []byte(big), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := agentd(t, "", "snapshot", "restore", id, "--overwrite", "--workspace", ws, "--state-dir", stateDir)
+	if got := readFile(t, filepath.Join(ws, "big.dat")); got != big {
+		t.Fatalf("big.dat was replaced (%d bytes now)\n%s%s", len(got), r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "left alone: big.dat") || readFile(t, filepath.Join(ws, "a.txt")) != "a0\n" {
+		t.Fatalf("restore --overwrite: exit %d, want a.txt restored and big.dat named as left alone\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	u := paste(t, t.TempDir(), hintAfter(t, r.stdout, "undo with: "))
+	if u.code != 0 || readFile(t, filepath.Join(ws, "a.txt")) != "a1\n" || readFile(t, filepath.Join(ws, "big.dat")) != big {
+		t.Fatalf("the undo line did not restore what the restore changed: exit %d\n%s%s", u.code, u.stdout, u.stderr)
+	}
+}
