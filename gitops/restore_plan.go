@@ -20,10 +20,10 @@ func (s *Store) abs(rel string) string { return s.root + "/" + rel }
 
 // planner looks at the disk for what the scan does not hold.
 type planner struct {
-	s         *Store
-	cur       *scanResult
-	data      map[string][]byte // content of the files diskFile read (for the safety snapshot)
-	skipped   map[string]SkippedFile
+	s       *Store
+	cur     *scanResult
+	data    map[string][]byte // content of the files diskFile read (for the safety snapshot)
+	skipped map[string]SkippedFile
 }
 
 // diskFile returns the file at p that the scan does not hold (ignored
