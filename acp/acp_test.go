@@ -124,9 +124,11 @@ func (c *testClient) RequestPermission(ctx context.Context, p sdk.RequestPermiss
 	c.asked = append(c.asked, p)
 	ans := c.answer
 	c.mu.Unlock()
-	for _, o := range p.Options {
-		if string(o.OptionId) == ans || string(o.OptionId) == "apply" {
-			return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+	for _, want := range []string{ans, "apply"} { // the answer first, else apply
+		for _, o := range p.Options {
+			if string(o.OptionId) == want {
+				return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+			}
 		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil

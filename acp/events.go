@@ -102,7 +102,9 @@ func (w *watcher) OnEvent(ev engine.Event) {
 	case engine.EventStepFailed:
 		w.finish(ev, engine.StepFailed, sdk.ToolCallStatusFailed, ev.Error)
 	case engine.EventStepSkipped:
-		w.finish(ev, engine.StepSkipped, sdk.ToolCallStatusCompleted, "skipped: "+ev.Reason)
+		// Not done (a rejected change, a denied approval): failed in
+		// ACP's words, never completed (the status is the core's).
+		w.finish(ev, engine.StepSkipped, sdk.ToolCallStatusFailed, "skipped: "+ev.Reason)
 	case engine.EventStepBlocked:
 		w.finish(ev, engine.StepBlocked, sdk.ToolCallStatusFailed, "blocked: "+ev.Reason)
 	case engine.EventStepCancelled:
@@ -311,6 +313,9 @@ func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolC
 	w.mu.Lock()
 	started := w.started[ev.StepID]
 	content := append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...)
+	if st == engine.StepSkipped {
+		content = nil // its proposed diffs were not applied
+	}
 	if b := w.output[ev.StepID]; b != nil && b.Len() > 0 {
 		content = append(content, sdk.ToolContent(sdk.TextBlock("```\n"+b.String()+"\n```")))
 	}

@@ -165,6 +165,9 @@ type ToolCallResult struct {
 	Output   any             `json:"output,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Rejected []HunkRejection `json:"rejected,omitempty"`
+	// Note says how much of the change the user rejected (status.go),
+	// in words for the model; the list above says which hunks and why.
+	Note string `json:"-"`
 }
 
 // ModelCall is an llm or agent step ready to run.

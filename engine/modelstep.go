@@ -86,6 +86,7 @@ func (w *worker) modelStep(ctx context.Context) error {
 			r := &ToolCallResult{Output: out.value()}
 			if out.review != nil {
 				r.Rejected = out.review.Rejected
+				r.Note = rejectionNote(len(out.review.Applied), len(out.review.Rejected))
 				rmu.Lock()
 				rejected = append(rejected, out.review.Rejected...)
 				rmu.Unlock()
@@ -133,6 +134,11 @@ func (w *worker) modelStep(ctx context.Context) error {
 		return err
 	}
 	w.mu.Lock()
+	if err := w.agentOutcome(); err != nil {
+		w.res.output = raw
+		w.mu.Unlock()
+		return err
+	}
 	w.res.output = raw
 	w.res.needsMore, w.res.suggestion = mr.NeedsMoreContext, mr.ContextSuggestion
 	w.mu.Unlock()

@@ -172,3 +172,44 @@ func TestOverwriteKeepsBigFile(t *testing.T) {
 		t.Fatalf("the undo line did not restore what the restore changed: exit %d\n%s%s", u.code, u.stdout, u.stderr)
 	}
 }
+
+// Deleting a file while its review prompt is open, then answering y: the
+// change hits a conflict, so the step fails (never ✓), the dependent step
+// does not run and the run does not end completed (issue 24, point 4).
+func TestConflictOnAcceptFailsStepFromTerminal(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := writePlan(t, `{"steps":[
+	  {"id":"edit","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"one","newText":"two"}]}},
+	  {"id":"next","tool":"write_file","args":{"path":"next.txt","content":"x\n"},"dependsOn":["edit"]}
+	]}`)
+	cmd := exec.Command(agentdBin, "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--review", "before")
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var out liveOutput
+	cmd.Stdout, cmd.Stderr = &out, &out
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, "apply this change?", 1)
+	if err := os.Remove(filepath.Join(ws, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stdin.Write([]byte("y\n")); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	err = cmd.Wait()
+	text := out.String()
+	if err == nil || strings.Contains(text, "✓ edit") || fileExists(ws, "next.txt") {
+		t.Fatalf("agentd run: %v; want the step failed, not ✓, and next not run\n%s", err, text)
+	}
+	if !strings.Contains(text, "conflict") {
+		t.Errorf("the conflict is not reported:\n%s", text)
+	}
+}

@@ -132,8 +132,13 @@ func testAgentEditRejected(t *testing.T, model string) {
 		fakemodel.Reply{Text: "Left the version alone as asked."})
 	st := sc.run(`{"steps":[{"id":"bump","kind":"agent","prompt":"bump the version","tools":["read_file","edit_file"]}]}`,
 		engine.RunOptions{Review: engine.ReviewBefore})
-	if st.Status != engine.RunCompleted {
+	// Its only change was rejected in full: the step is skipped with the
+	// user's reason and the run partial (issue 24, point 4).
+	if st.Status != engine.RunPartial {
 		t.Fatalf("status %s: %s", st.Status, st.Error)
+	}
+	if s := stepOf(t, st, "bump"); s.Status != engine.StepSkipped || !strings.Contains(s.Reason, "keep the version") {
+		t.Errorf("step bump: %s %q, want skipped with the user's reason", s.Status, s.Reason)
 	}
 	reqs := sc.srv.Requests()
 	if len(reqs) != 2 {
@@ -144,7 +149,7 @@ func testAgentEditRejected(t *testing.T, model string) {
 		t.Errorf("agent offered %d tools, want the step's 2", len(tools))
 	}
 	second := lastUserText(t, reqs[1])
-	if !strings.Contains(second, "keep the version, we are not releasing yet") || !strings.Contains(second, "REJECTED") ||
+	if !strings.Contains(second, "keep the version, we are not releasing yet") || !strings.Contains(second, "REJECTED all of this change") ||
 		!(strings.Contains(second, `"tool_call_id":"c1"`) || strings.Contains(second, `"tool_use_id":"c1"`)) {
 		t.Errorf("the model's next request lacks the rejection: %s", second)
 	}
