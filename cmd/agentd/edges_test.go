@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/internal/fakemodel"
 )
 
 // ignoredWorkspace is the issue 24 repro: a git repository whose
@@ -211,5 +213,32 @@ func TestConflictOnAcceptFailsStepFromTerminal(t *testing.T) {
 	}
 	if !strings.Contains(text, "conflict") {
 		t.Errorf("the conflict is not reported:\n%s", text)
+	}
+}
+
+// agentd run --dry-run with a model configured makes no model call, not
+// even to recover a failed step (issue 24, point 5): the fake model counts
+// the requests, and the same plan run for real does reach it.
+func TestDryRunCallsNoModelFromTerminal(t *testing.T) {
+	srv := fakemodel.New()
+	srv.Handle(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: `{"action":"fail_gracefully","reason":"cannot"}`}
+	})
+	modelEnv(t, srv)
+	ws := t.TempDir()
+	p := writePlan(t, `{"steps":[
+	  {"id":"ask","kind":"llm","prompt":"say hi"},
+	  {"id":"missing","tool":"read_file","args":{"path":"no/such/file.txt"}}
+	]}`)
+	r := agentd(t, "", "run", p, "--workspace", ws, "--yes", "--dry-run", "--state-dir", t.TempDir())
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("agentd run --dry-run made %d model request(s), want none\n%s%s", n, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "0 model call(s)") {
+		t.Errorf("the summary does not say 0 model calls:\n%s", r.stdout)
+	}
+	agentd(t, "", "run", p, "--workspace", ws, "--yes", "--state-dir", t.TempDir())
+	if n := len(srv.Requests()); n == 0 {
+		t.Errorf("the real run made no model request: the dry run's zero proves nothing")
 	}
 }

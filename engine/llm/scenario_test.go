@@ -444,3 +444,37 @@ func TestScenarioStepNamesItsModel(t *testing.T) {
 		t.Errorf("requests: %s / %s", reqs[0].Body, reqs[1].Body)
 	}
 }
+
+// A dry run makes no model call, recovery included (issue 24, point 5): the
+// fake model server receives no request although an agent step would ask
+// it and a critical step fails (which would start the planner's recovery
+// in a real run, as the second half shows).
+func TestScenarioDryRunCallsNoModel(t *testing.T) {
+	plan := `{"steps":[
+	  {"id":"ag","kind":"agent","prompt":"bump the version","tools":["read_file","edit_file"]},
+	  {"id":"missing","tool":"read_file","args":{"path":"no/such/file.txt"},"critical":true}
+	]}`
+	sc := newScenario(t, sampleFiles)
+	sc.srv.Handle(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: `{"action":"fail_gracefully","reason":"cannot"}`}
+	})
+	st := sc.run(plan, engine.RunOptions{DryRun: true})
+	if n := len(sc.srv.Requests()); n != 0 {
+		t.Fatalf("a dry run made %d model request(s), want none (status %s)", n, st.Status)
+	}
+	if st.LLMCalls != 0 {
+		t.Errorf("the run counts %d model call(s)", st.LLMCalls)
+	}
+	if s := stepOf(t, st, "ag"); s.Status != engine.StepCompleted || !strings.Contains(s.Reason, "would ask the model") {
+		t.Errorf("ag: %s %q", s.Status, s.Reason)
+	}
+	if s := stepOf(t, st, "missing"); s.Status != engine.StepFailed {
+		t.Errorf("missing: %s, want failed", s.Status)
+	}
+	// The same plan for real: the model is asked (the agent step, and the
+	// planner to recover the failed step), so the count above can fail.
+	sc.run(plan, engine.RunOptions{})
+	if n := len(sc.srv.Requests()); n < 2 {
+		t.Errorf("a real run made %d model request(s); the dry run's zero proves nothing", n)
+	}
+}
