@@ -325,7 +325,11 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 			"tool": name, "command": desc.Command, "args": args, "executed": false}}, nil
 	}
 	if !dry && cat != tools.CategoryWrite && cat != tools.CategoryDelete {
-		if why, err := w.approve(ctx, t, cat, risk, desc, ""); err != nil || why != "" {
+		why, handled, err := w.approveSensitive(ctx, t, args)
+		if !handled {
+			why, err = w.approve(ctx, t, cat, risk, desc, "")
+		}
+		if err != nil || why != "" {
 			return &toolOutcome{skipped: why}, err
 		}
 	}

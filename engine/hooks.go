@@ -24,6 +24,9 @@ type ApprovalRequest struct {
 	Command  string         `json:"command,omitempty"`
 	Cwd      string         `json:"cwd,omitempty"`
 	ChangeID string         `json:"changeId,omitempty"`
+	// Sensitive: the call reads a file on the sensitive list
+	// (engine/sensitive.go); Category is read and Title names the path.
+	Sensitive bool `json:"sensitive,omitempty"`
 }
 
 // ApprovalDecision is the answer. Always makes it a rule for later requests

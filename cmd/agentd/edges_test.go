@@ -242,3 +242,24 @@ func TestDryRunCallsNoModelFromTerminal(t *testing.T) {
 		t.Errorf("the real run made no model request: the dry run's zero proves nothing")
 	}
 }
+
+// A plan's read_file of .env asks first at the terminal, naming the file;
+// answered n, the step is skipped, the secret is not shown and the run is
+// partial (issue 24, point 7).
+func TestSensitiveReadAsksFromTerminal(t *testing.T) {
+	ws := t.TempDir()
+	for p, c := range map[string]string{".env": "SECRET=hunter2\n", "notes.txt": "hello\n"} {
+		if err := os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := writePlan(t, `{"steps":[
+	  {"id":"notes","tool":"read_file","args":{"path":"notes.txt"}},
+	  {"id":"env","tool":"read_file","args":{"path":".env"},"dependsOn":["notes"]}
+	]}`)
+	r := agentd(t, "n\n", "run", p, "--workspace", ws, "--state-dir", t.TempDir(), "--review", "none")
+	out := r.stdout + r.stderr
+	if r.code != exitPartial || strings.Contains(out, "hunter2") || !strings.Contains(strings.ToLower(out), "read .env, a sensitive file") {
+		t.Fatalf("agentd run: exit %d, want 3, a question naming .env and no secret shown\n%s", r.code, out)
+	}
+}
