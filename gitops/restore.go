@@ -230,7 +230,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		}
 		// A protection base older than the keeping of a path stands for
 		// its pre-image.
-		keptTargets(kept, sinceMeta, maps.Clone(since), since)
+		if len(kept) > 0 {
+			keptTargets(kept, sinceMeta, maps.Clone(since), since)
+		}
 		result.ProtectionBase = sinceID
 	}
 	targetIgnore := s.targetIgnoreReader(tc.TreeHash)
