@@ -84,7 +84,7 @@ func (f *File) rebase(user []byte) bool {
 		cand := append(append(slices.Clone(base), good...), h.Hunk)
 		theirs, err := diff.Apply(f.Old, cand)
 		if err == nil {
-			m, conflicts := diff.Merge3(f.Old, user, theirs)
+			m, conflicts := diff.Merge3Adjacent(f.Old, user, theirs)
 			if len(conflicts) == 0 {
 				good, merged = append(good, h.Hunk), m
 				continue
@@ -96,7 +96,7 @@ func (f *File) rebase(user []byte) bool {
 	revived := false
 	for _, h := range retry {
 		if theirs, err := diff.Apply(h.Base, []diff.Hunk{h.Hunk}); err == nil {
-			if m, conflicts := diff.Merge3(h.Base, merged, theirs); len(conflicts) == 0 {
+			if m, conflicts := diff.Merge3Adjacent(h.Base, merged, theirs); len(conflicts) == 0 {
 				merged, revived = m, true
 				continue
 			}
