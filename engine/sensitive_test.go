@@ -4,15 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentd/agentd/engine/tools"
 )
 
 // sensitiveDenier records requests and denies those for sensitive reads.
-type sensitiveDenier struct{ reqs []ApprovalRequest }
+type sensitiveDenier struct {
+	mu   sync.Mutex
+	reqs []ApprovalRequest
+}
 
 func (d *sensitiveDenier) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.reqs = append(d.reqs, req)
 	return ApprovalDecision{Allow: !req.Sensitive, Reason: "not my keys"}, nil
 }
