@@ -493,14 +493,6 @@ func resaveLimits(files int) (int, int64) {
 // restore did not stand.
 var errRestoreFailed = errors.New("the restore did not complete")
 
-func contains(list []string, p string) bool {
-	for _, q := range list {
-		if q == p {
-			return true
-		}
-	}
-	return false
-}
 
 // recordResult takes the KindRestored snapshot of what a restore left:
 // the next restore's protection base. Conflicts are recorded as they were
