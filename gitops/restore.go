@@ -493,7 +493,6 @@ func resaveLimits(files int) (int, int64) {
 // restore did not stand.
 var errRestoreFailed = errors.New("the restore did not complete")
 
-
 // recordResult takes the KindRestored snapshot of what a restore left:
 // the next restore's protection base. Conflicts are recorded as they were
 // in this restore's base (since), because they are not the agent's. If it
