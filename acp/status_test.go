@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,5 +56,38 @@ func TestRejectedChangeNotCompleted(t *testing.T) {
 	}
 	if !strings.Contains(text, "skipped: change rejected") {
 		t.Errorf("the step's final text %q does not say it was skipped because the change was rejected", text)
+	}
+}
+
+// session/new refuses a state dir inside the workspace (or its .git) and a
+// cwd that is the home directory, before writing anything (issue 24,
+// points 2 and 6).
+func TestNewSessionRefusesBadPlaces(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, tc := range []struct{ cwd, state, want string }{
+		{ws, filepath.Join(ws, "state"), "put the state dir outside"},
+		{ws, filepath.Join(ws, ".git", "agentd"), "put the state dir outside"},
+		{home, t.TempDir(), "--allow-broad-workspace"},
+	} {
+		conn, stop := start(t, &testClient{}, Options{StateDir: tc.state})
+		ctx := context.Background()
+		if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: tc.cwd, McpServers: []sdk.McpServer{}})
+		stop()
+		if err == nil || !strings.Contains(fmt.Sprint(err), tc.want) {
+			t.Errorf("session/new in %s with state dir %s: %v, want an error saying %q", tc.cwd, tc.state, err, tc.want)
+		}
+		if strings.HasPrefix(tc.state, ws) {
+			if _, err := os.Lstat(tc.state); err == nil {
+				t.Errorf("%s was created", tc.state)
+			}
+		}
 	}
 }
