@@ -13,8 +13,9 @@ import (
 // adds: .env, keys) asks the user first, whoever made the call (a plan's
 // own read_file or a model's), as a write does: approval category read,
 // Sensitive true, the path in the title. Only a step whose approval is
-// "auto" in the plan, or a remembered rule, skips the question; a dry run
-// asks nothing (nothing of it reaches a model).
+// "auto" in the plan skips the question (remembered rules, which match by
+// category and tool, do not answer it); a dry run asks nothing (nothing of
+// it reaches a model).
 
 // sensitiveReader is implemented by tools that read file contents: the
 // workspace-relative paths a call reads.

@@ -85,3 +85,22 @@ func TestSensitiveReadsAsk(t *testing.T) {
 		t.Errorf("run %s, want partial (reads denied)", st.Status)
 	}
 }
+
+// A remembered "always allow" rule for read_file does not answer a
+// sensitive read: the user is asked for each secret.
+func TestSensitiveReadIgnoresRules(t *testing.T) {
+	ws := openWSWith(t, map[string]string{".env": "SECRET=1\n"})
+	j, err := OpenJournal(t.TempDir(), ws.Root(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Rules().Remember(ApprovalRequest{Category: tools.CategoryRead, Tool: "read_file"}, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	ap := &sensitiveDenier{}
+	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: ap, Journal: j})
+	st, _ := runPlan(t, e, mkPlan(t, `[{"id":"env","tool":"read_file","args":{"path":".env"}}]`), RunOptions{})
+	if len(ap.reqs) != 1 || !ap.reqs[0].Sensitive || stepState(t, st, "env").Status != StepSkipped {
+		t.Errorf("asked %+v, step %s: want the sensitive read asked (and denied) despite the rule", ap.reqs, stepState(t, st, "env").Status)
+	}
+}
