@@ -85,6 +85,18 @@ var ErrCannotKeep = errors.New("cannot be saved for undo")
 // kept, are left as they are. It returns the paths it added. On error
 // (ErrCannotKeep for a file it cannot save) nothing is added.
 func (s *Store) Keep(ctx context.Context, paths []string) ([]string, error) {
+	// The usual case, no ignored path, takes no lock: a step's change
+	// set does not wait for another step's snapshot.
+	ignored := false
+	for _, p := range paths {
+		if checkRel(p) != nil || s.files.Ignored(p, false) {
+			ignored = true
+			break
+		}
+	}
+	if !ignored {
+		return nil, nil
+	}
 	unlock, err := s.lock(ctx)
 	if err != nil {
 		return nil, err
