@@ -2,8 +2,6 @@ package review
 
 import (
 	"testing"
-
-	"github.com/agentd/agentd/engine"
 )
 
 // An edit to a context line of a pending hunk (the lines around the lines
@@ -26,7 +24,7 @@ func TestContextEditReanchors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			b := NewBook()
-			s := New(f.cs, engine.ReviewBefore)
+			s := New(f.cs, Before)
 			b.Put(s)
 			hunk := f.cs.Files[0].Diff.Hunks[0]
 			user := numbered(40, map[int]string{tc.line: "user edit\n"})
@@ -70,5 +68,35 @@ func TestContextEditReanchors(t *testing.T) {
 				t.Fatalf("disk:\n%s\nwant the user's line %d and the agent's line 5:\n%s", got, tc.line, want)
 			}
 		})
+	}
+}
+
+// A file's only hunk made stale by an edit of its changed line is pending
+// again once the user takes the edit back (u), although the text is then
+// the very text the hunk was computed on.
+func TestUndoOfEditClearsStaleOfOnlyHunk(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	// One hunk only: no other hunk's rebase moves the file's base along.
+	agent := numbered(40, map[int]string{5: "agent five\n"})
+	bl := f.ws.Propose(t.Context())
+	if err := bl.Write("f.txt", []byte(agent)); err != nil {
+		t.Fatal(err)
+	}
+	cs := bl.Build()
+	s := New(cs, Before)
+	b.Put(s)
+	b.Rebase("f.txt", []byte(numbered(40, map[int]string{5: "user five\n"})))
+	status := func() Status {
+		var st Status
+		b.Read(func() { st = s.Files[0].Hunks[0].Status })
+		return st
+	}
+	if st := status(); st != Stale {
+		t.Fatalf("after an edit of the changed line: %s, want stale", st)
+	}
+	b.Rebase("f.txt", []byte(f.base))
+	if st := status(); st != Pending {
+		t.Fatalf("after the edit was taken back: %s, want pending", st)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -30,7 +29,7 @@ func (b *Book) rebase(path string, text []byte) []*Set {
 	defer b.mu.Unlock()
 	var changed []*Set
 	for _, s := range b.sets {
-		if s.Review != engine.ReviewBefore {
+		if s.Review != Before {
 			continue
 		}
 		hit := false
@@ -69,7 +68,9 @@ func (f *File) rebase(user []byte) bool {
 			decided = append(decided, h)
 		}
 	}
-	if len(open)+len(retry) == 0 || workspace.Hash(user) == f.BaseHash {
+	// Text equal to the base changes nothing, unless a stale hunk may
+	// come back: the user took back the edit that made it stale.
+	if len(open)+len(retry) == 0 || len(retry) == 0 && workspace.Hash(user) == f.BaseHash {
 		return false
 	}
 	var good []diff.Hunk

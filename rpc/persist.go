@@ -33,19 +33,6 @@ func (p *persister) journal() *engine.Journal {
 	return p.j
 }
 
-// save writes v to rel (inside the journal) and logs a failure as well as
-// returning it.
-func (p *persister) save(rel string, v any) error {
-	if p == nil {
-		return nil
-	}
-	if err := p.j.Save(rel, v); err != nil {
-		p.log.Error("saving state failed", "error", err)
-		return err
-	}
-	return nil
-}
-
 func (p *persister) savePlan(pl *engine.Plan) error {
 	if p == nil {
 		return nil
@@ -77,28 +64,4 @@ func (p *persister) loadRuns() []engine.RunState {
 		p.log.Error("reading the run journal failed", "error", err)
 	}
 	return runs
-}
-
-// savedPolicy is policy.json. Rules is only read: older builds kept the
-// remembered rules here; they now live in the journal's rule store.
-type savedPolicy struct {
-	Policy ApprovalPolicy `json:"policy"`
-	Rules  []Rule         `json:"rules,omitempty"`
-}
-
-func (p *persister) savePolicy(pol ApprovalPolicy) error {
-	return p.save("policy.json", savedPolicy{Policy: pol})
-}
-
-func (p *persister) loadPolicy() (savedPolicy, bool) {
-	if p == nil {
-		return savedPolicy{}, false
-	}
-	var sp savedPolicy
-	ok, err := p.j.Load("policy.json", &sp)
-	if err != nil {
-		p.log.Warn("saved policy unreadable; using defaults", "error", err)
-		return savedPolicy{}, false
-	}
-	return sp, ok
 }
