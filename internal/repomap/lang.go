@@ -13,16 +13,16 @@ type lang struct {
 }
 
 var (
-	langGo = &lang{name: "go", id: 0}
-	langJS = &lang{name: "javascript", id: 1}
-	langTS = &lang{name: "typescript", id: 2}
-	langTSX = &lang{name: "tsx", id: 3}
+	langGo     = &lang{name: "go", id: 0}
+	langJS     = &lang{name: "javascript", id: 1}
+	langTS     = &lang{name: "typescript", id: 2}
+	langTSX    = &lang{name: "tsx", id: 3}
 	langPython = &lang{name: "python", id: 4}
-	langRust = &lang{name: "rust", id: 5}
-	langLua = &lang{name: "lua", id: 6}
-	langJava = &lang{name: "java", id: 7}
-	langC = &lang{name: "c", id: 8}
-	langCPP = &lang{name: "cpp", id: 9}
+	langRust   = &lang{name: "rust", id: 5}
+	langLua    = &lang{name: "lua", id: 6}
+	langJava   = &lang{name: "java", id: 7}
+	langC      = &lang{name: "c", id: 8}
+	langCPP    = &lang{name: "cpp", id: 9}
 )
 
 // allLangs is every language, in glue.c's order.

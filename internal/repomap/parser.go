@@ -298,9 +298,9 @@ func (n *tsNode) Kind() string {
 	}
 }
 
-func (n *tsNode) named() bool { return n.u16(2)&0x8000 != 0 }
+func (n *tsNode) named() bool   { return n.u16(2)&0x8000 != 0 }
 func (n *tsNode) field() uint16 { return n.u16(2) & 0x7FFF }
-func (n *tsNode) next() int32  { return int32(n.u32(16)) }
+func (n *tsNode) next() int32   { return int32(n.u32(16)) }
 
 // ByteRange is the node's start and end byte.
 func (n *tsNode) ByteRange() (uint, uint) { return uint(n.u32(4)), uint(n.u32(8)) }
