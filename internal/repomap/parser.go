@@ -252,7 +252,8 @@ func (p *parser) tree(ctx context.Context, l *lang, src []byte) (t *tree, err er
 }
 
 // tree is a parsed file as glue.c writes it: visible nodes in preorder,
-// each 20 bytes (kind u16, field u16 with the named bit, start byte, end
+// without the insides of function bodies (no symbol is found there), each
+// 20 bytes (kind u16, field u16 with the named bit, start byte, end
 // byte, start row, index after its subtree), read in place from the
 // instance's memory.
 type tree struct {

@@ -32,19 +32,29 @@ for m in "${mods[@]:1}"; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-flags=(--target=wasm32-wasi --sysroot=/usr -O2 -DNDEBUG -std=c11 -D_POSIX_C_SOURCE=200112L -D_DEFAULT_SOURCE -DHAVE_ENDIAN_H
+flags=(--target=wasm32-wasi --sysroot=/usr -O3 -mbulk-memory -msign-ext -DNDEBUG -std=c11 -D_POSIX_C_SOURCE=200112L -D_DEFAULT_SOURCE -DHAVE_ENDIAN_H
   -fno-ident -ffile-prefix-map="$HOME"=. -Wno-unused-but-set-variable -Wno-unused-parameter
   -I"$rt/include" -I"$rt/src")
+# OBJDIR (optional) keeps the objects between builds; a source newer than
+# its object is compiled again.
+objdir=${OBJDIR:-$tmp}
+mkdir -p "$objdir"
 objs=()
+pids=()
 i=0
 for s in "${srcs[@]}"; do
-  o="$tmp/$i.o"; i=$((i + 1))
-  "$CLANG" "${flags[@]}" -I"$(dirname "$s")" -c "$s" -o "$o" &
+  o="$objdir/$i.o"; i=$((i + 1))
   objs+=("$o")
-  # two at a time: the machine is shared
-  if (( i % ${JOBS:-2} == 0 )); then wait; fi
+  if [ -n "${OBJDIR:-}" ] && [ "$o" -nt "$s" ] && [ "$o" -nt "$0" ]; then continue; fi
+  "$CLANG" "${flags[@]}" -I"$(dirname "$s")" -c "$s" -o "$o.tmp" && mv "$o.tmp" "$o" &
+  pids+=($!)
+  # JOBS at a time (default 2: the machine may be shared)
+  if (( ${#pids[@]} >= ${JOBS:-2} )); then
+    for p in "${pids[@]}"; do wait "$p" || { echo "build.sh: compiling failed" >&2; exit 1; }; done
+    pids=()
+  fi
 done
-wait
+for p in "${pids[@]}"; do wait "$p" || { echo "build.sh: compiling failed" >&2; exit 1; }; done
 "$CLANG" --target=wasm32-wasi --sysroot=/usr -nostartfiles -Wl,--no-entry -Wl,--strip-all \
   -Wl,--allow-undefined-file=/dev/null -o "$tmp/out.wasm" "${objs[@]}"
 mv "$tmp/out.wasm" "$out"

@@ -5,7 +5,9 @@
 // build.sh), which internal/repomap runs with wazero on every target. One
 // call parses one file and writes its syntax tree as a flat array of nodes
 // (preorder; each node says where its subtree ends), so the Go side walks
-// the tree without calling back into WebAssembly for every node.
+// the tree without calling back into WebAssembly for every node. Function
+// bodies are written as one node with no children: the map lists no symbol
+// found inside one, and they are most of a file's nodes.
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,6 +54,43 @@ static node *out;
 static uint32_t out_len, out_cap;
 static int32_t *stack;
 static uint32_t stack_cap;
+
+// The bodies of functions are not written out: no symbol of the map is
+// found inside one, and they hold most of a file's nodes. skip[l] marks the
+// function-like kinds of language l; body[l] is its "body" field.
+static const char *const function_kinds[] = {
+    "function_definition", "function_declaration", "method_declaration", "function_item",
+    "method_definition", "constructor_declaration", "compact_constructor_declaration",
+    "arrow_function", "function_expression", "function", "generator_function",
+    "generator_function_declaration", "func_literal", "closure_expression", "lambda",
+    "lambda_expression",
+};
+static bool *skip[NLANG];
+static TSFieldId body[NLANG];
+static uint32_t nsym[NLANG];
+
+static bool init_skip(uint32_t l) {
+  if (skip[l]) return true;
+  const TSLanguage *lang = langs[l]();
+  uint32_t n = ts_language_symbol_count(lang);
+  bool *s = calloc(n ? n : 1, sizeof(bool));
+  if (!s) return false;
+  for (uint32_t id = 0; id < n; id++) {
+    const char *name = ts_language_symbol_name(lang, (TSSymbol)id);
+    if (!name || ts_language_symbol_type(lang, (TSSymbol)id) != TSSymbolTypeRegular) continue;
+    for (size_t k = 0; k < sizeof function_kinds / sizeof function_kinds[0]; k++) {
+      if (strcmp(name, function_kinds[k]) == 0) s[id] = true;
+    }
+  }
+  body[l] = ts_language_field_id_for_name(lang, "body", 4);
+  nsym[l] = n;
+  skip[l] = s;
+  return true;
+}
+
+// kinds[d] is the kind of the node at depth d on the cursor's path.
+static TSSymbol *kinds;
+static uint32_t kinds_cap;
 
 EXPORT("langs") uint32_t export_langs(void) { return NLANG; }
 EXPORT("symbol_count") uint32_t export_symbol_count(uint32_t l) {
@@ -119,16 +158,29 @@ static int32_t emit(TSTreeCursor *c) {
   return (int32_t)out_len++;
 }
 
-static bool push(uint32_t depth, int32_t v) {
+static bool push(uint32_t depth, int32_t v, TSSymbol kind) {
   if (depth >= stack_cap) {
     uint32_t cap = stack_cap ? stack_cap * 2 : 256;
     int32_t *s = realloc(stack, cap * sizeof(int32_t));
     if (!s) return false;
     stack = s;
+    TSSymbol *k = realloc(kinds, cap * sizeof(TSSymbol));
+    if (!k) return false;
+    kinds = k;
     stack_cap = cap;
   }
   stack[depth] = v;
+  kinds[depth] = kind;
   return true;
+}
+
+// descend says whether the node under the cursor (at depth) is walked
+// into: not when it is the body of a function.
+static bool descend(uint32_t l, TSTreeCursor *c, uint32_t depth) {
+  if (depth == 0 || body[l] == 0) return true;
+  TSSymbol parent = kinds[depth - 1];
+  if (parent >= nsym[l] || !skip[l][parent]) return true;
+  return ts_tree_cursor_current_field_id(c) != body[l];
 }
 
 // parse parses the input as language l and returns the number of nodes
@@ -138,6 +190,7 @@ EXPORT("parse") int32_t export_parse(uint32_t l) {
   if (l >= NLANG) return -2;
   if (!parser && !(parser = ts_parser_new())) return -2;
   if (!ts_parser_set_language(parser, langs[l]())) return -2;
+  if (!init_skip(l)) return -2;
   TSInput input = {.payload = NULL, .read = read_input, .encoding = TSInputEncodingUTF8};
   TSParseOptions opts = {.payload = NULL, .progress_callback = progress};
   TSTree *tree = ts_parser_parse_with_options(parser, NULL, input, opts);
@@ -150,15 +203,15 @@ EXPORT("parse") int32_t export_parse(uint32_t l) {
   int32_t rc = 0;
   uint32_t depth = 0;
   int32_t v = emit(&c);
-  if (v == -2 || !push(0, v)) {
+  if (v == -2 || !push(0, v, ts_node_symbol(ts_tree_cursor_current_node(&c)))) {
     rc = -2;
     goto done;
   }
   for (;;) {
-    if (ts_tree_cursor_goto_first_child(&c)) {
+    if (descend(l, &c, depth) && ts_tree_cursor_goto_first_child(&c)) {
       depth++;
       v = emit(&c);
-      if (v == -2 || !push(depth, v)) {
+      if (v == -2 || !push(depth, v, ts_node_symbol(ts_tree_cursor_current_node(&c)))) {
         rc = -2;
         goto done;
       }
@@ -173,6 +226,7 @@ EXPORT("parse") int32_t export_parse(uint32_t l) {
           goto done;
         }
         stack[depth] = v;
+        kinds[depth] = ts_node_symbol(ts_tree_cursor_current_node(&c));
         break;
       }
       if (depth == 0 || !ts_tree_cursor_goto_parent(&c)) goto done;
