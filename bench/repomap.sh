@@ -47,7 +47,7 @@ echo "load after:  $(uptime)"
 echo
 printf '%-28s %5s %12s %12s %12s %8s\n' benchmark runs "cpu mean" "cpu max" "wall mean" limit
 echo "$out" | awk '/^Benchmark/ {
-  name=$1; sub(/-[0-9]+$/, "", name); n=$2; wall=$3/1e9
+  name=$1; sub(/-[0-9]+$/, "", name); n=$2; wall=$3/1e9; cpu=0; mx=0
   for (i=4; i<=NF; i++) { if ($(i+1)=="cpu-s/op") cpu=$i; if ($(i+1)=="cpu-max-s") mx=$i }
   limit = (name ~ /FirstMap/) ? "10 s" : (name ~ /Compile/) ? "-" : "0.2 s"
   printf "%-28s %5d %10.3f s %10.3f s %10.3f s %8s\n", name, n, cpu, mx, wall, limit }'

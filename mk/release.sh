@@ -20,7 +20,9 @@ esac
 commit=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then commit="$commit-dirty"; fi
 epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
-targets=(linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64)
+# TARGETS (optional, space-separated) builds only those, e.g. to try one.
+read -r -a targets <<< "${TARGETS:-linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64}"
+failed=()
 dist=$top/dist
 stage=$top/.cache/release
 rm -rf "$dist" "$stage"
@@ -36,8 +38,12 @@ for t in "${targets[@]}"; do
   d=$stage/$name
   mkdir -p "$d"
   t0=$(date +%s)
-  CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath \
-    -ldflags "-s -w -X main.version=$version -X main.commit=$commit" -o "$d/$exe" ./cmd/agentd
+  if ! CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath \
+    -ldflags "-s -w -X main.version=$version -X main.commit=$commit" -o "$d/$exe" ./cmd/agentd; then
+    echo "release: go build for $t failed (above); going on with the other targets" >&2
+    failed+=("$t")
+    continue
+  fi
   cp README.md LICENSE "$d/"
   touch -d "@$epoch" "$d" "$d"/*
   if [ "$os" = windows ]; then
@@ -54,6 +60,10 @@ done
 if [ ! -f "$vsix_script" ]; then
   echo "note: $vsix_script is not in this checkout: no .vsix written" >&2
 fi
-(cd "$dist" && sha256sum -- *.tar.gz *.zip $(ls *.vsix 2>/dev/null) > SHA256SUMS)
+(cd "$dist" && sha256sum -- $(ls *.tar.gz *.zip *.vsix 2>/dev/null) > SHA256SUMS)
 echo "dist/ in $(( $(date +%s) - start )) s:"
 (cd "$dist" && ls -l)
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "release: NOT built: ${failed[*]}; dist/ is incomplete" >&2
+  exit 1
+fi
