@@ -5,7 +5,8 @@ CACHE := $(CURDIR)/.cache
 BIN := $(CURDIR)/bin
 STATICCHECK_VERSION := v0.8.2
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+COMMIT ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 .PHONY: all build install deps test vet lint gotest bench demo clean
 

@@ -129,10 +129,10 @@ and snapshots to undo it. Editors start 'agentd serve'; 'agentd run' is the term
 		newACPCmd(a),
 		&cobra.Command{
 			Use:   "version",
-			Short: "print the version",
+			Short: "print the version, commit and target",
 			Args:  noArgs,
 			RunE: a.action(func(cmd *cobra.Command, args []string) int {
-				fmt.Fprintln(a.stdout, "agentd", version)
+				fmt.Fprintln(a.stdout, versionLine())
 				return exitOK
 			}),
 		},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,8 +48,20 @@ func BenchmarkFirstMap(b *testing.B) {
 			dir := benchTree(b)
 			q := Query{Request: "fix the timeout handling in the scheduler", Tokens: DefaultTokens}
 			var cpu, worst time.Duration
+			// A first map is a new process's: the parsers come from the
+			// compilation cache in the state dir (filled by an earlier
+			// process, here untimed), as for every map after agentd's
+			// first; BenchmarkCompileParsers is the cold compile.
+			compiled := b.TempDir()
+			resetEngine()
+			setEngineCacheDir(compiled)
+			if _, err := getEngine(context.Background()); err != nil {
+				b.Fatal(err)
+			}
 			for b.Loop() {
 				cache := filepath.Join(b.TempDir(), "repomap.map")
+				resetEngine()
+				setEngineCacheDir(compiled)
 				t0 := cpuTime()
 				m := New(openWS(b, dir), Options{Watch: mode == "watch", CacheFile: cache})
 				if err := m.Update(context.Background()); err != nil {
@@ -160,6 +173,8 @@ func benchAfterOneChange(b *testing.B, mode string) {
 				prev.Close()
 			}
 			m, prev = nil, nil
+			// and its parsers come from the compilation cache again.
+			resetEngine()
 			runtime.GC()
 		}
 		b.StartTimer()
@@ -195,4 +210,34 @@ func benchAfterOneChange(b *testing.B, mode string) {
 	// Files parsed for the first time (the changed one, and files the
 	// lazy ranking reaches for the first time); never content parsed before.
 	b.ReportMetric(float64(parsed)/float64(b.N), "parsed/op")
+}
+
+// BenchmarkCompileParsers is what the first parse of agentd's first process
+// pays: wazero compiling parsers.wasm, with no compilation cache yet.
+func BenchmarkCompileParsers(b *testing.B) {
+	var cpu time.Duration
+	for b.Loop() {
+		resetEngine()
+		setEngineCacheDir(b.TempDir())
+		t0 := cpuTime()
+		if _, err := getEngine(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cpuTime() - t0
+	}
+	resetEngine()
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// resetEngine drops the process's compiled parsers, as a new process
+// starts without them: the next parse compiles the module again, or loads
+// it from the compilation cache beside the map's cache file.
+func resetEngine() {
+	if theEngine != nil {
+		theEngine.rt.Close(context.Background())
+	}
+	theEngine, engineErr = nil, nil
+	engineOnce = sync.Once{}
+	engineDirOnce = sync.Once{}
+	engineCacheDir = ""
 }

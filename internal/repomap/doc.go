@@ -3,9 +3,15 @@
 // constants) and where they are defined, ranked for a request and cut to a
 // token budget, the way Aider's repo map is.
 //
-// It hides tree-sitter: the official Go bindings (cgo) and the grammars of
-// Go, JavaScript, TypeScript/TSX, Python, Rust, Lua, Java, C and C++ are
-// linked here and nowhere else. Symbols come from each file's syntax tree;
+// It hides tree-sitter: the tree-sitter runtime and the grammars of Go,
+// JavaScript, TypeScript/TSX, Python, Rust, Lua, Java, C and C++ are one
+// WebAssembly module (parsers.wasm, built from their C sources by
+// wasm/build.sh) that wazero runs in pure Go (parser.go), so every target
+// builds without cgo and has the same parsers. One call parses a file and
+// returns its tree as a flat array of nodes that symbols.go walks in Go.
+// The module is compiled once per process, from a compilation cache beside
+// the map's cache file when there is one, and only when a file needs
+// parsing; a parse stops when its context is done. Symbols come from each file's syntax tree;
 // references between files come from the identifiers a file uses (a
 // lexical scan), which is enough to rank neighbours.
 //

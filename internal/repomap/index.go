@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 
-	sitter "github.com/tree-sitter/go-tree-sitter"
-
 	"github.com/agentd/agentd/internal/fileset"
 )
 
@@ -123,6 +121,9 @@ func New(src Source, opts Options) *Map {
 	}
 	if opts.EagerBytes == 0 {
 		opts.EagerBytes = 16 << 20
+	}
+	if opts.CacheFile != "" {
+		setEngineCacheDir(engineDir(opts.CacheFile))
 	}
 	log := opts.Logger
 	if log == nil {
@@ -433,7 +434,7 @@ func (m *Map) scan(ctx context.Context, jobs []job) error {
 		_, ok := m.byHash[h]
 		return ok
 	}
-	results := m.parallel(ctx, len(jobs), func(i int, _ *sitter.Parser) any {
+	results := m.parallel(ctx, len(jobs), func(i int, _ *parsers) any {
 		j := jobs[i]
 		r := result{f: j.f}
 		data := j.content
@@ -500,7 +501,7 @@ func (m *Map) parse(ctx context.Context, files []*file) error {
 		syms []Symbol
 		ok   bool
 	}
-	results := m.parallel(ctx, len(todo), func(i int, p *sitter.Parser) any {
+	results := m.parallel(ctx, len(todo), func(i int, p *parsers) any {
 		f := todo[i]
 		data, _, ok := m.src.Overlay(f.Path)
 		if !f.overlay || !ok {
@@ -515,6 +516,9 @@ func (m *Map) parse(ctx context.Context, files []*file) error {
 		}
 		syms, err := symbolsOf(ctx, p, langOf(f.Path), data)
 		if err != nil {
+			if ctx.Err() == nil {
+				m.log.Warn("repository map: cannot parse", "path", f.Path, "err", err)
+			}
 			return result{}
 		}
 		return result{t: f.Tags, path: f.Path, syms: syms, ok: true}
@@ -533,23 +537,16 @@ func (m *Map) parse(ctx context.Context, files []*file) error {
 // parallel runs fn(0..n-1) on Workers goroutines, each with its own
 // parser, and yields the results as they come; it stops early when ctx
 // is done.
-func (m *Map) parallel(ctx context.Context, n int, fn func(int, *sitter.Parser) any) <-chan any {
+func (m *Map) parallel(ctx context.Context, n int, fn func(int, *parsers) any) <-chan any {
 	idx := make(chan int)
 	out := make(chan any, 64)
 	var wg sync.WaitGroup
 	for range min(m.opts.Workers, n) {
 		wg.Go(func() {
-			var p *sitter.Parser
-			defer func() {
-				if p != nil {
-					p.Close()
-				}
-			}()
+			var p parsers
+			defer p.close()
 			for i := range idx {
-				if p == nil {
-					p = sitter.NewParser()
-				}
-				out <- fn(i, p)
+				out <- fn(i, &p)
 			}
 		})
 	}

@@ -3,46 +3,30 @@ package repomap
 import (
 	"path"
 	"strings"
-	"sync"
-
-	tslua "github.com/tree-sitter-grammars/tree-sitter-lua/bindings/go"
-	sitter "github.com/tree-sitter/go-tree-sitter"
-	tsc "github.com/tree-sitter/tree-sitter-c/bindings/go"
-	tscpp "github.com/tree-sitter/tree-sitter-cpp/bindings/go"
-	tsgo "github.com/tree-sitter/tree-sitter-go/bindings/go"
-	tsjava "github.com/tree-sitter/tree-sitter-java/bindings/go"
-	tsjs "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
-	tspy "github.com/tree-sitter/tree-sitter-python/bindings/go"
-	tsrust "github.com/tree-sitter/tree-sitter-rust/bindings/go"
-	tsts "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
 )
 
-// lang is one supported language: its grammar and how its top-level
-// symbols are found.
+// lang is one supported language: its grammar in parsers.wasm (id, the
+// index of glue.c's langs) and how its top-level symbols are found.
 type lang struct {
 	name string
-	load func() *sitter.Language
-	once sync.Once
-	ts   *sitter.Language
-}
-
-func (l *lang) language() *sitter.Language {
-	l.once.Do(func() { l.ts = l.load() })
-	return l.ts
+	id   int
 }
 
 var (
-	langGo     = &lang{name: "go", load: func() *sitter.Language { return sitter.NewLanguage(tsgo.Language()) }}
-	langJS     = &lang{name: "javascript", load: func() *sitter.Language { return sitter.NewLanguage(tsjs.Language()) }}
-	langTS     = &lang{name: "typescript", load: func() *sitter.Language { return sitter.NewLanguage(tsts.LanguageTypescript()) }}
-	langTSX    = &lang{name: "tsx", load: func() *sitter.Language { return sitter.NewLanguage(tsts.LanguageTSX()) }}
-	langPython = &lang{name: "python", load: func() *sitter.Language { return sitter.NewLanguage(tspy.Language()) }}
-	langRust   = &lang{name: "rust", load: func() *sitter.Language { return sitter.NewLanguage(tsrust.Language()) }}
-	langLua    = &lang{name: "lua", load: func() *sitter.Language { return sitter.NewLanguage(tslua.Language()) }}
-	langJava   = &lang{name: "java", load: func() *sitter.Language { return sitter.NewLanguage(tsjava.Language()) }}
-	langC      = &lang{name: "c", load: func() *sitter.Language { return sitter.NewLanguage(tsc.Language()) }}
-	langCPP    = &lang{name: "cpp", load: func() *sitter.Language { return sitter.NewLanguage(tscpp.Language()) }}
+	langGo     = &lang{name: "go", id: 0}
+	langJS     = &lang{name: "javascript", id: 1}
+	langTS     = &lang{name: "typescript", id: 2}
+	langTSX    = &lang{name: "tsx", id: 3}
+	langPython = &lang{name: "python", id: 4}
+	langRust   = &lang{name: "rust", id: 5}
+	langLua    = &lang{name: "lua", id: 6}
+	langJava   = &lang{name: "java", id: 7}
+	langC      = &lang{name: "c", id: 8}
+	langCPP    = &lang{name: "cpp", id: 9}
 )
+
+// allLangs is every language, in glue.c's order.
+var allLangs = []*lang{langGo, langJS, langTS, langTSX, langPython, langRust, langLua, langJava, langC, langCPP}
 
 var byExt = map[string]*lang{
 	".go": langGo,
@@ -65,7 +49,7 @@ func langOf(p string) *lang {
 func Languages() []string {
 	seen := map[string]bool{}
 	var out []string
-	for _, l := range []*lang{langGo, langJS, langTS, langTSX, langPython, langRust, langLua, langJava, langC, langCPP} {
+	for _, l := range allLangs {
 		if !seen[l.name] {
 			seen[l.name] = true
 			out = append(out, l.name)

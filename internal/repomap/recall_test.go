@@ -74,7 +74,12 @@ func TestContextRecall(t *testing.T) {
 	}
 }
 
+// goroot is $GOROOT when set (a test binary run where no go command is,
+// e.g. the windows/amd64 one under Wine), else `go env GOROOT`.
 func goroot(t *testing.T) string {
+	if d := os.Getenv("GOROOT"); d != "" {
+		return d
+	}
 	out, err := exec.Command("go", "env", "GOROOT").Output()
 	if err != nil {
 		t.Fatalf("go env GOROOT: %v", err)

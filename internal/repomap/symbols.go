@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"unicode"
-
-	sitter "github.com/tree-sitter/go-tree-sitter"
 )
 
 // Symbol is one top-level definition of a file.
@@ -19,7 +17,6 @@ type Symbol struct {
 type extractor struct {
 	src  []byte
 	lang *lang
-	cur  *sitter.TreeCursor
 	syms []Symbol
 	// inClass is set while a C++ class body is visited.
 	inClass bool
@@ -27,32 +24,21 @@ type extractor struct {
 
 // symbolsOf parses src as l and returns its top-level symbols (and the
 // members of top-level classes, impls and namespaces).
-func symbolsOf(ctx context.Context, p *sitter.Parser, l *lang, src []byte) ([]Symbol, error) {
-	if err := p.SetLanguage(l.language()); err != nil {
+func symbolsOf(ctx context.Context, w *parsers, l *lang, src []byte) ([]Symbol, error) {
+	p, err := w.get(ctx)
+	if err != nil {
 		return nil, err
 	}
-	n := len(src)
-	tree := p.ParseWithOptions(func(i int, _ sitter.Point) []byte {
-		if i < n {
-			return src[i:]
-		}
-		return nil
-	}, nil, &sitter.ParseOptions{ProgressCallback: func(sitter.ParseState) bool { return ctx.Err() != nil }})
-	if tree == nil {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return nil, nil
+	tree, err := p.tree(ctx, l, src)
+	if err != nil {
+		return nil, err
 	}
-	defer tree.Close()
-	cur := tree.Walk()
-	defer cur.Close()
-	x := &extractor{src: src, lang: l, cur: cur}
-	x.block(tree.RootNode(), "", 0)
+	x := &extractor{src: src, lang: l}
+	x.block(tree.root(), "", 0)
 	return x.syms, nil
 }
 
-func (x *extractor) text(n *sitter.Node) string {
+func (x *extractor) text(n *tsNode) string {
 	if n == nil {
 		return ""
 	}
@@ -67,7 +53,7 @@ func (x *extractor) text(n *sitter.Node) string {
 	return t
 }
 
-func (x *extractor) add(n *sitter.Node, name, kind, container string) {
+func (x *extractor) add(n *tsNode, name, kind, container string) {
 	name = strings.TrimSpace(name)
 	if name == "" || strings.ContainsAny(name, "\n\r") {
 		return
@@ -75,17 +61,17 @@ func (x *extractor) add(n *sitter.Node, name, kind, container string) {
 	if container != "" {
 		name = container + "." + name
 	}
-	x.syms = append(x.syms, Symbol{Name: name, Kind: kind, Line: int(n.StartPosition().Row) + 1})
+	x.syms = append(x.syms, Symbol{Name: name, Kind: kind, Line: n.StartRow() + 1})
 }
 
-func (x *extractor) children(n *sitter.Node) []sitter.Node {
+func (x *extractor) children(n *tsNode) []tsNode {
 	if n == nil {
 		return nil
 	}
-	return n.NamedChildren(x.cur)
+	return n.NamedChildren()
 }
 
-func (x *extractor) field(n *sitter.Node, name string) *sitter.Node {
+func (x *extractor) field(n *tsNode, name string) *tsNode {
 	if n == nil {
 		return nil
 	}
@@ -94,7 +80,7 @@ func (x *extractor) field(n *sitter.Node, name string) *sitter.Node {
 
 // block visits the statements of a file, namespace or class body. depth
 // bounds how deep containers nest (a class in a namespace in a file).
-func (x *extractor) block(n *sitter.Node, container string, depth int) {
+func (x *extractor) block(n *tsNode, container string, depth int) {
 	if n == nil || depth > 3 {
 		return
 	}
@@ -103,7 +89,7 @@ func (x *extractor) block(n *sitter.Node, container string, depth int) {
 	}
 }
 
-func (x *extractor) node(n *sitter.Node, container string, depth int) {
+func (x *extractor) node(n *tsNode, container string, depth int) {
 	switch x.lang {
 	case langGo:
 		x.goNode(n)
@@ -122,7 +108,7 @@ func (x *extractor) node(n *sitter.Node, container string, depth int) {
 	}
 }
 
-func (x *extractor) goNode(n *sitter.Node) {
+func (x *extractor) goNode(n *tsNode) {
 	switch n.Kind() {
 	case "function_declaration":
 		x.add(n, x.text(x.field(n, "name")), "func", "")
@@ -159,7 +145,7 @@ func (x *extractor) goNode(n *sitter.Node) {
 		if n.Kind() == "var_declaration" {
 			kind = "var"
 		}
-		var specs []sitter.Node
+		var specs []tsNode
 		for _, s := range x.children(n) {
 			if s.Kind() == "var_spec_list" {
 				specs = append(specs, x.children(&s)...)
@@ -180,7 +166,7 @@ func (x *extractor) goNode(n *sitter.Node) {
 	}
 }
 
-func (x *extractor) jsNode(n *sitter.Node, container string, depth int) {
+func (x *extractor) jsNode(n *tsNode, container string, depth int) {
 	switch n.Kind() {
 	case "export_statement":
 		if d := x.field(n, "declaration"); d != nil {
@@ -242,7 +228,7 @@ func (x *extractor) jsNode(n *sitter.Node, container string, depth int) {
 	}
 }
 
-func (x *extractor) pyNode(n *sitter.Node, container string, depth int) {
+func (x *extractor) pyNode(n *tsNode, container string, depth int) {
 	switch n.Kind() {
 	case "decorated_definition":
 		if d := x.field(n, "definition"); d != nil {
@@ -280,7 +266,7 @@ func (x *extractor) pyNode(n *sitter.Node, container string, depth int) {
 	}
 }
 
-func (x *extractor) rustNode(n *sitter.Node, container string, depth int) {
+func (x *extractor) rustNode(n *tsNode, container string, depth int) {
 	kinds := map[string]string{
 		"function_item": "func", "function_signature_item": "func", "struct_item": "struct", "enum_item": "enum",
 		"union_item": "struct", "trait_item": "trait", "type_item": "type", "const_item": "const",
@@ -316,7 +302,7 @@ func (x *extractor) rustNode(n *sitter.Node, container string, depth int) {
 	}
 }
 
-func (x *extractor) luaNode(n *sitter.Node) {
+func (x *extractor) luaNode(n *tsNode) {
 	switch n.Kind() {
 	case "function_declaration":
 		name := x.text(x.field(n, "name"))
@@ -339,9 +325,9 @@ func (x *extractor) luaNode(n *sitter.Node) {
 	}
 }
 
-func (x *extractor) luaAssign(n *sitter.Node) {
-	var names []sitter.Node
-	var values []sitter.Node
+func (x *extractor) luaAssign(n *tsNode) {
+	var names []tsNode
+	var values []tsNode
 	for _, c := range x.children(n) {
 		switch c.Kind() {
 		case "variable_list":
@@ -362,7 +348,7 @@ func (x *extractor) luaAssign(n *sitter.Node) {
 	}
 }
 
-func (x *extractor) javaNode(n *sitter.Node, container string, depth int) {
+func (x *extractor) javaNode(n *tsNode, container string, depth int) {
 	switch n.Kind() {
 	case "class_declaration", "interface_declaration", "enum_declaration", "record_declaration", "annotation_type_declaration":
 		kind := map[string]string{"class_declaration": "class", "interface_declaration": "interface", "enum_declaration": "enum",
@@ -402,7 +388,7 @@ func (x *extractor) javaNode(n *sitter.Node, container string, depth int) {
 }
 
 // cNode handles C and C++.
-func (x *extractor) cNode(n *sitter.Node, container string, depth int) {
+func (x *extractor) cNode(n *tsNode, container string, depth int) {
 	switch k := n.Kind(); k {
 	case "function_definition":
 		name, qual := x.declName(x.field(n, "declarator"))
@@ -464,7 +450,7 @@ func (x *extractor) cNode(n *sitter.Node, container string, depth int) {
 }
 
 // cType lists a named struct, union, enum or class and, for C++, its methods.
-func (x *extractor) cType(t *sitter.Node, container string, depth int) {
+func (x *extractor) cType(t *tsNode, container string, depth int) {
 	if t == nil {
 		return
 	}
@@ -487,7 +473,7 @@ func (x *extractor) cType(t *sitter.Node, container string, depth int) {
 	}
 }
 
-func hasFunctionDeclarator(d *sitter.Node) bool {
+func hasFunctionDeclarator(d *tsNode) bool {
 	for d != nil {
 		switch d.Kind() {
 		case "function_declarator":
@@ -502,7 +488,7 @@ func hasFunctionDeclarator(d *sitter.Node) bool {
 
 // declName follows a C declarator to its name; qual reports a qualified
 // (Class::method) name.
-func (x *extractor) declName(d *sitter.Node) (name string, qual bool) {
+func (x *extractor) declName(d *tsNode) (name string, qual bool) {
 	for i := 0; d != nil && i < 16; i++ {
 		switch d.Kind() {
 		case "identifier", "field_identifier", "type_identifier", "operator_name", "destructor_name", "primitive_type":

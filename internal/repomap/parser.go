@@ -1,0 +1,378 @@
+package repomap
+
+import (
+	"context"
+	_ "embed"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+)
+
+// parsers.wasm is the tree-sitter runtime and every grammar of lang.go
+// compiled to one wasm32-wasi module (wasm/build.sh, `make parsers`): the
+// same parsers on every target, run by wazero (pure Go, no cgo).
+//
+//go:embed parsers.wasm
+var parsersWasm []byte
+
+// engine is the compiled module, shared by the whole process: wazero
+// compiles it once (or loads it from the compilation cache on disk) and
+// every parser is an instance of it.
+type engine struct {
+	rt     wazero.Runtime
+	mod    wazero.CompiledModule
+	kinds  [][]string          // per language: node kind names by symbol id
+	fields []map[string]uint16 // per language: field ids by name
+
+	mu   sync.Mutex
+	free []*parser // idle instances, reused across Maps
+}
+
+var (
+	engineOnce sync.Once
+	theEngine  *engine
+	engineErr  error
+	// engineCacheDir is where the first Map with a CacheFile puts wazero's
+	// compilation cache (beside its cache file, in agentd's state dir).
+	engineCacheDir string
+	engineDirOnce  sync.Once
+)
+
+func setEngineCacheDir(dir string) {
+	engineDirOnce.Do(func() { engineCacheDir = dir })
+}
+
+func getEngine(ctx context.Context) (*engine, error) {
+	engineOnce.Do(func() { theEngine, engineErr = newEngine(ctx) })
+	return theEngine, engineErr
+}
+
+func newEngine(ctx context.Context) (*engine, error) {
+	// The engine outlives the context of the call that happened to start
+	// it; compiling is not cancelled halfway.
+	ctx = context.WithoutCancel(ctx)
+	cfg := wazero.NewRuntimeConfig()
+	if dir := engineCacheDir; dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err == nil {
+			if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
+				cfg = cfg.WithCompilationCache(cache)
+			}
+		}
+	}
+	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("repository map: wasi: %w", err)
+	}
+	_, err := rt.NewHostModuleBuilder("agentd").
+		NewFunctionBuilder().WithFunc(func(ctx context.Context) int32 {
+		if ctx.Err() != nil {
+			return 1
+		}
+		return 0
+	}).Export("cancelled").Instantiate(ctx)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("repository map: host module: %w", err)
+	}
+	mod, err := rt.CompileModule(ctx, parsersWasm)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, fmt.Errorf("repository map: compiling the parsers: %w", err)
+	}
+	e := &engine{rt: rt, mod: mod}
+	p, err := e.instance(ctx)
+	if err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	defer e.release(p)
+	if err := e.loadTables(ctx, p); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
+	return e, nil
+}
+
+// loadTables reads every language's node kind and field names.
+func (e *engine) loadTables(ctx context.Context, p *parser) error {
+	call := func(name string, args ...uint64) (uint64, error) {
+		r, err := p.m.ExportedFunction(name).Call(ctx, args...)
+		if err != nil {
+			return 0, err
+		}
+		return r[0], nil
+	}
+	n, err := call("langs")
+	if err != nil {
+		return err
+	}
+	if int(n) != len(allLangs) {
+		return fmt.Errorf("repository map: parsers.wasm has %d languages, lang.go %d: rebuild it (make parsers)", n, len(allLangs))
+	}
+	for l := range uint64(n) {
+		sc, err := call("symbol_count", l)
+		if err != nil {
+			return err
+		}
+		kinds := make([]string, sc)
+		for id := range sc {
+			ptr, err := call("symbol_name", l, id)
+			if err != nil {
+				return err
+			}
+			kinds[id] = p.cstring(uint32(ptr))
+		}
+		fc, err := call("field_count", l)
+		if err != nil {
+			return err
+		}
+		fields := map[string]uint16{}
+		for id := uint64(1); id <= fc; id++ {
+			ptr, err := call("field_name", l, id)
+			if err != nil {
+				return err
+			}
+			if s := p.cstring(uint32(ptr)); s != "" {
+				fields[s] = uint16(id)
+			}
+		}
+		e.kinds = append(e.kinds, kinds)
+		e.fields = append(e.fields, fields)
+	}
+	return nil
+}
+
+// parser is one instance of the module: one file at a time.
+type parser struct {
+	e      *engine
+	m      api.Module
+	mem    api.Memory
+	input  api.Function
+	parse  api.Function
+	output api.Function
+	broken bool // a call failed: the instance is closed, not reused
+}
+
+func (e *engine) instance(ctx context.Context) (*parser, error) {
+	e.mu.Lock()
+	if n := len(e.free); n > 0 {
+		p := e.free[n-1]
+		e.free = e.free[:n-1]
+		e.mu.Unlock()
+		return p, nil
+	}
+	e.mu.Unlock()
+	m, err := e.rt.InstantiateModule(context.WithoutCancel(ctx), e.mod, wazero.NewModuleConfig().WithName(""))
+	if err != nil {
+		return nil, fmt.Errorf("repository map: starting a parser: %w", err)
+	}
+	return &parser{e: e, m: m, mem: m.Memory(), input: m.ExportedFunction("input"),
+		parse: m.ExportedFunction("parse"), output: m.ExportedFunction("output")}, nil
+}
+
+// release keeps p for the next parse (a few per core), or closes it.
+func (e *engine) release(p *parser) {
+	if p == nil {
+		return
+	}
+	if p.broken {
+		p.m.Close(context.Background())
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.free) < 16 {
+		e.free = append(e.free, p)
+		return
+	}
+	p.m.Close(context.Background())
+}
+
+func (p *parser) cstring(ptr uint32) string {
+	if ptr == 0 {
+		return ""
+	}
+	var b []byte
+	for i := ptr; ; i++ {
+		c, ok := p.mem.ReadByte(i)
+		if !ok || c == 0 {
+			return string(b)
+		}
+		b = append(b, c)
+	}
+}
+
+var errCancelled = errors.New("parse cancelled")
+
+// tree parses src as l. The tree is valid until the next call on p.
+func (p *parser) tree(ctx context.Context, l *lang, src []byte) (t *tree, err error) {
+	defer func() {
+		if err != nil && !errors.Is(err, errCancelled) && ctx.Err() == nil {
+			p.broken = true
+		}
+	}()
+	r, err := p.input.Call(ctx, uint64(len(src)))
+	if err != nil {
+		return nil, err
+	}
+	if !p.mem.Write(uint32(r[0]), src) {
+		return nil, errors.New("repository map: parser out of memory")
+	}
+	r, err = p.parse.Call(ctx, uint64(l.id))
+	if err != nil {
+		return nil, err
+	}
+	switch n := int32(r[0]); {
+	case n == -1:
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errCancelled
+	case n < 0:
+		return nil, fmt.Errorf("repository map: parsing as %s failed (%d)", l.name, n)
+	default:
+		o, err := p.output.Call(ctx)
+		if err != nil {
+			return nil, err
+		}
+		buf, ok := p.mem.Read(uint32(o[0]), uint32(n)*nodeSize)
+		if !ok {
+			return nil, errors.New("repository map: parser output out of range")
+		}
+		return &tree{buf: buf, n: int32(n), kinds: p.e.kinds[l.id], fields: p.e.fields[l.id]}, nil
+	}
+}
+
+// tree is a parsed file as glue.c writes it: visible nodes in preorder,
+// without the insides of function bodies (no symbol is found there), each
+// 20 bytes (kind u16, field u16 with the named bit, start byte, end
+// byte, start row, index after its subtree), read in place from the
+// instance's memory.
+type tree struct {
+	buf    []byte
+	n      int32
+	kinds  []string
+	fields map[string]uint16
+}
+
+const nodeSize = 20
+
+// tsNode is one node of a tree (nil: none).
+type tsNode struct {
+	t *tree
+	i int32
+}
+
+func (t *tree) root() *tsNode {
+	if t.n == 0 {
+		return nil
+	}
+	return &tsNode{t: t, i: 0}
+}
+
+func (n *tsNode) u16(off int) uint16 {
+	return binary.LittleEndian.Uint16(n.t.buf[int(n.i)*nodeSize+off:])
+}
+
+func (n *tsNode) u32(off int) uint32 {
+	return binary.LittleEndian.Uint32(n.t.buf[int(n.i)*nodeSize+off:])
+}
+
+// Kind is the node's type, as tree-sitter names it.
+func (n *tsNode) Kind() string {
+	k := n.u16(0)
+	switch {
+	case int(k) < len(n.t.kinds):
+		return n.t.kinds[k]
+	case k == 0xFFFF:
+		return "ERROR"
+	default:
+		return ""
+	}
+}
+
+func (n *tsNode) named() bool   { return n.u16(2)&0x8000 != 0 }
+func (n *tsNode) field() uint16 { return n.u16(2) & 0x7FFF }
+func (n *tsNode) next() int32   { return int32(n.u32(16)) }
+
+// ByteRange is the node's start and end byte.
+func (n *tsNode) ByteRange() (uint, uint) { return uint(n.u32(4)), uint(n.u32(8)) }
+
+// StartRow is the node's first line (0-based).
+func (n *tsNode) StartRow() int { return int(n.u32(12)) }
+
+// ChildByFieldName is the first child held in the field name, or nil.
+func (n *tsNode) ChildByFieldName(name string) *tsNode {
+	id, ok := n.t.fields[name]
+	if !ok {
+		return nil
+	}
+	end := n.next()
+	for j := n.i + 1; j < end; {
+		c := &tsNode{t: n.t, i: j}
+		if c.field() == id {
+			return c
+		}
+		j = c.next()
+	}
+	return nil
+}
+
+// NamedChildren lists the node's named children.
+func (n *tsNode) NamedChildren() []tsNode {
+	var out []tsNode
+	end := n.next()
+	for j := n.i + 1; j < end; {
+		c := tsNode{t: n.t, i: j}
+		if c.named() {
+			out = append(out, c)
+		}
+		j = c.next()
+	}
+	return out
+}
+
+// parsers is one worker's parser: an instance taken from the engine on
+// first use and given back by close.
+type parsers struct {
+	p *parser
+}
+
+func (w *parsers) get(ctx context.Context) (*parser, error) {
+	if w.p != nil {
+		return w.p, nil
+	}
+	e, err := getEngine(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := e.instance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.p = p
+	return p, nil
+}
+
+func (w *parsers) close() {
+	if w.p != nil {
+		w.p.e.release(w.p)
+		w.p = nil
+	}
+}
+
+// engineDir is the compilation cache's folder for a map cache file.
+func engineDir(cacheFile string) string {
+	if cacheFile == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(cacheFile), "wazero")
+}

@@ -1,0 +1,21 @@
+//go:build parsersources
+
+// Package wasm holds the sources of internal/repomap/parsers.wasm: glue.c
+// and build.sh. This file is never built (its tag is never set); it only
+// makes go.mod pin the tree-sitter runtime and grammar modules whose C
+// sources build.sh compiles, so `go mod tidy` keeps them and the versions
+// live in one place.
+package wasm
+
+import (
+	_ "github.com/tree-sitter-grammars/tree-sitter-lua/bindings/go"
+	_ "github.com/tree-sitter/go-tree-sitter"
+	_ "github.com/tree-sitter/tree-sitter-c/bindings/go"
+	_ "github.com/tree-sitter/tree-sitter-cpp/bindings/go"
+	_ "github.com/tree-sitter/tree-sitter-go/bindings/go"
+	_ "github.com/tree-sitter/tree-sitter-java/bindings/go"
+	_ "github.com/tree-sitter/tree-sitter-javascript/bindings/go"
+	_ "github.com/tree-sitter/tree-sitter-python/bindings/go"
+	_ "github.com/tree-sitter/tree-sitter-rust/bindings/go"
+	_ "github.com/tree-sitter/tree-sitter-typescript/bindings/go"
+)
