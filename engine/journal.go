@@ -13,10 +13,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // Journal is a workspace's record of its runs, plans, pending change sets
@@ -279,12 +279,7 @@ func processAlive(pid int, proc string) bool {
 	if pid == os.Getpid() {
 		return proc == "" || proc == selfIdentity()
 	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return platform.ProcessExists(pid)
 }
 
 // SavePlan records a plan's latest version, in PlanFile(p.ID).
