@@ -115,9 +115,12 @@ func syncFile(name string) error {
 	if !syncWrites {
 		return nil
 	}
-	f, err := os.Open(name)
+	f, err := openForSync(name)
 	if err != nil {
 		return err
+	}
+	if f == nil {
+		return nil
 	}
 	err = f.Sync()
 	if cerr := f.Close(); err == nil {

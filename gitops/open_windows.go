@@ -52,3 +52,17 @@ func unreadableReason(err error) string {
 // canSyncDirs: Windows cannot flush a directory (FlushFileBuffers on a
 // directory handle fails); NTFS journals directory entries itself.
 const canSyncDirs = false
+
+// openForSync opens a file to flush it: FlushFileBuffers needs write
+// access on Windows. A file with the read-only attribute (a finished pack
+// index) cannot be opened so; it was flushed before it was made
+// read-only, so nil, nil says there is nothing to do.
+func openForSync(name string) (*os.File, error) {
+	f, err := os.OpenFile(name, os.O_WRONLY, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		if fi, serr := os.Stat(name); serr == nil && fi.Mode().Perm()&0o200 == 0 {
+			return nil, nil
+		}
+	}
+	return f, err
+}
