@@ -13,7 +13,7 @@ import type {
 } from 'vscode-languageclient/node';
 import { ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, applyPatchText, approvalPrompt, hunkAt, isOpen, isModelDriven, moveEdit, statusText } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
-import { findBinary, missingBinaryMessage, serverCommand } from './binary';
+import { findBinary, missingBinaryMessage, protocolProblem, serverCommand } from './binary';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
 
 let client: LanguageClient | undefined;
@@ -63,7 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // The daemon first: it starts (a process and an initialize round trip) while the views,
   // decorations and commands are set up, and nothing waits for the views.
   const cfg = vscode.workspace.getConfiguration('agentd');
-  const bin = findBinary(cfg.get<string>('path', ''));
+  const bin = findBinary(cfg.get<string>('path', ''), process.env.PATH ?? '', context.extensionPath);
   const folder = vscode.workspace.workspaceFolders?.[0];
   const starting = bin && folder ? startClient(context, out, bin, folder.uri.fsPath) : undefined;
   starting?.catch(() => undefined); // reported below, once the views exist
@@ -109,8 +109,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     out.info(`daemon started in ${Math.round(performance.now() - t0)} ms`);
     void refreshAll(st);
   } catch (e) {
-    out.error(`agentd serve failed to start: ${errText(e)}`);
-    void vscode.window.showErrorMessage(`agentd: the daemon did not start: ${errText(e)}`, 'Show Log').then((a) => a && out.show(true));
+    const m = errText(e);
+    out.error(`agentd serve failed to start: ${m}`);
+    // A refused protocol version is its own whole message (binary.ts, protocolProblem).
+    void vscode.window.showErrorMessage(m.startsWith('agentd: ') ? m : `agentd: the daemon did not start: ${m}`, 'Show Log').then((a) => a && out.show(true));
   }
 }
 
@@ -167,6 +169,14 @@ async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutp
   const t1 = performance.now();
   await c.start();
   startTimes.startMs = performance.now() - t1;
+  // A daemon of another protocol version would misread requests: refuse it, saying which
+  // versions and what to do.
+  const problem = protocolProblem(c.initializeResult?.capabilities?.experimental?.agentd?.protocolVersion, bin);
+  if (problem) {
+    await c.stop().catch(() => undefined);
+    client = undefined;
+    throw new Error(problem);
+  }
   return c;
 }
 
