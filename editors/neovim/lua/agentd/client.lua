@@ -4,7 +4,7 @@ local config = require('agentd.config')
 
 local M = {}
 
-M.PROTOCOL_VERSION = 1
+M.PROTOCOL_VERSION = require('agentd.protocol').VERSION
 
 local warned_missing = false
 
@@ -136,6 +136,8 @@ function M.ensure(bufnr)
     -- Send each edit at once, so the server rebases hunks under the user's
     -- typing and never mistakes an edit it applied for one the user made.
     flags = { debounce_text_changes = 0 },
+    -- A daemon of another protocol version is stopped, saying which and the fix.
+    on_init = require('agentd.protocol').on_init,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
         require('agentd.state').on_exit(client_id, code, signal)
