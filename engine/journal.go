@@ -176,12 +176,7 @@ func writeFileAtomic(path string, data []byte) (err error) {
 		_ = os.Remove(tmp)
 		return err
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return platform.SyncDir(dir)
 }
 
 // readRecords decodes every *.json record of sub, sorted by name. A record
