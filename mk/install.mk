@@ -1,9 +1,12 @@
 # One-step install in each editor (the windows helper's part of issue 26):
-# the Neovim plugin's protocol-version refusal against a stand-in daemon.
+# the Neovim plugin's protocol-version refusal against a stand-in daemon, and
+# build.lua's download from a file:// release folder shaped as `make release`
+# writes one, plus the repository root loading as a plugin without `dir`.
 # (The VS Code side runs with the extension's unit tests, test/unit/binary_platform.test.ts.)
 .PHONY: test-install-neovim
 
 test-install-neovim: nvim
-	cd editors/neovim && timeout 120 $(NVIM_DIR)/nvim --headless -u NONE -i NONE -n -l tests/protocol.lua
+	cd editors/neovim && NVIM_BIN=$(NVIM_DIR)/nvim timeout 120 $(NVIM_DIR)/nvim --headless -u NONE -i NONE -n -l tests/protocol.lua
+	cd editors/neovim && NVIM_BIN=$(NVIM_DIR)/nvim timeout 120 $(NVIM_DIR)/nvim --headless -u NONE -i NONE -n -l tests/install.lua
 
 FRONTEND_TESTS += test-install-neovim

@@ -19,7 +19,10 @@ function M.command()
   elseif type(cmd) == 'table' and cmd[1] then
     list = vim.deepcopy(cmd)
   else
-    list = { 'agentd' }
+    -- The binary build.lua installed in the repository first, then PATH.
+    local install = require('agentd.install')
+    local own = install.binary(install.repo_root())
+    list = { vim.fn.executable(own) == 1 and own or 'agentd' }
   end
   local bin = vim.fn.exepath(list[1])
   if bin == '' then
