@@ -10,3 +10,14 @@ test-install-neovim: nvim
 	cd editors/neovim && NVIM_BIN=$(NVIM_DIR)/nvim timeout 120 $(NVIM_DIR)/nvim --headless -u NONE -i NONE -n -l tests/install.lua
 
 FRONTEND_TESTS += test-install-neovim
+
+# The linux-x64 platform .vsix, built by scripts/package-platform.sh around this
+# checkout's agentd, installed into code-server with no agentd on PATH, runs a plan.
+.PHONY: test-install-vscode
+test-install-vscode: build
+	editors/vscode/scripts/install-tools.sh
+	editors/vscode/scripts/package-platform.sh linux-x64 $(BIN)/agentd $(CACHE)/agentd-linux-x64.vsix >/dev/null
+	eval "$$(editors/vscode/scripts/install-tools.sh --env)" && cd editors/vscode && \
+	  VSIX=$(CACHE)/agentd-linux-x64.vsix timeout 600 node test/e2e/install.mjs
+
+FRONTEND_TESTS += test-install-vscode
