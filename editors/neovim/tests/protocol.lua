@@ -33,7 +33,7 @@ for _, v in ipairs({ '1', '' }) do
   end
   local ws = vim.fn.tempname()
   vim.fn.mkdir(ws, 'p')
-  require('agentd').setup({ cmd = { node, here .. '/fake_old_daemon.js' }, auto_start = false })
+  require('agentd').setup({ cmd = { node, here .. '/fake_old_daemon.js', 'serve' }, auto_start = false })
   vim.cmd('cd ' .. ws)
   local client = require('agentd.client').ensure(vim.api.nvim_get_current_buf())
   local stopped = vim.wait(10000, function()

@@ -25,7 +25,7 @@ function M.problem(got, bin)
 end
 
 --- on_init for vim.lsp.start: stops a client whose daemon speaks another
---- protocol, and says so once.
+--- protocol, and says so once; true when it did.
 function M.on_init(client, result)
   local got = vim.tbl_get(result or {}, 'capabilities', 'experimental', 'agentd', 'protocolVersion')
   local msg = M.problem(got, (client.config and client.config.cmd and client.config.cmd[1]) or 'agentd')
@@ -34,7 +34,9 @@ function M.on_init(client, result)
       vim.notify(msg, vim.log.levels.ERROR)
       vim.lsp.stop_client(client.id, true)
     end)
+    return true
   end
+  return false
 end
 
 return M
