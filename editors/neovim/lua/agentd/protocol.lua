@@ -28,7 +28,9 @@ end
 --- protocol, and says so once; true when it did.
 function M.on_init(client, result)
   local got = vim.tbl_get(result or {}, 'capabilities', 'experimental', 'agentd', 'protocolVersion')
-  local msg = M.problem(got, (client.config and client.config.cmd and client.config.cmd[1]) or 'agentd')
+  local cmd = client.config and client.config.cmd
+  local bin = type(cmd) == 'table' and cmd[1] or (require('agentd.client').command() or {})[1] or 'agentd'
+  local msg = M.problem(got, bin)
   if msg then
     vim.schedule(function()
       vim.notify(msg, vim.log.levels.ERROR)
