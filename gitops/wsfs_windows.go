@@ -182,7 +182,7 @@ func writeFileAt(dirfd dirFD, name, tmp string, data []byte, link bool, perm uin
 // renameOver renames tmp over name, first clearing a read-only target's
 // attribute (MoveFileEx refuses to replace a read-only file).
 func renameOver(dirfd dirFD, tmp, name string) error {
-	err := dirfd.Rename(tmp, name)
+	err := platform.RetryBusy(func() error { return dirfd.Rename(tmp, name) })
 	if errors.Is(err, fs.ErrPermission) {
 		if fi, lerr := dirfd.Lstat(name); lerr == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o200 == 0 {
 			if cerr := dirfd.Chmod(name, 0o644); cerr == nil {

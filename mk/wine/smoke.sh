@@ -37,7 +37,11 @@ for (const e of lines) if (e.state?.steps) steps = e.state.steps;
 const status = Object.fromEntries(steps.map((s) => [s.id, s.status]));
 const want = { find: 'completed', rename_def: 'completed', rename_tests: 'completed', rename_main: 'completed', test: 'failed', check: 'blocked' };
 const text = JSON.stringify(lines);
-if (JSON.stringify(status) !== JSON.stringify(want)) { console.error('steps:', status, 'want', want); process.exit(1); }
+if (JSON.stringify(status) !== JSON.stringify(want)) {
+  console.error('steps:', status, 'want', want);
+  for (const st of steps) if (st.status === 'failed') console.error(`${st.id}: ${JSON.stringify(st.error ?? st.message ?? st).slice(0, 600)}`);
+  process.exit(1);
+}
 if (!/recognize/i.test(text)) { console.error('the test step did not fail through cmd.exe'); process.exit(1); }
 console.log('steps:', JSON.stringify(status));
 JS
