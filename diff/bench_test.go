@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -126,17 +125,6 @@ func BenchmarkGitDiffNoIndex(b *testing.B) {
 			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 		})
 	}
-}
-
-// processCPU is the CPU time (user+system) this process has used so far,
-// GC workers included. Benchmarks report it beside wall time because it
-// stays meaningful on a loaded machine.
-func processCPU(tb testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		tb.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestMinimalOnBenchFiles checks, on the benchmark's 10k-line files, that

@@ -7,10 +7,10 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // ApprovalRule is a remembered "always" answer (protocol.md Rule).
@@ -98,10 +98,10 @@ func (s *ApprovalRules) update(f func(*rulesFile) error) error {
 		return fmt.Errorf("locking the approval rules %s: %w (check that the state dir is writable)", s.path, err)
 	}
 	defer lock.Close()
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+	if err := platform.Lock(lock); err != nil {
 		return fmt.Errorf("locking the approval rules %s: %w", s.path, err)
 	}
-	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN)
+	defer platform.Unlock(lock)
 	rf, err := s.read()
 	if err != nil {
 		return err

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/agentd/agentd/internal/platform"
 	"github.com/agentd/agentd/journal"
 )
 
@@ -119,12 +119,7 @@ func processAlive(pid int, proc string) bool {
 	if pid == os.Getpid() {
 		return proc == "" || proc == selfIdentity()
 	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
+	return platform.ProcessExists(pid)
 }
 
 // SavePlan records a plan's latest version, in PlanFile(p.ID).

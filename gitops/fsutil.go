@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5"
+
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // durableFS wraps the shadow repository's billy filesystem so that what
@@ -113,9 +115,12 @@ func syncFile(name string) error {
 	if !syncWrites {
 		return nil
 	}
-	f, err := os.Open(name)
+	f, err := openForSync(name)
 	if err != nil {
 		return err
+	}
+	if f == nil {
+		return nil
 	}
 	err = f.Sync()
 	if cerr := f.Close(); err == nil {
@@ -126,7 +131,7 @@ func syncFile(name string) error {
 
 // syncDir fsyncs a directory so entries renamed into it survive a crash.
 func syncDir(dir string) error {
-	if !syncWrites {
+	if !syncWrites || !canSyncDirs {
 		return nil
 	}
 	f, err := os.Open(dir)
@@ -196,7 +201,7 @@ func writeFileAtomic(name string, data []byte, perm fs.FileMode, durable bool) e
 	return nil
 }
 
-// fileLock is an advisory lock (flock) on a file of the store, held by the
+// fileLock is a lock (flock, LockFileEx on Windows) on a file of the store, held by the
 // process doing a write (snapshot, restore, gc) so that a daemon and a CLI
 // invocation on the same workspace take turns.
 type fileLock struct{ f *os.File }
@@ -207,11 +212,11 @@ func lockFile(ctx context.Context, name string) (*fileLock, error) {
 		return nil, err
 	}
 	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err = platform.TryLock(f)
 		if err == nil {
 			return &fileLock{f: f}, nil
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+		if !errors.Is(err, platform.ErrLocked) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", name, err)
 		}
@@ -230,6 +235,6 @@ func lockFile(ctx context.Context, name string) (*fileLock, error) {
 var lockPoll = 20 * time.Millisecond
 
 func (l *fileLock) unlock() {
-	_ = syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
+	_ = platform.Unlock(l.f)
 	_ = l.f.Close()
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
-	"golang.org/x/sys/unix"
 )
 
 // restoreOp is one change a restore makes to the workspace.
@@ -160,14 +159,14 @@ func (a *applier) apply(op restoreOp) error {
 	case "delete":
 		dfd, err := a.root.openDir(dir, false)
 		if err != nil {
-			if errors.Is(err, errNotDir) || errors.Is(err, unix.ENOENT) {
+			if errors.Is(err, errNotDir) || errors.Is(err, fs.ErrNotExist) {
 				return nil // nothing of that name can be there
 			}
 			return fmt.Errorf("delete %s: %w", op.Path, err)
 		}
-		defer unix.Close(dfd)
+		defer closeDir(dfd)
 		st, err := lstatAt(dfd, name)
-		if errors.Is(err, unix.ENOENT) {
+		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		if err != nil {
@@ -176,7 +175,7 @@ func (a *applier) apply(op restoreOp) error {
 		if isDirStat(st) {
 			return fmt.Errorf("delete %s: it is a directory now", op.Path)
 		}
-		if err := unix.Unlinkat(dfd, name, 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		if err := unlinkAt(dfd, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("delete %s: %w", op.Path, err)
 		}
 		a.removeEmptied(dir)
@@ -186,14 +185,14 @@ func (a *applier) apply(op restoreOp) error {
 		if err != nil {
 			return fmt.Errorf("create directory %s: %w", op.Path, err)
 		}
-		unix.Close(fd)
+		closeDir(fd)
 		return nil
 	case "chmod":
 		dfd, err := a.root.openDir(dir, false)
 		if err != nil {
 			return fmt.Errorf("set mode of %s: %w", op.Path, err)
 		}
-		defer unix.Close(dfd)
+		defer closeDir(dfd)
 		if err := chmodAt(dfd, name, permOf(op)); err != nil {
 			return fmt.Errorf("set mode of %s: %w", op.Path, err)
 		}
@@ -207,7 +206,7 @@ func (a *applier) apply(op restoreOp) error {
 		if err != nil {
 			return fmt.Errorf("restore %s: %w", op.Path, err)
 		}
-		defer unix.Close(dfd)
+		defer closeDir(dfd)
 		tmp := tmpName(a.nonce, op.Path)
 		link := filemode.FileMode(op.Mode) == filemode.Symlink
 		if err := writeFileAt(dfd, name, tmp, data, link, permOf(op), syncWrites); err != nil {
@@ -243,8 +242,8 @@ func (a *applier) removeEmptied(dir string) {
 		if err != nil {
 			return
 		}
-		err = unix.Unlinkat(pfd, base, unix.AT_REMOVEDIR)
-		unix.Close(pfd)
+		err = rmdirAt(pfd, base)
+		closeDir(pfd)
 		if err != nil {
 			return
 		}
@@ -265,8 +264,8 @@ func (a *applier) removeTemps(ops []restoreOp) {
 		if err != nil {
 			continue
 		}
-		unix.Unlinkat(dfd, tmpName(a.nonce, op.Path), 0)
-		unix.Close(dfd)
+		_ = unlinkAt(dfd, tmpName(a.nonce, op.Path))
+		closeDir(dfd)
 	}
 }
 
@@ -316,9 +315,9 @@ func (a *applier) syncDirs(ops []restoreOp) error {
 			if err != nil {
 				return // gone (removed as emptied) or replaced: nothing to sync
 			}
-			err = unix.Fsync(fd)
-			unix.Close(fd)
-			if err != nil && !errors.Is(err, unix.EINVAL) {
+			err = fsyncDir(fd)
+			closeDir(fd)
+			if err != nil {
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = fmt.Errorf("sync directory %s: %w", d, err)

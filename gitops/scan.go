@@ -387,6 +387,9 @@ loop:
 
 type skipError struct{ SkippedFile }
 
+// errIsLink: a symlink is where a regular file was listed (openNoFollow).
+var errIsLink = errors.New("a symlink is in the way")
+
 func (e *skipError) Error() string { return e.Path + ": " + e.Reason }
 
 // readEntry returns a file's content or a symlink's target, never following
@@ -404,13 +407,13 @@ func (s *Store) readEntry(r *fileRec) ([]byte, error) {
 		}
 		return []byte(filepath.ToSlash(t)), nil
 	}
-	f, err := os.OpenFile(abs, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := openNoFollow(abs)
 	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
+		if errors.Is(err, errIsLink) {
 			return nil, fs.ErrNotExist
 		}
-		if errors.Is(err, fs.ErrPermission) {
-			return nil, &skipError{SkippedFile{Path: r.path, Size: r.size, Reason: "cannot be read: permission denied"}}
+		if why := unreadableReason(err); why != "" {
+			return nil, &skipError{SkippedFile{Path: r.path, Size: r.size, Reason: why}}
 		}
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -526,11 +525,4 @@ type storeState struct {
 	// SnapshotOptions.Contents and overrides) and the disk's tree the
 	// cache got from that snapshot (cacheRoot).
 	lastCommit struct{ cacheRoot, commitRoot plumbing.Hash }
-}
-
-func inode(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return st.Ino
-	}
-	return 0
 }

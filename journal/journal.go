@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // Journal is a workspace's record of its runs, plans, pending change sets
@@ -174,12 +175,7 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 		_ = os.Remove(tmp)
 		return err
 	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return platform.SyncDir(dir)
 }
 
 // Records decodes every *.json record of sub, sorted by name. A record

@@ -115,12 +115,16 @@ func uriToPath(u string) (string, error) {
 	if pu.Host != "" && pu.Host != "localhost" {
 		return "", fmt.Errorf("URI %q names a remote host", u)
 	}
-	return filepath.FromSlash(pu.Path), nil
+	return filepath.FromSlash(workspace.FromURIPath(pu.Path)), nil
 }
 
 // pathToURI is the inverse of uriToPath.
 func pathToURI(p string) string {
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(p)}
+	sp := filepath.ToSlash(p)
+	if !strings.HasPrefix(sp, "/") {
+		sp = "/" + sp // C:/x (Windows) is file:///C:/x
+	}
+	u := url.URL{Scheme: "file", Path: sp}
 	return u.String()
 }
 

@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"path"
+
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // ReadFile returns the overlay content if the file is open in the editor,
@@ -202,9 +204,9 @@ func (w *Workspace) writeAtomic(real string, data []byte, perm fs.FileMode, o wr
 		d.remove(tmp)
 		return fmt.Errorf("close temporary file: %w", unwrapOS(err))
 	}
-	if err := d.rename(tmp, base); err != nil {
+	if err := platform.RetryBusy(func() error { return d.rename(tmp, base) }); err != nil {
 		d.remove(tmp)
-		return fmt.Errorf("rename temporary file into place: %w", err)
+		return fmt.Errorf("rename temporary file into place: %w", platform.Explain(err, ""))
 	}
 	d.sync()
 	return nil

@@ -132,7 +132,7 @@ func pathOf(p string) (string, error) {
 		if name == "" {
 			return "", fmt.Errorf("%w: file URI without a path", ErrInvalidPath)
 		}
-		return filepath.FromSlash(name), nil
+		return filepath.FromSlash(FromURIPath(name)), nil
 	}
 	return filepath.FromSlash(p), nil
 }
@@ -165,14 +165,14 @@ func (w *Workspace) lexicalRel(name string) (string, bool) {
 // under returns path relative to dir if path is dir or inside it (both
 // absolute and clean).
 func under(dir, path string) (string, bool) {
-	if path == dir {
+	if len(path) == len(dir) && samePrefix(path, dir) {
 		return ".", true
 	}
 	prefix := dir
 	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
 		prefix += string(filepath.Separator)
 	}
-	if strings.HasPrefix(path, prefix) {
+	if samePrefix(path, prefix) {
 		return path[len(prefix):], true
 	}
 	return "", false

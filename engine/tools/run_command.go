@@ -34,7 +34,8 @@ var (
 	// PipeGrace is how long, after the shell exits, processes it left in
 	// the background may keep the output open before they are killed.
 	PipeGrace = 2 * time.Second
-	// Shell runs the command as Shell -c command.
+	// Shell runs the command as Shell -c command (on POSIX; Windows runs
+	// it through cmd.exe, see run_command_windows.go).
 	Shell = "/bin/sh"
 )
 
@@ -68,7 +69,7 @@ const runCommandSchema = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "properties": {
-    "command": {"type": "string", "minLength": 1, "description": "Shell command line, run with sh -c."},
+    "command": {"type": "string", "minLength": 1, "description": "Shell command line, run with sh -c (cmd.exe /d /s /c on Windows)."},
     "cwd": {"type": "string", "description": "Directory to run in, relative to the workspace root (default: the root)."},
     "env": {"type": "object", "additionalProperties": {"type": "string"}, "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}, "description": "Extra environment variables."},
     "timeout": {"type": "string", "pattern": "^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$", "description": "Go duration such as \"30s\" or \"5m\"; the command is stopped after it."},
@@ -154,12 +155,12 @@ func (t *runCommandTool) Run(ctx context.Context, env *Env, raw json.RawMessage)
 		ok = []int{0}
 	}
 
-	cmd := exec.Command(Shell, "-c", a.Command)
+	cmd := shellCommand(a.Command)
 	cmd.Dir = dir
 	cmd.Env = mergeEnv(os.Environ(), a.Env)
 	out, stopErr, err := runGroup(ctx, cmd, env, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("run_command: starting %s in %s: %w", Shell, dir, err)
+		return nil, fmt.Errorf("run_command: starting %s in %s: %w", shellName(), dir, err)
 	}
 	res := &Result{Output: out}
 	switch {
@@ -197,6 +198,12 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, env *Env, timeout time.Duratio
 	outW.Close()
 	errW.Close()
 	if err != nil {
+		outR.Close()
+		errR.Close()
+		return out, nil, err
+	}
+	if err := startedGroup(cmd); err != nil {
+		_ = cmd.Wait()
 		outR.Close()
 		errR.Close()
 		return out, nil, err
@@ -266,6 +273,7 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, env *Env, timeout time.Duratio
 	signalGroup(cmd, true)
 	removeGroup(cmd)
 	waitErr := reap()
+	releaseGroup(cmd)
 	outR.Close()
 	errR.Close()
 	out.DurationMs = time.Since(start).Milliseconds()

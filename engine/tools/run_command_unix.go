@@ -32,3 +32,15 @@ func exitStatus(cmd *exec.Cmd, _ error) (int, string) {
 	}
 	return ps.ExitCode(), ""
 }
+
+// shellCommand is the shell invocation of a command line: sh -c.
+func shellCommand(line string) *exec.Cmd { return exec.Command(Shell, "-c", line) }
+
+// shellName names the shell in messages.
+func shellName() string { return Shell }
+
+// startedGroup: the process group exists from the start (Setpgid).
+func startedGroup(*exec.Cmd) error { return nil }
+
+// releaseGroup: nothing to release; the group ends with its processes.
+func releaseGroup(*exec.Cmd) {}

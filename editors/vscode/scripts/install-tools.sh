@@ -5,6 +5,8 @@
 #   - code-server under .cache/vscode/code-server                     (VS Code in a browser)
 #   - Debian's chromium and libkrb5-dev (a native module of code-server builds against it)
 # Prints the environment to use as shell assignments when called with --env.
+# With --package, only what building a .vsix needs (Node 24 and the npm packages): no
+# code-server, no Chromium (scripts/package-platform.sh and `make release` use this).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -39,9 +41,10 @@ apt_install() {
     die "apt-get install ${missing[*]}"
 }
 
+package_only=false
+[ "${1:-}" = "--package" ] && package_only=true
+
 command -v npm >/dev/null || apt_install npm
-apt_install libkrb5-dev chromium
-[ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing after apt-get install chromium"
 
 if [ ! -x "$nodedir/package/bin/node" ]; then
   log "fetching Node $NODE_VERSION from npm"
@@ -53,6 +56,19 @@ export PATH="$nodedir/package/bin:$PATH"
 export npm_config_nodedir="$nodedir/package"
 [ "$(node --version)" = "v$NODE_VERSION" ] || die "node on PATH is $(node --version), want v$NODE_VERSION"
 
+if [ ! -d "$here/../node_modules/typescript" ] || [ ! -d "$here/../node_modules/@vscode/vsce" ] || [ ! -d "$here/../node_modules/playwright-core" ]; then
+  log "npm ci in editors/vscode"
+  (cd "$here/.." && if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi) || die "npm install in editors/vscode"
+fi
+if $package_only; then
+  log "ok (packaging only): node $(node --version), vsce $(cd "$here/.." && node_modules/.bin/vsce --version)"
+  exit 0
+fi
+
+# The end-to-end tools: Chromium and code-server.
+apt_install libkrb5-dev chromium
+[ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing after apt-get install chromium"
+
 if [ ! -x "$csdir/node_modules/.bin/code-server" ]; then
   log "installing code-server $CODE_SERVER_VERSION from npm (a few minutes, ~600 MB)"
   tmp="$csdir.partial"; rm -rf "$tmp"; mkdir -p "$tmp"
@@ -62,8 +78,4 @@ if [ ! -x "$csdir/node_modules/.bin/code-server" ]; then
   rm -rf "$csdir"; mv "$tmp" "$csdir"
 fi
 
-if [ ! -d "$here/../node_modules/playwright-core" ] || [ ! -d "$here/../node_modules/@vscode/vsce" ]; then
-  log "npm ci in editors/vscode"
-  (cd "$here/.." && if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi) || die "npm install in editors/vscode"
-fi
 log "ok: node $(node --version), code-server $CODE_SERVER_VERSION, $(/usr/bin/chromium --version 2>/dev/null | head -1)"

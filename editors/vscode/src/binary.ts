@@ -1,14 +1,49 @@
-// Finding the agentd binary: agentd.path, else `agentd` on PATH. No vscode import (unit-tested).
+// Finding the agentd binary: the one bundled in the extension, else agentd.path, else `agentd`
+// on PATH. No vscode import (unit-tested).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-const executable = (p: string) => { try { fs.accessSync(p, fs.constants.X_OK); return fs.statSync(p).isFile(); } catch { return false; } };
+const executable = (p: string) => {
+  try {
+    if (process.platform !== 'win32') fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch { return false; }
+};
 
-/** findBinary resolves the agentd.path setting, else `agentd` on PATH; undefined when missing. */
-export function findBinary(setting: string, envPath = process.env.PATH ?? ''): string | undefined {
+/** exeName is agentd's file name on this OS. */
+export const exeName = (platform = process.platform) => (platform === 'win32' ? 'agentd.exe' : 'agentd');
+
+/** bundledPath is where a platform .vsix (scripts/package-platform.sh) puts its agentd:
+ *  bin/<platform>-<arch>/agentd[.exe] inside the extension, named like vsce's targets. */
+export function bundledPath(extensionDir: string, platform = process.platform, arch = process.arch): string {
+  return path.join(extensionDir, 'bin', `${platform}-${arch}`, exeName(platform));
+}
+
+/** findBinary: the bundled binary first (a platform .vsix has one), else the agentd.path
+ *  setting, else `agentd` on PATH; undefined when none is there. */
+export function findBinary(setting: string, envPath = process.env.PATH ?? '', extensionDir?: string): string | undefined {
+  if (extensionDir) {
+    const b = bundledPath(extensionDir);
+    if (executable(b)) return b;
+  }
   if (setting) return executable(setting) ? setting : undefined;
-  for (const dir of envPath.split(path.delimiter)) if (dir && executable(path.join(dir, 'agentd'))) return path.join(dir, 'agentd');
+  for (const dir of envPath.split(path.delimiter)) if (dir && executable(path.join(dir, exeName()))) return path.join(dir, exeName());
   return undefined;
+}
+
+/** PROTOCOL_VERSION is the agentd protocol this extension speaks (initialize result,
+ *  capabilities.experimental.agentd.protocolVersion). */
+export const PROTOCOL_VERSION = 2;
+
+/** protocolProblem says why a daemon whose initialize result carries `got` cannot be used,
+ *  naming both versions and the fix; undefined when it matches. */
+export function protocolProblem(got: unknown, bin: string): string | undefined {
+  if (got === PROTOCOL_VERSION) return undefined;
+  const theirs = typeof got === 'number' ? `protocol ${got}` : 'no protocol version (an agentd older than protocol 2)';
+  const fix = typeof got === 'number' && got > PROTOCOL_VERSION
+    ? 'update the agentd extension, or set agentd.path to an agentd that speaks protocol ' + PROTOCOL_VERSION
+    : 'update agentd (or use the agentd bundled with the extension: clear agentd.path), or install the extension version that matches it';
+  return `agentd: the extension speaks protocol ${PROTOCOL_VERSION}, but ${bin} speaks ${theirs}: ${fix}.`;
 }
 
 /** serverCommand is how `agentd serve` is started: over stdio, with no `transport` set, because
@@ -21,6 +56,6 @@ export function serverCommand(bin: string, logLevel: string, stateDir?: string):
 
 /** missingBinaryMessage is the one message shown when there is no binary (with an Open Setting button). */
 export function missingBinaryMessage(setting: string): string {
-  const where = setting ? `agentd.path ("${setting}") is not an executable file` : 'no agentd on PATH and agentd.path is not set';
+  const where = setting ? `agentd.path ("${setting}") is not an executable file` : 'no agentd bundled for this platform, none on PATH, and agentd.path is not set';
   return `agentd: the agentd binary was not found (${where}).`;
 }

@@ -16,7 +16,7 @@ import {
   logLine, missingModel, modelSpec, moveEdit, runConflict, statusText,
 } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
-import { findBinary, missingBinaryMessage, serverCommand } from './binary';
+import { findBinary, missingBinaryMessage, protocolProblem, serverCommand } from './binary';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
 
 let client: LanguageClient | undefined;
@@ -76,7 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   // The daemon first: it starts (a process and an initialize round trip) while the views,
   // decorations and commands are set up, and nothing waits for the views.
   const cfg = vscode.workspace.getConfiguration('agentd');
-  const bin = findBinary(cfg.get<string>('path', ''));
+  const bin = findBinary(cfg.get<string>('path', ''), process.env.PATH ?? '', context.extensionPath);
   const folder = vscode.workspace.workspaceFolders?.[0];
   const key = await context.secrets.get(SECRET_KEY).then((k) => k, () => undefined);
   const starting = bin && folder ? startClient(context, out, bin, folder.uri.fsPath, key) : undefined;
@@ -126,7 +126,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void refreshAll(st);
   } catch (e) {
     client = undefined;
-    st.down = { message: `agentd: the daemon did not start: ${errText(e)}`, fix: 'restart' };
+    const m = errText(e);
+    // A refused protocol version is its own whole message (binary.ts, protocolProblem).
+    st.down = { message: m.startsWith('agentd: ') ? m : `agentd: the daemon did not start: ${m}`, fix: 'restart' };
     out.error(st.down.message);
     reportDown(st);
   }
@@ -303,6 +305,14 @@ async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutp
   const t1 = performance.now();
   await Promise.race([c.start(), spawnError]);
   startTimes.startMs = performance.now() - t1;
+  // A daemon of another protocol version would misread requests: refuse it, saying which
+  // versions and what to do.
+  const problem = protocolProblem(c.initializeResult?.capabilities?.experimental?.agentd?.protocolVersion, bin);
+  if (problem) {
+    await c.stop().catch(() => undefined);
+    client = undefined;
+    throw new Error(problem);
+  }
   return c;
 }
 

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command snapbench compares agentd's snapshots with the git command line
 // doing the same job the way other agents do (git add -A && git commit in
 // a shadow git dir; restore with git clean -fd && git reset --hard), run

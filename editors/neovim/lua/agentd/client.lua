@@ -7,7 +7,7 @@ local function notify(msg, level)
   return require('agentd.notify').notify(msg, level)
 end
 
-M.PROTOCOL_VERSION = 1
+M.PROTOCOL_VERSION = require('agentd.protocol').VERSION
 
 local warned_missing = false
 local warned_old_cmd = false
@@ -31,7 +31,10 @@ function M.command()
       cmd = nil -- the current form: nothing to say
     end
   else
-    list = { 'agentd', 'serve' }
+    -- The binary build.lua installed in the repository first, then PATH.
+    local install = require('agentd.install')
+    local own = install.binary(install.repo_root())
+    list = { vim.fn.executable(own) == 1 and own or 'agentd', 'serve' }
     cmd = nil
   end
   if cmd ~= nil and not warned_old_cmd then
@@ -281,7 +284,11 @@ function M.ensure(bufnr, quiet)
     -- Send each edit at once, so the server rebases hunks under the user's
     -- typing and never mistakes an edit it applied for one the user made.
     flags = { debounce_text_changes = 0 },
-    on_init = function(c)
+    -- A daemon of another protocol version is stopped, saying which and the fix.
+    on_init = function(c, result)
+      if require('agentd.protocol').on_init(c, result) then
+        return
+      end
       M.send_approval(c)
     end,
     on_exit = function(code, signal, client_id)

@@ -117,7 +117,7 @@ function M.check()
       if pv == client.PROTOCOL_VERSION then
         h.ok(('protocol version %d (the plugin speaks %d)'):format(pv, client.PROTOCOL_VERSION))
       else
-        h.error(('protocol version %s, but the plugin speaks %d: rebuild agentd (make build) from the same checkout as the plugin'):format(tostring(pv), client.PROTOCOL_VERSION))
+        h.error(require('agentd.protocol').problem(pv, cmd[1]))
       end
     end
   end

@@ -21,7 +21,7 @@ test('findBinary: the setting, else agentd on PATH, else undefined', () => {
 
 test('missingBinaryMessage names the setting or PATH, one line, no stack', () => {
   assert.equal(missingBinaryMessage('/opt/agentd'), 'agentd: the agentd binary was not found (agentd.path ("/opt/agentd") is not an executable file).');
-  assert.match(missingBinaryMessage(''), /no agentd on PATH and agentd\.path is not set/);
+  assert.match(missingBinaryMessage(''), /none on PATH, and agentd\.path is not set/);
   assert.ok(!missingBinaryMessage('').includes('\n'));
 });
 
