@@ -7,6 +7,7 @@
 //	agentd validate PLAN         check a plan
 //	agentd snapshot SUBCOMMAND   snapshots of a workspace
 //	agentd runs [RUN]            past runs of a workspace
+//	agentd review [RUN]          review the change sets still pending
 //	agentd rules list|revoke     remembered approval rules
 //	agentd tools                 the tools a step can call
 //	agentd completion SHELL      shell completion (bash, zsh, fish)
@@ -120,6 +121,7 @@ and snapshots to undo it. Editors start 'agentd serve'; 'agentd run' is the term
 		newRunCmd(a),
 		newUndoCmd(a),
 		newRunsCmd(a),
+		newReviewCmd(a),
 		newValidateCmd(a),
 		newPlanCmd(a),
 		newSnapshotCmd(a),
