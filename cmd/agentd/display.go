@@ -55,7 +55,7 @@ func newDisplay(con *console, jsonOut io.Writer, p *engine.Plan) *display {
 	d := &display{con: con, desc: map[string]string{}, partial: map[string]string{}, started: map[string]time.Time{},
 		shown: map[string]int{}, shownCh: make(chan struct{}), ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), t0: time.Now()}
 	if jsonOut != nil {
-		d.json = json.NewEncoder(jsonOut)
+		d.json = newJSONEncoder(jsonOut)
 		d.jsonW = jsonOut
 	}
 	d.learn(p)
@@ -167,9 +167,16 @@ func (d *display) OnEvent(ev engine.Event) {
 		defer d.markShown(shownKey("approval", ev.StepID))
 	}
 	if d.json != nil {
+		out := jsonEvent{Event: ev}
+		if ev.Type == engine.EventChangeProposed {
+			<-d.ready
+			if cs, ok := d.run.Change(ev.ChangeID); ok {
+				out.Patch = changePatch(cs)
+			}
+		}
 		// Through the console: a JSON line never lands inside a prompt
 		// shown on the same terminal.
-		d.con.Write(func() { d.json.Encode(ev) })
+		d.con.Write(func() { d.json.Encode(out) })
 		return
 	}
 	c := d.con

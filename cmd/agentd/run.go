@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -299,16 +298,17 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
+	undo := ""
+	if len(st.Snapshots) > 0 {
+		undo = hintCommand(ws.Root(), o.stateDir, "undo", st.RunID)
+	}
 	if o.jsonOut {
-		json.NewEncoder(stdout).Encode(struct {
-			Type  string           `json:"type"`
-			State *engine.RunState `json:"state"`
-		}{"result", &st})
+		newJSONEncoder(stdout).Encode(jsonResult{Type: "result", State: &st, Summary: st.Summary, Undo: undo})
 	} else {
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, st.Summary)
-		if len(st.Snapshots) > 0 {
-			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", hintCommand(ws.Root(), o.stateDir, "undo", st.RunID))
+		if undo != "" {
+			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
 		}
 	}
 	if t.noInput != "" {

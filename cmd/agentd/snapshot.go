@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -218,7 +217,7 @@ func (sc *snapCmd) open() (*gitops.Store, int) {
 // out prints v as JSON with --json, else runs text.
 func (sc *snapCmd) out(v any, text func()) int {
 	if sc.asJSON {
-		enc := json.NewEncoder(sc.a.stdout)
+		enc := newJSONEncoder(sc.a.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(v); err != nil {
 			fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
