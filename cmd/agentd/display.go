@@ -303,8 +303,8 @@ func (d *display) status(st *engine.RunState) string {
 	if st.Tokens > 0 || st.CostUSD > 0 {
 		s += fmt.Sprintf(" · %d tokens $%.4f", st.Tokens, st.CostUSD)
 	}
-	if st.EtaMs != nil {
-		s += " · ETA " + (time.Duration(*st.EtaMs) * time.Millisecond).Round(time.Second).String()
+	if eta, ok := d.etaWorthShowing(st); ok {
+		s += " · ETA " + eta.String()
 	}
 	return s
 }
@@ -328,4 +328,25 @@ func short(id string) string {
 		return id[:10]
 	}
 	return id
+}
+
+// etaWorthShowing is the run's ETA when it is an estimate worth showing: a
+// second or more, and not already overtaken by a step still running
+// (beside a command that has run for minutes, "ETA 0s" says nothing true).
+// d.mu is held.
+func (d *display) etaWorthShowing(st *engine.RunState) (time.Duration, bool) {
+	if st.EtaMs == nil {
+		return 0, false
+	}
+	eta := (time.Duration(*st.EtaMs) * time.Millisecond).Round(time.Second)
+	if eta < time.Second {
+		return 0, false
+	}
+	now := time.Now()
+	for _, id := range st.CurrentSteps {
+		if t0, ok := d.started[id]; ok && now.Sub(t0) > eta {
+			return 0, false
+		}
+	}
+	return eta, true
 }

@@ -44,6 +44,7 @@ type runOptions struct {
 	noSnapshots bool
 	stepTimeout time.Duration
 	model       string
+	verbose     bool // stream the model's text (planning, llm steps)
 	log         logFlags
 }
 
@@ -89,6 +90,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.DurationVar(&o.stepTimeout, "step-timeout", engine.DefaultStepTimeout, "default `TIMEOUT` of a step (e.g. 30s, 5m)")
 	fs.StringVar(&o.request, "request", "", "make the plan from this `REQUEST` with a model, then run it")
 	o.log = addLogFlags(cmd, "warn")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show the model's text as it streams in while it plans")
 	fs.StringVar(&o.model, "model", "", "the `MODEL` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	cmd.MarkFlagsMutuallyExclusive("sequential", "parallel")
 	completeDirs(cmd, "workspace", "state-dir")
@@ -185,7 +187,11 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		plan = p
 	}
 
-	logger, closeLog, ok := o.log.logger("run", stderr)
+	logOut := stderr
+	if con.tty {
+		logOut = consoleLog{con} // above the status line, never over it
+	}
+	logger, closeLog, ok := o.log.logger("run", logOut)
 	if !ok {
 		return exitUsage
 	}
