@@ -45,6 +45,7 @@ type runOptions struct {
 	stepTimeout time.Duration
 	model       string
 	verbose     bool // stream the model's text (planning, llm steps)
+	maxFileSize sizeFlag // files larger than this are not read by tools nor kept in snapshots
 	log         logFlags
 }
 
@@ -91,6 +92,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.StringVar(&o.request, "request", "", "make the plan from this `REQUEST` with a model, then run it")
 	o.log = addLogFlags(cmd, "warn")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show the model's text as it streams in while it plans")
+	fs.Var(&o.maxFileSize, "max-file-size", "the largest `SIZE` of a file tools read and snapshots keep (e.g. 50MiB; default 20MiB)")
 	fs.StringVar(&o.model, "model", "", "the `MODEL` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	cmd.MarkFlagsMutuallyExclusive("sequential", "parallel")
 	completeDirs(cmd, "workspace", "state-dir")
@@ -197,7 +199,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 
-	ws, err := workspace.Open(o.wsDir, workspace.Options{})
+	ws, err := workspace.Open(o.wsDir, workspace.Options{MaxFileSize: int64(o.maxFileSize)})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
 		return exitUsage
@@ -248,7 +250,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	t.keepChanges(journal, stderr)
 	defer t.book.Close() // what review.RecordDelay holds back is recorded
 	if !o.noSnapshots && !o.dryRun {
-		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: o.stateDir, Logger: logger})
+		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: o.stateDir, Logger: logger, MaxFileSize: int64(o.maxFileSize)})
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd run: cannot open the snapshot store: %v\n(run with --no-snapshots to go on without undo)\n", err)
 			return exitFailed
@@ -283,6 +285,10 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		opts.Approval = &p
 	}
 	opts.Subscribers = []engine.Subscriber{disp}
+	var gitBefore userGitState
+	if !o.dryRun {
+		gitBefore = readUserGit(ctx, ws) // what the run may commit or stage, undo cannot take back
+	}
 	stopSignals := watchInterrupts(con, cancel)
 	defer stopSignals()
 	run, err := eng.Start(runCtx, plan, opts)
@@ -304,6 +310,12 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
+	side := userGitChanges(context.WithoutCancel(ctx), ws, st.RunID, gitBefore, readUserGit(context.WithoutCancel(ctx), ws))
+	if side != nil {
+		if err := journal.Save(userGitName(st.RunID), side); err != nil {
+			fmt.Fprintf(stderr, "agentd run: warning: %v\n", err)
+		}
+	}
 	undo := ""
 	if len(st.Snapshots) > 0 {
 		undo = hintCommand(ws.Root(), o.stateDir, "undo", st.RunID)
@@ -316,6 +328,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		if undo != "" {
 			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
 		}
+		printUserGitSide(stdout, side)
 	}
 	if t.noInput != "" {
 		// Honest about why nothing (or not everything) was done, and how

@@ -65,7 +65,11 @@ func cmdUndo(a *app, jc *journalCmd, args []string, ro gitops.RestoreOptions) in
 		fmt.Fprintf(a.stdout, "%s run %s (%s, %s), back to its start snapshot %s\n", what, st.RunID, st.Status,
 			st.StartTime.Local().Format(time.DateTime), short12(st.Snapshots[0]))
 	}
-	return sc.restore(store, st.Snapshots[0], ro)
+	code = sc.restore(store, st.Snapshots[0], ro)
+	if !jc.jsonOut {
+		printUndoLeftovers(a.stdout, j, st)
+	}
+	return code
 }
 
 func short12(id string) string {
