@@ -171,7 +171,11 @@ func ContextText(p *Plan) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The model looked at %d things before planning:\n", len(p.Context))
+	what := "things"
+	if len(p.Context) == 1 {
+		what = "thing"
+	}
+	fmt.Fprintf(&b, "The model looked at %d %s before planning:\n", len(p.Context), what)
 	for _, c := range p.Context {
 		b.WriteString("  " + c.String() + "\n")
 	}

@@ -50,7 +50,7 @@ func (pl *planner) diskFile(p string) (*fileRec, string) {
 		if pl.overwrite {
 			return nil, ""
 		}
-		return nil, fmt.Sprintf("too large (%d bytes, over the snapshot size limit) to be saved for undo; left alone (restore with overwrite to replace it)", fi.Size())
+		return nil, fmt.Sprintf("too large (%d bytes, over the snapshot size limit) to be saved for undo; left alone (restore with --overwrite to replace it)", fi.Size())
 	}
 	r := &fileRec{path: p, mode: mode, perm: permBits(fi.Mode()), size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inode(fi)}
 	data, err := pl.s.readEntry(r)
@@ -58,7 +58,7 @@ func (pl *planner) diskFile(p string) (*fileRec, string) {
 		if pl.overwrite {
 			return nil, ""
 		}
-		return nil, fmt.Sprintf("cannot be read to be saved for undo (%v); left alone (restore with overwrite to replace it)", err)
+		return nil, fmt.Sprintf("cannot be read to be saved for undo (%v); left alone (restore with --overwrite to replace it)", err)
 	}
 	r.hash = hashObject(plumbing.BlobObject, data)
 	pl.data[p] = data

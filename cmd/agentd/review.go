@@ -56,7 +56,7 @@ func (t *terminal) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 		return t.decide(ctx, cs, []review.Decision{{Action: review.Accept}}, "")
 	}
 	for {
-		ans, err := t.con.Choose(ctx, text, "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:", "ynaqes?", 0)
+		ans, err := t.con.Choose(ctx, text, "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help, then Enter:", "ynaqes?", 0)
 		text = ""
 		switch {
 		case errors.Is(err, errNoAnswer):
@@ -126,7 +126,7 @@ func (t *terminal) splitSet(ctx context.Context, set *review.Set, stepID string)
 		act := rest
 		for act == "" {
 			ans, err := t.con.Choose(ctx, t.renderUnit(u, i+1, len(units)),
-				fmt.Sprintf("apply this hunk (%d/%d)? [y]es [n]o [a]ll the rest [d]rop the rest [?]help:", i+1, len(units)), "ynad?", 0)
+				fmt.Sprintf("apply this hunk (%d/%d)? [y]es [n]o [a]ll the rest [d]rop the rest [?]help, then Enter:", i+1, len(units)), "ynad?", 0)
 			if errors.Is(err, errNoAnswer) {
 				t.closedInput(stepID)
 				ans = 'd'

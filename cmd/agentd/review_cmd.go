@@ -44,9 +44,9 @@ e edits it in $EDITOR, s decides hunk by hunk. The editors see the same decision
 // applied already is kept or taken out, one not applied is applied or not.
 func reviewQuestion(mode engine.ReviewMode) string {
 	if mode == engine.ReviewAfter {
-		return "keep this change? [y]es [n]o, take it out [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
+		return "keep this change? [y]es [n]o, take it out [a]ll remaining [q]uit [e]dit [s]plit [?]help, then Enter:"
 	}
-	return "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
+	return "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help, then Enter:"
 }
 
 const reviewLaterKeys = `  y  keep it (review after: it is applied already) or apply it

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-const keepPrompt = "keep this change? [y]es [n]o, take it out [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
+const keepPrompt = "keep this change? [y]es [n]o, take it out [a]ll remaining [q]uit [e]dit [s]plit [?]help, then Enter:"
 
 // A run with --review after leaves its change set pending; agentd review
 // finishes it at the terminal with the run's keys, through the review

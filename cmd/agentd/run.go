@@ -44,7 +44,7 @@ type runOptions struct {
 	noSnapshots bool
 	stepTimeout time.Duration
 	model       string
-	verbose     bool // stream the model's text (planning, llm steps)
+	verbose     bool     // stream the model's text (planning, llm steps)
 	maxFileSize sizeFlag // files larger than this are not read by tools nor kept in snapshots
 	log         logFlags
 }
@@ -317,7 +317,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		}
 	}
 	undo := ""
-	if len(st.Snapshots) > 0 {
+	if len(st.Snapshots) > 0 && mayHaveChanged(&st) {
 		undo = hintCommand(ws.Root(), o.stateDir, "undo", st.RunID)
 	}
 	if o.jsonOut {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -53,6 +54,10 @@ never touched); agentd run and the editors take them before and after every step
 			defer store.Close()
 			return body(sc, store, args)
 		})
+		if strings.Contains(use, " ID") || strings.Contains(use, " A") {
+			// show ID, diff A [B], restore ID: Tab completes snapshot IDs.
+			cmd.ValidArgsFunction = sc.completeSnapshots
+		}
 		group.AddCommand(cmd)
 		return cmd, sc
 	}
@@ -273,14 +278,15 @@ func (sc *snapCmd) restore(store *gitops.Store, id string, ro gitops.RestoreOpti
 		for _, c := range res.LeftAlone {
 			fmt.Fprintf(stdout, "left alone: %s: %s\n", c.Path, c.Message)
 		}
-		if n := len(res.Restored) + len(res.Created) + len(res.Deleted); n == 0 && len(res.Conflicts) == 0 {
+		changed := len(res.Restored) + len(res.Created) + len(res.Deleted)
+		if changed == 0 && len(res.Conflicts) == 0 {
 			fmt.Fprintln(stdout, "nothing to restore: the workspace already matches")
 		}
 		if len(res.Conflicts) > 0 && !ro.Overwrite {
 			again := append(strings.Fields(cmd), sc.restoreArgs...)
 			fmt.Fprintf(stdout, "to restore the conflicting files too: %s\n", hintCommand(store.Root(), sc.w.stateDir, append(again, "--overwrite")...))
 		}
-		if res.UndoSnapshot != "" {
+		if res.UndoSnapshot != "" && changed > 0 { // nothing done: nothing to undo
 			fmt.Fprintf(stdout, "undo with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "snapshot", "restore", res.UndoSnapshot[:12]))
 		}
 	})
@@ -309,4 +315,34 @@ func printSkipped(w io.Writer, skipped []gitops.SkippedFile) {
 	for _, s := range skipped {
 		fmt.Fprintf(w, "skipped: %s (%d bytes): %s\n", s.Path, s.Size, s.Reason)
 	}
+}
+
+// completeSnapshots completes a snapshot ID from the workspace's store,
+// newest first, each with its label.
+func (sc *snapCmd) completeSnapshots(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	quiet := &snapCmd{a: &app{ctx: cmd.Context(), stdout: io.Discard, stderr: io.Discard}, w: sc.w, name: "snapshot"}
+	if quiet.a.ctx == nil {
+		quiet.a.ctx = context.Background()
+	}
+	defer gitops.OneShot()()
+	store, _ := quiet.open()
+	if store == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer store.Close()
+	list, err := store.List(quiet.a.ctx, "")
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var ids []string
+	for _, snap := range list {
+		id := short12(snap.ID)
+		if strings.HasPrefix(snap.ID, toComplete) {
+			if len(toComplete) > 12 {
+				id = snap.ID
+			}
+			ids = append(ids, id+"\t"+snap.Label)
+		}
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }

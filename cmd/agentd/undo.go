@@ -48,7 +48,7 @@ func cmdUndo(a *app, jc *journalCmd, args []string, ro gitops.RestoreOptions) in
 		if errors.Is(err, engine.ErrRunStillActive) {
 			how = "cancel it, then undo it"
 		}
-		fmt.Fprintf(a.stderr, "agentd undo: %v (journal %s); %s\n", err, jc.root, how)
+		fmt.Fprintf(a.stderr, "agentd undo: %v (workspace %s); %s\n", err, jc.root, how)
 		return exitFailed
 	}
 	sc := &snapCmd{a: a, name: "undo", w: jc.w, asJSON: jc.jsonOut, restoreArgs: []string{st.RunID}}

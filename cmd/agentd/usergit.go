@@ -159,3 +159,39 @@ func printUndoLeftovers(w io.Writer, j *engine.Journal, st *engine.RunState) {
 	}
 	printLeftOut(w, st)
 }
+
+// mayHaveChanged reports whether the run may have changed the workspace:
+// files changed, or a step that writes or runs commands started. A run of
+// read-only steps (failed or not) has nothing to undo.
+func mayHaveChanged(st *engine.RunState) bool {
+	if len(st.FilesChanged) > 0 {
+		return true
+	}
+	plan := st.FinalPlan
+	if plan == nil {
+		plan = st.OriginalPlan
+	}
+	if plan == nil {
+		return true
+	}
+	started := map[string]bool{}
+	for _, s := range st.Steps {
+		started[s.ID] = s.Attempts > 0
+	}
+	reg := tools.Builtin()
+	for _, s := range plan.Steps {
+		if !started[s.ID] {
+			continue
+		}
+		if s.EffectiveKind() != engine.KindTool {
+			if s.EffectiveKind() == engine.KindAgent {
+				return true
+			}
+			continue
+		}
+		if t, ok := reg.Get(s.Tool); !ok || t.Category() != tools.CategoryRead {
+			return true
+		}
+	}
+	return false
+}

@@ -47,6 +47,7 @@ func TestUndoNamesWhatItCannotUndo(t *testing.T) {
 		"not undone: the run left staged.txt in your index (staged); to unstage: git restore --staged -- staged.txt",
 		"big.bin (larger than the snapshot size limit (1024 bytes))",
 		"--max-file-size",
+		"(restore with --overwrite to replace it)", // the flag's name, not "restore with overwrite"
 	} {
 		if !strings.Contains(u.stdout, want) {
 			t.Errorf("undo does not say %q:\n%s", want, u.stdout)
