@@ -655,13 +655,23 @@ func (v *validator) checkPaths(s *Step) {
 		if hasRef(pa.value) || filepath.IsAbs(pa.value) || strings.HasPrefix(strings.ToLower(pa.value), "file:") {
 			continue
 		}
-		if c := filepath.Clean(filepath.FromSlash(pa.value)); c != "." && !filepath.IsLocal(c) {
+		if escapesLexically(pa.value) {
 			v.add(s.ID, pa.field, "%q leaves the workspace: give a path inside it, relative to its root", pa.value)
 		}
 	}
 }
 
 type pathArg struct{ field, value string }
+
+// escapesLexically reports whether a relative path leaves any root by its
+// text alone ("../x", "a/../../x").
+func escapesLexically(p string) bool {
+	if filepath.IsAbs(p) || strings.HasPrefix(strings.ToLower(p), "file:") {
+		return false
+	}
+	c := filepath.Clean(filepath.FromSlash(p))
+	return c != "." && !filepath.IsLocal(c)
+}
 
 // stepPaths lists a tool step's path args with their fields.
 func stepPaths(s *Step) []pathArg {
@@ -746,7 +756,8 @@ func (v *validator) argNameHint(tool, schemaURL, name string) string {
 }
 
 // CheckPlanFile parses and validates a plan file's data against the tools
-// in reg and returns the plan (nil when it cannot be read as one) and
+// in reg and returns the plan (nil when it cannot be read as one; with
+// unknown fields, the plan read without them) and
 // every problem at once: an unknown or misspelt field no longer hides the
 // steps' problems, which are checked on the plan read without it.
 func CheckPlanFile(name string, data []byte, reg *tools.Registry, maxSteps int) (*Plan, []Problem) {
@@ -788,7 +799,7 @@ func CheckPlanFile(name string, data []byte, reg *tools.Registry, maxSteps int) 
 			probs = append(probs, pr)
 		}
 	}
-	return nil, probs
+	return &lp, probs // read without the unknown fields: checkable further, never runnable
 }
 
 // CheckWorkspace returns what the run would find wrong in ws that the plan
@@ -807,8 +818,8 @@ func CheckWorkspace(ctx context.Context, p *Plan, ws *workspace.Workspace) []Pro
 			continue
 		}
 		for _, pa := range stepPaths(s) {
-			if hasRef(pa.value) {
-				continue
+			if hasRef(pa.value) || escapesLexically(pa.value) {
+				continue // checkPaths reports it without a workspace
 			}
 			if _, _, err := ws.Resolve(pa.value); errors.Is(err, workspace.ErrOutsideRoot) {
 				out = append(out, Problem{File: p.Source, StepID: s.ID, Field: pa.field,

@@ -16,7 +16,8 @@ func TestValidateCatchesWhatTheRunWould(t *testing.T) {
 	os.MkdirAll(filepath.Join(ws, "plans"), 0o755)
 	os.WriteFile(filepath.Join(ws, "plans", "bad.json"), []byte(`{"titel":"x","steps":[
 		{"id":"r","tool":"read_file","args":{"path":"main.go","lines":3}},
-		{"id":"w","tool":"write_file","args":{"path":"../out.txt","content":"x"}}]}`), 0o644)
+		{"id":"w","tool":"write_file","args":{"path":"../out.txt","content":"x"}},
+		{"id":"e","tool":"edit_file","args":{"path":"main.go","edits":[{"oldText":"no such text","newText":"x"}]}}]}`), 0o644)
 	os.WriteFile(filepath.Join(ws, "plans", "warn.json"), []byte(`{"steps":[{"id":"e","tool":"edit_file","args":{"path":"greet/greet.go","edits":[
 		{"oldText":"func Hello(name strin) string {","newText":"x"}]}}]}`), 0o644)
 	r := agentdIn(t, ws, agentdBin, nil, "validate", "plans/bad.json", "plans/warn.json")
@@ -28,6 +29,7 @@ func TestValidateCatchesWhatTheRunWould(t *testing.T) {
 		`plans/bad.json: step r: args.lines: unknown field "lines" in args: did you mean "endLine" or "startLine"?`,
 		`plans/bad.json: step w: args.path: "../out.txt" leaves the workspace`,
 		"plans/bad.json: not valid: 3 problems",
+		"plans/bad.json: step e: args.edits[0].oldText: warning: this oldText does not occur in main.go", // checked despite "titel"
 		`plans/warn.json: step e: args.edits[0].oldText: warning: this oldText does not occur in greet/greet.go as it is now; the closest line is line 7: "func Hello(name string) string {"`,
 		"plans/warn.json: valid: 1 step",
 	} {

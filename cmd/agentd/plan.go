@@ -123,6 +123,11 @@ func wireModel(cfg *engine.Config, wsRoot, model string) error {
 	if !settings.Configured() {
 		return nil
 	}
+	if cfg.Logger != nil {
+		// The model client's retries go to the run's log (above the
+		// status line, and to --log-file), not raw to stderr.
+		settings.Logger = cfg.Logger.With("component", "llm")
+	}
 	cfg.Model = llm.NewStepModel(settings)
 	cfg.Planner = llm.NewPlanner(settings, cfg.Tools)
 	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
