@@ -92,7 +92,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.StringVar(&o.request, "request", "", "make the plan from this `REQUEST` with a model, then run it")
 	o.log = addLogFlags(cmd, "warn")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show the model's text as it streams in while it plans")
-	fs.Var(&o.maxFileSize, "max-file-size", "the largest `SIZE` of a file tools read and snapshots keep (e.g. 50MiB; default 20MiB)")
+	fs.Var(&o.maxFileSize, "max-file-size", "the largest `SIZE` of a file tools read and snapshots keep (e.g. 50MiB; default: maxFileSize in the config file, else 20MiB)")
 	fs.StringVar(&o.model, "model", "", "the `MODEL` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	cmd.MarkFlagsMutuallyExclusive("sequential", "parallel")
 	completeDirs(cmd, "workspace", "state-dir")
@@ -199,6 +199,15 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 
+	if o.maxFileSize == 0 {
+		// The config file's maxFileSize, when the flag does not say.
+		size, err := configMaxFileSize()
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd run: %v\n", err)
+			return exitUsage
+		}
+		o.maxFileSize = size
+	}
 	ws, err := workspace.Open(o.wsDir, workspace.Options{MaxFileSize: int64(o.maxFileSize)})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)

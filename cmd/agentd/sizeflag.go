@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+
+	"github.com/agentd/agentd/engine/llm"
 )
 
 // sizeFlag is a byte size given as 1048576, 512KiB, 50MiB, 1GiB (KB, MB,
@@ -40,4 +44,33 @@ parse:
 	}
 	*s = sizeFlag(n * float64(mult))
 	return nil
+}
+
+// configMaxFileSize is "maxFileSize" of the user's config file
+// (~/.config/agentd/config.json, as llm.ConfigPath finds it): a size
+// string ("50MiB") or a number of bytes; 0 when it is not set.
+func configMaxFileSize() (sizeFlag, error) {
+	path := llm.ConfigPath(os.Getenv)
+	if path == "" {
+		return 0, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, nil // no config file: the default
+	}
+	var c struct {
+		MaxFileSize json.RawMessage `json:"maxFileSize"`
+	}
+	if json.Unmarshal(data, &c) != nil || len(c.MaxFileSize) == 0 {
+		return 0, nil
+	}
+	var s sizeFlag
+	var str string
+	if json.Unmarshal(c.MaxFileSize, &str) != nil {
+		str = string(c.MaxFileSize)
+	}
+	if err := s.Set(str); err != nil {
+		return 0, fmt.Errorf("%s: maxFileSize: %v", path, err)
+	}
+	return s, nil
 }

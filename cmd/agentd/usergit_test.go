@@ -27,7 +27,12 @@ func TestUndoNamesWhatItCannotUndo(t *testing.T) {
 		{"id":"c","tool":"git","args":{"action":"commit","message":"add new.txt","paths":["new.txt"]},"dependsOn":["w"]},
 		{"id":"s","tool":"run_command","args":{"command":"echo staged > staged.txt && git add staged.txt && head -c 4096 /dev/zero > big.bin"},"dependsOn":["c"]}]}`)
 	state := t.TempDir()
-	r := agentdIn(t, ws, agentdBin, env, "run", p, "--workspace", ws, "--state-dir", state, "--yes", "--max-file-size", "1KiB")
+	// The limit from the config file's maxFileSize (the flag overrides it).
+	cfg := t.TempDir()
+	os.MkdirAll(filepath.Join(cfg, "agentd"), 0o755)
+	os.WriteFile(filepath.Join(cfg, "agentd", "config.json"), []byte(`{"maxFileSize":"1KiB"}`), 0o644)
+	env = append(env, "XDG_CONFIG_HOME="+cfg)
+	r := agentdIn(t, ws, agentdBin, env, "run", p, "--workspace", ws, "--state-dir", state, "--yes")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
