@@ -56,7 +56,7 @@ PY
 	at = r.waitFor(`"rn"`, at)
 	at = r.waitFor("the saved plan is not valid: [e]dit it again, or [q]uit?", at)
 	r.send("r\n")
-	at = r.waitFor("does not run until they are fixed", at)
+	r.waitFor("does not run until they are fixed", at)
 	r.send("q\n")
 	if code := r.wait(); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, r.tail())
