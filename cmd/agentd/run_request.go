@@ -163,8 +163,12 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Jo
 func reportPlanProblems(con *console, path string, problems []engine.Problem) []string {
 	var out []string
 	for _, pr := range problems {
-		con.Println(path + ": " + pr.String())
-		out = append(out, pr.String())
+		line := pr.String()
+		if !strings.HasPrefix(line, path) { // a problem names its file itself
+			line = path + ": " + line
+		}
+		con.Println(line)
+		out = append(out, line)
 	}
 	con.Println("fix them with e, or quit with q")
 	return out
