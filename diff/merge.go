@@ -12,6 +12,26 @@ import (
 // is reported as a conflict; BaseStart is the 1-based first line of the
 // region in base (for an empty region, the line after the insertion point).
 func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, false, false)
+}
+
+// Merge3Adjacent is Merge3 for review, where theirs is a hunk the agent
+// proposed and ours is the user's typing: changes that only adjoin (one
+// ends on the base line where the other begins) are combined, so an edit of
+// a hunk's context line keeps the hunk. Only changes that overlap, or two
+// insertions at the same point (whose order nobody can tell), conflict.
+func Merge3Adjacent(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, true, false)
+}
+
+// Merge3Theirs is Merge3Adjacent that takes theirs where the two sides
+// conflict (the conflicts are still reported): a hunk proposed again over
+// the user's edit of the lines it changes, for the user to review.
+func Merge3Theirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, true, true)
+}
+
+func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte, conflicts []Conflict) {
 	switch {
 	case bytes.Equal(ours, theirs) || bytes.Equal(base, theirs):
 		return ours, nil
@@ -25,7 +45,11 @@ func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
 	ct, err2 := diffStrings(b, t)
 	if err1 != nil || err2 != nil {
 		// Too large to diff: one conflict over the whole file.
-		return ours, []Conflict{{BaseStart: 1, BaseLines: len(b), Ours: string(ours), Theirs: string(theirs)}}
+		all := []Conflict{{BaseStart: 1, BaseLines: len(b), Ours: string(ours), Theirs: string(theirs)}}
+		if theirsWins {
+			return theirs, all
+		}
+		return ours, all
 	}
 
 	var out strings.Builder
@@ -44,11 +68,21 @@ func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
 		}
 		hi := lo
 		i0, j0 := i, j
+		// joins tells whether a change starting at base line a belongs to
+		// the group [lo, hi): git's rule takes one that touches it; the
+		// adjacent rule only one that overlaps it, or one at the point of
+		// a group that is still an insertion there.
+		joins := func(a int) bool {
+			if !adjacent {
+				return a <= hi
+			}
+			return a < hi || a == hi && hi == lo
+		}
 		for {
-			if i < len(co) && co[i].A0 <= hi {
+			if i < len(co) && joins(co[i].A0) {
 				hi = max(hi, co[i].A1)
 				i++
-			} else if j < len(ct) && ct[j].A0 <= hi {
+			} else if j < len(ct) && joins(ct[j].A0) {
 				hi = max(hi, ct[j].A1)
 				j++
 			} else {
@@ -68,7 +102,11 @@ func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
 			var os, ts strings.Builder
 			writeRegion(&os, b, o, co[i0:i], lo, hi)
 			writeRegion(&ts, b, t, ct[j0:j], lo, hi)
-			out.WriteString(os.String())
+			if theirsWins {
+				out.WriteString(ts.String())
+			} else {
+				out.WriteString(os.String())
+			}
 			if os.String() != ts.String() {
 				conflicts = append(conflicts, Conflict{
 					BaseStart: lo + 1,

@@ -77,7 +77,10 @@ type RunOptions struct {
 	//   llm, agent:      the model is called (it changes nothing itself);
 	//                    its tool calls follow the rules above.
 	// Nothing needs approval in a dry run, since nothing takes effect.
-	DryRun      bool          `json:"dryRun,omitempty"`
+	DryRun bool `json:"dryRun,omitempty"`
+	// Concurrent allows the run while another run of the workspace is
+	// running or paused (see ActiveRunError).
+	Concurrent  bool          `json:"concurrent,omitempty"`
 	MaxTokens   int           `json:"maxTokens,omitempty"`
 	MaxCostUSD  float64       `json:"maxCostUSD,omitempty"`
 	StepTimeout time.Duration `json:"-"`
@@ -152,6 +155,17 @@ func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, err
 	}
 	if opts.RunID == "" {
 		opts.RunID = newRunID()
+	}
+	if e.cfg.Journal != nil && !opts.Concurrent && !opts.DryRun {
+		startMu.Lock()
+		defer startMu.Unlock()
+		active, err := activeRun(e.cfg.Journal)
+		if err != nil {
+			return nil, fmt.Errorf("run %s: not started, the journal's runs cannot be read: %w", opts.RunID, err)
+		}
+		if active != nil {
+			return nil, &ActiveRunError{RunID: active.RunID, Status: active.Status}
+		}
 	}
 	s := newSched(e, ctx, p.Clone(), opts)
 	if e.cfg.Snapshots != nil {

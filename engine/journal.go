@@ -393,7 +393,10 @@ func (rj *runJournal) OnEvent(ev Event) {
 		return
 	}
 	rj.mu.Lock()
-	due := !rj.final && time.Since(rj.last) >= JournalInterval
+	// A pause or resume is the run's status, which other processes list
+	// and one-run-at-a-time (Start) reads: saved at once.
+	status := ev.Type == EventRunPaused || ev.Type == EventRunResumed
+	due := !rj.final && (status || time.Since(rj.last) >= JournalInterval)
 	if due {
 		rj.last = time.Now()
 	}

@@ -69,7 +69,9 @@ func (f *File) rebase(user []byte) bool {
 			decided = append(decided, h)
 		}
 	}
-	if len(open)+len(retry) == 0 || workspace.Hash(user) == f.BaseHash {
+	// Text equal to the base changes nothing, unless a stale hunk may
+	// come back: the user took back the edit that made it stale.
+	if len(open)+len(retry) == 0 || len(retry) == 0 && workspace.Hash(user) == f.BaseHash {
 		return false
 	}
 	var good []diff.Hunk
@@ -84,7 +86,7 @@ func (f *File) rebase(user []byte) bool {
 		cand := append(append(slices.Clone(base), good...), h.Hunk)
 		theirs, err := diff.Apply(f.Old, cand)
 		if err == nil {
-			m, conflicts := diff.Merge3(f.Old, user, theirs)
+			m, conflicts := diff.Merge3Adjacent(f.Old, user, theirs)
 			if len(conflicts) == 0 {
 				good, merged = append(good, h.Hunk), m
 				continue
@@ -96,7 +98,7 @@ func (f *File) rebase(user []byte) bool {
 	revived := false
 	for _, h := range retry {
 		if theirs, err := diff.Apply(h.Base, []diff.Hunk{h.Hunk}); err == nil {
-			if m, conflicts := diff.Merge3(h.Base, merged, theirs); len(conflicts) == 0 {
+			if m, conflicts := diff.Merge3Adjacent(h.Base, merged, theirs); len(conflicts) == 0 {
 				merged, revived = m, true
 				continue
 			}

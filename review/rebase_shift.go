@@ -92,7 +92,7 @@ func followRejected(path string, old, user []byte, p, q, delta int, h *Hunk) {
 		return
 	}
 	if theirs, err := diff.Apply(old, []diff.Hunk{h.Hunk}); err == nil {
-		if m, conflicts := diff.Merge3(old, user, theirs); len(conflicts) == 0 {
+		if m, conflicts := diff.Merge3Adjacent(old, user, theirs); len(conflicts) == 0 {
 			if fd := diff.Compute(path, path, user, m); len(fd.Hunks) == 1 {
 				nh := fd.Hunks[0]
 				nh.ID = h.Hunk.ID

@@ -2,6 +2,7 @@ package rpc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -137,6 +138,33 @@ func TestEveryDocumentedErrorCode(t *testing.T) {
 			}
 			ed.mustCall("agentd/snapshot/create", map[string]any{"label": "mine"}, &sn)
 			return code("agentd/snapshot/restore", map[string]any{"id": sn.ID})
+		},
+		-32010: func() int64 {
+			// A run waits for an approval nobody gives: a second start of
+			// the workspace is refused, naming it; concurrent: true starts.
+			act := startEditor(t, Options{}, nil)
+			act.setAuto("window/workDoneProgress/create", func(json.RawMessage) (any, error) { return nil, nil })
+			act.initialize(root, nil)
+			var pl engine.Plan
+			act.mustCall("agentd/plan/load", map[string]any{"plan": map[string]any{"title": "t", "steps": []any{
+				map[string]any{"id": "c", "tool": "run_command", "args": map[string]any{"command": "true"}}}}}, &pl)
+			var first struct {
+				RunID string `json:"runId"`
+			}
+			act.mustCall("agentd/run/start", map[string]any{"planId": pl.ID}, &first)
+			act.nextRequest("window/showMessageRequest") // the approval, never answered
+			var we *jsonrpc2.Error
+			errors.As(act.call("agentd/run/start", map[string]any{"planId": pl.ID}, nil), &we)
+			if we == nil {
+				return 0
+			}
+			if !strings.Contains(string(we.Data), first.RunID) || !strings.Contains(we.Message, "resume it or cancel it") {
+				t.Errorf("-32010 %q data %s: want the active run %s named and the way out", we.Message, we.Data, first.RunID)
+			}
+			if err := act.call("agentd/run/start", map[string]any{"planId": pl.ID, "options": map[string]any{"concurrent": true}}, nil); err != nil {
+				t.Errorf("a concurrent start was refused: %v", err)
+			}
+			return int64(we.Code)
 		},
 	}
 	for _, row := range rows {

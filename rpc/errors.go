@@ -25,6 +25,7 @@ const (
 	CodeBudget         jsonrpc2.Code = -32007
 	CodeNotInitialized jsonrpc2.Code = -32008
 	CodeNoProtection   jsonrpc2.Code = -32009
+	CodeRunActive      jsonrpc2.Code = -32010
 	CodeCancelled      jsonrpc2.Code = -32800
 )
 
@@ -77,6 +78,7 @@ func toRPCError(ctx context.Context, err error) error {
 		cerr *workspace.ConflictError
 		terr *json.UnmarshalTypeError
 		serr *json.SyntaxError
+		aerr *engine.ActiveRunError
 	)
 	switch {
 	case errors.As(err, &perr):
@@ -91,6 +93,11 @@ func toRPCError(ctx context.Context, err error) error {
 			problems = []engine.Problem{}
 		}
 		return withData(CodePlanInvalid, map[string]any{"problems": problems})
+	case errors.As(err, &aerr):
+		// The engine says what is active; the way out is worded here.
+		e := &jsonrpc2.Error{Code: CodeRunActive, Message: fmt.Sprintf("%v: resume it or cancel it first (agentd/run/resume, agentd/run/cancel), or start with options.concurrent: true", aerr)}
+		e.Data, _ = json.Marshal(map[string]string{"runId": aerr.RunID, "status": string(aerr.Status)})
+		return e
 	case errors.Is(err, engine.ErrStaleVersion):
 		return withData(CodeStaleVersion, nil)
 	case errors.Is(err, gitops.ErrNoProtectionBase):

@@ -24,7 +24,7 @@ import (
 // contents, anything else (plans) is referred to by name.
 //
 //	init [review=before|after|none] [approvalRequest=false] [applyEdit=false] [hunksFollowEdits=true] [rebaseDelay=DURATION]
-//	open PATH                       didOpen with the file's content
+//	open PATH                       didOpen with the file's content (empty if missing)
 //	type PATH LINE COL "TEXT"       didChange inserting TEXT (Go-quoted)
 //	load PLAN                       agentd/plan/load
 //	start [review=MODE]             agentd/run/start
@@ -33,6 +33,7 @@ import (
 //	answer-message TITLE            answer window/showMessageRequest
 //	resolve accept|reject [file=PATH] [hunk=N]   on the last proposed change set
 //	revert [file=PATH] [hunk=N]
+//	repropose                       agentd/changes/repropose of the last change set
 //	expect-change STATUS            status of the last change set
 //	expect-change-notify STATUS     wait for agentd/changes/didChange
 //	expect-save PATHS [userEdited=PATHS]   the last agentd/documents/save named these (comma-separated)
@@ -342,8 +343,9 @@ func (sc *scenario) do(lineNo int, line string) {
 		sc.initialize()
 	case "open":
 		rel := arg(1)
+		// A missing file opens as an empty buffer, as editors do.
 		data, err := os.ReadFile(filepath.Join(sc.root, rel))
-		if err != nil {
+		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 		sc.mu.Lock()
@@ -440,6 +442,12 @@ func (sc *scenario) do(lineNo int, line string) {
 		sc.ed.mustCall("agentd/changes/revert", params, &res)
 		if len(res.Conflicts) > 0 {
 			t.Errorf("revert conflicts: %+v", res.Conflicts)
+		}
+	case "repropose":
+		var cs ChangeSetInfo
+		sc.ed.mustCall("agentd/changes/repropose", map[string]any{"changeId": sc.changeID}, &cs)
+		if cs.ID != sc.changeID {
+			t.Errorf("line %d: repropose answered change set %q", lineNo, cs.ID)
 		}
 	case "expect-change":
 		if cs := sc.change(); cs.Status != arg(1) {

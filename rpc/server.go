@@ -194,7 +194,7 @@ func registerMethods() map[string]method {
 	m := map[string]method{}
 	for _, group := range []map[string]method{
 		lifecycleMethods(), documentMethods(), planMethods(), runMethods(),
-		changeMethods(), snapshotMethods(), policyMethods(), toolMethods(),
+		changeMethods(), reproposeMethods(), snapshotMethods(), policyMethods(), toolMethods(),
 	} {
 		for name, h := range group {
 			if _, dup := m[name]; dup {

@@ -82,6 +82,18 @@ func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byt
 		}
 		return fmt.Errorf("%s: the editor did not apply the change (%s): %w", rel, reason, &workspace.ConflictError{Path: rel})
 	}
+	if old == nil && len(cur) == 0 {
+		// A create into the empty buffer of a file not on disk yet (the
+		// user opened it before accepting): the file is created on disk
+		// too, so accepting a create always leaves a file, and the buffer
+		// holds what the disk does.
+		if mode == 0 {
+			mode = 0o644
+		}
+		if err := ws.WriteFile(ctx, rel, new, mode.Perm()); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

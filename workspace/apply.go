@@ -293,7 +293,7 @@ func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*
 			return false, nil, err
 		}
 		if Hash(cur) != fc.BaseHash {
-			merged, regions := diff.Merge3(fc.Old, cur, proposed)
+			merged, regions := diff.Merge3Adjacent(fc.Old, cur, proposed)
 			if len(regions) > 0 {
 				return false, &ConflictError{Path: fc.Path, Op: fc.Op, Regions: regions,
 					Reason: fmt.Sprintf("the file changed since the change was computed and %d region(s) of the change overlap those edits", len(regions))}, nil

@@ -342,10 +342,17 @@ func gitMode(m fs.FileMode) uint32 {
 // overlay).
 func (w *Workspace) current(real string) (content []byte, exists bool, mode fs.FileMode, err error) {
 	mode = 0o644
-	if fi, err := w.dir.Lstat(real); err == nil {
+	fi, lerr := w.dir.Lstat(real)
+	if lerr == nil {
 		mode = fi.Mode()
 	}
 	if text, _, ok := w.overlayOf(real); ok {
+		// An empty buffer of a file that is not on disk is the editor
+		// showing a file the agent may create (opened from a hunk list
+		// before it was accepted), not a file: a create stays a create.
+		if len(text) == 0 && errors.Is(lerr, fs.ErrNotExist) {
+			return nil, false, 0o644, nil
+		}
 		return text, true, mode.Perm(), nil
 	}
 	data, m, err := w.readDisk(real)

@@ -41,6 +41,7 @@ type runOptions struct {
 	stateDir    string
 	rollback    bool
 	dryRun      bool
+	concurrent  bool
 	noSnapshots bool
 	stepTimeout time.Duration
 	model       string
@@ -87,6 +88,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.StringVar(&o.stateDir, "state-dir", "", "agentd's state `DIR` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
 	fs.BoolVar(&o.rollback, "rollback-on-failure", false, "restore the workspace to the run's start snapshot if the run fails")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "propose changes and show them, but write nothing and run no command")
+	fs.BoolVar(&o.concurrent, "concurrent", false, "run even while another run of the workspace is running or paused")
 	fs.BoolVar(&o.noSnapshots, "no-snapshots", false, "do not take snapshots (no undo)")
 	fs.DurationVar(&o.stepTimeout, "step-timeout", engine.DefaultStepTimeout, "default `TIMEOUT` of a step (e.g. 30s, 5m)")
 	fs.StringVar(&o.request, "request", "", "make the plan from this `REQUEST` with a model, then run it")
@@ -274,6 +276,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		Review:            mode,
 		RollbackOnFailure: o.rollback,
 		DryRun:            o.dryRun,
+		Concurrent:        o.concurrent,
 		StepTimeout:       o.stepTimeout,
 		Planning:          planning,
 	}
@@ -307,6 +310,12 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		if errors.As(err, &ve) {
 			printProblems(stderr, planName(plan, pos), ve.Problems)
 			return exitUsage
+		}
+		var active *engine.ActiveRunError
+		if errors.As(err, &active) {
+			fmt.Fprintf(stderr, "agentd run: not started: %v (see agentd runs).\n"+
+				"  Finish it where it runs (resume or cancel it in that editor or terminal), or run this one beside it with --concurrent.\n", err)
+			return exitFailed
 		}
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed

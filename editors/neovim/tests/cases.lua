@@ -257,8 +257,8 @@ function C.review_unopened_file()
   H.eq({ 3, 15 }, { qf.items[1].lnum, qf.items[2].lnum }, 'quickfix lines')
   H.truthy(vim.fn.bufname(qf.items[1].bufnr):match('a%.txt$'), 'quickfix file')
   H.eq('other.txt', vim.fn.expand('%:t'), 'the quickfix list did not take the focus')
-  vim.cmd('normal ]h')
-  H.eq('a.txt', vim.fn.expand('%:t'), ']h jumped to the file')
+  vim.cmd('Agent next')
+  H.eq('a.txt', vim.fn.expand('%:t'), ':Agent next jumped to the file')
   H.eq(3, vim.fn.line('.'), 'on the first hunk')
   local b = vim.api.nvim_get_current_buf()
   H.wait_hunks(b, 2, 'hunks drawn in the file opened from the list')
@@ -355,7 +355,7 @@ function C.no_keystroke_lost()
   local nv = H.child()
   nv.lua([[
     local bin, state, plan = ...
-    require('agentd').setup({ cmd = bin, state_dir = state, notify_steps = false })
+    require('agentd').setup({ cmd = { bin, 'serve' }, state_dir = state, notify_steps = false })
     vim.cmd.edit('a.txt')
     local b = vim.api.nvim_get_current_buf()
     vim.wait(10000, function()
@@ -479,7 +479,7 @@ function C.after_mode_reject_unopened()
   H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks to review')
   H.eq(numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n'), H.read(H.root .. '/a.txt'), 'after mode writes at once')
   vim.cmd('Agent review')
-  vim.cmd('normal ]h')
+  vim.cmd('Agent next')
   H.eq(3, vim.fn.line('.'), 'on the first hunk')
   vim.cmd('Agent reject')
   H.wait_hunks(0, 1)
@@ -528,8 +528,8 @@ function C.restore_reloads_and_reports_dirty()
   H.truthy(reported, 'b.txt reported as a conflict: ' .. vim.inspect(res.conflicts))
   H.eq(numbered(10):gsub('line 5\n', 'line five\n'), H.read(root .. '/b.txt'), 'and its file left alone on disk')
   H.truthy(got[#got] and got[#got].msg:match('b%.txt'), 'the user is told: ' .. vim.inspect(got))
-  -- :Agent undo puts the restore back.
-  vim.cmd('Agent undo')
+  -- :Agent undo-restore puts the restore back.
+  vim.cmd('Agent undo-restore')
   H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'undo of the restore')
   H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.text(ab), 'the buffer reloaded again')
 end
@@ -585,8 +585,11 @@ function C.approval_allow_once()
   local st = H.wait_run()
   H.eq('completed', st.status, 'the approved command ran')
   H.eq(1, #asked, 'asked once')
-  local kinds = vim.tbl_map(function(o) return o.kind end, asked[1].items)
-  H.eq({ 'allow_once', 'allow_always', 'reject_once', 'reject_always' }, kinds, 'the four option kinds')
+  local kinds = {}
+  for _, o in ipairs(asked[1].items) do
+    kinds[#kinds + 1] = o.kind or 'later'
+  end
+  H.eq({ 'later', 'allow_once', 'allow_always', 'reject_once', 'reject_always' }, kinds, 'the four option kinds, after "Decide later" (high risk)')
   H.truthy(asked[1].opts.prompt:find('echo hi > out.txt', 1, true), 'the prompt shows the command: ' .. asked[1].opts.prompt)
   H.truthy(asked[1].opts.prompt:find('in: ', 1, true), 'and its folder')
   H.eq('hi\n', H.read(root .. '/out.txt'), 'the command ran in the workspace')
@@ -615,23 +618,90 @@ function C.approval_reject_once()
   H.eq('skipped', require('agentd.state').step_status(require('agentd').status().run_id, 'hello'), 'step skipped')
 end
 
--- A missing binary is said once, with the fix, and no stack trace.
+-- A missing binary: said once for the files opened, and again every time a
+-- command needs the daemon, with the fix, and no stack trace.
 function C.missing_binary_message()
   H.workspace({ ['a.txt'] = 'a\n' })
   local got = H.capture_notify()
-  require('agentd').setup({ cmd = '/nonexistent/bin/agentd' })
+  require('agentd').setup({ cmd = { '/nonexistent/bin/agentd', 'serve' } })
   vim.cmd.edit('a.txt')
   vim.cmd.edit(vim.fn.fnameescape(H.root .. '/b.txt'))
+  local function errors()
+    return vim.tbl_filter(function(n) return n.level == vim.log.levels.ERROR end, got)
+  end
+  H.wait(function() return #errors() >= 1 end, 'the missing binary to be said')
+  vim.wait(100)
+  H.eq(1, #errors(), 'opening files says it once: ' .. vim.inspect(got))
   vim.cmd('Agent status')
   vim.cmd('Agent review')
-  local errors = vim.tbl_filter(function(n) return n.level == vim.log.levels.ERROR end, got)
-  H.eq(1, #errors, 'said once: ' .. vim.inspect(got))
-  local msg = errors[1].msg
+  H.eq(2, #errors(), ':Agent review says it again')
+  vim.cmd('Agent review')
+  vim.cmd('Agent snapshots')
+  H.eq(4, #errors(), 'every command that needs the daemon says it: ' .. vim.inspect(got))
+  local msg = errors()[4].msg
   H.truthy(msg:find('/nonexistent/bin/agentd', 1, true), 'names the path: ' .. msg)
   H.truthy(msg:find('make build', 1, true), 'says how to build it')
-  H.truthy(msg:find('cmd =', 1, true), 'says how to set the path')
+  H.truthy(msg:find("cmd = { '/path/to/agentd', 'serve' }", 1, true), 'says how to set the command: ' .. msg)
   H.truthy(not msg:find('traceback') and not msg:find('%.lua:%d+'), 'no stack trace: ' .. msg)
   H.eq(0, #vim.lsp.get_clients({ name = 'agentd' }), 'no client')
+end
+
+-- cmd is the whole command line, as vim.lsp and lspconfig take it:
+-- { 'agentd', 'serve' } starts `agentd serve` (not `agentd serve serve`);
+-- the old string form still works, with a deprecation note.
+function C.cmd_full_argv()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local got = H.capture_notify()
+  require('agentd').setup({ cmd = { H.bin, 'serve' }, state_dir = H.tmp .. '/state' })
+  H.eq({ H.bin, 'serve' }, require('agentd.client').command(), 'the argv as given')
+  H.eq(0, #got, 'no note for the current form: ' .. vim.inspect(got))
+  local b = H.open('a.txt')
+  local c = vim.lsp.get_clients({ bufnr = b, name = 'agentd' })[1]
+  H.truthy(c and c.initialized, 'the daemon answered initialize')
+  H.stop()
+  H.wait(function() return #vim.lsp.get_clients({ name = 'agentd' }) == 0 end, 'the client to stop')
+  require('agentd.client')._reset_warning()
+  require('agentd').setup({ cmd = H.bin, state_dir = H.tmp .. '/state' })
+  H.eq({ H.bin, 'serve' }, require('agentd.client').command(), 'the old string form gets serve')
+  local note = got[#got]
+  H.truthy(note and note.level == vim.log.levels.WARN and note.msg:find('deprecated', 1, true) and note.msg:find('"serve"', 1, true), 'a deprecation note naming the new form: ' .. vim.inspect(got))
+  vim.cmd('bwipeout!')
+  b = H.open('a.txt')
+  H.truthy(vim.lsp.get_clients({ bufnr = b, name = 'agentd' })[1].initialized, 'the old form still starts the daemon')
+end
+
+-- The daemon dies: the plugin says so with the fix, its hunks are no
+-- longer drawn, and the next command starts a new daemon.
+function C.dead_daemon_reported_and_cleared()
+  local b = start_two()
+  local got = H.capture_notify()
+  -- Kill the daemon the way a crash would (SIGKILL).
+  local pid = require('agentd.client').pids[H.root]
+  H.truthy(pid, 'the daemon pid')
+  vim.uv.kill(pid, 9)
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.level == vim.log.levels.ERROR and n.msg:find('stopped', 1, true) then
+        return true
+      end
+    end
+  end, 'the death to be reported')
+  local msg
+  for _, n in ipairs(got) do
+    if n.msg:find('stopped', 1, true) then
+      msg = n.msg
+    end
+  end
+  H.truthy(msg:find('signal 9', 1, true) and msg:find(':Agent review', 1, true), 'says what happened and what to do: ' .. msg)
+  H.eq(0, #require('agentd').hunks(b), 'the dead run\'s hunks are cleared')
+  H.eq(0, #vim.api.nvim_buf_get_extmarks(b, require('agentd.review').ns_anchor, 0, -1, {}), 'no extmark left')
+  H.eq(0, require('agentd.review').pending_count(), 'nothing pending in the plugin')
+  vim.cmd('Agent review')
+  H.wait(function()
+    local cc = vim.lsp.get_clients({ name = 'agentd' })[1]
+    return cc ~= nil and cc.initialized
+  end, 'the next command to start a new daemon')
+  H.truthy(require('agentd.client').pids[H.root] ~= pid, 'a new daemon')
 end
 
 -- :checkhealth agentd reports the binary, protocol, state dir, model and Neovim.
@@ -644,7 +714,7 @@ function C.checkhealth()
   H.truthy(text:find('OK ' .. vim.pesc(H.bin) .. ': agentd '), 'binary and its version:\n' .. text)
   H.truthy(text:find('OK protocol version 1'), 'protocol version:\n' .. text)
   H.truthy(text:find('OK state dir ' .. vim.pesc(H.tmp .. '/state')), 'state dir:\n' .. text)
-  H.truthy(text:find('WARNING no model configured'), 'model:\n' .. text)
+  H.truthy(text:find('WARNING no model is set', 1, true) and text:find('AGENTD_MODEL', 1, true), 'model:\n' .. text)
   -- And a broken setup is reported as an error.
   H.write(H.tmp .. '/afile', 'x')
   require('agentd').setup({ cmd = '/nonexistent/agentd', state_dir = H.tmp .. '/afile/state' })
@@ -660,15 +730,15 @@ function C.command_completion()
   H.workspace({ ['a.txt'] = 'a\n' })
   H.setup()
   local subs = vim.fn.getcompletion('Agent ', 'cmdline')
-  for _, want in ipairs({ 'plan', 'open', 'run', 'pause', 'resume', 'cancel', 'retry', 'skip', 'review', 'accept', 'reject', 'snapshots', 'restore', 'undo', 'status', 'log' }) do
+  for _, want in ipairs({ 'plan', 'open', 'run', 'pause', 'resume', 'cancel', 'retry', 'skip', 'review', 'accept', 'reject', 'snapshots', 'restore', 'undo', 'undo-restore', 'status', 'log', 'next', 'prev', 'preview', 'repropose', 'approve', 'rules' }) do
     H.truthy(vim.tbl_contains(subs, want), 'completes ' .. want .. ': ' .. vim.inspect(subs))
   end
-  H.eq({ 'resume', 'retry', 'review', 'reject', 'restore', 'run' }, (function()
+  H.eq({ 'resume', 'retry', 'review', 'reject', 'restore', 'repropose', 'run', 'rules' }, (function()
     local r = vim.fn.getcompletion('Agent re', 'cmdline')
     local x = vim.fn.getcompletion('Agent ru', 'cmdline')
     local out = vim.list_extend(r, x)
     table.sort(out, function(p, q)
-      local order = { resume = 1, retry = 2, review = 3, reject = 4, restore = 5, run = 6 }
+      local order = { resume = 1, retry = 2, review = 3, reject = 4, restore = 5, repropose = 6, run = 7, rules = 8 }
       return order[p] < order[q]
     end)
     return out
@@ -978,4 +1048,577 @@ function C.snapshots_and_log()
   H.truthy(text:find('run started', 1, true) and text:find('step edit', 1, true), 'the log: ' .. text)
 end
 
+-- New files are first-class: a create's content is visible in its buffer
+-- at once (virtual lines below line 1, never only above it) and in a
+-- preview float; it can be accepted from the buffer opened before the
+-- decision (the empty buffer is not sent as the file); accepting writes it
+-- and the run completes.
+function C.create_visible_and_accepted_after_opening()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'create', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.go', content = 'package main\n\nfunc main() {}\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the create to be proposed')
+  vim.cmd('Agent review')
+  local qf = vim.fn.getqflist({ items = 0 }).items
+  H.eq(1, #qf, 'one quickfix entry for the new file')
+  H.truthy(qf[1].text:find('create pending (3 lines)', 1, true), 'the entry says what it is: ' .. qf[1].text)
+  vim.cmd('cfirst')
+  local nb = vim.api.nvim_get_current_buf()
+  H.truthy(vim.api.nvim_buf_get_name(nb):match('new%.go$'), 'the new file opened from the list')
+  H.eq(0, #vim.lsp.get_clients({ bufnr = nb, name = 'agentd' }), 'its empty buffer is not sent as the file')
+  H.wait(function() return #vim.api.nvim_buf_get_extmarks(nb, -1, 0, -1, {}) > 0 end, 'the new file drawn')
+  local shown
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(nb, -1, 0, -1, { details = true })) do
+    if m[4].virt_lines then
+      H.truthy(not m[4].virt_lines_above, 'not above line 1 (Neovim shows those only after <C-y>)')
+      shown = vim.tbl_map(virt_text_of, m[4].virt_lines)
+    end
+  end
+  H.eq({ 'package main', '', 'func main() {}' }, shown, 'the proposed content below line 1')
+  -- The preview float: the whole content, with the file's filetype.
+  vim.cmd('normal gh')
+  local pv = vim.api.nvim_get_current_buf()
+  H.truthy(vim.api.nvim_win_get_config(0).relative ~= '', 'a float')
+  H.eq({ 'package main', '', 'func main() {}' }, H.lines(pv), 'the preview holds the content')
+  H.eq('go', vim.bo[pv].filetype, 'with its filetype')
+  vim.cmd('normal q')
+  H.eq(nb, vim.api.nvim_get_current_buf(), 'q closes the preview')
+  vim.cmd('normal ga')
+  H.wait(function() return H.read(root .. '/new.go') ~= nil end, 'the new file on disk')
+  H.eq('package main\n\nfunc main() {}\n', H.read(root .. '/new.go'), 'accepting wrote it')
+  H.eq({ 'package main', '', 'func main() {}' }, H.lines(nb), 'the buffer shows it')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'the run says so')
+  H.eq(0, review.pending_count(), 'nothing pending')
+end
+
+-- Creates, deletes and moves decided in any order leave the plugin's list
+-- equal to the server's: reject all, accept all (which does not override a
+-- rejection), then gr on the accepted new file: no phantom hunk, and the
+-- accepted file is not deleted.
+function C.whole_files_any_order_match_server()
+  local root = H.workspace({ ['gone.txt'] = 'bye\n', ['old.txt'] = 'moving\n', ['a.txt'] = numbered(5) })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'files', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+    { id = 'rm', tool = 'delete_file', args = { path = 'gone.txt' } },
+    { id = 'mv', tool = 'move_file', args = { from = 'old.txt', to = 'moved.txt' } },
+    { id = 'ed', tool = 'edit_file', args = { path = 'a.txt', edits = { { oldText = 'line 2\n', newText = 'line two\n' } } } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 4 end, 'four units to review: ' .. review.pending_count())
+  local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+  local function server_view()
+    local out = {}
+    for _, id in ipairs(review.order) do
+      local cs = c.request_sync('agentd/changes/get', { changeId = id }, 5000).result
+      for _, f in ipairs(cs.files) do
+        out[vim.fn.fnamemodify(vim.uri_to_fname(f.uri), ':t')] = f.status
+      end
+    end
+    return out
+  end
+  local function plugin_view()
+    local out = {}
+    for _, id in ipairs(review.order) do
+      for _, f in ipairs(review.sets[id].files) do
+        local st = f.status
+        if not review.is_whole(f) then
+          st = f.hunks[1].status
+        end
+        out[vim.fn.fnamemodify(vim.uri_to_fname(f.uri), ':t')] = st
+      end
+    end
+    return out
+  end
+  -- Accept the new file from its own buffer (opened after the proposal),
+  -- then reject all, accept all, and gr on the new file.
+  vim.cmd.edit(root .. '/new.txt')
+  H.wait(function() return #vim.api.nvim_buf_get_extmarks(0, -1, 0, -1, {}) > 0 end, 'the new file drawn')
+  vim.cmd('normal ga')
+  H.eq('one\ntwo\n', H.read(root .. '/new.txt'), 'the create accepted and written')
+  H.eq(server_view(), plugin_view(), 'after ga on the create')
+  vim.cmd('Agent reject all')
+  H.eq(server_view(), plugin_view(), 'after reject all')
+  H.eq('accepted', plugin_view()['new.txt'], 'reject all did not take the accepted create out')
+  vim.cmd('Agent accept all')
+  H.eq(server_view(), plugin_view(), 'after accept all')
+  H.eq(0, review.pending_count(), 'no phantom hunk')
+  H.eq(0, #require('agentd').hunks(0), 'none drawn in the new file')
+  vim.cmd('normal gr')
+  H.eq('one\ntwo\n', H.read(root .. '/new.txt'), 'gr on the accepted file does not delete it')
+  H.eq({ 'one', 'two' }, H.lines(0), 'and its buffer shows it')
+  H.eq(server_view(), plugin_view(), 'still the server\'s list')
+  H.eq('bye\n', H.read(root .. '/gone.txt'), 'the delete was rejected: kept')
+  H.eq('moving\n', H.read(root .. '/old.txt'), 'the move was rejected')
+  H.eq(nil, H.read(root .. '/moved.txt'), 'nothing moved')
+end
+
+-- Review keys are buffer-local to buffers with pending hunks: a user's own
+-- ]h / ga stay in effect elsewhere (and come back once the hunks are
+-- decided); they work in the plan buffer too.
+function C.review_keys_buffer_local()
+  H.workspace({ ['a.txt'] = numbered(20), ['o.txt'] = 'o\n' })
+  vim.keymap.set('n', ']h', function() vim.g.user_next = (vim.g.user_next or 0) + 1 end)
+  H.setup()
+  local ob = H.open('o.txt')
+  vim.keymap.set('n', 'ga', function() vim.g.user_ga = true end, { buffer = true })
+  local b = H.open('a.txt')
+  vim.keymap.set('n', 'ga', function() vim.g.user_ga_a = true end, { buffer = true })
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan('a.txt', two_edits)))
+  local pb = vim.api.nvim_get_current_buf()
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 2)
+  vim.cmd.buffer(ob)
+  vim.cmd('normal ]h')
+  H.eq(1, vim.g.user_next, "the user's ]h in a buffer without hunks")
+  vim.cmd('normal ga')
+  H.eq(true, vim.g.user_ga, "the user's own buffer-local ga")
+  -- In the plan buffer: ]h goes to the first hunk, ga on the step line accepts its changes.
+  vim.cmd.buffer(pb)
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal ]h')
+  H.eq(b, vim.api.nvim_get_current_buf(), ']h in the plan buffer went to the hunk')
+  H.eq(3, vim.fn.line('.'), 'on its line')
+  vim.cmd('normal ]h')
+  H.eq(15, vim.fn.line('.'), ']h in the buffer with hunks is the plugin\'s')
+  vim.cmd.buffer(pb)
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0, 'ga in the plan buffer accepted the step\'s hunks')
+  vim.cmd.buffer(b)
+  vim.cmd('normal ]h')
+  H.eq(2, vim.g.user_next, "the user's ]h is back once the hunks are decided")
+  vim.cmd('normal ga')
+  H.eq(true, vim.g.user_ga_a, "and the user's buffer-local ga is put back")
+end
+
+-- One quickfix list, reused by every review and jump.
+function C.one_quickfix_list()
+  H.workspace({ ['a.txt'] = numbered(20), ['o.txt'] = 'o\n' })
+  H.setup()
+  local ob = H.open('o.txt')
+  vim.fn.setqflist({}, ' ', { title = 'the user\'s own list', items = { { filename = 'o.txt', lnum = 1, text = 'mine' } } })
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(ob)
+  a.run({ plan_id = pid })
+  H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks')
+  vim.cmd('Agent review')
+  local n = vim.fn.getqflist({ nr = '$' }).nr
+  H.eq(2, n, 'one list added after the user\'s')
+  vim.cmd('Agent review')
+  vim.cmd('Agent next')
+  vim.cmd('Agent next')
+  vim.cmd('colder')
+  H.eq('the user\'s own list', vim.fn.getqflist({ title = 0 }).title, 'the user\'s list is kept')
+  vim.cmd('Agent review')
+  H.eq(2, vim.fn.getqflist({ nr = '$' }).nr, 'still two lists: reviews reuse agentd\'s')
+  H.eq('agentd review', vim.fn.getqflist({ title = 0 }).title, 'and make it the current one')
+end
+
+-- Approvals are never answered by accident: a dismissed prompt (the <CR>
+-- or <Esc> that closes a "Press ENTER" message landing on it gives nil) is
+-- not a denial: the step keeps waiting for :Agent approve. A high-risk
+-- approval's first item (a picker's default) is not an allow.
+function C.approval_dismissed_is_not_denial()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local got = H.capture_notify()
+  local answers = { false } -- first: dismissed
+  local asked = H.answer_select(function(items)
+    local want = table.remove(answers, 1)
+    if want == false or want == nil then
+      return nil
+    end
+    for _, it in ipairs(items) do
+      if it.kind == want then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = {
+    { id = 'hello', tool = 'run_command', args = { command = 'echo hi > out.txt' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.wait(function() return #asked == 1 end, 'the approval prompt')
+  H.eq('high', asked[1].items[1] and 'high' or nil, 'asked')
+  H.truthy(asked[1].items[1].optionId == false and asked[1].items[1].kind == nil, 'a high-risk approval\'s first item is not an allow: ' .. vim.inspect(asked[1].items[1]))
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.msg:find(':Agent approve', 1, true) then
+        return true
+      end
+    end
+  end, 'the user told the step still waits')
+  vim.wait(300)
+  H.eq('running', require('agentd').status().status, 'the run still waits: the dismissal was no denial')
+  H.eq('waiting', require('agentd.state').step_status(require('agentd').status().run_id, 'hello'), 'the step waits for approval')
+  H.eq(nil, H.read(root .. '/out.txt'), 'nothing ran yet')
+  answers = { 'allow_once' }
+  vim.cmd('Agent approve')
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'allowed once it was answered')
+  H.eq('hi\n', H.read(root .. '/out.txt'), 'the command ran')
+end
+
+-- Notifications never stop at a "Press ENTER" prompt: with Neovim's own
+-- vim.notify, every message of the plugin is echoed on one line that fits
+-- the command line (a longer or multi-line echo is what stops at one); the
+-- whole text is in :Agent log.
+function C.notifications_no_hit_enter()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local notify = require('agentd.notify')
+  H.truthy(notify.builtin(), "Neovim's own vim.notify")
+  vim.cmd('messages clear')
+  notify.notify('agentd: step one completed', vim.log.levels.INFO)
+  notify.notify('agentd: ' .. string.rep('a long message ', 20) .. '\nand a second line', vim.log.levels.ERROR)
+  notify.notify('agentd: step two failed: ' .. string.rep('x', 200), vim.log.levels.WARN)
+  local lines = vim.split(vim.api.nvim_exec2('messages', { output = true }).output, '\n', { trimempty = true })
+  H.eq(3, #lines, 'one line per message: ' .. vim.inspect(lines))
+  for _, l in ipairs(lines) do
+    H.truthy(vim.api.nvim_strwidth(l) < vim.v.echospace, 'fits the command line: ' .. l)
+  end
+  H.truthy(lines[2]:find('(:Agent log)', 1, true), 'a cut message points at the log: ' .. lines[2])
+  local log = table.concat(require('agentd.state').log, '\n')
+  H.truthy(log:find('and a second line', 1, true), 'the whole text is in :Agent log')
+end
+
+-- A plan with one edit in file; returns the buffer and the hunk's line.
+local function one_hunk(file, text, old, new)
+  H.workspace({ [file] = text })
+  H.setup()
+  local b = H.open(file)
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan(file, { { oldText = old, newText = new } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local hs = H.wait_hunks(b, 1)
+  return b, hs[1].lnum
+end
+
+local function wait_status(b, status, what)
+  H.wait(function()
+    local h = require('agentd').hunks(b)[1]
+    return h and h.status == status
+  end, what .. ': ' .. vim.inspect(require('agentd').hunks(b)))
+end
+
+-- Typing into a context line keeps the hunk alive (re-anchored); typing
+-- into its changed line makes it stale; :Agent repropose recomputes it
+-- against the text, and it can be accepted.
+local function stale_case(file, text, ctx, old, new)
+  local b, lnum = one_hunk(file, text, old, new)
+  vim.api.nvim_win_set_cursor(0, { lnum - 1, 0 })
+  feed('A' .. ctx .. '<Esc>')
+  vim.wait(400)
+  wait_status(b, 'pending', 'the hunk to stay pending after typing in a context line')
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  feed('A typed<Esc>')
+  wait_status(b, 'stale', 'the hunk to become stale after typing into it')
+  vim.cmd('Agent repropose')
+  wait_status(b, 'pending', ':Agent repropose to give a pending hunk')
+  vim.api.nvim_win_set_cursor(0, { require('agentd').hunks(b)[1].lnum, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0)
+  return b
+end
+
+-- u after typing into a hunk's changed line makes it pending again: no
+-- stale mark is left.
+local function stale_undo_case(file, text, old, new)
+  local b, lnum = one_hunk(file, text, old, new)
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  feed('A typed<Esc>')
+  wait_status(b, 'stale', 'the hunk to become stale after typing into it')
+  feed('u')
+  wait_status(b, 'pending', 'u to clear the stale mark')
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(b, require('agentd.review').ns_anchor, 0, -1, { details = true })) do
+    H.truthy(not (m[4].virt_text and m[4].virt_text[1][1]:find('stale')), 'no stale hint drawn after u')
+  end
+end
+
+local go_src = 'package main\n\nimport "fmt"\n\nfunc main() {\n\tx := 1\n\tfmt.Println(x)\n\ty := 2\n\tfmt.Println(y)\n}\n'
+
+-- Edits beside a hunk keep it alive, an edit inside makes it stale, and
+-- :Agent repropose recomputes it. Plain text.
+function C.stale_context_and_repropose_text()
+  local b = stale_case('notes.txt', numbered(12), ' ctx', 'line 6\n', 'line six\n')
+  H.truthy(H.text(b):find('line six', 1, true), 'the re-proposed change accepted: ' .. H.text(b))
+end
+
+-- The same in a Go file.
+function C.stale_context_and_repropose_go()
+  local b = stale_case('main.go', go_src, ' // ctx', '\tfmt.Println(x)\n', '\tfmt.Println("x =", x)\n')
+  H.truthy(H.text(b):find('"x =", x', 1, true), 'the re-proposed change accepted: ' .. H.text(b))
+end
+
+-- u clears the stale mark. Plain text.
+function C.stale_undo_clears_text()
+  stale_undo_case('notes.txt', numbered(12), 'line 6\n', 'line six\n')
+end
+
+-- The same in a Go file.
+function C.stale_undo_clears_go()
+  stale_undo_case('main.go', go_src, '\tfmt.Println(x)\n', '\tfmt.Println("x =", x)\n')
+end
+
+-- :Agent plan says what is missing before asking for the request; the
+-- model and its key can be set in setup() (the key goes in the daemon's
+-- environment, not on the wire).
+function C.plan_says_missing_model_first()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  vim.env.AGENTD_MODEL, vim.env.OPENAI_API_KEY, vim.env.OPENAI_BASE_URL = nil, nil, nil
+  H.setup()
+  local got = H.capture_notify()
+  local asked = false
+  vim.ui.input = function(_, cb)
+    asked = true
+    cb(nil)
+  end
+  H.open('a.txt')
+  vim.cmd('Agent plan')
+  H.eq(false, asked, 'no request asked for without a model')
+  H.truthy(got[#got] and got[#got].msg:find('needs a model', 1, true) and got[#got].msg:find('setup({ model', 1, true) and got[#got].msg:find('AGENTD_MODEL', 1, true), 'says what is missing and how to set it: ' .. vim.inspect(got))
+  H.setup({ model = { provider = 'openai', model = 'gpt-4o' } })
+  vim.cmd('Agent plan')
+  H.eq(false, asked, 'a model without its key: still not asked')
+  H.truthy(got[#got].msg:find('OPENAI_API_KEY', 1, true) and got[#got].msg:find('api_key', 1, true), 'names the key: ' .. got[#got].msg)
+  -- With the key in setup(), the request is asked for, and the model
+  -- answers through the daemon, which got the key in its environment.
+  H.stop()
+  H.wait(function() return #vim.lsp.get_clients({ name = 'agentd' }) == 0 end, 'the old daemon to stop')
+  local url = H.fakemodel({ { text = vim.json.encode({ title = 'Read a', steps = { { id = 'read', tool = 'read_file', args = { path = 'a.txt' } } } }) } })
+  H.setup({ model = { provider = 'openai', model = 'fake', baseUrl = url, api_key = function() return 'key-from-setup' end } })
+  vim.cmd('bwipeout!')
+  H.open('a.txt')
+  vim.ui.input = function(_, cb)
+    asked = true
+    cb('read a.txt')
+  end
+  vim.cmd('Agent plan')
+  H.eq(true, asked, 'the request asked for')
+  H.truthy(H.lines(0)[1]:find('Read a', 1, true), 'the plan shown: ' .. vim.inspect(H.lines(0)) .. vim.inspect(got))
+  local pid = require('agentd.client').pids[H.root]
+  local environ = H.read('/proc/' .. pid .. '/environ') or ''
+  H.truthy(environ:find('OPENAI_API_KEY=key-from-setup', 1, true), 'the key is in the daemon\'s environment')
+end
+
+-- :Agent rules lists the remembered rules and revokes the one picked
+-- (agentd/policy/get, agentd/policy/set revoke).
+function C.rules_list_and_revoke()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_always' then
+        return it
+      end
+    end
+    return items[1]
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = { { id = 'hello', tool = 'run_command', args = { command = 'echo hi' } } } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.wait_run()
+  local rules = H.truthy(require('agentd.rules').list(), 'rules')
+  H.eq(1, #rules, 'the "always allow" answer made a rule')
+  vim.cmd('Agent rules list')
+  H.truthy(table.concat(H.lines(0), '\n'):find('echo hi', 1, true), 'listed: ' .. table.concat(H.lines(0), '\n'))
+  vim.cmd('close')
+  vim.cmd('Agent rules')
+  H.wait(function() return #require('agentd.rules').list() == 0 end, 'the picked rule revoked')
+end
+
+-- :Agent undo undoes the last run (agentd/undo/run), :Agent undo-restore
+-- the last restore (agentd/undo/restore): the journal is the server's.
+function C.undo_run_and_restore()
+  local root = H.workspace({ ['a.txt'] = numbered(10) })
+  H.setup()
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan('a.txt', { { oldText = 'line 3\n', newText = 'line three\n' } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  vim.cmd('write')
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'the run changed a.txt')
+  vim.cmd('Agent undo')
+  H.eq(numbered(10), H.read(root .. '/a.txt'), ':Agent undo put the run back')
+  H.eq(numbered(10), H.text(b), 'and the buffer')
+  vim.cmd('Agent undo-restore')
+  H.eq(numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), ':Agent undo-restore undid that')
+end
+
+
+-- The daemon's log lines reach Neovim's LSP log at their own level: its
+-- info lines ("agentd serve starting") as INFO, not as errors.
+function C.daemon_logs_at_their_level()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  vim.lsp.set_log_level('info')
+  H.setup()
+  H.open('a.txt')
+  local path = vim.lsp.get_log_path()
+  H.wait(function()
+    return (H.read(path) or ''):find('agentd serve starting', 1, true) ~= nil
+  end, 'the daemon\'s first line in ' .. path)
+  local info, as_error = false, false
+  for line in (H.read(path) or ''):gmatch('[^\n]+') do
+    if line:find('agentd serve starting', 1, true) then
+      if line:find('^%[INFO%]') then
+        info = true
+      end
+      if line:find('^%[ERROR%]') then
+        as_error = true
+      end
+    end
+  end
+  H.eq(true, info, 'logged as INFO: ' .. (H.read(path) or ''):sub(-2000))
+  H.eq(false, as_error, 'not as an error')
+end
+
+-- One run at a time: :Agent run while a run is paused offers to resume it
+-- or cancel it (the core refuses a second run with -32010); nothing is
+-- orphaned.
+function C.run_while_paused_offers_resume()
+  local root = H.workspace({ ['a.txt'] = numbered(5) })
+  H.setup()
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(C._edit_plan('a.txt', { { oldText = 'line 2\n', newText = 'line two\n' } })))
+  vim.cmd.buffer(b)
+  local first = a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  vim.cmd('Agent pause')
+  H.wait(function() return a.status().status == 'paused' end, 'the run paused')
+  local asked = H.answer_select(function(items)
+    return items[1]
+  end)
+  local second = a.run({ plan_id = pid })
+  H.eq(nil, second, 'no second run started')
+  H.wait(function() return #asked == 1 end, 'the choice offered')
+  H.truthy(asked[1].items[1].label:find('Resume run ' .. first, 1, true), 'resume first: ' .. vim.inspect(asked[1].items))
+  H.wait(function() return a.status().status == 'running' end, 'the paused run resumed')
+  H.eq(first, a.status().run_id, 'the same run')
+  vim.cmd('Agent accept all')
+  H.eq('completed', H.wait_run().status, 'and it completes')
+  vim.cmd('write')
+  H.eq(numbered(5):gsub('line 2\n', 'line two\n'), H.read(root .. '/a.txt'), 'its change')
+end
+
+-- A step a remembered rule allowed says so, in the plan buffer and the
+-- log: "allowed by rule-1 (`echo hi`)" (the step's allowedBy).
+function C.allowed_by_rule_shown()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_always' then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'cmd', steps = { { id = 'hello', tool = 'run_command', args = { command = 'echo hi' } } } })))
+  local pb = vim.api.nvim_get_current_buf()
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.eq('completed', H.wait_run().status, 'the first run, answered "always allow"')
+  local asked = H.answer_select(function() return nil end)
+  a.run({ plan_id = pid })
+  H.eq('completed', H.wait_run().status, 'the second run, allowed by the rule')
+  H.eq(0, #asked, 'not asked again')
+  local rule = require('agentd.rules').list()[1]
+  local want = ('allowed by %s (`echo hi`)'):format(rule.id)
+  H.wait(function()
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(pb, require('agentd.plan').ns, 0, -1, { details = true })) do
+      if m[4].virt_text and m[4].virt_text[1][1]:find(want, 1, true) then
+        return true
+      end
+    end
+  end, 'the plan buffer to say ' .. want)
+  H.truthy(table.concat(require('agentd.state').log, '\n'):find(want, 1, true), 'and the log')
+end
+
+-- A step whose attempt timed out and is retried shows as retrying (sign and status)
+-- until its next attempt ends; the log says why and when.
+function C.retrying_step_shown()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_always' then
+        return it
+      end
+    end
+  end)
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'retry', steps = {
+    -- The first attempt times out (a retryable error), the second passes.
+    { id = 'flaky', tool = 'run_command', args = { command = 'test -f flag || { touch flag; sleep 5; }' }, timeout = '1s', retry = { max = 2, delay = '1s' } },
+  } })))
+  local pb = vim.api.nvim_get_current_buf()
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  H.wait(function()
+    local m = vim.api.nvim_buf_get_extmarks(pb, require('agentd.plan').ns, 0, -1, { details = true })[1]
+    return m and m[4].sign_text == '↻ ' and m[4].virt_text[1][1]:find('retrying', 1, true) ~= nil
+  end, 'the retrying sign and status in the plan buffer')
+  H.eq('completed', H.wait_run().status, 'the second attempt passed')
+  H.truthy(table.concat(require('agentd.state').log, '\n'):find('step flaky retrying in 1.0 s', 1, true), 'the log says it: ' .. table.concat(require('agentd.state').log, '\n'))
+  H.truthy(H.read(root .. '/flag'), 'the first attempt ran')
+end
+
+-- A create is accepted whether or not its buffer was opened first: one
+-- file opened (empty, not on disk) before the run, one never opened; both
+-- accepted from elsewhere are written, and the open buffer shows the text.
+function C.create_accepted_opened_before_or_never()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  vim.cmd.edit(vim.fn.fnameescape(root .. '/early.txt'))
+  local eb = vim.api.nvim_get_current_buf()
+  vim.wait(100)
+  H.eq(0, #vim.lsp.get_clients({ bufnr = eb, name = 'agentd' }), 'the empty buffer of a missing file is not sent as the file')
+  vim.cmd.buffer(ab)
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'two new', steps = {
+    { id = 'early', tool = 'write_file', args = { path = 'early.txt', content = 'opened before\n' } },
+    { id = 'never', tool = 'write_file', args = { path = 'never.txt', content = 'never opened\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 2 end, 'two creates proposed')
+  vim.cmd('Agent accept all')
+  H.eq('completed', H.wait_run().status, 'the run completes')
+  H.eq('opened before\n', H.read(root .. '/early.txt'), 'the file opened before is written')
+  H.eq('never opened\n', H.read(root .. '/never.txt'), 'the file never opened is written')
+  H.eq({ 'opened before' }, H.lines(eb), 'the early buffer shows it')
+  H.eq(false, vim.bo[eb].modified, 'and is not modified')
+  H.eq(0, review.pending_count(), 'nothing pending')
+end
 return C

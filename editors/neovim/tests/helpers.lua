@@ -52,7 +52,7 @@ end
 
 --- setup() with the built binary and a private state dir.
 function H.setup(opts)
-  local o = vim.tbl_deep_extend('force', { cmd = H.bin, state_dir = H.tmp .. '/state', notify_steps = false }, opts or {})
+  local o = vim.tbl_deep_extend('force', { cmd = { H.bin, 'serve' }, state_dir = H.tmp .. '/state', notify_steps = false }, opts or {})
   return require('agentd').setup(o)
 end
 
@@ -168,7 +168,7 @@ function H.child()
     return vim.uv.fs_stat(sock) ~= nil
   end, 'the child Neovim to listen')
   local ch = vim.fn.sockconnect('pipe', sock, { rpc = true })
-  local o = {}
+  local o = { sock = sock }
   function o.lua(code, ...)
     return vim.rpcrequest(ch, 'nvim_exec_lua', code, { ... })
   end

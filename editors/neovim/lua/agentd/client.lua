@@ -3,30 +3,53 @@
 local config = require('agentd.config')
 
 local M = {}
+local function notify(msg, level)
+  return require('agentd.notify').notify(msg, level)
+end
 
 M.PROTOCOL_VERSION = 1
 
 local warned_missing = false
+local warned_old_cmd = false
 
---- The agentd binary and the extra arguments before `serve`, or nil and a
---- message saying how to fix it.
+--- The argv that starts the daemon, as vim.lsp and lspconfig take it:
+--- { 'agentd', 'serve', ... }. The old forms (a string, or a list without
+--- `serve`: the binary and arguments put before `serve`) still work, with a
+--- deprecation note once. Returns nil and a message saying how to fix it
+--- when the binary is missing.
 ---@return string[]|nil, string|nil
 function M.command()
   local cmd = config.options.cmd
   local list
   if type(cmd) == 'string' then
-    list = { cmd }
+    list = { cmd, 'serve' }
   elseif type(cmd) == 'table' and cmd[1] then
     list = vim.deepcopy(cmd)
+    if not vim.tbl_contains(list, 'serve') then
+      table.insert(list, 'serve')
+    else
+      cmd = nil -- the current form: nothing to say
+    end
   else
-    list = { 'agentd' }
+    list = { 'agentd', 'serve' }
+    cmd = nil
+  end
+  if cmd ~= nil and not warned_old_cmd then
+    warned_old_cmd = true
+    require('agentd.notify').notify(
+      ("agentd: setup({ cmd = %s }) is deprecated: cmd is now the whole command line, as in vim.lsp and lspconfig: cmd = %s"):format(
+        vim.inspect(cmd, { newline = ' ', indent = '' }),
+        vim.inspect(list, { newline = ' ', indent = '' })
+      ),
+      vim.log.levels.WARN
+    )
   end
   local bin = vim.fn.exepath(list[1])
   if bin == '' then
-    local what = cmd and ("'" .. list[1] .. "' (the cmd setting)") or "'agentd' on PATH"
+    local what = config.options.cmd and ("'" .. list[1] .. "' (the cmd setting)") or "'agentd' on PATH"
     return nil,
-      ('agentd: cannot find the agentd binary: %s is not an executable. Build it with `make build` '
-        .. "in the agentd checkout (it writes bin/agentd), then put it on PATH or set require('agentd').setup({ cmd = '/path/to/bin/agentd' })."):format(
+      ("agentd: cannot find the agentd binary: %s is not an executable. Set require('agentd').setup({ cmd = { '/path/to/agentd', 'serve' } }) or put agentd on PATH; "
+        .. 'get it from a release archive or `make install` (`make build` writes bin/agentd) in the agentd checkout (:help agentd-install).'):format(
         what
       )
   end
@@ -34,17 +57,19 @@ function M.command()
   return list
 end
 
---- Says once (per session) that the binary is missing.
-function M.report_missing(msg)
-  if warned_missing then
+--- Says that the binary is missing: every time a command needs it, and
+--- once for the files opened (auto_start) so that opening files stays quiet.
+function M.report_missing(msg, quiet)
+  if quiet and warned_missing then
     return
   end
   warned_missing = true
-  vim.notify(msg, vim.log.levels.ERROR)
+  require('agentd.notify').notify(msg, vim.log.levels.ERROR)
 end
 
 function M._reset_warning()
   warned_missing = false
+  warned_old_cmd = false
 end
 
 --- The workspace root of a buffer (or of the cwd).
@@ -71,11 +96,9 @@ local function init_options()
   if o.state_dir then
     init.stateDir = o.state_dir
   end
-  if o.model then
-    init.model = o.model
-  end
-  if o.approval then
-    init.approval = o.approval
+  if type(o.model) == 'table' then
+    -- The key goes in the daemon's environment, never on the wire.
+    init.model = { provider = o.model.provider, model = o.model.model, baseUrl = o.model.baseUrl }
   end
   return init
 end
@@ -96,16 +119,138 @@ local function under(path, root)
   return path == root or vim.startswith(path, root .. '/')
 end
 
+--- Whether a file buffer is shown to the server now. A buffer of a file
+--- that does not exist yet (a create the user opened before accepting it,
+--- or a new file not written yet) is not: its empty text would stand for
+--- the file and hide the proposal. It is attached once the file is on disk
+--- (BufReadPost, BufWritePost).
+local function attachable(bufnr)
+  if not is_file_buffer(bufnr) then
+    return false
+  end
+  return vim.uv.fs_stat(vim.api.nvim_buf_get_name(bufnr)) ~= nil
+end
+M.attachable = attachable
+
+-- The daemon's log lines (log/slog's text format on stderr) go to Neovim's
+-- LSP log at their own level: Neovim logs a server's stderr as errors.
+local log_levels = { DEBUG = 'debug', INFO = 'info', WARN = 'warn', ERROR = 'error' }
+M.pids = {} -- [root] = the daemon's process id
+M.last_errors = {} -- [root] = the daemon's last error lines (shown when it dies)
+
+local function log_stderr(root, chunk)
+  local log = require('vim.lsp.log')
+  for line in chunk:gmatch('[^\n]+') do
+    local lvl = log_levels[line:match('level=(%u+)') or ''] or 'error'
+    log[lvl]('agentd', line)
+    if lvl == 'error' then
+      local t = M.last_errors[root] or {}
+      t[#t + 1] = line
+      if #t > 5 then
+        table.remove(t, 1)
+      end
+      M.last_errors[root] = t
+    end
+  end
+end
+
+-- Neovim's own JSON-RPC client over the daemon's stdio, started here so
+-- that its stderr is logged at each line's level. It needs two functions
+-- vim.lsp.rpc keeps to itself; on a Neovim without them the daemon starts
+-- through vim.lsp.rpc.start (stderr then logged as errors).
+local function rpc_parts()
+  local rpc = vim.lsp.rpc
+  local want = { new_client = true, public_client = true, merge_dispatchers = true }
+  local got = {}
+  for i = 1, 64 do
+    local name, val = debug.getupvalue(rpc.connect, i)
+    if not name then
+      break
+    end
+    if want[name] and type(val) == 'function' then
+      got[name] = val
+    end
+  end
+  if got.new_client and got.public_client and got.merge_dispatchers and rpc.create_read_loop then
+    return got
+  end
+end
+
+local function transport(argv, root, env)
+  return function(dispatchers)
+    local parts = rpc_parts()
+    if not parts then
+      return vim.lsp.rpc.start(argv, dispatchers, { env = env })
+    end
+    dispatchers = parts.merge_dispatchers(dispatchers)
+    local proc
+    local c = parts.new_client(dispatchers, {
+      write = function(msg)
+        proc:write(msg)
+      end,
+      is_closing = function()
+        return proc == nil or proc:is_closing()
+      end,
+      terminate = function()
+        proc:kill(15)
+      end,
+    })
+    local stdout = vim.lsp.rpc.create_read_loop(function(body)
+      c:handle_body(body)
+    end, nil, function(err)
+      c:on_error(vim.lsp.rpc.client_errors.READ_ERROR, err)
+    end)
+    proc = vim.system(argv, {
+      stdin = true,
+      stdout = stdout,
+      stderr = function(_, chunk)
+        if chunk then
+          log_stderr(root, chunk)
+        end
+      end,
+      env = env,
+      detach = vim.fn.has('win32') == 0,
+    }, function(obj)
+      dispatchers.on_exit(obj.code, obj.signal)
+    end)
+    M.pids[root] = proc.pid
+    return parts.public_client(c)
+  end
+end
+
+--- The environment the daemon starts with: the model's key from the
+--- model.api_key option (a string or a function returning one), under the
+--- variable the provider reads. nil when there is nothing to add.
+local function daemon_env()
+  local m = config.options.model
+  if type(m) ~= 'table' or m.api_key == nil then
+    return nil
+  end
+  local key = m.api_key
+  if type(key) == 'function' then
+    local ok, v = pcall(key)
+    if not ok or type(v) ~= 'string' then
+      notify('agentd: model.api_key: the function failed or returned no string: ' .. tostring(v), vim.log.levels.ERROR)
+      return nil
+    end
+    key = v
+  end
+  if type(key) ~= 'string' or key == '' then
+    return nil
+  end
+  return { [config.key_env(m)] = key }
+end
+
 --- Starts (or reuses) the client for the workspace of bufnr and attaches the
 --- buffer when it is a file. Returns the client, or nil when the binary is
---- missing (said once).
+--- missing: said every time (quiet: once, for files opened at startup).
 ---@return vim.lsp.Client|nil
-function M.ensure(bufnr)
+function M.ensure(bufnr, quiet)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local root = M.root_of(bufnr)
   local existing = M.get(root)
   if existing then
-    if is_file_buffer(bufnr) and not vim.lsp.buf_is_attached(bufnr, existing.id) then
+    if attachable(bufnr) and not vim.lsp.buf_is_attached(bufnr, existing.id) then
       local path = vim.fs.normalize(vim.api.nvim_buf_get_name(bufnr))
       if under(path, root) then
         vim.lsp.buf_attach_client(bufnr, existing.id)
@@ -115,19 +260,19 @@ function M.ensure(bufnr)
   end
   local cmd, err = M.command()
   if not cmd then
-    M.report_missing(err)
+    M.report_missing(err, quiet)
     return nil
   end
-  table.insert(cmd, 'serve')
   local handlers = require('agentd.handlers')
   -- Positions in bytes, Neovim's own unit, when the server agrees (it
   -- does): no conversion of each edit and each highlighted word.
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.general = caps.general or {}
   caps.general.positionEncodings = { 'utf-8', 'utf-16' }
+  M.last_errors[root] = nil
   local id = vim.lsp.start({
     name = 'agentd',
-    cmd = cmd,
+    cmd = transport(cmd, root, daemon_env()),
     capabilities = caps,
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
@@ -136,14 +281,17 @@ function M.ensure(bufnr)
     -- Send each edit at once, so the server rebases hunks under the user's
     -- typing and never mistakes an edit it applied for one the user made.
     flags = { debounce_text_changes = 0 },
+    on_init = function(c)
+      M.send_approval(c)
+    end,
     on_exit = function(code, signal, client_id)
       vim.schedule(function()
-        require('agentd.state').on_exit(client_id, code, signal)
+        require('agentd.state').on_exit(client_id, code, signal, root)
       end)
     end,
   }, {
-    bufnr = is_file_buffer(bufnr) and bufnr or nil,
-    attach = is_file_buffer(bufnr),
+    bufnr = attachable(bufnr) and bufnr or nil,
+    attach = attachable(bufnr),
     reuse_client = function(client, conf)
       return client.name == 'agentd' and client.root_dir == conf.root_dir
     end,
@@ -154,7 +302,7 @@ function M.ensure(bufnr)
   local client = vim.lsp.get_client_by_id(id)
   -- Attach the other open buffers of this workspace.
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
-    if b ~= bufnr and vim.api.nvim_buf_is_loaded(b) and is_file_buffer(b) then
+    if b ~= bufnr and vim.api.nvim_buf_is_loaded(b) and attachable(b) then
       local path = vim.fs.normalize(vim.api.nvim_buf_get_name(b))
       if under(path, root) then
         vim.lsp.buf_attach_client(b, id)
@@ -162,6 +310,21 @@ function M.ensure(bufnr)
     end
   end
   return client
+end
+
+--- The approval option reaches the daemon through agentd/policy/set (the
+--- policy is the workspace's, shared by every front end): when the client
+--- starts and whenever setup() changes it.
+function M.send_approval(c)
+  local ap = config.options.approval
+  if type(ap) ~= 'table' or not c then
+    return
+  end
+  c.request('agentd/policy/set', ap, function(err)
+    if err then
+      notify('agentd: the approval option was refused: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    end
+  end)
 end
 
 --- The running client for a root, if any.
@@ -240,7 +403,7 @@ function M.on_buf(bufnr)
   end
   local root = M.root_of(bufnr)
   if M.get(root) or config.options.auto_start then
-    M.ensure(bufnr)
+    M.ensure(bufnr, true)
   end
 end
 

@@ -1,5 +1,8 @@
 -- :Agent {sub} and its completion.
 local M = {}
+local function notify(msg, level)
+  return require('agentd.notify').notify(msg, level)
+end
 
 local scopes = { 'hunk', 'file', 'all' }
 
@@ -16,13 +19,16 @@ end
 
 local function snapshots()
   local client = require('agentd.client')
+  if not client.current() then
+    return -- said why (missing binary)
+  end
   local list, err = client.request_sync(nil, 'agentd/snapshot/list', vim.empty_dict())
   if not list then
-    vim.notify('agentd: ' .. err, vim.log.levels.ERROR)
+    notify('agentd: ' .. err, vim.log.levels.ERROR)
     return
   end
   if #list == 0 then
-    vim.notify('agentd: no snapshots yet', vim.log.levels.INFO)
+    notify('agentd: no snapshots yet', vim.log.levels.INFO)
     return
   end
   vim.ui.select(list, {
@@ -37,7 +43,7 @@ local function snapshots()
     end
     local d, derr = client.request_sync(nil, 'agentd/snapshot/diff', { from = s.id })
     if not d then
-      vim.notify('agentd: ' .. derr, vim.log.levels.ERROR)
+      notify('agentd: ' .. derr, vim.log.levels.ERROR)
       return
     end
     local lines = { ('# snapshot %s (%s) compared with the workspace now; :Agent restore %s puts it back'):format(s.id, s.label or '', s.id) }
@@ -71,16 +77,26 @@ local function show_status()
   end
   local n = require('agentd.review').pending_count()
   line = line .. ('; %d pending hunk%s'):format(n, n == 1 and '' or 's')
-  vim.notify(line, vim.log.levels.INFO)
+  notify(line, vim.log.levels.INFO)
 end
 
 M.subs = {
   plan = function(args)
-    if #args == 0 then
-      vim.notify('agentd: :Agent plan {request}', vim.log.levels.WARN)
+    -- Say what is missing before the user types a request.
+    local missing = require('agentd.config').model_missing()
+    if missing then
+      notify('agentd: :Agent plan needs a model: ' .. missing, vim.log.levels.ERROR)
       return
     end
-    a().plan(table.concat(args, ' '))
+    if #args > 0 then
+      a().plan(table.concat(args, ' '))
+      return
+    end
+    vim.ui.input({ prompt = 'agentd: what should the plan do? ' }, function(request)
+      if request and vim.trim(request) ~= '' then
+        a().plan(request)
+      end
+    end)
   end,
   open = function(args)
     a().open_plan(args[1] and vim.fn.expand(args[1]) or nil)
@@ -99,14 +115,14 @@ M.subs = {
   end,
   retry = function(args)
     if not args[1] then
-      vim.notify('agentd: :Agent retry {step}', vim.log.levels.WARN)
+      notify('agentd: :Agent retry {step}', vim.log.levels.WARN)
       return
     end
     a().control('retry', args[1])
   end,
   skip = function(args)
     if not args[1] then
-      vim.notify('agentd: :Agent skip {step}', vim.log.levels.WARN)
+      notify('agentd: :Agent skip {step}', vim.log.levels.WARN)
       return
     end
     a().control('skip', args[1])
@@ -126,14 +142,39 @@ M.subs = {
     if not id then
       id = require('agentd.state').start_snapshot
       if not id then
-        vim.notify('agentd: :Agent restore {snapshot id} (:Agent snapshots lists them)', vim.log.levels.WARN)
+        notify('agentd: :Agent restore {snapshot id} (:Agent snapshots lists them)', vim.log.levels.WARN)
         return
       end
     end
     a().restore(id)
   end,
-  undo = function()
-    a().undo()
+  undo = function(_, bang)
+    a().undo(bang and { overwrite = true } or nil)
+  end,
+  ['undo-restore'] = function(_, bang)
+    a().undo_restore(bang and { overwrite = true } or nil)
+  end,
+  next = function()
+    require('agentd.review').jump(1)
+  end,
+  prev = function()
+    require('agentd.review').jump(-1)
+  end,
+  preview = function()
+    require('agentd.review').preview()
+  end,
+  repropose = function(args)
+    require('agentd.review').repropose(args[1] or 'hunk')
+  end,
+  approve = function()
+    if package.loaded['agentd.handlers'] then
+      require('agentd.handlers').approve()
+    else
+      notify('agentd: no approval is waiting', vim.log.levels.INFO)
+    end
+  end,
+  rules = function(args)
+    require('agentd.rules').run(args)
   end,
   status = show_status,
   log = show_log,
@@ -149,10 +190,10 @@ function M.run(o)
   end
   local f = M.subs[sub]
   if not f then
-    vim.notify(('agentd: unknown subcommand %q; one of: %s'):format(sub, table.concat(M.names(), ', ')), vim.log.levels.ERROR)
+    notify(('agentd: unknown subcommand %q; one of: %s'):format(sub, table.concat(M.names(), ', ')), vim.log.levels.ERROR)
     return
   end
-  f(args)
+  f(args, o.bang)
 end
 
 function M.names()
@@ -197,8 +238,10 @@ function M.complete(arglead, cmdline, _)
     if n > 3 then
       return {}
     end
-    if sub == 'accept' or sub == 'reject' then
+    if sub == 'accept' or sub == 'reject' or sub == 'repropose' then
       cands = scopes
+    elseif sub == 'rules' then
+      cands = { 'list', 'revoke' }
     elseif sub == 'retry' or sub == 'skip' then
       cands = step_ids()
     elseif sub == 'restore' then

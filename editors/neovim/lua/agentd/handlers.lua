@@ -4,6 +4,9 @@
 local state = require('agentd.state')
 
 local M = {}
+local function notify(msg, level)
+  return require('agentd.notify').notify(msg, level)
+end
 
 --- Waits for an async callback inside a server request's coroutine. Works
 --- both with UIs that call back later and with ones that call back at once.
@@ -122,6 +125,43 @@ local kind_names = {
   reject_always = 'Always reject',
 }
 
+-- Approvals dismissed without an answer: they wait for :Agent approve.
+-- { params, resume } in arrival order.
+M.pending_approvals = {}
+
+--- A prompt was dismissed: waits (in the server request's coroutine) until
+--- :Agent approve asks again ('ask') or the run ends ('cancel'). note is
+--- said once the prompt's screen is redrawn (an echo on top of it would
+--- stop at a "Press ENTER" prompt).
+function M.wait_for_answer(run_id, note)
+  local entry = { params = { runId = run_id } }
+  M.pending_approvals[#M.pending_approvals + 1] = entry
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  vim.defer_fn(function()
+    if not entry.done then
+      require('agentd.notify').notify(note, vim.log.levels.WARN)
+    end
+  end, 300)
+  local again = await(function(cb)
+    entry.resume = cb
+  end)
+  entry.done = true
+  for i, e in ipairs(M.pending_approvals) do
+    if e == entry then
+      table.remove(M.pending_approvals, i)
+      break
+    end
+  end
+  return again
+end
+
+local LATER = { optionId = false, name = 'Decide later (the step keeps waiting; :Agent approve)' }
+
+--- Asks the user. An approval is answered only by an explicit choice:
+--- dismissing the prompt (<Esc>, or the <CR> that closes a "Press ENTER"
+--- message landing on it) is not a denial, and the step keeps waiting for
+--- :Agent approve. A high-risk approval's first item (a picker's default)
+--- is "Decide later", never an allow.
 local function approval_request(_, p)
   local lines = { ('agentd: %s (step %s, %s risk)'):format(p.title or 'approval', p.stepId or '?', p.risk or '?') }
   if p.command and p.command ~= '' then
@@ -134,33 +174,79 @@ local function approval_request(_, p)
     lines[#lines + 1] = '  ' .. p.detail
   end
   state.append_log(table.concat(lines, '\n'))
-  local options = p.options or {}
-  local choice = await(function(cb)
-    vim.ui.select(options, {
-      prompt = table.concat(lines, '\n') .. '\n',
-      kind = 'agentd.approval',
-      format_item = function(o)
-        return o.name or kind_names[o.kind] or o.optionId
-      end,
-    }, cb)
-  end)
-  if not choice then
-    return { outcome = 'cancelled' }
+  local items = vim.deepcopy(p.options or {})
+  if p.risk == 'high' then
+    table.insert(items, 1, LATER)
+  else
+    items[#items + 1] = LATER
   end
-  return { outcome = 'selected', optionId = choice.optionId }
+  while true do
+    local choice = await(function(cb)
+      vim.ui.select(items, {
+        prompt = table.concat(lines, '\n') .. '\n',
+        kind = 'agentd.approval',
+        format_item = function(o)
+          return o.name or kind_names[o.kind] or o.optionId
+        end,
+      }, cb)
+    end)
+    if choice and choice.optionId then
+      state.append_log(('[%s] step %s: %s'):format(p.runId or '?', p.stepId or '?', choice.name or choice.optionId))
+      return { outcome = 'selected', optionId = choice.optionId }
+    end
+    local again = M.wait_for_answer(p.runId, ('agentd: step %s still waits for your approval: :Agent approve'):format(p.stepId or '?'))
+    if again == 'cancel' then
+      return { outcome = 'cancelled' }
+    end
+  end
+end
+
+--- :Agent approve: asks again the oldest approval left unanswered.
+function M.approve()
+  local e = M.pending_approvals[1]
+  if not e then
+    require('agentd.notify').notify('agentd: no approval is waiting', vim.log.levels.INFO)
+    return false
+  end
+  e.resume('ask')
+  return true
+end
+
+--- The run ended: approvals it left waiting are no longer asked.
+local function drop_approvals(run_id)
+  for _, e in ipairs(vim.list_slice(M.pending_approvals, 1)) do
+    if e.params.runId == run_id and e.resume then
+      e.resume('cancel')
+    end
+  end
 end
 
 local function show_message_request(_, p)
   local actions = p.actions or {}
-  local choice = await(function(cb)
-    vim.ui.select(actions, {
-      prompt = p.message,
-      format_item = function(a)
-        return a.title
-      end,
-    }, cb)
-  end)
-  return choice or vim.NIL
+  if #actions == 0 then
+    require('agentd.notify').notify('agentd: ' .. (p.message or ''), vim.log.levels.INFO)
+    return vim.NIL
+  end
+  -- A question (retry/skip/abort a failed step, an input step's options)
+  -- is answered only by an explicit choice too: dismissing it keeps it
+  -- waiting for :Agent approve.
+  while true do
+    local choice = await(function(cb)
+      vim.ui.select(actions, {
+        prompt = p.message,
+        format_item = function(a)
+          return a.title
+        end,
+      }, cb)
+    end)
+    if choice then
+      return choice
+    end
+    local again = M.wait_for_answer(p.runId, 'agentd: a question still waits for your answer: :Agent approve')
+    if again == 'cancel' then
+      return vim.NIL
+    end
+  end
 end
 
 local level_of = { vim.log.levels.ERROR, vim.log.levels.WARN, vim.log.levels.INFO, vim.log.levels.DEBUG }
@@ -180,24 +266,38 @@ local function run_did_change(_, p)
   if ev.stepId and ev.status then
     state.set_step(run_id, ev.stepId, ev.status)
   end
+  -- A step a remembered rule allowed says so (allowedBy: {ruleId, command?}).
+  if ev.stepId and type(ev.allowedBy) == 'table' then
+    state.set_allowed(run_id, ev.stepId, ev.allowedBy)
+  end
+  for _, st in ipairs(p.state and p.state.steps or {}) do
+    if type(st.allowedBy) == 'table' then
+      state.set_allowed(run_id, st.id, st.allowedBy)
+    end
+  end
   if t == 'stepStarted' and ev.stepId then
     state.set_step(run_id, ev.stepId, 'running')
   elseif t == 'stepFinished' and ev.stepId then
     state.set_step(run_id, ev.stepId, ev.status or 'completed')
-    state.append_log(('[%s] step %s: %s'):format(run_id, ev.stepId, ev.status or 'completed'))
+    local by = state.allowed_note(run_id, ev.stepId)
+    state.append_log(('[%s] step %s: %s%s'):format(run_id, ev.stepId, ev.status or 'completed', by and (' (' .. by .. ')') or ''))
     if require('agentd.config').options.notify_steps then
-      vim.notify(('agentd: step %s %s'):format(ev.stepId, ev.status or 'completed'), vim.log.levels.INFO)
+      notify(('agentd: step %s %s'):format(ev.stepId, ev.status or 'completed'), vim.log.levels.INFO)
     end
   elseif t == 'stepFailed' then
     state.set_step(run_id, ev.stepId, 'failed')
     state.append_log(('[%s] step %s failed: %s'):format(run_id, ev.stepId or '?', ev.error or ''))
-    vim.notify(('agentd: step %s failed: %s'):format(ev.stepId or '?', ev.error or 'no reason given'), vim.log.levels.ERROR)
+    notify(('agentd: step %s failed: %s'):format(ev.stepId or '?', ev.error or 'no reason given'), vim.log.levels.ERROR)
   elseif t == 'stepSkipped' or t == 'stepBlocked' then
     state.set_step(run_id, ev.stepId, t == 'stepSkipped' and 'skipped' or 'blocked')
     state.append_log(('[%s] step %s %s%s'):format(run_id, ev.stepId or '?', t == 'stepSkipped' and 'skipped' or 'blocked', ev.reason and (': ' .. ev.reason) or ''))
   elseif t == 'stepRetrying' then
     state.set_step(run_id, ev.stepId, 'retrying')
-    state.append_log(('[%s] step %s retrying: %s'):format(run_id, ev.stepId or '?', ev.error or ''))
+    local wait = ev.delayMs and (' in %.1f s'):format(ev.delayMs / 1000) or ''
+    state.append_log(('[%s] step %s retrying%s (attempt %s): %s'):format(run_id, ev.stepId or '?', wait, tostring(ev.attempt or '?'), ev.error or ''))
+    if require('agentd.config').options.notify_steps then
+      notify(('agentd: step %s retrying%s: %s'):format(ev.stepId or '?', wait, ev.error or ''), vim.log.levels.INFO)
+    end
   elseif t == 'stepOutput' and ev.text then
     state.append_log(ev.text)
   elseif t == 'changeProposed' and ev.changeId then
@@ -213,10 +313,11 @@ local function run_did_change(_, p)
   elseif t == 'planUpdated' then
     require('agentd.plan').refresh_from_server(p.state and p.state.planId)
   elseif t == 'runFinished' then
+    drop_approvals(run_id)
     local s = p.state or {}
     state.append_log(('[%s] run %s'):format(run_id, s.status or 'finished'))
     local lvl = (s.status == 'completed') and vim.log.levels.INFO or vim.log.levels.WARN
-    vim.notify(
+    notify(
       ('agentd: run %s %s: %d/%d steps%s'):format(run_id, s.status or 'finished', s.completedSteps or 0, s.totalSteps or 0, (s.failedSteps or 0) > 0 and (', ' .. s.failedSteps .. ' failed') or ''),
       lvl
     )
@@ -234,7 +335,7 @@ local function log_message(_, p)
 end
 
 local function show_message(_, p)
-  vim.notify('agentd: ' .. (p.message or ''), level_of[p.type or 3] or vim.log.levels.INFO)
+  notify('agentd: ' .. (p.message or ''), level_of[p.type or 3] or vim.log.levels.INFO)
 end
 
 function M.table()

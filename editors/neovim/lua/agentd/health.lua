@@ -56,7 +56,7 @@ local function handshake(cmd)
   })
   local exit = vim.json.encode({ jsonrpc = '2.0', method = 'exit' })
   local input = ('Content-Length: %d\r\n\r\n%s'):format(#body, body)
-  local full = vim.list_extend(vim.deepcopy(cmd), { 'serve' })
+  local full = cmd -- the whole command line (client.command())
   local out = ''
   local proc = vim.system(full, { stdin = true, stdout = function(_, data)
     out = out .. (data or '')
@@ -141,16 +141,16 @@ function M.check()
 
   h.start('agentd: model')
   local m = config.options.model
-  if m and m.model then
-    h.ok(('model %s:%s%s (from setup())'):format(m.provider or 'openai', m.model, m.baseUrl and (' at ' .. m.baseUrl) or ''))
+  local missing = config.model_missing()
+  if missing then
+    h.warn(missing .. '. Plan files (:Agent open), tool steps, review, snapshots and undo all work without one; '
+      .. ':Agent plan, regenerating a plan and llm/agent steps need one.')
+  elseif type(m) == 'table' and m.model then
+    h.ok(('model %s:%s%s (from setup()%s)'):format(m.provider or 'openai', m.model, m.baseUrl and (' at ' .. m.baseUrl) or '', m.api_key and ', key from model.api_key' or ''))
   elseif vim.env.AGENTD_MODEL and vim.env.AGENTD_MODEL ~= '' then
     h.ok('model ' .. vim.env.AGENTD_MODEL .. ' (from $AGENTD_MODEL)')
   else
-    h.warn('no model configured. Plan files (:Agent open), tool steps, review, snapshots and restore all work without one; '
-      .. ':Agent plan, regenerating a plan and llm/agent steps need one.', {
-      "setup({ model = { provider = 'openai', model = '<model>' } }) with $OPENAI_API_KEY, or $AGENTD_MODEL=openai:<model>",
-      'for a local OpenAI-compatible server (ollama), also $OPENAI_BASE_URL or model.baseUrl',
-    })
+    h.ok('model from ~/.config/agentd/config.json')
   end
 end
 

@@ -5,6 +5,9 @@
 local config = require('agentd.config')
 
 local M = {}
+local function notify(msg, level)
+  return require('agentd.notify').notify(msg, level)
+end
 
 local lazy = { client = 'agentd.client', state = 'agentd.state' }
 local client = setmetatable({}, { __index = function(_, k) return require(lazy.client)[k] end })
@@ -31,7 +34,13 @@ local group
 
 --- Configures the plugin (:help agentd-setup). Safe to call again.
 function M.setup(opts)
+  local before = config.configured and vim.deepcopy(config.options.approval) or nil
   config.set(opts)
+  if package.loaded['agentd.client'] and not vim.deep_equal(before, config.options.approval) then
+    for _, c in ipairs(vim.lsp.get_clients({ name = 'agentd' })) do
+      require('agentd.client').send_approval(c)
+    end
+  end
   config.highlights()
   group = vim.api.nvim_create_augroup('agentd', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
@@ -40,21 +49,14 @@ function M.setup(opts)
       on_buf(ev.buf)
     end,
   })
-  vim.api.nvim_create_autocmd('LspAttach', {
-    group = group,
-    callback = function(ev)
-      local c = vim.lsp.get_client_by_id(ev.data.client_id)
-      if c and c.name == 'agentd' then
-        require('agentd.review').set_nav_keymaps(ev.buf)
-      end
-    end,
-  })
   vim.api.nvim_create_autocmd('BufWritePost', {
     group = group,
     callback = function(ev)
       if package.loaded['agentd.handlers'] then
         require('agentd.handlers').on_write(ev.buf)
       end
+      -- A new file is shown to the server once it is on disk.
+      on_buf(ev.buf)
     end,
   })
   vim.api.nvim_create_autocmd({ 'BufWipeout', 'BufUnload' }, {
@@ -127,13 +129,54 @@ function M.run(opts)
   opts = opts or {}
   local plan_id = opts.plan_id or vim.b.agentd_plan or state.last_plan
   if not plan_id then
-    vim.notify('agentd: no plan to run: open one first (:Agent open plan.json or :Agent plan {request})', vim.log.levels.WARN)
+    notify('agentd: no plan to run: open one first (:Agent open plan.json or :Agent plan {request})', vim.log.levels.WARN)
     return nil
   end
   local options = vim.tbl_extend('force', { review = config.options.review }, config.options.run or {}, opts.options or {})
-  local res, err = client.request_sync(nil, 'agentd/run/start', { planId = plan_id, options = options })
+  local res, err, e = client.request_sync(nil, 'agentd/run/start', { planId = plan_id, options = options })
+  if not res and e and e.code == -32010 and type(e.data) == 'table' and e.data.runId then
+    -- One run at a time per workspace: the user picks what to do with the
+    -- run that is still going (the server's rule; nothing is orphaned).
+    local other, status = e.data.runId, e.data.status or 'running'
+    -- The live status (the error's can lag a pause just made).
+    local live = client.request_sync(nil, 'agentd/run/get', { runId = other }, 5000)
+    if type(live) == 'table' and live.status then
+      status = live.status
+    end
+    local choices = {
+      { id = 'resume', label = ('Resume run %s (%s)'):format(other, status) },
+      { id = 'cancel', label = ('Cancel run %s, then start this plan'):format(other) },
+      { id = 'concurrent', label = 'Start this plan beside it (a second run)' },
+      { id = 'nothing', label = 'Do nothing' },
+    }
+    if status ~= 'paused' then
+      table.remove(choices, 1)
+    end
+    vim.ui.select(choices, {
+      prompt = ('agentd: run %s is %s.'):format(other, status),
+      kind = 'agentd.run_conflict',
+      format_item = function(c)
+        return c.label
+      end,
+    }, function(c)
+      if not c or c.id == 'nothing' then
+        return
+      end
+      state.run_id = other
+      if c.id == 'resume' then
+        M.control('resume')
+      elseif c.id == 'cancel' then
+        if M.control('cancel') then
+          M.run(opts)
+        end
+      else
+        M.run(vim.tbl_extend('force', opts, { options = vim.tbl_extend('force', opts.options or {}, { concurrent = true }) }))
+      end
+    end)
+    return nil, err
+  end
   if not res then
-    vim.notify('agentd: run failed to start: ' .. err, vim.log.levels.ERROR)
+    notify('agentd: run failed to start: ' .. err, vim.log.levels.ERROR)
     return nil, err
   end
   -- The run's first notifications may have arrived before this answer.
@@ -149,7 +192,7 @@ end
 
 local function run_id_or_warn()
   if not state.run_id then
-    vim.notify('agentd: no run yet (:Agent run)', vim.log.levels.WARN)
+    notify('agentd: no run yet (:Agent run)', vim.log.levels.WARN)
   end
   return state.run_id
 end
@@ -164,7 +207,7 @@ function M.control(what, step_id)
   local params = { runId = run_id, stepId = step_id }
   local res, err = client.request_sync(nil, method, params)
   if not res then
-    vim.notify(('agentd: %s failed: %s'):format(what, err), vim.log.levels.ERROR)
+    notify(('agentd: %s failed: %s'):format(what, err), vim.log.levels.ERROR)
     return nil, err
   end
   state.run = res
@@ -196,25 +239,11 @@ function M.reject(scope, reason)
   return require('agentd.review').reject(scope, reason)
 end
 
---- Restores a snapshot. The server decides what it may change: it puts
---- the restored text into open buffers (through workspace/applyEdit, then
---- agentd/documents/save) and reports a buffer with the user's unsaved edits
---- as a conflict, leaving it alone. Clean buffers of files it changed on disk
---- are reloaded here. Returns the server's restore result.
-function M.restore(snapshot_id)
-  local c = client.current()
-  if not c then
-    return nil
-  end
-  local res, err = client.request_sync(c, 'agentd/snapshot/restore', { id = snapshot_id })
-  if not res then
-    vim.notify('agentd: restore failed: ' .. err, vim.log.levels.ERROR)
-    return nil, err
-  end
+--- Reloads the clean buffers of the files a restore changed on disk and
+--- tells what happened (conflicts: buffers with the user's unsaved edits,
+--- left alone). what: 'restored', 'undid run ...'.
+local function after_restore(res, what, hint)
   res.conflicts = res.conflicts or {}
-  if res.undoSnapshotId and res.undoSnapshotId ~= '' then
-    state.last_undo = res.undoSnapshotId
-  end
   local n = 0
   for _, list in ipairs({ res.restored or {}, res.created or {}, res.deleted or {} }) do
     for _, u in ipairs(list) do
@@ -234,31 +263,65 @@ function M.restore(snapshot_id)
       end
     end
   end
-  local msg = ('agentd: restored %d file%s'):format(n, n == 1 and '' or 's')
+  local msg = ('agentd: %s: %d file%s'):format(what, n, n == 1 and '' or 's')
   if #res.conflicts > 0 then
     local names = {}
     for _, cf in ipairs(res.conflicts) do
       names[#names + 1] = vim.fn.fnamemodify(vim.uri_to_fname(cf.uri), ':~:.') .. ': ' .. (cf.message or '')
     end
-    vim.notify(msg .. '; left alone:\n  ' .. table.concat(names, '\n  '), vim.log.levels.WARN)
+    notify(msg .. '; left alone: ' .. table.concat(names, '; '), vim.log.levels.WARN)
   else
-    vim.notify(msg .. ((res.undoSnapshotId and res.undoSnapshotId ~= '') and ' (:Agent undo puts them back)' or ''), vim.log.levels.INFO)
+    notify(msg .. (hint or ''), vim.log.levels.INFO)
   end
   return res
 end
 
---- Undoes the last restore.
-function M.undo()
-  if not state.last_undo then
-    vim.notify('agentd: no restore to undo', vim.log.levels.WARN)
+--- Restores a snapshot. The server decides what it may change: it puts
+--- the restored text into open buffers (through workspace/applyEdit, then
+--- agentd/documents/save) and reports a buffer with the user's unsaved edits
+--- as a conflict, leaving it alone. Clean buffers of files it changed on disk
+--- are reloaded here. Returns the server's restore result.
+function M.restore(snapshot_id, opts)
+  local c = client.current()
+  if not c then
     return nil
   end
-  local id = state.last_undo
-  local res = M.restore(id)
-  if res then
-    state.last_undo = nil
+  local res, err = client.request_sync(c, 'agentd/snapshot/restore', vim.tbl_extend('force', { id = snapshot_id }, opts or {}))
+  if not res then
+    notify('agentd: restore failed: ' .. err, vim.log.levels.ERROR)
+    return nil, err
   end
-  return res
+  return after_restore(res, 'restored', (res.undoSnapshotId and res.undoSnapshotId ~= '') and ' (:Agent undo-restore puts them back)' or '')
+end
+
+--- Undoes the newest run not yet undone (agentd/undo/run; a second call
+--- undoes the run before). opts: { overwrite = true, dryRun = true }.
+--- The journal is the server's: the plugin keeps no undo state.
+function M.undo(opts)
+  local c = client.current()
+  if not c then
+    return nil
+  end
+  local res, err = client.request_sync(c, 'agentd/undo/run', opts or vim.empty_dict())
+  if not res then
+    notify('agentd: undo: ' .. err, vim.log.levels.WARN)
+    return nil, err
+  end
+  return after_restore(res.restore or {}, ('undid run %s (back to snapshot %s)'):format(res.runId or '?', res.snapshotId or '?'), ' (:Agent undo-restore puts it back)'), res
+end
+
+--- Undoes the newest restore not yet undone (agentd/undo/restore).
+function M.undo_restore(opts)
+  local c = client.current()
+  if not c then
+    return nil
+  end
+  local res, err = client.request_sync(c, 'agentd/undo/restore', opts or vim.empty_dict())
+  if not res then
+    notify('agentd: undo-restore: ' .. err, vim.log.levels.WARN)
+    return nil, err
+  end
+  return after_restore(res, 'undid the last restore')
 end
 
 --- A short string for the statusline: run status and progress, pending

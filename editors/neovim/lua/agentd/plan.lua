@@ -5,6 +5,9 @@ local client = require('agentd.client')
 local state = require('agentd.state')
 
 local M = {}
+local function notify(msg, level)
+  return require('agentd.notify').notify(msg, level)
+end
 local api = vim.api
 local ns = api.nvim_create_namespace('agentd.plan')
 local ns_diag = api.nvim_create_namespace('agentd.plan.problems')
@@ -35,13 +38,18 @@ function M.find_step(run_id, step_id)
   end
 end
 
-local function status_of(plan, step)
+local function run_of(plan)
   local run_id
   for r, p in pairs(M.run_plan) do
     if p == plan.id and (not run_id or r == state.run_id) then
       run_id = r
     end
   end
+  return run_id
+end
+
+local function status_of(plan, step)
+  local run_id = run_of(plan)
   local st = run_id and state.step_status(run_id, step.id)
   if st then
     return st
@@ -77,6 +85,12 @@ local function cursor_step(bufnr)
   return plan, plan.steps[row], row
 end
 
+--- The id of the step on the cursor's line of a plan buffer.
+function M.cursor_step_id(bufnr)
+  local _, step = cursor_step(bufnr)
+  return step and step.id
+end
+
 --- Draws (or redraws) the plan buffer with the plan's steps and the
 --- problems, each on its step's line.
 function M.render(plan_id, problems)
@@ -97,8 +111,10 @@ function M.render(plan_id, problems)
   local signs = config.options.signs
   for i, s in ipairs(plan.steps or {}) do
     local st = status_of(plan, s)
+    local label = ({ waiting = 'waiting for you (review or approval)' })[st] or st
+    local note = run_of(plan) and state.allowed_note(run_of(plan), s.id)
     local opts = {
-      virt_text = { { ' ' .. st, sign_hl[st] or 'Comment' } },
+      virt_text = { { ' ' .. label .. (note and (' · ' .. note) or ''), sign_hl[st] or 'Comment' } },
       virt_text_pos = 'eol',
     }
     if signs then
@@ -152,12 +168,12 @@ function M.edit(plan_id, edits)
   end
   if e and e.code == -32002 then
     reload(plan_id)
-    vim.notify('agentd: the plan changed on the server (another version); reloaded it. Make your change again.', vim.log.levels.WARN)
+    notify('agentd: the plan changed on the server (another version); reloaded it. Make your change again.', vim.log.levels.WARN)
   elseif e and e.code == -32001 then
     M.render(plan_id, e.data and e.data.problems or {})
-    vim.notify('agentd: edit refused, the plan would be invalid: ' .. err, vim.log.levels.ERROR)
+    notify('agentd: edit refused, the plan would be invalid: ' .. err, vim.log.levels.ERROR)
   else
-    vim.notify('agentd: edit failed: ' .. (err or '?'), vim.log.levels.ERROR)
+    notify('agentd: edit failed: ' .. (err or '?'), vim.log.levels.ERROR)
   end
   return nil, err
 end
@@ -181,7 +197,7 @@ local function edit_json(plan_id, step, on_write, title)
       local src = table.concat(api.nvim_buf_get_lines(b, 0, -1, false), '\n')
       local okd, val = pcall(vim.json.decode, src, { luanil = { object = true, array = true } })
       if not okd then
-        vim.notify('agentd: the step is not valid JSON: ' .. tostring(val), vim.log.levels.ERROR)
+        notify('agentd: the step is not valid JSON: ' .. tostring(val), vim.log.levels.ERROR)
         return
       end
       if on_write(val) then
@@ -269,7 +285,7 @@ function actions.regenerate(b)
       M.plans[plan_id] = p
       M.render(plan_id, {})
     else
-      vim.notify('agentd: regenerate failed: ' .. err, vim.log.levels.ERROR)
+      notify('agentd: regenerate failed: ' .. err, vim.log.levels.ERROR)
     end
   end)
 end
@@ -295,6 +311,9 @@ function M.show(plan, problems)
         end, { buffer = b, nowait = true, desc = 'agentd plan: ' .. name })
       end
     end
+    -- The review keys work here too: ga/gr (gA/gR) decide the changes of
+    -- the step on the cursor's line, ]h/[h go to the hunks.
+    require('agentd.review').set_keymaps(b, true)
   end
   api.nvim_win_set_buf(0, b)
   M.render(plan.id, problems or {})
@@ -337,10 +356,10 @@ function M.open(path)
       raw.steps = raw.steps or {}
       M.show(raw, e.data and e.data.problems or {})
     end
-    vim.notify('agentd: ' .. path .. ' is not a valid plan: ' .. err, vim.log.levels.ERROR)
+    notify('agentd: ' .. path .. ' is not a valid plan: ' .. err, vim.log.levels.ERROR)
     return nil, err
   end
-  vim.notify('agentd: cannot open plan ' .. path .. ': ' .. (err or '?'), vim.log.levels.ERROR)
+  notify('agentd: cannot open plan ' .. path .. ': ' .. (err or '?'), vim.log.levels.ERROR)
   return nil, err
 end
 
@@ -351,7 +370,7 @@ function M.create(request)
   end
   local plan, err = client.request_sync(c, 'agentd/plan/create', { request = request }, 300000)
   if not plan then
-    vim.notify('agentd: ' .. err, vim.log.levels.ERROR)
+    notify('agentd: ' .. err, vim.log.levels.ERROR)
     return nil, err
   end
   M.show(plan)

@@ -8,6 +8,9 @@ local config = require('agentd.config')
 local client = require('agentd.client')
 
 local M = {}
+local function notify(msg, level)
+  return require('agentd.notify').notify(msg, level)
+end
 
 local api = vim.api
 local ns = api.nvim_create_namespace('agentd.review') -- decorations
@@ -109,17 +112,37 @@ end
 -- no one sees the extmarks of a hidden buffer; the review data is here.
 local later = {}
 
---- The whole-file units (create, delete, move, binary) still open for uri.
+--- Whether a file is decided as one unit (the server's `whole`: a create,
+--- delete, move or binary file). Its hunks, if listed, are for display; its
+--- unit id is its path relative to the workspace, and a decision names it
+--- by uri.
+local function is_whole(f)
+  return f.whole == true
+end
+M.is_whole = is_whole
+
+--- The whole-file units still open for uri.
 local function whole_units(uri)
   local out = {}
   for _, sf in ipairs(files_for_uri(uri)) do
     local f = sf.file
-    if #(f.hunks or {}) == 0 and is_open(f.status) then
+    if is_whole(f) and is_open(f.status) then
       out[#out + 1] = sf
     end
   end
   return out
 end
+
+--- The proposed text of a whole file (a create's content), from the hunks
+--- listed for display.
+local function proposed_lines(f)
+  local lines = {}
+  for _, h in ipairs(f.hunks or {}) do
+    vim.list_extend(lines, split_lines(h.newText))
+  end
+  return lines
+end
+M.proposed_lines = proposed_lines
 
 --- Where a hunk starts in the buffer when it has no anchor yet: the
 --- server's range, moved by the hunks of the same file accepted since the
@@ -225,7 +248,7 @@ end
 local function hint_text(h, cs)
   if h.status == 'stale' then
     local r = config.options.keymaps.reject
-    return ('stale: the file was edited where this hunk applies%s'):format(r and ('; ' .. r .. ' drops it') or '')
+    return ('stale: the file was edited where this hunk applies; :Agent repropose recomputes it%s'):format(r and (', ' .. r .. ' drops it') or '')
   end
   if config.options.hunk_hint == false then
     return nil
@@ -428,32 +451,7 @@ local function reject_file()
 end
 
 local want_maps = {} -- [bufnr] = keymaps on/off, once the buffer is entered
-
-local function set_keymaps(bufnr, on)
-  if on == (mapped[bufnr] or false) then
-    return
-  end
-  local km = config.options.keymaps
-  local maps = {
-    { km.accept, accept_hunk, 'agentd: accept the hunk' },
-    { km.reject, reject_hunk, 'agentd: reject the hunk' },
-    { km.accept_file, accept_file, 'agentd: accept every hunk in the file' },
-    { km.reject_file, reject_file, 'agentd: reject every hunk in the file' },
-  }
-  for _, m in ipairs(maps) do
-    if m[1] then
-      if on then
-        api.nvim_buf_set_keymap(bufnr, 'n', m[1], '', { callback = m[2], desc = m[3], nowait = true, noremap = true })
-      else
-        pcall(api.nvim_buf_del_keymap, bufnr, 'n', m[1])
-      end
-    end
-  end
-  mapped[bufnr] = on or nil
-  if on then
-    M.set_nav_keymaps(bufnr)
-  end
-end
+local saved_maps = {} -- [bufnr] = { [lhs] = the user's buffer-local mapping we shadowed }
 
 local function jump_next()
   M.jump(1)
@@ -461,17 +459,60 @@ end
 local function jump_prev()
   M.jump(-1)
 end
-
---- ]h / [h in every buffer of a workspace: they cross files.
-function M.set_nav_keymaps(bufnr)
-  local km = config.options.keymaps
-  if km.next_hunk then
-    api.nvim_buf_set_keymap(bufnr, 'n', km.next_hunk, '', { callback = jump_next, desc = 'agentd: next hunk', noremap = true })
-  end
-  if km.prev_hunk then
-    api.nvim_buf_set_keymap(bufnr, 'n', km.prev_hunk, '', { callback = jump_prev, desc = 'agentd: previous hunk', noremap = true })
-  end
+local function preview()
+  M.preview()
 end
+
+--- The review keys: { lhs, callback, description }.
+local function review_maps()
+  local km = config.options.keymaps
+  return {
+    { km.accept, accept_hunk, 'agentd: accept the hunk' },
+    { km.reject, reject_hunk, 'agentd: reject the hunk' },
+    { km.accept_file, accept_file, 'agentd: accept every hunk in the file' },
+    { km.reject_file, reject_file, 'agentd: reject every hunk in the file' },
+    { km.next_hunk, jump_next, 'agentd: next hunk' },
+    { km.prev_hunk, jump_prev, 'agentd: previous hunk' },
+    { km.preview, preview, 'agentd: preview the change at the cursor' },
+  }
+end
+M.review_maps = review_maps
+
+--- Sets (on) or removes the review keys of a buffer with open hunks. They
+--- are buffer-local and only in buffers with something to review: a
+--- buffer-local mapping of the user's that one shadows is put back when
+--- the hunks are gone; global mappings are never touched.
+local function set_keymaps(bufnr, on)
+  if on == (mapped[bufnr] or false) or not api.nvim_buf_is_valid(bufnr) then
+    return
+  end
+  api.nvim_buf_call(bufnr, function()
+    for _, m in ipairs(review_maps()) do
+      local lhs = m[1]
+      if lhs then
+        if on then
+          local prev = vim.fn.maparg(lhs, 'n', false, true)
+          if type(prev) == 'table' and prev.buffer == 1 and not (prev.desc or ''):match('^agentd: ') then
+            saved_maps[bufnr] = saved_maps[bufnr] or {}
+            saved_maps[bufnr][lhs] = prev
+          end
+          vim.keymap.set('n', lhs, m[2], { buffer = bufnr, desc = m[3], nowait = true })
+        else
+          pcall(vim.keymap.del, 'n', lhs, { buffer = bufnr })
+          local prev = (saved_maps[bufnr] or {})[lhs]
+          if prev then
+            pcall(vim.fn.mapset, 'n', false, prev)
+          end
+        end
+      end
+    end
+  end)
+  if not on then
+    saved_maps[bufnr] = nil
+  end
+  mapped[bufnr] = on or nil
+end
+M.set_keymaps = set_keymaps
 
 local ns_whole = api.nvim_create_namespace('agentd.review.file')
 
@@ -491,8 +532,8 @@ function M.draw(bufnr, trust_server)
   if l and l.trust then
     trust_server = true
   end
-  if not api.nvim_buf_is_loaded(bufnr) then
-    return
+  if not api.nvim_buf_is_loaded(bufnr) or vim.bo[bufnr].buftype ~= '' then
+    return -- not a file: the plan buffer and previews keep their keys
   end
   local uri = buf_uri(bufnr)
   if not uri then
@@ -504,8 +545,9 @@ function M.draw(bufnr, trust_server)
   local old = anchors[bufnr] or {}
   local want, order = {}, {}
   for _, sf in ipairs(files_for_uri(uri)) do
-    for _, h in ipairs(sf.file.hunks or {}) do
-      if is_open(h.status) then
+    local shown_as_file = is_whole(sf.file) and sf.file.op ~= 'modify'
+    for _, h in ipairs(shown_as_file and {} or sf.file.hunks or {}) do
+      if is_open(h.status) and (not is_whole(sf.file) or is_open(sf.file.status)) then
         local k = key(sf.set.id, h.id)
         if not want[k] then
           want[k] = { set = sf.set, file = sf.file, hunk = h, k = k }
@@ -543,19 +585,50 @@ function M.draw(bufnr, trust_server)
       if ok then
         new[k] = { id = id, marks = marks, status = w.hunk.status, change_id = w.set.id, hunk_id = w.hunk.id, first = first, lines = has_lines, uri = uri }
       else
-        vim.notify('agentd: could not draw hunk ' .. w.hunk.id .. ': ' .. tostring(id), vim.log.levels.DEBUG)
+        notify('agentd: could not draw hunk ' .. w.hunk.id .. ': ' .. tostring(id), vim.log.levels.DEBUG)
       end
     end
   end
-  -- Whole-file units: one hint on the first line.
+  -- Whole-file units: a hint on the first line; a create's content below
+  -- it (visible at once: virtual lines above line 1 are not), a delete's
+  -- lines marked as going.
   api.nvim_buf_clear_namespace(bufnr, ns_whole, 0, -1)
   local wholes = whole_units(uri)
+  local count = api.nvim_buf_line_count(bufnr)
   for _, sf in ipairs(wholes) do
+    local f, cs = sf.file, sf.set
     local km = config.options.keymaps
-    api.nvim_buf_set_extmark(bufnr, ns_whole, 0, 0, {
-      virt_text = { { ('  agentd: %s this file (%s)  %s accept  %s reject'):format(sf.file.op, sf.set.stepId or sf.set.id, km.accept or '', km.reject or ''), 'AgentdHint' } },
+    local keys = {}
+    for _, k in ipairs({ { km.accept, 'accept' }, { km.reject, 'reject' }, { km.preview, 'preview' } }) do
+      if k[1] then
+        keys[#keys + 1] = k[1] .. ' ' .. k[2]
+      end
+    end
+    local what = ({
+      create = cs.review == 'after' and 'created this file' or ('proposes this new file (%d lines)'):format(#proposed_lines(f)),
+      delete = cs.review == 'after' and 'deleted this file' or 'deletes this file',
+      move = ('moves %s here'):format(f.oldUri and vim.fn.fnamemodify(vim.uri_to_fname(f.oldUri), ':~:.') or 'a file'),
+    })[f.op] or (f.op .. ' (decided as a whole)')
+    local opts = {
+      virt_text = { { ('  agentd: step %s %s  %s'):format(cs.stepId or cs.id, what, table.concat(keys, '  ')), f.status == 'stale' and 'AgentdStale' or 'AgentdHint' } },
       virt_text_pos = 'eol',
-    })
+    }
+    local empty = count == 1 and (api.nvim_buf_get_lines(bufnr, 0, 1, false)[1] or '') == ''
+    if f.op == 'create' and cs.review ~= 'after' and empty then
+      local lines = proposed_lines(f)
+      if #lines > 0 then
+        local vl = {}
+        for _, l in ipairs(lines) do
+          vl[#vl + 1] = pad({ { l, 'AgentdAdd' } }, 'AgentdAdd')
+        end
+        opts.virt_lines = vl
+      end
+    end
+    api.nvim_buf_set_extmark(bufnr, ns_whole, 0, 0, opts)
+    local mark_all = (f.op == 'delete' and cs.review ~= 'after') and 'AgentdDelete' or ((f.op == 'create' and cs.review == 'after') and 'AgentdAdd' or nil)
+    if mark_all and not empty then
+      api.nvim_buf_set_extmark(bufnr, ns_whole, 0, 0, { end_row = count - 1, end_col = #(api.nvim_buf_get_lines(bufnr, count - 1, count, false)[1] or ''), hl_group = mark_all, hl_eol = true, priority = 90, strict = false })
+    end
   end
   anchors[bufnr] = new
   -- Keymaps matter in the buffer the user is in: others get theirs when
@@ -634,9 +707,9 @@ function M.proposed(cs)
   if config.options.notify_steps then
     local n = 0
     for _, f in ipairs(cs.files or {}) do
-      n = n + math.max(#(f.hunks or {}), 1)
+      n = n + ((is_whole(f) or #(f.hunks or {}) == 0) and 1 or #f.hunks)
     end
-    vim.notify(('agentd: step %s proposes %d change%s in %d file%s (:Agent review)'):format(cs.stepId or '?', n, n == 1 and '' or 's', #cs.files, #cs.files == 1 and '' or 's'), vim.log.levels.INFO)
+    notify(('agentd: step %s proposes %d change%s in %d file%s (:Agent review)'):format(cs.stepId or '?', n, n == 1 and '' or 's', #cs.files, #cs.files == 1 and '' or 's'), vim.log.levels.INFO)
   end
 end
 
@@ -644,7 +717,7 @@ end
 function M.fetch(change_id, c)
   client.request(c, 'agentd/changes/get', { changeId = change_id }, function(err, cs)
     if err then
-      vim.notify('agentd: could not get change ' .. change_id .. ': ' .. err, vim.log.levels.WARN)
+      notify('agentd: could not get change ' .. change_id .. ': ' .. err, vim.log.levels.WARN)
       return
     end
     M.put(cs)
@@ -714,12 +787,12 @@ function M.pending_count()
   for _, id in ipairs(M.order) do
     local cs = M.sets[id]
     for _, f in ipairs(cs.files or {}) do
-      if #(f.hunks or {}) == 0 then
+      if is_whole(f) then
         if is_open(f.status) then
           n = n + 1
         end
       else
-        for _, h in ipairs(f.hunks) do
+        for _, h in ipairs(f.hunks or {}) do
           if is_open(h.status) then
             n = n + 1
           end
@@ -746,29 +819,77 @@ local function hunk_at_cursor(bufnr)
   return best
 end
 
-local function set_status(change_id, ids, status)
+--- The file of a change set that holds hunk_id.
+local function file_of_hunk(cs, hunk_id)
+  for _, f in ipairs(cs and cs.files or {}) do
+    for _, h in ipairs(f.hunks or {}) do
+      if h.id == hunk_id then
+        return f
+      end
+    end
+  end
+end
+
+--- Takes the server's view of a change set after a decision: the statuses
+--- of its files and hunks (and any file whose hunks changed) come from
+--- agentd/changes/get, so the plugin's list is always the server's (no
+--- phantom hunk, no unit the plugin believes open while the server
+--- decided it). Ranges the plugin moved with the user's typing are kept.
+local function sync(c, change_id)
+  local fresh = client.request_sync(c, 'agentd/changes/get', { changeId = change_id })
   local cs = M.sets[change_id]
-  if not cs then
+  if not fresh or not cs then
     return
   end
-  local want = {}
-  for _, id in ipairs(ids or {}) do
-    want[id] = true
-  end
+  cs.status = fresh.status or cs.status
+  cs.counts, cs.reasonToModel = fresh.counts, fresh.reasonToModel
+  local by_uri = {}
   for _, f in ipairs(cs.files) do
-    local rel = f.uri
-    if #(f.hunks or {}) == 0 then
-      for id in pairs(want) do
-        if vim.endswith(vim.uri_to_fname(rel), '/' .. id) then
-          f.status = status
+    by_uri[f.uri] = f
+  end
+  local files = {}
+  for _, nf in ipairs(fresh.files or {}) do
+    local f = by_uri[nf.uri]
+    local same = f ~= nil and #(f.hunks or {}) == #(nf.hunks or {})
+    if same then
+      for i, h in ipairs(f.hunks or {}) do
+        if h.id ~= nf.hunks[i].id then
+          same = false
         end
       end
     end
-    for _, h in ipairs(f.hunks or {}) do
-      if want[h.id] then
-        h.status = status
+    if same then
+      f.status, f.whole, f.counts, f.op = nf.status, nf.whole, nf.counts, nf.op
+      for i, h in ipairs(f.hunks or {}) do
+        h.status = nf.hunks[i].status
       end
+      files[#files + 1] = f
+    else
+      nf.rebased = true
+      files[#files + 1] = nf
     end
+  end
+  cs.files = files
+end
+
+--- The loaded buffer of a file a decision changed on disk while the buffer
+--- was not shown to the server (a new file opened before it existed): read
+--- again when the user has not edited it, so the buffer shows what is on
+--- disk; then it is shown to the server. Buffers the server sees get the
+--- change themselves (workspace/applyEdit).
+local function reload_unshown(f)
+  local b = vim.fn.bufnr(vim.uri_to_fname(f.uri))
+  if b <= 0 or not api.nvim_buf_is_loaded(b) or vim.bo[b].modified then
+    return
+  end
+  local c = client.get(client.root_of(b))
+  if c and vim.lsp.buf_is_attached(b, c.id) then
+    return -- the server edits it itself (workspace/applyEdit)
+  end
+  if vim.uv.fs_stat(vim.uri_to_fname(f.uri)) then
+    api.nvim_buf_call(b, function()
+      vim.cmd('silent edit!')
+    end)
   end
 end
 
@@ -778,6 +899,10 @@ local function resolve(groups, action, reason)
   local c = client.current()
   if not c then
     return nil
+  end
+  if vim.b.agentd_unit then
+    -- Decided from a preview: it has done its work.
+    pcall(api.nvim_win_close, 0, true)
   end
   local results = {}
   local touched = {}
@@ -797,21 +922,23 @@ local function resolve(groups, action, reason)
       end
       return nil, 'retry'
     elseif err then
-      vim.notify('agentd: ' .. action .. ' failed: ' .. err, vim.log.levels.ERROR)
+      notify('agentd: ' .. action .. ' failed: ' .. err, vim.log.levels.ERROR)
     else
       results[#results + 1] = res
-      set_status(change_id, res.applied, 'accepted')
-      set_status(change_id, res.rejected, 'rejected')
-      local stale = {}
       for _, cf in ipairs(res.conflicts or {}) do
-        stale[#stale + 1] = cf.hunkId
-        vim.notify(('agentd: %s: %s'):format(vim.fn.fnamemodify(vim.uri_to_fname(cf.uri), ':~:.'), cf.message), vim.log.levels.WARN)
+        notify(('agentd: %s: %s'):format(vim.fn.fnamemodify(vim.uri_to_fname(cf.uri), ':~:.'), cf.message), vim.log.levels.WARN)
       end
-      set_status(change_id, stale, 'stale')
+      sync(c, change_id)
       local cs = M.sets[change_id]
       if cs then
-        cs.status = res.status or cs.status
         touched[#touched + 1] = cs
+        local seen = {}
+        for _, d in ipairs(decisions) do
+          if d.uri and not seen[d.uri] then
+            seen[d.uri] = true
+            reload_unshown({ uri = d.uri })
+          end
+        end
       end
     end
   end
@@ -837,39 +964,92 @@ end
 local function collect(scope, action)
   local groups = { order = {} }
   local bufnr = api.nvim_get_current_buf()
-  local uri = buf_uri(bufnr)
-  if scope == 'hunk' then
-    local h = hunk_at_cursor(bufnr)
-    if not h then
-      local w = uri and whole_units(uri)[1]
-      if w then
-        add(groups, w.set.id, { uri = uri, action = action })
-        return groups
-      end
-      return nil, 'no hunk at the cursor (' .. (config.options.keymaps.next_hunk or ':Agent review') .. ' finds the next one)'
-    end
-    if h.status == 'stale' and action == 'accept' then
-      return nil, 'this hunk is stale: the file was edited where it applies, so it cannot be accepted. Reject it and ask again.'
-    end
-    add(groups, h.change_id, { uri = uri, hunkId = h.id, action = action })
-    return groups
-  end
   local skipped = 0
   local function each_file(sf)
     local f = sf.file
-    if #(f.hunks or {}) == 0 then
-      if is_open(f.status) then
+    if is_whole(f) then
+      if f.status == 'pending' or (f.status == 'stale' and action == 'reject') then
         add(groups, sf.set.id, { uri = f.uri, action = action })
+      elseif f.status == 'stale' then
+        skipped = skipped + 1
       end
       return
     end
-    for _, h in ipairs(f.hunks) do
+    for _, h in ipairs(f.hunks or {}) do
       if h.status == 'pending' or (h.status == 'stale' and action == 'reject') then
         add(groups, sf.set.id, { uri = f.uri, hunkId = h.id, action = action })
       elseif h.status == 'stale' then
         skipped = skipped + 1
       end
     end
+  end
+  local function finish(where)
+    if skipped > 0 then
+      notify(('agentd: %d stale change%s left out: they no longer apply (:Agent repropose recomputes them)'):format(skipped, skipped == 1 and '' or 's'), vim.log.levels.WARN)
+    end
+    if #groups.order == 0 then
+      return nil, 'nothing pending ' .. where
+    end
+    return groups
+  end
+  -- A preview window decides the unit it shows.
+  local unit = vim.b[bufnr].agentd_unit
+  if unit then
+    local cs = M.sets[unit.change_id]
+    for _, f in ipairs(cs and cs.files or {}) do
+      if f.uri == unit.uri then
+        if unit.hunk_id and not is_whole(f) then
+          for _, h in ipairs(f.hunks or {}) do
+            if h.id == unit.hunk_id and is_open(h.status) then
+              add(groups, cs.id, { uri = f.uri, hunkId = h.id, action = action })
+            end
+          end
+        else
+          each_file({ set = cs, file = f })
+        end
+      end
+    end
+    return finish('in this preview')
+  end
+  -- In the plan buffer, the keys decide the changes of the step on the
+  -- cursor's line.
+  local plan_id = vim.b[bufnr].agentd_plan
+  if plan_id and scope ~= 'all' then
+    local step = require('agentd.plan').cursor_step_id(bufnr)
+    if not step then
+      return nil, 'no step on this line'
+    end
+    for _, id in ipairs(M.order) do
+      local cs = M.sets[id]
+      if cs.stepId == step and (not cs.runId or require('agentd.plan').run_plan[cs.runId] == nil or require('agentd.plan').run_plan[cs.runId] == plan_id) then
+        for _, f in ipairs(cs.files or {}) do
+          each_file({ set = cs, file = f })
+        end
+      end
+    end
+    return finish('for step ' .. step)
+  end
+  local uri = buf_uri(bufnr)
+  if scope == 'hunk' then
+    local h = hunk_at_cursor(bufnr)
+    if not h then
+      local w = uri and whole_units(uri)[1]
+      if w then
+        each_file(w)
+        return finish('in this file')
+      end
+      return nil, 'no hunk at the cursor (:Agent next finds the next one)'
+    end
+    if h.status == 'stale' and action == 'accept' then
+      return nil, 'this hunk is stale: the file was edited where it applies, so it cannot be accepted. :Agent repropose recomputes it against your text, or reject it.'
+    end
+    local f = file_of_hunk(M.sets[h.change_id], h.id)
+    if f and is_whole(f) then
+      add(groups, h.change_id, { uri = uri, action = action })
+    else
+      add(groups, h.change_id, { uri = uri, hunkId = h.id, action = action })
+    end
+    return groups
   end
   if scope == 'file' then
     if not uri then
@@ -878,28 +1058,25 @@ local function collect(scope, action)
     for _, sf in ipairs(files_for_uri(uri)) do
       each_file(sf)
     end
+    return finish('in this file')
   elseif scope == 'all' then
     for _, id in ipairs(M.order) do
       for _, f in ipairs(M.sets[id].files or {}) do
         each_file({ set = M.sets[id], file = f })
       end
     end
-  else
-    return nil, ("scope must be 'hunk', 'file' or 'all', not %s"):format(vim.inspect(scope))
+    return finish('anywhere')
   end
-  if skipped > 0 then
-    vim.notify(('agentd: %d stale hunk%s left out: they no longer apply'):format(skipped, skipped == 1 and '' or 's'), vim.log.levels.WARN)
-  end
-  if #groups.order == 0 then
-    return nil, 'no pending hunks ' .. (scope == 'file' and 'in this file' or 'anywhere')
-  end
-  return groups
+  return nil, ("scope must be 'hunk', 'file' or 'all', not %s"):format(vim.inspect(scope))
 end
 
 --- Whether a change set's step is model-driven (its rejection reason goes
 --- back to the model).
 local function model_driven(change_id)
   local cs = M.sets[change_id]
+  if cs and cs.reasonToModel ~= nil then
+    return cs.reasonToModel == true -- the server says whether a reason reaches a model
+  end
   if not cs or not cs.stepId then
     return false
   end
@@ -910,14 +1087,14 @@ end
 function M.accept(scope)
   local groups, err = collect(scope or 'hunk', 'accept')
   if not groups then
-    vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+    notify('agentd: ' .. err, vim.log.levels.WARN)
     return nil
   end
   local res, again = resolve(groups, 'accept')
   if again == 'retry' then
     groups, err = collect(scope or 'hunk', 'accept')
     if not groups then
-      vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+      notify('agentd: ' .. err, vim.log.levels.WARN)
       return nil
     end
     groups.retried = true
@@ -930,7 +1107,7 @@ function M.reject(scope, reason)
   scope = scope or 'hunk'
   local groups, err = collect(scope, 'reject')
   if not groups then
-    vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+    notify('agentd: ' .. err, vim.log.levels.WARN)
     return nil
   end
   if reason == nil and scope ~= 'hunk' then
@@ -945,7 +1122,7 @@ function M.reject(scope, reason)
   if again == 'retry' then
     groups, err = collect(scope, 'reject')
     if not groups then
-      vim.notify('agentd: ' .. err, vim.log.levels.WARN)
+      notify('agentd: ' .. err, vim.log.levels.WARN)
       return nil
     end
     groups.retried = true
@@ -971,9 +1148,10 @@ function M.items()
           live[h.change_id .. '\0' .. h.id] = h.lnum
         end
       end
-      if #(f.hunks or {}) == 0 then
+      if is_whole(f) then
         if is_open(f.status) then
-          items[#items + 1] = { filename = fname, lnum = 1, col = 1, text = ('[%s] %s %s'):format(cs.stepId or cs.id, f.op, f.status), type = 'I' }
+          local detail = f.op == 'create' and (' (%d lines)'):format(#proposed_lines(f)) or ''
+          items[#items + 1] = { filename = fname, lnum = 1, col = 1, text = ('[%s] %s %s%s'):format(cs.stepId or cs.id, f.op, f.status, detail), type = f.status == 'stale' and 'W' or 'I', user_data = { change_id = cs.id, uri = f.uri } }
         end
       else
         for _, h in ipairs(f.hunks) do
@@ -1007,11 +1185,41 @@ function M.items()
   return items
 end
 
---- Updates the quickfix list if it is agentd's (never opens a window).
+local qf_id -- the id of agentd's quickfix list, reused by every review
+
+--- The number of agentd's quickfix list in the stack, or nil when it is
+--- gone (the stack holds 10 lists; older ones drop out).
+local function qf_nr()
+  if not qf_id then
+    return nil
+  end
+  local info = vim.fn.getqflist({ id = qf_id, nr = 0 })
+  if info.id ~= qf_id or info.nr == 0 then
+    return nil
+  end
+  return info.nr
+end
+
+--- Puts items into agentd's one quickfix list: the same list every time
+--- (replaced in place and made the current one), made only when there is
+--- none yet. make_current: select it (:chistory) when it is not.
+local function set_qf(items, make_current)
+  local nr = qf_nr()
+  if nr then
+    vim.fn.setqflist({}, 'r', { id = qf_id, title = QF_TITLE, items = items })
+    if make_current and vim.fn.getqflist({ nr = 0 }).nr ~= nr then
+      vim.cmd('silent ' .. nr .. 'chistory')
+    end
+  else
+    vim.fn.setqflist({}, ' ', { title = QF_TITLE, items = items })
+    qf_id = vim.fn.getqflist({ id = 0 }).id
+  end
+end
+
+--- Updates agentd's quickfix list, if there is one (never opens a window).
 function M.refresh_qf()
-  local info = vim.fn.getqflist({ title = 0, id = 0 })
-  if info.title == QF_TITLE then
-    vim.fn.setqflist({}, 'r', { id = info.id, title = QF_TITLE, items = M.items() })
+  if qf_nr() then
+    vim.fn.setqflist({}, 'r', { id = qf_id, title = QF_TITLE, items = M.items() })
   end
 end
 
@@ -1024,7 +1232,7 @@ function M.review(open_window)
   end
   local list, err = client.request_sync(c, 'agentd/changes/list', { status = 'pending' })
   if err then
-    vim.notify('agentd: ' .. err, vim.log.levels.ERROR)
+    notify('agentd: ' .. err, vim.log.levels.ERROR)
     return
   end
   local partial = client.request_sync(c, 'agentd/changes/list', { status = 'partial' }) or {}
@@ -1040,9 +1248,9 @@ function M.review(open_window)
     end
   end
   local items = M.items()
-  vim.fn.setqflist({}, ' ', { title = QF_TITLE, items = items })
+  set_qf(items, true)
   if #items == 0 then
-    vim.notify('agentd: nothing to review', vim.log.levels.INFO)
+    notify('agentd: nothing to review', vim.log.levels.INFO)
   elseif open_window ~= false then
     local win = api.nvim_get_current_win()
     vim.cmd('botright copen')
@@ -1056,8 +1264,12 @@ end
 function M.jump(dir)
   local items = M.items()
   if #items == 0 then
-    vim.notify('agentd: no pending hunks', vim.log.levels.INFO)
+    notify('agentd: no pending hunks', vim.log.levels.INFO)
     return
+  end
+  if vim.b.agentd_plan and vim.fn.winnr('$') > 1 then
+    -- From the plan buffer: open the hunk in the other window, keep the plan.
+    vim.cmd('wincmd p')
   end
   local cur = vim.fs.normalize(api.nvim_buf_get_name(0))
   local lnum = api.nvim_win_get_cursor(0)[1]
@@ -1085,9 +1297,194 @@ function M.jump(dir)
     api.nvim_win_set_cursor(0, { it.lnum, 0 })
     return
   end
-  vim.fn.setqflist({}, ' ', { title = QF_TITLE, items = items })
+  set_qf(items, true)
   vim.cmd('silent cc ' .. idx)
   M.draw(api.nvim_get_current_buf())
+end
+
+--- The preview of the change at the cursor, in a float the user can
+--- scroll (a new file's whole content, with its filetype; a hunk as a
+--- diff); the review keys work in it, q closes it.
+function M.preview()
+  local bufnr = api.nvim_get_current_buf()
+  local uri = buf_uri(bufnr)
+  local lines, ft, unit, title
+  local h = uri and hunk_at_cursor(bufnr)
+  local f = h and file_of_hunk(M.sets[h.change_id], h.id)
+  if h and f and not (is_whole(f) and f.op ~= 'modify') then
+    for _, hh in ipairs(f.hunks) do
+      if hh.id == h.id then
+        -- The hunk as a diff: context, removed and added lines.
+        lines = {}
+        local old, new = split_lines(hh.oldText), split_lines(hh.newText)
+        local ok, idx = pcall(vim.diff, hh.oldText or '', hh.newText or '', { result_type = 'indices', algorithm = 'histogram' })
+        local oi, ni = 1, 1
+        for _, d in ipairs(ok and idx or {}) do
+          local sa, ca, sb, cb = d[1], d[2], d[3], d[4]
+          local upto = ca > 0 and sa or sa + 1
+          while oi < upto do
+            lines[#lines + 1] = ' ' .. (old[oi] or '')
+            oi, ni = oi + 1, ni + 1
+          end
+          for i = sa, sa + ca - 1 do
+            lines[#lines + 1] = '-' .. (old[i] or '')
+          end
+          for i = sb, sb + cb - 1 do
+            lines[#lines + 1] = '+' .. (new[i] or '')
+          end
+          oi, ni = oi + ca, ni + cb
+        end
+        while oi <= #old do
+          lines[#lines + 1] = ' ' .. old[oi]
+          oi = oi + 1
+        end
+      end
+    end
+    ft, unit, title = 'diff', { change_id = h.change_id, uri = uri, hunk_id = h.id }, ' hunk of ' .. vim.fn.fnamemodify(vim.uri_to_fname(uri), ':~:.') .. ' '
+  else
+    local w = uri and whole_units(uri)[1]
+    if not w then
+      notify('agentd: no change at the cursor to preview', vim.log.levels.WARN)
+      return nil
+    end
+    local fname = vim.uri_to_fname(w.file.uri)
+    if w.file.op == 'delete' then
+      lines = {}
+      for _, hh in ipairs(w.file.hunks or {}) do
+        vim.list_extend(lines, split_lines(hh.oldText))
+      end
+      title = ' deletes ' .. vim.fn.fnamemodify(fname, ':~:.') .. ' '
+    else
+      lines = proposed_lines(w.file)
+      title = (' %s %s (step %s) '):format(w.file.op == 'create' and 'new file' or w.file.op, vim.fn.fnamemodify(fname, ':~:.'), w.set.stepId or w.set.id)
+    end
+    ft = vim.filetype.match({ filename = fname }) or ''
+    unit = { change_id = w.set.id, uri = w.file.uri }
+  end
+  if #lines == 0 then
+    lines = { '' }
+  end
+  local pb = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_lines(pb, 0, -1, false, lines)
+  vim.bo[pb].modifiable = false
+  vim.bo[pb].bufhidden = 'wipe'
+  vim.bo[pb].filetype = ft
+  vim.b[pb].agentd_unit = unit
+  local width = math.min(math.max(40, vim.o.columns - 8), 120)
+  local height = math.min(#lines, math.max(5, vim.o.lines - 8))
+  local km = config.options.keymaps
+  local win = api.nvim_open_win(pb, true, {
+    relative = 'editor',
+    row = math.floor((vim.o.lines - height) / 2) - 1,
+    col = math.floor((vim.o.columns - width) / 2),
+    width = width,
+    height = height,
+    border = 'rounded',
+    title = title,
+    footer = (' %s accept  %s reject  q close '):format(km.accept or ':Agent accept', km.reject or ':Agent reject'),
+    footer_pos = 'center',
+    style = 'minimal',
+  })
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = pb, nowait = true })
+  mapped[pb] = nil
+  set_keymaps(pb, true)
+  return win, pb
+end
+
+--- The daemon of root stopped: its change sets are gone from the editor
+--- (they stay in the workspace's state; :Agent review reloads them).
+function M.clear_root(root)
+  local keep = {}
+  for _, id in ipairs(M.order) do
+    local cs = M.sets[id]
+    local inside = false
+    for _, f in ipairs(cs.files or {}) do
+      local p = vim.fs.normalize(vim.uri_to_fname(f.uri))
+      if not root or p == root or vim.startswith(p, root .. '/') then
+        inside = true
+      end
+    end
+    if inside then
+      M.sets[id] = nil
+    else
+      keep[#keep + 1] = id
+    end
+  end
+  M.order = keep
+  for b in pairs(anchors) do
+    if api.nvim_buf_is_valid(b) then
+      M.draw(b)
+    end
+  end
+  for _, b in ipairs(api.nvim_list_bufs()) do
+    if api.nvim_buf_is_loaded(b) and #api.nvim_buf_get_extmarks(b, ns_whole, 0, -1, { limit = 1 }) > 0 then
+      M.draw(b)
+    end
+  end
+  M.refresh_qf()
+end
+
+--- :Agent repropose: the stale (or, with a scope, all undecided) changes
+--- recomputed by the server against the file's current text
+--- (agentd/changes/repropose); the new set replaces the old one.
+function M.repropose(scope)
+  scope = scope or 'hunk'
+  local c = client.current()
+  if not c then
+    return nil
+  end
+  local bufnr = api.nvim_get_current_buf()
+  local uri = buf_uri(bufnr)
+  local asks = {}
+  if scope == 'hunk' then
+    local h = hunk_at_cursor(bufnr)
+    if h then
+      asks[1] = { changeId = h.change_id, uri = uri, hunkId = h.id }
+    else
+      local w = uri and whole_units(uri)[1]
+      if w then
+        asks[1] = { changeId = w.set.id, uri = uri }
+      end
+    end
+    if not asks[1] then
+      notify('agentd: no change at the cursor to re-propose', vim.log.levels.WARN)
+      return nil
+    end
+  elseif scope == 'file' then
+    for _, sf in ipairs(uri and files_for_uri(uri) or {}) do
+      if is_open(sf.file.status) or sf.file.status == 'partial' then
+        asks[#asks + 1] = { changeId = sf.set.id, uri = uri }
+      end
+    end
+  elseif scope == 'all' then
+    for _, id in ipairs(M.order) do
+      local st = M.sets[id].status
+      if st == 'pending' or st == 'partial' or st == 'stale' then
+        asks[#asks + 1] = { changeId = id }
+      end
+    end
+  else
+    notify(("agentd: scope must be 'hunk', 'file' or 'all', not %s"):format(vim.inspect(scope)), vim.log.levels.ERROR)
+    return nil
+  end
+  if #asks == 0 then
+    notify('agentd: nothing to re-propose ' .. (scope == 'file' and 'in this file' or 'anywhere'), vim.log.levels.WARN)
+    return nil
+  end
+  local out = {}
+  for _, p in ipairs(asks) do
+    local cs, err = client.request_sync(c, 'agentd/changes/repropose', p)
+    if not cs then
+      notify('agentd: re-propose failed: ' .. err, vim.log.levels.ERROR)
+    else
+      for _, f in ipairs(cs.files or {}) do
+        f.rebased = true -- computed against the text as it is now
+      end
+      M.put(cs)
+      out[#out + 1] = cs
+    end
+  end
+  return out
 end
 
 --- Forgets a buffer's anchors when it is wiped or reloaded.
@@ -1100,6 +1497,7 @@ function M.forget(bufnr)
   mapped[bufnr] = nil
   later[bufnr] = nil
   want_maps[bufnr] = nil
+  saved_maps[bufnr] = nil
 end
 
 return M

@@ -1,0 +1,83 @@
+package review
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentd/agentd/engine"
+)
+
+// A hunk made stale by the user's edit of the line it changes is proposed
+// again against the user's text: a pending hunk from the user's line to
+// the agent's, which accepting writes; the other hunk keeps its state.
+func TestReproposeStaleHunk(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	s := New(f.cs, engine.ReviewBefore)
+	b.Put(s)
+	user := numbered(40, map[int]string{5: "user five\n"})
+	f.write(user)
+	f.ws.OpenOverlay("f.txt", []byte(user), 1)
+	b.Rebase("f.txt", []byte(user))
+	var staleID string
+	b.Read(func() {
+		for _, h := range s.Files[0].Hunks {
+			if h.Status == Stale {
+				staleID = h.ID
+			}
+		}
+	})
+	if staleID == "" {
+		t.Fatal("the edit of line 5 did not make its hunk stale")
+	}
+	if _, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Path: "f.txt", HunkID: staleID, Action: Accept}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := b.Repropose(t.Context(), f.ws, s, "f.txt", staleID)
+	if err != nil || len(ids) != 2 {
+		t.Fatalf("Repropose = %v, %v; want both open hunks proposed (again) against the user's text", ids, err)
+	}
+	var old, nw string
+	var pending int
+	b.Read(func() {
+		for _, h := range s.Files[0].Hunks {
+			if h.Status == Stale {
+				t.Errorf("hunk %s still stale after Repropose", h.ID)
+			}
+			if h.Status == Pending {
+				pending++
+			}
+			if h.Hunk.NewStart < 20 {
+				old, nw = h.Hunk.OldText(), h.Hunk.NewText()
+			}
+		}
+	})
+	if pending != 2 || !strings.Contains(old, "user five\n") || strings.Contains(nw, "user five") || !strings.Contains(nw, "agent five\n") {
+		t.Fatalf("after Repropose: %d pending; hunk %q -> %q; want 2 pending, the first from the user's line 5 to the agent's", pending, old, nw)
+	}
+	res, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Path: "f.txt", Action: Accept}}, "")
+	if err != nil || len(res.Conflicts) != 0 || len(res.Applied) != 2 {
+		t.Fatalf("accept all after Repropose: %+v, %v", res, err)
+	}
+	if got, want := f.disk(), numbered(40, map[int]string{5: "agent five\n", 30: "agent thirty\n"}); got != want {
+		t.Fatalf("disk:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Repropose says so when there is nothing open to propose again.
+func TestReproposeNothingOpen(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	s := New(f.cs, engine.ReviewBefore)
+	b.Put(s)
+	f.resolve(b, s, -1, Reject)
+	if _, err := b.Repropose(t.Context(), f.ws, s, "", ""); !errors.Is(err, ErrNothingToRepropose) {
+		t.Fatalf("Repropose of a decided set: %v; want ErrNothingToRepropose", err)
+	}
+	after := New(f.cs, engine.ReviewAfter)
+	b.Put(after)
+	if _, err := b.Repropose(t.Context(), f.ws, after, "", ""); !errors.Is(err, ErrNothingToRepropose) {
+		t.Fatalf("Repropose of an after set: %v; want ErrNothingToRepropose", err)
+	}
+}
