@@ -208,8 +208,9 @@ func (c *chat) command(line string) {
 	case strings.HasPrefix(word, "/"):
 		c.con.Println(fmt.Sprintf("unknown command %s; /help lists them", word))
 	case (line == "f" || line == "F") && c.failed() != nil:
-		t := c.failed()
-		c.turn("fix it", "The last turn failed. Fix what made it fail, without undoing what it did right. The failure:\n"+t.failure)
+		// The failure (step, error, the end of its output) is in the
+		// context, under the last turn's "What failed".
+		c.turn("fix it", "The last turn failed (see what failed above). Fix what made it fail, without undoing what it did right.")
 	default:
 		c.turn(line, line)
 	}
