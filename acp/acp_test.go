@@ -298,11 +298,11 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	if got, _ := os.ReadFile(file); string(got) != "one\n" {
 		t.Fatalf("after /restore a.txt = %q", got)
 	}
-	if _, err := conn2.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("/undo")}}); err != nil {
+	if _, err := conn2.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("/undo-restore")}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(file); string(got) != "two\n" {
-		t.Fatalf("after /undo a.txt = %q", got)
+		t.Fatalf("after /undo-restore a.txt = %q", got)
 	}
 	// Restore protection: a file the user changed since the agent's last
 	// snapshot is left alone and reported, unless --overwrite.

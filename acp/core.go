@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
+	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -72,18 +73,20 @@ func reviewChangeSet(ctx context.Context, book *review.Book, ws *workspace.Works
 // With overwrite, files changed by someone else are restored too.
 // Open buffers follow the same rule as in the editors
 // (engine.RestoreAroundBuffers): a file whose buffer holds the user's
-// unsaved edits is left alone and reported.
-func restoreSnapshot(ctx context.Context, store *gitops.Store, ws *workspace.Workspace, id string, overwrite bool) (*gitops.RestoreResult, error) {
+// unsaved edits is left alone and reported. The session records the
+// restore in the journal, so /undo-restore (or any front end) undoes it.
+func restoreSnapshot(ctx context.Context, sess *agentsession.Session, id string, overwrite bool) (*gitops.RestoreResult, error) {
+	store, err := sess.Store()
+	if err != nil {
+		return nil, err
+	}
 	snap, err := store.Get(ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %q: %w (list them with /snapshots)", id, err)
 	}
-	res, extra, err := engine.RestoreAroundBuffers(ctx, store, ws, snap.ID, gitops.RestoreOptions{Overwrite: overwrite})
+	res, err := sess.Restore(ctx, snap.ID, gitops.RestoreOptions{Overwrite: overwrite})
 	if errors.Is(err, gitops.ErrNoProtectionBase) {
 		return nil, fmt.Errorf("%w; to restore anyway, overwriting what anyone changed since: /restore %s --overwrite", err, id)
-	}
-	if res != nil {
-		res.Conflicts = append(res.Conflicts, extra...)
 	}
 	return res, err
 }

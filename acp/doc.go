@@ -5,9 +5,11 @@
 // It is a third adapter over the same engine as the editor server (rpc)
 // and the terminal (cmd/agentd): a prompt becomes a plan through the
 // planner, the plan runs in the engine, and the engine's events become
-// session/update notifications. It holds no rule of its own: approvals,
-// remembered "always" answers, review, restore and snapshots call the
-// core packages, and every such call is in core.go.
+// session/update notifications. It holds no rule of its own: the
+// workspace's session (package session) gives it the store, journal,
+// review book, policy and undo; approvals, remembered "always" answers,
+// review, restore and snapshots call the core packages, and every such
+// call is in core.go.
 //
 // What it hides: the ACP wire types (github.com/coder/acp-go-sdk, used
 // only here), the mapping of steps to tool calls, and the client's

@@ -75,19 +75,18 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	if err != nil {
 		return engine.ApprovalDecision{}, err
 	}
-	d := engine.ApprovalDecision{}
-	switch sdk.PermissionOptionKind(opt) {
-	case "":
+	if opt == "" {
 		return engine.ApprovalDecision{Reason: "the permission request was cancelled"}, nil
-	case sdk.PermissionOptionKindAllowOnce:
-		d.Allow = true
-	case sdk.PermissionOptionKindAllowAlways:
-		d.Allow, d.Always = true, true
-	case sdk.PermissionOptionKindRejectOnce:
-		d.Reason = "rejected in the editor"
-	case sdk.PermissionOptionKindRejectAlways:
-		d.Always, d.Reason = true, "always rejected in the editor"
 	}
+	// ACP's option kinds are the engine's four answers (engine.Answer).
+	reason := ""
+	switch sdk.PermissionOptionKind(opt) {
+	case sdk.PermissionOptionKindRejectOnce:
+		reason = "rejected in the editor"
+	case sdk.PermissionOptionKindRejectAlways:
+		reason = "always rejected in the editor"
+	}
+	d, _ := engine.Answer(string(opt), reason)
 	return d, nil
 }
 

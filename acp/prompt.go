@@ -12,6 +12,8 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/journal"
 )
 
 // wait blocks until the running turn, if any, has ended or d has passed.
@@ -200,17 +202,31 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string) 
 		if len(f) == 0 || len(f) > 2 || (len(f) == 2 && !overwrite) {
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "use /restore ID [--overwrite]; /snapshots lists the ids"})
 		}
-		return sdk.StopReasonEndTurn, s.restore(ctx, f[0], false, overwrite)
-	case "undo":
-		s.mu.Lock()
-		id := s.saved.LastUndo
-		s.mu.Unlock()
-		if id == "" {
-			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "there is no restore to undo in this session"})
+		return sdk.StopReasonEndTurn, s.restore(ctx, f[0], overwrite)
+	case "rules":
+		return sdk.StopReasonEndTurn, s.listRules()
+	case "revoke":
+		ids := strings.Fields(arg)
+		if len(ids) == 0 {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "use /revoke RULE-ID...; /rules lists them"})
 		}
-		return sdk.StopReasonEndTurn, s.restore(ctx, id, true, false)
+		if err := s.sess.Revoke(ids...); err != nil {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": err.Error() + "; nothing was revoked (/rules lists them)"})
+		}
+		s.say("Revoked " + strings.Join(ids, ", ") + ".\n")
+		return sdk.StopReasonEndTurn, nil
+	case "undo", "undo-restore":
+		f := strings.Fields(arg)
+		overwrite := len(f) == 1 && f[0] == "--overwrite"
+		if len(f) > 1 || (len(f) == 1 && !overwrite) {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "use /" + cmd + " [--overwrite]"})
+		}
+		if cmd == "undo" {
+			return sdk.StopReasonEndTurn, s.undoRun(ctx, overwrite)
+		}
+		return sdk.StopReasonEndTurn, s.undoRestore(ctx, overwrite)
 	}
-	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID and /undo", cmd)})
+	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID, /undo, /undo-restore, /rules and /revoke ID", cmd)})
 }
 
 // makePlan asks the planner for a plan and shows it.
@@ -268,6 +284,16 @@ func (s *session) makePlan(ctx context.Context, request string, files []string) 
 func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReason, error) {
 	mode := s.mode()
 	pol := policyFor(mode)
+	if mode != modeAuto {
+		// The workspace's policy (package session), as the editors and
+		// the terminal read it; auto is the user's "never ask", as
+		// agentd run --yes.
+		p, err := s.sess.Policy()
+		if err != nil {
+			return sdk.StopReasonEndTurn, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": err.Error()}}
+		}
+		pol = p
+	}
 	// Auto applies edits without asking; ask (and /run from plan-only)
 	// holds each change set for the user's review.
 	opts := engine.RunOptions{Approval: &pol, Review: engine.ReviewBefore}
@@ -310,7 +336,7 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 		fmt.Fprintf(&b, "\n%s\n", st.Error)
 	}
 	if len(st.Snapshots) > 0 {
-		fmt.Fprintf(&b, "\nUndo the whole run: `/restore %s`\n", st.Snapshots[0])
+		b.WriteString("\nUndo the whole run: `/undo`\n")
 	}
 	s.say(b.String())
 	switch {
@@ -351,25 +377,105 @@ func (s *session) listSnapshots(ctx context.Context) error {
 	return nil
 }
 
-// restore restores a snapshot (undo: the safety snapshot of the last
-// restore) and reports what it did.
-func (s *session) restore(ctx context.Context, id string, undo, overwrite bool) error {
-	res, err := restoreSnapshot(ctx, s.store, s.ws, id, overwrite)
+// restore restores a snapshot and reports what it did.
+func (s *session) restore(ctx context.Context, id string, overwrite bool) error {
+	res, err := restoreSnapshot(ctx, s.sess, id, overwrite)
 	if err != nil {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "restore: " + err.Error()}}
 	}
+	s.reportRestore(ctx, res, fmt.Sprintf("Restored snapshot %s.\n", id), "/restore "+id+" --overwrite")
+	return nil
+}
+
+// undoRun undoes this session's newest prompt run not yet undone (again:
+// the run before), or in a session that ran nothing the workspace's
+// newest run not yet undone, through the session layer, which records it
+// in the journal as every front end's undo does.
+func (s *session) undoRun(ctx context.Context, overwrite bool) error {
 	s.mu.Lock()
-	if res.UndoSnapshot != "" {
-		s.saved.LastUndo = res.UndoSnapshot
-	}
+	runs := append([]string(nil), s.saved.Runs...)
 	s.mu.Unlock()
+	id := ""
+	for i := len(runs) - 1; i >= 0; i-- {
+		if s.journal.UndoneOf(runs[i]) == nil {
+			id = runs[i]
+			break
+		}
+	}
+	if id == "" && len(runs) > 0 {
+		return sdk.NewInvalidParams(map[string]any{"prompt": "nothing to undo: every run of this session is undone"})
+	}
+	// A session that ran nothing undoes as every front end does: the
+	// workspace's newest run not yet undone.
+	res, err := s.sess.UndoRun(ctx, id, gitops.RestoreOptions{Overwrite: overwrite})
+	if err != nil {
+		var ns *journal.NoSnapshotsError
+		if errors.As(err, &ns) || errors.Is(err, journal.ErrNothingToUndo) {
+			return sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
+		}
+		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
+	}
+	s.reportRestore(ctx, res.Restore, fmt.Sprintf("Undid run %s: back to its start snapshot %s.\n", res.RunID, short12(res.SnapshotID)), "/undo --overwrite")
+	return nil
+}
+
+// undoRestore undoes the newest restore not yet undone, from any front end.
+func (s *session) undoRestore(ctx context.Context, overwrite bool) error {
+	res, err := s.sess.UndoRestore(ctx, gitops.RestoreOptions{Overwrite: overwrite})
+	if errors.Is(err, journal.ErrNoRestoreToUndo) {
+		return sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
+	}
+	if err != nil {
+		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo restore: " + err.Error()}}
+	}
+	s.reportRestore(ctx, res.Restore, "Undid the last restore.\n", "/undo-restore --overwrite")
+	return nil
+}
+
+func short12(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// listRules says which remembered approval rules the workspace holds
+// (shared with the editors and agentd rules).
+func (s *session) listRules() error {
+	store, err := s.sess.Rules()
+	if err != nil {
+		return err
+	}
+	rules, err := store.List()
+	if err != nil {
+		return err
+	}
+	if len(rules) == 0 {
+		s.say("No remembered approval rules.\n")
+		return nil
+	}
+	var b strings.Builder
+	for _, r := range rules {
+		ans := "reject"
+		if r.Allow {
+			ans = "allow"
+		}
+		fmt.Fprintf(&b, "- `%s` %s %s", r.ID, ans, r.Category)
+		if r.Command != "" {
+			fmt.Fprintf(&b, " `%s`", r.Command)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("Revoke one with `/revoke ID`.\n")
+	s.say(b.String())
+	return nil
+}
+
+// reportRestore refreshes the client's buffers and says what a restore did.
+func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, head, again string) {
 	s.refreshOverlays(ctx, append(append(append([]string(nil), res.Restored...), res.Created...), res.Deleted...))
 	var b strings.Builder
-	if undo {
-		b.WriteString("Undid the last restore.\n")
-	} else {
-		fmt.Fprintf(&b, "Restored snapshot %s.\n", id)
-	}
+	b.WriteString(head)
 	list := func(name string, paths []string) {
 		if len(paths) > 0 {
 			fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(paths, ", "))
@@ -385,14 +491,13 @@ func (s *session) restore(ctx context.Context, id string, undo, overwrite bool) 
 		fmt.Fprintf(&b, "- left alone: %s — %s\n", c.Path, c.Message)
 	}
 	if len(res.Conflicts) > 0 {
-		fmt.Fprintf(&b, "Restore them too with `/restore %s --overwrite`.\n", id)
+		fmt.Fprintf(&b, "Restore them too with `%s`.\n", again)
 	}
 	if len(res.Restored)+len(res.Created)+len(res.Deleted)+len(res.Conflicts)+len(res.LeftAlone) == 0 {
 		b.WriteString("Nothing differed.\n")
 	}
 	if res.UndoSnapshot != "" {
-		b.WriteString("Undo this with `/undo`.\n")
+		b.WriteString("Undo this with `/undo-restore`.\n")
 	}
 	s.say(b.String())
-	return nil
 }

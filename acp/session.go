@@ -18,6 +18,7 @@ import (
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
+	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -34,6 +35,7 @@ type session struct {
 	log     *slog.Logger
 	ws      *workspace.Workspace
 	store   *gitops.Store
+	sess    *agentsession.Session // the workspace's session: store, journal, book, policy, undo
 	eng     *engine.Engine
 	// planner is nil when no model is configured.
 	planner *llm.Planner
@@ -58,7 +60,6 @@ type savedSession struct {
 	Plan       *engine.Plan        `json:"plan,omitempty"`
 	Run        *engine.RunState    `json:"run,omitempty"`
 	Runs       []string            `json:"runs,omitempty"`
-	LastUndo   string              `json:"lastUndo,omitempty"`
 	Tokens     int                 `json:"tokens"`
 	CostUSD    float64             `json:"costUSD"`
 	UpdatedAt  time.Time           `json:"updatedAt"`
@@ -78,7 +79,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	if err != nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"cwd": fmt.Sprintf("cannot open the workspace %s: %v", cwd, err)})
 	}
-	s := &session{a: a, cwd: cwd, ws: ws, caps: a.clientCaps(), overlays: map[string]int32{}, book: review.NewBook()}
+	s := &session{a: a, cwd: cwd, ws: ws, caps: a.clientCaps(), overlays: map[string]int32{}}
 	if id == "" {
 		s.id = newSessionID()
 		s.saved = savedSession{ID: s.id, Cwd: cwd, Mode: modeAsk}
@@ -90,50 +91,37 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		}
 	}
 	s.log = a.log.With("session", s.id)
-	j, err := openJournal(a.opts.StateDir, ws, s.log)
+	// One session layer for every front end (package session): journal,
+	// review book, snapshot store (with the agent's unsaved buffers),
+	// approval policy, undo.
+	sess, err := agentsession.Open(ctx, agentsession.Options{WS: ws, StateDir: a.opts.StateDir, Logger: s.log})
 	if err != nil {
 		ws.Close()
-		return nil, err
+		return nil, fmt.Errorf("cannot open the session of %s: %w (check the state dir, or set AGENTD_STATE_DIR)", ws.Root(), err)
 	}
-	s.journal = j
-	// The review book records the session's change sets in the journal,
-	// as the editor server's and agentd run's do.
-	s.book.Keep(j, func(cs string, err error) {
-		s.log.Error("the review of a change set is not recorded", "change", cs, "err", err)
-	})
+	j := sess.Journal
+	s.sess, s.journal, s.book = sess, j, sess.Book
 	if id != "" {
 		found, err := j.Load(sessionRecord(id), &s.saved)
 		if err == nil && !found {
 			err = errNotFound
 		}
 		if err != nil {
-			ws.Close()
+			_ = sess.Close()
 			return nil, err
 		}
 	}
-	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: a.opts.StateDir, Logger: s.log.With("component", "gitops")})
-	if err != nil {
-		ws.Close()
-		return nil, fmt.Errorf("cannot open the snapshot store for %s: %w (check the state dir, or set AGENTD_STATE_DIR)", ws.Root(), err)
-	}
-	s.store = store
+	s.store, _ = sess.Store()
 	switch {
 	case s.caps.Fs.WriteTextFile:
 		s.writer = clientWriter{s}
 	case s.caps.Fs.ReadTextFile:
 		s.writer = overlayDropper{s, ws.DiskWriter()}
 	}
-	cfg := engine.Config{
-		Tools:     s.toolRegistry(),
-		WS:        ws,
-		Approver:  (*approver)(s),
-		Reviewer:  (*reviewer)(s),
-		Inputter:  (*inputter)(s),
-		Snapshots: engine.StoreSnapshotter(store),
-		Writer:    s.writer,
-		Logger:    s.log,
-		Journal:   j,
-	}
+	cfg := sess.Config()
+	cfg.Tools = s.toolRegistry()
+	cfg.Approver, cfg.Reviewer, cfg.Inputter = (*approver)(s), (*reviewer)(s), (*inputter)(s)
+	cfg.Writer, cfg.Logger = s.writer, s.log
 	settings, err := a.loadSettings(ws.Root())
 	if err != nil {
 		s.log.Warn("model settings not loaded; prompts cannot be planned", "err", err)
@@ -176,10 +164,9 @@ func (s *session) close() {
 	if s.planner != nil {
 		_ = s.planner.Close() // the map's file watcher
 	}
-	if s.store != nil {
-		_ = s.store.Close()
-	}
-	if s.ws != nil {
+	if s.sess != nil {
+		_ = s.sess.Close()
+	} else if s.ws != nil {
 		_ = s.ws.Close()
 	}
 }
@@ -257,8 +244,11 @@ var availableCommands = []sdk.AvailableCommand{
 	{Name: "plan", Description: "Make a plan for a request and show it; run nothing", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "what to do"}}},
 	{Name: "run", Description: "Run the current plan"},
 	{Name: "snapshots", Description: "List the workspace's snapshots (the start of each run and each step)"},
-	{Name: "restore", Description: "Restore the workspace to a snapshot (undo with /undo)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "snapshot id [--overwrite]"}}},
-	{Name: "undo", Description: "Undo the last /restore"},
+	{Name: "restore", Description: "Restore the workspace to a snapshot (undo with /undo-restore)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "snapshot id [--overwrite]"}}},
+	{Name: "undo", Description: "Undo the last prompt's run (again: the run before)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "[--overwrite]"}}},
+	{Name: "undo-restore", Description: "Undo the last restore (from any front end)", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "[--overwrite]"}}},
+	{Name: "rules", Description: "List the remembered approval rules (shared with the editors and agentd rules)"},
+	{Name: "revoke", Description: "Forget remembered approval rules", Input: &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: "rule id..."}}},
 }
 
 func (s *session) announceCommands() {

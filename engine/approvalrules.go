@@ -50,6 +50,15 @@ func (r ApprovalRule) Matches(req ApprovalRequest) bool {
 // ErrNoSuchRule is wrapped by errors about unknown rule ids.
 var ErrNoSuchRule = errors.New("no such rule")
 
+// UnknownRuleError is a rule id the store does not hold (Revoke, Keep);
+// it wraps ErrNoSuchRule. Front ends add where to list the rules.
+type UnknownRuleError struct{ ID string }
+
+func (e *UnknownRuleError) Error() string { return fmt.Sprintf("no remembered rule %q", e.ID) }
+
+// Unwrap makes errors.Is(err, ErrNoSuchRule) hold.
+func (e *UnknownRuleError) Unwrap() error { return ErrNoSuchRule }
+
 // ApprovalRules is a workspace's store of remembered approval rules, one
 // file in its journal shared by every front end and process: the editor
 // server and `agentd run` read it at each question, so a rule remembered
@@ -183,7 +192,7 @@ func (s *ApprovalRules) Revoke(ids ...string) error {
 		}
 		for _, id := range ids {
 			if drop[id] {
-				return fmt.Errorf("rule %q: %w (agentd rules list shows them)", id, ErrNoSuchRule)
+				return &UnknownRuleError{ID: id}
 			}
 		}
 		f.Rules = kept
@@ -202,7 +211,7 @@ func (s *ApprovalRules) Keep(ids []string) error {
 		}
 		for _, id := range ids {
 			if !known[id] {
-				return fmt.Errorf("rule %q: %w", id, ErrNoSuchRule)
+				return &UnknownRuleError{ID: id}
 			}
 			keep[id] = true
 		}

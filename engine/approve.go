@@ -97,6 +97,9 @@ func (w *worker) ask(ctx context.Context, req ApprovalRequest, why string) (Appr
 			if r.Reason != "" {
 				reason += ": " + r.Reason
 			}
+			if r.Allow {
+				w.allowedBy(AllowedBy{RuleID: r.ID, Command: req.Command})
+			}
 			return ApprovalDecision{Allow: r.Allow, Reason: reason}, nil
 		}
 	}
@@ -134,4 +137,18 @@ func (w *worker) askFunc() func(ctx context.Context, question string, options []
 		defer w.waiting(false, Event{Type: EventStepProgress, Reason: "answered"})
 		return in.Ask(ctx, InputRequest{RunID: w.s.r.id, StepID: w.j.step.ID, Question: question, Options: options})
 	}
+}
+
+// allowedBy records on the step, and says in an event, that a remembered
+// rule allowed what it asked.
+func (w *worker) allowedBy(a AllowedBy) {
+	n, gen := w.j.n, w.j.gen
+	ev := Event{Type: EventStepProgress, StepID: w.j.step.ID, Reason: a.String(), AllowedBy: &a}
+	w.s.post(func(s *sched) {
+		if n.gen != gen {
+			return
+		}
+		n.st.AllowedBy = &a
+		s.emit(ev)
+	})
 }

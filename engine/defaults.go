@@ -21,7 +21,7 @@ type denyApprover struct{}
 
 func (denyApprover) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
 	return ApprovalDecision{Allow: false, Reason: fmt.Sprintf(
-		"%s needs approval and nobody can answer: run from an editor or a terminal, pass --yes, or allow %q in the approval policy",
+		"%s needs approval and nobody can answer: run it where someone can, or allow %q in the approval policy",
 		req.Title, req.Category)}, nil
 }
 
@@ -29,7 +29,7 @@ func (denyApprover) Approve(ctx context.Context, req ApprovalRequest) (ApprovalD
 type AllowAll struct{}
 
 func (AllowAll) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
-	return ApprovalDecision{Allow: true, Reason: "allowed by --yes"}, nil
+	return ApprovalDecision{Allow: true, Reason: "allowed: every step is allowed in this run"}, nil
 }
 
 // abortOnFailure is the headless FailureHandler.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -56,6 +57,10 @@ type Config struct {
 	// the remembered approval rules: a question the policy asks is first
 	// answered from them, and an "always" answer is added to them.
 	Journal *Journal
+	// Book holds the review state of the change sets of this engine's runs
+	// (nil: a new one). The engine owns it; front ends show it and pass
+	// the user's decisions to it.
+	Book *review.Book
 }
 
 // RunOptions are a run's options (protocol RunOptions).
@@ -109,11 +114,24 @@ type Engine struct {
 }
 
 // New returns an engine.
-func New(cfg Config) *Engine { return &Engine{cfg: cfg} }
+func New(cfg Config) *Engine {
+	if cfg.Book == nil {
+		cfg.Book = review.NewBook()
+	}
+	return &Engine{cfg: cfg}
+}
 
-// NoModelFix says how to configure a model, for every front end.
-const NoModelFix = "configure one with --model PROVIDER:MODEL on agentd run, AGENTD_MODEL (e.g. openai:gpt-4o with OPENAI_API_KEY), " +
-	"\"model\" in ~/.config/agentd/config.json, or initializationOptions.model in the editor (see Configuration in the README)"
+// Book is the review book of this engine's runs.
+func (e *Engine) Book() *review.Book { return e.cfg.Book }
+
+// Journal is the workspace's journal (nil without one).
+func (e *Engine) Journal() *Journal { return e.cfg.Journal }
+
+// NoModelFix says how to configure a model in words every front end
+// shares (no flag names: each front end adds its own way, such as agentd
+// run's --model or the editor's initializationOptions.model).
+const NoModelFix = "configure one with AGENTD_MODEL (e.g. openai:gpt-4o with OPENAI_API_KEY) or \"model\" in ~/.config/agentd/config.json " +
+	"(see Configuration in the README)"
 
 // MissingModel lists the steps of p that need a model (llm and agent
 // steps) when the engine has none: a run of p would fail at the first of

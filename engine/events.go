@@ -48,6 +48,9 @@ type Event struct {
 	Status      string    `json:"status,omitempty"` // step or run status after the event
 	// State is the compact run state (without Steps) right after the event.
 	State *RunState `json:"state,omitempty"`
+	// AllowedBy names the remembered rule that allowed what the step
+	// asked (stepProgress; also in StepState.allowedBy).
+	AllowedBy *AllowedBy `json:"allowedBy,omitempty"`
 }
 
 // Subscriber receives a run's events in order. OnEvent is called from a

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -35,37 +36,55 @@ type ApprovalDecision struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// The four answers to an approval question, named as every front end
+// names them (the protocol's optionId, ACP's permission option kind, the
+// terminal's y/a/n/N).
+const (
+	AnswerAllowOnce    = "allow_once"
+	AnswerAllowAlways  = "allow_always"
+	AnswerRejectOnce   = "reject_once"
+	AnswerRejectAlways = "reject_always"
+)
+
+// Answer is the one mapping of the four answers to a decision; reason is
+// the user's (or the front end's words for a rejection). False for any
+// other answer.
+func Answer(answer, reason string) (ApprovalDecision, bool) {
+	d := ApprovalDecision{Reason: reason}
+	switch answer {
+	case AnswerAllowOnce:
+		d.Allow = true
+	case AnswerAllowAlways:
+		d.Allow, d.Always = true, true
+	case AnswerRejectOnce:
+	case AnswerRejectAlways:
+		d.Always = true
+	default:
+		return ApprovalDecision{}, false
+	}
+	return d, true
+}
+
 // Approver decides on steps that need permission. Approve blocks until the
 // user answers or ctx is done; the run goes on with independent steps.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
 }
 
-// ReviewMode is when file changes are shown to the user.
-type ReviewMode string
+// ReviewMode is when file changes are shown to the user (review.Mode).
+type ReviewMode = review.Mode
 
 const (
-	ReviewBefore ReviewMode = "before" // held until accepted
-	ReviewAfter  ReviewMode = "after"  // applied at once, offered for review
-	ReviewNone   ReviewMode = "none"   // applied silently
+	ReviewBefore = review.Before // held until accepted
+	ReviewAfter  = review.After  // applied at once, offered for review
+	ReviewNone   = review.None   // applied silently
 )
 
 // HunkRejection is a rejected hunk and the user's reason.
-type HunkRejection struct {
-	Path   string `json:"path"`
-	HunkID string `json:"hunkId"`
-	Reason string `json:"reason,omitempty"`
-}
+type HunkRejection = review.HunkRejection
 
 // ReviewOutcome is what the user decided on a change set.
-type ReviewOutcome struct {
-	Applied  []string        `json:"applied"` // hunk ids (or paths for whole-file ops)
-	Rejected []HunkRejection `json:"rejected,omitempty"`
-	// Conflicts lists files left alone because they changed meanwhile.
-	Conflicts []string `json:"conflicts,omitempty"`
-	// Aborted is set when the user chose to stop the whole run (CLI "q").
-	Aborted bool `json:"aborted,omitempty"`
-}
+type ReviewOutcome = review.Outcome
 
 // Reviewer shows change sets to the user.
 type Reviewer interface {

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,26 +9,18 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/journal"
 )
 
-// Journal is a workspace's record of its runs, plans, pending change sets
-// and remembered approval rules, kept in the state dir beside the
-// workspace's shadow repository (never inside the workspace). Every front
-// end (the editor server, agentd run, later ones) writes and reads the
-// same journal, so a restarted daemon and `agentd runs` find what any of
-// them did. Each record is written atomically (temp file, fsync, rename,
-// fsync of the directory) before the save returns: what a front end
-// acknowledges is on disk. A save that fails returns an error naming the
-// file and what to do.
+// Journal is the workspace's journal (package journal) as the engine reads
+// it: runs as RunState, plans as Plan, and the store of remembered approval
+// rules. Every front end gets it from the session (package session).
 type Journal struct {
-	dir   string
-	log   *slog.Logger
+	*journal.Journal
 	rules *ApprovalRules
 }
 
@@ -41,181 +31,30 @@ var JournalInterval = time.Second
 
 // JournalDir is where the journal of the workspace at root lives under
 // stateDir ("" = the default state dir): beside its shadow repository.
-func JournalDir(stateDir, root string) string {
-	return filepath.Join(gitops.StoreDir(stateDir, root), "journal")
-}
+func JournalDir(stateDir, root string) string { return journal.Dir(stateDir, root) }
 
 // OpenJournal opens (creating it if needed) the journal of the workspace
 // at root, the workspace's real path (workspace.Workspace.Root). log
 // receives warnings about damaged records; nil discards them.
 func OpenJournal(stateDir, root string, log *slog.Logger) (*Journal, error) {
-	if root == "" {
-		return nil, errors.New("journal: no workspace root")
+	j, err := journal.Open(stateDir, root, log)
+	if err != nil {
+		return nil, err
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if stateDir == "" {
-		stateDir = gitops.DefaultStateDir()
-	}
-	dir := JournalDir(stateDir, root)
-	// Earlier builds kept the server's state in rpc/ beside the shadow
-	// repository, and before that under a hash of their own.
-	sum := sha256.Sum256([]byte(root))
-	for _, old := range []string{
-		filepath.Join(gitops.StoreDir(stateDir, root), "rpc"),
-		filepath.Join(stateDir, "workspaces", hex.EncodeToString(sum[:8]), "rpc"),
-	} {
-		moveOnce(old, dir, log)
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("journal: creating %s: %w (check that the state dir is writable, or choose another with --state-dir or AGENTD_STATE_DIR)", dir, err)
-	}
-	j := &Journal{dir: dir, log: log}
-	j.rules = &ApprovalRules{path: filepath.Join(dir, "rules.json")}
-	return j, nil
+	return WrapJournal(j), nil
 }
 
-// moveOnce moves state an older build kept at old to dir, if dir does not
-// exist yet; the newer state wins and the older is left for the user.
-func moveOnce(old, dir string, log *slog.Logger) {
-	if _, err := os.Stat(old); err != nil {
-		return
-	}
-	if _, err := os.Lstat(dir); err == nil {
-		return
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
-		log.Warn("could not move the workspace's saved state; it stays where it is", "from", old, "to", dir, "err", err)
-		return
-	}
-	if err := os.Rename(old, dir); err != nil {
-		log.Warn("could not move the workspace's saved state; it stays where it is", "from", old, "to", dir, "err", err)
-		return
-	}
-	_ = os.Remove(filepath.Dir(old)) // only if empty
-	log.Info("moved the workspace's saved state", "from", old, "to", dir)
+// WrapJournal is the engine's view of j.
+func WrapJournal(j *journal.Journal) *Journal {
+	return &Journal{Journal: j, rules: &ApprovalRules{path: j.Dir() + string(os.PathSeparator) + "rules.json"}}
 }
-
-// Dir is the journal's directory.
-func (j *Journal) Dir() string { return j.dir }
 
 // Rules is the workspace's store of remembered approval rules.
 func (j *Journal) Rules() *ApprovalRules { return j.rules }
 
-func safeName(id string) string {
-	return strings.NewReplacer("/", "_", "\\", "_", "..", "_").Replace(id)
-}
+func writeJSONFile(path string, v any) error { return journal.WriteJSONFile(path, v) }
 
-// RecordName is the file name (without .json) of the record of id.
-func RecordName(id string) string { return safeName(id) }
-
-// Warn logs a problem with a record of the journal, naming its file.
-func (j *Journal) Warn(msg, file string, err error) { j.log.Warn(msg, "file", file, "err", err) }
-
-// Save writes v as JSON to name (a slash path inside the journal, such as
-// "policy.json") atomically.
-func (j *Journal) Save(name string, v any) error {
-	return writeJSONFile(filepath.Join(j.dir, filepath.FromSlash(name)), v)
-}
-
-// Load reads name into v; false when there is no such record.
-func (j *Journal) Load(name string, v any) (bool, error) {
-	path := filepath.Join(j.dir, filepath.FromSlash(name))
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if err := json.Unmarshal(data, v); err != nil {
-		return false, fmt.Errorf("%s is damaged: %w (move it away to start afresh)", path, err)
-	}
-	return true, nil
-}
-
-// writeJSONFile writes v to path atomically: temp file, fsync, rename,
-// fsync of the directory. The error names the file and what to do.
-func writeJSONFile(path string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("saving %s: %w", path, err)
-	}
-	return writeFileAtomic(path, data)
-}
-
-// writeFileAtomic writes data to path: temp file, fsync, rename, fsync of
-// the directory. The error names the file and what to do.
-func writeFileAtomic(path string, data []byte) (err error) {
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("saving %s: %w (check that the state dir is writable and has space, or choose another with --state-dir or AGENTD_STATE_DIR)", path, err)
-		}
-	}()
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// readRecords decodes every *.json record of sub, sorted by name. A record
-// that cannot be read is left out and logged with its file name.
-func readRecords[T any](j *Journal, sub string) ([]T, error) {
-	dir := filepath.Join(j.dir, sub)
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
-	sort.Slice(ents, func(a, b int) bool { return ents[a].Name() < ents[b].Name() })
-	var out []T
-	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(path)
-		if err != nil {
-			j.log.Warn("a saved record cannot be read; leaving it out", "file", path, "err", err)
-			continue
-		}
-		var v T
-		if err := json.Unmarshal(data, &v); err != nil {
-			j.log.Warn("a saved record is damaged; leaving it out (move it away to silence this)", "file", path, "err", err)
-			continue
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
+func safeName(id string) string { return journal.RecordName(id) }
 
 // journalRun is a run's record: its state and the process running it, so
 // that a run whose process died is not shown as running forever.
@@ -238,7 +77,7 @@ var selfIdentity = sync.OnceValue(func() string { return procIdentity(os.Getpid(
 // running or paused by a process that is gone is failed (and recorded so):
 // it can never finish.
 func (j *Journal) Runs() ([]RunState, error) {
-	recs, err := readRecords[journalRun](j, "runs")
+	recs, err := journal.Records[journalRun](j.Journal, "runs")
 	if err != nil {
 		return nil, err
 	}
@@ -249,9 +88,10 @@ func (j *Journal) Runs() ([]RunState, error) {
 			st.Status = RunFailed
 			st.Error = "the agentd process running it stopped before the run ended; start the plan again"
 			if err := j.Save("runs/"+safeName(st.RunID)+".json", journalRun{RunState: st, PID: r.PID, Proc: r.Proc}); err != nil {
-				j.log.Error("could not record that a run ended with its process", "run", st.RunID, "err", err)
+				j.Log().Error("could not record that a run ended with its process", "run", st.RunID, "err", err)
 			}
 		}
+		st.Undone = j.undone(st)
 		out = append(out, st)
 	}
 	sort.SliceStable(out, func(a, b int) bool {
@@ -302,63 +142,17 @@ func (j *Journal) SavePlan(p *Plan) error {
 	if err := enc.Encode(p); err != nil {
 		return fmt.Errorf("saving %s: %w", path, err)
 	}
-	return writeFileAtomic(path, b.Bytes())
+	return journal.WriteFileAtomic(path, b.Bytes())
 }
 
 // PlanFile is the file that holds the record of the plan id: the one name
 // every front end shows the user for a saved plan.
 func (j *Journal) PlanFile(id string) string {
-	return filepath.Join(j.dir, "plans", safeName(id)+".json")
+	return filepath.Join(j.Dir(), "plans", safeName(id)+".json")
 }
 
 // Plans returns every recorded plan.
-func (j *Journal) Plans() ([]*Plan, error) { return readRecords[*Plan](j, "plans") }
-
-// SaveChange records a change set and its review state (v is the front
-// end's record of it).
-func (j *Journal) SaveChange(id string, v any) error {
-	return j.Save("changes/"+safeName(id)+".json", v)
-}
-
-// Changes returns every recorded change set, undecoded.
-func (j *Journal) Changes() ([]json.RawMessage, error) {
-	return readRecords[json.RawMessage](j, "changes")
-}
-
-// Record is one record of the journal, undecoded, with its file.
-type Record struct {
-	File string
-	Data json.RawMessage
-}
-
-// ChangesExcept returns the recorded change sets whose record name
-// (RecordName) is not in known, reading only those files: a front end
-// picks up what another process recorded since it last looked.
-func (j *Journal) ChangesExcept(known map[string]bool) ([]Record, error) {
-	dir := filepath.Join(j.dir, "changes")
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", dir, err)
-	}
-	var out []Record
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".json")
-		if e.IsDir() || !ok || strings.HasPrefix(name, ".") || known[name] {
-			continue
-		}
-		path := filepath.Join(dir, e.Name())
-		data, err := os.ReadFile(path)
-		if err != nil {
-			j.log.Warn("a saved record cannot be read; leaving it out", "file", path, "err", err)
-			continue
-		}
-		out = append(out, Record{File: path, Data: data})
-	}
-	return out, nil
-}
+func (j *Journal) Plans() ([]*Plan, error) { return journal.Records[*Plan](j.Journal, "plans") }
 
 // runJournal keeps one run's record up to date: it is a subscriber of the
 // run (so saves never slow the scheduler) that saves the full state at
@@ -411,3 +205,48 @@ func (rj *runJournal) OnEvent(ev Event) {
 		rj.log.Error("the run's journal could not be saved; a crash now would lose its progress", "err", err)
 	}
 }
+
+// undone says whether and how st was undone: by an undo recorded in the
+// journal, or by its own rollback on failure.
+func (j *Journal) undone(st RunState) *journal.Undone {
+	if u := j.UndoneOf(st.RunID); u != nil {
+		return u
+	}
+	if r := st.Rollback; r != nil && r.Error == "" && len(r.Conflicts) == 0 {
+		return &journal.Undone{At: st.StartTime.Add(time.Duration(st.ElapsedMs) * time.Millisecond).UTC(), How: journal.HowRollback}
+	}
+	return nil
+}
+
+// RunToUndo is the run an undo restores the start of (journal.RunToUndo,
+// the one rule for every front end): with id "" the newest run not yet
+// undone, else the run whose ID is id or starts with it.
+func (j *Journal) RunToUndo(id string) (*RunState, error) {
+	runs, err := j.Runs()
+	if err != nil {
+		return nil, err
+	}
+	heads := make([]journal.RunHead, len(runs))
+	for i, r := range runs {
+		heads[i] = journal.RunHead{RunID: r.RunID, Status: string(r.Status), StartTime: r.StartTime, Snapshots: r.Snapshots, DryRun: r.DryRun, Undone: r.Undone}
+	}
+	h, err := journal.RunToUndo(heads, id)
+	if err != nil {
+		return nil, err
+	}
+	for i := range runs {
+		if runs[i].RunID == h.RunID {
+			return &runs[i], nil
+		}
+	}
+	return nil, fmt.Errorf("run %q: %w", id, journal.ErrNoSuchRun)
+}
+
+// Why a run cannot be undone (journal's errors, named here for the
+// engine's callers).
+var (
+	ErrNoSuchRun      = journal.ErrNoSuchRun
+	ErrAmbiguousRun   = journal.ErrAmbiguousRun
+	ErrNothingToUndo  = journal.ErrNothingToUndo
+	ErrRunStillActive = journal.ErrRunStillActive
+)

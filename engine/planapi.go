@@ -115,3 +115,20 @@ type Edit struct {
 func (e *Engine) EditPlan(p *Plan, edits []Edit, reason string) (*Plan, error) {
 	return ApplyEdits(p, edits, EditOptions{Tools: e.cfg.Tools, MaxSteps: e.cfg.MaxSteps, Reason: reason})
 }
+
+// ReasonToModel reports whether the reasons for rejecting a change set of
+// step stepID reach a model: the step is an llm or agent step, which is
+// told which hunks were rejected and why (protocol ChangeSet
+// reasonToModel).
+func (p *Plan) ReasonToModel(stepID string) bool {
+	if p == nil {
+		return false
+	}
+	for _, st := range p.Steps {
+		if st.ID == stepID {
+			k := st.EffectiveKind()
+			return k == KindLLM || k == KindAgent
+		}
+	}
+	return false
+}

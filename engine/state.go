@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/journal"
 )
 
 // StepStatus is a step's state; see docs/plans.md.
@@ -58,6 +59,24 @@ type StepState struct {
 	UnappliedChangeIDs []string `json:"unappliedChangeIds,omitempty"`
 	SnapshotID         string   `json:"snapshotId,omitempty"` // taken after the step
 	Reason             string   `json:"reason,omitempty"`     // why skipped/blocked
+	// AllowedBy is the remembered rule that allowed the step's last
+	// question without asking, so no front end runs it without a trace.
+	AllowedBy *AllowedBy `json:"allowedBy,omitempty"`
+}
+
+// AllowedBy is a remembered approval rule that answered a question
+// (protocol StepState.allowedBy).
+type AllowedBy struct {
+	RuleID  string `json:"ruleId"`
+	Command string `json:"command,omitempty"`
+}
+
+// String is how every front end shows it: allowed by rule-2 (`go test ./...`).
+func (a AllowedBy) String() string {
+	if a.Command == "" {
+		return "allowed by " + a.RuleID
+	}
+	return "allowed by " + a.RuleID + " (`" + a.Command + "`)"
 }
 
 // RunState is a copy of a run's state; the scheduler owns the original.
@@ -104,6 +123,9 @@ type RunState struct {
 	// FilesChanged lists the files the run's applied changes touched
 	// (relative paths, in order of first change).
 	FilesChanged []string `json:"filesChanged,omitempty"`
+	// Undone says the run was undone since (journal.Undone: an undo from
+	// any front end, or its own rollback); set when read from the journal.
+	Undone *journal.Undone `json:"undone,omitempty"`
 }
 
 // RestoreInfo reports a rollback done because the run failed.

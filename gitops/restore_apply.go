@@ -406,8 +406,8 @@ func stuckError(j *restoreJournal) error {
 	if j.Phase == phaseRollback {
 		what = "roll back a failed restore"
 	}
-	return fmt.Errorf("%w: could not %s (%s); snapshot %s holds the workspace as it was before that restore: restore it with overwrite (agentd snapshot restore %s --overwrite) or run 'agentd snapshot doctor'",
-		ErrInterruptedRestore, what, j.Failed, short(j.Undo), short(j.Undo))
+	return fmt.Errorf("%w: could not %s (%s); snapshot %s holds the workspace as it was before that restore: restore it, overwriting, or check the snapshot store",
+		ErrInterruptedRestore, what, j.Failed, short(j.Undo))
 }
 
 // ErrInterruptedRestore is wrapped by Store.Problem (and by restores

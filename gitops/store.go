@@ -119,7 +119,7 @@ func openStore(ctx context.Context, root string, files lister, opts Options) (*S
 	root = filepath.Clean(root)
 	dir := StoreDir(opts.StateDir, root)
 	if isInside(root, dir) {
-		return nil, fmt.Errorf("gitops: the state dir %s is inside the workspace %s; choose another with --state-dir or AGENTD_STATE_DIR", opts.StateDir, root)
+		return nil, fmt.Errorf("gitops: the state dir %s is inside the workspace %s; choose a state dir outside it", opts.StateDir, root)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, agentdDir), 0o755); err != nil {
 		return nil, fmt.Errorf("gitops: create snapshot store %s: %w", dir, err)

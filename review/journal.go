@@ -8,11 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/journal"
 )
 
 // The review state of every change set is recorded by the book itself in
-// the workspace's journal (engine.Journal), whichever front end holds the
+// the workspace's journal (package journal), whichever front end holds the
 // book: the editor server, agentd run, ACP. So a restarted daemon finds
 // the sets still pending, and the journal shows how each set of a run,
 // from the editor or the terminal, was decided.
@@ -27,7 +27,7 @@ var RecordDelay = 2 * time.Second
 
 // keeper is a book's link to the journal.
 type keeper struct {
-	j     *engine.Journal
+	j     *journal.Journal
 	onErr func(id string, err error)
 	save  sync.Mutex // saves of the book, in the order their states were taken
 	// saveChange writes one set's record (j.SaveChange; tests count it).
@@ -45,7 +45,7 @@ func afterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d,
 // was decided (it already happened on disk or in a buffer): onErr (nil:
 // ignored) hears of it with the set's id and an error naming the file and
 // what to do, so the front end can tell the user.
-func (b *Book) Keep(j *engine.Journal, onErr func(id string, err error)) {
+func (b *Book) Keep(j *journal.Journal, onErr func(id string, err error)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.keep = &keeper{j: j, onErr: onErr, saveChange: j.SaveChange, after: afterFunc}
@@ -111,7 +111,7 @@ func (b *Book) Close() {
 }
 
 // Journal is the journal the book records in (nil: none).
-func (b *Book) Journal() *engine.Journal {
+func (b *Book) Journal() *journal.Journal {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.keep == nil {
@@ -164,7 +164,7 @@ func (b *Book) Load() ([]*Set, error) {
 	k := b.keep
 	known := make(map[string]bool, len(b.sets))
 	for id := range b.sets {
-		known[engine.RecordName(id)] = true
+		known[journal.RecordName(id)] = true
 	}
 	b.mu.Unlock()
 	if k == nil {
@@ -190,7 +190,7 @@ func (b *Book) Load() ([]*Set, error) {
 
 // Recorded returns the change sets the journal holds for run runID (""
 // = every run), oldest first, with their review state.
-func Recorded(j *engine.Journal, runID string) ([]*Set, error) {
+func Recorded(j *journal.Journal, runID string) ([]*Set, error) {
 	b := NewBook()
 	b.Keep(j, nil)
 	_, err := b.Load()

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/agentd/agentd/engine"
 )
 
 // The book records every set and every decision in the journal itself, so
@@ -20,7 +18,7 @@ func TestBookKeepsJournal(t *testing.T) {
 	b := NewBook()
 	var errs []error
 	b.Keep(j, func(id string, err error) { errs = append(errs, err) })
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	s.RunID = "run-1"
 	b.Put(s)
 	if got, err := Recorded(j, "run-1"); err != nil || len(got) != 1 || got[0].Status() != Pending {
@@ -59,7 +57,7 @@ func TestBookKeepsJournal(t *testing.T) {
 	}
 
 	// A rebase onto the user's typing is recorded too.
-	s3 := New(f.cs, engine.ReviewBefore)
+	s3 := New(f.cs, Before)
 	s3.ID = "cs-rebase"
 	b.Put(s3)
 	b.Rebase("f.txt", []byte("user's first line\n"+f.base))
@@ -91,7 +89,7 @@ func TestBookKeepReportsFailedSave(t *testing.T) {
 	var ids []string
 	var last error
 	b.Keep(j, func(id string, err error) { ids, last = append(ids, id), err })
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	b.Put(s)
 	res, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Accept}}, "")
 	if err != nil || res.Status != Accepted {
@@ -155,7 +153,7 @@ func TestBookCoalescesRebaseRecords(t *testing.T) {
 		}
 		return string(got[0].Files[0].Old)
 	}
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	b.Put(s)
 	if writes != 1 {
 		t.Fatalf("Put: %d writes, want 1 (at once)", writes)

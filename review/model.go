@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -53,14 +52,65 @@ type File struct {
 	Old      []byte       `json:"old"`
 	New      []byte       `json:"new"`
 	Hunks    []*Hunk      `json:"hunks"`
-	// Status decides the whole file when it has no hunks of its own
-	// (create, delete, move, binary).
+	// Status decides the whole file when it is decided as a whole.
 	Status Status `json:"status"`
+	// Whole is workspace.FileChange.WholeFile, the one rule of which
+	// changes are decided as one unit (binary, create, delete, move,
+	// mode-only, symbolic links), taken when the set is made.
+	Whole bool `json:"whole,omitempty"`
 }
 
-// WholeFile reports whether the file is decided as a whole.
+// WholeFile reports whether the file is decided as a whole (protocol
+// `whole`): workspace.FileChange.WholeFile, recorded in Whole; for a
+// record of an older build, the same rule from what the record holds.
 func (f *File) WholeFile() bool {
-	return f.Binary || f.Op != workspace.OpModify || len(f.Hunks) == 0
+	return f.Whole || f.Binary || f.Op != workspace.OpModify || len(f.Hunks) == 0 || f.Mode&fs.ModeSymlink != 0
+}
+
+// Counts are the decision units of a file or set by status (protocol
+// `counts`); a whole file is one unit.
+type Counts struct {
+	Pending  int `json:"pending"`
+	Accepted int `json:"accepted"`
+	Rejected int `json:"rejected"`
+	Stale    int `json:"stale"`
+	Total    int `json:"total"`
+}
+
+func (c *Counts) add(st Status) {
+	c.Total++
+	switch st {
+	case Pending:
+		c.Pending++
+	case Accepted:
+		c.Accepted++
+	case Rejected:
+		c.Rejected++
+	case Stale:
+		c.Stale++
+	}
+}
+
+// Counts counts the file's units.
+func (f *File) Counts() Counts {
+	var c Counts
+	if f.WholeFile() {
+		c.add(f.Status)
+		return c
+	}
+	for _, h := range f.Hunks {
+		c.add(h.Status)
+	}
+	return c
+}
+
+// Counts counts the set's units.
+func (s *Set) Counts() Counts {
+	var c Counts
+	for _, u := range s.Units() {
+		c.add(u.Status())
+	}
+	return c
 }
 
 // Summary is the file's status: its own for a whole file, else from its
@@ -89,16 +139,20 @@ func (f *File) Summary() Status {
 
 // Set is a change set under review.
 type Set struct {
-	ID        string                 `json:"id"`
-	RunID     string                 `json:"runId,omitempty"`
-	StepID    string                 `json:"stepId,omitempty"`
-	Review    engine.ReviewMode      `json:"review"`
-	CreatedAt time.Time              `json:"createdAt"`
-	Files     []*File                `json:"files"`
-	Reason    string                 `json:"reason,omitempty"`
-	Applied   []string               `json:"applied"`
-	Rejected  []engine.HunkRejection `json:"rejected"`
-	Conflicts []string               `json:"conflicts"`
+	ID        string          `json:"id"`
+	RunID     string          `json:"runId,omitempty"`
+	StepID    string          `json:"stepId,omitempty"`
+	Review    Mode            `json:"review"`
+	CreatedAt time.Time       `json:"createdAt"`
+	Files     []*File         `json:"files"`
+	Reason    string          `json:"reason,omitempty"`
+	Applied   []string        `json:"applied"`
+	Rejected  []HunkRejection `json:"rejected"`
+	Conflicts []string        `json:"conflicts"`
+	// ReasonToModel: a rejection reason reaches a model (the change set
+	// is an llm or agent step's, which is told which hunks were rejected
+	// and why); set by the front end from the run's plan.
+	ReasonToModel bool `json:"reasonToModel,omitempty"`
 
 	// decided is closed when nothing is pending (Book.Wait waits on it).
 	decided chan struct{}
@@ -106,9 +160,9 @@ type Set struct {
 
 // New starts the review of cs in the given mode: every unit is pending.
 // A set without an id gets one.
-func New(cs *workspace.ChangeSet, mode engine.ReviewMode) *Set {
+func New(cs *workspace.ChangeSet, mode Mode) *Set {
 	s := &Set{ID: cs.ID, RunID: cs.RunID, StepID: cs.StepID, Review: mode, CreatedAt: time.Now().UTC(),
-		Applied: []string{}, Rejected: []engine.HunkRejection{}, Conflicts: []string{}}
+		Applied: []string{}, Rejected: []HunkRejection{}, Conflicts: []string{}}
 	if s.ID == "" {
 		s.ID = "cs-" + workspace.NewID()
 	}
@@ -124,6 +178,11 @@ func New(cs *workspace.ChangeSet, mode engine.ReviewMode) *Set {
 				fr.Hunks = append(fr.Hunks, &Hunk{ID: h.ID, Status: Pending, Hunk: h})
 			}
 		}
+		// The one rule (workspace's, which applies the change), asked
+		// about the change with the diff the review shows.
+		fc := *f
+		fc.Diff = fd
+		fr.Whole = fc.WholeFile()
 		s.Files = append(s.Files, fr)
 	}
 	return s
@@ -258,9 +317,9 @@ func (u Unit) named(id string) bool {
 }
 
 // Outcome is the set's decisions as the engine reports them to the step.
-func (s *Set) Outcome() *engine.ReviewOutcome {
-	return &engine.ReviewOutcome{Applied: append([]string{}, s.Applied...),
-		Rejected:  append([]engine.HunkRejection(nil), s.Rejected...),
+func (s *Set) Outcome() *Outcome {
+	return &Outcome{Applied: append([]string{}, s.Applied...),
+		Rejected:  append([]HunkRejection(nil), s.Rejected...),
 		Conflicts: append([]string(nil), s.Conflicts...)}
 }
 

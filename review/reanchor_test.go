@@ -2,8 +2,6 @@ package review
 
 import (
 	"testing"
-
-	"github.com/agentd/agentd/engine"
 )
 
 // An edit to a context line of a pending hunk (the lines around the lines
@@ -26,7 +24,7 @@ func TestContextEditReanchors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t)
 			b := NewBook()
-			s := New(f.cs, engine.ReviewBefore)
+			s := New(f.cs, Before)
 			b.Put(s)
 			hunk := f.cs.Files[0].Diff.Hunks[0]
 			user := numbered(40, map[int]string{tc.line: "user edit\n"})
@@ -86,7 +84,7 @@ func TestUndoOfEditClearsStaleOfOnlyHunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	cs := bl.Build()
-	s := New(cs, engine.ReviewBefore)
+	s := New(cs, Before)
 	b.Put(s)
 	b.Rebase("f.txt", []byte(numbered(40, map[int]string{5: "user five\n"})))
 	status := func() Status {

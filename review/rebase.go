@@ -4,7 +4,6 @@ import (
 	"slices"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -30,7 +29,7 @@ func (b *Book) rebase(path string, text []byte) []*Set {
 	defer b.mu.Unlock()
 	var changed []*Set
 	for _, s := range b.sets {
-		if s.Review != engine.ReviewBefore {
+		if s.Review != Before {
 			continue
 		}
 		hit := false

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -38,7 +37,7 @@ func bigSet(t testing.TB, n int) (string, *Book, *Set) {
 		t.Fatal(err)
 	}
 	b := NewBook()
-	s := New(p.Build(), engine.ReviewBefore)
+	s := New(p.Build(), Before)
 	b.Put(s)
 	return base.String(), b, s
 }

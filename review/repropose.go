@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -29,7 +28,7 @@ func (b *Book) Repropose(ctx context.Context, ws *workspace.Workspace, s *Set, p
 	b.apply.Lock() // no resolve of the same files meanwhile
 	defer b.apply.Unlock()
 	b.mu.Lock()
-	if s.Review != engine.ReviewBefore {
+	if s.Review != Before {
 		b.mu.Unlock()
 		return nil, fmt.Errorf("change set %s was written when it was proposed (review %q): its hunks cannot be stale; accept or reject them: %w", s.ID, s.Review, ErrNothingToRepropose)
 	}

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/agentd/agentd/engine"
 )
 
 // A hunk made stale by the user's edit of the line it changes is proposed
@@ -14,7 +12,7 @@ import (
 func TestReproposeStaleHunk(t *testing.T) {
 	f := newFixture(t)
 	b := NewBook()
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	b.Put(s)
 	user := numbered(40, map[int]string{5: "user five\n"})
 	f.write(user)
@@ -69,13 +67,13 @@ func TestReproposeStaleHunk(t *testing.T) {
 func TestReproposeNothingOpen(t *testing.T) {
 	f := newFixture(t)
 	b := NewBook()
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	b.Put(s)
 	f.resolve(b, s, -1, Reject)
 	if _, err := b.Repropose(t.Context(), f.ws, s, "", ""); !errors.Is(err, ErrNothingToRepropose) {
 		t.Fatalf("Repropose of a decided set: %v; want ErrNothingToRepropose", err)
 	}
-	after := New(f.cs, engine.ReviewAfter)
+	after := New(f.cs, After)
 	b.Put(after)
 	if _, err := b.Repropose(t.Context(), f.ws, after, "", ""); !errors.Is(err, ErrNothingToRepropose) {
 		t.Fatalf("Repropose of an after set: %v; want ErrNothingToRepropose", err)

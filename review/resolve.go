@@ -7,12 +7,8 @@ import (
 	"slices"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/workspace"
 )
-
-// Outcome is what the engine hands back to the step.
-type Outcome = engine.ReviewOutcome
 
 // Action is what a decision does.
 type Action string
@@ -103,13 +99,13 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 		named := d.HunkID != ""
 		for _, u := range units {
 			switch st := u.Status(); {
-			case st == Pending && d.Action == Accept && s.Review == engine.ReviewBefore:
+			case st == Pending && d.Action == Accept && s.Review == Before:
 				apply = append(apply, u)
 			case st == Pending && d.Action == Accept:
 				mark = append(mark, u)
 			case st == Rejected && d.Action == Accept && named:
 				apply = append(apply, u) // undo the rejection
-			case (st == Pending || st == Stale) && d.Action == Reject && s.Review == engine.ReviewBefore:
+			case (st == Pending || st == Stale) && d.Action == Reject && s.Review == Before:
 				reject = append(reject, u)
 			case (st == Pending || st == Stale) && d.Action == Reject,
 				st == Accepted && d.Action == Reject && named:
@@ -144,7 +140,7 @@ func (b *Book) Revert(ctx context.Context, files Files, s *Set, path, hunkID, re
 	units, err := s.Select(path, hunkID)
 	var takeOut []Unit
 	for _, u := range units {
-		if st := u.Status(); st == Accepted || (s.Review != engine.ReviewBefore && st == Pending) {
+		if st := u.Status(); st == Accepted || (s.Review != Before && st == Pending) {
 			takeOut = append(takeOut, u)
 		}
 	}
@@ -178,10 +174,10 @@ func (b *Book) markLocked(s *Set, units []Unit, status Status, reason string, re
 			res.Applied = append(res.Applied, id)
 			s.Applied = append(s.Applied, id)
 			// An undone rejection is no longer one.
-			s.Rejected = slices.DeleteFunc(s.Rejected, func(r engine.HunkRejection) bool { return r.Path == u.F.Path && r.HunkID == id })
+			s.Rejected = slices.DeleteFunc(s.Rejected, func(r HunkRejection) bool { return r.Path == u.F.Path && r.HunkID == id })
 		case Rejected:
 			res.Rejected = append(res.Rejected, id)
-			s.Rejected = append(s.Rejected, engine.HunkRejection{Path: u.F.Path, HunkID: id, Reason: reason})
+			s.Rejected = append(s.Rejected, HunkRejection{Path: u.F.Path, HunkID: id, Reason: reason})
 		}
 	}
 }

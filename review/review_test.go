@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/journal"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -67,9 +67,9 @@ func (f *fixture) disk() string {
 
 // journal is a journal of runs and change sets for the fixture's workspace,
 // in a state dir of its own.
-func (f *fixture) journal() *engine.Journal {
+func (f *fixture) journal() *journal.Journal {
 	f.t.Helper()
-	j, err := engine.OpenJournal(f.t.TempDir(), f.ws.Root(), nil)
+	j, err := journal.Open(f.t.TempDir(), f.ws.Root(), nil)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func (f *fixture) resolve(b *Book, s *Set, hunk int, action Action) *Result {
 func TestBeforeAcceptRejectUndo(t *testing.T) {
 	f := newFixture(t)
 	b := NewBook()
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	b.Put(s)
 
 	res := f.resolve(b, s, 0, Accept)
@@ -144,7 +144,7 @@ func TestAfterRejectTakesOutAndUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := NewBook()
-	s := New(f.cs, engine.ReviewAfter)
+	s := New(f.cs, After)
 	b.Put(s)
 	f.resolve(b, s, 0, Accept)
 	if f.disk() != f.agent {
@@ -184,7 +184,7 @@ func TestAfterRejectTakesOutAndUndo(t *testing.T) {
 func TestRebaseOntoUserEdits(t *testing.T) {
 	f := newFixture(t)
 	b := NewBook()
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	b.Put(s)
 	far, near := f.cs.Files[0].Diff.Hunks[0], f.cs.Files[0].Diff.Hunks[1]
 
@@ -238,7 +238,7 @@ func TestRebaseOntoUserEdits(t *testing.T) {
 func TestSelectErrors(t *testing.T) {
 	f := newFixture(t)
 	b := NewBook()
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	b.Put(s)
 	_, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Reject}, {HunkID: "nope", Action: Accept}}, "")
 	if de, ok := err.(*DecisionError); !ok || de.Index != 1 || de.Field != "hunkId" {
@@ -266,7 +266,7 @@ func TestSelectErrors(t *testing.T) {
 func TestRebaseAfterAcceptKeepsPendingHunks(t *testing.T) {
 	f := newFixture(t)
 	b := NewBook()
-	s := New(f.cs, engine.ReviewBefore)
+	s := New(f.cs, Before)
 	b.Put(s)
 	if res := f.resolve(b, s, 0, Accept); len(res.Applied) != 1 {
 		t.Fatalf("accept hunk 0: %+v", res)
@@ -346,7 +346,7 @@ func newPeriodic(t *testing.T) *periodic {
 		t.Fatalf("change set: %+v", cs.Files)
 	}
 	pf.ws, pf.hunkB = ws, cs.Files[0].Diff.Hunks[1].ID
-	pf.b, pf.s = NewBook(), New(cs, engine.ReviewBefore)
+	pf.b, pf.s = NewBook(), New(cs, Before)
 	pf.b.Put(pf.s)
 	return pf
 }

@@ -24,29 +24,17 @@ func DefaultPolicy() ApprovalPolicy { return engine.DefaultApprovalPolicy() }
 // workspace's rule store (engine.ApprovalRules) for every front end.
 type Rule = engine.ApprovalRule
 
-// approvals holds the session's policy and the client questions in flight.
+// approvals holds the client questions in flight (the policy is the
+// workspace's: session.Policy).
 type approvals struct {
-	mu     sync.Mutex
-	policy ApprovalPolicy
+	mu sync.Mutex
 	// waiting cancels pending client questions at exit.
 	cancels map[int]context.CancelFunc
 	next    int
 }
 
 func newApprovals() *approvals {
-	return &approvals{policy: DefaultPolicy(), cancels: map[int]context.CancelFunc{}}
-}
-
-func (a *approvals) get() ApprovalPolicy {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.policy
-}
-
-func (a *approvals) setPolicy(p ApprovalPolicy) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.policy = p
+	return &approvals{cancels: map[int]context.CancelFunc{}}
 }
 
 func (a *approvals) track(cancel context.CancelFunc) (untrack func()) {
@@ -75,10 +63,10 @@ type approver Server
 
 // approval option ids, one per kind.
 const (
-	optAllowOnce    = "allow_once"
-	optAllowAlways  = "allow_always"
-	optRejectOnce   = "reject_once"
-	optRejectAlways = "reject_always"
+	optAllowOnce    = engine.AnswerAllowOnce
+	optAllowAlways  = engine.AnswerAllowAlways
+	optRejectOnce   = engine.AnswerRejectOnce
+	optRejectAlways = engine.AnswerRejectAlways
 )
 
 // ApprovalOption is one answer offered to the user.
@@ -167,16 +155,8 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 			}
 		}
 	}
-	d := engine.ApprovalDecision{Reason: reason}
-	switch optionID {
-	case optAllowOnce:
-		d.Allow = true
-	case optAllowAlways:
-		d.Allow, d.Always = true, true
-	case optRejectOnce:
-	case optRejectAlways:
-		d.Always = true
-	default:
+	d, ok := engine.Answer(optionID, reason)
+	if !ok {
 		return engine.ApprovalDecision{}, fmt.Errorf("approval for step %s: unknown option %q", req.StepID, optionID)
 	}
 	return d, nil

@@ -34,7 +34,9 @@ type changes struct {
 	onPut func(*changeRecord)
 }
 
-func newChanges() *changes { return &changes{Book: review.NewBook()} }
+// newChanges is the server's view of the review book; the book is the
+// session's (set at initialize).
+func newChanges() *changes { return &changes{} }
 
 func (cs *changes) put(c *changeRecord) {
 	cs.Put(c)

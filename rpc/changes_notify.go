@@ -106,7 +106,7 @@ func (s *Server) inlineChange(ev engine.Event) *ChangeSetInfo {
 	}
 	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Review: string(c.Review), Files: []FileInfo{}}
 	s.changes.Read(func() {
-		ci.Status = c.Status()
+		ci.Status, ci.Counts, ci.ReasonToModel = c.Status(), c.Counts(), c.ReasonToModel
 		for _, fr := range c.Files {
 			// Without the patch: it repeats the hunks' texts (half the bytes).
 			ci.Files = append(ci.Files, s.fileInfoWith(fr, true, false))

@@ -67,7 +67,7 @@ func (s *Server) keepChanges() {
 	if j == nil {
 		return
 	}
-	s.changes.Keep(j, func(id string, err error) {
+	s.changes.Keep(j.Journal, func(id string, err error) {
 		s.log.Error("saving change set", "change", id, "error", err)
 		s.notify("window/showMessage", map[string]any{
 			"type": 2, // warning
@@ -96,6 +96,7 @@ func (r *reviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 		return &engine.ReviewOutcome{Applied: []string{}}, nil
 	}
 	c := review.New(cs, engine.ReviewBefore)
+	c.ReasonToModel = s.reasonToModel(cs)
 	s.changes.put(c) // recorded in the journal by the book
 	// The set stays pending in the state dir when ctx ends: the user can
 	// still resolve it later.
@@ -108,6 +109,25 @@ func (r *reviewer) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) erro
 		return nil
 	}
 	c := review.New(cs, engine.ReviewAfter)
+	c.ReasonToModel = s.reasonToModel(cs)
 	s.changes.put(c) // recorded in the journal by the book
 	return nil
+}
+
+// reasonToModel says whether a rejection reason of cs reaches a model:
+// the step that proposed it is a model step (engine.Plan.ReasonToModel).
+func (s *Server) reasonToModel(cs *workspace.ChangeSet) bool {
+	e := s.runs.get(cs.RunID)
+	if e == nil {
+		return false
+	}
+	e.mu.Lock()
+	run, planID := e.run, e.planID
+	e.mu.Unlock()
+	if run != nil {
+		return run.Plan().ReasonToModel(cs.StepID)
+	}
+	// The first review can come before Start has returned the run.
+	pl, err := s.plans.get(planID)
+	return err == nil && pl.ReasonToModel(cs.StepID)
 }

@@ -41,16 +41,23 @@ type FileInfo struct {
 	Status   string     `json:"status"`
 	Patch    *string    `json:"patch,omitempty"`
 	Hunks    []HunkInfo `json:"hunks"`
+	// Whole: the file is decided as one unit whose id is its relative
+	// path (review.File.WholeFile); hunks may still be listed for display.
+	Whole  bool          `json:"whole"`
+	Counts review.Counts `json:"counts"`
 }
 
 // ChangeSetInfo is protocol.md's ChangeSet.
 type ChangeSetInfo struct {
-	ID     string     `json:"id"`
-	RunID  string     `json:"runId,omitempty"`
-	StepID string     `json:"stepId,omitempty"`
-	Status string     `json:"status"`
-	Review string     `json:"review"`
-	Files  []FileInfo `json:"files"`
+	ID     string        `json:"id"`
+	RunID  string        `json:"runId,omitempty"`
+	StepID string        `json:"stepId,omitempty"`
+	Status string        `json:"status"`
+	Review string        `json:"review"`
+	Files  []FileInfo    `json:"files"`
+	Counts review.Counts `json:"counts"`
+	// ReasonToModel: a rejection reason reaches a model step.
+	ReasonToModel bool `json:"reasonToModel"`
 }
 
 func (s *Server) uriOf(rel string) string {
@@ -74,7 +81,8 @@ func lineRange(start, n int) LSPRange {
 
 // changeInfo renders a set; the caller holds the book (Read).
 func (s *Server) changeInfo(c *changeRecord, texts bool) ChangeSetInfo {
-	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Status: c.Status(), Review: string(c.Review), Files: []FileInfo{}}
+	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Status: c.Status(), Review: string(c.Review), Files: []FileInfo{},
+		Counts: c.Counts(), ReasonToModel: c.ReasonToModel}
 	for _, fr := range c.Files {
 		ci.Files = append(ci.Files, s.fileInfo(fr, texts))
 	}
@@ -89,7 +97,8 @@ func (s *Server) fileInfo(fr *review.File, texts bool) FileInfo {
 // fileInfoWith renders one file, with the hunks' texts and the file's
 // unified diff (patch) as asked; the caller holds the book (Read).
 func (s *Server) fileInfoWith(fr *review.File, texts, patch bool) FileInfo {
-	fi := FileInfo{URI: s.uriOf(fr.Path), Op: string(fr.Op), BaseHash: fr.BaseHash, Binary: fr.Binary, Status: fr.Summary(), Hunks: []HunkInfo{}}
+	fi := FileInfo{URI: s.uriOf(fr.Path), Op: string(fr.Op), BaseHash: fr.BaseHash, Binary: fr.Binary, Status: fr.Summary(), Hunks: []HunkInfo{},
+		Whole: fr.WholeFile(), Counts: fr.Counts()}
 	if fr.OldPath != "" {
 		fi.OldURI = s.uriOf(fr.OldPath)
 	}

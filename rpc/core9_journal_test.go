@@ -116,7 +116,7 @@ func TestChangeSetRecordedByAnotherProcessIsListed(t *testing.T) {
 	}
 	other := review.NewBook()
 	var saveErr error
-	other.Keep(j, func(id string, err error) { saveErr = err })
+	other.Keep(j.Journal, func(id string, err error) { saveErr = err })
 	other.Put(review.New(&workspace.ChangeSet{ID: "cs-from-terminal", RunID: "run-t", StepID: "w", Files: []*workspace.FileChange{
 		{Path: "f.txt", Op: workspace.OpModify, Old: []byte("old\n"), New: []byte("by agentd run\n"), BaseHash: workspace.Hash([]byte("old\n"))}}}, engine.ReviewAfter))
 	if saveErr != nil {
@@ -133,7 +133,7 @@ func TestChangeSetRecordedByAnotherProcessIsListed(t *testing.T) {
 		t.Errorf("rejecting the terminal's change left f.txt = %q, want old", got)
 	}
 	// The decision is in the journal for every front end.
-	sets, err := review.Recorded(j, "run-t")
+	sets, err := review.Recorded(j.Journal, "run-t")
 	if err != nil || len(sets) != 1 || sets[0].Status() != review.Rejected {
 		t.Fatalf("journal holds %+v (%v), want the set rejected", sets, err)
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/journal"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -76,6 +78,9 @@ func toRPCError(ctx context.Context, err error) error {
 		verr *engine.ValidationError
 		perr *paramError
 		cerr *workspace.ConflictError
+		nsnp *journal.NoSnapshotsError
+		ferr *session.FieldError
+		rerr *session.RuleError
 		terr *json.UnmarshalTypeError
 		serr *json.SyntaxError
 		aerr *engine.ActiveRunError
@@ -83,6 +88,15 @@ func toRPCError(ctx context.Context, err error) error {
 	switch {
 	case errors.As(err, &perr):
 		return withData(jsonrpc2.InvalidParams, map[string]string{"field": perr.Field})
+	case errors.As(err, &ferr):
+		return withData(jsonrpc2.InvalidParams, map[string]string{"field": ferr.Field})
+	case errors.As(err, &rerr):
+		return withData(jsonrpc2.InvalidParams, map[string]string{"field": rerr.Field})
+	case errors.As(err, &nsnp):
+		// Undo names the run it cannot undo rather than skip it.
+		return withData(CodeNotFound, map[string]string{"runId": nsnp.RunID, "reason": "noSnapshots"})
+	case errors.Is(err, journal.ErrNothingToUndo), errors.Is(err, journal.ErrNoRestoreToUndo), errors.Is(err, journal.ErrNoSuchRun):
+		return withData(CodeNotFound, nil)
 	case errors.As(err, &terr):
 		return withData(jsonrpc2.InvalidParams, map[string]string{"field": terr.Field})
 	case errors.As(err, &serr):

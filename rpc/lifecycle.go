@@ -12,11 +12,12 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
 // ProtocolVersion is agentd's protocol version (initialize result).
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 func lifecycleMethods() map[string]method {
 	return map[string]method{
@@ -174,88 +175,58 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		positionEncoding: negotiateEncoding(p.Capabilities.General.PositionEncodings),
 	}
 
+	// One session per workspace (package session): workspace, snapshot
+	// store (opened in the background so that initialize answers at
+	// once; snapshot users wait for it), journal, review book, policy.
 	var (
-		ws    *workspace.Workspace
+		sess  *session.Session
 		wsErr error
 	)
 	if root != "" {
-		open := s.opts.OpenWorkspace
-		if open == nil {
-			open = func(root string) (*workspace.Workspace, error) { return workspace.Open(root, workspace.Options{}) }
+		var openStore func(context.Context, *workspace.Workspace, string) (*gitops.Store, error)
+		if s.opts.OpenStore != nil {
+			openStore = s.opts.OpenStore
 		}
-		ws, wsErr = open(root)
+		sess, wsErr = session.Open(s.ctx, session.Options{Root: root, StateDir: stateDir, Logger: s.log,
+			Background: true, Daemon: true, GCInterval: GCInterval,
+			OpenWorkspace: s.opts.OpenWorkspace, OpenStore: openStore})
 		if wsErr != nil {
 			s.log.Error("opening the workspace failed", "root", root, "error", wsErr)
-			ws = nil
+			sess = nil
 		}
-	}
-	// The shadow repository opens in the background so that initialize
-	// answers at once; snapshot users wait for it.
-	storeReady := make(chan struct{})
-	if ws != nil {
-		openStore := s.opts.OpenStore
-		if openStore == nil {
-			openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
-				return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: s.log.With("component", "gitops")})
-			}
-		}
-		go func() {
-			defer close(storeReady)
-			store, err := openStore(s.ctx, ws, stateDir)
-			if err != nil {
-				s.log.Error("opening the snapshot store failed; snapshots are off", "root", root, "error", err)
-				store = nil
-			}
-			if store != nil {
-				// In the daemon the watcher's dirty set spares snapshots a
-				// walk of the tree; a periodic full walk stays the truth.
-				if err := store.Watch(s.ctx); err != nil {
-					s.log.Warn("file watcher off; snapshots walk the tree", "root", root, "error", err)
-				}
-				s.bg.Add(1)
-				go func() {
-					defer s.bg.Done()
-					store.GCLoop(s.ctx, GCInterval)
-				}()
-			}
-			s.mu.Lock()
-			s.store, s.storeErr = store, err
-			s.mu.Unlock()
-		}()
-	} else {
-		close(storeReady)
 	}
 	var persist *persister
-	if ws != nil {
-		// The journal is shared with agentd run: it is named by the
-		// workspace's real path, as the shadow repository is.
-		var err error
-		if persist, err = newPersister(stateDir, ws.Root(), s.log); err != nil {
-			s.log.Error("the workspace's journal cannot be opened; plans, runs and rules will not be kept", "error", err)
-		}
+	if sess != nil && sess.Journal != nil {
+		// The journal is shared with agentd run and ACP: it is named by
+		// the workspace's real path, as the shadow repository is.
+		persist = &persister{j: sess.Journal, log: s.log}
 	}
 
 	s.mu.Lock()
 	s.caps = caps
 	s.initOpts = opts
 	s.root = root
-	s.ws, s.wsErr = ws, wsErr
-	s.storeReady = storeReady
+	s.wsErr = wsErr
 	s.persist = persist
 	s.registry = wrapTools(s, s.opts.Tools)
-	if ws != nil {
-		cfg := engine.Config{
-			Tools:     s.registry,
-			WS:        ws,
-			Approver:  (*approver)(s),
-			Reviewer:  (*reviewer)(s),
-			Inputter:  (*inputter)(s),
-			OnFailure: (*failureHandler)(s),
-			Writer:    (*editorWriter)(s),
-			Logger:    s.log.With("component", "engine"),
+	if sess != nil {
+		s.sess, s.ws = sess, sess.WS
+		sess.RestoreHook = func(ctx context.Context, store *gitops.Store, id string, ro gitops.RestoreOptions) (*gitops.RestoreResult, error) {
+			res, extra, err := s.restoreWithBuffers(ctx, store, sess.WS, id, ro)
+			if res != nil {
+				res.Conflicts = append(res.Conflicts, extra...)
+			}
+			return res, err
 		}
-		cfg.Snapshots = &snapshotter{s: s}
-		cfg.Journal = persist.journal()
+		s.changes.Book = sess.Book
+		cfg := sess.Config()
+		cfg.Tools = s.registry
+		cfg.Approver = (*approver)(s)
+		cfg.Reviewer = (*reviewer)(s)
+		cfg.Inputter = (*inputter)(s)
+		cfg.OnFailure = (*failureHandler)(s)
+		cfg.Writer = (*editorWriter)(s)
+		cfg.Logger = s.log.With("component", "engine")
 		if s.opts.Configure != nil {
 			s.opts.Configure(&cfg, opts.Model)
 		}
@@ -298,22 +269,13 @@ func (s *Server) restore() {
 	}
 	s.readRecordedRuns()
 	s.keepChanges()
-	if pol, ok := p.loadPolicy(); ok {
-		s.approvals.setPolicy(pol.Policy)
-		// Rules an older build kept in policy.json join the shared store.
-		if len(pol.Rules) > 0 {
-			if err := p.j.Rules().Import(pol.Rules); err != nil {
-				s.log.Error("could not move the remembered approval rules to the shared store", "error", err)
-			} else if err := p.savePolicy(pol.Policy); err != nil {
-				s.log.Error("could not drop the moved rules from policy.json", "error", err)
-			}
-		}
-	}
 	s.mu.Lock()
 	opts := s.initOpts
 	s.mu.Unlock()
 	if opts.Approval != nil {
-		s.approvals.setPolicy(*opts.Approval)
+		// initializationOptions.approval no longer overrides the
+		// workspace's policy: editors change it with agentd/policy/set.
+		s.log.Warn("initializationOptions.approval is ignored: the approval policy is the workspace's; change it with agentd/policy/set")
 	}
 }
 

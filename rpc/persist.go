@@ -78,27 +78,3 @@ func (p *persister) loadRuns() []engine.RunState {
 	}
 	return runs
 }
-
-// savedPolicy is policy.json. Rules is only read: older builds kept the
-// remembered rules here; they now live in the journal's rule store.
-type savedPolicy struct {
-	Policy ApprovalPolicy `json:"policy"`
-	Rules  []Rule         `json:"rules,omitempty"`
-}
-
-func (p *persister) savePolicy(pol ApprovalPolicy) error {
-	return p.save("policy.json", savedPolicy{Policy: pol})
-}
-
-func (p *persister) loadPolicy() (savedPolicy, bool) {
-	if p == nil {
-		return savedPolicy{}, false
-	}
-	var sp savedPolicy
-	ok, err := p.j.Load("policy.json", &sp)
-	if err != nil {
-		p.log.Warn("saved policy unreadable; using defaults", "error", err)
-		return savedPolicy{}, false
-	}
-	return sp, ok
-}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/journal"
 )
 
 func runMethods() map[string]method {
@@ -32,6 +33,8 @@ type runEntry struct {
 	run    *engine.Run // nil for a run of another process (recorded)
 	// recorded: the run is another process's, read from the journal.
 	recorded bool
+	// undone is the journal's record that the run was undone.
+	undone *journal.Undone
 
 	mu       sync.Mutex
 	final    *engine.RunState // set when finished (or restored)
@@ -76,15 +79,21 @@ func alwaysState(t engine.EventType) bool {
 
 func (e *runEntry) state() engine.RunState {
 	e.mu.Lock()
-	final := e.final
+	final, undone := e.final, e.undone
 	e.mu.Unlock()
-	if final != nil {
-		return *final
+	var st engine.RunState
+	switch {
+	case final != nil:
+		st = *final
+	case e.run == nil:
+		st = engine.RunState{RunID: e.id, PlanID: e.planID, Status: engine.RunRunning, CurrentSteps: []string{}, Snapshots: []string{}}
+	default:
+		st = e.run.State()
 	}
-	if e.run == nil {
-		return engine.RunState{RunID: e.id, PlanID: e.planID, Status: engine.RunRunning, CurrentSteps: []string{}, Snapshots: []string{}}
+	if undone != nil {
+		st.Undone = undone
 	}
-	return e.run.State()
+	return st
 }
 
 type runs struct {
@@ -117,11 +126,12 @@ func (r *runs) putRecorded(st engine.RunState) {
 	defer r.mu.Unlock()
 	st2 := st
 	if e, ok := r.m[st.RunID]; ok {
+		e.mu.Lock()
 		if e.recorded {
-			e.mu.Lock()
 			e.final = &st2
-			e.mu.Unlock()
 		}
+		e.undone = st.Undone // an undo from any front end
+		e.mu.Unlock()
 		return
 	}
 	r.m[st.RunID] = &runEntry{id: st.RunID, planID: st.PlanID, final: &st2, finished: true, recorded: true}
@@ -210,7 +220,13 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	e := &runEntry{id: opts.RunID, planID: pl.ID, done: make(chan struct{}), reviewed: !opts.DryRun && opts.Review != engine.ReviewNone}
 	e.out = newCoalescer(OutputInterval, func(ev engine.Event) { s.sendRunEvent(e, ev) })
 	if opts.Approval == nil {
-		pol := s.approvals.get()
+		// The workspace's policy, as the terminal and ACP read it.
+		pol := DefaultPolicy()
+		if sess, err := s.session(); err == nil {
+			if pol, err = sess.Policy(); err != nil {
+				return nil, err
+			}
+		}
 		opts.Approval = &pol
 	}
 	// Progress begins before the first event can report on it.
@@ -227,6 +243,10 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 		delete(s.runs.m, e.id)
 		s.runs.mu.Unlock()
 		s.endProgress(e, engine.RunState{Status: engine.RunFailed})
+		if errors.Is(err, engine.ErrNoModel) {
+			// The engine's words are every front end's; this is the editor's way.
+			return nil, fmt.Errorf("%w; or set initializationOptions.model in the editor's agentd settings", err)
+		}
 		return nil, err
 	}
 	e.mu.Lock()

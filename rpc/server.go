@@ -20,6 +20,7 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -114,22 +115,21 @@ type Server struct {
 	root     string
 	ws       *workspace.Workspace
 	wsErr    error
-	store    *gitops.Store
-	storeErr error
-	// storeReady is closed when the store has been opened (or failed).
-	storeReady chan struct{}
-	eng        *engine.Engine
-	registry   *tools.Registry
-	persist    *persister
-	methods    map[string]method
-	docs       *documents
-	plans      *plans
-	runs       *runs
-	changes    *changes
-	typing     typing // the user's edits not rebased yet (typing.go)
-	proposals  *proposals
-	approvals  *approvals
-	progress   *progressTokens
+	// sess is the workspace's session (package session): store, journal,
+	// review book, policy, undo.
+	sess      *session.Session
+	eng       *engine.Engine
+	registry  *tools.Registry
+	persist   *persister
+	methods   map[string]method
+	docs      *documents
+	plans     *plans
+	runs      *runs
+	changes   *changes
+	typing    typing // the user's edits not rebased yet (typing.go)
+	proposals *proposals
+	approvals *approvals
+	progress  *progressTokens
 }
 
 // clientCaps is what the client declared.
@@ -194,7 +194,7 @@ func registerMethods() map[string]method {
 	m := map[string]method{}
 	for _, group := range []map[string]method{
 		lifecycleMethods(), documentMethods(), planMethods(), runMethods(),
-		changeMethods(), reproposeMethods(), snapshotMethods(), policyMethods(), toolMethods(),
+		changeMethods(), reproposeMethods(), snapshotMethods(), undoMethods(), policyMethods(), toolMethods(),
 	} {
 		for name, h := range group {
 			if _, dup := m[name]; dup {
@@ -241,18 +241,14 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	_ = s.conn.Close()
 	s.runs.wait()
 	s.mu.Lock()
-	ready := s.storeReady
+	sess := s.sess
 	s.mu.Unlock()
-	if ready != nil {
-		<-ready
-	}
-	s.bg.Wait()
-	s.changes.Close() // rebases review.RecordDelay holds back are recorded
-	s.mu.Lock()
-	store := s.store
-	s.mu.Unlock()
-	if store != nil {
-		_ = store.Close()
+	if sess != nil {
+		sess.Wait()
+		sess.Book.Close() // rebases review.RecordDelay holds back are recorded
+		if store, err := sess.Store(); err == nil {
+			_ = store.Close()
+		}
 	}
 	return err
 }
@@ -554,20 +550,12 @@ func (s *Server) engine() (*engine.Engine, error) {
 
 func (s *Server) snapshots() (*gitops.Store, error) {
 	s.mu.Lock()
-	ready := s.storeReady
+	sess := s.sess
 	s.mu.Unlock()
-	if ready != nil {
-		<-ready
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.store == nil {
-		if s.storeErr != nil {
-			return nil, fmt.Errorf("snapshots unavailable: %w", s.storeErr)
-		}
+	if sess == nil {
 		return nil, errors.New("snapshots unavailable: no workspace folder is open")
 	}
-	return s.store, nil
+	return sess.Store()
 }
 
 func (s *Server) capabilities() clientCaps {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
@@ -19,44 +18,6 @@ func snapshotMethods() map[string]method {
 		"agentd/snapshot/diff":    {call: (*Server).snapshotDiff, async: true},
 		"agentd/snapshot/restore": {call: (*Server).snapshotRestore, async: true},
 	}
-}
-
-// snapshotter implements engine.Snapshotter over the shadow repository
-// (opened in the background at initialize).
-type snapshotter struct{ s *Server }
-
-func (a *snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (engine.SnapshotInfo, error) {
-	store, err := a.s.snapshots()
-	if err != nil {
-		return engine.SnapshotInfo{}, err
-	}
-	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label, Limit: req.Limit, Contents: a.s.agentContents()})
-	if err != nil {
-		return engine.SnapshotInfo{}, err
-	}
-	return engine.SnapshotInfo{ID: sn.ID, Skipped: sn.Skipped}, nil
-}
-
-func (a *snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*engine.RestoreInfo, error) {
-	store, err := a.s.snapshots()
-	if err != nil {
-		return nil, err
-	}
-	ws, err := a.s.workspace()
-	if err != nil {
-		return nil, err
-	}
-	res, bufConflicts, err := a.s.restoreWithBuffers(ctx, store, ws, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Overwrite: req.Overwrite})
-	if err != nil {
-		return nil, err
-	}
-	res.Conflicts = append(res.Conflicts, bufConflicts...)
-	info := &engine.RestoreInfo{SnapshotID: req.SnapshotID}
-	info.Restored = append(append(append(info.Restored, res.Restored...), res.Created...), res.Deleted...)
-	for _, c := range res.Conflicts {
-		info.Conflicts = append(info.Conflicts, c.Path)
-	}
-	return info, nil
 }
 
 // SnapshotInfo is one entry of agentd/snapshot/list.
@@ -194,10 +155,6 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 	if p.ID == "" {
 		return nil, badParam("id", "name the snapshot to restore")
 	}
-	store, err := s.snapshots()
-	if err != nil {
-		return nil, err
-	}
 	ws, err := s.workspace()
 	if err != nil {
 		return nil, err
@@ -215,11 +172,21 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 	}
 	// The store protects what someone else changed (it picks the base).
 	opts := gitops.RestoreOptions{Paths: paths, DryRun: p.DryRun, Overwrite: p.Overwrite}
-	res, bufConflicts, err := s.restoreWithBuffers(ctx, store, ws, p.ID, opts)
+	// The session records the restore, so that agentd/undo/restore (from
+	// any front end) returns to before it.
+	sess, err := s.session()
 	if err != nil {
 		return nil, err
 	}
-	res.Conflicts = append(res.Conflicts, bufConflicts...)
+	res, err := sess.Restore(ctx, p.ID, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.restoreResult(res), nil
+}
+
+// restoreResult is res on the wire.
+func (s *Server) restoreResult(res *gitops.RestoreResult) RestoreResult {
 	out := RestoreResult{Restored: []string{}, Deleted: []string{}, Created: []string{}, Conflicts: []ResolveConflict{},
 		LeftAlone: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot, ProtectionBaseID: res.ProtectionBase, ResultSnapshotID: res.ResultSnapshot}
 	for _, r := range res.Restored {
@@ -237,5 +204,5 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 	for _, c := range res.LeftAlone {
 		out.LeftAlone = append(out.LeftAlone, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
 	}
-	return out, nil
+	return out
 }

@@ -16,22 +16,12 @@ import (
 // through workspace/applyEdit are the agent's whoever saves them (the rule
 // is workspace.BufferState's), so:
 //   - a snapshot that records the agent's state records those buffers'
-//     text (agentContents), saved or not;
+//     text (session.Snapshotter), saved or not;
 //   - a restore puts the restored text back into open buffers that hold
 //     no unsaved edits of the user's (through workspace/applyEdit, then
 //     agentd/documents/save so the editor's buffer is clean again), and
 //     leaves alone, as a conflict, every buffer with unsaved user edits,
 //     on disk too.
-
-// agentContents is gitops.SnapshotOptions.Contents for a snapshot that
-// records the agent's state.
-func (s *Server) agentContents() map[string][]byte {
-	ws, err := s.workspace()
-	if err != nil {
-		return nil
-	}
-	return ws.AgentContents()
-}
 
 // restoreWithBuffers restores through the core's buffer rule
 // (engine.RestoreAroundBuffers) and then puts the restored text into the

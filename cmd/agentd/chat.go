@@ -323,7 +323,7 @@ func (c *chat) learn(t *chatTurn, st *engine.RunState) {
 		fmt.Fprintf(&fail, "the run failed: %s\n", st.Error)
 	}
 	t.failure = strings.TrimSpace(fail.String())
-	sets, _ := review.Recorded(c.j, st.RunID)
+	sets, _ := review.Recorded(c.j.Journal, st.RunID)
 	for _, s := range sets {
 		line := fmt.Sprintf("change %s (step %s): %s", s.ID, orDash(s.StepID), s.Status())
 		if s.Reason != "" {

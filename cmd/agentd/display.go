@@ -192,6 +192,10 @@ func (d *display) OnEvent(ev engine.Event) {
 		c.Println(c.paint("34", "• ") + step + attempt(ev.Attempt))
 	case engine.EventStepOutput:
 		d.output(ev)
+	case engine.EventStepProgress:
+		if ev.AllowedBy != nil {
+			c.Println(c.paint("90", "  ✓ ") + ev.StepID + " " + ev.AllowedBy.String())
+		}
 	case engine.EventStepRetrying:
 		c.Println(c.paint("33", "↻ ") + ev.StepID + fmt.Sprintf(" retrying in %s (attempt %d): %s", time.Duration(ev.DelayMs)*time.Millisecond, ev.Attempt+1, ev.Error))
 	case engine.EventStepFinished:

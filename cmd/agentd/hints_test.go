@@ -161,11 +161,14 @@ func TestHintNamesBinaryAsInvoked(t *testing.T) {
 }
 
 // TestUndoLastRunAndRuns: agentd undo without RUN undoes the newest run
-// that took snapshots (a later dry run changed nothing); agentd runs lists
-// both; an unknown run and a workspace without runs say what to do.
+// not yet undone, and again the run before (a dry run changed nothing and
+// is passed over); agentd runs shows them undone; agentd undo --restore
+// undoes the last undo; a run without snapshots is named; an unknown run
+// and a workspace without runs say what to do.
 func TestUndoLastRunAndRuns(t *testing.T) {
 	ws, state := t.TempDir(), t.TempDir()
-	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	a := filepath.Join(ws, "a.txt")
+	os.WriteFile(a, []byte("a\n"), 0o644)
 	flags := []string{"--workspace", ws, "--state-dir", state}
 	if r := agentd(t, "", append([]string{"undo"}, flags...)...); r.code != exitFailed || !strings.Contains(r.stderr, "nothing to undo") {
 		t.Fatalf("undo without runs: exit %d\n%s", r.code, r.stderr)
@@ -184,12 +187,39 @@ func TestUndoLastRunAndRuns(t *testing.T) {
 	if runs.code != 0 || strings.Count(runs.stdout, "completed") != 3 || !strings.Contains(runs.stdout, "second") {
 		t.Fatalf("runs: exit %d\n%s%s", runs.code, runs.stdout, runs.stderr)
 	}
-	u := agentd(t, "", append([]string{"undo"}, flags...)...)
-	if u.code != 0 || readFile(t, filepath.Join(ws, "a.txt")) != "first\n" || !strings.Contains(u.stdout, "undoing run") {
-		t.Fatalf("undo: exit %d, a.txt %q\n%s%s", u.code, readFile(t, filepath.Join(ws, "a.txt")), u.stdout, u.stderr)
+	undo := func(want string, extra ...string) result {
+		t.Helper()
+		u := agentd(t, "", append(append([]string{"undo"}, extra...), flags...)...)
+		if u.code != 0 || readFile(t, a) != want {
+			t.Fatalf("undo %v: exit %d, a.txt %q, want %q\n%s%s", extra, u.code, readFile(t, a), want, u.stdout, u.stderr)
+		}
+		return u
 	}
+	if u := undo("first\n"); !strings.Contains(u.stdout, "undid run") {
+		t.Fatalf("undo says: %s", u.stdout)
+	}
+	undo("a\n") // the run before
+	if r := agentd(t, "", append([]string{"undo"}, flags...)...); r.code != exitFailed || !strings.Contains(r.stderr, "nothing to undo") {
+		t.Fatalf("a third undo: exit %d\n%s", r.code, r.stderr)
+	}
+	if runs := agentd(t, "", append([]string{"runs"}, flags...)...); strings.Count(runs.stdout, "completed, undone") != 2 {
+		t.Fatalf("runs after two undos:\n%s", runs.stdout)
+	}
+	undo("first\n", "--restore") // the undo of the first run, undone
+	if runs := agentd(t, "", append([]string{"runs"}, flags...)...); strings.Count(runs.stdout, "completed, undone") != 1 {
+		t.Fatalf("runs after undo --restore:\n%s", runs.stdout)
+	}
+	undo("a\n") // the first run is the one undo means again
 	if r := agentd(t, "", append([]string{"undo", "no-such-run"}, flags...)...); r.code != exitFailed || !strings.Contains(r.stderr, "runs --workspace") {
 		t.Fatalf("undo of an unknown run: exit %d\n%s", r.code, r.stderr)
+	}
+	// A run that changed the workspace without snapshots is named, not
+	// skipped over.
+	if r := agentd(t, "", append([]string{"run", second, "--yes", "--no-snapshots"}, flags...)...); r.code != 0 {
+		t.Fatalf("run --no-snapshots: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := agentd(t, "", append([]string{"undo"}, flags...)...); r.code != exitFailed || !strings.Contains(r.stderr, "took no snapshots") || readFile(t, a) != "second\n" {
+		t.Fatalf("undo after a run without snapshots: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

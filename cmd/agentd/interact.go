@@ -125,19 +125,23 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		text = ""
 		t.con.Println(approvalKeys)
 	}
+	// The keys are the engine's four answers (engine.Answer), less
+	// "always reject", plus q.
+	answer, reason := engine.AnswerRejectOnce, "denied at the terminal"
 	switch ans {
 	case 'y':
-		return engine.ApprovalDecision{Allow: true}, nil
+		answer, reason = engine.AnswerAllowOnce, ""
 	case 'a':
-		return engine.ApprovalDecision{Allow: true, Always: true}, nil
+		answer, reason = engine.AnswerAllowAlways, ""
 	case 'q':
 		t.mu.Lock()
 		t.rejectAll = true
 		t.mu.Unlock()
 		t.cancel(errQuit)
-		return engine.ApprovalDecision{Allow: false, Reason: "run stopped at the terminal"}, nil
+		reason = "run stopped at the terminal"
 	}
-	return engine.ApprovalDecision{Allow: false, Reason: "denied at the terminal"}, nil
+	d, _ := engine.Answer(answer, reason)
+	return d, nil
 }
 
 // Ask answers input steps and ask_user.

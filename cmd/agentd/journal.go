@@ -10,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/journal"
 	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -88,8 +90,8 @@ every front end on the same workspace.`
 			if !ok {
 				return exitFailed
 			}
-			if err := j.Rules().Revoke(args...); err != nil {
-				fmt.Fprintf(a.stderr, "agentd rules revoke: %v\n", err)
+			if err := session.Revoke(j, args...); err != nil {
+				fmt.Fprintf(a.stderr, "agentd rules revoke: %v; nothing was revoked (%s lists the rules)\n", err, rj.hint("rules", "list"))
 				return exitFailed
 			}
 			fmt.Fprintf(a.stdout, "revoked %s\n", strings.Join(args, ", "))
@@ -190,7 +192,14 @@ func cmdRuns(jc *journalCmd, args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tSTEPS\tSUMMARY")
 	for _, st := range runs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", st.RunID, st.Status, st.StartTime.Local().Format(time.DateTime),
+		status := string(st.Status)
+		if u := st.Undone; u != nil {
+			status += ", undone"
+			if u.How == journal.HowRollback {
+				status = string(st.Status) + ", rolled back"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", st.RunID, status, st.StartTime.Local().Format(time.DateTime),
 			st.CompletedSteps, st.TotalSteps, oneLine(st))
 	}
 	tw.Flush()
@@ -270,7 +279,7 @@ func orDash(s string) string {
 // printChangeSets lists a run's change sets with their review state, as
 // the journal records them (from the editor or the terminal).
 func printChangeSets(w io.Writer, j *engine.Journal, runID string) {
-	sets, err := review.Recorded(j, runID)
+	sets, err := review.Recorded(j.Journal, runID)
 	if err != nil {
 		fmt.Fprintf(w, "\n(change sets unreadable: %v)\n", err)
 	}

@@ -19,11 +19,13 @@ import (
 // keepChanges makes the run's change sets and their review state recorded
 // in the workspace's journal by the review book, as the editor server's
 // are: `agentd runs RUN` and a daemon started later find them.
-func (t *terminal) keepChanges(j *engine.Journal, stderr io.Writer) {
-	t.book = review.NewBook()
-	t.book.Keep(j, func(id string, err error) {
-		fmt.Fprintf(stderr, "agentd run: warning: the review of change %s is not recorded in the journal: %v\n", id, err)
-	})
+func (t *terminal) keepChanges(book *review.Book, stderr io.Writer) {
+	t.book = book
+	if j := book.Journal(); j != nil {
+		book.Keep(j, func(id string, err error) {
+			fmt.Fprintf(stderr, "agentd run: warning: the review of change %s is not recorded in the journal: %v\n", id, err)
+		})
+	}
 }
 
 // reviewKeys is what "?" prints at a review prompt.
@@ -181,9 +183,6 @@ func (t *terminal) decide(ctx context.Context, cs *workspace.ChangeSet, decision
 // conflicts (files changed meanwhile, left alone).
 func (t *terminal) resolve(ctx context.Context, set *review.Set, decisions []review.Decision, reason string) (*engine.ReviewOutcome, error) {
 	book := t.book
-	if book == nil {
-		book = review.NewBook()
-	}
 	book.Put(set)
 	res, err := book.Resolve(ctx, review.Files{WS: t.ws}, set, decisions, reason)
 	if err != nil {

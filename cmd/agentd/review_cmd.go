@@ -88,7 +88,7 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 	}
 	defer ws.Close()
 	book := review.NewBook()
-	book.Keep(j, func(id string, err error) {
+	book.Keep(j.Journal, func(id string, err error) {
 		fmt.Fprintf(a.stderr, "agentd review: warning: the review of change %s is not recorded in the journal: %v\n", id, err)
 	})
 	defer book.Close()

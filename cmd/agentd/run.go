@@ -14,6 +14,7 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -201,6 +202,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 
+	// One session per workspace (package session), as the editor server
+	// and ACP build it: workspace, journal, review book, snapshot store,
+	// approval policy.
 	if o.maxFileSize == 0 {
 		// The config file's maxFileSize, when the flag does not say.
 		size, err := configMaxFileSize()
@@ -215,6 +219,23 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
 		return exitUsage
 	}
+	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun}
+	if o.maxFileSize != 0 {
+		// Snapshots keep files up to the same size as tools read.
+		sopts.OpenStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
+			return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: logger.With("component", "gitops"), MaxFileSize: int64(o.maxFileSize)})
+		}
+	}
+	sess, err := session.Open(ctx, sopts)
+	if err != nil {
+		ws.Close()
+		fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		if !o.noSnapshots && !o.dryRun {
+			fmt.Fprintln(stderr, "(run with --no-snapshots to go on without undo, or choose another --state-dir)")
+		}
+		return exitFailed
+	}
+	defer sess.Close()
 
 	// The run is cancelled by watchInterrupts (and q, closed input) with
 	// a cause that says why; a signal that reached ctx first says the same.
@@ -235,14 +256,8 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	t := &terminal{con: con, ws: ws, yes: o.yes, cancel: cancel, quiet: mode == engine.ReviewNone || o.jsonOut, disp: disp}
 	disp.dryRun, disp.render = o.dryRun, t.renderChange
 
-	cfg := engine.Config{
-		Tools:    tools.Builtin(),
-		WS:       ws,
-		Approver: t,
-		Reviewer: t,
-		Inputter: t,
-		Logger:   logger,
-	}
+	cfg := sess.Config()
+	cfg.Tools, cfg.Approver, cfg.Reviewer, cfg.Inputter, cfg.Logger = tools.Builtin(), t, t, t, logger
 	if interactive {
 		cfg.OnFailure = t
 	}
@@ -252,22 +267,10 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	// The journal records the run and holds the remembered approval
 	// rules, shared with the editors working on this workspace.
-	journal, err := engine.OpenJournal(o.stateDir, ws.Root(), logger)
-	if err != nil {
-		fmt.Fprintf(stderr, "agentd run: %v\n", err)
-		return exitFailed
-	}
-	cfg.Journal = journal
-	t.keepChanges(journal, stderr)
+	t.keepChanges(sess.Book, stderr)
 	defer t.book.Close() // what review.RecordDelay holds back is recorded
-	if !o.noSnapshots && !o.dryRun {
-		store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: o.stateDir, Logger: logger, MaxFileSize: int64(o.maxFileSize)})
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd run: cannot open the snapshot store: %v\n(run with --no-snapshots to go on without undo)\n", err)
-			return exitFailed
-		}
-		defer store.Close()
-		cfg.Snapshots = engine.StoreSnapshotter(store)
+	if o.noSnapshots || o.dryRun {
+		cfg.Snapshots = nil
 	}
 	eng := engine.New(cfg)
 
@@ -289,11 +292,18 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		// shows no approval prompts at all.
 		p := engine.AllowAllPolicy()
 		opts.Approval = &p
-	case mode == engine.ReviewNone:
-		// --review none: file changes are applied without asking; commands
-		// and deletes still ask.
-		p := engine.DefaultApprovalPolicy()
-		p.Write = engine.PolicyAllow
+	default:
+		// The workspace's policy (session.Policy), the one the editors and
+		// ACP use; --review none: file changes are applied without asking,
+		// commands and deletes still ask as it says.
+		p, err := sess.Policy()
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd run: %v (fix or remove the file, or set the policy again from an editor)\n", err)
+			return exitFailed
+		}
+		if mode == engine.ReviewNone {
+			p.Write = engine.PolicyAllow
+		}
 		opts.Approval = &p
 	}
 	opts.Subscribers = []engine.Subscriber{disp}
@@ -309,6 +319,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) {
 			printProblems(stderr, planName(plan, pos), ve.Problems)
+			if errors.Is(err, engine.ErrNoModel) {
+				fmt.Fprintln(stderr, "agentd run: or pass --model PROVIDER:MODEL (for example --model openai:gpt-4o), or --dry-run to see the plan run without one")
+			}
 			return exitUsage
 		}
 		var active *engine.ActiveRunError
@@ -329,8 +342,8 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	side := userGitChanges(context.WithoutCancel(ctx), ws, st.RunID, gitBefore, readUserGit(context.WithoutCancel(ctx), ws))
-	if side != nil {
-		if err := journal.Save(userGitName(st.RunID), side); err != nil {
+	if side != nil && sess.Journal != nil { // without a journal (logged) it is only printed
+		if err := sess.Journal.Save(userGitName(st.RunID), side); err != nil {
 			fmt.Fprintf(stderr, "agentd run: warning: %v\n", err)
 		}
 	}

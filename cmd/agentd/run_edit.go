@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -76,66 +75,12 @@ func (t *terminal) edit(ctx context.Context, cs *workspace.ChangeSet) (*engine.R
 			kept.WriteString(l)
 		}
 	}
-	edited, err := diff.Parse(kept.String())
+	// The review decides: the patch is recounted as git add -p does, or
+	// refused with the line and why; every file is recorded with what was
+	// decided on it.
+	set, decisions, err := review.Edited(cs, kept.String())
 	if err != nil {
-		return nil, fmt.Errorf("the edited patch cannot be read: %v; answer e to edit again, or s to choose hunks", err)
+		return nil, fmt.Errorf("%v; nothing was applied: answer e to edit again, or s to choose hunks", err)
 	}
-	byPath := map[string]*diff.FileDiff{}
-	for _, fd := range edited {
-		p := fd.NewPath
-		if p == "" {
-			p = fd.OldPath
-		}
-		byPath[p] = fd
-	}
-	var files []*workspace.FileChange
-	var left []engine.HunkRejection
-	for _, f := range cs.Files {
-		fd, ok := byPath[f.Path]
-		if !ok && (f.Diff != nil && !f.Binary) {
-			left = append(left, engine.HunkRejection{Path: f.Path, HunkID: f.Path, Reason: "removed in the editor"})
-			continue
-		}
-		var text []byte
-		switch {
-		case fd == nil || f.Binary:
-			files = append(files, f) // not shown as text: kept as proposed
-			continue
-		case f.Op == workspace.OpModify:
-			text, err = diff.Apply(f.Old, fd.Hunks)
-			if err != nil {
-				return nil, fmt.Errorf("the edited patch of %s does not apply (%v); change only + lines, or answer s to choose hunks", f.Path, err)
-			}
-		case f.Op == workspace.OpCreate:
-			var nb strings.Builder
-			for _, h := range fd.Hunks {
-				nb.WriteString(h.NewText())
-			}
-			text = []byte(nb.String())
-		default:
-			files = append(files, f)
-			continue
-		}
-		if len(fd.Hunks) == 0 || (f.Op == workspace.OpModify && bytes.Equal(text, f.Old)) {
-			left = append(left, engine.HunkRejection{Path: f.Path, HunkID: f.Path, Reason: "removed in the editor"})
-			continue
-		}
-		if bytes.Equal(text, f.New) {
-			files = append(files, f)
-			continue
-		}
-		nf := *f
-		nf.New = text
-		nf.Diff = diff.Compute(f.Diff.OldPath, f.Diff.NewPath, f.Old, text)
-		files = append(files, &nf)
-	}
-	if len(files) == 0 {
-		return t.decide(ctx, cs, []review.Decision{{Action: review.Reject}}, "removed in the editor")
-	}
-	out, err := t.decide(ctx, &workspace.ChangeSet{ID: cs.ID, RunID: cs.RunID, StepID: cs.StepID, Files: files},
-		[]review.Decision{{Action: review.Accept}}, "")
-	if out != nil {
-		out.Rejected = append(out.Rejected, left...)
-	}
-	return out, err
+	return t.resolve(ctx, review.New(set, engine.ReviewBefore), decisions, review.EditReason)
 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/gitops"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/session"
 )
 
 type stringList []string
@@ -32,6 +32,9 @@ type snapCmd struct {
 	// restoreArgs are the arguments after the command that a printed
 	// "restore anyway" hint repeats (the snapshot ID, --path P...).
 	restoreArgs []string
+	// sess is the workspace's session, once open: restores go through it
+	// so that the journal records them (agentd undo --restore).
+	sess *session.Session
 }
 
 func newSnapshotCmd(a *app) *cobra.Command {
@@ -202,16 +205,17 @@ snapshot are someone else's: they are left alone as conflicts, unless --overwrit
 
 // open opens the workspace's snapshot store, or prints why not.
 func (sc *snapCmd) open() (*gitops.Store, int) {
-	ws, err := workspace.Open(sc.w.dir, workspace.Options{})
+	sess, err := session.Open(sc.a.ctx, session.Options{Root: sc.w.dir, StateDir: sc.w.stateDir, JournalOptional: true})
 	if err != nil {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
 		return nil, exitFailed
 	}
-	store, err := gitops.Open(sc.a.ctx, ws, gitops.Options{StateDir: sc.w.stateDir})
+	store, err := sess.Store()
 	if err != nil {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
 		return nil, exitFailed
 	}
+	sc.sess = sess
 	sc.root = store.Root()
 	if prob := store.Problem(); prob != nil && sc.name != "snapshot doctor" {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: warning: %s\n", sc.name, pasteable(prob.Error(), sc.root, sc.w.stateDir))
@@ -247,19 +251,32 @@ func (sc *snapCmd) fail(err error) int {
 // agentd undo share it. Protection (which files count as someone else's)
 // is the store's rule: the same for the editor, agentd run and the CLI.
 func (sc *snapCmd) restore(store *gitops.Store, id string, ro gitops.RestoreOptions) int {
+	res, err := sc.sess.Restore(sc.a.ctx, id, ro)
+	return sc.report(store, res, err, ro, nil)
+}
+
+// report prints what a restore did (or why it did not); before, if set,
+// prints first (agentd undo's line about the run).
+func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err error, ro gitops.RestoreOptions, before func()) int {
 	cmd := sc.name
 	stdout := sc.a.stdout
-	res, err := store.Restore(sc.a.ctx, id, ro)
 	if errors.Is(err, gitops.ErrNoProtectionBase) {
 		again := append(strings.Fields(cmd), sc.restoreArgs...)
 		again = append(again, "--overwrite")
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nto restore anyway: %s\n", cmd, err, hintCommand(store.Root(), sc.w.stateDir, again...))
 		return exitFailed
 	}
+	if errors.Is(err, gitops.ErrInterruptedRestore) {
+		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nrestore it with --overwrite, or see the store's state with: %s\n", cmd, err, hintCommand(store.Root(), sc.w.stateDir, "snapshot", "doctor"))
+		return exitFailed
+	}
 	if err != nil {
 		return sc.fail(err)
 	}
 	code := sc.out(res, func() {
+		if before != nil {
+			before()
+		}
 		verb := ""
 		if ro.DryRun {
 			verb = "would be "
@@ -286,7 +303,7 @@ func (sc *snapCmd) restore(store *gitops.Store, id string, ro gitops.RestoreOpti
 			again := append(strings.Fields(cmd), sc.restoreArgs...)
 			fmt.Fprintf(stdout, "to restore the conflicting files too: %s\n", hintCommand(store.Root(), sc.w.stateDir, append(again, "--overwrite")...))
 		}
-		if res.UndoSnapshot != "" && changed > 0 { // nothing done: nothing to undo
+		if res.UndoSnapshot != "" && !ro.DryRun && changed > 0 { // nothing done: nothing to undo
 			fmt.Fprintf(stdout, "undo with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "snapshot", "restore", res.UndoSnapshot[:12]))
 		}
 	})

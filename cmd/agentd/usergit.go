@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/journal"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -36,7 +37,7 @@ type userGitSide struct {
 }
 
 // userGitName is the side record's name in the journal.
-func userGitName(runID string) string { return "usergit/" + engine.RecordName(runID) + ".json" }
+func userGitName(runID string) string { return "usergit/" + journal.RecordName(runID) + ".json" }
 
 func gitTool(ctx context.Context, ws *workspace.Workspace, args string, out any) bool {
 	t, ok := tools.Builtin().Get("git")

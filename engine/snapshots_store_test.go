@@ -7,7 +7,9 @@ import (
 	"github.com/agentd/agentd/gitops"
 )
 
-// StoreSnapshotter adapts a gitops.Store to the engine's Snapshotter.
+// StoreSnapshotter adapts a gitops.Store to the engine's Snapshotter for
+// the engine's own tests; every front end uses session.Snapshotter, which
+// also records the agent's unsaved buffers.
 func StoreSnapshotter(s *gitops.Store) Snapshotter { return storeSnapshotter{s} }
 
 type storeSnapshotter struct{ s *gitops.Store }

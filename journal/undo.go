@@ -1,0 +1,205 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Why a run or a restore cannot be undone. Front ends add how to go on
+// (the command that lists runs, say) in their own words.
+var (
+	ErrNoSuchRun       = errors.New("no such run in this workspace's journal")
+	ErrAmbiguousRun    = errors.New("the ID is the start of several runs' IDs; give more of it")
+	ErrNothingToUndo   = errors.New("nothing to undo")
+	ErrRunStillActive  = errors.New("the run is still going; cancel it first, then undo it")
+	ErrNoRestoreToUndo = errors.New("no restore to undo")
+)
+
+// NoSnapshotsError is the run undo would step back over but cannot: it
+// took no snapshots (a dry run, or snapshots turned off). It is named,
+// never skipped: undoing an older run instead would undo the wrong thing.
+type NoSnapshotsError struct{ RunID string }
+
+func (e *NoSnapshotsError) Error() string {
+	return fmt.Sprintf("the last run (%s) took no snapshots", e.RunID)
+}
+
+// Is makes errors.Is(err, ErrNothingToUndo) hold.
+func (e *NoSnapshotsError) Is(target error) bool { return target == ErrNothingToUndo }
+
+// How a run was undone.
+const (
+	HowUndo     = "undo"     // an undo of the run (any front end)
+	HowRollback = "rollback" // the run rolled itself back when it failed
+)
+
+// Undone says that and how a run was undone (protocol RunState.undone).
+type Undone struct {
+	At  time.Time `json:"at"`
+	How string    `json:"how"`
+}
+
+// RunHead is what the journal's own rules need of a run's record (the
+// engine's RunState, decoded partly): its id, status, start time and
+// snapshots, the first of which is the workspace before it.
+type RunHead struct {
+	RunID     string    `json:"runId"`
+	Status    string    `json:"status"`
+	StartTime time.Time `json:"startTime"`
+	Snapshots []string  `json:"snapshots"`
+	DryRun    bool      `json:"dryRun,omitempty"`
+	Undone    *Undone   `json:"undone,omitempty"`
+}
+
+// MarkUndone records that run id was undone.
+func (j *Journal) MarkUndone(runID, how string) error {
+	return j.Save("undone/"+RecordName(runID)+".json", Undone{At: time.Now().UTC(), How: how})
+}
+
+// Unmark forgets that run id was undone (an undo of that undo).
+func (j *Journal) Unmark(runID string) error {
+	err := os.Remove(filepath.Join(j.dir, "undone", RecordName(runID)+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// UndoneOf returns the record that run id was undone, or nil.
+func (j *Journal) UndoneOf(runID string) *Undone {
+	var u Undone
+	if ok, err := j.Load("undone/"+RecordName(runID)+".json", &u); !ok || err != nil {
+		return nil
+	}
+	return &u
+}
+
+// RunToUndo is the run an "undo" restores the start of, the one rule for
+// every front end. runs are the workspace's runs, newest first (as the
+// engine lists them, with dead processes settled). With id "" it is the
+// newest run not yet undone, so a second undo steps back to the run
+// before; a dry run changed nothing and is passed over, but a run that
+// changed the workspace without snapshots is a *NoSnapshotsError, never
+// skipped. With id it is the run whose ID is id or starts with it. A run
+// still running or paused is refused.
+func RunToUndo(runs []RunHead, id string) (*RunHead, error) {
+	var st *RunHead
+	if id == "" {
+		for i := range runs {
+			if runs[i].Undone == nil && !runs[i].DryRun {
+				st = &runs[i]
+				break
+			}
+		}
+		if st == nil {
+			if len(runs) == 0 {
+				return nil, fmt.Errorf("%w: no run is recorded in this workspace", ErrNothingToUndo)
+			}
+			return nil, fmt.Errorf("%w: every recorded run is undone already", ErrNothingToUndo)
+		}
+	} else {
+		var found []*RunHead
+		for i := range runs {
+			if runs[i].RunID == id {
+				found = []*RunHead{&runs[i]}
+				break
+			}
+			if strings.HasPrefix(runs[i].RunID, id) {
+				found = append(found, &runs[i])
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, fmt.Errorf("run %q: %w", id, ErrNoSuchRun)
+		case 1:
+			st = found[0]
+		default:
+			return nil, fmt.Errorf("%q matches %d runs: %w", id, len(found), ErrAmbiguousRun)
+		}
+	}
+	if st.Status == "running" || st.Status == "paused" {
+		return nil, fmt.Errorf("run %s is %s: %w", st.RunID, st.Status, ErrRunStillActive)
+	}
+	if len(st.Snapshots) == 0 {
+		return nil, &NoSnapshotsError{RunID: st.RunID}
+	}
+	return st, nil
+}
+
+// Restore is a restore of the workspace to a snapshot, whichever front end
+// asked for it (a snapshot restore, an undo of a run, an undo of a
+// restore). Before is the safety snapshot taken just before it: undoing
+// the restore returns the workspace there.
+type Restore struct {
+	ID         string    `json:"id"`
+	At         time.Time `json:"at"`
+	SnapshotID string    `json:"snapshotId"`
+	Before     string    `json:"before"`
+	// RunID is the run this restore undid, for an undo of a run.
+	RunID string `json:"runId,omitempty"`
+	// Undo is set on the restore that undid another (its ID): such a
+	// restore is not itself offered to "undo restore".
+	Undo   string     `json:"undo,omitempty"`
+	Undone *time.Time `json:"undone,omitempty"`
+}
+
+// RecordRestore records r (its ID and At are set here when empty).
+func (j *Journal) RecordRestore(r Restore) (Restore, error) {
+	if r.At.IsZero() {
+		r.At = time.Now().UTC()
+	}
+	if r.ID == "" {
+		r.ID = r.At.Format("20060102T150405.000000000Z")
+	}
+	return r, j.Save("restores/"+RecordName(r.ID)+".json", r)
+}
+
+// Restores returns every recorded restore, newest first.
+func (j *Journal) Restores() ([]Restore, error) {
+	rs, err := Records[Restore](j, "restores")
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(rs, func(a, b int) bool {
+		if !rs[a].At.Equal(rs[b].At) {
+			return rs[a].At.After(rs[b].At)
+		}
+		return rs[a].ID > rs[b].ID
+	})
+	return rs, nil
+}
+
+// RestoreToUndo is the restore "undo restore" means: the newest one not
+// yet undone (an undo's own restore does not count). ErrNoRestoreToUndo
+// when there is none.
+func (j *Journal) RestoreToUndo() (*Restore, error) {
+	rs, err := j.Restores()
+	if err != nil {
+		return nil, err
+	}
+	for i := range rs {
+		if rs[i].Undone == nil && rs[i].Undo == "" && rs[i].Before != "" {
+			return &rs[i], nil
+		}
+	}
+	return nil, ErrNoRestoreToUndo
+}
+
+// MarkRestoreUndone records that the restore r was undone.
+func (j *Journal) MarkRestoreUndone(r Restore) error {
+	now := time.Now().UTC()
+	r.Undone = &now
+	return j.Save("restores/"+RecordName(r.ID)+".json", r)
+}
+
+// LockUndo serialises undo bookkeeping within the process; the caller
+// unlocks.
+func (j *Journal) LockUndo() func() {
+	j.undoMu.Lock()
+	return j.undoMu.Unlock
+}

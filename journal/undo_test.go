@@ -1,0 +1,82 @@
+package journal
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+// Undo steps back: the newest run not yet undone, then the one before; a
+// run without snapshots is named, never skipped over.
+func TestRunToUndo(t *testing.T) {
+	if _, err := RunToUndo(nil, ""); !errors.Is(err, ErrNothingToUndo) {
+		t.Fatalf("no runs: %v, want ErrNothingToUndo", err)
+	}
+	t0 := time.Now()
+	runs := []RunHead{ // newest first
+		{RunID: "run-dry", Status: "completed", StartTime: t0.Add(3 * time.Second), DryRun: true}, // changed nothing: passed over
+		{RunID: "run-bb", Status: "completed", StartTime: t0.Add(2 * time.Second)}, // dry run: no snapshot
+		{RunID: "run-aa2", Status: "completed", StartTime: t0.Add(time.Second), Snapshots: []string{"s3"}},
+		{RunID: "run-aa1", Status: "completed", StartTime: t0, Snapshots: []string{"s1", "s2"}},
+	}
+	var ns *NoSnapshotsError
+	if _, err := RunToUndo(runs, ""); !errors.As(err, &ns) || ns.RunID != "run-bb" || err.Error() != "the last run (run-bb) took no snapshots" {
+		t.Fatalf("newest without snapshots: %v, want it named", err)
+	}
+	runs = runs[1:]
+	runs[0].Undone = &Undone{How: HowUndo}
+	if st, err := RunToUndo(runs, ""); err != nil || st.RunID != "run-aa2" {
+		t.Fatalf("after the newest is undone: %v %v, want run-aa2", st, err)
+	}
+	runs[1].Undone = &Undone{How: HowRollback}
+	if st, err := RunToUndo(runs, ""); err != nil || st.RunID != "run-aa1" {
+		t.Fatalf("stepping back: %v %v, want run-aa1", st, err)
+	}
+	runs[2].Undone = &Undone{How: HowUndo}
+	if _, err := RunToUndo(runs, ""); !errors.Is(err, ErrNothingToUndo) {
+		t.Fatalf("all undone: %v, want ErrNothingToUndo", err)
+	}
+	if st, err := RunToUndo(runs, "run-aa1"); err != nil || st.Snapshots[0] != "s1" {
+		t.Fatalf("by id: %v %v", st, err)
+	}
+	if _, err := RunToUndo(runs, "run-aa"); !errors.Is(err, ErrAmbiguousRun) {
+		t.Fatalf("prefix of two: %v, want ErrAmbiguousRun", err)
+	}
+	if _, err := RunToUndo(runs, "nope"); !errors.Is(err, ErrNoSuchRun) {
+		t.Fatalf("unknown: %v, want ErrNoSuchRun", err)
+	}
+	runs[0].Status, runs[0].Undone = "running", nil
+	if _, err := RunToUndo(runs, ""); !errors.Is(err, ErrRunStillActive) {
+		t.Fatalf("running: %v, want ErrRunStillActive", err)
+	}
+}
+
+// The restore "undo restore" means is the newest not yet undone, and the
+// record survives reopening the journal.
+func TestRestoreToUndo(t *testing.T) {
+	state, root := t.TempDir(), t.TempDir()
+	j, err := Open(state, root, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.RestoreToUndo(); !errors.Is(err, ErrNoRestoreToUndo) {
+		t.Fatalf("none: %v", err)
+	}
+	t0 := time.Now().UTC()
+	a, _ := j.RecordRestore(Restore{At: t0, SnapshotID: "s1", Before: "b1"})
+	b, _ := j.RecordRestore(Restore{At: t0.Add(time.Second), SnapshotID: "s2", Before: "b2"})
+	if _, err := j.RecordRestore(Restore{At: t0.Add(2 * time.Second), SnapshotID: "b2", Before: "b3", Undo: b.ID}); err != nil {
+		t.Fatal(err)
+	}
+	j2, _ := Open(state, root, nil)
+	r, err := j2.RestoreToUndo()
+	if err != nil || r.ID != b.ID {
+		t.Fatalf("newest: %+v %v, want %s (an undo's own restore does not count)", r, err, b.ID)
+	}
+	if err := j2.MarkRestoreUndone(*r); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := j2.RestoreToUndo(); err != nil || r.ID != a.ID {
+		t.Fatalf("after undoing it: %+v %v, want %s", r, err, a.ID)
+	}
+}

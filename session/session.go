@@ -1,0 +1,230 @@
+// Package session builds what a workspace needs once, for every front end
+// (the editor server, ACP, the terminal): the workspace, its snapshot
+// store, its journal, the review book, the engine's wiring and the
+// approval policy. It owns the operations whose meaning must not depend on
+// where the user stands: restore (recorded), undo the last run, undo the
+// last restore, and the policy. Front ends keep only their wire or screen.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/workspace"
+)
+
+// Options say how to open a session.
+type Options struct {
+	// Root is the workspace folder; WS, if set, is it already open.
+	Root string
+	WS   *workspace.Workspace
+	// StateDir is where the shadow repository and the journal live (""
+	// is the default state dir).
+	StateDir string
+	Logger   *slog.Logger
+	// Background opens the snapshot store in the background (Open returns
+	// at once; Store waits for it). A daemon also watches the tree and
+	// prunes the store every GCInterval while ctx lives.
+	Background bool
+	Daemon     bool
+	GCInterval time.Duration
+	// JournalOptional opens the session without a journal when it cannot
+	// be opened (logged): snapshot commands work on the store alone.
+	JournalOptional bool
+	// NoSnapshots opens no store (a terminal run with snapshots off).
+	NoSnapshots bool
+	// OpenWorkspace and OpenStore replace workspace.Open and gitops.Open
+	// (tests).
+	OpenWorkspace func(root string) (*workspace.Workspace, error)
+	OpenStore     func(ctx context.Context, ws *workspace.Workspace, stateDir string) (*gitops.Store, error)
+}
+
+// Session is one workspace's session.
+type Session struct {
+	WS      *workspace.Workspace
+	Journal *engine.Journal // nil when it could not be opened (logged)
+	Book    *review.Book
+	log     *slog.Logger
+
+	storeReady chan struct{}
+	store      *gitops.Store
+	storeErr   error
+	bg         sync.WaitGroup
+
+	// RestoreHook, if set, restores for the front end (the editor server
+	// puts the restored text into the open buffers); nil restores around
+	// the buffers the user edited (engine.RestoreAroundBuffers).
+	RestoreHook func(ctx context.Context, store *gitops.Store, id string, opts gitops.RestoreOptions) (*gitops.RestoreResult, error)
+
+	policyMu sync.Mutex
+}
+
+// Open opens the session of the workspace at opts.Root (or opts.WS).
+func Open(ctx context.Context, opts Options) (*Session, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ws := opts.WS
+	if ws == nil {
+		open := opts.OpenWorkspace
+		if open == nil {
+			open = func(root string) (*workspace.Workspace, error) { return workspace.Open(root, workspace.Options{}) }
+		}
+		var err error
+		if ws, err = open(opts.Root); err != nil {
+			return nil, err
+		}
+	}
+	s := &Session{WS: ws, Book: review.NewBook(), log: log, storeReady: make(chan struct{})}
+	j, err := engine.OpenJournal(opts.StateDir, ws.Root(), log)
+	if err != nil {
+		if !opts.Background && !opts.JournalOptional {
+			if opts.WS == nil {
+				ws.Close()
+			}
+			return nil, err
+		}
+		log.Error("the workspace's journal cannot be opened; plans, runs, rules and undo will not be kept", "error", err)
+	} else {
+		s.Journal = j
+		s.Book.Keep(j.Journal, func(cs string, err error) {
+			log.Error("the review of a change set is not recorded", "change", cs, "err", err)
+		})
+	}
+	if opts.NoSnapshots {
+		s.storeErr = errors.New("snapshots are off")
+		close(s.storeReady)
+		return s, nil
+	}
+	openStore := opts.OpenStore
+	if openStore == nil {
+		openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
+			return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: log.With("component", "gitops")})
+		}
+	}
+	stateDir := opts.StateDir
+	if stateDir == "" {
+		stateDir = gitops.DefaultStateDir()
+	}
+	openIt := func() {
+		defer close(s.storeReady)
+		store, err := openStore(ctx, ws, stateDir)
+		if err != nil {
+			s.storeErr = fmt.Errorf("the snapshot store of %s cannot be opened: %w", ws.Root(), err)
+			return
+		}
+		s.store = store
+		if opts.Daemon {
+			// The watcher's dirty set spares snapshots a walk of the
+			// tree; a periodic full walk stays the truth.
+			if err := store.Watch(ctx); err != nil {
+				log.Warn("file watcher off; snapshots walk the tree", "root", ws.Root(), "error", err)
+			}
+			if opts.GCInterval > 0 {
+				s.bg.Add(1)
+				go func() {
+					defer s.bg.Done()
+					store.GCLoop(ctx, opts.GCInterval)
+				}()
+			}
+		}
+	}
+	if opts.Background {
+		go openIt()
+		return s, nil
+	}
+	openIt()
+	if s.storeErr != nil {
+		return nil, s.storeErr
+	}
+	return s, nil
+}
+
+// Store is the snapshot store, waiting for it if it is being opened.
+func (s *Session) Store() (*gitops.Store, error) {
+	<-s.storeReady
+	if s.store == nil {
+		if s.storeErr != nil {
+			return nil, fmt.Errorf("snapshots unavailable: %w", s.storeErr)
+		}
+		return nil, errors.New("snapshots unavailable")
+	}
+	return s.store, nil
+}
+
+// Wait waits for the session's background work (the store's pruning),
+// which ends with the context Open was given.
+func (s *Session) Wait() {
+	<-s.storeReady // the store's opening adds the pruning
+	s.bg.Wait()
+}
+
+// Close closes the store and the workspace.
+func (s *Session) Close() error {
+	<-s.storeReady
+	s.bg.Wait()
+	var err error
+	if s.store != nil {
+		err = s.store.Close()
+	}
+	return errors.Join(err, s.WS.Close())
+}
+
+// Config is the engine configuration of this session: workspace,
+// journal, review book, snapshots (with the agent's unsaved buffers) and
+// the approval policy; the front end adds its hooks (approver, reviewer,
+// writer...), planner and model.
+func (s *Session) Config() engine.Config {
+	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s}}
+	if pol, err := s.Policy(); err == nil {
+		cfg.Approval = &pol
+	} else {
+		s.log.Error("the approval policy cannot be read; using the default", "error", err)
+	}
+	return cfg
+}
+
+// Snapshotter is the one snapshot adapter of every front end: a snapshot
+// records the agent's unsaved buffer contents (what the agent left is the
+// agent's, saved or not), and a rollback restores around the buffers the
+// user edited.
+type Snapshotter struct{ S *Session }
+
+// Snapshot implements engine.Snapshotter.
+func (a Snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (engine.SnapshotInfo, error) {
+	store, err := a.S.Store()
+	if err != nil {
+		return engine.SnapshotInfo{}, err
+	}
+	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{RunID: req.RunID, StepID: req.StepID, Label: req.Label,
+		Limit: req.Limit, Contents: a.S.WS.AgentContents()})
+	if err != nil {
+		return engine.SnapshotInfo{}, err
+	}
+	return engine.SnapshotInfo{ID: sn.ID, Skipped: sn.Skipped}, nil
+}
+
+// Restore implements engine.Snapshotter (a run's rollback on failure).
+func (a Snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*engine.RestoreInfo, error) {
+	res, err := a.S.restore(ctx, req.SnapshotID, gitops.RestoreOptions{Paths: req.Paths, Overwrite: req.Overwrite})
+	info := &engine.RestoreInfo{SnapshotID: req.SnapshotID}
+	if res != nil {
+		info.Restored = append(append(append(info.Restored, res.Restored...), res.Created...), res.Deleted...)
+		for _, c := range res.Conflicts {
+			info.Conflicts = append(info.Conflicts, c.Path)
+		}
+	}
+	if err != nil {
+		info.Error = err.Error()
+		return info, fmt.Errorf("restoring snapshot %s: %w", req.SnapshotID, err)
+	}
+	return info, nil
+}
