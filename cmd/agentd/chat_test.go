@@ -74,7 +74,7 @@ func TestTermChatConversation(t *testing.T) {
 		t.Errorf("after the fix a.txt = %q", got)
 	}
 	r.send("/undo\n")
-	at = r.waitFor("undoing run ", at)
+	at = r.waitFor("undid run ", at)
 	r.waitFor("›", at)
 	r.send("\x04") // Ctrl-D
 	if code := r.wait(); code != exitOK {

@@ -22,9 +22,10 @@ func TestCosmetics(t *testing.T) {
 
 	ws, state := t.TempDir(), t.TempDir()
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
-	// No undo hint: nothing to undo.
+	// Nothing to undo: the message names the workspace ("journal of
+	// /path"), not a bare "(journal /path)".
 	u := agentd(t, "", "undo", "--workspace", ws, "--state-dir", state)
-	if u.code == 0 || !strings.Contains(u.stderr, "(workspace "+realPath(t, ws)+")") || strings.Contains(u.stderr, "(journal ") {
+	if u.code == 0 || !strings.Contains(u.stderr, realPath(t, ws)+")") || strings.Contains(u.stderr, "(journal /") {
 		t.Errorf("undo with no run: exit %d, %s", u.code, u.stderr)
 	}
 
