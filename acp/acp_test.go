@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -62,7 +63,7 @@ func TestFilterLines(t *testing.T) {
 	var passed []byte
 	done := make(chan struct{})
 	go func() { passed, _ = io.ReadAll(pr); close(done) }()
-	filterLines(strings.NewReader(in), pw, &out)
+	_ = filterLines(strings.NewReader(in), pw, &out, nil)
 	<-done
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], `"id":null`) || !strings.Contains(lines[0], "-32700") ||
@@ -124,9 +125,11 @@ func (c *testClient) RequestPermission(ctx context.Context, p sdk.RequestPermiss
 	c.asked = append(c.asked, p)
 	ans := c.answer
 	c.mu.Unlock()
-	for _, o := range p.Options {
-		if string(o.OptionId) == ans || string(o.OptionId) == "apply" {
-			return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+	for _, want := range []string{ans, "apply"} { // the answer if offered, else a review's apply
+		for _, o := range p.Options {
+			if want != "" && string(o.OptionId) == want {
+				return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(o.OptionId)}, nil
+			}
 		}
 	}
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}, nil
@@ -199,7 +202,42 @@ func openSession(t *testing.T, conn *sdk.ClientSideConnection, caps sdk.ClientCa
 }
 
 func start(t *testing.T, c *testClient, opts Options) (*sdk.ClientSideConnection, func()) {
+	conn, stop, _ := startWire(t, c, opts)
+	return conn, stop
+}
+
+// wireLog keeps every line the agent wrote, in the order written.
+type wireLog struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *wireLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// messages decodes the lines written so far.
+func (w *wireLog) messages(t *testing.T) []map[string]any {
 	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(w.buf.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("the agent wrote a line that is not JSON: %q", l)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// startWire is start that also records what the agent writes.
+func startWire(t *testing.T, c *testClient, opts Options) (*sdk.ClientSideConnection, func(), *wireLog) {
+	t.Helper()
+	wire := &wireLog{}
 	aIn, cOut := io.Pipe()
 	cIn, aOut := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -207,7 +245,7 @@ func start(t *testing.T, c *testClient, opts Options) (*sdk.ClientSideConnection
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	go func() { done <- Serve(ctx, aIn, aOut, opts) }()
+	go func() { done <- Serve(ctx, aIn, io.MultiWriter(aOut, wire), opts) }()
 	conn := sdk.NewClientSideConnection(c, cOut, cIn)
 	conn.SetLogger(opts.Logger)
 	stop := func() {
@@ -220,7 +258,7 @@ func start(t *testing.T, c *testClient, opts Options) (*sdk.ClientSideConnection
 		cancel()
 		_ = aOut.Close()
 	}
-	return conn, stop
+	return conn, stop, wire
 }
 
 // TestSessionSurvivesRestart runs a plan in auto mode with a client that
@@ -354,9 +392,10 @@ func asRequestError(err error, re **sdk.RequestError) bool {
 	return ok
 }
 
-// TestNewPromptReplacesRunning sends a second prompt while the first waits
-// for the model: the first ends cancelled, the second runs.
-func TestNewPromptReplacesRunning(t *testing.T) {
+// TestPromptWhileRunningIsRefused sends a second prompt while the first
+// waits for the model: the second is refused with an error that says so,
+// the first goes on until session/cancel, and a prompt after it runs.
+func TestPromptWhileRunningIsRefused(t *testing.T) {
 	fake := fakemodel.New()
 	url := fake.Start(t)
 	ws, state := t.TempDir(), t.TempDir()
@@ -381,15 +420,25 @@ func TestNewPromptReplacesRunning(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write b")}})
-	if err != nil {
+	_, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write b")}})
+	var re *sdk.RequestError
+	if !asRequestError(err, &re) || re.Code != errPromptRunning || !strings.Contains(re.Message, "already running") {
+		t.Fatalf("second prompt while the first runs: %v, want error %d", err, errPromptRunning)
+	}
+	select {
+	case r := <-first:
+		t.Fatalf("the first prompt ended (%s) when the second was refused", r.StopReason)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: ns.SessionId}); err != nil {
 		t.Fatal(err)
 	}
 	if r := <-first; r.StopReason != sdk.StopReasonCancelled {
 		t.Fatalf("first prompt: %s, want cancelled", r.StopReason)
 	}
-	if res.StopReason != sdk.StopReasonEndTurn {
-		t.Fatalf("second prompt: %s", res.StopReason)
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write b")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt after the cancelled one: %v %v", res.StopReason, err)
 	}
 	if got, _ := os.ReadFile(filepath.Join(ws, "b.txt")); string(got) != "b\n" {
 		t.Fatalf("b.txt = %q", got)
@@ -434,5 +483,45 @@ func TestAlwaysAnswersAreTheWorkspaceRules(t *testing.T) {
 	runs, err := j.Runs()
 	if err != nil || len(runs) != 2 || runs[0].Status != engine.RunCompleted {
 		t.Fatalf("journal runs: %d %v", len(runs), err)
+	}
+}
+
+// TestFilterDropsTooLargeMessages sends a request over the size limit
+// between two good lines: it gets an invalid request error with its id,
+// and the lines around it go on to the SDK.
+func TestFilterDropsTooLargeMessages(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":7,"method":"session/prompt","params":{"x":"` + strings.Repeat("a", maxLine+10) + `"}}`
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" + big + "\n" + `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}`
+	var out bytes.Buffer
+	pr, pw := io.Pipe()
+	var passed []byte
+	done := make(chan struct{})
+	go func() { passed, _ = io.ReadAll(pr); close(done) }()
+	if err := filterLines(strings.NewReader(in), pw, &out, nil); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if !strings.Contains(out.String(), `"id":7`) || !strings.Contains(out.String(), "-32600") || !strings.Contains(out.String(), "over the limit") {
+		t.Fatalf("answer: %.300s", out.String())
+	}
+	want := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"session/new","params":{}}` + "\n"
+	if string(passed) != want {
+		t.Fatalf("passed on %.300q", passed)
+	}
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("stdin is broken") }
+
+// TestServeExitStatus: the client closing its input is a clean end; input
+// that cannot be read is an error (agentd acp exits non-zero).
+func TestServeExitStatus(t *testing.T) {
+	if err := Serve(context.Background(), strings.NewReader(""), io.Discard, Options{}); err != nil {
+		t.Fatalf("end of input: %v", err)
+	}
+	err := Serve(context.Background(), failingReader{}, io.Discard, Options{})
+	if err == nil || !strings.Contains(err.Error(), "stdin is broken") {
+		t.Fatalf("broken input: %v, want the read error", err)
 	}
 }

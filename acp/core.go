@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
@@ -93,12 +92,10 @@ func restoreSnapshot(ctx context.Context, sess *agentsession.Session, id string,
 
 // ---- Journal ---------------------------------------------------------
 
-// openJournal opens the workspace's journal, the one every front end
-// writes: the engine records each run's state in it and keeps the
-// approval rules there; a session is one more record of it.
-func openJournal(stateDir string, ws *workspace.Workspace, log *slog.Logger) (*engine.Journal, error) {
-	return engine.OpenJournal(stateDir, ws.Root(), log)
-}
+// The workspace's journal comes from the session (package session), the
+// one every front end writes: the engine records each run's state in it
+// and keeps the approval rules there; an ACP session is one more record
+// of it.
 
 // sessionRecord names a session's record in the journal.
 func sessionRecord(id string) string { return "acp/sessions/" + id + ".json" }

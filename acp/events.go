@@ -30,15 +30,15 @@ type watcher struct {
 	run     *engine.Run
 	plan    *engine.Plan
 	status  map[string]engine.StepStatus
-	started map[string]bool // tool_call sent
 	content map[string][]sdk.ToolCallContent
 	output  map[string]*strings.Builder
-	tokens  int
-	cost    float64
+	talking string // the step whose model text was streamed last
+	// pendingSeen counts the approvalPending events of each tool call.
+	pendingSeen map[sdk.ToolCallId]int
 }
 
 func newWatcher(s *session, plan *engine.Plan) *watcher {
-	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{}, started: map[string]bool{},
+	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{}, pendingSeen: map[sdk.ToolCallId]int{},
 		content: map[string][]sdk.ToolCallContent{}, output: map[string]*strings.Builder{}}
 }
 
@@ -80,14 +80,28 @@ func (w *watcher) OnEvent(ev engine.Event) {
 		w.toolCall(ev, sdk.ToolCallStatusInProgress)
 		w.sendPlan()
 	case engine.EventApprovalPending:
-		w.toolCall(ev, sdk.ToolCallStatusPending)
+		// The event can reach us after the approval was answered (it goes
+		// through the scheduler; the request goes straight out): a
+		// pending after the answer would be stale.
+		id := w.callID(ev.RunID, ev.StepID)
+		w.mu.Lock()
+		w.pendingSeen[id]++
+		seen := w.pendingSeen[id]
+		w.mu.Unlock()
+		if w.s.approvalsAnswered(id) < seen {
+			w.toolCall(ev, sdk.ToolCallStatusPending)
+		}
 	case engine.EventStepProgress:
 		if ev.Status == string(engine.StepRunning) {
 			w.toolCall(ev, sdk.ToolCallStatusInProgress)
 		}
 	case engine.EventStepOutput:
 		if ev.Stream == "model" {
-			s.send(sdk.UpdateAgentMessageText(ev.Text), true)
+			w.mu.Lock()
+			first := w.talking != ev.StepID
+			w.talking = ev.StepID
+			w.mu.Unlock()
+			s.chunk(ev.Text, first)
 			break
 		}
 		w.addOutput(ev)
@@ -102,22 +116,16 @@ func (w *watcher) OnEvent(ev engine.Event) {
 	case engine.EventStepFailed:
 		w.finish(ev, engine.StepFailed, sdk.ToolCallStatusFailed, ev.Error)
 	case engine.EventStepSkipped:
-		w.finish(ev, engine.StepSkipped, sdk.ToolCallStatusCompleted, "skipped: "+ev.Reason)
+		// The engine skips a step that did not do its work (its approval
+		// or its change set rejected, or recovery gave it up): ACP has no
+		// skipped, and completed would claim the work was done.
+		w.finish(ev, engine.StepSkipped, sdk.ToolCallStatusFailed, "skipped: "+ev.Reason)
 	case engine.EventStepBlocked:
 		w.finish(ev, engine.StepBlocked, sdk.ToolCallStatusFailed, "blocked: "+ev.Reason)
 	case engine.EventStepCancelled:
 		w.finish(ev, engine.StepCancelled, sdk.ToolCallStatusFailed, "cancelled")
 	case engine.EventRunFinished:
 		w.sendPlan()
-	}
-	if st := ev.State; st != nil {
-		w.mu.Lock()
-		dt, dc := st.Tokens-w.tokens, st.CostUSD-w.cost
-		w.tokens, w.cost = st.Tokens, st.CostUSD
-		w.mu.Unlock()
-		if dt != 0 || dc != 0 {
-			s.addUsage(dt, dc)
-		}
 	}
 }
 
@@ -218,42 +226,93 @@ func toolKind(st *engine.Step) sdk.ToolKind {
 // toolCall sends the step's tool_call the first time, then updates.
 func (w *watcher) toolCall(ev engine.Event, status sdk.ToolCallStatus) {
 	id := w.callID(ev.RunID, ev.StepID)
-	w.mu.Lock()
-	first := !w.started[ev.StepID]
-	w.started[ev.StepID] = true
-	w.mu.Unlock()
-	if first {
-		st := w.step(ev.StepID)
-		title, kind := ev.StepID, toolKind(st)
-		var raw any
-		var locs []sdk.ToolCallLocation
-		if st != nil {
-			title = stepTitle(st)
-			if len(st.Args) > 0 {
-				raw = json.RawMessage(st.Args)
-			}
-			locs = w.locations(st)
-		}
-		w.s.send(sdk.StartToolCall(id, title, sdk.WithStartKind(kind), sdk.WithStartStatus(status),
-			sdk.WithStartRawInput(raw), sdk.WithStartLocations(locs)), true)
+	if w.s.startCall(id, w.starter(ev.RunID, ev.StepID, status)) {
 		return
 	}
 	w.s.send(sdk.UpdateToolCall(id, sdk.WithUpdateStatus(status)), false)
 }
 
-// locations are the files a step names in its args.
+// starter builds a step's tool_call, for whoever shows it first: the
+// watcher, or a permission request about the step (outbox.go).
+func (w *watcher) starter(runID, stepID string, status sdk.ToolCallStatus) func() sdk.SessionUpdate {
+	return func() sdk.SessionUpdate {
+		st := w.step(stepID)
+		title, kind := stepID, toolKind(st)
+		var raw any
+		var locs []sdk.ToolCallLocation
+		if st != nil {
+			title = stepTitle(st)
+			if m, ok := w.s.mcpTool(st.Tool); ok {
+				title = fmt.Sprintf("%s (MCP server %s: %s)", title, m.Server(), m.MCPName())
+				if m.ReadOnly() {
+					kind = sdk.ToolKindRead
+				}
+			}
+			if len(st.Args) > 0 {
+				raw = json.RawMessage(st.Args)
+			}
+			locs = w.locations(st)
+		}
+		return sdk.StartToolCall(w.callID(runID, stepID), title, sdk.WithStartKind(kind), sdk.WithStartStatus(status),
+			sdk.WithStartRawInput(raw), sdk.WithStartLocations(locs))
+	}
+}
+
+// locations are the files a step names in its args, at the line it
+// names (read_file's startLine, a "line" argument), so a client following
+// along opens them there.
 func (w *watcher) locations(st *engine.Step) []sdk.ToolCallLocation {
 	var a map[string]any
 	if json.Unmarshal(st.Args, &a) != nil {
 		return nil
 	}
+	var line *int
+	for _, k := range []string{"startLine", "line"} {
+		if n, ok := a[k].(float64); ok && n >= 1 {
+			v := int(n)
+			line = &v
+			break
+		}
+	}
 	var out []sdk.ToolCallLocation
 	for _, k := range []string{"path", "from", "to"} {
 		if p, ok := a[k].(string); ok && p != "" && !strings.Contains(p, "$") {
-			out = append(out, sdk.ToolCallLocation{Path: filepath.Join(w.s.ws.Root(), filepath.FromSlash(p))})
+			out = append(out, sdk.ToolCallLocation{Path: filepath.Join(w.s.ws.Root(), filepath.FromSlash(p)), Line: line})
 		}
 	}
 	return out
+}
+
+// outputLocations are the places a finished step's output points at:
+// search matches (path and line), the lines read_file read.
+func (w *watcher) outputLocations(out json.RawMessage) []sdk.ToolCallLocation {
+	var o struct {
+		Path      string `json:"path"`
+		StartLine int    `json:"startLine"`
+		Matches   []struct {
+			Path string `json:"path"`
+			Line int    `json:"line"`
+		} `json:"matches"`
+	}
+	if json.Unmarshal(out, &o) != nil {
+		return nil
+	}
+	var locs []sdk.ToolCallLocation
+	abs := func(p string) string { return filepath.Join(w.s.ws.Root(), filepath.FromSlash(p)) }
+	for i, m := range o.Matches {
+		if i == 50 || m.Path == "" {
+			break
+		}
+		l := sdk.ToolCallLocation{Path: abs(m.Path)}
+		if m.Line > 0 {
+			l.Line = sdk.Ptr(m.Line)
+		}
+		locs = append(locs, l)
+	}
+	if o.Path != "" && o.StartLine > 0 && len(locs) == 0 {
+		locs = append(locs, sdk.ToolCallLocation{Path: abs(o.Path), Line: sdk.Ptr(o.StartLine)})
+	}
+	return locs
 }
 
 func (w *watcher) addOutput(ev engine.Event) {
@@ -278,24 +337,7 @@ func (w *watcher) addOutput(ev engine.Event) {
 
 // addDiffs shows a change set as diff content (path, oldText, newText).
 func (w *watcher) addDiffs(ev engine.Event, cs *workspace.ChangeSet) {
-	var diffs []sdk.ToolCallContent
-	var locs []sdk.ToolCallLocation
-	for _, f := range cs.Files {
-		abs := filepath.Join(w.s.ws.Root(), filepath.FromSlash(f.Path))
-		locs = append(locs, sdk.ToolCallLocation{Path: abs})
-		if f.Binary {
-			diffs = append(diffs, sdk.ToolContent(sdk.TextBlock(fmt.Sprintf("%s %s (binary)", f.Op, f.Path))))
-			continue
-		}
-		switch f.Op {
-		case workspace.OpCreate:
-			diffs = append(diffs, sdk.ToolDiffContent(abs, string(f.New)))
-		case workspace.OpDelete:
-			diffs = append(diffs, sdk.ToolDiffContent(abs, "", string(f.Old)))
-		default:
-			diffs = append(diffs, sdk.ToolDiffContent(abs, string(f.New), string(f.Old)))
-		}
-	}
+	diffs, locs := changeContent(w.s.ws.Root(), cs)
 	w.mu.Lock()
 	w.content[ev.StepID] = append(w.content[ev.StepID], diffs...)
 	content := append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...)
@@ -309,15 +351,12 @@ func (w *watcher) addDiffs(ev engine.Event, cs *workspace.ChangeSet) {
 func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolCallStatus, note string) {
 	w.setStatus(ev.StepID, st)
 	w.mu.Lock()
-	started := w.started[ev.StepID]
 	content := append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...)
 	if b := w.output[ev.StepID]; b != nil && b.Len() > 0 {
 		content = append(content, sdk.ToolContent(sdk.TextBlock("```\n"+b.String()+"\n```")))
 	}
 	w.mu.Unlock()
-	if !started {
-		w.toolCall(ev, status)
-	}
+	w.s.startCall(w.callID(ev.RunID, ev.StepID), w.starter(ev.RunID, ev.StepID, status))
 	if note != "" {
 		content = append(content, sdk.ToolContent(sdk.TextBlock(note)))
 	}
@@ -328,6 +367,9 @@ func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolC
 	if st == engine.StepCompleted {
 		if out := w.stepOutput(ev.StepID); out != nil {
 			opts = append(opts, sdk.WithUpdateRawOutput(out))
+			if locs := w.outputLocations(out); len(locs) > 0 {
+				opts = append(opts, sdk.WithUpdateLocations(locs))
+			}
 		}
 	}
 	w.s.send(sdk.UpdateToolCall(w.callID(ev.RunID, ev.StepID), opts...), true)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strconv"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -23,11 +22,14 @@ var approvalOptions = []sdk.PermissionOption{
 	{OptionId: sdk.PermissionOptionId(sdk.PermissionOptionKindRejectAlways), Name: "Always reject", Kind: sdk.PermissionOptionKindRejectAlways},
 }
 
-// ask sends session/request_permission and returns the chosen option id,
-// or "" when the client answered cancelled (the turn was cancelled: the
-// spec has the client answer every pending request so).
-func (s *session) ask(ctx context.Context, tc sdk.ToolCallUpdate, options []sdk.PermissionOption) (string, error) {
-	res, err := s.a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: sdk.SessionId(s.id), ToolCall: tc, Options: options})
+// ask sends session/request_permission about a step's tool call (after
+// the tool call itself: see outbox.go) and returns the chosen option id,
+// or "" when the client answered cancelled. A cancelled answer ends the
+// turn: ACP's Cancel on a permission prompt means "stop", so no later step
+// runs and the prompt answers stopReason cancelled.
+func (s *session) ask(ctx context.Context, runID, stepID string, tc sdk.ToolCallUpdate, options []sdk.PermissionOption) (string, error) {
+	res, err := s.requestPermission(ctx, sdk.RequestPermissionRequest{SessionId: sdk.SessionId(s.id), ToolCall: tc, Options: options},
+		s.starter(runID, stepID))
 	if err != nil {
 		if ctx.Err() != nil {
 			return "", nil
@@ -35,6 +37,8 @@ func (s *session) ask(ctx context.Context, tc sdk.ToolCallUpdate, options []sdk.
 		return "", fmt.Errorf("asking the editor for permission: %w", err)
 	}
 	if res.Outcome.Selected == nil {
+		s.log.Info("a permission request was answered cancelled; the turn ends", "toolCallId", tc.ToolCallId)
+		s.cancel()
 		return "", nil
 	}
 	id := string(res.Outcome.Selected.OptionId)
@@ -46,6 +50,27 @@ func (s *session) ask(ctx context.Context, tc sdk.ToolCallUpdate, options []sdk.
 	return "", fmt.Errorf("the editor chose permission option %q, which was not offered", id)
 }
 
+// approvalsAnswered is how many approvals of tool call id were answered.
+func (s *session) approvalsAnswered(id sdk.ToolCallId) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.answered[id]
+}
+
+// starter builds the tool_call of a step of the running turn, for a
+// permission request that comes before the step's events.
+func (s *session) starter(runID, stepID string) func() sdk.SessionUpdate {
+	s.mu.Lock()
+	w := s.watch
+	s.mu.Unlock()
+	if w == nil {
+		return func() sdk.SessionUpdate {
+			return sdk.StartToolCall(sdk.ToolCallId(runID+"/"+stepID), stepID, sdk.WithStartStatus(sdk.ToolCallStatusPending))
+		}
+	}
+	return w.starter(runID, stepID, sdk.ToolCallStatusPending)
+}
+
 // approver is the engine's Approver: it asks the user through
 // session/request_permission. The engine answers from the remembered
 // rules before it asks, and remembers an "always" answer.
@@ -53,25 +78,27 @@ type approver session
 
 func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
 	s := (*session)(a)
-	title := req.Title
-	if title == "" {
-		title = fmt.Sprintf("Step %s wants to use %s", req.StepID, req.Tool)
-	}
 	status := sdk.ToolCallStatusPending
+	title, content, locs := s.describeApproval(req)
 	tc := sdk.ToolCallUpdate{
 		ToolCallId: sdk.ToolCallId(req.RunID + "/" + req.StepID),
 		Title:      &title,
 		Status:     &status,
+		Content:    content,
+		Locations:  locs,
 		RawInput:   map[string]any{"tool": req.Tool, "category": req.Category, "risk": req.Risk, "command": req.Command, "cwd": req.Cwd},
-	}
-	if req.Detail != "" {
-		tc.Content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(req.Detail))}
 	}
 	if req.Command != "" {
 		k := sdk.ToolKindExecute
 		tc.Kind = &k
 	}
-	opt, err := s.ask(ctx, tc, approvalOptions)
+	opt, err := s.ask(ctx, req.RunID, req.StepID, tc, approvalOptions)
+	s.mu.Lock()
+	if s.answered == nil {
+		s.answered = map[sdk.ToolCallId]int{}
+	}
+	s.answered[tc.ToolCallId]++
+	s.mu.Unlock()
 	if err != nil {
 		return engine.ApprovalDecision{}, err
 	}
@@ -102,24 +129,12 @@ var reviewOptions = []sdk.PermissionOption{
 
 func (r *reviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
 	s := (*session)(r)
-	title := fmt.Sprintf("Apply the changes of step %s?", cs.StepID)
+	title := fmt.Sprintf("Apply step %s's changes: %s?", cs.StepID, changeSummary(cs))
 	status := sdk.ToolCallStatusPending
 	kind := sdk.ToolKindEdit
 	tc := sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(cs.RunID + "/" + cs.StepID), Title: &title, Status: &status, Kind: &kind}
-	for _, f := range cs.Files {
-		abs := filepath.Join(s.ws.Root(), filepath.FromSlash(f.Path))
-		tc.Locations = append(tc.Locations, sdk.ToolCallLocation{Path: abs})
-		if f.Binary {
-			tc.Content = append(tc.Content, sdk.ToolContent(sdk.TextBlock(string(f.Op)+" "+f.Path+" (binary)")))
-			continue
-		}
-		if f.Op == workspace.OpCreate {
-			tc.Content = append(tc.Content, sdk.ToolDiffContent(abs, string(f.New)))
-		} else {
-			tc.Content = append(tc.Content, sdk.ToolDiffContent(abs, string(f.New), string(f.Old)))
-		}
-	}
-	opt, err := s.ask(ctx, tc, reviewOptions)
+	tc.Content, tc.Locations = changeContent(s.ws.Root(), cs)
+	opt, err := s.ask(ctx, cs.RunID, cs.StepID, tc, reviewOptions)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +168,7 @@ func (in *inputter) Ask(ctx context.Context, req engine.InputRequest) (string, e
 	title := req.Question
 	kind := sdk.ToolKindOther
 	raw, _ := json.Marshal(req)
-	opt, err := s.ask(ctx, sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.RunID + "/" + req.StepID), Title: &title, Kind: &kind, RawInput: json.RawMessage(raw)}, opts)
+	opt, err := s.ask(ctx, req.RunID, req.StepID, sdk.ToolCallUpdate{ToolCallId: sdk.ToolCallId(req.RunID + "/" + req.StepID), Title: &title, Kind: &kind, RawInput: json.RawMessage(raw)}, opts)
 	if err != nil {
 		return "", err
 	}

@@ -44,9 +44,12 @@ func (s *session) cancel() {
 // prompt handles session/prompt: a slash command, or a request that
 // becomes a plan and, unless the mode is plan-only, runs.
 func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
-	// One turn at a time: a new prompt waits for the previous turn to end
-	// (the SDK has already cancelled it, as ACP has a new prompt replace
-	// the running one).
+	if err := refuseMedia(blocks); err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	// One turn at a time: the line reader refuses a prompt sent while
+	// another runs (promptGate); what else takes the session (session/load
+	// of the same id) waits for the turn to end.
 	s.mu.Lock()
 	for s.busy {
 		done := s.turnDone
@@ -76,8 +79,11 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 		s.saved.Transcript = append(s.saved.Transcript, sdk.UpdateUserMessage(b))
 		s.mu.Unlock()
 	}
-	tokens0, _ := s.usage()
+	s.mu.Lock()
+	s.turnUsage = engine.Usage{}
+	s.mu.Unlock()
 	stop, err := s.turn(ctx, text, files)
+	s.syncPlannerUsage()
 	if serr := s.save(); serr != nil && err == nil {
 		err = serr
 	}
@@ -87,8 +93,11 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	if ctx.Err() != nil {
 		stop = sdk.StopReasonCancelled
 	}
-	tokens, _ := s.usage()
-	return sdk.PromptResponse{StopReason: stop, Usage: &sdk.Usage{TotalTokens: tokens - tokens0}}, nil
+	s.mu.Lock()
+	u := s.turnUsage
+	s.mu.Unlock()
+	return sdk.PromptResponse{StopReason: stop, Usage: &sdk.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		TotalTokens: u.InputTokens + u.OutputTokens}}, nil
 }
 
 // promptText joins the prompt's text and embedded files into the request,
@@ -125,21 +134,6 @@ func (s *session) relOf(uri string) (string, bool) {
 	}
 	rel, _, err := s.ws.Resolve(p)
 	return rel, err == nil
-}
-
-func (s *session) usage() (int, float64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.saved.Tokens, s.saved.CostUSD
-}
-
-func (s *session) addUsage(tokens int, cost float64) {
-	s.mu.Lock()
-	s.saved.Tokens += tokens
-	s.saved.CostUSD += cost
-	t, c := s.saved.Tokens, s.saved.CostUSD
-	s.mu.Unlock()
-	s.send(sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{Used: t, Cost: &sdk.Cost{Amount: c, Currency: "USD"}}}, false)
 }
 
 // turn does what the prompt asks and returns the stop reason.
@@ -235,7 +229,6 @@ func (s *session) makePlan(ctx context.Context, request string, files []string) 
 		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
 			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, llm.NoModelHelp)}}
 	}
-	before := s.planner.Used()
 	req := llm.CreateRequest{Request: request, Workspace: s.ws, OpenFiles: files}
 	if s.caps.Fs.ReadTextFile {
 		// The planner's oldText check must judge the text the edit will
@@ -246,10 +239,7 @@ func (s *session) makePlan(ctx context.Context, request string, files []string) 
 		}
 	}
 	plan, err := s.planner.Create(ctx, req)
-	after := s.planner.Used()
-	if d := (after.InputTokens + after.OutputTokens) - (before.InputTokens + before.OutputTokens); d > 0 {
-		s.addUsage(d, after.CostUSD-before.CostUSD)
-	}
+	s.syncPlannerUsage()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -302,11 +292,27 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 	}
 	w := newWatcher(s, plan)
 	opts.Subscribers = []engine.Subscriber{w}
+	s.mu.Lock()
+	s.watch = w
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.watch = nil
+		s.mu.Unlock()
+	}()
 	run, err := s.eng.Start(ctx, plan, opts)
 	if err != nil {
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) {
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"plan": ve.Error()})
+		}
+		var ae *engine.ActiveRunError
+		if errors.As(err, &ae) {
+			// The core's one-run-at-a-time rule: another front end (the
+			// editor server, the terminal) has a run of this workspace.
+			return sdk.StopReasonEndTurn, &sdk.RequestError{Code: errPromptRunning,
+				Message: fmt.Sprintf("%v: finish or cancel it where it was started (agentd runs lists it), then send the prompt again; the plan is kept, /run runs it", ae),
+				Data:    map[string]any{"runId": ae.RunID, "status": ae.Status, "reason": "runActive"}}
 		}
 		return sdk.StopReasonEndTurn, err
 	}
@@ -500,4 +506,27 @@ func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, 
 		b.WriteString("Undo this with `/undo-restore`.\n")
 	}
 	s.say(b.String())
+}
+
+// refuseMedia refuses images and audio: agentd's model calls carry text
+// only (no configured model is used for vision), and a prompt whose image
+// was dropped would be answered about something the model never saw.
+// promptCapabilities says so, and a client that sends one anyway gets an
+// error it can show.
+func refuseMedia(blocks []sdk.ContentBlock) error {
+	for i, c := range blocks {
+		what := ""
+		switch {
+		case c.Image != nil:
+			what = "an image"
+		case c.Audio != nil:
+			what = "audio"
+		default:
+			continue
+		}
+		return sdk.NewInvalidParams(map[string]any{
+			fmt.Sprintf("prompt[%d]", i): fmt.Sprintf("this prompt has %s, but agentd sends models text only (no vision model is configured for agentd: it has no image support yet), so it was not run: describe it in words or attach the files it shows, and send it again", what),
+		})
+	}
+	return nil
 }

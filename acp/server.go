@@ -37,11 +37,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
-	a := &agent{opts: opts, log: opts.Logger, sessions: map[string]*session{}, initDone: make(chan struct{})}
+	a := &agent{opts: opts, log: opts.Logger, sessions: map[string]*session{}, initDone: make(chan struct{}), wire: w}
 	conn := sdk.NewAgentSideConnection(a, w, pr)
 	conn.SetLogger(opts.Logger.With("component", "acp-wire"))
 	a.conn = conn
-	go filterLines(in, pw, w)
+	readErr := make(chan error, 1)
+	go func() { readErr <- filterLines(in, pw, w, &a.gate) }()
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
@@ -55,7 +56,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return nil
+	// The client closing its end is the normal end; input that cannot be
+	// read is not, and agentd exits non-zero.
+	select {
+	case err := <-readErr:
+		return err
+	case <-time.After(time.Second):
+		return nil // the reader is still blocked on input: not a read error
+	}
 }
 
 // Session modes (session/set_mode).
@@ -76,6 +84,9 @@ type agent struct {
 	opts Options
 	log  *slog.Logger
 	conn *sdk.AgentSideConnection
+	wire *lockedWriter
+	out  outbox     // the one ordered writer of updates and permission requests
+	gate promptGate // one prompt at a time per session
 
 	mu          sync.Mutex
 	initialized bool
@@ -186,6 +197,7 @@ func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			PromptCapabilities: sdk.PromptCapabilities{
 				EmbeddedContext: true,
 			},
+			McpCapabilities: sdk.McpCapabilities{Http: true},
 		},
 		AgentInfo:   &sdk.Implementation{Name: "agentd", Title: sdk.Ptr("agentd"), Version: a.opts.Version},
 		AuthMethods: []sdk.AuthMethod{},
@@ -216,6 +228,7 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
+	s.startMCP(ctx, p.McpServers)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -223,7 +236,7 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 		return sdk.NewSessionResponse{}, err
 	}
 	announceLater(s)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modeState()}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(s.id), Modes: s.modeState(), ConfigOptions: s.configOptions(), Models: s.modelState()}, nil
 }
 
 func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
@@ -251,6 +264,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		}
 		return sdk.LoadSessionResponse{}, err
 	}
+	s.startMCP(ctx, p.McpServers)
 	a.mu.Lock()
 	a.sessions[s.id] = s
 	a.mu.Unlock()
@@ -258,7 +272,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 	// for the history first).
 	s.replay(ctx)
 	announceLater(s)
-	return sdk.LoadSessionResponse{Modes: s.modeState()}, nil
+	return sdk.LoadSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions(), Models: s.modelState()}, nil
 }
 
 func (a *agent) session(id sdk.SessionId) (*session, error) {
@@ -273,6 +287,7 @@ func (a *agent) session(id sdk.SessionId) (*session, error) {
 }
 
 func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	defer a.gate.leave(string(p.SessionId)) // before the answer is written
 	end, err := a.begin(true)
 	if err != nil {
 		return sdk.PromptResponse{}, err
@@ -359,7 +374,36 @@ func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConf
 		return sdk.SetSessionConfigOptionResponse{}, err
 	}
 	defer end()
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound("session/set_config_option")
+	v := p.ValueId
+	if v == nil {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"configId": "agentd's only config option is \"model\", a select: send a value id"})
+	}
+	s, err := a.session(v.SessionId)
+	if err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	if v.ConfigId != configModel {
+		return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams(map[string]any{"configId": fmt.Sprintf("unknown config option %q; agentd's only one is \"model\"", v.ConfigId)})
+	}
+	if err := s.setModel(string(v.Value)); err != nil {
+		return sdk.SetSessionConfigOptionResponse{}, err
+	}
+	return sdk.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions()}, nil
+}
+
+// UnstableSetSessionModel is session/set_model, the model selection some
+// clients use: the same choice as the config option "model".
+func (a *agent) UnstableSetSessionModel(ctx context.Context, p sdk.UnstableSetSessionModelRequest) (sdk.UnstableSetSessionModelResponse, error) {
+	end, err := a.begin(true)
+	if err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
+	}
+	defer end()
+	s, err := a.session(p.SessionId)
+	if err != nil {
+		return sdk.UnstableSetSessionModelResponse{}, err
+	}
+	return sdk.UnstableSetSessionModelResponse{}, s.setModel(string(p.ModelId))
 }
 
 func (a *agent) closeAll() {

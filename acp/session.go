@@ -17,6 +17,7 @@ import (
 	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/mcptools"
 	"github.com/agentd/agentd/review"
 	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -39,9 +40,18 @@ type session struct {
 	eng     *engine.Engine
 	// planner is nil when no model is configured.
 	planner *llm.Planner
-	caps    sdk.ClientCapabilities
-	writer  workspace.FileWriter // the client's fs, or nil (disk)
-	book    *review.Book         // change sets reviewed in this session
+	// settings are the session's own model settings (their Model is the
+	// session's model); defaultModel is the configured default.
+	settings     *llm.Settings
+	defaultModel string
+	// tools is the session's registry: the built-in tools (through the
+	// client where it offers them) and the editor's MCP servers' tools.
+	tools       *tools.Registry
+	mcp         *mcptools.Set // nil without MCP servers
+	mcpProblems string        // servers that did not start, said after the commands
+	caps        sdk.ClientCapabilities
+	writer      workspace.FileWriter // the client's fs, or nil (disk)
+	book        *review.Book         // change sets reviewed in this session
 
 	mu         sync.Mutex
 	saved      savedSession
@@ -49,21 +59,30 @@ type session struct {
 	turnCancel context.CancelFunc
 	turnDone   chan struct{} // closed when the running turn ends
 	overlays   map[string]int32
+	watch      *watcher // the running turn's, if any
+	// Usage: the planner's as last counted, and the running turn's.
+	plannerSeen engine.Usage
+	turnUsage   engine.Usage
+	lastChunk   string                 // the end of the last agent text sent (chunk)
+	answered    map[sdk.ToolCallId]int // approvals answered, per tool call
 }
 
 // savedSession is what survives a restart: the plan, the last run (with
 // its snapshots), the undo of the last restore and the conversation.
 type savedSession struct {
-	ID         string              `json:"id"`
-	Cwd        string              `json:"cwd"`
-	Mode       string              `json:"mode"`
-	Plan       *engine.Plan        `json:"plan,omitempty"`
-	Run        *engine.RunState    `json:"run,omitempty"`
-	Runs       []string            `json:"runs,omitempty"`
-	Tokens     int                 `json:"tokens"`
-	CostUSD    float64             `json:"costUSD"`
-	UpdatedAt  time.Time           `json:"updatedAt"`
-	Transcript []sdk.SessionUpdate `json:"transcript,omitempty"`
+	ID           string              `json:"id"`
+	Cwd          string              `json:"cwd"`
+	Mode         string              `json:"mode"`
+	Model        string              `json:"model,omitempty"` // chosen in the editor ("" = the default)
+	Plan         *engine.Plan        `json:"plan,omitempty"`
+	Run          *engine.RunState    `json:"run,omitempty"`
+	Runs         []string            `json:"runs,omitempty"`
+	Tokens       int                 `json:"tokens"` // input + output
+	InputTokens  int                 `json:"inputTokens"`
+	OutputTokens int                 `json:"outputTokens"`
+	CostUSD      float64             `json:"costUSD"`
+	UpdatedAt    time.Time           `json:"updatedAt"`
+	Transcript   []sdk.SessionUpdate `json:"transcript,omitempty"`
 }
 
 func newSessionID() string {
@@ -119,22 +138,25 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		s.writer = overlayDropper{s, ws.DiskWriter()}
 	}
 	cfg := sess.Config()
-	cfg.Tools = s.toolRegistry()
+	s.tools = s.toolRegistry()
+	cfg.Tools = s.tools
 	cfg.Approver, cfg.Reviewer, cfg.Inputter = (*approver)(s), (*reviewer)(s), (*inputter)(s)
 	cfg.Writer, cfg.Logger = s.writer, s.log
 	settings, err := a.loadSettings(ws.Root())
 	if err != nil {
 		s.log.Warn("model settings not loaded; prompts cannot be planned", "err", err)
 	} else if settings.Configured() {
+		s.settings, s.defaultModel = settings, settings.Model
 		s.planner = llm.NewPlanner(settings, cfg.Tools)
 		s.planner.Logger = s.log.With("component", "planner")
 		s.planner.StateDir = a.opts.StateDir // the map's cache file, beside the snapshots
 		s.planner.WatchMaps = true           // a session lives long: later plans re-check only changed files
-		cfg.Model = llm.NewStepModel(settings)
-		cfg.Planner = s.planner
+		cfg.Model = &countingModel{llm.NewStepModel(settings), s}
+		cfg.Planner = &recoverer{s: s}
 		cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
 	}
 	s.eng = engine.New(cfg)
+	s.restoreModel()
 	return s, nil
 }
 
@@ -160,6 +182,11 @@ func (s *session) toolRegistry() *tools.Registry {
 }
 
 func (s *session) close() {
+	if s.mcp != nil {
+		if err := s.mcp.Close(); err != nil {
+			s.log.Debug("stopping MCP servers", "err", err)
+		}
+	}
 	s.book.Close() // what review.RecordDelay holds back is recorded
 	if s.planner != nil {
 		_ = s.planner.Close() // the map's file watcher
@@ -211,20 +238,25 @@ func (s *session) setMode(id string) error {
 // turn still reach the client.
 func (s *session) send(u sdk.SessionUpdate, record bool) {
 	if record {
-		s.mu.Lock()
-		s.saved.Transcript = append(s.saved.Transcript, u)
-		if n := len(s.saved.Transcript); n > maxTranscript {
-			s.saved.Transcript = append([]sdk.SessionUpdate(nil), s.saved.Transcript[n-maxTranscript:]...)
-		}
-		s.mu.Unlock()
+		s.record(u)
 	}
-	if err := s.a.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: sdk.SessionId(s.id), Update: u}); err != nil {
-		s.log.Debug("session/update not sent", "err", err)
+	s.a.out.mu.Lock()
+	defer s.a.out.mu.Unlock()
+	s.writeLocked(u)
+}
+
+// record keeps an update for session/load's replay.
+func (s *session) record(u sdk.SessionUpdate) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saved.Transcript = append(s.saved.Transcript, u)
+	if n := len(s.saved.Transcript); n > maxTranscript {
+		s.saved.Transcript = append([]sdk.SessionUpdate(nil), s.saved.Transcript[n-maxTranscript:]...)
 	}
 }
 
 // say sends agent text.
-func (s *session) say(text string) { s.send(sdk.UpdateAgentMessageText(text), true) }
+func (s *session) say(text string) { s.chunk(text, true) }
 
 // replay sends a loaded session's conversation again.
 func (s *session) replay(ctx context.Context) {
@@ -253,4 +285,7 @@ var availableCommands = []sdk.AvailableCommand{
 
 func (s *session) announceCommands() {
 	s.send(sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{AvailableCommands: availableCommands}}, false)
+	if s.mcpProblems != "" {
+		s.say(s.mcpProblems)
+	}
 }

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
+	"regexp"
 	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
 )
 
 // lockedWriter serialises whole lines to the client. The SDK writes each
@@ -15,6 +19,10 @@ type lockedWriter struct {
 	mu     sync.Mutex
 	w      io.Writer
 	closed bool
+	// Permission requests written so far, and a channel closed at the
+	// next one (outbox.go).
+	nreq    uint64
+	nextReq chan struct{}
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
@@ -23,7 +31,11 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	if l.closed {
 		return 0, io.ErrClosedPipe
 	}
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if err == nil {
+		l.countRequest(p)
+	}
+	return n, err
 }
 
 // close drops every later write: once Serve returns, nothing more goes
@@ -52,56 +64,147 @@ type wireError struct {
 // answers what the SDK would only log: a line that is not JSON gets a
 // parse error (-32700), and a JSON value that is not a JSON-RPC 2.0
 // message (an array, no method and no id, a wrong "jsonrpc") gets an
-// invalid request error (-32600). The agent keeps serving after either.
-// Requests before initialize are refused here, in the order they came
-// (the SDK handles requests concurrently, so only the reader knows what
-// came first); notifications before it are dropped.
-// It returns when in ends; pw is closed then.
-func filterLines(in io.Reader, pw *io.PipeWriter, out io.Writer) {
+// invalid request error (-32600), as does a line over maxLine bytes (it
+// is dropped: the SDK would close the connection). The agent keeps
+// serving after each. Requests before initialize are refused here, in the
+// order they came (the SDK handles requests concurrently, so only the
+// reader knows what came first); notifications before it are dropped.
+// gate (may be nil) refuses a session/prompt while another runs in the
+// same session (promptGate).
+// It returns when in ends (nil) or cannot be read (the error); pw is
+// closed then.
+func filterLines(in io.Reader, pw *io.PipeWriter, out io.Writer, gate *promptGate) error {
 	defer pw.Close()
 	initialized := false
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64<<10), maxLine)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		code, msg, id, method, ok := checkLine(line)
-		switch {
-		case !ok:
-		case method == "initialize":
-			initialized = true
-		case method != "" && !initialized:
-			if len(id) == 0 {
-				continue // a notification: nothing to answer
-			}
-			code, msg, ok = -32600, "Invalid request: call initialize first", false
-		}
-		if !ok {
-			var e wireError
-			e.JSONRPC, e.ID = "2.0", id
-			if e.ID == nil {
-				e.ID = json.RawMessage("null")
-			}
-			e.Error.Code, e.Error.Message = code, msg
-			b, _ := json.Marshal(e)
-			_, _ = out.Write(append(b, '\n'))
-			continue
-		}
-		buf := make([]byte, 0, len(line)+1)
-		buf = append(append(buf, line...), '\n')
-		if _, err := pw.Write(buf); err != nil {
-			return
-		}
-	}
-	if err := sc.Err(); err != nil {
+	answer := func(id json.RawMessage, code int, msg string, data any) {
 		var e wireError
-		e.JSONRPC, e.ID = "2.0", json.RawMessage("null")
-		e.Error.Code, e.Error.Message = -32700, "Parse error: "+err.Error()+"; the connection ends here (messages are one JSON object per line, at most 10 MiB)"
+		e.JSONRPC, e.ID = "2.0", id
+		if e.ID == nil {
+			e.ID = json.RawMessage("null")
+		}
+		e.Error.Code, e.Error.Message, e.Error.Data = code, msg, data
 		b, _ := json.Marshal(e)
 		_, _ = out.Write(append(b, '\n'))
 	}
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, size, err := readLine(r, maxLine)
+		if size > maxLine {
+			answer(idOf(line), -32600, fmt.Sprintf("Invalid request: the message is %d bytes, over the limit of %d MiB; it was dropped and the connection stays open (link large files as resources instead of embedding them)", size, maxLine>>20), nil)
+		} else if line = bytes.TrimSpace(line); len(line) > 0 {
+			code, msg, id, method, ok := checkLine(line)
+			var data any
+			switch {
+			case !ok:
+			case method == "initialize":
+				initialized = true
+			case method != "" && !initialized:
+				if len(id) == 0 {
+					continue // a notification: nothing to answer
+				}
+				code, msg, ok = -32600, "Invalid request: call initialize first", false
+			case method == sdk.AgentMethodSessionPrompt && len(id) > 0 && gate != nil:
+				if sid, busy := gate.enter(line); busy {
+					code, msg, ok = errPromptRunning, "a prompt is already running in session "+sid+": wait for its answer, or send session/cancel and wait for the answer (stopReason cancelled) before sending the next prompt", false
+					data = map[string]any{"sessionId": sid, "reason": "promptRunning"}
+				}
+			}
+			if !ok {
+				answer(id, code, msg, data)
+			} else {
+				buf := make([]byte, 0, len(line)+1)
+				buf = append(append(buf, line...), '\n')
+				if _, werr := pw.Write(buf); werr != nil {
+					return nil
+				}
+			}
+		}
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return fmt.Errorf("reading the client's messages: %w", err)
+		}
+	}
+}
+
+// errPromptRunning answers a session/prompt sent while another prompt of
+// the same session runs.
+const errPromptRunning = -32010
+
+// readLine reads one line (without its newline). A line longer than max
+// is read to its end and dropped: size is its length, line its first
+// 64 KiB (for the id).
+func readLine(r *bufio.Reader, max int) (line []byte, size int, err error) {
+	var buf []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		size += len(chunk)
+		if size <= max+1 {
+			buf = append(buf, chunk...)
+		} else if len(buf) < 64<<10 {
+			buf = append(buf, chunk[:min(len(chunk), 64<<10-len(buf))]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if n := len(buf); n > 0 && buf[n-1] == '\n' {
+			buf, size = buf[:n-1], size-1
+		}
+		if err == io.EOF && size > 0 {
+			err = nil // the last line had no newline; EOF comes next
+		}
+		return buf, size, err
+	}
+}
+
+// idPattern finds a request's id at the top of a message too large to
+// parse.
+var idPattern = regexp.MustCompile(`^\s*\{(?:\s*"(?:jsonrpc|method)"\s*:\s*"[^"]*"\s*,)*\s*"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)`)
+
+func idOf(prefix []byte) json.RawMessage {
+	if m := idPattern.FindSubmatch(prefix); m != nil {
+		return json.RawMessage(m[1])
+	}
+	return nil
+}
+
+// promptGate knows which sessions have a prompt running: ACP has one turn
+// at a time per session, and a prompt sent meanwhile is refused with
+// errPromptRunning rather than cancelling the running one (the SDK would
+// cancel it silently). The line reader marks a session busy as it passes
+// its prompt on, so pipelined prompts are judged in the order they came;
+// the prompt's handler clears it before its answer is written.
+type promptGate struct {
+	mu      sync.Mutex
+	running map[string]bool
+}
+
+// enter marks the prompt's session busy, or says it already is.
+func (g *promptGate) enter(line []byte) (sid string, busy bool) {
+	var m struct {
+		Params sdk.PromptRequest `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Params.Validate() != nil {
+		return "", false // the SDK answers invalid params; its handler never runs
+	}
+	sid = string(m.Params.SessionId)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running[sid] {
+		return sid, true
+	}
+	if g.running == nil {
+		g.running = map[string]bool{}
+	}
+	g.running[sid] = true
+	return sid, false
+}
+
+func (g *promptGate) leave(sid string) {
+	g.mu.Lock()
+	delete(g.running, sid)
+	g.mu.Unlock()
 }
 
 // checkLine says whether line is a message the SDK can take.

@@ -166,7 +166,7 @@ func TestRestoreRollbackFailsThenRecovers(t *testing.T) {
 		t.Fatalf("want a failed rollback, got %v", err)
 	}
 	prob := s.Problem()
-	if !errors.Is(prob, ErrInterruptedRestore) || !strings.Contains(prob.Error(), "--overwrite") || !strings.Contains(prob.Error(), "doctor") {
+	if !errors.Is(prob, ErrInterruptedRestore) || !strings.Contains(prob.Error(), "overwriting") || !strings.Contains(prob.Error(), "snapshot store") {
 		t.Fatalf("problem: %v", prob)
 	}
 	if _, err := s.List(ctx, ""); err != nil {

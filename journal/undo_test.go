@@ -15,7 +15,7 @@ func TestRunToUndo(t *testing.T) {
 	t0 := time.Now()
 	runs := []RunHead{ // newest first
 		{RunID: "run-dry", Status: "completed", StartTime: t0.Add(3 * time.Second), DryRun: true}, // changed nothing: passed over
-		{RunID: "run-bb", Status: "completed", StartTime: t0.Add(2 * time.Second)}, // dry run: no snapshot
+		{RunID: "run-bb", Status: "completed", StartTime: t0.Add(2 * time.Second)},                // changed files without snapshots
 		{RunID: "run-aa2", Status: "completed", StartTime: t0.Add(time.Second), Snapshots: []string{"s3"}},
 		{RunID: "run-aa1", Status: "completed", StartTime: t0, Snapshots: []string{"s1", "s2"}},
 	}

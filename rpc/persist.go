@@ -33,19 +33,6 @@ func (p *persister) journal() *engine.Journal {
 	return p.j
 }
 
-// save writes v to rel (inside the journal) and logs a failure as well as
-// returning it.
-func (p *persister) save(rel string, v any) error {
-	if p == nil {
-		return nil
-	}
-	if err := p.j.Save(rel, v); err != nil {
-		p.log.Error("saving state failed", "error", err)
-		return err
-	}
-	return nil
-}
-
 func (p *persister) savePlan(pl *engine.Plan) error {
 	if p == nil {
 		return nil

@@ -100,7 +100,6 @@ type Server struct {
 
 	ctx    context.Context // the session's lifetime; cancelled at exit
 	cancel context.CancelFunc
-	bg     sync.WaitGroup // background work (snapshot GC); waited for at exit
 	conn   jsonrpc2.Conn
 	out    *stream // conn's stream, for batched notifications
 	client protocol.Client

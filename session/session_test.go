@@ -20,7 +20,7 @@ func runWrite(t *testing.T, s *Session, content string, snapshots bool) string {
 	if !snapshots {
 		cfg.Snapshots = nil
 	}
-	p, err := engine.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":` + quote(content) + `}}]}`))
+	p, err := engine.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":`+quote(content)+`}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

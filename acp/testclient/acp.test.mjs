@@ -39,7 +39,7 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   assert.equal(sess.modes.currentModeId, "ask");
   await waitFor(() => updatesOf(c.rec, "available_commands_update").length > 0, "available commands");
   const cmds = updatesOf(c.rec, "available_commands_update")[0].availableCommands.map((x) => x.name);
-  assert.deepEqual(cmds, ["plan", "run", "snapshots", "restore", "undo"]);
+  assert.deepEqual(cmds, ["plan", "run", "snapshots", "restore", "undo", "undo-restore", "rules", "revoke"]);
 
   // 1. A request becomes a plan, runs with a review and an approval.
   await fake.push(
@@ -82,13 +82,32 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   const review = c.rec.permissions[0];
   assert.ok(review.toolCall.content.some((x) => x.type === "diff" && x.newText === "hello world\n"));
   assert.deepEqual(c.rec.permissions[1].options.map((o) => o.kind), ["allow_once", "allow_always", "reject_once", "reject_always"]);
-  const startSnap = agentText(c.rec, mark).match(/\/restore ([0-9a-f]{40})/)[1];
+  // The run's start snapshot, as /snapshots lists it (its id's prefix).
+  const runId = agentText(c.rec, mark).match(/Run (\S+): \*\*completed/)[1];
+  let m0 = c.rec.updates.length;
+  await prompt(c, sid, "/snapshots");
+  const startSnap = agentText(c.rec, m0).match(new RegExp("`([0-9a-f]{12})` \\S+ — run start run " + runId))[1];
 
   // 2. "Always allow" was remembered: the same command runs without asking.
   await fake.push(planReply({ steps: [{ id: "again", tool: "run_command", args: { command: "cat a.txt && echo shown" } }] }));
   res = await prompt(c, sid, "show it again");
   assert.equal(res.stopReason, "end_turn");
   assert.equal(c.rec.permissions.length, 2, "no new question");
+
+  // 2b. A rejected command: its tool call ends failed with the reason, and
+  // the run goes on without it.
+  await fake.push(planReply({ steps: [{ id: "nope", tool: "run_command", args: { command: "echo nope > nope.txt" } }] }));
+  answer = pick("reject_once");
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "write nope");
+  assert.equal(res.stopReason, "end_turn");
+  assert.ok(!fs.existsSync(path.join(ws, "nope.txt")), "a rejected command does not run");
+  const nope = updatesOf(c.rec, "tool_call_update", mark).filter((u) => u.toolCallId.endsWith("/nope") && u.status);
+  assert.equal(nope.at(-1).status, "failed", JSON.stringify(nope));
+  assert.match(nope.at(-1).content.at(-1).content.text, /rejected in the editor/);
+  const asked = c.rec.permissions.at(-1);
+  assert.equal(asked.toolCall.title, `Run \`echo nope > nope.txt\` in ${ws}`, "the request names the command and its folder");
+  answer = pick("allow_always");
 
   // 3. Cancel while a permission request is pending: the client answers it
   // cancelled (as the spec says) and the prompt ends with "cancelled".
@@ -127,7 +146,8 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   assert.equal(res.stopReason, "end_turn");
   assert.equal(fs.readFileSync(path.join(ws, "b.txt"), "utf8"), "b\n");
 
-  // 6. /snapshots, /restore to the first run's start, /undo.
+  // 6. /snapshots, /restore to the first run's start, /undo-restore, then
+  // /undo (the last prompt's run: the /run that created b.txt).
   mark = c.rec.updates.length;
   await prompt(c, sid, "/snapshots");
   assert.ok(agentText(c.rec, mark).includes(startSnap.slice(0, 12)), agentText(c.rec, mark));
@@ -136,10 +156,14 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   assert.equal(res.stopReason, "end_turn");
   assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
   assert.ok(!fs.existsSync(path.join(ws, "b.txt")), "the restore removes what the runs created");
-  assert.match(agentText(c.rec, mark), /\/undo/);
-  res = await prompt(c, sid, "/undo");
+  assert.match(agentText(c.rec, mark), /\/undo-restore/);
+  res = await prompt(c, sid, "/undo-restore");
   assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
   assert.equal(fs.readFileSync(path.join(ws, "b.txt"), "utf8"), "b\n");
+  res = await prompt(c, sid, "/undo");
+  assert.equal(res.stopReason, "end_turn");
+  assert.ok(!fs.existsSync(path.join(ws, "b.txt")), "/undo undid the run that created b.txt");
+  assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
 
   // 7. Restart the agent: session/load brings back the conversation, the
   // plan and the snapshots.
@@ -155,7 +179,7 @@ test("one session: prompt, plan, permission, diff, cancel, /restore, /undo, rest
   res = await prompt(c, sid, "/restore " + startSnap);
   assert.equal(res.stopReason, "end_turn");
   assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
-  res = await prompt(c, sid, "/undo");
+  res = await prompt(c, sid, "/undo-restore");
   assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
   assert.equal(await fake.pending(), 0, "every scripted reply was used");
   assert.doesNotMatch(agentProc.stderr(), /panic/);
@@ -200,7 +224,7 @@ test("errors: malformed lines, unknown methods, wrong params, requests before in
   const fake = await startFake(t);
   const ws = tmpdir(t, "acp-ws-");
   const state = tmpdir(t, "acp-state-");
-  const { child } = spawnAgent(t, agentEnv(fake, state));
+  const { child } = spawnAgent(t, agentEnv(fake, state), { checkClient: false });
   const lines = [];
   let buf = "";
   child.stdout.on("data", (d) => {
@@ -253,4 +277,85 @@ test("errors: malformed lines, unknown methods, wrong params, requests before in
   assert.ok(msgs().some((m) => m.id === null && m.error?.code === -32600), "the batch got an invalid request error");
   for (const m of msgs()) assert.equal(m.jsonrpc, "2.0");
   child.stdin.end();
+});
+
+test("what the editor shows is what happens: order, cancel on a permission, one prompt at a time, usage, models, big messages", async (t) => {
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
+  const agentProc = spawnAgent(t, agentEnv(fake, state));
+  let answer = (p) => ({ outcome: { outcome: "selected", optionId: "allow_once" } });
+  const c = connect(t, agentProc, { onPermission: (p, rec) => answer(p, rec) });
+  await initialize(c);
+  const sess = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  const sid = sess.sessionId;
+
+  // The model is a config option (category model) listing what is configured.
+  const model = sess.configOptions.find((o) => o.id === "model");
+  assert.equal(model.category, "model");
+  assert.equal(model.currentValue, "openai:fake-model");
+  const set = await c.agent.request(acp.methods.agent.session.setConfigOption, { sessionId: sid, configId: "model", value: "openai:fake-model" });
+  assert.equal(set.configOptions[0].currentValue, "openai:fake-model");
+
+  // Parallel commands that each ask: every permission request comes after
+  // its tool call, in the order the client received them.
+  for (let i = 0; i < 5; i++) {
+    await fake.push(planReply({ steps: ["a", "b", "c"].map((id) => ({ id, tool: "run_command", args: { command: `echo ${id}${i}` } })) }));
+    const res = await prompt(c, sid, "echo " + i);
+    assert.equal(res.stopReason, "end_turn");
+  }
+  const shown = new Set();
+  let asked = 0;
+  for (const e of c.rec.log) {
+    if (e.update?.sessionUpdate === "tool_call") shown.add(e.update.toolCallId);
+    if (e.permission) {
+      asked++;
+      assert.ok(shown.has(e.permission.toolCall.toolCallId), `permission for ${e.permission.toolCall.toolCallId} before its tool call`);
+      assert.match(e.permission.toolCall.title, /^Run `echo [abc]\d` in /);
+    }
+  }
+  assert.equal(asked, 15);
+
+  // Cancel on a permission ends the turn: the later step never runs.
+  await fake.push(planReply({ steps: [
+    { id: "one", tool: "run_command", args: { command: "echo 1 > one.txt" } },
+    { id: "two", tool: "run_command", args: { command: "echo 2 > two.txt" }, dependsOn: ["one"] },
+  ] }));
+  answer = () => ({ outcome: { outcome: "cancelled" } });
+  let mark = c.rec.updates.length;
+  let res = await prompt(c, sid, "one then two");
+  assert.equal(res.stopReason, "cancelled");
+  assert.ok(!fs.existsSync(path.join(ws, "one.txt")) && !fs.existsSync(path.join(ws, "two.txt")));
+  const one = updatesOf(c.rec, "tool_call_update", mark).filter((u) => u.toolCallId.endsWith("/one") && u.status);
+  assert.equal(one.at(-1).status, "failed");
+  answer = () => ({ outcome: { outcome: "selected", optionId: "allow_once" } });
+
+  // A prompt while another runs is refused; the running one goes on.
+  await fake.push({ Fault: "hang" });
+  const first = prompt(c, sid, "hang");
+  await new Promise((r) => setTimeout(r, 300));
+  await assert.rejects(prompt(c, sid, "second"), (e) => e.code === -32010 && /already running/.test(e.message));
+  await c.agent.notify(acp.methods.agent.session.cancel, { sessionId: sid });
+  assert.equal((await first).stopReason, "cancelled");
+
+  // Usage adds up; the plan, the model's text and the outcome are paragraphs.
+  await fake.push(
+    { Text: JSON.stringify({ steps: [{ id: "say", kind: "llm", prompt: "say hi" }] }), InputTokens: 40, OutputTokens: 8 },
+    { Text: "Hi.", InputTokens: 6, OutputTokens: 2 },
+  );
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "say hi");
+  assert.deepEqual(res.usage, { inputTokens: 46, outputTokens: 10, totalTokens: 56 });
+  assert.match(agentText(c.rec, mark), /\n\nHi\.\n\nRun /);
+
+  // A message over 10 MiB gets an error and the connection stays up.
+  const big = JSON.stringify({ jsonrpc: "2.0", id: 9999, method: "session/prompt", params: { sessionId: sid, prompt: [{ type: "text", text: "x".repeat(11 << 20) }] } });
+  const lines = [];
+  agentProc.child.stdout.on("data", (d) => lines.push(String(d)));
+  agentProc.child.stdin.write(big + "\n");
+  await waitFor(() => lines.join("").includes('"id":9999'), "the answer to the big message");
+  assert.match(lines.join(""), /"code":-32600.*over the limit/);
+  res = await prompt(c, sid, "/snapshots");
+  assert.equal(res.stopReason, "end_turn", "still serving");
+  assert.equal(await fake.pending(), 0);
 });

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import * as acp from "@agentclientprotocol/sdk";
+import { Validator } from "./schema.mjs";
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 export const AGENTD = process.env.AGENTD_BIN || path.resolve(here, "../../bin/agentd");
@@ -60,14 +61,27 @@ export function agentEnv(fake, stateDir) {
   };
 }
 
-// spawnAgent starts `agentd acp`; it checks that every stdout line is a
-// JSON-RPC message (nothing but protocol on stdout).
-export function spawnAgent(t, env) {
+// spawnAgent starts `agentd acp`. Every message both ways is validated
+// against the SDK's schema (schema.mjs); the test fails at its end if one
+// does not match. checkClient false skips what the test writes itself
+// (a test that sends malformed input on purpose).
+export function spawnAgent(t, env, { checkClient = true } = {}) {
   const child = spawn(AGENTD, ["acp", "--log-level", "debug"], { env, stdio: ["pipe", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (d) => { stderr += d; });
-  t.after(() => { if (child.exitCode === null) child.kill(); });
-  return { child, stderr: () => stderr };
+  const wire = new Validator();
+  child.stdout.on("data", wire.feeder("agent"));
+  {
+    const feed = wire.feeder("client", { unchecked: !checkClient });
+    const write = child.stdin.write.bind(child.stdin);
+    child.stdin.write = (chunk, ...rest) => { feed(Buffer.isBuffer(chunk) || chunk instanceof Uint8Array ? Buffer.from(chunk).toString() : String(chunk)); return write(chunk, ...rest); };
+  }
+  t.after(() => {
+    if (child.exitCode === null) child.kill();
+    if (wire.problems.length > 0) throw new Error(`${wire.problems.length} message(s) do not match the ACP schema:\n` + wire.problems.slice(0, 5).join("\n"));
+    if (wire.count.agent === 0) throw new Error("the agent sent nothing");
+  });
+  return { child, stderr: () => stderr, wire };
 }
 
 // connect wires the SDK's client side to a spawned agent. caps are the
@@ -81,13 +95,15 @@ export function connect(t, agentProc, { caps = {}, files = {}, onPermission } = 
     reads: [], // fs/read_text_file params
     terminals: [], // terminal/create params
     buffers: files, // path -> text the "editor" holds
+    log: [], // updates and permission requests, in the order they arrived
   };
   const terms = new Map();
   let nextTerm = 0;
   const app = acp.client({ name: "agentd-acp-test" })
-    .onNotification(acp.methods.client.session.update, ({ params }) => { rec.updates.push(params); })
+    .onNotification(acp.methods.client.session.update, ({ params }) => { rec.updates.push(params); rec.log.push({ update: params.update }); })
     .onRequest(acp.methods.client.session.requestPermission, async (ctx) => {
       rec.permissions.push(ctx.params);
+      rec.log.push({ permission: ctx.params });
       if (!onPermission) return { outcome: { outcome: "cancelled" } };
       return await onPermission(ctx.params, rec);
     });

@@ -1,0 +1,108 @@
+// End-to-end test of `agentd acp` with acpx (npm "acpx", pinned in
+// package-lock.json), a headless ACP client nobody here wrote, run as its
+// command-line user would: a persistent session, a turn whose edit and
+// command are approved, /undo of it, a rejected command, a cancel,
+// /restore and /undo-restore.
+// tap.mjs sits between acpx and agentd and checks every message both ways
+// against the TypeScript SDK's schema.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { AGENTD, agentEnv, planReply, startFake, tmpdir, waitFor } from "./harness.mjs";
+
+const here = path.dirname(new URL(import.meta.url).pathname);
+const ACPX = path.join(here, "node_modules", ".bin", "acpx");
+
+test("acpx: approval, /undo, rejection, cancel, /restore, /undo-restore", async (t) => {
+  assert.ok(fs.existsSync(ACPX), `acpx is not installed in ${ACPX}; make test-acp installs it (npm ci)`);
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acpx-ws-");
+  const state = tmpdir(t, "acpx-state-");
+  const file = path.join(ws, "a.txt");
+  fs.writeFileSync(file, "hello\n");
+  const wireLog = path.join(state, "wire.jsonl");
+  // acpx takes the agent as one command: a wrapper runs agentd behind the tap.
+  const agentCmd = path.join(state, "agentd-acp");
+  fs.writeFileSync(agentCmd, `#!/bin/sh\nexec "${process.execPath}" "${path.join(here, "tap.mjs")}" "${AGENTD}" acp "$@"\n`, { mode: 0o755 });
+  const env = { ...agentEnv(fake, state), ACP_WIRE_LOG: wireLog };
+  const acpx = (args) => new Promise((resolve) => {
+    const p = spawn(ACPX, ["--agent", agentCmd, "--cwd", ws, "--ttl", "5", "--format", "json", ...args], { env });
+    let out = "";
+    p.stdout.on("data", (d) => { out += d; });
+    p.stderr.on("data", (d) => { out += d; });
+    p.on("exit", (code) => {
+      // With --format json acpx prints the JSON-RPC messages, one a line.
+      const msgs = out.split("\n").filter((l) => l.startsWith("{")).map((l) => { try { return JSON.parse(l); } catch { return {}; } });
+      const stop = msgs.find((m) => m.result?.stopReason)?.result.stopReason;
+      const asked = msgs.filter((m) => m.method === "session/request_permission").map((m) => m.params.toolCall.title);
+      const statuses = msgs.filter((m) => m.params?.update?.sessionUpdate === "tool_call_update" && m.params.update.status)
+        .map((m) => [m.params.update.toolCallId.split("/").at(-1), m.params.update.status, m.params.update.content?.at(-1)?.content?.text]);
+      const text = msgs.filter((m) => m.params?.update?.sessionUpdate === "agent_message_chunk").map((m) => m.params.update.content.text).join("");
+      resolve({ code, out, stop, asked, statuses, text });
+    });
+    t.after(() => { if (p.exitCode === null) p.kill(); });
+  });
+
+  let r = await acpx(["sessions", "new"]);
+  assert.equal(r.code, 0, r.out);
+
+  // 1. A turn: the edit's review and the command's approval are granted.
+  await fake.push(planReply({ steps: [
+    { id: "edit", tool: "write_file", args: { path: "a.txt", content: "hello world\n" } },
+    { id: "show", tool: "run_command", args: { command: "cat a.txt && echo shown" }, dependsOn: ["edit"] },
+  ] }));
+  r = await acpx(["--approve-all", "prompt", "greet the world"]);
+  assert.equal(r.code, 0, r.out);
+  assert.equal(r.stop, "end_turn", r.out);
+  assert.ok(r.asked.includes(`Run \`cat a.txt && echo shown\` in ${ws}`), "the approval names the command: " + JSON.stringify(r.asked));
+  assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
+  const runId = r.text.match(/Run (\S+): \*\*completed/)[1];
+  r = await acpx(["prompt", "/snapshots"]);
+  const afterEdit = r.text.match(new RegExp("`([0-9a-f]{12})` \\S+ — after edit run " + runId + " step edit"))[1];
+
+  // 2. /undo undoes the last prompt's run.
+  r = await acpx(["prompt", "/undo"]);
+  assert.equal(r.stop, "end_turn", r.out);
+  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
+
+  // 3. A rejected command does not run, and its step is failed.
+  await fake.push(planReply({ steps: [{ id: "nope", tool: "run_command", args: { command: "echo no > no.txt" } }] }));
+  r = await acpx(["--deny-all", "prompt", "write no"]);
+  assert.ok(!fs.existsSync(path.join(ws, "no.txt")), r.out);
+  const nope = r.statuses.filter((x) => x[0] === "nope").at(-1);
+  assert.equal(nope?.[1], "failed", JSON.stringify(r.statuses));
+  assert.match(nope[2], /approval denied/);
+
+  // 4. Cancel a running command.
+  await fake.push(planReply({ steps: [{ id: "slow", tool: "run_command", args: { command: "sleep 30" } }] }));
+  const slow = acpx(["--approve-all", "prompt", "wait"]);
+  // The plan was taken; give the command a moment to start.
+  for (const end = Date.now() + 15000; (await fake.pending()) > 0;) {
+    assert.ok(Date.now() < end, "the slow prompt never reached the model");
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  await new Promise((res) => setTimeout(res, 1500));
+  r = await acpx(["cancel"]);
+  assert.equal(r.code, 0, r.out);
+  r = await slow;
+  assert.equal(r.stop, "cancelled", r.out);
+
+  // 5. /restore to the first run's edit, then /undo-restore.
+  r = await acpx(["prompt", "/restore " + afterEdit]);
+  assert.equal(r.code, 0, r.out);
+  assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
+  r = await acpx(["prompt", "/undo-restore"]);
+  assert.equal(r.code, 0, r.out);
+  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
+
+  r = await acpx(["sessions", "close"]);
+  // Every agent acpx started has exited and reported.
+  const lines = () => (fs.existsSync(wireLog) ? fs.readFileSync(wireLog, "utf8").trim().split("\n").map((l) => JSON.parse(l)) : []);
+  await waitFor(() => { const l = lines(); return l.length > 0 && l.filter((x) => x.started).length === l.filter((x) => x.count).length; }, "every agent's wire report", 40000);
+  const reports = lines().filter((x) => x.count);
+  const problems = reports.flatMap((x) => x.problems);
+  assert.deepEqual(problems, [], "every message matches the SDK's schema");
+  assert.ok(reports.reduce((n, x) => n + x.count.agent, 0) > 20, JSON.stringify(reports.map((x) => x.count)));
+});
