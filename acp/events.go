@@ -352,6 +352,9 @@ func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolC
 	w.setStatus(ev.StepID, st)
 	w.mu.Lock()
 	content := append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...)
+	if st == engine.StepSkipped {
+		content = nil // its proposed diffs were not applied
+	}
 	if b := w.output[ev.StepID]; b != nil && b.Len() > 0 {
 		content = append(content, sdk.ToolContent(sdk.TextBlock("```\n"+b.String()+"\n```")))
 	}

@@ -23,6 +23,9 @@ type Options struct {
 	Version string
 	// StateDir is agentd's state dir ("" = gitops.DefaultStateDir()).
 	StateDir string
+	// AllowBroadWorkspace lets a session's cwd be / or the home directory
+	// (workspace.CheckRoot).
+	AllowBroadWorkspace bool
 	// Model overrides the configured model ("provider:model" or a profile).
 	Model  string
 	Logger *slog.Logger

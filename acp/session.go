@@ -94,6 +94,14 @@ func newSessionID() string {
 // newSession opens the workspace at cwd; with id set it loads that saved
 // session (fs.ErrNotExist when there is none).
 func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error) {
+	// Where agentd may work and write: refused before anything is opened
+	// or written (the same rules as every front end's).
+	if err := workspace.CheckRoot(cwd, a.opts.AllowBroadWorkspace, "agentd acp --allow-broad-workspace"); err != nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"cwd": err.Error()})
+	}
+	if err := gitops.CheckStateDir(a.opts.StateDir, cwd); err != nil {
+		return nil, sdk.NewInvalidParams(map[string]any{"stateDir": err.Error()})
+	}
 	ws, err := workspace.Open(cwd, workspace.Options{})
 	if err != nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"cwd": fmt.Sprintf("cannot open the workspace %s: %v", cwd, err)})
@@ -113,7 +121,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	// One session layer for every front end (package session): journal,
 	// review book, snapshot store (with the agent's unsaved buffers),
 	// approval policy, undo.
-	sess, err := agentsession.Open(ctx, agentsession.Options{WS: ws, StateDir: a.opts.StateDir, Logger: s.log})
+	sess, err := agentsession.Open(ctx, agentsession.Options{WS: ws, StateDir: a.opts.StateDir, Logger: s.log, AllowBroadWorkspace: a.opts.AllowBroadWorkspace})
 	if err != nil {
 		ws.Close()
 		return nil, fmt.Errorf("cannot open the session of %s: %w (check the state dir, or set AGENTD_STATE_DIR)", ws.Root(), err)

@@ -86,7 +86,9 @@ func (w *worker) ask(ctx context.Context, req ApprovalRequest, why string) (Appr
 	if s.cfg.Journal != nil {
 		rules = s.cfg.Journal.Rules()
 	}
-	if rules != nil {
+	// A remembered rule (by category and tool) never answers for a
+	// sensitive read: each secret is asked for (sensitive.go).
+	if rules != nil && !req.Sensitive {
 		r, err := rules.Match(req)
 		if err != nil {
 			// Asking is the safe side; the user learns why they are asked.

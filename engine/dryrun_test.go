@@ -104,8 +104,13 @@ func TestDryRunAgentAskUserNeverAsks(t *testing.T) {
 	if n := in.asked.Load(); n != 0 {
 		t.Errorf("the user was asked %d question(s) in a dry run", n)
 	}
-	if got == nil || !strings.Contains(got.Error, "this is a dry run, which asks the user nothing") || !strings.Contains(got.Error, "which file?") {
-		t.Errorf("the model's ask_user got %+v, want the dry-run answer", got)
+	// A dry run makes no model call at all (issue 24, point 5): the
+	// agent would run.
+	if got != nil {
+		t.Errorf("the model ran in a dry run (its ask_user got %+v)", got)
+	}
+	if s := stepState(t, st, "ag"); s.Status != StepCompleted || !strings.HasPrefix(s.Reason, WouldRunPrefix+": it would ask the model") {
+		t.Errorf("ag: %s %q, want would run", s.Status, s.Reason)
 	}
 	if st.Status != RunCompleted {
 		t.Errorf("status %s (%s)", st.Status, st.Error)

@@ -79,8 +79,9 @@ type RunOptions struct {
 	//                    applied, reviewed or snapshotted;
 	//   command, git,
 	//   network:         not executed; the output says what would have run;
-	//   llm, agent:      the model is called (it changes nothing itself);
-	//                    its tool calls follow the rules above.
+	//   llm, agent:      not called: a dry run makes no model call (nor
+	//                    does recovery or re-planning); the step would
+	//                    run, and what depends on it runs.
 	// Nothing needs approval in a dry run, since nothing takes effect.
 	DryRun bool `json:"dryRun,omitempty"`
 	// Concurrent allows the run while another run of the workspace is

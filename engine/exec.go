@@ -45,6 +45,15 @@ type stepResult struct {
 	// partlyNote says how many hunks were left out.
 	partlyIDs  []string
 	partlyNote string
+	// hunksApplied and hunksRejected count the units (hunks, whole
+	// files) of the step's reviewed change sets (status.go).
+	hunksApplied, hunksRejected int
+	// conflictIDs are change sets that hit a conflict on accept (a file
+	// changed since the change was computed): the step fails.
+	conflictIDs []string
+	// rejectReason is why the step's first change set rejected in full
+	// was rejected (the user's reason, or the approval's).
+	rejectReason string
 	// unappliedIDs are change sets neither applied nor rejected (the run
 	// stopped during their review, or applying them failed).
 	unappliedIDs []string
@@ -316,7 +325,11 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 			"tool": name, "command": desc.Command, "args": args, "executed": false}}, nil
 	}
 	if !dry && cat != tools.CategoryWrite && cat != tools.CategoryDelete {
-		if why, err := w.approve(ctx, t, cat, risk, desc, ""); err != nil || why != "" {
+		why, handled, err := w.approveSensitive(ctx, t, args)
+		if !handled {
+			why, err = w.approve(ctx, t, cat, risk, desc, "")
+		}
+		if err != nil || why != "" {
 			return &toolOutcome{skipped: why}, err
 		}
 	}
@@ -417,9 +430,17 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 			settled = true
 			w.mu.Lock()
 			w.res.rejectedIDs = append(w.res.rejectedIDs, cs.ID)
+			if w.res.rejectReason == "" {
+				w.res.rejectReason = why
+			}
 			w.mu.Unlock()
 			return nil
 		}
+	}
+	// Ignored files the change touches get their pre-images kept before
+	// anything (the review's accept included) writes them.
+	if err := w.keepPreImages(ctx, cs); err != nil {
+		return err
 	}
 	if s.review == ReviewBefore {
 		if s.cfg.Reviewer == nil {
@@ -437,14 +458,9 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 		}
 		out.review = oc
 		w.mu.Lock()
-		if len(oc.Applied) == 0 && len(oc.Rejected) > 0 {
-			w.res.rejectedIDs = append(w.res.rejectedIDs, cs.ID)
+		w.recordReview(cs, oc)
+		if len(oc.Applied) == 0 && len(oc.Rejected) > 0 && len(oc.Conflicts) == 0 {
 			settled = true
-		}
-		if len(oc.Applied) > 0 && len(oc.Rejected) > 0 {
-			w.res.partlyIDs = append(w.res.partlyIDs, cs.ID)
-			n := len(oc.Applied) + len(oc.Rejected)
-			w.res.partlyNote = fmt.Sprintf("change partly applied: %d of %d hunk(s) rejected", len(oc.Rejected), n)
 		}
 		if len(oc.Applied) > 0 {
 			settled = true
@@ -455,6 +471,9 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 			w.res.aborted = true
 		}
 		w.mu.Unlock()
+		if len(oc.Conflicts) > 0 && !oc.Aborted {
+			return conflictError(step.ID, cs.ID, oc.Conflicts)
+		}
 		return nil
 	}
 	if s.cfg.WS == nil {

@@ -25,6 +25,9 @@ type ApprovalRequest struct {
 	Command  string         `json:"command,omitempty"`
 	Cwd      string         `json:"cwd,omitempty"`
 	ChangeID string         `json:"changeId,omitempty"`
+	// Sensitive: the call reads a file on the sensitive list
+	// (engine/sensitive.go); Category is read and Title names the path.
+	Sensitive bool `json:"sensitive,omitempty"`
 }
 
 // ApprovalDecision is the answer. Always makes it a rule for later requests
@@ -184,6 +187,9 @@ type ToolCallResult struct {
 	Output   any             `json:"output,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Rejected []HunkRejection `json:"rejected,omitempty"`
+	// Note says how much of the change the user rejected (status.go),
+	// in words for the model; the list above says which hunks and why.
+	Note string `json:"-"`
 }
 
 // ModelCall is an llm or agent step ready to run.

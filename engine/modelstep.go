@@ -17,10 +17,10 @@ import (
 // modelStep runs an llm or agent step through Config.Model.
 func (w *worker) modelStep(ctx context.Context) error {
 	s, step := w.s, w.j.step
-	if s.cfg.Model == nil && s.opts.DryRun {
-		// Start lets a dry run through without a model: the step would
-		// ask one, and what depends on it would run.
-		w.res.wouldRun = WouldRunPrefix + ": it would ask the model (none is configured)"
+	if s.opts.DryRun {
+		// A dry run makes no model call (with a model configured or not):
+		// the step would ask one, and what depends on it would run.
+		w.res.wouldRun = WouldRunPrefix + ": it would ask the model (a dry run makes no model call)"
 		w.res.output, _ = json.Marshal(map[string]any{"dryRun": true, "wouldRun": true, "reason": w.res.wouldRun})
 		w.res.dry = true
 		return nil
@@ -86,6 +86,7 @@ func (w *worker) modelStep(ctx context.Context) error {
 			r := &ToolCallResult{Output: out.value()}
 			if out.review != nil {
 				r.Rejected = out.review.Rejected
+				r.Note = rejectionNote(len(out.review.Applied), len(out.review.Rejected))
 				rmu.Lock()
 				rejected = append(rejected, out.review.Rejected...)
 				rmu.Unlock()
@@ -133,6 +134,11 @@ func (w *worker) modelStep(ctx context.Context) error {
 		return err
 	}
 	w.mu.Lock()
+	if err := w.agentOutcome(); err != nil {
+		w.res.output = raw
+		w.mu.Unlock()
+		return err
+	}
 	w.res.output = raw
 	w.res.needsMore, w.res.suggestion = mr.NeedsMoreContext, mr.ContextSuggestion
 	w.mu.Unlock()

@@ -15,7 +15,8 @@ func (s *sched) recoverOrAsk(n *node, err error) {
 	if n.recoveries < MaxRecoveriesPerStep && s.ruleRecovery(n) {
 		return
 	}
-	if s.cfg.Planner != nil && n.recoveries < MaxRecoveriesPerStep {
+	// A dry run makes no model call: no planner recovery either.
+	if s.cfg.Planner != nil && n.recoveries < MaxRecoveriesPerStep && !s.opts.DryRun {
 		n.recoveries++
 		req := RecoveryRequest{
 			Plan: s.plan.Clone(), StepID: n.step.ID, Error: tools.ModelText(err), // the planner is a model: tell it the hint
@@ -283,7 +284,7 @@ func (s *sched) startRePlan(n *node, suggestion string) {
 		s.replanQueue = append(s.replanQueue, replanAsk{n, suggestion})
 		return
 	}
-	if s.cfg.Planner == nil || s.replanOff || s.rePlans >= s.maxRePlans {
+	if s.cfg.Planner == nil || s.replanOff || s.rePlans >= s.maxRePlans || s.opts.DryRun { // a dry run makes no model call
 		s.log.Info("step needs more context; not re-planning", "step", n.step.ID,
 			"planner", s.cfg.Planner != nil, "rePlans", s.rePlans, "max", s.maxRePlans)
 		return

@@ -176,8 +176,13 @@ func TestSchedAgentToolCallsGoThroughReview(t *testing.T) {
 		e := New(Config{Tools: h.reg, Model: m, Reviewer: rv})
 		p := mkPlan(t, `[{"id":"ag","kind":"agent","prompt":"do it","tools":["write","op"]}]`)
 		st, rec := runPlan(t, e, p, RunOptions{Review: ReviewBefore})
-		if st.Status != RunCompleted {
+		// Its only change set was rejected in full and nothing else was
+		// applied: the step did not do its work (issue 24, point 4).
+		if st.Status != RunPartial {
 			t.Fatalf("%s %s", st.Status, st.Error)
+		}
+		if s := stepState(t, st, "ag"); s.Status != StepSkipped || !strings.Contains(s.Error+s.Reason, "change rejected: use b.txt") {
+			t.Errorf("step ag: %s %q %q, want skipped with the user's reason", s.Status, s.Error, s.Reason)
 		}
 		if len(results) != 4 {
 			t.Fatalf("results %d", len(results))

@@ -31,6 +31,9 @@ func openWSWith(t *testing.T, files map[string]string) *workspace.Workspace {
 	t.Helper()
 	dir := t.TempDir()
 	for rel, content := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}

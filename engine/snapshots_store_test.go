@@ -22,6 +22,11 @@ func (a storeSnapshotter) Snapshot(ctx context.Context, req SnapshotRequest) (Sn
 	return SnapshotInfo{ID: snap.ID, Skipped: snap.Skipped}, nil
 }
 
+func (a storeSnapshotter) KeepPreImages(ctx context.Context, paths []string) error {
+	_, err := a.s.Keep(ctx, paths)
+	return err
+}
+
 func (a storeSnapshotter) Restore(ctx context.Context, req RestoreRequest) (*RestoreInfo, error) {
 	res, err := a.s.Restore(ctx, req.SnapshotID, gitops.RestoreOptions{
 		Paths: req.Paths, Overwrite: req.Overwrite,

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/workspace"
 )
 
 // What a step's snapshot records: the one rule that tells the agent's work
@@ -119,4 +120,33 @@ func (w *worker) stepPaths() []string {
 	}
 	slices.Sort(paths)
 	return slices.Compact(paths)
+}
+
+// PreImageKeeper is implemented by a Snapshotter that keeps, before a
+// step's file tool changes them, the pre-images of files snapshots do not
+// hold (ignored files: gitops.Store.Keep), so that every file the agent's
+// own tools change can be undone. An error means a file cannot be saved
+// for undo: the change is not made.
+type PreImageKeeper interface {
+	KeepPreImages(ctx context.Context, paths []string) error
+}
+
+// keepPreImages keeps the pre-images of the change set's paths (both
+// paths of a move) before anything writes them.
+func (w *worker) keepPreImages(ctx context.Context, cs *workspace.ChangeSet) error {
+	k, ok := w.s.cfg.Snapshots.(PreImageKeeper)
+	if !ok || w.s.opts.DryRun {
+		return nil
+	}
+	var paths []string
+	for _, f := range cs.Files {
+		paths = append(paths, f.Path)
+		if f.OldPath != "" && f.OldPath != f.Path {
+			paths = append(paths, f.OldPath)
+		}
+	}
+	if err := k.KeepPreImages(ctx, paths); err != nil {
+		return fmt.Errorf("step %q: change %s not made: %w", w.j.step.ID, cs.ID, err)
+	}
+	return nil
 }

@@ -243,6 +243,15 @@ func (s *Store) reachable(ctx context.Context) (map[plumbing.Hash]struct{}, erro
 		}
 		return nil
 	}
+	// The kept paths' pre-images (kept.go) stand for every snapshot
+	// older than their keeping.
+	kept, err := s.loadKept()
+	if err != nil {
+		return nil, fmt.Errorf("gitops: gc: %w", err)
+	}
+	for _, h := range kept.hashes() {
+		seen[h] = struct{}{}
+	}
 	for name, h := range refs {
 		c, err := s.readCommit(h)
 		if err != nil {

@@ -202,6 +202,10 @@ type snapMeta struct {
 	// restore that took the snapshot was to create them (ignored paths a
 	// walk cannot vouch for): restoring the snapshot deletes them again.
 	Absent []string `json:"absent,omitempty"`
+	// Kept are the kept paths (kept.go) this snapshot records: in its
+	// tree, or absent then. A kept path it does not list was kept later:
+	// the snapshot stands for its pre-image.
+	Kept []string `json:"kept,omitempty"`
 }
 
 // permRecord fills m's permission fields from files. Counting is done in

@@ -163,10 +163,39 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	}
 	// Paths the target's safety record says were absent: delete them
 	// again even if they are ignored (protected like any other file).
+	absentT := map[string]bool{}
 	for _, p := range tmeta.Absent {
+		absentT[p] = true
 		if _, ok := cur.lookup(p); !ok {
 			candidates = append(candidates, p)
 		}
+	}
+	// Kept paths (ignored files the agent changed, kept.go): the target
+	// records them, or stands for their pre-images.
+	kept, err := s.loadKept()
+	if err != nil {
+		return nil, fmt.Errorf("gitops: restore: %w", err)
+	}
+	if len(kept) > 0 || len(tmeta.Kept) > 0 {
+		kp := slices.Concat(kept.paths(), tmeta.Kept)
+		inTree, err := s.lookupFiles(tc.TreeHash, kp)
+		if err != nil {
+			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
+		}
+		for p, f := range inTree {
+			if _, ok := want[p]; !ok {
+				want[p] = f
+			}
+		}
+		for _, p := range tmeta.Kept {
+			if _, ok := inTree[p]; !ok {
+				absentT[p] = true
+			}
+		}
+		for _, p := range keptTargets(kept, tmeta, inTree, want) {
+			absentT[p] = true
+		}
+		candidates = append(candidates, kp...)
 	}
 	skippedNow := make(map[string]SkippedFile, len(cur.skipped))
 	for _, sk := range cur.skipped {
@@ -199,13 +228,18 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		if sinceMeta, err = parseCommitMessage(c.Message); err != nil {
 			sinceMeta = &snapMeta{}
 		}
+		// A protection base older than the keeping of a path stands for
+		// its pre-image.
+		if len(kept) > 0 {
+			keptTargets(kept, sinceMeta, maps.Clone(since), since)
+		}
 		result.ProtectionBase = sinceID
 	}
 	targetIgnore := s.targetIgnoreReader(tc.TreeHash)
 	leave := func(p, why string) {
 		result.LeftAlone = append(result.LeftAlone, RestoreConflict{Path: p, Message: why})
 	}
-	pl := &planner{s: s, cur: cur, overwrite: opts.Overwrite, data: map[string][]byte{}, skipped: skippedNow}
+	pl := &planner{s: s, cur: cur, data: map[string][]byte{}, skipped: skippedNow}
 
 	var ops []restoreOp
 	extra := map[string]*fileRec{} // files the scan does not hold (ignored now) that the restore changes: kept in the safety snapshot
@@ -220,10 +254,10 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 				if !inT {
 					continue // not in the target either: nothing to do
 				}
-				if !opts.Overwrite {
-					leave(p, sk.Reason+"; it could not be saved for undo, so it is left alone (restore with --overwrite to replace it)")
-					continue
-				}
+				// The safety snapshot cannot hold it: replacing it could
+				// not be undone, so not even overwrite replaces it.
+				leave(p, sk.Reason+"; it could not be saved for undo, so it is left alone, even with overwrite (move it aside and restore again to put the snapshot's version there)")
+				continue
 			} else if r, why := pl.diskFile(p); why != "" {
 				leave(p, why)
 				continue
@@ -236,6 +270,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			continue
 		}
 		tperm := tmeta.perm(p, t.mode)
+		if t.perm != 0 {
+			tperm = t.perm // a kept path's pre-image
+		}
 		if inT && inC && t.hash == c.hash && t.mode == c.mode && (t.mode == filemode.Symlink || c.perm == 0 || c.perm == tperm) {
 			continue
 		}
@@ -244,7 +281,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 				leave(p, "the target snapshot left it out ("+sk.Reason+"); never deleted")
 				continue
 			}
-			if !contains(tmeta.Absent, p) {
+			if !absentT[p] {
 				if s.files.Ignored(p, false) {
 					leave(p, "ignored by the current ignore rules; ignored files are never deleted")
 					continue
@@ -260,6 +297,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			sperm := uint32(0)
 			if inS {
 				sperm = sinceMeta.perm(p, sv.mode)
+				if sv.perm != 0 {
+					sperm = sv.perm // a kept path's pre-image
+				}
 			}
 			if inS != inC || (inS && (sv.hash != c.hash || sv.mode != c.mode || (c.perm != 0 && sv.mode != filemode.Symlink && sperm != c.perm))) {
 				result.Conflicts = append(result.Conflicts, RestoreConflict{Path: p,
@@ -452,15 +492,6 @@ func resaveLimits(files int) (int, int64) {
 // errRestoreFailed stops the recording of a restore's result when the
 // restore did not stand.
 var errRestoreFailed = errors.New("the restore did not complete")
-
-func contains(list []string, p string) bool {
-	for _, q := range list {
-		if q == p {
-			return true
-		}
-	}
-	return false
-}
 
 // recordResult takes the KindRestored snapshot of what a restore left:
 // the next restore's protection base. Conflicts are recorded as they were

@@ -20,11 +20,10 @@ func (s *Store) abs(rel string) string { return s.root + "/" + rel }
 
 // planner looks at the disk for what the scan does not hold.
 type planner struct {
-	s         *Store
-	cur       *scanResult
-	overwrite bool
-	data      map[string][]byte // content of the files diskFile read (for the safety snapshot)
-	skipped   map[string]SkippedFile
+	s       *Store
+	cur     *scanResult
+	data    map[string][]byte // content of the files diskFile read (for the safety snapshot)
+	skipped map[string]SkippedFile
 }
 
 // diskFile returns the file at p that the scan does not hold (ignored
@@ -47,18 +46,13 @@ func (pl *planner) diskFile(p string) (*fileRec, string) {
 	case !ok:
 		return nil, "a special file (FIFO, socket or device) is where the file goes; left alone"
 	case mode != filemode.Symlink && fi.Size() > pl.s.opts.MaxFileSize:
-		if pl.overwrite {
-			return nil, ""
-		}
-		return nil, fmt.Sprintf("too large (%d bytes, over the snapshot size limit) to be saved for undo; left alone (restore with --overwrite to replace it)", fi.Size())
+		// Replacing it could not be undone: not even overwrite does.
+		return nil, fmt.Sprintf("too large (%d bytes, over the snapshot size limit) to be saved for undo; left alone, even with overwrite (move it aside and restore again to put the snapshot's version there)", fi.Size())
 	}
 	r := &fileRec{path: p, mode: mode, perm: permBits(fi.Mode()), size: fi.Size(), mtime: fi.ModTime().UnixNano(), ino: inode(fi)}
 	data, err := pl.s.readEntry(r)
 	if err != nil {
-		if pl.overwrite {
-			return nil, ""
-		}
-		return nil, fmt.Sprintf("cannot be read to be saved for undo (%v); left alone (restore with --overwrite to replace it)", err)
+		return nil, fmt.Sprintf("cannot be read to be saved for undo (%v); left alone, even with overwrite (move it aside and restore again to put the snapshot's version there)", err)
 	}
 	r.hash = hashObject(plumbing.BlobObject, data)
 	pl.data[p] = data

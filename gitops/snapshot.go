@@ -269,9 +269,10 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 		return nil, err
 	}
 	cacheRoot, diskPrev := root, prevRoot
+	var ov map[string]*treeFile
 	if len(opts.Contents) > 0 || len(opts.overrides) > 0 {
-		ov, err := s.contentOverrides(opts.Contents, sink)
-		if err != nil {
+		var err error
+		if ov, err = s.contentOverrides(opts.Contents, sink); err != nil {
 			return nil, err
 		}
 		for p, f := range opts.overrides {
@@ -279,10 +280,29 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 				ov[p] = f
 			}
 		}
+	}
+	// The kept paths (ignored files the agent changed) as they are now,
+	// unless given above.
+	kept, err := s.loadKept()
+	if err != nil {
+		s.log.Warn("gitops: the kept paths cannot be read; this snapshot records no ignored file", "err", err)
+	}
+	var keptOv map[string]*treeFile
+	if len(kept) > 0 {
+		if ov == nil {
+			ov = map[string]*treeFile{}
+		}
+		keptOv, _ = s.keptOverrides(kept, func(p string) bool { _, given := ov[p]; return given }, sink)
+		for p, f := range keptOv {
+			ov[p] = f
+		}
+	}
+	if len(ov) > 0 {
 		if root, err = s.patchTree(root, ov, sink); err != nil {
 			return nil, fmt.Errorf("record the contents given: %w", err)
 		}
 	}
+	keptRec := kept.paths()
 	// Against the previous snapshot's tree: the one this process
 	// committed if the cache is still the one it left, else the cache's
 	// (what the store last recorded of the disk, by any process).
@@ -296,7 +316,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	if opts.Limit != nil {
 		known = nil // both trees are the limited ones
 		var err error
-		if root, prevRoot, err = s.limitTree(opts.Limit, diskPrev, cacheRoot, root, sink, limitPerms); err != nil {
+		if root, prevRoot, keptRec, err = s.limitTree(opts.Limit, diskPrev, cacheRoot, root, sink, limitPerms, keptRec); err != nil {
 			return nil, fmt.Errorf("limit the snapshot to the step's paths: %w", err)
 		}
 	}
@@ -306,7 +326,7 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 		switch {
 		case known != nil && root == cacheRoot:
 			changes = *known
-		case opts.overrideChanges != nil && prevRoot == diskPrev && opts.Limit == nil && len(opts.Contents) == 0:
+		case opts.overrideChanges != nil && prevRoot == diskPrev && opts.Limit == nil && len(opts.Contents) == 0 && len(keptOv) == 0:
 			changes = *opts.overrideChanges
 			if checkOverrideChanges {
 				want, err := s.diffTrees(prevRoot, root)
@@ -337,9 +357,9 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 		}
 	}
 	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(), Kind: kind,
-		FilesChanged: changed, Changes: changes, ChangesOmitted: omitted, Files: files, Skipped: skipped, Absent: opts.absent}
+		FilesChanged: changed, Changes: changes, ChangesOmitted: omitted, Files: files, Skipped: skipped, Absent: opts.absent, Kept: keptRec}
 	meta.permRecord(each)
-	for p, f := range opts.overrides {
+	for p, f := range ov {
 		if f != nil && f.perm != 0 {
 			if meta.Perms == nil {
 				meta.Perms = map[string]uint32{}

@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -34,17 +35,21 @@ type SnapshotLimit struct {
 // built from, and diskPrev the disk's tree at the store's previous
 // snapshot. It returns the limited tree and Base's tree (to compare with),
 // and records in perms the permission bits of the paths kept from Base.
-func (s *Store) limitTree(lim *SnapshotLimit, diskPrev, diskRoot, root plumbing.Hash, sink objSink, perms map[string]uint32) (plumbing.Hash, plumbing.Hash, error) {
+//
+// kept are the kept paths recorded in root; it returns those the limited
+// tree records: the ones the step took, and the ones Base records (the
+// others keep Base's state, which stands for their pre-images).
+func (s *Store) limitTree(lim *SnapshotLimit, diskPrev, diskRoot, root plumbing.Hash, sink objSink, perms map[string]uint32, kept []string) (plumbing.Hash, plumbing.Hash, []string, error) {
 	if lim.Base == "" {
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("a limited snapshot needs the snapshot to keep the other paths from (SnapshotLimit.Base)")
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, fmt.Errorf("a limited snapshot needs the snapshot to keep the other paths from (SnapshotLimit.Base)")
 	}
 	base, err := s.getLocked(lim.Base)
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("the limit's base snapshot %s: %w", lim.Base, err)
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, fmt.Errorf("the limit's base snapshot %s: %w", lim.Base, err)
 	}
 	c, err := s.readCommit(plumbing.NewHash(base.ID))
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("the limit's base snapshot %s: %w", short(base.ID), err)
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, fmt.Errorf("the limit's base snapshot %s: %w", short(base.ID), err)
 	}
 	baseMeta, err := parseCommitMessage(c.Message)
 	if err != nil {
@@ -55,7 +60,7 @@ func (s *Store) limitTree(lim *SnapshotLimit, diskPrev, diskRoot, root plumbing.
 	for _, p := range lim.Paths {
 		p = strings.TrimSuffix(p, "/")
 		if err := checkRel(p); err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("SnapshotLimit.Paths: %w", err)
+			return plumbing.ZeroHash, plumbing.ZeroHash, nil, fmt.Errorf("SnapshotLimit.Paths: %w", err)
 		}
 		take[p] = true
 		dirs = append(dirs, p+"/")
@@ -63,7 +68,7 @@ func (s *Store) limitTree(lim *SnapshotLimit, diskPrev, diskRoot, root plumbing.
 	if lim.ChangedOnDisk && diskPrev != diskRoot {
 		moved, err := s.diffTrees(diskPrev, diskRoot)
 		if err != nil {
-			return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("compare the disk with the previous snapshot: %w", err)
+			return plumbing.ZeroHash, plumbing.ZeroHash, nil, fmt.Errorf("compare the disk with the previous snapshot: %w", err)
 		}
 		for _, ch := range moved {
 			take[ch.Path] = true
@@ -82,7 +87,13 @@ func (s *Store) limitTree(lim *SnapshotLimit, diskPrev, diskRoot, root plumbing.
 	}
 	changes, err := s.diffTrees(c.TreeHash, root)
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("compare with the limit's base snapshot %s: %w", short(base.ID), err)
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, fmt.Errorf("compare with the limit's base snapshot %s: %w", short(base.ID), err)
+	}
+	var keptRec []string
+	for _, p := range kept {
+		if taken(p) || slices.Contains(baseMeta.Kept, p) {
+			keptRec = append(keptRec, p)
+		}
 	}
 	var keep []string
 	for _, ch := range changes {
@@ -91,11 +102,11 @@ func (s *Store) limitTree(lim *SnapshotLimit, diskPrev, diskRoot, root plumbing.
 		}
 	}
 	if len(keep) == 0 {
-		return root, c.TreeHash, nil
+		return root, c.TreeHash, keptRec, nil
 	}
 	old, err := s.lookupFiles(c.TreeHash, keep)
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, err
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, err
 	}
 	ov := make(map[string]*treeFile, len(keep))
 	for _, p := range keep {
@@ -110,7 +121,7 @@ func (s *Store) limitTree(lim *SnapshotLimit, diskPrev, diskRoot, root plumbing.
 	}
 	limited, err := s.patchTree(root, ov, sink)
 	if err != nil {
-		return plumbing.ZeroHash, plumbing.ZeroHash, fmt.Errorf("keep the paths the step did not change: %w", err)
+		return plumbing.ZeroHash, plumbing.ZeroHash, nil, fmt.Errorf("keep the paths the step did not change: %w", err)
 	}
-	return limited, c.TreeHash, nil
+	return limited, c.TreeHash, keptRec, nil
 }

@@ -118,8 +118,8 @@ func openStore(ctx context.Context, root string, files lister, opts Options) (*S
 	}
 	root = filepath.Clean(root)
 	dir := StoreDir(opts.StateDir, root)
-	if isInside(root, dir) {
-		return nil, fmt.Errorf("gitops: the state dir %s is inside the workspace %s; choose a state dir outside it", opts.StateDir, root)
+	if err := CheckStateDir(opts.StateDir, root); err != nil {
+		return nil, fmt.Errorf("gitops: %w", err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, agentdDir), 0o755); err != nil {
 		return nil, fmt.Errorf("gitops: create snapshot store %s: %w", dir, err)

@@ -78,17 +78,19 @@ type ApprovalOption struct {
 
 // ApprovalRequestParams is agentd/approval/request's params.
 type ApprovalRequestParams struct {
-	RunID    string           `json:"runId"`
-	StepID   string           `json:"stepId"`
-	Tool     string           `json:"tool,omitempty"`
-	Category tools.Category   `json:"category"`
-	Risk     tools.Risk       `json:"risk"`
-	Title    string           `json:"title"`
-	Detail   string           `json:"detail"`
-	Command  string           `json:"command,omitempty"`
-	Cwd      string           `json:"cwd,omitempty"`
-	ChangeID string           `json:"changeId,omitempty"`
-	Options  []ApprovalOption `json:"options"`
+	RunID    string         `json:"runId"`
+	StepID   string         `json:"stepId"`
+	Tool     string         `json:"tool,omitempty"`
+	Category tools.Category `json:"category"`
+	Risk     tools.Risk     `json:"risk"`
+	Title    string         `json:"title"`
+	Detail   string         `json:"detail"`
+	Command  string         `json:"command,omitempty"`
+	Cwd      string         `json:"cwd,omitempty"`
+	ChangeID string         `json:"changeId,omitempty"`
+	// Sensitive: reading a file on the sensitive list (category read).
+	Sensitive bool             `json:"sensitive,omitempty"`
+	Options   []ApprovalOption `json:"options"`
 }
 
 // ApprovalResult is the client's answer.
@@ -118,7 +120,7 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		params := ApprovalRequestParams{
 			RunID: req.RunID, StepID: req.StepID, Tool: req.Tool, Category: req.Category, Risk: req.Risk,
 			Title: req.Title, Detail: req.Detail, Command: req.Command, Cwd: req.Cwd, ChangeID: req.ChangeID,
-			Options: approvalOptions,
+			Sensitive: req.Sensitive, Options: approvalOptions,
 		}
 		if params.Title == "" {
 			params.Title = fmt.Sprintf("Step %s wants to use %s", req.StepID, req.Tool)

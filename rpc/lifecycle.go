@@ -39,11 +39,14 @@ type ModelOptions struct {
 }
 
 type initOptions struct {
-	StateDir       string            `json:"stateDir"`
-	Model          *ModelOptions     `json:"model"`
-	Approval       *ApprovalPolicy   `json:"approval"`
-	Review         engine.ReviewMode `json:"review"`
-	ClientFeatures struct {
+	StateDir string `json:"stateDir"`
+	// AllowBroadWorkspace confirms a root that is / or the home directory
+	// (workspace.CheckRoot).
+	AllowBroadWorkspace bool              `json:"allowBroadWorkspace"`
+	Model               *ModelOptions     `json:"model"`
+	Approval            *ApprovalPolicy   `json:"approval"`
+	Review              engine.ReviewMode `json:"review"`
+	ClientFeatures      struct {
 		ApprovalRequest bool `json:"approvalRequest"`
 		ChangeReview    bool `json:"changeReview"`
 		// HunksFollowEdits: the editor moves hunks with the user's typing
@@ -164,6 +167,20 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	if stateDir == "" {
 		stateDir = gitops.DefaultStateDir()
 	}
+	// Where agentd may work and write: refused before anything is opened
+	// or written (the same rules as every front end's).
+	if root != "" {
+		if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "initializationOptions.allowBroadWorkspace: true"); err != nil {
+			return nil, badParam("rootUri", "%v", err)
+		}
+		if err := gitops.CheckStateDir(stateDir, root); err != nil {
+			field := "stateDir (agentd serve --state-dir or AGENTD_STATE_DIR)"
+			if s.opts.StateDir == "" && opts.StateDir != "" {
+				field = "initializationOptions.stateDir"
+			}
+			return nil, badParam(field, "%v", err)
+		}
+	}
 
 	caps := clientCaps{
 		workDoneProgress: p.Capabilities.Window.WorkDoneProgress,
@@ -189,7 +206,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		}
 		sess, wsErr = session.Open(s.ctx, session.Options{Root: root, StateDir: stateDir, Logger: s.log,
 			Background: true, Daemon: true, GCInterval: GCInterval,
-			OpenWorkspace: s.opts.OpenWorkspace, OpenStore: openStore})
+			OpenWorkspace: s.opts.OpenWorkspace, OpenStore: openStore, AllowBroadWorkspace: opts.AllowBroadWorkspace})
 		if wsErr != nil {
 			s.log.Error("opening the workspace failed", "root", root, "error", wsErr)
 			sess = nil

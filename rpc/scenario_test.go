@@ -402,6 +402,15 @@ func (sc *scenario) do(lineNo int, line string) {
 		if len(p.Options) != 4 {
 			t.Errorf("approval offers %d options, want 4", len(p.Options))
 		}
+		if v, ok := kv["sensitive"]; ok && strconv.FormatBool(p.Sensitive) != v {
+			t.Errorf("line %d: approval sensitive %v, want %s (%+v)", lineNo, p.Sensitive, v, p)
+		}
+		if v, ok := kv["category"]; ok && string(p.Category) != v {
+			t.Errorf("line %d: approval category %q, want %q", lineNo, p.Category, v)
+		}
+		if v, ok := kv["title"]; ok && !strings.Contains(p.Title, v) {
+			t.Errorf("line %d: approval title %q does not hold %q", lineNo, p.Title, v)
+		}
 		r.answer(ApprovalResult{Outcome: "selected", OptionID: arg(1)}, nil)
 	case "answer-message":
 		title := arg(1)

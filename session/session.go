@@ -40,6 +40,9 @@ type Options struct {
 	JournalOptional bool
 	// NoSnapshots opens no store (a terminal run with snapshots off).
 	NoSnapshots bool
+	// AllowBroadWorkspace lets Root be / or the home directory
+	// (workspace.CheckRoot).
+	AllowBroadWorkspace bool
 	// OpenWorkspace and OpenStore replace workspace.Open and gitops.Open
 	// (tests).
 	OpenWorkspace func(root string) (*workspace.Workspace, error)
@@ -71,6 +74,19 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	// Where agentd works and writes, before anything is opened or
+	// written (issue 24): the front ends check it too, to name their own
+	// flag or field.
+	root := opts.Root
+	if opts.WS != nil {
+		root = opts.WS.Root()
+	}
+	if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "--allow-broad-workspace"); err != nil {
+		return nil, err
+	}
+	if err := gitops.CheckStateDir(opts.StateDir, root); err != nil {
+		return nil, err
 	}
 	ws := opts.WS
 	if ws == nil {
@@ -210,6 +226,18 @@ func (a Snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (
 		return engine.SnapshotInfo{}, err
 	}
 	return engine.SnapshotInfo{ID: sn.ID, Skipped: sn.Skipped}, nil
+}
+
+// KeepPreImages implements engine.PreImageKeeper: the ignored files a
+// step is about to change are kept in snapshots from then on
+// (gitops.Store.Keep).
+func (a Snapshotter) KeepPreImages(ctx context.Context, paths []string) error {
+	store, err := a.S.Store()
+	if err != nil {
+		return err
+	}
+	_, err = store.Keep(ctx, paths)
+	return err
 }
 
 // Restore implements engine.Snapshotter (a run's rollback on failure).

@@ -25,6 +25,8 @@ type display struct {
 	// dryRun: show each proposed change in full (nothing else shows it).
 	dryRun bool
 	render func(cs *workspace.ChangeSet) string
+	// root is the workspace, named in the run's first line.
+	root string
 
 	mu      sync.Mutex
 	partial map[string]string    // unfinished output line per step/stream
@@ -186,7 +188,11 @@ func (d *display) OnEvent(ev engine.Event) {
 	}
 	switch ev.Type {
 	case engine.EventRunStarted:
-		c.Println(c.paint("1", "▶ run "+ev.RunID) + d.counts(ev.State))
+		head := "▶ run " + ev.RunID
+		if d.root != "" {
+			head += " in " + d.root
+		}
+		c.Println(c.paint("1", head) + d.counts(ev.State))
 	case engine.EventStepStarted:
 		d.started[ev.StepID] = ev.Time
 		c.Println(c.paint("34", "• ") + step + attempt(ev.Attempt))

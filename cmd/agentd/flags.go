@@ -80,14 +80,16 @@ func quoteAll(args []string) string {
 // wsFlags are --workspace and --state-dir, which every command that works
 // on a workspace's state has.
 type wsFlags struct {
-	dir      string
-	stateDir string
+	dir        string
+	stateDir   string
+	allowBroad bool
 }
 
 func addWSFlags(fs *pflag.FlagSet, w *wsFlags) {
 	fs.StringVar(&w.dir, "workspace", ".", "the workspace `DIR` (default: the current folder)")
 	fs.Lookup("workspace").DefValue = ""
 	fs.StringVar(&w.stateDir, "state-dir", "", "agentd's state `DIR` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd or ~/.local/state/agentd)")
+	addAllowBroadFlag(fs, &w.allowBroad)
 }
 
 // completeDirs completes a flag's value with directories.

@@ -34,6 +34,9 @@ func (jc *journalCmd) flags(cmd *cobra.Command) {
 
 // open opens the journal; on failure it prints why (as agentd CMD).
 func (jc *journalCmd) open(cmd string, stderr io.Writer) (*engine.Journal, bool) {
+	if !checkPlaces(cmd, jc.w.dir, jc.w.stateDir, jc.w.allowBroad, stderr) {
+		return nil, false
+	}
 	ws, err := workspace.Open(jc.w.dir, workspace.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd %s: workspace %s: %v\n", cmd, jc.w.dir, err)

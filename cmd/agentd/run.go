@@ -40,6 +40,7 @@ type runOptions struct {
 	yes         bool
 	jsonOut     bool
 	stateDir    string
+	allowBroad  bool
 	rollback    bool
 	dryRun      bool
 	concurrent  bool
@@ -87,6 +88,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.BoolVar(&o.yes, "yes", false, "answer yes to every approval and review")
 	fs.BoolVar(&o.jsonOut, "json", false, "write events as JSON lines to stdout")
 	fs.StringVar(&o.stateDir, "state-dir", "", "agentd's state `DIR` (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
+	addAllowBroadFlag(fs, &o.allowBroad)
 	fs.BoolVar(&o.rollback, "rollback-on-failure", false, "restore the workspace to the run's start snapshot if the run fails")
 	fs.BoolVar(&o.dryRun, "dry-run", false, "propose changes and show them, but write nothing and run no command")
 	fs.BoolVar(&o.concurrent, "concurrent", false, "run even while another run of the workspace is running or paused")
@@ -134,6 +136,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	if o.parallel < 1 {
 		fmt.Fprintf(stderr, "agentd run: --parallel must be at least 1\n")
+		return exitUsage
+	}
+	if !checkPlaces("run", o.wsDir, o.stateDir, o.allowBroad, stderr) {
 		return exitUsage
 	}
 	// The console owns the terminal: lines, the status line and prompts.
@@ -219,7 +224,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
 		return exitUsage
 	}
-	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun}
+	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun, AllowBroadWorkspace: o.allowBroad}
 	if o.maxFileSize != 0 {
 		// Snapshots keep files up to the same size as tools read.
 		sopts.OpenStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
@@ -254,7 +259,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	disp := newDisplay(con, jsonW, plan)
 	t := &terminal{con: con, ws: ws, yes: o.yes, cancel: cancel, quiet: mode == engine.ReviewNone || o.jsonOut, disp: disp}
-	disp.dryRun, disp.render = o.dryRun, t.renderChange
+	disp.dryRun, disp.render, disp.root = o.dryRun, t.renderChange, ws.Root()
 
 	cfg := sess.Config()
 	cfg.Tools, cfg.Approver, cfg.Reviewer, cfg.Inputter, cfg.Logger = tools.Builtin(), t, t, t, logger

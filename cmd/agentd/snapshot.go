@@ -167,7 +167,10 @@ never touched); agentd run and the editors take them before and after every step
 	})
 	restore.Long = `Makes the workspace match snapshot ID. A safety snapshot is taken first, so the restore
 can be undone (the command to do it is printed). Files changed since the agent's last
-snapshot are someone else's: they are left alone as conflicts, unless --overwrite.`
+snapshot are someone else's: they are left alone as conflicts, unless --overwrite. A file
+the safety snapshot cannot hold (over the size limit, unreadable) is never replaced, even
+with --overwrite: it is listed as left alone, so the undo always restores everything the
+restore changed.`
 	restore.Flags().Var(&paths, "path", "restore only this `PATH` (file or directory; repeatable)")
 	restore.Flags().BoolVar(&ro.DryRun, "dry-run", false, "list what restore would do and change nothing")
 	restore.Flags().BoolVar(&ro.Overwrite, "overwrite", false, "restore files changed by someone else too")
@@ -205,7 +208,10 @@ snapshot are someone else's: they are left alone as conflicts, unless --overwrit
 
 // open opens the workspace's snapshot store, or prints why not.
 func (sc *snapCmd) open() (*gitops.Store, int) {
-	sess, err := session.Open(sc.a.ctx, session.Options{Root: sc.w.dir, StateDir: sc.w.stateDir, JournalOptional: true})
+	if !checkPlaces(sc.name, sc.w.dir, sc.w.stateDir, sc.w.allowBroad, sc.a.stderr) {
+		return nil, exitUsage
+	}
+	sess, err := session.Open(sc.a.ctx, session.Options{Root: sc.w.dir, StateDir: sc.w.stateDir, JournalOptional: true, AllowBroadWorkspace: sc.w.allowBroad})
 	if err != nil {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
 		return nil, exitFailed
@@ -297,7 +303,11 @@ func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err er
 		}
 		changed := len(res.Restored) + len(res.Created) + len(res.Deleted)
 		if changed == 0 && len(res.Conflicts) == 0 {
-			fmt.Fprintln(stdout, "nothing to restore: the workspace already matches")
+			if len(res.LeftAlone) > 0 {
+				fmt.Fprintln(stdout, "nothing restored: the files above differ from the snapshot but were left alone")
+			} else {
+				fmt.Fprintln(stdout, "nothing to restore: the workspace already matches")
+			}
 		}
 		if len(res.Conflicts) > 0 && !ro.Overwrite {
 			again := append(strings.Fields(cmd), sc.restoreArgs...)

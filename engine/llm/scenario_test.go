@@ -132,8 +132,13 @@ func testAgentEditRejected(t *testing.T, model string) {
 		fakemodel.Reply{Text: "Left the version alone as asked."})
 	st := sc.run(`{"steps":[{"id":"bump","kind":"agent","prompt":"bump the version","tools":["read_file","edit_file"]}]}`,
 		engine.RunOptions{Review: engine.ReviewBefore})
-	if st.Status != engine.RunCompleted {
+	// Its only change was rejected in full: the step is skipped with the
+	// user's reason and the run partial (issue 24, point 4).
+	if st.Status != engine.RunPartial {
 		t.Fatalf("status %s: %s", st.Status, st.Error)
+	}
+	if s := stepOf(t, st, "bump"); s.Status != engine.StepSkipped || !strings.Contains(s.Reason, "keep the version") {
+		t.Errorf("step bump: %s %q, want skipped with the user's reason", s.Status, s.Reason)
 	}
 	reqs := sc.srv.Requests()
 	if len(reqs) != 2 {
@@ -144,7 +149,7 @@ func testAgentEditRejected(t *testing.T, model string) {
 		t.Errorf("agent offered %d tools, want the step's 2", len(tools))
 	}
 	second := lastUserText(t, reqs[1])
-	if !strings.Contains(second, "keep the version, we are not releasing yet") || !strings.Contains(second, "REJECTED") ||
+	if !strings.Contains(second, "keep the version, we are not releasing yet") || !strings.Contains(second, "REJECTED all of this change") ||
 		!(strings.Contains(second, `"tool_call_id":"c1"`) || strings.Contains(second, `"tool_use_id":"c1"`)) {
 		t.Errorf("the model's next request lacks the rejection: %s", second)
 	}
@@ -437,5 +442,39 @@ func TestScenarioStepNamesItsModel(t *testing.T) {
 	reqs := sc.srv.Requests()
 	if len(reqs) != 2 || reqs[0].API != "openai" || reqs[1].API != "anthropic" || reqs[1].JSON["model"] != "claude-3-5-haiku-latest" {
 		t.Errorf("requests: %s / %s", reqs[0].Body, reqs[1].Body)
+	}
+}
+
+// A dry run makes no model call, recovery included (issue 24, point 5): the
+// fake model server receives no request although an agent step would ask
+// it and a critical step fails (which would start the planner's recovery
+// in a real run, as the second half shows).
+func TestScenarioDryRunCallsNoModel(t *testing.T) {
+	plan := `{"steps":[
+	  {"id":"ag","kind":"agent","prompt":"bump the version","tools":["read_file","edit_file"]},
+	  {"id":"missing","tool":"read_file","args":{"path":"no/such/file.txt"},"critical":true}
+	]}`
+	sc := newScenario(t, sampleFiles)
+	sc.srv.Handle(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: `{"action":"fail_gracefully","reason":"cannot"}`}
+	})
+	st := sc.run(plan, engine.RunOptions{DryRun: true})
+	if n := len(sc.srv.Requests()); n != 0 {
+		t.Fatalf("a dry run made %d model request(s), want none (status %s)", n, st.Status)
+	}
+	if st.LLMCalls != 0 {
+		t.Errorf("the run counts %d model call(s)", st.LLMCalls)
+	}
+	if s := stepOf(t, st, "ag"); s.Status != engine.StepCompleted || !strings.Contains(s.Reason, "would ask the model") {
+		t.Errorf("ag: %s %q", s.Status, s.Reason)
+	}
+	if s := stepOf(t, st, "missing"); s.Status != engine.StepFailed {
+		t.Errorf("missing: %s, want failed", s.Status)
+	}
+	// The same plan for real: the model is asked (the agent step, and the
+	// planner to recover the failed step), so the count above can fail.
+	sc.run(plan, engine.RunOptions{})
+	if n := len(sc.srv.Requests()); n < 2 {
+		t.Errorf("a real run made %d model request(s); the dry run's zero proves nothing", n)
 	}
 }

@@ -117,7 +117,11 @@ func toolResultText(r *engine.ToolCallResult) string {
 	}
 	var b strings.Builder
 	if len(r.Rejected) > 0 {
-		b.WriteString("The user REJECTED part of this change; those hunks were not applied:\n")
+		note := r.Note
+		if note == "" {
+			note = "The user REJECTED part of this change."
+		}
+		b.WriteString(note + " The rejected hunks, with the user's reasons:\n")
 		for _, h := range r.Rejected {
 			reason := h.Reason
 			if reason == "" {

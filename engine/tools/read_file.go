@@ -53,6 +53,16 @@ func newReadFile() Tool {
 	return &readFileTool{spec{name: "read_file", desc: readFileDesc, category: CategoryRead, risk: RiskLow, schema: readFileSchema}}
 }
 
+// ReadPaths is the file the call reads (the engine asks first for a
+// sensitive one).
+func (t *readFileTool) ReadPaths(raw json.RawMessage) []string {
+	a, err := decodeArgs[ReadFileArgs](t.name, raw)
+	if err != nil || a.Path == "" {
+		return nil
+	}
+	return []string{a.Path}
+}
+
 func (t *readFileTool) Describe(raw json.RawMessage) Description {
 	a, _ := decodeArgs[ReadFileArgs](t.name, raw)
 	return Description{Title: "Read " + a.Path, Detail: lineRangeText(a.StartLine, a.EndLine)}

@@ -34,7 +34,9 @@ test('serverCommand starts `agentd serve` over stdio: it answers initialize, wit
   const { spawn } = await import('node:child_process');
   const rpc = await import('vscode-jsonrpc/node');
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-serve-'));
-  const p = spawn(cmd.command, [...cmd.args, '--state-dir', path.join(root, '.state')], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
+  // The state dir is never inside the workspace (agentd refuses it at initialize).
+  const state = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-state-'));
+  const p = spawn(cmd.command, [...cmd.args, '--state-dir', state], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   p.stderr.on('data', (b) => { stderr += b; });
   const conn = rpc.createMessageConnection(new rpc.StreamMessageReader(p.stdout), new rpc.StreamMessageWriter(p.stdin));
