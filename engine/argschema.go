@@ -224,7 +224,11 @@ func (v *validator) addSchemaProblem(step, tool string, args any, e *jsonschema.
 		return
 	case *kind.AdditionalProperties:
 		for _, p := range k.Properties {
-			v.add(step, field+fieldSep(p), "unknown field %q in args: remove it (see the tool's schema in docs/plans.md)", p)
+			if hint := v.argNameHint(tool, e.SchemaURL, p); strings.HasPrefix(hint, ": did you mean") {
+				v.add(step, field+fieldSep(p), "unknown field %q in args%s", p, hint)
+			} else {
+				v.add(step, field+fieldSep(p), "unknown field %q in args: remove it%s (see the tool's schema in docs/plans.md)", p, hint)
+			}
 		}
 		return
 	case *kind.Type:

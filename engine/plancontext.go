@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -95,13 +96,24 @@ func EditWarningsRead(ctx context.Context, p *Plan, ws *workspace.Workspace, rea
 				Message: fmt.Sprintf("warning: %s cannot be read (%v); edit_file needs an existing file", a.Path, err)})
 			continue
 		}
+		// The run's own matcher, edit after edit as the step applies them:
+		// the warning is what the run would fail with, closest line and all.
+		content := string(data)
 		for i, e := range a.Edits {
-			if e.OldText == "" || hasRef(e.OldText) {
+			if e.OldText == "" || hasRef(e.OldText) || hasRef(e.NewText) {
 				continue
 			}
-			if !strings.Contains(string(data), e.OldText) {
+			next, err := tools.ApplyEdit(rel, content, i, e)
+			var te *tools.Error
+			switch {
+			case err == nil:
+				content = next
+			case errors.As(err, &te) && te.Code == tools.CodeNoMatch:
 				out = append(out, Problem{File: p.Source, StepID: st.ID, Field: fmt.Sprintf("args.edits[%d].oldText", i),
-					Message: fmt.Sprintf("warning: this oldText does not occur in %s as it is now; read the file and copy the text exactly, or make the step an agent step", rel)})
+					Message: fmt.Sprintf("warning: this oldText does not occur in %s as it is now%s; read the file and copy the text exactly, or make the step an agent step", rel, tools.NearMiss(content, e.OldText))})
+			default:
+				out = append(out, Problem{File: p.Source, StepID: st.ID, Field: fmt.Sprintf("args.edits[%d].oldText", i),
+					Message: "warning: " + strings.TrimPrefix(err.Error(), "edit_file: ")})
 			}
 		}
 	}
@@ -159,7 +171,11 @@ func ContextText(p *Plan) string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The model looked at %d things before planning:\n", len(p.Context))
+	what := "things"
+	if len(p.Context) == 1 {
+		what = "thing"
+	}
+	fmt.Fprintf(&b, "The model looked at %d %s before planning:\n", len(p.Context), what)
 	for _, c := range p.Context {
 		b.WriteString("  " + c.String() + "\n")
 	}

@@ -2,7 +2,11 @@ package engine
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -10,7 +14,9 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/workspace"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"sigs.k8s.io/yaml"
 )
 
 // validator collects every problem of one plan.
@@ -157,6 +163,9 @@ func (v *validator) checkStep(s *Step) {
 	}
 	v.checkTemplates(s)
 	v.checkRefs(s)
+	if kindOK && kind == KindTool {
+		v.checkPaths(s)
+	}
 }
 
 func (v *validator) checkDependsOn(s *Step) {
@@ -633,3 +642,193 @@ func editDistance(a, b string) int {
 	}
 	return d[len(ra)][len(rb)]
 }
+
+// pathArgs are the args of a tool step that name workspace files or
+// folders (top level; json_patch's ops[i].path are JSON Pointers).
+var pathArgs = []string{"path", "from", "to", "cwd"}
+
+// checkPaths refuses a path arg that leaves the workspace whatever its root
+// ("../x", "a/../../x"): the run refuses it at the step; validation says so
+// before. Absolute paths are judged against a workspace (CheckWorkspace).
+func (v *validator) checkPaths(s *Step) {
+	for _, pa := range stepPaths(s) {
+		if hasRef(pa.value) || filepath.IsAbs(pa.value) || strings.HasPrefix(strings.ToLower(pa.value), "file:") {
+			continue
+		}
+		if escapesLexically(pa.value) {
+			v.add(s.ID, pa.field, "%q leaves the workspace: give a path inside it, relative to its root", pa.value)
+		}
+	}
+}
+
+type pathArg struct{ field, value string }
+
+// escapesLexically reports whether a relative path leaves any root by its
+// text alone ("../x", "a/../../x").
+func escapesLexically(p string) bool {
+	if filepath.IsAbs(p) || strings.HasPrefix(strings.ToLower(p), "file:") {
+		return false
+	}
+	c := filepath.Clean(filepath.FromSlash(p))
+	return c != "." && !filepath.IsLocal(c)
+}
+
+// stepPaths lists a tool step's path args with their fields.
+func stepPaths(s *Step) []pathArg {
+	var a map[string]any
+	if json.Unmarshal(s.Args, &a) != nil {
+		return nil
+	}
+	var out []pathArg
+	for _, k := range pathArgs {
+		if p, ok := a[k].(string); ok && p != "" {
+			out = append(out, pathArg{"args." + k, p})
+		}
+	}
+	if ps, ok := a["paths"].([]any); ok {
+		for i, x := range ps {
+			if p, ok := x.(string); ok && p != "" {
+				out = append(out, pathArg{fmt.Sprintf("args.paths[%d]", i), p})
+			}
+		}
+	}
+	return out
+}
+
+// argNameHint is ": did you mean \"x\"?" for an unknown args field name
+// when the tool's schema at that place has a close property name.
+func (v *validator) argNameHint(tool, schemaURL, name string) string {
+	t, ok := v.reg.Get(tool)
+	if !ok {
+		return ""
+	}
+	var node any
+	if json.Unmarshal(t.Schema(), &node) != nil {
+		return ""
+	}
+	_, frag, _ := strings.Cut(schemaURL, "#")
+	frag = strings.TrimSuffix(frag, "/additionalProperties")
+	for _, tok := range strings.Split(strings.Trim(frag, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n) {
+				return ""
+			}
+			node = n[i]
+		default:
+			return ""
+		}
+	}
+	obj, _ := node.(map[string]any)
+	props, _ := obj["properties"].(map[string]any)
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if c := closestName(name, names); c != "" {
+		return fmt.Sprintf(": did you mean %q?", c)
+	}
+	// A name that holds one of the properties' names ("lines" in
+	// "startLine", "endLine"), or is held by one, is a near miss too.
+	var near []string
+	ln := strings.ToLower(strings.TrimSuffix(name, "s"))
+	for _, k := range names {
+		lk := strings.ToLower(k)
+		if len(ln) >= 3 && (strings.Contains(lk, ln) || strings.Contains(ln, lk)) {
+			near = append(near, strconv.Quote(k))
+		}
+	}
+	if len(near) > 0 {
+		return ": did you mean " + strings.Join(near, " or ") + "?"
+	}
+	if len(names) > 0 {
+		return "; its fields are " + strings.Join(names, ", ")
+	}
+	return ""
+}
+
+// CheckPlanFile parses and validates a plan file's data against the tools
+// in reg and returns the plan (nil when it cannot be read as one; with
+// unknown fields, the plan read without them) and
+// every problem at once: an unknown or misspelt field no longer hides the
+// steps' problems, which are checked on the plan read without it.
+func CheckPlanFile(name string, data []byte, reg *tools.Registry, maxSteps int) (*Plan, []Problem) {
+	p, err := parsePlan(name, data)
+	if err == nil {
+		return p, validatePlan(p, reg, maxSteps)
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		return nil, []Problem{{File: name, Message: err.Error()}}
+	}
+	probs := ve.Problems
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return nil, probs // not JSON or YAML at all: nothing more to check
+	}
+	// Only unknown fields (and types the plan still reads with): read
+	// the plan leaving them out, and add its own problems.
+	jsonData := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	if isYAML(name, jsonData) {
+		if jsonData, err = yaml.YAMLToJSON(jsonData); err != nil {
+			return nil, probs
+		}
+	}
+	var lp Plan
+	if json.Unmarshal(jsonData, &lp) != nil {
+		return nil, probs
+	}
+	lp.Source = name
+	if lp.Version == 0 {
+		lp.Version = 1
+	}
+	seen := map[string]bool{}
+	for _, pr := range probs {
+		seen[pr.StepID+"\x00"+pr.Field] = true
+	}
+	for _, pr := range validatePlan(&lp, reg, maxSteps) {
+		if !seen[pr.StepID+"\x00"+pr.Field] {
+			probs = append(probs, pr)
+		}
+	}
+	return &lp, probs // read without the unknown fields: checkable further, never runnable
+}
+
+// CheckWorkspace returns what the run would find wrong in ws that the plan
+// alone does not show: paths that resolve outside the workspace (absolute
+// ones elsewhere, links leading out) as problems, and edit_file texts not
+// found in the files as they are now as warnings (EditWarnings, with the
+// run's own matcher and the closest line). Warnings' messages start with
+// "warning: ".
+func CheckWorkspace(ctx context.Context, p *Plan, ws *workspace.Workspace) []Problem {
+	if p == nil || ws == nil {
+		return nil
+	}
+	var out []Problem
+	for _, s := range p.Steps {
+		if s == nil || s.EffectiveKind() != KindTool {
+			continue
+		}
+		for _, pa := range stepPaths(s) {
+			if hasRef(pa.value) || escapesLexically(pa.value) {
+				continue // checkPaths reports it without a workspace
+			}
+			if _, _, err := ws.Resolve(pa.value); errors.Is(err, workspace.ErrOutsideRoot) {
+				out = append(out, Problem{File: p.Source, StepID: s.ID, Field: pa.field,
+					Message: fmt.Sprintf("%q is outside the workspace %s: give a path inside it, relative to its root", pa.value, ws.Root())})
+			}
+		}
+	}
+	return append(out, EditWarnings(ctx, p, ws)...)
+}
+
+// IsWarning reports whether a problem is only a warning (the plan runs).
+func IsWarning(pr Problem) bool { return strings.HasPrefix(pr.Message, "warning: ") }

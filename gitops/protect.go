@@ -56,6 +56,6 @@ func (s *Store) protectionBaseLocked(target *Snapshot) (string, error) {
 			return sn.ID, nil
 		}
 	}
-	return "", fmt.Errorf("gitops: restore to snapshot %s: %w, so edits made since cannot be told from the agent's and would be overwritten; restore with overwrite to restore anyway (a safety snapshot still lets you undo it)",
+	return "", fmt.Errorf("gitops: restore to snapshot %s: %w, so edits made since cannot be told from the agent's and would be overwritten; restore with --overwrite to restore anyway (a safety snapshot still lets you undo it)",
 		short(target.ID), ErrNoProtectionBase)
 }

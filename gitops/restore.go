@@ -222,7 +222,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			since, err = s.lookupFiles(c.TreeHash, paths)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("gitops: restore to snapshot %s: the protection base, snapshot %s, cannot be read (%v): %w; restore with overwrite to restore anyway",
+			return nil, fmt.Errorf("gitops: restore to snapshot %s: the protection base, snapshot %s, cannot be read (%v): %w; restore with --overwrite to restore anyway",
 				short(target.ID), short(sinceID), err, ErrNoProtectionBase)
 		}
 		if sinceMeta, err = parseCommitMessage(c.Message); err != nil {
@@ -303,7 +303,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			}
 			if inS != inC || (inS && (sv.hash != c.hash || sv.mode != c.mode || (c.perm != 0 && sv.mode != filemode.Symlink && sperm != c.perm))) {
 				result.Conflicts = append(result.Conflicts, RestoreConflict{Path: p,
-					Message: fmt.Sprintf("changed since snapshot %s, not by the agent; left alone (restore with overwrite to replace it)", short(sinceID))})
+					Message: fmt.Sprintf("changed since snapshot %s, not by the agent; left alone (restore with --overwrite to replace it)", short(sinceID))})
 				continue
 			}
 		}

@@ -59,7 +59,7 @@ func (w *Workspace) readDisk(real string) ([]byte, fs.FileMode, error) {
 		return nil, 0, fmt.Errorf("is not a regular file (%s)", fi.Mode().Type())
 	}
 	if fi.Size() > w.max {
-		return nil, 0, fmt.Errorf("%w: %d bytes, over the limit of %d (raise maxFileSize or read a part of it)", ErrTooLarge, fi.Size(), w.max)
+		return nil, 0, fmt.Errorf("%w: %d bytes, over the limit of %d (raise the limit with agentd run --max-file-size SIZE, or read a part of it)", ErrTooLarge, fi.Size(), w.max)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, w.max+1))
 	if err != nil {

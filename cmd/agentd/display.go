@@ -57,7 +57,7 @@ func newDisplay(con *console, jsonOut io.Writer, p *engine.Plan) *display {
 	d := &display{con: con, desc: map[string]string{}, partial: map[string]string{}, started: map[string]time.Time{},
 		shown: map[string]int{}, shownCh: make(chan struct{}), ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), t0: time.Now()}
 	if jsonOut != nil {
-		d.json = json.NewEncoder(jsonOut)
+		d.json = newJSONEncoder(jsonOut)
 		d.jsonW = jsonOut
 	}
 	d.learn(p)
@@ -169,9 +169,16 @@ func (d *display) OnEvent(ev engine.Event) {
 		defer d.markShown(shownKey("approval", ev.StepID))
 	}
 	if d.json != nil {
+		out := jsonEvent{Event: ev}
+		if ev.Type == engine.EventChangeProposed {
+			<-d.ready
+			if cs, ok := d.run.Change(ev.ChangeID); ok {
+				out.Patch = changePatch(cs)
+			}
+		}
 		// Through the console: a JSON line never lands inside a prompt
 		// shown on the same terminal.
-		d.con.Write(func() { d.json.Encode(ev) })
+		d.con.Write(func() { d.json.Encode(out) })
 		return
 	}
 	c := d.con
@@ -306,8 +313,8 @@ func (d *display) status(st *engine.RunState) string {
 	if st.Tokens > 0 || st.CostUSD > 0 {
 		s += fmt.Sprintf(" · %d tokens $%.4f", st.Tokens, st.CostUSD)
 	}
-	if st.EtaMs != nil {
-		s += " · ETA " + (time.Duration(*st.EtaMs) * time.Millisecond).Round(time.Second).String()
+	if eta, ok := d.etaWorthShowing(st); ok {
+		s += " · ETA " + eta.String()
 	}
 	return s
 }
@@ -331,4 +338,25 @@ func short(id string) string {
 		return id[:10]
 	}
 	return id
+}
+
+// etaWorthShowing is the run's ETA when it is an estimate worth showing: a
+// second or more, and not already overtaken by a step still running
+// (beside a command that has run for minutes, "ETA 0s" says nothing true).
+// d.mu is held.
+func (d *display) etaWorthShowing(st *engine.RunState) (time.Duration, bool) {
+	if st.EtaMs == nil {
+		return 0, false
+	}
+	eta := (time.Duration(*st.EtaMs) * time.Millisecond).Round(time.Second)
+	if eta < time.Second {
+		return 0, false
+	}
+	now := time.Now()
+	for _, id := range st.CurrentSteps {
+		if t0, ok := d.started[id]; ok && now.Sub(t0) > eta {
+			return 0, false
+		}
+	}
+	return eta, true
 }

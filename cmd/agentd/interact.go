@@ -111,7 +111,7 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	var ans byte
 	for {
 		var err error
-		ans, err = t.con.Choose(ctx, text, "allow? [y]es [n]o "+always+" [q]uit [?]help:", "ynaq?", 0)
+		ans, err = t.con.Choose(ctx, text, "allow? [y]es [n]o "+always+" [q]uit [?]help, then Enter:", "ynaq?", 0)
 		switch {
 		case errors.Is(err, errNoAnswer):
 			t.closedInput(req.StepID)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -59,7 +58,7 @@ func (jc *journalCmd) hint(args ...string) string {
 }
 
 func writeJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
+	enc := newJSONEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
 }

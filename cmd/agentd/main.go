@@ -2,11 +2,13 @@
 //
 //	agentd serve                 JSON-RPC over stdio, for editors
 //	agentd run PLAN              run a plan headless
+//	agentd chat                  a conversation (also: agentd, on a terminal)
 //	agentd undo [RUN]            put the workspace back as it was before a run
 //	agentd plan "REQUEST"        make a plan with a model
 //	agentd validate PLAN         check a plan
 //	agentd snapshot SUBCOMMAND   snapshots of a workspace
 //	agentd runs [RUN]            past runs of a workspace
+//	agentd review [RUN]          review the change sets still pending
 //	agentd rules list|revoke     remembered approval rules
 //	agentd tools                 the tools a step can call
 //	agentd completion SHELL      shell completion (bash, zsh, fish)
@@ -78,6 +80,10 @@ func mainWithArgs(args []string, stdout, stderr io.Writer) int {
 func runCLI(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRootCmd(a)
+	if len(args) == 0 && isTerminal(stdin) && isTerminal(stdoutFile(stdout)) {
+		// A person at a terminal: a conversation.
+		args = []string{"chat"}
+	}
 	if len(args) == 0 {
 		// No command: the usage, to stderr, and a usage error.
 		root.SetOut(stderr)
@@ -118,8 +124,10 @@ and snapshots to undo it. Editors start 'agentd serve'; 'agentd run' is the term
 	cobra.EnableCommandSorting = false
 	root.AddCommand(
 		newRunCmd(a),
+		newChatCmd(a),
 		newUndoCmd(a),
 		newRunsCmd(a),
+		newReviewCmd(a),
 		newValidateCmd(a),
 		newPlanCmd(a),
 		newSnapshotCmd(a),
@@ -241,4 +249,12 @@ func requireShell(root *cobra.Command) {
 			return fmt.Errorf("missing the shell: agentd completion %s (e.g. source <(agentd completion bash))", strings.Join(shells, "|"))
 		}
 	}
+}
+
+// stdoutFile is w as a reader for isTerminal when it is a file.
+func stdoutFile(w io.Writer) io.Reader {
+	if f, ok := w.(*os.File); ok {
+		return f
+	}
+	return nil
 }

@@ -27,7 +27,7 @@ func init() {
 		// its calls are counted, so the run's summary shows them.
 		budget := engine.NewBudget(0, 0)
 		var used engine.Usage
-		p, code := makePlan(ctx, "run", o.request, o.wsDir, o.model, stderr, planOpts{stateDir: o.stateDir, budget: budget, used: &used})
+		p, code := makePlan(ctx, "run", o.request, o.wsDir, o.model, stderr, planOpts{stateDir: o.stateDir, budget: budget, used: &used, verbose: o.verbose})
 		if p == nil {
 			return nil, nil, code
 		}
@@ -62,6 +62,7 @@ config file.`,
 	fs.IntVar(&po.explore, "explore", 0, "let the model read and search the workspace for up to `N` rounds before planning (default 6; -1: none)")
 	fs.IntVar(&po.mapTokens, "map-tokens", 0, "the repository map's budget in `TOKENS` (default 2000; -1: no map)")
 	fs.StringVar(&po.stateDir, "state-dir", "", "agentd's state `DIR`, for the repository map's cache (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
+	fs.BoolVarP(&po.verbose, "verbose", "v", false, "show the model's text as it streams in")
 	completeDirs(cmd, "workspace", "state-dir")
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) int {
 		return cmdPlan(a.ctx, args[0], wsDir, out, model, po, a.stdout, a.stderr)
@@ -122,6 +123,11 @@ func wireModel(cfg *engine.Config, wsRoot, model string) error {
 	if !settings.Configured() {
 		return nil
 	}
+	if cfg.Logger != nil {
+		// The model client's retries go to the run's log (above the
+		// status line, and to --log-file), not raw to stderr.
+		settings.Logger = cfg.Logger.With("component", "llm")
+	}
 	cfg.Model = llm.NewStepModel(settings)
 	cfg.Planner = llm.NewPlanner(settings, cfg.Tools)
 	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
@@ -145,11 +151,15 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 	if model != "" {
 		settings.Model = model
 	}
+	live := newPlanLive(cmd, stderr)
+	live.verbose = po.verbose
+	// The model client's log lines (a retry after a 429) print above the
+	// live line, never over it.
+	settings.Logger = slog.New(slog.NewTextHandler(live, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	pl := llm.NewPlanner(settings, tools.Builtin())
 	pl.StateDir = po.stateDir
-	live := newPlanLive(cmd, stderr)
 	plan, err := pl.Create(ctx, llm.CreateRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
-		OnProgress: live.progress, OnWarnings: live.warnings, Budget: po.budget})
+		OnProgress: live.progress, OnWarnings: live.warnings, OnText: live.streamed, Budget: po.budget})
 	live.done(plan)
 	used := pl.Used()
 	if po.used != nil {

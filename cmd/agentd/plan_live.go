@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
@@ -17,17 +19,30 @@ type planOpts struct {
 	stateDir  string
 	budget    engine.Budget // if set, charged for the planner's calls
 	used      *engine.Usage // if set, receives what the planner used
+	verbose   bool          // show the model's text as it streams
 }
 
-// planLive shows the planner's progress on stderr (a live line on a
-// terminal, plain lines otherwise), its warnings, and, when the plan is
-// made, what the model looked at.
+// planLive shows the planner's progress on stderr: on a terminal a live
+// line with a spinner, the phase and the time it has taken so far, redrawn
+// 8 times a second, so a slow or hung model is seen to be waited for;
+// plain lines otherwise. Its warnings, log lines and (verbose) the model's
+// streamed text print above the live line, never over it; when the plan
+// is made, what the model looked at.
 type planLive struct {
-	cmd  string
-	w    io.Writer
-	tty  bool
-	mu   sync.Mutex
-	line bool
+	cmd     string
+	w       io.Writer
+	tty     bool
+	verbose bool
+
+	mu     sync.Mutex
+	line   bool
+	phase  string
+	t0     time.Time
+	frame  int
+	text   strings.Builder // streamed text not yet printed (no newline yet)
+	stop   chan struct{}
+	ended  chan struct{}
+	closed bool
 }
 
 func newPlanLive(cmd string, w io.Writer) *planLive {
@@ -37,26 +52,96 @@ func newPlanLive(cmd string, w io.Writer) *planLive {
 			tty = true
 		}
 	}
-	return &planLive{cmd: cmd, w: w, tty: tty}
+	l := &planLive{cmd: cmd, w: w, tty: tty, t0: time.Now(), stop: make(chan struct{}), ended: make(chan struct{})}
+	if tty {
+		go l.tick()
+	} else {
+		close(l.ended)
+	}
+	return l
+}
+
+func (l *planLive) tick() {
+	defer close(l.ended)
+	t := time.NewTicker(tickEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-t.C:
+			l.mu.Lock()
+			l.frame++
+			l.draw()
+			l.mu.Unlock()
+		}
+	}
+}
+
+// draw redraws the live line (l.mu held).
+func (l *planLive) draw() {
+	if !l.tty || l.phase == "" || l.closed {
+		return
+	}
+	fmt.Fprintf(l.w, "\r\033[K%s agentd %s: %s · %s", spinner[l.frame%len(spinner)], l.cmd, l.phase,
+		time.Since(l.t0).Round(100*time.Millisecond))
+	l.line = true
 }
 
 func (l *planLive) progress(p llm.Progress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.phase = p.String()
 	if l.tty {
-		fmt.Fprintf(l.w, "\r\033[Kagentd %s: %s", l.cmd, p.String())
-		l.line = true
+		l.draw()
 		return
 	}
 	fmt.Fprintf(l.w, "agentd %s: %s\n", l.cmd, p.String())
 }
 
+// println prints a line above the live line.
+func (l *planLive) println(s string) {
+	l.clear()
+	fmt.Fprintln(l.w, s)
+	l.draw()
+}
+
+// streamed is llm.CreateRequest.OnText: with verbose, the model's text in
+// whole lines above the live line.
+func (l *planLive) streamed(s string) {
+	if !l.verbose {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.text.WriteString(s)
+	t := l.text.String()
+	i := strings.LastIndexByte(t, '\n')
+	if i < 0 {
+		return
+	}
+	l.text.Reset()
+	l.text.WriteString(t[i+1:])
+	for _, line := range strings.Split(t[:i], "\n") {
+		l.println("  │ model: " + line)
+	}
+}
+
+// Write is the planner's log (slog text lines): above the live line.
+func (l *planLive) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		l.println(line)
+	}
+	return len(p), nil
+}
+
 func (l *planLive) warnings(ws []engine.Problem) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.clear()
 	for _, w := range ws {
-		fmt.Fprintf(l.w, "agentd %s: %s\n", l.cmd, w.String())
+		l.println(fmt.Sprintf("agentd %s: %s", l.cmd, w.String()))
 	}
 }
 
@@ -67,10 +152,21 @@ func (l *planLive) clear() {
 	}
 }
 
+// done stops the live line and shows what the model looked at.
 func (l *planLive) done(plan *engine.Plan) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
+	if !l.closed {
+		l.closed = true
+		close(l.stop)
+	}
+	if rest := l.text.String(); l.verbose && rest != "" {
+		l.clear()
+		fmt.Fprintln(l.w, "  │ model: "+rest)
+		l.text.Reset()
+	}
 	l.clear()
+	l.mu.Unlock()
+	<-l.ended
 	if t := engine.ContextText(plan); t != "" {
 		fmt.Fprint(l.w, t)
 	}

@@ -58,7 +58,7 @@ func (t *terminal) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 		return t.decide(ctx, cs, []review.Decision{{Action: review.Accept}}, "")
 	}
 	for {
-		ans, err := t.con.Choose(ctx, text, "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:", "ynaqes?", 0)
+		ans, err := t.con.Choose(ctx, text, "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help, then Enter:", "ynaqes?", 0)
 		text = ""
 		switch {
 		case errors.Is(err, errNoAnswer):
@@ -108,17 +108,29 @@ func (t *terminal) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 // split asks about each unit (hunk, or whole file) of the change set, as
 // git add -p does, then applies the decisions through the review core.
 func (t *terminal) split(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
-	set := review.New(cs, engine.ReviewBefore)
-	units := set.Units()
+	return t.splitSet(ctx, review.New(cs, engine.ReviewBefore), cs.StepID)
+}
+
+// splitSet asks about each pending unit of set (agentd review finishes a
+// set some of whose units were decided already) and resolves them.
+func (t *terminal) splitSet(ctx context.Context, set *review.Set, stepID string) (*engine.ReviewOutcome, error) {
+	var units []review.Unit
+	t.bookRead(func() {
+		for _, u := range set.Units() {
+			if u.Status() == review.Pending {
+				units = append(units, u)
+			}
+		}
+	})
 	var decisions []review.Decision
 	rest := review.Action("")
 	for i, u := range units {
 		act := rest
 		for act == "" {
 			ans, err := t.con.Choose(ctx, t.renderUnit(u, i+1, len(units)),
-				fmt.Sprintf("apply this hunk (%d/%d)? [y]es [n]o [a]ll the rest [d]rop the rest [?]help:", i+1, len(units)), "ynad?", 0)
+				fmt.Sprintf("apply this hunk (%d/%d)? [y]es [n]o [a]ll the rest [d]rop the rest [?]help, then Enter:", i+1, len(units)), "ynad?", 0)
 			if errors.Is(err, errNoAnswer) {
-				t.closedInput(cs.StepID)
+				t.closedInput(stepID)
 				ans = 'd'
 			} else if err != nil {
 				return nil, err
@@ -139,6 +151,16 @@ func (t *terminal) split(ctx context.Context, cs *workspace.ChangeSet) (*engine.
 		decisions = append(decisions, review.Decision{Path: u.F.Path, HunkID: u.ID(), Action: act})
 	}
 	return t.resolve(ctx, set, decisions, "left out at the terminal")
+}
+
+// bookRead reads sets' state under the book's lock (set by a review of
+// recorded sets; a set of this run is not shared yet).
+func (t *terminal) bookRead(f func()) {
+	if t.book != nil {
+		t.book.Read(f)
+		return
+	}
+	f()
 }
 
 // renderUnit shows one hunk (or a whole-file change) of a split review.

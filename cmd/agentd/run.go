@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -47,6 +47,8 @@ type runOptions struct {
 	noSnapshots bool
 	stepTimeout time.Duration
 	model       string
+	verbose     bool     // stream the model's text (planning, llm steps)
+	maxFileSize sizeFlag // files larger than this are not read by tools nor kept in snapshots
 	log         logFlags
 }
 
@@ -94,6 +96,8 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.DurationVar(&o.stepTimeout, "step-timeout", engine.DefaultStepTimeout, "default `TIMEOUT` of a step (e.g. 30s, 5m)")
 	fs.StringVar(&o.request, "request", "", "make the plan from this `REQUEST` with a model, then run it")
 	o.log = addLogFlags(cmd, "warn")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show the model's text as it streams in while it plans")
+	fs.Var(&o.maxFileSize, "max-file-size", "the largest `SIZE` of a file tools read and snapshots keep (e.g. 50MiB; default: maxFileSize in the config file, else 20MiB)")
 	fs.StringVar(&o.model, "model", "", "the `MODEL` for llm and agent steps, recovery and --request (provider:model or a profile; default AGENTD_MODEL or the config file)")
 	cmd.MarkFlagsMutuallyExclusive("sequential", "parallel")
 	completeDirs(cmd, "workspace", "state-dir")
@@ -193,7 +197,11 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		plan = p
 	}
 
-	logger, closeLog, ok := o.log.logger("run", stderr)
+	logOut := stderr
+	if con.tty {
+		logOut = consoleLog{con} // above the status line, never over it
+	}
+	logger, closeLog, ok := o.log.logger("run", logOut)
 	if !ok {
 		return exitUsage
 	}
@@ -202,12 +210,28 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	// One session per workspace (package session), as the editor server
 	// and ACP build it: workspace, journal, review book, snapshot store,
 	// approval policy.
-	ws, err := workspace.Open(o.wsDir, workspace.Options{})
+	if o.maxFileSize == 0 {
+		// The config file's maxFileSize, when the flag does not say.
+		size, err := configMaxFileSize()
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd run: %v\n", err)
+			return exitUsage
+		}
+		o.maxFileSize = size
+	}
+	ws, err := workspace.Open(o.wsDir, workspace.Options{MaxFileSize: int64(o.maxFileSize)})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
 		return exitUsage
 	}
-	sess, err := session.Open(ctx, session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun, AllowBroadWorkspace: o.allowBroad})
+	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun, AllowBroadWorkspace: o.allowBroad}
+	if o.maxFileSize != 0 {
+		// Snapshots keep files up to the same size as tools read.
+		sopts.OpenStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
+			return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: logger.With("component", "gitops"), MaxFileSize: int64(o.maxFileSize)})
+		}
+	}
+	sess, err := session.Open(ctx, sopts)
 	if err != nil {
 		ws.Close()
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
@@ -288,6 +312,10 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		opts.Approval = &p
 	}
 	opts.Subscribers = []engine.Subscriber{disp}
+	var gitBefore userGitState
+	if !o.dryRun {
+		gitBefore = readUserGit(ctx, ws) // what the run may commit or stage, undo cannot take back
+	}
 	stopSignals := watchInterrupts(con, cancel)
 	defer stopSignals()
 	run, err := eng.Start(runCtx, plan, opts)
@@ -318,17 +346,25 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
+	side := userGitChanges(context.WithoutCancel(ctx), ws, st.RunID, gitBefore, readUserGit(context.WithoutCancel(ctx), ws))
+	if side != nil && sess.Journal != nil { // without a journal (logged) it is only printed
+		if err := sess.Journal.Save(userGitName(st.RunID), side); err != nil {
+			fmt.Fprintf(stderr, "agentd run: warning: %v\n", err)
+		}
+	}
+	undo := ""
+	if len(st.Snapshots) > 0 && mayHaveChanged(&st) {
+		undo = hintCommand(ws.Root(), o.stateDir, "undo", st.RunID)
+	}
 	if o.jsonOut {
-		json.NewEncoder(stdout).Encode(struct {
-			Type  string           `json:"type"`
-			State *engine.RunState `json:"state"`
-		}{"result", &st})
+		newJSONEncoder(stdout).Encode(jsonResult{Type: "result", State: &st, Summary: st.Summary, Undo: undo})
 	} else {
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, st.Summary)
-		if len(st.Snapshots) > 0 {
-			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", hintCommand(ws.Root(), o.stateDir, "undo", st.RunID))
+		if undo != "" {
+			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
 		}
+		printUserGitSide(stdout, side)
 	}
 	if t.noInput != "" {
 		// Honest about why nothing (or not everything) was done, and how

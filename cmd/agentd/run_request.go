@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -52,6 +53,12 @@ func showPlan(con *console, p *engine.Plan) {
 			what = string(s.EffectiveKind())
 		}
 		fmt.Fprintf(&b, "  %d. %s [%s] %s", i+1, s.ID, what, s.Description)
+		if t := stepTarget(s); t != "" {
+			if s.Description != "" {
+				b.WriteString(" · ")
+			}
+			b.WriteString(con.paint("36", t))
+		}
 		if len(s.DependsOn) > 0 {
 			fmt.Fprintf(&b, " %s", con.paint("90", "after "+strings.Join(s.DependsOn, ", ")))
 		}
@@ -75,13 +82,27 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Jo
 		con.Println(fmt.Sprintf("agentd run: cannot save the plan: %v", err))
 		return nil, exitFailed
 	}
+	// shown is what the user saw last; bad holds the problems of the
+	// saved file after an edit. Only a valid plan runs, and only the one
+	// the file holds: an edit that broke it is never replaced by the plan
+	// from before the edit.
+	shown, bad := p, []string(nil)
+	show := true
+	shownData, _ := os.ReadFile(path)
 	for {
-		showPlan(con, p)
-		con.Println("plan saved to " + path)
-		if yes {
-			return p, exitOK
+		if show {
+			showPlan(con, shown)
+			con.Println("plan saved to " + path)
 		}
-		ans, err := con.Choose(ctx, "", "[r]un it, [e]dit it in $EDITOR, or [q]uit?", "req", 0)
+		show = false
+		if yes {
+			return shown, exitOK
+		}
+		question := "[r]un it, [e]dit it in $EDITOR, or [q]uit?"
+		if bad != nil {
+			question = "the saved plan is not valid: [e]dit it again, or [q]uit?"
+		}
+		ans, err := con.Choose(ctx, "", question, "req", 0)
 		switch {
 		case errors.Is(err, errNoAnswer):
 			con.Println("agentd run: the plan needs a yes, and standard input is closed: pass --yes to run it, or run it later with: " + hint("run", path))
@@ -91,7 +112,24 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Jo
 		}
 		switch ans {
 		case 'r':
-			return p, exitOK
+			// Run what the file holds now, and only if it is what was
+			// shown: a file changed behind the prompt is shown again.
+			data, _ := os.ReadFile(path)
+			np, problems, err := loadPlan(ctx, path)
+			switch {
+			case bad != nil:
+				con.Println("the saved plan has problems (above); it does not run until they are fixed: e to edit it, q to quit")
+			case err != nil:
+				con.Println(fmt.Sprintf("agentd run: %v", err))
+			case len(problems) > 0:
+				bad = reportPlanProblems(con, path, problems)
+			case !bytes.Equal(data, shownData):
+				con.Println(path + " changed since it was shown; this is what it holds now:")
+				shown, show, shownData = np, true, data
+			default:
+				return np, exitOK
+			}
+			continue
 		case 'q':
 			con.Println("not run; run it later with: " + hint("run", path))
 			return nil, exitOK
@@ -107,17 +145,31 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Jo
 			con.Println(fmt.Sprintf("the editor %q failed: %v (set $EDITOR to the editor you use)", ed, eerr))
 			continue
 		}
+		data, _ := os.ReadFile(path)
 		np, problems, err := loadPlan(ctx, path)
 		switch {
 		case err != nil:
 			con.Println(fmt.Sprintf("agentd run: %v", err))
+			bad = []string{err.Error()}
 		case len(problems) > 0:
-			for _, pr := range problems {
-				con.Println(path + ": " + pr.String())
-			}
-			con.Println("fix them with e, or quit with q")
+			bad = reportPlanProblems(con, path, problems)
 		default:
-			p = np
+			shown, bad, show, shownData = np, nil, true, data
 		}
 	}
+}
+
+// reportPlanProblems prints an edited plan's problems and returns them.
+func reportPlanProblems(con *console, path string, problems []engine.Problem) []string {
+	var out []string
+	for _, pr := range problems {
+		line := pr.String()
+		if !strings.HasPrefix(line, path) { // a problem names its file itself
+			line = path + ": " + line
+		}
+		con.Println(line)
+		out = append(out, line)
+	}
+	con.Println("fix them with e, or quit with q")
+	return out
 }

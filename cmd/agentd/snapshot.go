@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -57,6 +57,10 @@ never touched); agentd run and the editors take them before and after every step
 			defer store.Close()
 			return body(sc, store, args)
 		})
+		if strings.Contains(use, " ID") || strings.Contains(use, " A") {
+			// show ID, diff A [B], restore ID: Tab completes snapshot IDs.
+			cmd.ValidArgsFunction = sc.completeSnapshots
+		}
 		group.AddCommand(cmd)
 		return cmd, sc
 	}
@@ -228,7 +232,7 @@ func (sc *snapCmd) open() (*gitops.Store, int) {
 // out prints v as JSON with --json, else runs text.
 func (sc *snapCmd) out(v any, text func()) int {
 	if sc.asJSON {
-		enc := json.NewEncoder(sc.a.stdout)
+		enc := newJSONEncoder(sc.a.stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(v); err != nil {
 			fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
@@ -297,7 +301,8 @@ func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err er
 		for _, c := range res.LeftAlone {
 			fmt.Fprintf(stdout, "left alone: %s: %s\n", c.Path, c.Message)
 		}
-		if n := len(res.Restored) + len(res.Created) + len(res.Deleted); n == 0 && len(res.Conflicts) == 0 {
+		changed := len(res.Restored) + len(res.Created) + len(res.Deleted)
+		if changed == 0 && len(res.Conflicts) == 0 {
 			if len(res.LeftAlone) > 0 {
 				fmt.Fprintln(stdout, "nothing restored: the files above differ from the snapshot but were left alone")
 			} else {
@@ -308,7 +313,7 @@ func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err er
 			again := append(strings.Fields(cmd), sc.restoreArgs...)
 			fmt.Fprintf(stdout, "to restore the conflicting files too: %s\n", hintCommand(store.Root(), sc.w.stateDir, append(again, "--overwrite")...))
 		}
-		if res.UndoSnapshot != "" && !ro.DryRun {
+		if res.UndoSnapshot != "" && !ro.DryRun && changed > 0 { // nothing done: nothing to undo
 			fmt.Fprintf(stdout, "undo with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "snapshot", "restore", res.UndoSnapshot[:12]))
 		}
 	})
@@ -337,4 +342,34 @@ func printSkipped(w io.Writer, skipped []gitops.SkippedFile) {
 	for _, s := range skipped {
 		fmt.Fprintf(w, "skipped: %s (%d bytes): %s\n", s.Path, s.Size, s.Reason)
 	}
+}
+
+// completeSnapshots completes a snapshot ID from the workspace's store,
+// newest first, each with its label.
+func (sc *snapCmd) completeSnapshots(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	quiet := &snapCmd{a: &app{ctx: cmd.Context(), stdout: io.Discard, stderr: io.Discard}, w: sc.w, name: "snapshot"}
+	if quiet.a.ctx == nil {
+		quiet.a.ctx = context.Background()
+	}
+	defer gitops.OneShot()()
+	store, _ := quiet.open()
+	if store == nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	defer store.Close()
+	list, err := store.List(quiet.a.ctx, "")
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	var ids []string
+	for _, snap := range list {
+		id := short12(snap.ID)
+		if strings.HasPrefix(snap.ID, toComplete) {
+			if len(toComplete) > 12 {
+				id = snap.ID
+			}
+			ids = append(ids, id+"\t"+snap.Label)
+		}
+	}
+	return ids, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }

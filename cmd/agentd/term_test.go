@@ -17,8 +17,8 @@ import (
 )
 
 const (
-	applyPrompt = "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help:"
-	allowPrompt = "allow? [y]es [n]o [a]lways for this command [q]uit [?]help:"
+	applyPrompt = "apply this change? [y]es [n]o [a]ll remaining [q]uit [e]dit [s]plit [?]help, then Enter:"
+	allowPrompt = "allow? [y]es [n]o [a]lways for this command [q]uit [?]help, then Enter:"
 )
 
 // In a parallel run, "a" at the first review accepts every later change

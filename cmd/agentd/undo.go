@@ -103,7 +103,7 @@ func cmdUndo(a *app, jc *journalCmd, args []string, restore bool, ro gitops.Rest
 	if jc.jsonOut {
 		return sc.out(res, func() {})
 	}
-	return sc.report(store, res.Restore, nil, ro, func() {
+	code = sc.report(store, res.Restore, nil, ro, func() {
 		st := res.Run
 		fmt.Fprintf(a.stdout, "%s run %s (%s, %s), back to its start snapshot %s\n", what, st.RunID, st.Status,
 			st.StartTime.Local().Format(time.DateTime), short12(res.SnapshotID))
@@ -111,6 +111,10 @@ func cmdUndo(a *app, jc *journalCmd, args []string, restore bool, ro gitops.Rest
 			fmt.Fprintf(a.stdout, "again to undo the run before; undo this undo with: %s\n", jc.hint("undo", "--restore"))
 		}
 	})
+	if sc.sess.Journal != nil && res.Run != nil {
+		printUndoLeftovers(a.stdout, sc.sess.Journal, res.Run) // what a restore cannot take back
+	}
+	return code
 }
 
 func short12(id string) string {

@@ -2,64 +2,121 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/workspace"
 )
 
 func newValidateCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:   "validate PLAN",
-		Short: "check a plan and print every problem",
-		Long: `Checks a plan file (JSON or YAML) against the plan format and the tools' schemas and
-prints every problem as PLAN: step ID: field: message. Exits 0 when the plan is valid,
-2 when it is not or cannot be read (as 'agentd run' does).`,
-		Args:              argsBetween(1, 1, "the plan file to check"),
+	var wsDir string
+	cmd := &cobra.Command{
+		Use:   "validate PLAN...",
+		Short: "check plans and print every problem",
+		Long: `Checks plan files (JSON or YAML) against the plan format and the tools' schemas and
+prints every problem of each as PLAN: step ID: field: message, all at once (a misspelt
+top-level field does not hide the steps' problems). Against the workspace (--workspace, or
+the current folder when it holds the plans at its top or one folder down) it also checks
+what the run would: paths outside the workspace are problems; edit_file texts not found in
+the files as they are now are warnings, with the closest line. Exits 0 when every plan is
+valid (warnings included), 2 when one is not or cannot be read (as 'agentd run' does).`,
+		Args:              argsBetween(1, 1<<20, "the plan file to check"),
 		ValidArgsFunction: completePlans,
 		RunE: a.action(func(cmd *cobra.Command, args []string) int {
-			return cmdValidate(a.ctx, args[0], a.stdout, a.stderr)
+			dir := wsDir
+			if !cmd.Flags().Changed("workspace") {
+				dir = validateWorkspace(args)
+				if dir == "" {
+					fmt.Fprintln(a.stderr, "agentd validate: the workspace checks (edit_file texts, paths outside it) are skipped: pass --workspace DIR")
+				}
+			}
+			return cmdValidate(a.ctx, args, dir, a.stdout, a.stderr)
 		}),
 	}
+	cmd.Flags().StringVar(&wsDir, "workspace", "", "check the plans against the workspace `DIR` too (default: the current folder, if it holds the plans at its top or one folder down)")
+	completeDirs(cmd, "workspace")
+	return cmd
 }
 
-// cmdValidate checks the plan at path. An invalid plan exits 2, as it does
-// from agentd run.
-func cmdValidate(ctx context.Context, path string, stdout, stderr io.Writer) int {
-	p, problems, err := loadPlan(ctx, path)
+// validateWorkspace is the folder agentd run would take as the workspace
+// of every plan in paths ("." when the current folder holds them all, at
+// its top or one folder down), or "".
+func validateWorkspace(paths []string) string {
+	cwd, err := filepath.Abs(".")
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd validate: %v\n", err)
-		return exitUsage
+		return ""
 	}
-	if len(problems) > 0 {
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil || !isUnder(abs, cwd) || depthUnder(abs, cwd) > 1 {
+			return ""
+		}
+	}
+	return "."
+}
+
+// cmdValidate checks the plans at paths (and against the workspace wsDir
+// unless it is ""). Any invalid plan exits 2, as it does from agentd run;
+// warnings alone do not.
+func cmdValidate(ctx context.Context, paths []string, wsDir string, stdout, stderr io.Writer) int {
+	var ws *workspace.Workspace
+	if wsDir != "" {
+		var err error
+		if ws, err = workspace.Open(wsDir, workspace.Options{}); err != nil {
+			fmt.Fprintf(stderr, "agentd validate: workspace %s: %v\n", wsDir, err)
+			return exitUsage
+		}
+		defer ws.Close()
+	}
+	code := exitOK
+	for _, path := range paths {
+		p, problems, err := loadPlan(ctx, path)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd validate: %v\n", err)
+			code = exitUsage
+			continue
+		}
+		if p != nil && ws != nil {
+			problems = append(problems, engine.CheckWorkspace(ctx, p, ws)...)
+		}
+		errs := 0
+		for _, pr := range problems {
+			if !engine.IsWarning(pr) {
+				errs++
+			}
+		}
 		printProblems(stdout, path, problems)
-		return exitUsage
+		if errs > 0 {
+			code = exitUsage
+			if len(paths) > 1 {
+				fmt.Fprintf(stdout, "%s: not valid: %d problem%s\n", path, errs, plural(errs))
+			}
+			continue
+		}
+		prefix := ""
+		if len(paths) > 1 {
+			prefix = path + ": "
+		}
+		fmt.Fprintf(stdout, "%svalid: %d step%s\n", prefix, len(p.Steps), plural(len(p.Steps)))
 	}
-	fmt.Fprintf(stdout, "valid: %d steps\n", len(p.Steps))
-	return exitOK
+	return code
 }
 
 // loadPlan reads, parses and validates a plan file against the built-in
-// tools. Parse errors that are validation problems come back as problems;
-// err is for files that cannot be read.
+// tools, with every problem at once (engine.CheckPlanFile); the plan is
+// nil when it cannot be read as one. err is for files that cannot be read.
 func loadPlan(ctx context.Context, path string) (*engine.Plan, []engine.Problem, error) {
 	data, err := engine.ReadPlanFile(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := engine.ParsePlan(path, data)
-	if err != nil {
-		var ve *engine.ValidationError
-		if errors.As(err, &ve) {
-			return nil, ve.Problems, nil
-		}
-		return nil, []engine.Problem{{Message: err.Error()}}, nil
-	}
-	return p, engine.ValidatePlan(p, tools.Builtin(), 0), nil
+	p, problems := engine.CheckPlanFile(path, data, tools.Builtin(), 0)
+	return p, problems, nil
 }
 
 // printProblems prints "PLAN: step ID: field: message", one per line.

@@ -181,6 +181,15 @@ func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) (
 				progress(Progress{Message: "asking for the plan"})
 			}
 		}
+		r.OnText = req.OnText
+		if !final || rounds == 0 {
+			// A slow or hung model shows as this, with the time it takes.
+			pr := Progress{Message: "waiting for the model"}
+			if !final {
+				pr.Round, pr.Rounds = round+1, rounds
+			}
+			progress(pr)
+		}
 		resp, err := p.call(ctx, req.Budget, r)
 		if err != nil {
 			if round > 0 {

@@ -36,6 +36,9 @@ type CreateRequest struct {
 	// OnProgress, if set, is told what the planner is doing (mapping,
 	// each read while exploring, asking for the plan).
 	OnProgress func(Progress)
+	// OnText, if set, gets the model's text as it streams in, while it
+	// explores and while it writes the plan (the terminal's --verbose).
+	OnText func(string)
 	// OnWarnings, if set, gets the warnings about the final plan (an
 	// edit_file whose oldText is not in the file as it is now) that the
 	// repair round did not clear.

@@ -86,33 +86,48 @@ func (t *editFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (
 
 // applyEdits applies edits in order; each oldText must occur exactly once.
 func applyEdits(rel, content string, edits []Edit) (string, error) {
-	crlf := strings.Contains(content, "\r\n")
 	for i, e := range edits {
-		if e.OldText == "" {
-			return "", errorf(CodeInvalidArgs, "edit_file: edits[%d].oldText is empty: give the text to replace (a whole file is written by a write_file step)", i).
-				hint("to create or replace a whole file use write_file")
+		var err error
+		if content, err = ApplyEdit(rel, content, i, e); err != nil {
+			return "", err
 		}
-		oldText, newText := e.OldText, e.NewText
-		n := strings.Count(content, oldText)
-		if n == 0 && crlf && !strings.Contains(oldText, "\r\n") && strings.Contains(oldText, "\n") {
-			// The file has Windows line endings and the edit was written
-			// with \n: match and replace in the file's own style.
-			oldText = strings.ReplaceAll(oldText, "\n", "\r\n")
-			newText = strings.ReplaceAll(strings.ReplaceAll(newText, "\r\n", "\n"), "\n", "\r\n")
-			n = strings.Count(content, oldText)
-		}
-		switch {
-		case n == 0:
-			return "", errorf(CodeNoMatch, "edit_file: edits[%d].oldText was not found in %s%s; the file may have changed since the plan was written: make oldText match it exactly, including indentation",
-				i, rel, nearMiss(content, oldText)).hint("read the file again and copy the text exactly, including indentation")
-		case n > 1:
-			return "", errorf(CodeAmbiguousMatch, "edit_file: edits[%d].oldText occurs %d times in %s (at lines %s); include more surrounding lines so it matches exactly once",
-				i, n, rel, occurrenceLines(content, oldText))
-		}
-		content = strings.Replace(content, oldText, newText, 1)
 	}
 	return content, nil
 }
+
+// ApplyEdit applies edits[i] = e to content as an edit_file step does: its
+// oldText must occur exactly once (in the file's own line endings). The
+// error is the step's (NO_MATCH names the closest line). Plan validation
+// uses it to warn before the run about what the run would fail on.
+func ApplyEdit(rel, content string, i int, e Edit) (string, error) {
+	crlf := strings.Contains(content, "\r\n")
+	if e.OldText == "" {
+		return "", errorf(CodeInvalidArgs, "edit_file: edits[%d].oldText is empty: give the text to replace (a whole file is written by a write_file step)", i).
+			hint("to create or replace a whole file use write_file")
+	}
+	oldText, newText := e.OldText, e.NewText
+	n := strings.Count(content, oldText)
+	if n == 0 && crlf && !strings.Contains(oldText, "\r\n") && strings.Contains(oldText, "\n") {
+		// The file has Windows line endings and the edit was written
+		// with \n: match and replace in the file's own style.
+		oldText = strings.ReplaceAll(oldText, "\n", "\r\n")
+		newText = strings.ReplaceAll(strings.ReplaceAll(newText, "\r\n", "\n"), "\n", "\r\n")
+		n = strings.Count(content, oldText)
+	}
+	switch {
+	case n == 0:
+		return "", errorf(CodeNoMatch, "edit_file: edits[%d].oldText was not found in %s%s; the file may have changed since the plan was written: make oldText match it exactly, including indentation",
+			i, rel, nearMiss(content, oldText)).hint("read the file again and copy the text exactly, including indentation")
+	case n > 1:
+		return "", errorf(CodeAmbiguousMatch, "edit_file: edits[%d].oldText occurs %d times in %s (at lines %s); include more surrounding lines so it matches exactly once",
+			i, n, rel, occurrenceLines(content, oldText))
+	}
+	return strings.Replace(content, oldText, newText, 1), nil
+}
+
+// NearMiss says where in content the text probably is ("; the closest
+// line is line N: ..."), as the step's NO_MATCH error does.
+func NearMiss(content, oldText string) string { return nearMiss(content, oldText) }
 
 // occurrenceLines lists the 1-based lines where s occurs in content.
 func occurrenceLines(content, s string) string {

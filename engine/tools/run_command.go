@@ -335,7 +335,12 @@ func lastLines(out RunCommandOutput) string {
 	if s == "" {
 		return ""
 	}
-	lines := strings.Split(s, "\n")
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" { // no "a |  | b" for blank lines
+			lines = append(lines, strings.TrimRight(l, "\r"))
+		}
+	}
 	if len(lines) > 3 {
 		lines = lines[len(lines)-3:]
 	}
