@@ -712,7 +712,7 @@ function C.checkhealth()
   local text = table.concat(H.lines(0), '\n')
   H.truthy(text:find('OK Neovim 0%.1%d'), 'Neovim version:\n' .. text)
   H.truthy(text:find('OK ' .. vim.pesc(H.bin) .. ': agentd '), 'binary and its version:\n' .. text)
-  H.truthy(text:find('OK protocol version 1'), 'protocol version:\n' .. text)
+  H.truthy(text:find('OK protocol version 2'), 'protocol version:\n' .. text)
   H.truthy(text:find('OK state dir ' .. vim.pesc(H.tmp .. '/state')), 'state dir:\n' .. text)
   H.truthy(text:find('WARNING no model is set', 1, true) and text:find('AGENTD_MODEL', 1, true), 'model:\n' .. text)
   -- And a broken setup is reported as an error.
