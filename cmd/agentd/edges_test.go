@@ -262,4 +262,8 @@ func TestSensitiveReadAsksFromTerminal(t *testing.T) {
 	if r.code != exitPartial || strings.Contains(out, "hunter2") || !strings.Contains(strings.ToLower(out), "read .env, a sensitive file") {
 		t.Fatalf("agentd run: exit %d, want 3, a question naming .env and no secret shown\n%s", r.code, out)
 	}
+	// No rule answers a sensitive read, so none is offered.
+	if !strings.Contains(out, "allow this read? [y]es [n]o [q]uit") || strings.Contains(out, "[a]lways") {
+		t.Fatalf("the sensitive read's prompt offers [a]lways, which would never apply:\n%s", out)
+	}
 }

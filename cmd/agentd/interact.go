@@ -107,11 +107,17 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	if req.Command != "" {
 		always = "[a]lways for this command"
 	}
+	prompt, keys := "allow? [y]es [n]o "+always+" [q]uit [?]help, then Enter:", "ynaq?"
+	if req.Sensitive {
+		// No remembered rule ever answers a sensitive read (the engine's
+		// rule), so "always" is not offered: each read asks.
+		prompt, keys = "allow this read? [y]es [n]o [q]uit [?]help, then Enter:", "ynq?"
+	}
 	text := b.String()
 	var ans byte
 	for {
 		var err error
-		ans, err = t.con.Choose(ctx, text, "allow? [y]es [n]o "+always+" [q]uit [?]help, then Enter:", "ynaq?", 0)
+		ans, err = t.con.Choose(ctx, text, prompt, keys, 0)
 		switch {
 		case errors.Is(err, errNoAnswer):
 			t.closedInput(req.StepID)
