@@ -7,15 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-
-	"github.com/agentd/agentd/engine/llm"
 )
 
 // Options configure the agent.
@@ -420,23 +417,6 @@ func (a *agent) closeAll() {
 		s.wait(10 * time.Second)
 		s.close()
 	}
-}
-
-// loadSettings reads the model settings for a workspace.
-func (a *agent) loadSettings(root string) (*llm.Settings, error) {
-	getenv := a.opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	st, err := llm.Load(llm.LoadOptions{Workspace: root, Logger: a.log, Getenv: getenv})
-	if err != nil {
-		return nil, err
-	}
-	st.Logger = a.log.With("component", "llm")
-	if a.opts.Model != "" {
-		st.Model = a.opts.Model
-	}
-	return st, nil
 }
 
 // announceLater offers the commands once the client has the session's id

@@ -150,16 +150,17 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	cfg.Tools = s.tools
 	cfg.Approver, cfg.Reviewer, cfg.Inputter = (*approver)(s), (*reviewer)(s), (*inputter)(s)
 	cfg.Writer, cfg.Logger = s.writer, s.log
-	settings, err := a.loadSettings(ws.Root())
+	models, err := agentsession.LoadModels(agentsession.ModelOptions{Root: ws.Root(), Model: a.opts.Model, Getenv: a.opts.Getenv,
+		LoadLogger: a.log, Logger: a.log.With("component", "llm"), Tools: cfg.Tools,
+		StateDir:  a.opts.StateDir, // the map's cache file, beside the snapshots
+		WatchMaps: true})           // a session lives long: later plans re-check only changed files
 	if err != nil {
 		s.log.Warn("model settings not loaded; prompts cannot be planned", "err", err)
-	} else if settings.Configured() {
-		s.settings, s.defaultModel = settings, settings.Model
-		s.planner = llm.NewPlanner(settings, cfg.Tools)
+	} else if models.Configured() {
+		s.settings, s.defaultModel = models.Settings, models.Settings.Model
+		s.planner = models.Planner
 		s.planner.Logger = s.log.With("component", "planner")
-		s.planner.StateDir = a.opts.StateDir // the map's cache file, beside the snapshots
-		s.planner.WatchMaps = true           // a session lives long: later plans re-check only changed files
-		cfg.Model = &countingModel{llm.NewStepModel(settings), s}
+		cfg.Model = &countingModel{models.Step, s}
 		cfg.Planner = &recoverer{s: s}
 		cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
 	}

@@ -16,15 +16,6 @@ type persister struct {
 	log *slog.Logger
 }
 
-// newPersister opens the journal of the workspace at root (its real path).
-func newPersister(stateDir, root string, log *slog.Logger) (*persister, error) {
-	j, err := engine.OpenJournal(stateDir, root, log)
-	if err != nil {
-		return nil, err
-	}
-	return &persister{j: j, log: log}, nil
-}
-
 // journal is the workspace's journal, nil without a workspace.
 func (p *persister) journal() *engine.Journal {
 	if p == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -107,4 +108,14 @@ func TestFailedChangeSaveIsShown(t *testing.T) {
 	if !strings.Contains(string(n.Params), "chg-save-fails") || !strings.Contains(string(n.Params), "could not be saved") {
 		t.Fatalf("warning does not name the change: %s", n.Params)
 	}
+}
+
+// newPersister opens the journal of the workspace at root (its real path)
+// the way the server's session does.
+func newPersister(stateDir, root string, log *slog.Logger) (*persister, error) {
+	j, err := session.OpenJournal(stateDir, root, log)
+	if err != nil {
+		return nil, err
+	}
+	return &persister{j: j, log: log}, nil
 }

@@ -40,6 +40,9 @@ type Options struct {
 	JournalOptional bool
 	// NoSnapshots opens no store (a terminal run with snapshots off).
 	NoSnapshots bool
+	// MaxFileSize is the largest file snapshots keep (gitops.Options; 0
+	// is gitops's default).
+	MaxFileSize int64
 	// AllowBroadWorkspace lets Root be / or the home directory
 	// (workspace.CheckRoot).
 	AllowBroadWorkspace bool
@@ -99,8 +102,11 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 			return nil, err
 		}
 	}
-	s := &Session{WS: ws, Book: review.NewBook(), log: log, storeReady: make(chan struct{})}
+	s := &Session{WS: ws, log: log, storeReady: make(chan struct{})}
 	j, err := engine.OpenJournal(opts.StateDir, ws.Root(), log)
+	s.Book = NewBook(j, func(cs string, err error) {
+		log.Error("the review of a change set is not recorded", "change", cs, "err", err)
+	})
 	if err != nil {
 		if !opts.Background && !opts.JournalOptional {
 			if opts.WS == nil {
@@ -111,9 +117,6 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		log.Error("the workspace's journal cannot be opened; plans, runs, rules and undo will not be kept", "error", err)
 	} else {
 		s.Journal = j
-		s.Book.Keep(j.Journal, func(cs string, err error) {
-			log.Error("the review of a change set is not recorded", "change", cs, "err", err)
-		})
 	}
 	if opts.NoSnapshots {
 		s.storeErr = errors.New("snapshots are off")
@@ -123,7 +126,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	openStore := opts.OpenStore
 	if openStore == nil {
 		openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
-			return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: log.With("component", "gitops")})
+			return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: log.With("component", "gitops"), MaxFileSize: opts.MaxFileSize})
 		}
 	}
 	stateDir := opts.StateDir
@@ -255,4 +258,26 @@ func (a Snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*e
 		return info, fmt.Errorf("restoring snapshot %s: %w", req.SnapshotID, err)
 	}
 	return info, nil
+}
+
+// OpenJournal opens the journal of the workspace at root (its real path)
+// alone, for a front end that reads or records plans, runs and rules
+// without a whole session (agentd runs, agentd rules, a plan's
+// confirmation). It checks the state dir as Open does.
+func OpenJournal(stateDir, root string, log *slog.Logger) (*engine.Journal, error) {
+	if err := gitops.CheckStateDir(stateDir, root); err != nil {
+		return nil, err
+	}
+	return engine.OpenJournal(stateDir, root, log)
+}
+
+// NewBook is a review book whose sets and decisions are kept in the
+// journal j (none kept when j is nil); unrecorded is told of each set the
+// journal could not record.
+func NewBook(j *engine.Journal, unrecorded func(cs string, err error)) *review.Book {
+	b := review.NewBook()
+	if j != nil {
+		b.Keep(j.Journal, unrecorded)
+	}
+	return b
 }

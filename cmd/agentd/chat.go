@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -100,7 +101,7 @@ func cmdChat(a *app, o chatOptions) int {
 	}
 	root := ws.Root()
 	ws.Close()
-	j, err := engine.OpenJournal(o.w.stateDir, root, nil)
+	j, err := session.OpenJournal(o.w.stateDir, root, nil)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentd chat: %v\n", err)
 		return exitFailed

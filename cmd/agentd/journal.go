@@ -44,7 +44,7 @@ func (jc *journalCmd) open(cmd string, stderr io.Writer) (*engine.Journal, bool)
 	}
 	jc.root = ws.Root()
 	ws.Close()
-	j, err := engine.OpenJournal(jc.w.stateDir, jc.root, nil)
+	j, err := session.OpenJournal(jc.w.stateDir, jc.root, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
 		return nil, false

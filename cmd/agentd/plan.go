@@ -16,8 +16,8 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
-	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -113,24 +113,17 @@ func planJSON(plan *engine.Plan) ([]byte, error) {
 // agent steps fail with the engine's "no model" error and recovery falls
 // back to asking the user. run.go calls it before engine.New.
 func wireModel(cfg *engine.Config, wsRoot, model string) error {
-	settings, err := llm.Load(llm.LoadOptions{Workspace: wsRoot})
-	if err != nil {
-		return err
-	}
-	if model != "" {
-		settings.Model = model
-	}
-	if !settings.Configured() {
-		return nil
-	}
+	opts := session.ModelOptions{Root: wsRoot, Model: model, Tools: cfg.Tools}
 	if cfg.Logger != nil {
 		// The model client's retries go to the run's log (above the
 		// status line, and to --log-file), not raw to stderr.
-		settings.Logger = cfg.Logger.With("component", "llm")
+		opts.Logger = cfg.Logger.With("component", "llm")
 	}
-	cfg.Model = llm.NewStepModel(settings)
-	cfg.Planner = llm.NewPlanner(settings, cfg.Tools)
-	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
+	models, err := session.LoadModels(opts)
+	if err != nil {
+		return err
+	}
+	models.Wire(cfg)
 	return nil
 }
 
@@ -143,21 +136,17 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		return nil, exitUsage
 	}
 	defer ws.Close()
-	settings, err := llm.Load(llm.LoadOptions{Workspace: ws.Root()})
+	live := newPlanLive(cmd, stderr)
+	live.verbose = po.verbose
+	models, err := session.LoadModels(session.ModelOptions{Root: ws.Root(), Model: model, StateDir: po.stateDir,
+		// The model client's log lines (a retry after a 429) print above
+		// the live line, never over it.
+		Logger: slog.New(slog.NewTextHandler(live, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
-	if model != "" {
-		settings.Model = model
-	}
-	live := newPlanLive(cmd, stderr)
-	live.verbose = po.verbose
-	// The model client's log lines (a retry after a 429) print above the
-	// live line, never over it.
-	settings.Logger = slog.New(slog.NewTextHandler(live, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	pl := llm.NewPlanner(settings, tools.Builtin())
-	pl.StateDir = po.stateDir
+	pl := models.Planner
 	plan, err := pl.Create(ctx, llm.CreateRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
 		OnProgress: live.progress, OnWarnings: live.warnings, OnText: live.streamed, Budget: po.budget})
 	live.done(plan)
@@ -240,26 +229,20 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 	if cfg.WS != nil {
 		root = cfg.WS.Root()
 	}
-	settings, err := llm.Load(llm.LoadOptions{Workspace: root, Logger: m.log})
+	models, err := session.LoadModels(session.ModelOptions{Root: root, Editor: m.editor, LoadLogger: m.log,
+		Logger: m.log.With("component", "llm"), Tools: cfg.Tools, StateDir: m.stateDir,
+		WatchMaps: true}) // a long-lived daemon: later plans' maps re-check only changed files
 	if err != nil {
 		m.loadErr = err
 		m.log.Warn("model settings not loaded; plan/create and llm steps will fail", "err", err)
 		return
 	}
-	settings.Logger = m.log.With("component", "llm")
-	if m.editor != nil {
-		settings.SetEditor(*m.editor)
-	}
-	if !settings.Configured() {
+	if !models.Configured() {
 		m.log.Info("no model configured", "help", llm.NoModelHelp)
 		return
 	}
-	m.planner = llm.NewPlanner(settings, cfg.Tools)
-	m.planner.StateDir = m.stateDir
-	m.planner.WatchMaps = true // a long-lived daemon: later plans' maps re-check only changed files
-	cfg.Model = llm.NewStepModel(settings)
-	cfg.Planner = m.planner
-	cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
+	m.planner = models.Planner
+	models.Wire(cfg)
 }
 
 // MakePlan implements rpc.PlanMaker (create, and regenerate when

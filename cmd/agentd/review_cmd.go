@@ -10,6 +10,7 @@ import (
 	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -87,8 +88,7 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 		return exitFailed
 	}
 	defer ws.Close()
-	book := review.NewBook()
-	book.Keep(j.Journal, func(id string, err error) {
+	book := session.NewBook(j, func(id string, err error) {
 		fmt.Fprintf(a.stderr, "agentd review: warning: the review of change %s is not recorded in the journal: %v\n", id, err)
 	})
 	defer book.Close()

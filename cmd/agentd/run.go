@@ -13,7 +13,6 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -171,7 +170,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		}
 		root := ws.Root()
 		ws.Close()
-		j, err := engine.OpenJournal(o.stateDir, root, nil)
+		j, err := session.OpenJournal(o.stateDir, root, nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentd run: %v\n", err)
 			return exitFailed
@@ -224,13 +223,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
 		return exitUsage
 	}
-	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun, AllowBroadWorkspace: o.allowBroad}
-	if o.maxFileSize != 0 {
-		// Snapshots keep files up to the same size as tools read.
-		sopts.OpenStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
-			return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: logger.With("component", "gitops"), MaxFileSize: int64(o.maxFileSize)})
-		}
-	}
+	// Snapshots keep files up to the same size as tools read.
+	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun,
+		AllowBroadWorkspace: o.allowBroad, MaxFileSize: int64(o.maxFileSize)}
 	sess, err := session.Open(ctx, sopts)
 	if err != nil {
 		ws.Close()
