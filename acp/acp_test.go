@@ -106,9 +106,18 @@ type testClient struct {
 	asked   []sdk.RequestPermissionRequest
 	writes  []sdk.WriteTextFileRequest
 	answer  string
+	// buffers are the editor's unsaved buffers by absolute path: reads
+	// answer them instead of the disk.
+	buffers map[string]string
 }
 
 func (c *testClient) ReadTextFile(ctx context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	text, ok := c.buffers[p.Path]
+	c.mu.Unlock()
+	if ok {
+		return sdk.ReadTextFileResponse{Content: text}, nil
+	}
 	data, err := os.ReadFile(p.Path)
 	return sdk.ReadTextFileResponse{Content: string(data)}, err
 }

@@ -31,7 +31,7 @@ func (c clientWriter) WriteFile(ctx context.Context, rel string, old, new []byte
 	if _, err := s.a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(s.id), Path: abs, Content: string(new)}); err != nil {
 		return fmt.Errorf("writing %s through the editor (fs/write_text_file): %w", rel, err)
 	}
-	s.setOverlay(rel, new)
+	s.setOverlay(rel, new, true)
 	return nil
 }
 
@@ -49,13 +49,16 @@ func (d overlayDropper) WriteFile(ctx context.Context, rel string, old, new []by
 }
 
 // setOverlay records what the editor's buffer holds, so that tools read
-// what the user sees (unsaved text included).
-func (s *session) setOverlay(rel string, content []byte) {
+// what the user sees (unsaved text included), and whose edits it holds
+// (workspace.SyncOverlay): byAgent is the agent's own write; a read that
+// differs from the buffer and the disk is the user's unsaved edit, which
+// snapshots do not take for the agent's and a restore leaves alone.
+func (s *session) setOverlay(rel string, content []byte, byAgent bool) {
 	s.mu.Lock()
 	v := s.overlays[rel] + 1
 	s.overlays[rel] = v
 	s.mu.Unlock()
-	if err := s.ws.OpenOverlay(rel, content, v); err != nil {
+	if err := s.ws.SyncOverlay(rel, content, v, byAgent); err != nil {
 		s.log.Debug("overlay not set", "path", rel, "err", err)
 	}
 }
@@ -83,7 +86,7 @@ func (s *session) readThroughClient(ctx context.Context, rel string) {
 		s.dropOverlay(rel)
 		return
 	}
-	s.setOverlay(rel, []byte(res.Content))
+	s.setOverlay(rel, []byte(res.Content), false)
 }
 
 // refreshOverlays re-reads files a restore changed.

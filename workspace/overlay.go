@@ -88,7 +88,7 @@ func (w *Workspace) EditOverlayIn(p string, edits []TextEdit, version int32, enc
 		return false, nil
 	}
 	o.expect = nil // an agent edit whose text never showed up is not coming
-	o.userUnsaved, o.userSinceAgent = true, true
+	o.userEdited()
 	return true, nil
 }
 
@@ -167,6 +167,11 @@ func (w *Workspace) EndAgentEdit(p string, want []byte, applied bool) {
 		}
 		return
 	}
+	o.agentEdited(want)
+}
+
+// agentEdited records that the agent's edit left the buffer holding want.
+func (o *overlay) agentEdited(want []byte) {
 	o.agentUnsaved = true
 	if o.userUnsaved {
 		// The buffer held unsaved edits of the user's: it holds both now,
@@ -176,6 +181,60 @@ func (w *Workspace) EndAgentEdit(p string, want []byte, applied bool) {
 		return
 	}
 	o.agentText, o.userSinceAgent = bytes.Clone(want), false
+}
+
+// userEdited records that the user edited the buffer and did not save it.
+func (o *overlay) userEdited() { o.userUnsaved, o.userSinceAgent = true, true }
+
+// SyncOverlay records a buffer's whole text from a client that reports
+// texts rather than edits (ACP's fs/read_text_file and
+// fs/write_text_file), keeping whose edits it holds by the same rule as
+// the editor server's (BufferState). byAgent says the text is the agent's
+// own write through the client, as an applied BeginAgentEdit/EndAgentEdit
+// (saved when the disk holds it afterwards, as some clients save).
+// Otherwise the text was read from the client: unchanged, it changes
+// nothing; the same as the file on disk, the buffer was saved (or never
+// edited); anything else is the user's unsaved edit. A buffer first seen
+// with text the disk does not hold is the user's too. Version is the
+// caller's count.
+func (w *Workspace) SyncOverlay(p string, content []byte, version int32, byAgent bool) error {
+	r, err := w.resolve(p)
+	if err != nil {
+		return err
+	}
+	text := bytes.Clone(content)
+	// Read outside the lock; a file that cannot be read (missing, too
+	// large) does not hold the buffer's text.
+	disk, _, err := w.readDisk(r.real)
+	saved := err == nil && bytes.Equal(disk, text)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	o, ok := w.overlays[r.real]
+	if !ok {
+		o = &overlay{}
+		w.overlays[r.real] = o
+	}
+	changed := !ok || !bytes.Equal(o.text, text)
+	o.text, o.version = text, version
+	switch {
+	case byAgent:
+		o.agentEdited(text)
+		if saved {
+			// The client saved the write (the buffer, all of it).
+			o.agentUnsaved, o.userUnsaved = false, false
+		}
+	case !changed:
+	case saved:
+		// The user saved (or reverted) the buffer: nothing is unsaved,
+		// and a text that is not the agent's last is the user's.
+		o.agentUnsaved, o.userUnsaved = false, false
+		if o.agentText == nil || !bytes.Equal(o.agentText, text) {
+			o.userSinceAgent = true
+		}
+	default:
+		o.userEdited()
+	}
+	return nil
 }
 
 // BufferState is an open buffer and whose edits it holds. This is the one
