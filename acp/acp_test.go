@@ -167,6 +167,19 @@ func (c *testClient) WaitForTerminalExit(ctx context.Context, p sdk.WaitForTermi
 	return sdk.WaitForTerminalExitResponse{}, nil
 }
 
+// said is the agent's message text since update number from.
+func (c *testClient) said(from int) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for _, u := range c.updates[from:] {
+		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
+			b.WriteString(u.AgentMessageChunk.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
 func (c *testClient) kinds() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -369,16 +382,9 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	if got, _ := os.ReadFile(file); string(got) != "mine\n" {
 		t.Fatalf("a protected restore overwrote the user's edit: a.txt = %q", got)
 	}
-	c2.mu.Lock()
-	var said strings.Builder
-	for _, u := range c2.updates[mark:] {
-		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
-			said.WriteString(u.AgentMessageChunk.Content.Text.Text)
-		}
-	}
-	c2.mu.Unlock()
-	if !strings.Contains(said.String(), "left alone") || !strings.Contains(said.String(), "a.txt") || !strings.Contains(said.String(), "--overwrite") {
-		t.Fatalf("the chat does not report the conflict:\n%s", said.String())
+	said := c2.said(mark)
+	if !strings.Contains(said, "left alone") || !strings.Contains(said, "a.txt") || !strings.Contains(said, "--overwrite") {
+		t.Fatalf("the chat does not report the conflict:\n%s", said)
 	}
 	restore(saved.Run.Snapshots[0] + " --overwrite")
 	if got, _ := os.ReadFile(file); string(got) != "one\n" {

@@ -78,15 +78,8 @@ func TestRestoreSparesUnsavedBuffer(t *testing.T) {
 	if got, _ := os.ReadFile(file); string(got) != "two\n" {
 		t.Fatalf("a restore went ahead under the user's unsaved buffer: a.txt on disk = %q", got)
 	}
-	c.mu.Lock()
-	var said strings.Builder
-	for _, u := range c.updates[mark:] {
-		if u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil {
-			said.WriteString(u.AgentMessageChunk.Content.Text.Text)
-		}
-	}
-	c.mu.Unlock()
-	if !strings.Contains(said.String(), "a.txt") || !strings.Contains(said.String(), "unsaved edits") {
-		t.Fatalf("the chat does not report the unsaved buffer:\n%s", said.String())
+	said := c.said(mark)
+	if !strings.Contains(said, "a.txt") || !strings.Contains(said, "unsaved edits") {
+		t.Fatalf("the chat does not report the unsaved buffer:\n%s", said)
 	}
 }
