@@ -934,7 +934,18 @@ await check('New Plan says what is missing before asking for the request', async
   await setSetting('agentd.model', '');
   await palette('agentd: New Plan from Request');
   const toast = page.locator('.notification-toast', { hasText: 'a plan from a request needs' });
-  await toast.first().waitFor({ timeout: 15000 });
+  try {
+    await toast.first().waitFor({ timeout: 15000 });
+  } catch {
+    // Seen twice in whole runs under load (never alone): no message came. The likeliest cause
+    // is the command running before the workbench handed the emptied setting to the extension:
+    // say what was shown, and ask once more; a second miss fails the case.
+    console.log(`  (no message after the first New Plan; input box shown: ${await page.locator('.quick-input-widget input').isVisible()}; trying once more)`);
+    await page.keyboard.press('Escape');
+    await sleep(2000);
+    await palette('agentd: New Plan from Request');
+    await toast.first().waitFor({ timeout: 15000 });
+  }
   const t = await toast.first().innerText();
   await shot('new-plan-missing');
   assert(t.includes('agentd.model') && t.includes('AGENTD_MODEL'), `the message: ${t}`);
