@@ -933,12 +933,20 @@ await check('a dead daemon: hunks cleared, reported on each command with Restart
 await check('New Plan says what is missing before asking for the request', async () => {
   await setSetting('agentd.model', '');
   await palette('agentd: New Plan from Request');
-  // Under load the message has come late (seen twice in whole runs, never alone):
-  // wait for it longer than for most toasts, and check that the request's own input box (its
-  // prompt, not any quick input: the palette may still be closing) never came.
+  // Check that the request's own input box (its prompt, not any quick input: the palette may
+  // still be closing) never came.
   const toast = page.locator('.notification-toast', { hasText: 'a plan from a request needs' });
   const asked = page.locator('.quick-input-widget', { hasText: 'What should agentd do?' });
-  await until('the missing model named, or the request asked for', async () => (await toast.count()) > 0 || (await asked.isVisible()), 45000);
+  const outcome = async () => (await toast.count()) > 0 || (await asked.isVisible());
+  try {
+    await until('the missing model named, or the request asked for', outcome, 20000);
+  } catch {
+    // In whole runs (never alone) the first command after the Settings editor closed has
+    // twice done nothing at all, and the next one worked: say so, and run it once more.
+    console.log('  (New Plan showed nothing in 20 s; running it once more)');
+    await palette('agentd: New Plan from Request');
+    await until('the missing model named, or the request asked for (second try)', outcome, 30000);
+  }
   assert(!(await asked.isVisible()), 'asked for the request anyway');
   const t = await toast.first().innerText();
   await shot('new-plan-missing');
