@@ -1621,4 +1621,58 @@ function C.create_accepted_opened_before_or_never()
   H.eq(false, vim.bo[eb].modified, 'and is not modified')
   H.eq(0, review.pending_count(), 'nothing pending')
 end
+-- The review model against the wire: editors/testdata/changesets.json holds
+-- change sets exactly as agentd sends them and what each must show; the VS
+-- Code unit tests read the same file (editors/vscode/test/unit/wire.test.ts),
+-- so the two editors cannot drift. Whole files are one unit whatever hunks
+-- they list for display; the set's counts stay current after a didChange.
+function C.review_model_matches_wire()
+  local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+  local path = here .. '/../../testdata/changesets.json'
+  local fx = vim.json.decode(table.concat(H.truthy(vim.fn.readfile(path), path), '\n'))
+  local review = require('agentd.review')
+  local function check(cs, want, only)
+    local id = cs.id
+    H.eq(want.status, cs.status, id .. ': status')
+    H.eq(want.counts, review.set_counts(cs), id .. ': counts')
+    H.eq(want.open, review.open_units(review.set_counts(cs)), id .. ': open units')
+    if not only then
+      H.eq(#want.files, #cs.files, id .. ': files')
+    end
+    for _, fw in ipairs(want.files) do
+      local f
+      for _, x in ipairs(cs.files) do
+        if x.uri == fw.uri then
+          f = x
+        end
+      end
+      local what = id .. ' ' .. fw.uri
+      H.truthy(f, what .. ' listed')
+      H.eq(fw.status, f.status, what .. ': status')
+      H.eq(fw.counts, review.file_counts(f), what .. ': counts')
+      H.eq(fw.open, review.open_units(review.file_counts(f)), what .. ': open units')
+      -- The units the user decides: one for a whole file, else each hunk;
+      -- their statuses add up to the wire's counts.
+      local units = review.units(f)
+      H.eq(fw.units, #units, what .. ': decision units')
+      local by = { pending = 0, accepted = 0, rejected = 0, stale = 0 }
+      for _, u in ipairs(units) do
+        by[u.status] = by[u.status] + 1
+      end
+      H.eq({ pending = fw.counts.pending, accepted = fw.counts.accepted, rejected = fw.counts.rejected, stale = fw.counts.stale }, by, what .. ': units by status')
+    end
+  end
+  H.truthy(#fx.sets >= 3, 'the fixture has its sets')
+  for _, c in ipairs(fx.sets) do
+    review.put(vim.deepcopy(c.set))
+  end
+  for _, c in ipairs(fx.sets) do
+    check(review.sets[c.set.id], c.expect)
+  end
+  H.eq(fx.total_open, review.pending_count(), 'pending over all sets (the statusline)')
+  review.on_did_change(vim.deepcopy(fx.didChange.params))
+  check(review.sets[fx.didChange.params.changeId], fx.didChange.expect, true)
+  H.eq(fx.didChange.total_open, review.pending_count(), 'pending after the didChange')
+end
+
 return C

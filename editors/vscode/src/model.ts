@@ -426,22 +426,64 @@ export function moveEdit(plan: Plan, stepId: string, dir: -1 | 1): { op: 'move';
   return pos === 0 ? { op: 'move', stepId } : { op: 'move', stepId, after: rest[pos - 1] };
 }
 
+/** A decision unit of a file: the whole file (id: its uri) when the wire says `whole`, whatever
+ *  hunks it lists for display, else each hunk. */
+export interface Unit { id: string; status: string }
+
+export function fileUnits(f: FileInfo): Unit[] {
+  if (f.whole) return [{ id: f.uri, status: f.status }];
+  return f.hunks.map((h) => ({ id: h.id, status: h.status }));
+}
+
+function countUnits(units: Unit[]): Counts {
+  const c: Counts = { pending: 0, accepted: 0, rejected: 0, stale: 0, total: 0 };
+  for (const u of units) {
+    if (u.status === 'pending' || u.status === 'accepted' || u.status === 'rejected' || u.status === 'stale') c[u.status]++;
+    c.total++;
+  }
+  return c;
+}
+
+function addCounts(a: Counts, b: Counts): Counts {
+  return { pending: a.pending + b.pending, accepted: a.accepted + b.accepted, rejected: a.rejected + b.rejected, stale: a.stale + b.stale, total: a.total + b.total };
+}
+
+/** fileCounts: the file's units by status, as the wire's `counts` says (counted from its units
+ *  only for a set made without them, as the unit tests do). */
+export function fileCounts(f: FileInfo): Counts { return f.counts ?? countUnits(fileUnits(f)); }
+
+/** setCounts: the set's units by status, as the wire's `counts` says. */
+export function setCounts(cs: ChangeSet): Counts {
+  return cs.counts ?? cs.files.reduce((a, f) => addCounts(a, fileCounts(f)), countUnits([]));
+}
+
 /** fileOpen: units of a file still to decide (pending or stale), from the wire's counts; a whole
  *  file (create, delete, move, binary) is one unit whatever hunks it lists for display. */
 export function fileOpenUnits(f: FileInfo): number {
-  if (f.counts) return f.counts.pending + f.counts.stale;
-  if (f.whole) return f.status === 'pending' || f.status === 'stale' ? 1 : 0;
-  return f.hunks.filter((h) => h.status === 'pending' || h.status === 'stale').length;
+  const c = fileCounts(f);
+  return c.pending + c.stale;
 }
 
-/** countPending: units still to decide over the sets (the set's counts when the wire has them). */
+/** countPending: units still to decide over the sets (the set's counts). */
 export function countPending(sets: Iterable<ChangeSet>): number {
   let n = 0;
   for (const cs of sets) {
-    if (cs.counts) { n += cs.counts.pending + cs.counts.stale; continue; }
-    for (const f of cs.files) n += fileOpenUnits(f);
+    const c = setCounts(cs);
+    n += c.pending + c.stale;
   }
   return n;
+}
+
+/** applyFilesChanged applies agentd/changes/didChange's files and status to cs. The notice carries
+ *  each file's counts but not the set's: the set's are the sum of its files' (a set's units are its
+ *  files' units), kept current here so the status bar and the tree never show the old ones. */
+export function applyFilesChanged(cs: ChangeSet, status: string, files: FileInfo[]): void {
+  cs.status = status;
+  for (const f of files) {
+    const i = cs.files.findIndex((x) => x.uri === f.uri);
+    if (i >= 0) cs.files[i] = f; else cs.files.push(f);
+  }
+  cs.counts = cs.files.reduce((a, f) => addCounts(a, fileCounts(f)), countUnits([]));
 }
 
 /** applyPatchText applies the chosen hunks of a one-file unified diff to text (`forward`: old to
@@ -482,8 +524,8 @@ function findLines(lines: string[], want: string[], near: number): number {
 
 /** isOpen: the change set still has something to decide (a pending or stale hunk or file). */
 export function isOpen(cs: ChangeSet): boolean {
-  if (cs.counts) return cs.counts.pending + cs.counts.stale > 0;
-  return cs.files.some((f) => fileOpenUnits(f) > 0);
+  const c = setCounts(cs);
+  return c.pending + c.stale > 0;
 }
 
 // ---------------------------------------------------------------------------------------------

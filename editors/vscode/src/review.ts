@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import {
   ChangeSet, EditLogEntry, FileInfo, LineWindow, ViewHunk, inWindow, lensWindow, lensWindowStale, replayEdits, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
-  fileOpenUnits, ghostText, hoverDiff,
+  fileOpenUnits, applyFilesChanged, ghostText, hoverDiff,
 } from './model';
 
 /** How long a hunk the user typed into waits for the server's notice before the extension asks
@@ -111,11 +111,9 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
   updateFiles(changeId: string, status: string, files: FileInfo[], version?: number): void {
     const cs = this.sets.get(changeId);
     if (!cs) return;
-    cs.status = status;
+    applyFilesChanged(cs, status, files);
     const redraw = new Set<string>();
     for (const f of files) {
-      const i = cs.files.findIndex((x) => x.uri === f.uri);
-      if (i >= 0) cs.files[i] = f; else cs.files.push(f);
       // When the server's hunks sit where ours already are (only ids changed), nothing is redrawn.
       if (!this.renameOnly(f.uri, version)) { redraw.add(f.uri); }
     }

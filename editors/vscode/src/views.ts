@@ -1,6 +1,6 @@
 // The Plan, Changes and Snapshots views.
 import * as vscode from 'vscode';
-import { ChangeSet, Plan, RunState, StepState, fileOpenUnits, formatDuration, isOpen, stepIcons, stepNotes } from './model';
+import { ChangeSet, Plan, RunState, StepState, fileCounts, fileOpenUnits, formatDuration, setCounts, isOpen, stepIcons, stepNotes } from './model';
 
 export interface Problem { stepId?: string; field?: string; message: string }
 
@@ -113,9 +113,9 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
   getTreeItem(n: ChangeNode): vscode.TreeItem {
     const cs = this.sets.get(n.changeId)!;
     if (n.type === 'changeset') {
-      // Units from the wire's counts (a whole file is one), else counted from the files.
-      const pending = cs.counts ? cs.counts.pending + cs.counts.stale : cs.files.reduce((a, f) => a + fileOpenUnits(f), 0);
-      const total = cs.counts?.total ?? cs.files.reduce((a, f) => a + (f.whole ? 1 : Math.max(1, f.hunks.length)), 0);
+      // Units from the wire's counts (a whole file is one).
+      const c = setCounts(cs);
+      const pending = c.pending + c.stale, total = c.total;
       const it = new vscode.TreeItem(`step ${cs.stepId ?? '?'}`, vscode.TreeItemCollapsibleState.Expanded);
       it.description = `${cs.files.length} file${cs.files.length === 1 ? '' : 's'}, ${pending} of ${total} to review · ${cs.status}`;
       it.contextValue = 'changeset';
@@ -126,8 +126,8 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
     if (n.type === 'file') {
       const it = new vscode.TreeItem(vscode.Uri.parse(f.uri), f.hunks.length && !f.whole ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
       const open = fileOpenUnits(f);
-      const total = f.counts?.total ?? f.hunks.length;
-      it.description = `${f.op} · ${f.whole ? f.status : `${open}/${total} hunks open`}${f.counts?.stale ? ` · ${f.counts.stale} stale` : ''}`;
+      const c = fileCounts(f);
+      it.description = `${f.op} · ${f.whole ? f.status : `${open}/${c.total} hunks open`}${c.stale ? ` · ${c.stale} stale` : ''}`;
       it.contextValue = 'file';
       it.command = { command: 'agentd.openDiff', title: 'Open Diff', arguments: [{ uri: f.uri, changeId: cs.id }] };
       return it;

@@ -689,6 +689,64 @@ function M.on_enter(bufnr)
   end
 end
 
+--- The decision units of a file: the whole file (id: its uri) when the wire
+--- says `whole`, whatever hunks it lists for display, else each hunk.
+function M.units(f)
+  if is_whole(f) then
+    return { { id = f.uri, status = f.status } }
+  end
+  local out = {}
+  for _, h in ipairs(f.hunks or {}) do
+    out[#out + 1] = { id = h.id, status = h.status }
+  end
+  return out
+end
+
+local function zero()
+  return { pending = 0, accepted = 0, rejected = 0, stale = 0, total = 0 }
+end
+
+local function add(a, b)
+  for _, k in ipairs({ 'pending', 'accepted', 'rejected', 'stale', 'total' }) do
+    a[k] = a[k] + (b[k] or 0)
+  end
+  return a
+end
+
+--- The file's units by status, as the wire's `counts` says (counted from
+--- its units only for a file given without them).
+function M.file_counts(f)
+  if f.counts then
+    return f.counts
+  end
+  local c = zero()
+  for _, u in ipairs(M.units(f)) do
+    if c[u.status] then
+      c[u.status] = c[u.status] + 1
+    end
+    c.total = c.total + 1
+  end
+  return c
+end
+
+local function sum_files(cs)
+  local c = zero()
+  for _, f in ipairs(cs.files or {}) do
+    add(c, M.file_counts(f))
+  end
+  return c
+end
+
+--- The set's units by status, as the wire's `counts` says.
+function M.set_counts(cs)
+  return cs.counts or sum_files(cs)
+end
+
+--- Units of a file or set still to decide (pending or stale).
+function M.open_units(counts)
+  return counts.pending + counts.stale
+end
+
 --- Stores a change set (with texts) and draws it.
 function M.put(cs)
   if not M.sets[cs.id] then
@@ -705,10 +763,7 @@ end
 function M.proposed(cs)
   M.put(cs)
   if config.options.notify_steps then
-    local n = 0
-    for _, f in ipairs(cs.files or {}) do
-      n = n + ((is_whole(f) or #(f.hunks or {}) == 0) and 1 or #f.hunks)
-    end
+    local n = M.set_counts(cs).total
     notify(('agentd: step %s proposes %d change%s in %d file%s (:Agent review)'):format(cs.stepId or '?', n, n == 1 and '' or 's', #cs.files, #cs.files == 1 and '' or 's'), vim.log.levels.INFO)
   end
 end
@@ -749,6 +804,9 @@ function M.on_did_change(p)
     nf.rebased = true
     uris[#uris + 1] = nf.uri
   end
+  -- The notice carries the files' counts, not the set's: a set's units are
+  -- its files' units, so its counts are their sum.
+  cs.counts = sum_files(cs)
   draw_uris(uris, true)
   M.refresh_qf()
 end
@@ -785,20 +843,7 @@ end
 function M.pending_count()
   local n = 0
   for _, id in ipairs(M.order) do
-    local cs = M.sets[id]
-    for _, f in ipairs(cs.files or {}) do
-      if is_whole(f) then
-        if is_open(f.status) then
-          n = n + 1
-        end
-      else
-        for _, h in ipairs(f.hunks or {}) do
-          if is_open(h.status) then
-            n = n + 1
-          end
-        end
-      end
-    end
+    n = n + M.open_units(M.set_counts(M.sets[id]))
   end
   return n
 end

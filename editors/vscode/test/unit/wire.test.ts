@@ -1,0 +1,60 @@
+// The review model against the wire: editors/testdata/changesets.json holds change sets exactly as
+// agentd sends them and what each must show. The Neovim suite reads the same file
+// (editors/neovim/tests/cases.lua, review_model_matches_wire), so the two editors cannot drift.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { ChangeSet, Counts, FileInfo, applyFilesChanged, countPending, fileCounts, fileOpenUnits, fileUnits, isOpen, setCounts } from '../../src/model';
+
+interface FileExpect { uri: string; status: string; whole: boolean; units: number; open: number; counts: Counts }
+interface SetExpect { status: string; open: number; counts: Counts; files: FileExpect[] }
+interface Fixture {
+  sets: { set: ChangeSet; expect: SetExpect }[];
+  total_open: number;
+  didChange: { params: { changeId: string; status: string; files: FileInfo[] }; expect: SetExpect; total_open: number };
+}
+
+// esbuild writes this test to out/test/; the fixture sits in editors/testdata.
+const fixture: Fixture = JSON.parse(readFileSync(resolve(__dirname, '../../../testdata/changesets.json'), 'utf8'));
+
+function checkSet(cs: ChangeSet, want: SetExpect, only = false) {
+  assert.equal(cs.status, want.status, `${cs.id}: status`);
+  assert.deepEqual(setCounts(cs), want.counts, `${cs.id}: counts`);
+  assert.equal(countPending([cs]), want.open, `${cs.id}: pending (pending + stale units)`);
+  assert.equal(isOpen(cs), want.open > 0, `${cs.id}: open`);
+  for (const fw of want.files) {
+    const f = cs.files.find((x) => x.uri === fw.uri);
+    assert.ok(f, `${cs.id}: ${fw.uri} listed`);
+    const what = `${cs.id} ${fw.uri}`;
+    assert.equal(f.status, fw.status, `${what}: status`);
+    assert.deepEqual(fileCounts(f), fw.counts, `${what}: counts`);
+    assert.equal(fileOpenUnits(f), fw.open, `${what}: open units`);
+    // The units the user decides: one for a whole file (whatever hunks it lists), else each hunk;
+    // their statuses must add up to the wire's counts.
+    const units = fileUnits(f);
+    assert.equal(units.length, fw.units, `${what}: decision units`);
+    assert.equal(units.filter((u) => u.status === 'pending' || u.status === 'stale').length, fw.open, `${what}: open decision units`);
+    for (const k of ['pending', 'accepted', 'rejected', 'stale'] as const) {
+      assert.equal(units.filter((u) => u.status === k).length, fw.counts[k], `${what}: ${k} units`);
+    }
+  }
+  if (!only) assert.equal(cs.files.length, want.files.length, `${cs.id}: files`);
+}
+
+test('the review model shows each change set of the shared fixture as the wire says', () => {
+  const sets = fixture.sets.map((c) => structuredClone(c.set));
+  assert.ok(sets.length >= 3, 'the fixture has its sets');
+  fixture.sets.forEach((c, i) => checkSet(sets[i], c.expect));
+  assert.equal(countPending(sets), fixture.total_open, 'status bar: open units over all sets');
+});
+
+test('a didChange keeps the set\'s counts current (the notice carries only the files\')', () => {
+  const sets = fixture.sets.map((c) => structuredClone(c.set));
+  const p = structuredClone(fixture.didChange.params);
+  const cs = sets.find((s) => s.id === p.changeId);
+  assert.ok(cs, p.changeId);
+  applyFilesChanged(cs, p.status, p.files);
+  checkSet(cs, fixture.didChange.expect, true);
+  assert.equal(countPending(sets), fixture.didChange.total_open);
+});
