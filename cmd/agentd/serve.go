@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentd/agentd/internal/repomap"
 	"github.com/agentd/agentd/rpc"
 )
 
@@ -77,6 +78,8 @@ func cmdServe(ctx context.Context, lf logFlags, stateDir string, stdout, stderr 
 		Configure: sm.configure,
 	})
 	logger.Info("agentd serve starting", "version", version, "pid", os.Getpid())
+	// The first plan's repository map then finds its parsers ready.
+	repomap.Prepare(logger.With("component", "repomap"))
 	err := srv.Serve(ctx, stdio{in: pollableStdin(), out: out})
 	switch {
 	case err == nil:

@@ -41,27 +41,31 @@ func benchTree(b *testing.B) string {
 // workspace opened, every file walked, the source files read, hashed and
 // scanned, then ranked and rendered for a request (which parses the files
 // the ranking needs), and the cache file written, as the planner does.
-// "watch" also starts the daemon's file watcher.
+// "watch" also starts the daemon's file watcher. The parsers come from
+// wazero's compilation cache (filled by an earlier process, untimed), as
+// in every process but the first on a machine; "walk-cold" starts each
+// run with an empty compilation cache, as that first process does (it
+// compiles parsers.wasm and fills the cache).
 func BenchmarkFirstMap(b *testing.B) {
-	for _, mode := range []string{"walk", "watch"} {
+	for _, mode := range []string{"walk", "watch", "walk-cold"} {
 		b.Run(mode, func(b *testing.B) {
 			dir := benchTree(b)
 			q := Query{Request: "fix the timeout handling in the scheduler", Tokens: DefaultTokens}
 			var cpu, worst time.Duration
-			// A first map is a new process's: the parsers come from the
-			// compilation cache in the state dir (filled by an earlier
-			// process, here untimed), as for every map after agentd's
-			// first; BenchmarkCompileParsers is the cold compile.
 			compiled := b.TempDir()
 			resetEngine()
-			setEngineCacheDir(compiled)
-			if _, err := getEngine(context.Background()); err != nil {
+			engineCacheDir = compiled
+			if _, err := getEngine(context.Background(), nil); err != nil {
 				b.Fatal(err)
 			}
+			parsed := 0
 			for b.Loop() {
 				cache := filepath.Join(b.TempDir(), "repomap.map")
 				resetEngine()
-				setEngineCacheDir(compiled)
+				engineCacheDir = compiled
+				if mode == "walk-cold" {
+					engineCacheDir = b.TempDir()
+				}
 				t0 := cpuTime()
 				m := New(openWS(b, dir), Options{Watch: mode == "watch", CacheFile: cache})
 				if err := m.Update(context.Background()); err != nil {
@@ -77,10 +81,13 @@ func BenchmarkFirstMap(b *testing.B) {
 				cpu += d
 				worst = max(worst, d)
 				b.ReportMetric(float64(m.Stats().Files), "files")
+				parsed += m.Stats().Parsed
 				m.Close()
 			}
+			resetEngine()
 			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 			b.ReportMetric(worst.Seconds(), "cpu-max-s")
+			b.ReportMetric(float64(parsed)/float64(b.N), "parsed/op")
 		})
 	}
 }
@@ -106,6 +113,10 @@ func BenchmarkAfterOneChange(b *testing.B) {
 func benchAfterOneChange(b *testing.B, mode string) {
 	watch := mode == "watch"
 	dir := benchTree(b)
+	compiled := b.TempDir()
+	resetEngine()
+	engineCacheDir = compiled
+	b.Cleanup(resetEngine)
 	ws := openWS(b, dir)
 	m := New(ws, Options{Watch: watch, CacheFile: filepath.Join(b.TempDir(), "repomap.map")})
 	b.Cleanup(func() {
@@ -175,6 +186,7 @@ func benchAfterOneChange(b *testing.B, mode string) {
 			m, prev = nil, nil
 			// and its parsers come from the compilation cache again.
 			resetEngine()
+			engineCacheDir = compiled
 			runtime.GC()
 		}
 		b.StartTimer()
@@ -218,9 +230,9 @@ func BenchmarkCompileParsers(b *testing.B) {
 	var cpu time.Duration
 	for b.Loop() {
 		resetEngine()
-		setEngineCacheDir(b.TempDir())
+		engineCacheDir = b.TempDir()
 		t0 := cpuTime()
-		if _, err := getEngine(context.Background()); err != nil {
+		if _, err := getEngine(context.Background(), nil); err != nil {
 			b.Fatal(err)
 		}
 		cpu += cpuTime() - t0
@@ -231,13 +243,12 @@ func BenchmarkCompileParsers(b *testing.B) {
 
 // resetEngine drops the process's compiled parsers, as a new process
 // starts without them: the next parse compiles the module again, or loads
-// it from the compilation cache beside the map's cache file.
+// it from the compilation cache (in engineCacheDir when set).
 func resetEngine() {
 	if theEngine != nil {
 		theEngine.rt.Close(context.Background())
 	}
 	theEngine, engineErr = nil, nil
 	engineOnce = sync.Once{}
-	engineDirOnce = sync.Once{}
 	engineCacheDir = ""
 }

@@ -9,9 +9,12 @@
 // wasm/build.sh) that wazero runs in pure Go (parser.go), so every target
 // builds without cgo and has the same parsers. One call parses a file and
 // returns its tree as a flat array of nodes that symbols.go walks in Go.
-// The module is compiled once per process, from a compilation cache beside
-// the map's cache file when there is one, and only when a file needs
-// parsing; a parse stops when its context is done. Symbols come from each file's syntax tree;
+// The module is compiled once per process, only when a file needs parsing
+// (or in the background from Prepare, for the daemon), and kept compiled
+// in wazero's compilation cache in the user's cache dir
+// (os.UserCacheDir()/agentd/wazero), so only a machine's first process
+// pays the compile; without a writable cache dir every process compiles.
+// A parse stops when its context is done. Symbols come from each file's syntax tree;
 // references between files come from the identifiers a file uses (a
 // lexical scan), which is enough to rank neighbours.
 //

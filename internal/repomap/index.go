@@ -122,9 +122,6 @@ func New(src Source, opts Options) *Map {
 	if opts.EagerBytes == 0 {
 		opts.EagerBytes = 16 << 20
 	}
-	if opts.CacheFile != "" {
-		setEngineCacheDir(engineDir(opts.CacheFile))
-	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -543,7 +540,7 @@ func (m *Map) parallel(ctx context.Context, n int, fn func(int, *parsers) any) <
 	var wg sync.WaitGroup
 	for range min(m.opts.Workers, n) {
 		wg.Go(func() {
-			var p parsers
+			p := parsers{log: m.log}
 			defer p.close()
 			for i := range idx {
 				out <- fn(i, &p)

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -39,45 +40,91 @@ var (
 	engineOnce sync.Once
 	theEngine  *engine
 	engineErr  error
-	// engineCacheDir is where the first Map with a CacheFile puts wazero's
-	// compilation cache (beside its cache file, in agentd's state dir).
+	// engineCacheDir, when set (tests, benchmarks), is used instead of
+	// compileCacheDir's answer.
 	engineCacheDir string
-	engineDirOnce  sync.Once
 )
 
-func setEngineCacheDir(dir string) {
-	engineDirOnce.Do(func() { engineCacheDir = dir })
-}
-
-func getEngine(ctx context.Context) (*engine, error) {
-	engineOnce.Do(func() { theEngine, engineErr = newEngine(ctx) })
+// getEngine returns the process's compiled parsers, compiling them (or
+// loading them from the compilation cache) on first use; log says, at
+// debug level, where they came from.
+func getEngine(ctx context.Context, log *slog.Logger) (*engine, error) {
+	engineOnce.Do(func() {
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		theEngine, engineErr = newEngine(ctx, log)
+	})
 	return theEngine, engineErr
 }
 
-func newEngine(ctx context.Context) (*engine, error) {
+// Prepare compiles the parsers in the background, so that the first map
+// of a long-lived process (the daemon) does not wait for them. Only the
+// first call (of Prepare or a parse) compiles.
+func Prepare(log *slog.Logger) {
+	go func() { _, _ = getEngine(context.Background(), log) }()
+}
+
+// compileCacheDir is where wazero keeps the compiled parsers between
+// processes: the user's cache dir (os.UserCacheDir: $XDG_CACHE_HOME or
+// ~/.cache, ~/Library/Caches, %LocalAppData%), never the workspace.
+// wazero files them under a folder per wazero version, OS and
+// architecture, by the module's hash, and writes each through a
+// temporary file renamed into place, so processes of different builds
+// and processes running at once share the folder safely.
+func compileCacheDir() (string, error) {
+	if engineCacheDir != "" {
+		return engineCacheDir, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "agentd", "wazero"), nil
+}
+
+func newEngine(ctx context.Context, log *slog.Logger) (*engine, error) {
 	// The engine outlives the context of the call that happened to start
 	// it; compiling is not cancelled halfway.
 	ctx = context.WithoutCancel(ctx)
-	cfg := wazero.NewRuntimeConfig()
-	if dir := engineCacheDir; dir != "" {
-		if err := os.MkdirAll(dir, 0o700); err == nil {
-			if cache, err := wazero.NewCompilationCacheWithDir(dir); err == nil {
-				cfg = cfg.WithCompilationCache(cache)
+	dir, err := compileCacheDir()
+	if err == nil {
+		var cache wazero.CompilationCache
+		if err = os.MkdirAll(dir, 0o700); err == nil {
+			cache, err = wazero.NewCompilationCacheWithDir(dir)
+		}
+		if err == nil {
+			e, err2 := compileEngine(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
+			if err2 == nil {
+				log.Debug("repository map: parsers ready", "compilationCache", dir)
+				return e, nil
 			}
+			err = err2
+			cache.Close(ctx)
 		}
 	}
+	// No usable cache (no cache dir, not writable, full): the map works
+	// the same, at the cost of compiling in every process.
+	log.Debug("repository map: parsers compiled without the compilation cache", "dir", dir, "err", err)
+	return compileEngine(ctx, wazero.NewRuntimeConfig())
+}
+
+func compileEngine(ctx context.Context, cfg wazero.RuntimeConfig) (*engine, error) {
 	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("repository map: wasi: %w", err)
 	}
+	// cancelled is asked every 100 parse operations: a Go function without
+	// reflection, as wazero's fast path for host calls.
 	_, err := rt.NewHostModuleBuilder("agentd").
-		NewFunctionBuilder().WithFunc(func(ctx context.Context) int32 {
+		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
 		if ctx.Err() != nil {
-			return 1
+			stack[0] = 1
+		} else {
+			stack[0] = 0
 		}
-		return 0
-	}).Export("cancelled").Instantiate(ctx)
+	}), nil, []api.ValueType{api.ValueTypeI32}).Export("cancelled").Instantiate(ctx)
 	if err != nil {
 		rt.Close(ctx)
 		return nil, fmt.Errorf("repository map: host module: %w", err)
@@ -343,14 +390,15 @@ func (n *tsNode) NamedChildren() []tsNode {
 // parsers is one worker's parser: an instance taken from the engine on
 // first use and given back by close.
 type parsers struct {
-	p *parser
+	p   *parser
+	log *slog.Logger // for getEngine (nil: none)
 }
 
 func (w *parsers) get(ctx context.Context) (*parser, error) {
 	if w.p != nil {
 		return w.p, nil
 	}
-	e, err := getEngine(ctx)
+	e, err := getEngine(ctx, w.log)
 	if err != nil {
 		return nil, err
 	}
@@ -367,12 +415,4 @@ func (w *parsers) close() {
 		w.p.e.release(w.p)
 		w.p = nil
 	}
-}
-
-// engineDir is the compilation cache's folder for a map cache file.
-func engineDir(cacheFile string) string {
-	if cacheFile == "" {
-		return ""
-	}
-	return filepath.Join(filepath.Dir(cacheFile), "wazero")
 }

@@ -1,9 +1,14 @@
 package repomap
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,5 +53,60 @@ func TestEveryLanguageParses(t *testing.T) {
 		if err != nil || len(syms) == 0 || syms[0].Name != "A" {
 			t.Errorf("%s: %+v, %v; want A first", l.name, syms, err)
 		}
+	}
+}
+
+// The compiled parsers are kept in the user's cache dir for the next
+// process; a cache dir that cannot be made or written costs a compile in
+// every process, never the map, and the debug log says so.
+func TestCompilationCache(t *testing.T) {
+	t.Cleanup(resetEngine)
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	parse := func() {
+		t.Helper()
+		w := parsers{log: log}
+		defer w.close()
+		syms, err := symbolsOf(context.Background(), &w, langGo, []byte("package p\nfunc A() {}\n"))
+		if err != nil || len(syms) != 1 || syms[0].Name != "A" {
+			t.Fatalf("symbols %+v, err %v; want A", syms, err)
+		}
+	}
+
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("LocalAppData", t.TempDir())
+	base, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	resetEngine()
+	parse()
+	dir := filepath.Join(base, "agentd", "wazero")
+	if !strings.Contains(logs.String(), "parsers ready") || !strings.Contains(logs.String(), dir) {
+		t.Fatalf("log %q does not name the compilation cache %s", logs.String(), dir)
+	}
+	var files []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if len(files) != 1 || !strings.Contains(files[0], "wazero-") {
+		t.Fatalf("compilation cache %s holds %q; want one compiled module under wazero's versioned folder", dir, files)
+	}
+
+	// A "cache dir" below a regular file cannot be made.
+	blocker := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resetEngine()
+	logs.Reset()
+	engineCacheDir = filepath.Join(blocker, "wazero")
+	parse()
+	if !strings.Contains(logs.String(), "without the compilation cache") || !strings.Contains(logs.String(), engineCacheDir) {
+		t.Fatalf("log %q does not say the parsers were compiled without the cache at %s", logs.String(), engineCacheDir)
 	}
 }
