@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -239,16 +238,4 @@ func BenchmarkCompileParsers(b *testing.B) {
 	}
 	resetEngine()
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
-}
-
-// resetEngine drops the process's compiled parsers, as a new process
-// starts without them: the next parse compiles the module again, or loads
-// it from the compilation cache (in engineCacheDir when set).
-func resetEngine() {
-	if theEngine != nil {
-		theEngine.rt.Close(context.Background())
-	}
-	theEngine, engineErr = nil, nil
-	engineOnce = sync.Once{}
-	engineCacheDir = ""
 }

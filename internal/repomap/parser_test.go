@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -109,4 +110,16 @@ func TestCompilationCache(t *testing.T) {
 	if !strings.Contains(logs.String(), "without the compilation cache") || !strings.Contains(logs.String(), engineCacheDir) {
 		t.Fatalf("log %q does not say the parsers were compiled without the cache at %s", logs.String(), engineCacheDir)
 	}
+}
+
+// resetEngine drops the process's compiled parsers, as a new process
+// starts without them: the next parse compiles the module again, or loads
+// it from the compilation cache (in engineCacheDir when set).
+func resetEngine() {
+	if theEngine != nil {
+		theEngine.rt.Close(context.Background())
+	}
+	theEngine, engineErr = nil, nil
+	engineOnce = sync.Once{}
+	engineCacheDir = ""
 }
