@@ -17,15 +17,27 @@
 # as a delta.
 #   bench/repomap.sh [DIR]      RUNS=3 first maps, AFTER_RUNS=40 changes
 # (40 runs include the full walk the watched map makes every 20 maps.)
-# The first maps load the parsers from wazero's compilation cache, as every
-# process after agentd's first does; CompileParsers is that first process's
-# cold compile of parsers.wasm.
+#
+# The map is measured as the release builds it (CGO_ENABLED=0, -trimpath:
+# tree-sitter as parsers.wasm run by wazero) and, in the same run, as the
+# last build with tree-sitter's cgo bindings (CGO_BASE, default bd89d72,
+# the parent of the commit that moved to WebAssembly, unpacked with git
+# archive into .cache/ and built with cgo), each benchmark alternating
+# between the two so both see the same load; then the ratios, release over
+# cgo. The first maps ("walk", "watch") load the compiled parsers from
+# wazero's compilation cache, as every process after a machine's first
+# does; "walk-cold" starts from an empty cache, as that first process does
+# (CompileParsers is its compile alone). CGO_BASE=none skips the cgo build.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-src=$("$top/bench/tree.sh" "$@")
 runs=${RUNS:-3}
 after=${AFTER_RUNS:-40}
 tmp=${REPOMAP_DIR:-${TMPDIR:-/tmp}/agentd-repomap-40k}
+if [ $# -eq 0 ] && [ -f "$tmp/.complete" ]; then
+  src="the copy kept in $tmp"
+else
+  src=$("$top/bench/tree.sh" "$@")
+fi
 if [ ! -f "$tmp/.complete" ]; then
 rm -rf "$tmp" && mkdir -p "$tmp"
 (cd "$src" && find . -type f -not -path './.git/*' | LC_ALL=C sort | sed -n '1,40000s|^\./||p') > "$tmp/list"
@@ -36,18 +48,59 @@ touch "$tmp/.complete"
 fi
 echo "tree: $(wc -l < "$tmp/list") files, $(du -sh "$tmp/tree" | cut -f1), from $src" >&2
 cd "$top"
-go test -c -o "$tmp/repomap.test" ./internal/repomap/
+CGO_ENABLED=0 go test -c -trimpath -o "$tmp/repomap.test" ./internal/repomap/
+builds=(release)
+base=${CGO_BASE:-bd89d72}
+if [ "$base" != none ]; then
+  sha=$(git rev-parse --verify "$base^{commit}")
+  bdir=$top/.cache/repomap-cgo/$sha
+  if [ ! -f "$bdir/.complete" ]; then
+    rm -rf "$bdir" && mkdir -p "$bdir"
+    git archive "$sha" | tar -x -C "$bdir"
+    touch "$bdir/.complete"
+  fi
+  (cd "$bdir" && CGO_ENABLED=1 go test -c -o "$tmp/repomap-cgo.test" ./internal/repomap/)
+  builds+=(cgo)
+fi
+# run BUILD PATTERN BENCHTIME: one benchmark run of one build.
+run() {
+  local bin=$tmp/repomap.test
+  [ "$1" = cgo ] && bin=$tmp/repomap-cgo.test
+  (cd internal/repomap && REPOMAP_TREE="$tmp/tree" "$bin" -test.run '^$' \
+    -test.bench "$2" -test.benchtime "$3" -test.count 1) | sed -n "s/^Benchmark/$1 Benchmark/p"
+}
 echo "load before: $(uptime)"
-out=$(cd internal/repomap && REPOMAP_TREE="$tmp/tree" "$tmp/repomap.test" -test.run '^$' \
-  -test.bench 'FirstMap|CompileParsers' -test.benchtime "${runs}x" -test.count 1
-  REPOMAP_TREE="$tmp/tree" "$tmp/repomap.test" -test.run '^$' \
-  -test.bench 'AfterOneChange' -test.benchtime "${after}x" -test.count 1)
+out=$(
+  for ((i = 0; i < runs; i++)); do
+    for b in "${builds[@]}"; do run "$b" 'FirstMap' 1x; done
+  done
+  run release 'CompileParsers' "${runs}x"
+  for b in "${builds[@]}"; do run "$b" 'AfterOneChange' "${after}x"; done
+)
 echo "$out"
 echo "load after:  $(uptime)"
 echo
-printf '%-28s %5s %12s %12s %12s %8s\n' benchmark runs "cpu mean" "cpu max" "wall mean" limit
-echo "$out" | awk '/^Benchmark/ {
-  name=$1; sub(/-[0-9]+$/, "", name); n=$2; wall=$3/1e9; cpu=0; mx=0
-  for (i=4; i<=NF; i++) { if ($(i+1)=="cpu-s/op") cpu=$i; if ($(i+1)=="cpu-max-s") mx=$i }
-  limit = (name ~ /FirstMap/) ? "10 s" : (name ~ /Compile/) ? "-" : "0.2 s"
-  printf "%-28s %5d %10.3f s %10.3f s %10.3f s %8s\n", name, n, cpu, mx, wall, limit }'
+printf '%-8s %-32s %5s %12s %12s %12s %8s\n' build benchmark runs "cpu mean" "cpu max" "wall mean" limit
+echo "$out" | awk '
+  { b=$1; name=$2; sub(/-[0-9]+$/, "", name); k=b" "name
+    if (!(k in n)) order[++keys]=k
+    n[k]+=$3; wall[k]+=$3*$4/1e9
+    for (i=5; i<=NF; i++) { if ($(i+1)=="cpu-s/op") cpu[k]+=$3*$i; if ($(i+1)=="cpu-max-s" && $i>mx[k]) mx[k]=$i }
+  }
+  END {
+    for (j=1; j<=keys; j++) { k=order[j]; split(k, p, " ")
+      limit = (p[2] ~ /FirstMap/) ? "10 s" : (p[2] ~ /Compile/) ? "-" : "0.2 s"
+      printf "%-8s %-32s %5d %10.3f s %10.3f s %10.3f s %8s\n", p[1], p[2], n[k], cpu[k]/n[k], mx[k], wall[k]/n[k], limit
+    }
+    if (("cgo BenchmarkFirstMap/walk") in n) {
+      print ""
+      print "release / cgo (1.5 at most):                cpu    wall"
+      split("FirstMap/walk FirstMap/watch FirstMap/walk-cold AfterOneChange/walk AfterOneChange/watch AfterOneChange/process", names, " ")
+      for (j=1; j<=6; j++) {
+        nm=names[j]; c=nm; sub(/-cold$/, "", c)
+        rk="release Benchmark" nm; ck="cgo Benchmark" c
+        if (!(rk in n) || !(ck in n)) continue
+        printf "  %-40s %5.2f  %5.2f\n", nm (nm ~ /cold/ ? " (vs cgo walk)" : ""), (cpu[rk]/n[rk])/(cpu[ck]/n[ck]), (wall[rk]/n[rk])/(wall[ck]/n[ck])
+      }
+    }
+  }'
