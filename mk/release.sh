@@ -3,8 +3,9 @@
 # parsers are checked. For each target it builds agentd with CGO_ENABLED=0
 # (the repository map is WebAssembly run by wazero, so every target has the
 # same parsers and no C cross compiler is needed) and packs it with
-# README.md and LICENSE into dist/agentd_VERSION_OS_ARCH.tar.gz (.zip for
-# Windows); then one VS Code extension per platform, bundling that binary,
+# README.md, LICENSE and THIRD_PARTY_NOTICES (mk/notices.sh: the licences of
+# everything compiled into that target's binary) into
+# dist/agentd_VERSION_OS_ARCH.tar.gz (.zip for Windows); then one VS Code extension per platform, bundling that binary,
 # with editors/vscode/scripts/package-platform.sh when it exists; then
 # dist/SHA256SUMS over everything. Archives are reproducible: sorted
 # entries, no owners, every mtime the commit's.
@@ -45,6 +46,7 @@ for t in "${targets[@]}"; do
     continue
   fi
   cp README.md LICENSE "$d/"
+  GOOS=$os GOARCH=$arch GO=$GO mk/notices.sh "$d/THIRD_PARTY_NOTICES"
   touch -d "@$epoch" "$d" "$d"/*
   if [ "$os" = windows ]; then
     (cd "$stage" && find "$name" -print | LC_ALL=C sort | TZ=UTC zip -q -X -D "$dist/$name.zip" -@)

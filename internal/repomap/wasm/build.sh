@@ -3,12 +3,14 @@
 # internal/repomap, at the versions go.mod pins (their C sources come from the
 # Go module cache), with glue.c, as one wasm32-wasi module for wazero.
 #   internal/repomap/wasm/build.sh OUT.wasm
+#   internal/repomap/wasm/build.sh --modules   (the Go modules whose C it compiles;
+#                                               mk/notices.sh names their licences)
 # Needs clang, lld (wasm-ld), wasi-libc and libclang-rt-14-dev-wasm32 (Debian).
 # The output is reproducible: the same sources and compiler give the same
 # bytes (no debug info, no paths), which `make check-parsers` verifies
 # against the committed internal/repomap/parsers.wasm.
 set -euo pipefail
-out=${1:?usage: build.sh OUT.wasm}
+out=${1:?usage: build.sh OUT.wasm | --modules}
 here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../../.."
 CLANG=${CLANG:-clang}
@@ -17,6 +19,7 @@ mods=(github.com/tree-sitter/go-tree-sitter github.com/tree-sitter/tree-sitter-g
   github.com/tree-sitter/tree-sitter-python github.com/tree-sitter/tree-sitter-rust
   github.com/tree-sitter-grammars/tree-sitter-lua github.com/tree-sitter/tree-sitter-java
   github.com/tree-sitter/tree-sitter-c github.com/tree-sitter/tree-sitter-cpp)
+if [ "$out" = --modules ]; then printf '%s\n' "${mods[@]}"; exit 0; fi
 go mod download "${mods[@]}"
 dir() { go list -m -f '{{.Dir}}' "$1"; }
 rt=$(dir github.com/tree-sitter/go-tree-sitter)
