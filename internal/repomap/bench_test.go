@@ -44,9 +44,11 @@ func benchTree(b *testing.B) string {
 // wazero's compilation cache (filled by an earlier process, untimed), as
 // in every process but the first on a machine; "walk-cold" starts each
 // run with an empty compilation cache, as that first process does (it
-// compiles parsers.wasm and fills the cache).
+// compiles parsers.wasm and fills the cache); "daemon" is "watch" with
+// the parsers already loaded (untimed), as the daemon's Prepare at start
+// leaves them for its first plan.
 func BenchmarkFirstMap(b *testing.B) {
-	for _, mode := range []string{"walk", "watch", "walk-cold"} {
+	for _, mode := range []string{"walk", "watch", "walk-cold", "daemon"} {
 		b.Run(mode, func(b *testing.B) {
 			dir := benchTree(b)
 			q := Query{Request: "fix the timeout handling in the scheduler", Tokens: DefaultTokens}
@@ -65,8 +67,13 @@ func BenchmarkFirstMap(b *testing.B) {
 				if mode == "walk-cold" {
 					engineCacheDir = b.TempDir()
 				}
+				if mode == "daemon" {
+					if _, err := getEngine(context.Background(), nil); err != nil {
+						b.Fatal(err)
+					}
+				}
 				t0 := cpuTime()
-				m := New(openWS(b, dir), Options{Watch: mode == "watch", CacheFile: cache})
+				m := New(openWS(b, dir), Options{Watch: mode == "watch" || mode == "daemon", CacheFile: cache})
 				if err := m.Update(context.Background()); err != nil {
 					b.Fatal(err)
 				}
