@@ -43,26 +43,31 @@ var (
 	// engineCacheDir, when set (tests, benchmarks), is used instead of
 	// compileCacheDir's answer.
 	engineCacheDir string
+	preparing      sync.WaitGroup // Prepare's compile
 )
 
 // getEngine returns the process's compiled parsers, compiling them (or
 // loading them from the compilation cache) on first use; log says, at
 // debug level, where they came from.
 func getEngine(ctx context.Context, log *slog.Logger) (*engine, error) {
+	startEngine(ctx, log)
+	return theEngine, engineErr
+}
+
+func startEngine(ctx context.Context, log *slog.Logger) {
 	engineOnce.Do(func() {
 		if log == nil {
 			log = slog.New(slog.DiscardHandler)
 		}
 		theEngine, engineErr = newEngine(ctx, log)
 	})
-	return theEngine, engineErr
 }
 
 // Prepare compiles the parsers in the background, so that the first map
 // of a long-lived process (the daemon) does not wait for them. Only the
 // first call (of Prepare or a parse) compiles.
 func Prepare(log *slog.Logger) {
-	go func() { _, _ = getEngine(context.Background(), log) }()
+	preparing.Go(func() { startEngine(context.Background(), log) })
 }
 
 // compileCacheDir is where wazero keeps the compiled parsers between

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A parse stops when its context is done (the progress callback asks the
@@ -112,10 +113,47 @@ func TestCompilationCache(t *testing.T) {
 	}
 }
 
+// Prepare compiles the parsers without waiting for a file to parse (the
+// daemon calls it at start).
+func TestPrepare(t *testing.T) {
+	t.Cleanup(resetEngine)
+	resetEngine()
+	engineCacheDir = t.TempDir()
+	logs := &lockedBuffer{}
+	Prepare(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(logs.String(), "parsers ready"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("no parsers two minutes after Prepare; log %q", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := getEngine(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // resetEngine drops the process's compiled parsers, as a new process
 // starts without them: the next parse compiles the module again, or loads
 // it from the compilation cache (in engineCacheDir when set).
 func resetEngine() {
+	preparing.Wait()
 	if theEngine != nil {
 		theEngine.rt.Close(context.Background())
 	}
