@@ -1660,6 +1660,13 @@ function C.review_model_matches_wire()
         by[u.status] = by[u.status] + 1
       end
       H.eq({ pending = fw.counts.pending, accepted = fw.counts.accepted, rejected = fw.counts.rejected, stale = fw.counts.stale }, by, what .. ': units by status')
+      if fw.hunks then
+        local hs = {}
+        for _, h in ipairs(f.hunks or {}) do
+          hs[h.id] = h.status
+        end
+        H.eq(fw.hunks, hs, what .. ': hunk statuses')
+      end
     end
   end
   H.truthy(#fx.sets >= 3, 'the fixture has its sets')
@@ -1670,9 +1677,15 @@ function C.review_model_matches_wire()
     check(review.sets[c.set.id], c.expect)
   end
   H.eq(fx.total_open, review.pending_count(), 'pending over all sets (the statusline)')
-  review.on_did_change(vim.deepcopy(fx.didChange.params))
-  check(review.sets[fx.didChange.params.changeId], fx.didChange.expect, true)
-  H.eq(fx.didChange.total_open, review.pending_count(), 'pending after the didChange')
+  -- agentd/changes/didChange notices in order: the set's status and counts
+  -- are the notice's (never a sum over the files the plugin holds).
+  H.truthy(#fx.didChanges >= 4, 'the fixture has its notices')
+  for _, step in ipairs(fx.didChanges) do
+    review.on_did_change(vim.deepcopy(step.params))
+    local ok, err = pcall(check, review.sets[step.params.changeId], step.expect, true)
+    H.truthy(ok, step.about .. ': ' .. tostring(err))
+    H.eq(step.total_open, review.pending_count(), step.about .. ': pending over all sets')
+  end
 end
 
 return C

@@ -12,7 +12,7 @@ import type {
   WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd,
 } from 'vscode-languageclient/node';
 import {
-  ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, hunkAt, isOpen, isModelDriven, keyEnv,
+  ApprovalRequest, ChangeSet, ChangesDidChange, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, fileOpenUnits, hunkAt, isOpen, isModelDriven, keyEnv,
   logLine, missingModel, modelSpec, moveEdit, runConflict, statusText,
 } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
@@ -336,9 +336,9 @@ function onDaemonExit(code: number | null, signal: NodeJS.Signals | null): void 
 /** attachClient installs the handlers of the daemon's notifications and requests. */
 function attachClient(st: State, c: LanguageClient): void {
   c.onNotification('agentd/run/didChange', (p: { runId: string; event: RunEvent; state?: RunState }) => onRunEvent(st, p));
-  c.onNotification('agentd/changes/didChange', (p: { changeId: string; status: string; files: FileInfo[]; version?: number }) => {
+  c.onNotification('agentd/changes/didChange', (p: ChangesDidChange) => {
     const t0 = performance.now();
-    st.review.updateFiles(p.changeId, p.status, p.files, p.version);
+    st.review.updateFiles(p);
     st.metrics.record('changesDidChangeMs', performance.now() - t0, { hunks: p.files.reduce((a, f) => a + f.hunks.length, 0) });
   });
   c.onRequest('agentd/approval/request', (p: ApprovalRequest) => askApproval(st, p));
@@ -697,7 +697,9 @@ function fileUriOf(ref: unknown): string | undefined {
 async function decideFile(st: State, ref: { uri?: string } | vscode.Uri | undefined, action: 'accept' | 'reject'): Promise<void> {
   const uri = fileUriOf(ref);
   if (!uri) return;
-  const sets = [...st.review.sets.values()].filter((c) => c.files.some((f) => f.uri === uri && (f.status === 'pending' || f.status === 'partial' || f.status === 'stale')));
+  // Sets where the file still has a unit to decide, by the wire's counts (a partial file whose
+  // units are all decided has none: a file decision only decides pending and stale units).
+  const sets = [...st.review.sets.values()].filter((c) => c.files.some((f) => f.uri === uri && fileOpenUnits(f) > 0));
   for (const cs of sets) {
     let reason: string | undefined;
     if (action === 'reject') { const x = await reasonFor(st, cs.id); if (x === null) return; reason = x; }

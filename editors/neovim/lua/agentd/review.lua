@@ -702,44 +702,17 @@ function M.units(f)
   return out
 end
 
-local function zero()
-  return { pending = 0, accepted = 0, rejected = 0, stale = 0, total = 0 }
-end
-
-local function add(a, b)
-  for _, k in ipairs({ 'pending', 'accepted', 'rejected', 'stale', 'total' }) do
-    a[k] = a[k] + (b[k] or 0)
-  end
-  return a
-end
-
---- The file's units by status, as the wire's `counts` says (counted from
---- its units only for a file given without them).
+--- The file's units by status, as the wire's `counts` says (the server
+--- counts them; the plugin never does).
 function M.file_counts(f)
-  if f.counts then
-    return f.counts
-  end
-  local c = zero()
-  for _, u in ipairs(M.units(f)) do
-    if c[u.status] then
-      c[u.status] = c[u.status] + 1
-    end
-    c.total = c.total + 1
-  end
-  return c
+  return f.counts
 end
 
-local function sum_files(cs)
-  local c = zero()
-  for _, f in ipairs(cs.files or {}) do
-    add(c, M.file_counts(f))
-  end
-  return c
-end
-
---- The set's units by status, as the wire's `counts` says.
+--- The set's units by status, as the wire's `counts` says: the server's
+--- whole set, never a sum over the files held here (those may be older
+--- than the server's view).
 function M.set_counts(cs)
-  return cs.counts or sum_files(cs)
+  return cs.counts
 end
 
 --- Units of a file or set still to decide (pending or stale).
@@ -780,7 +753,8 @@ function M.fetch(change_id, c)
 end
 
 --- agentd/changes/didChange: the server rebased hunks under the user's
---- typing (new ids and ranges) or made them stale.
+--- typing (new ids and ranges) or made them stale. The notice lists the
+--- files the typing touched; its status and counts are the whole set's.
 function M.on_did_change(p)
   local cs = M.sets[p.changeId]
   if not cs then
@@ -788,6 +762,7 @@ function M.on_did_change(p)
     return
   end
   cs.status = p.status or cs.status
+  cs.counts = p.counts
   local uris = {}
   for _, nf in ipairs(p.files or {}) do
     local replaced = false
@@ -804,9 +779,6 @@ function M.on_did_change(p)
     nf.rebased = true
     uris[#uris + 1] = nf.uri
   end
-  -- The notice carries the files' counts, not the set's: a set's units are
-  -- its files' units, so its counts are their sum.
-  cs.counts = sum_files(cs)
   draw_uris(uris, true)
   M.refresh_qf()
 end
