@@ -346,6 +346,32 @@ function C.stale_hunk_cannot_be_accepted()
   H.eq('line 3 edited', vim.api.nvim_buf_get_lines(b, 2, 3, false)[1], 'rejecting kept the user text')
 end
 
+-- :Agent review lists every set with a unit still to decide, by the
+-- wire's counts: a set whose only open units are pending and stale has
+-- status "stale" (not "pending" or "partial") and is listed too, when the
+-- plugin loads it from the daemon (here after it forgot its sets, as when
+-- the daemon it spoke to stopped).
+function C.review_lists_stale_set()
+  local b = start_two()
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  feed('A edited<Esc>')
+  H.wait(function()
+    local hs = require('agentd').hunks(b)
+    return #hs == 2 and hs[1].status == 'stale'
+  end, 'the first hunk to become stale')
+  local review = require('agentd.review')
+  local id = review.order[1]
+  H.eq('stale', review.sets[id].status, 'the set is stale')
+  H.eq({ pending = 1, accepted = 0, rejected = 0, stale = 1, total = 2 }, review.set_counts(review.sets[id]), 'the wire counts the set')
+  review.clear_root(H.root)
+  H.eq(0, review.pending_count(), 'the plugin forgot the set')
+  vim.cmd('Agent review')
+  local qf = vim.fn.getqflist({ title = 0, items = 0 })
+  H.eq(2, #qf.items, ':Agent review lists the stale set: ' .. vim.inspect(qf.items))
+  H.eq({ 'W', 'I' }, { qf.items[1].type, qf.items[2].type }, 'the stale hunk, then the pending one')
+  H.eq(2, review.pending_count(), 'both units open again')
+end
+
 -- No keystroke is lost: in an interactive Neovim driven through its input
 -- queue, type 300 characters one key at a time while hunks are pending,
 -- rebased under the typing, and accepted (the applyEdit lands mid-typing).

@@ -1247,15 +1247,15 @@ function M.review(open_window)
   if not c then
     return
   end
-  local list, err = client.request_sync(c, 'agentd/changes/list', { status = 'pending' })
+  local list, err = client.request_sync(c, 'agentd/changes/list', vim.empty_dict())
   if err then
     notify('agentd: ' .. err, vim.log.levels.ERROR)
     return
   end
-  local partial = client.request_sync(c, 'agentd/changes/list', { status = 'partial' }) or {}
-  vim.list_extend(list, partial)
   for _, s in ipairs(list) do
-    local cs = client.request_sync(c, 'agentd/changes/get', { changeId = s.id })
+    -- A set with a unit still to decide, by the wire's counts (its status
+    -- may be pending, partial or stale).
+    local cs = M.open_units(s.counts) > 0 and client.request_sync(c, 'agentd/changes/get', { changeId = s.id })
     if cs then
       if not M.sets[cs.id] then
         M.order[#M.order + 1] = cs.id
