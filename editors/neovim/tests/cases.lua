@@ -372,6 +372,30 @@ function C.review_lists_stale_set()
   H.eq(2, review.pending_count(), 'both units open again')
 end
 
+-- :Agent repropose picks the files and sets with an open unit by the
+-- wire's counts: once both hunks are decided (one accepted, one rejected:
+-- the file and the set are "partial") there is nothing to re-propose, and
+-- the plugin says so instead of asking the server for nothing.
+function C.repropose_skips_decided_partial()
+  local b = start_two()
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 1, 'one hunk left')
+  vim.api.nvim_win_set_cursor(0, { 15, 0 })
+  vim.cmd('normal gr')
+  H.wait_hunks(b, 0, 'no hunks left')
+  local review = require('agentd.review')
+  local cs = review.sets[review.order[1]]
+  H.eq('partial', cs.status, 'one accepted, one rejected')
+  H.eq(0, review.open_units(review.set_counts(cs)), 'nothing open')
+  local got = H.capture_notify()
+  for _, scope in ipairs({ 'file', 'all' }) do
+    H.eq(nil, review.repropose(scope), scope .. ': nothing re-proposed')
+    local last = got[#got]
+    H.truthy(last and last.msg:match('nothing to re%-propose') and last.level == vim.log.levels.WARN, scope .. ': says there is nothing: ' .. vim.inspect(got))
+  end
+end
+
 -- No keystroke is lost: in an interactive Neovim driven through its input
 -- queue, type 300 characters one key at a time while hunks are pending,
 -- rebased under the typing, and accepted (the applyEdit lands mid-typing).

@@ -1469,14 +1469,15 @@ function M.repropose(scope)
     end
   elseif scope == 'file' then
     for _, sf in ipairs(uri and files_for_uri(uri) or {}) do
-      if is_open(sf.file.status) or sf.file.status == 'partial' then
+      -- A file with an open unit, by the wire's counts (a partial file
+      -- may have none left: the server has nothing to re-propose there).
+      if M.open_units(M.file_counts(sf.file)) > 0 then
         asks[#asks + 1] = { changeId = sf.set.id, uri = uri }
       end
     end
   elseif scope == 'all' then
     for _, id in ipairs(M.order) do
-      local st = M.sets[id].status
-      if st == 'pending' or st == 'partial' or st == 'stale' then
+      if M.open_units(M.set_counts(M.sets[id])) > 0 then
         asks[#asks + 1] = { changeId = id }
       end
     end
