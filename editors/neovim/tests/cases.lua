@@ -1686,6 +1686,9 @@ function C.review_model_matches_wire()
     H.eq(want.status, cs.status, id .. ': status')
     H.eq(want.counts, review.set_counts(cs), id .. ': counts')
     H.eq(want.open, review.open_units(review.set_counts(cs)), id .. ': open units')
+    if want.reasonToModel ~= nil then
+      H.eq(want.reasonToModel, review.reason_to_model(id), id .. ": a rejection asks for a reason (the wire's reasonToModel)")
+    end
     if not only then
       H.eq(#want.files, #cs.files, id .. ': files')
     end

@@ -12,7 +12,7 @@ import type {
   WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd,
 } from 'vscode-languageclient/node';
 import {
-  ApprovalRequest, ChangeSet, ChangesDidChange, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, fileOpenUnits, hunkAt, isOpen, isModelDriven, keyEnv,
+  ApprovalRequest, ChangeSet, ChangesDidChange, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, fileOpenUnits, hunkAt, isOpen, asksReason, keyEnv,
   logLine, missingModel, modelSpec, moveEdit, runConflict, statusText,
 } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
@@ -632,9 +632,8 @@ interface ResolveResult { changeId: string; status: string; applied: string[]; r
 
 async function reasonFor(st: State, changeId: string): Promise<string | undefined | null> {
   const cs = st.review.sets.get(changeId);
-  const step = st.plan.plan?.steps.find((s) => s.id === cs?.stepId);
-  if (!isModelDriven(step)) return undefined;
-  const r = await vscode.window.showInputBox({ title: `agentd: reject step ${step!.id}'s change`, prompt: 'Why? The model reads this (optional; Escape cancels the rejection).', ignoreFocusOut: true });
+  if (!cs || !asksReason(cs)) return undefined;
+  const r = await vscode.window.showInputBox({ title: `agentd: reject step ${cs.stepId ?? cs.id}'s change`, prompt: 'Why? The model reads this (optional; Escape cancels the rejection).', ignoreFocusOut: true });
   return r === undefined ? null : r || undefined;
 }
 

@@ -45,8 +45,8 @@ export interface ChangeSet {
   files: FileInfo[];
   /** The set's units by status, as the server counts them (never added up here). */
   counts: Counts;
-  /** A rejection reason reaches a model step. */
-  reasonToModel?: boolean;
+  /** A rejection reason reaches a model step (the server says so; never guessed from the plan). */
+  reasonToModel: boolean;
 }
 
 export interface Step {
@@ -411,9 +411,10 @@ export function approvalPrompt(r: ApprovalRequest, root?: string): { message: st
   return { message: `agentd: ${r.title}`, detail: lines.join('\n'), buttons };
 }
 
-/** isModelDriven says whether a step's rejection reason can be read by a model. */
-export function isModelDriven(step: Step | undefined): boolean {
-  return !!step && (step.kind === 'llm' || step.kind === 'agent');
+/** asksReason says whether rejecting a change of cs asks for a reason: the wire's
+ *  `reasonToModel` (a model reads it), whether or not this window has the step's plan. */
+export function asksReason(cs: Pick<ChangeSet, 'reasonToModel'> | undefined): boolean {
+  return cs?.reasonToModel === true;
 }
 
 /** moveEdit is the plan edit that moves a step one place up or down, or undefined at the edge. */

@@ -1087,19 +1087,13 @@ local function collect(scope, action)
   return nil, ("scope must be 'hunk', 'file' or 'all', not %s"):format(vim.inspect(scope))
 end
 
---- Whether a change set's step is model-driven (its rejection reason goes
---- back to the model).
+--- Whether a rejection of the change set asks for a reason: the wire's
+--- reasonToModel (a model reads it), never guessed from the plan.
 local function model_driven(change_id)
   local cs = M.sets[change_id]
-  if cs and cs.reasonToModel ~= nil then
-    return cs.reasonToModel == true -- the server says whether a reason reaches a model
-  end
-  if not cs or not cs.stepId then
-    return false
-  end
-  local step = require('agentd.plan').find_step(cs.runId, cs.stepId)
-  return step ~= nil and (step.kind == 'agent' or step.kind == 'llm')
+  return cs ~= nil and cs.reasonToModel == true
 end
+M.reason_to_model = model_driven
 
 function M.accept(scope)
   local groups, err = collect(scope or 'hunk', 'accept')

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, isModelDriven, moveEdit,
+  ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, asksReason, moveEdit,
   nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits, lensWindow, lensWindowStale, inWindow,
   fileOpenUnits, ghostText, hoverDiff, agentOnly, activeRun, runConflict, logLine, missingModel, modelSpec, keyEnv, stepNotes, stepIcons,
 } from '../../src/model';
@@ -45,7 +45,7 @@ const file: FileInfo = {
   ],
   counts: { pending: 2, accepted: 0, rejected: 0, stale: 0, total: 2 },
 };
-const cs = (review: 'before' | 'after'): ChangeSet => ({ id: 'cs-1', stepId: 'rename', status: 'pending', review, files: [file], counts: file.counts });
+const cs = (review: 'before' | 'after'): ChangeSet => ({ id: 'cs-1', stepId: 'rename', status: 'pending', review, files: [file], counts: file.counts, reasonToModel: false });
 
 const oldText = `// Package greet makes greetings.
 package greet
@@ -245,8 +245,9 @@ test('statusText and counts', () => {
   const run = { runId: 'r', planId: 'p', status: 'running', progress: 0.5, completedSteps: 2, failedSteps: 0, skippedSteps: 1, totalSteps: 6, currentSteps: [], etaMs: 4000 };
   assert.equal(statusText(run, 0), '$(sync~spin) agentd 3/6 · 4.0 s left');
   assert.equal(statusText({ ...run, status: 'failed' }, 1), '$(error) agentd 3/6 failed  $(diff) 1 pending');
-  assert.equal(isModelDriven({ id: 'x', kind: 'agent' }), true);
-  assert.equal(isModelDriven({ id: 'x', tool: 'edit_file' }), false);
+  assert.equal(asksReason({ reasonToModel: true }), true);
+  assert.equal(asksReason({ reasonToModel: false }), false);
+  assert.equal(asksReason(undefined), false);
 });
 
 test('ghost text of a multi-line proposal shows every line', () => {
@@ -321,7 +322,7 @@ test('the wire\'s counts and whole files decide what is pending; step notes say 
   assert.equal(isOpen(counted), false);
   // A whole file (a create) listing two hunks for display is one unit: the wire counts it so.
   const one = { pending: 1, accepted: 0, rejected: 0, stale: 0, total: 1 };
-  const create: ChangeSet = { id: 'c2', status: 'pending', review: 'before', counts: one, files: [{ ...file, op: 'create', whole: true, status: 'pending', hunks: file.hunks, counts: one }] };
+  const create: ChangeSet = { id: 'c2', status: 'pending', review: 'before', reasonToModel: false, counts: one, files: [{ ...file, op: 'create', whole: true, status: 'pending', hunks: file.hunks, counts: one }] };
   assert.equal(countPending([create]), 1);
   assert.equal(fileOpenUnits(create.files[0]), 1);
   assert.equal(isOpen(create), true);

@@ -5,10 +5,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ChangeSet, ChangesDidChange, Counts, applyFilesChanged, countPending, fileCounts, fileOpenUnits, fileUnits, isOpen, setCounts } from '../../src/model';
+import { ChangeSet, ChangesDidChange, Counts, applyFilesChanged, asksReason, countPending, fileCounts, fileOpenUnits, fileUnits, isOpen, setCounts } from '../../src/model';
 
 interface FileExpect { uri: string; status: string; whole: boolean; units: number; open: number; counts: Counts; hunks?: Record<string, string> }
-interface SetExpect { status: string; open: number; counts: Counts; files: FileExpect[] }
+interface SetExpect { status: string; open: number; counts: Counts; reasonToModel?: boolean; files: FileExpect[] }
 interface Fixture {
   sets: { set: ChangeSet; expect: SetExpect }[];
   total_open: number;
@@ -23,6 +23,7 @@ function checkSet(cs: ChangeSet, want: SetExpect, only = false) {
   assert.deepEqual(setCounts(cs), want.counts, `${cs.id}: counts`);
   assert.equal(countPending([cs]), want.open, `${cs.id}: pending (pending + stale units)`);
   assert.equal(isOpen(cs), want.open > 0, `${cs.id}: open`);
+  if (want.reasonToModel !== undefined) assert.equal(asksReason(cs), want.reasonToModel, `${cs.id}: a rejection asks for a reason (the wire's reasonToModel)`);
   for (const fw of want.files) {
     const f = cs.files.find((x) => x.uri === fw.uri);
     assert.ok(f, `${cs.id}: ${fw.uri} listed`);
