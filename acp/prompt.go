@@ -479,7 +479,7 @@ func (s *session) listRules() error {
 
 // reportRestore refreshes the client's buffers and says what a restore did.
 func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, head, again string) {
-	s.refreshOverlays(ctx, append(append(append([]string(nil), res.Restored...), res.Created...), res.Deleted...))
+	failed := s.putRestored(ctx, res)
 	var b strings.Builder
 	b.WriteString(head)
 	list := func(name string, paths []string) {
@@ -495,6 +495,9 @@ func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, 
 	}
 	for _, c := range res.LeftAlone {
 		fmt.Fprintf(&b, "- left alone: %s — %s\n", c.Path, c.Message)
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(&b, "- restored on disk, but the editor refused the new text (reload these from disk): %s\n", strings.Join(failed, ", "))
 	}
 	if len(res.Conflicts) > 0 {
 		fmt.Fprintf(&b, "Restore them too with `%s`.\n", again)

@@ -220,6 +220,74 @@ test("a client with fs and terminal: edits arrive as fs/write_text_file, command
   assert.match(JSON.stringify(run[0].rawOutput), /from-terminal/);
 });
 
+test("a client that writes files: /restore, /undo-restore and /undo put the restored text into the editor with fs/write_text_file", async (t) => {
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
+  const file = path.join(ws, "a.txt");
+  const other = path.join(ws, "other.txt");
+  fs.writeFileSync(file, "hello\n");
+  fs.writeFileSync(other, "untouched by the editor\n");
+  fs.writeFileSync(path.join(ws, "blob.bin"), Buffer.from([0, 1, 2, 3]));
+  const caps = { fs: { readTextFile: true, writeTextFile: true } };
+  const agentProc = spawnAgent(t, agentEnv(fake, state));
+  // This client's "editor" keeps buffers; a restore that wrote the disk
+  // only would leave them holding the agent's text.
+  const c = connect(t, agentProc, { caps, onPermission: pick("allow_once") });
+  await initialize(c);
+  const { sessionId: sid } = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  await fake.push(planReply({ steps: [
+    { id: "edit", tool: "write_file", args: { path: "a.txt", content: "hello world\n" } },
+    { id: "more", tool: "write_file", args: { path: "other.txt", content: "changed\n" } },
+    { id: "bin", tool: "delete_file", args: { path: "blob.bin" } },
+  ] }));
+  let mark = c.rec.updates.length;
+  let res = await prompt(c, sid, "greet the world");
+  assert.equal(res.stopReason, "end_turn", agentText(c.rec, mark));
+  assert.equal(c.rec.buffers[file], "hello world\n");
+  const runId = agentText(c.rec, mark).match(/Run (\S+): \*\*completed/)[1];
+  mark = c.rec.updates.length;
+  await prompt(c, sid, "/snapshots");
+  const startSnap = agentText(c.rec, mark).match(new RegExp("`([0-9a-f]{12})` \\S+ — run start run " + runId))[1];
+
+  // /restore to the run's start: each restored text file reaches the
+  // editor, and the editor's buffer and the disk agree.
+  let w = c.rec.writes.length;
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "/restore " + startSnap);
+  assert.equal(res.stopReason, "end_turn", agentText(c.rec, mark));
+  let got = Object.fromEntries(c.rec.writes.slice(w).map((x) => [x.path, x.content]));
+  assert.equal(got[file], "hello\n", "a.txt's restored text went through fs/write_text_file: " + JSON.stringify(got));
+  assert.equal(got[other], "untouched by the editor\n");
+  assert.ok(!(path.join(ws, "blob.bin") in got), "a binary file is restored on disk only");
+  assert.deepEqual(fs.readFileSync(path.join(ws, "blob.bin")), Buffer.from([0, 1, 2, 3]));
+  assert.equal(c.rec.buffers[file], fs.readFileSync(file, "utf8"));
+  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
+
+  // /undo-restore: the same way back.
+  w = c.rec.writes.length;
+  res = await prompt(c, sid, "/undo-restore");
+  got = Object.fromEntries(c.rec.writes.slice(w).map((x) => [x.path, x.content]));
+  assert.equal(got[file], "hello world\n", JSON.stringify(got));
+  assert.equal(c.rec.buffers[file], fs.readFileSync(file, "utf8"));
+  assert.ok(!fs.existsSync(path.join(ws, "blob.bin")));
+
+  // /undo of the run: its files back to the start, in the editor too.
+  w = c.rec.writes.length;
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "/undo");
+  assert.equal(res.stopReason, "end_turn", agentText(c.rec, mark));
+  got = Object.fromEntries(c.rec.writes.slice(w).map((x) => [x.path, x.content]));
+  assert.equal(got[file], "hello\n", JSON.stringify(got));
+  assert.equal(c.rec.buffers[file], "hello\n");
+  assert.equal(c.rec.buffers[other], fs.readFileSync(other, "utf8"));
+  // A later edit is computed on that text (the buffer agentd reads).
+  await fake.push(planReply({ steps: [{ id: "again", tool: "edit_file", args: { path: "a.txt", edits: [{ oldText: "hello", newText: "bye" }] } }] }));
+  res = await prompt(c, sid, "say bye");
+  assert.equal(fs.readFileSync(file, "utf8"), "bye\n");
+  assert.equal(await fake.pending(), 0);
+});
+
 test("errors: malformed lines, unknown methods, wrong params, requests before initialize", async (t) => {
   const fake = await startFake(t);
   const ws = tmpdir(t, "acp-ws-");

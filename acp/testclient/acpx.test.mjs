@@ -40,7 +40,8 @@ test("acpx: approval, /undo, rejection, cancel, /restore, /undo-restore", async 
       const statuses = msgs.filter((m) => m.params?.update?.sessionUpdate === "tool_call_update" && m.params.update.status)
         .map((m) => [m.params.update.toolCallId.split("/").at(-1), m.params.update.status, m.params.update.content?.at(-1)?.content?.text]);
       const text = msgs.filter((m) => m.params?.update?.sessionUpdate === "agent_message_chunk").map((m) => m.params.update.content.text).join("");
-      resolve({ code, out, stop, asked, statuses, text });
+      const writes = msgs.filter((m) => m.method === "fs/write_text_file").map((m) => m.params);
+      resolve({ code, out, stop, asked, statuses, text, writes });
     });
     t.after(() => { if (p.exitCode === null) p.kill(); });
   });
@@ -89,13 +90,17 @@ test("acpx: approval, /undo, rejection, cancel, /restore, /undo-restore", async 
   r = await slow;
   assert.equal(r.stop, "cancelled", r.out);
 
-  // 5. /restore to the first run's edit, then /undo-restore.
+  // 5. /restore to the first run's edit, then /undo-restore. acpx
+  // offers fs.writeTextFile, so the restored text reaches it through
+  // fs/write_text_file (acpx writes it to the disk).
   r = await acpx(["prompt", "/restore " + afterEdit]);
   assert.equal(r.code, 0, r.out);
   assert.equal(fs.readFileSync(file, "utf8"), "hello world\n");
+  assert.deepEqual(r.writes.map((x) => [x.path, x.content]), [[file, "hello world\n"]], r.out);
   r = await acpx(["prompt", "/undo-restore"]);
   assert.equal(r.code, 0, r.out);
   assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
+  assert.deepEqual(r.writes.map((x) => [x.path, x.content]), [[file, "hello\n"]], r.out);
 
   r = await acpx(["sessions", "close"]);
   // Every agent acpx started has exited and reported.
