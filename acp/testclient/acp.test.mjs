@@ -2,6 +2,7 @@
 // SDK's client side against the project's fake model server.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import {
@@ -286,6 +287,51 @@ test("a client that writes files: /restore, /undo-restore and /undo put the rest
   res = await prompt(c, sid, "say bye");
   assert.equal(fs.readFileSync(file, "utf8"), "bye\n");
   assert.equal(await fake.pending(), 0);
+});
+
+test("images: a model configured with vision gets the prompt's image; another model refuses it clearly", async (t) => {
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
+  fs.mkdirSync(path.join(state, "config", "agentd"), { recursive: true });
+  fs.writeFileSync(path.join(state, "config", "agentd", "config.json"), JSON.stringify({
+    profiles: { eyes: { provider: "openai", model: "fake-vision", vision: true } },
+  }));
+  // A 1x1 red PNG.
+  const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==", "base64");
+  const image = { type: "image", mimeType: "image/png", data: png.toString("base64") };
+  const env = { ...agentEnv(fake, state), AGENTD_MODEL: "eyes" };
+  let agentProc = spawnAgent(t, env);
+  let c = connect(t, agentProc);
+  let init = await initialize(c);
+  assert.equal(init.agentCapabilities.promptCapabilities.image, true, "a vision model: images advertised");
+  const { sessionId: sid } = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  await c.agent.request(acp.methods.agent.session.setMode, { sessionId: sid, modeId: "plan-only" });
+  await fake.push(planReply({ title: "Note the colour", steps: [{ id: "w", tool: "write_file", args: { path: "colour.txt", content: "red\n" } }] }));
+  const res = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "write down the colour of this" }, image] });
+  assert.equal(res.stopReason, "end_turn");
+  const reqs = await fake.requests();
+  assert.equal(reqs.length, 1);
+  assert.deepEqual(reqs[0].images, [{ role: "user", mimeType: "image/png", size: png.length, sha256: crypto.createHash("sha256").update(png).digest("hex") }]);
+  const parts = reqs[0].body.messages.at(-1).content;
+  assert.equal(parts[0].type, "text");
+  assert.match(parts[0].text, /write down the colour of this/);
+  assert.equal(parts[1].image_url.url, "data:image/png;base64," + png.toString("base64"));
+
+  // The same agent with a model that has no vision: nothing advertised,
+  // and an image is refused naming the model and the setting.
+  agentProc.child.stdin.end();
+  await new Promise((r) => agentProc.child.once("exit", r));
+  agentProc = spawnAgent(t, agentEnv(fake, state));
+  c = connect(t, agentProc);
+  init = await initialize(c);
+  assert.ok(!init.agentCapabilities.promptCapabilities.image);
+  const s2 = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  await assert.rejects(
+    c.agent.request(acp.methods.agent.session.prompt, { sessionId: s2.sessionId, prompt: [{ type: "text", text: "what is this" }, image] }),
+    (e) => e.code === -32602 && /the model openai:fake-model is not configured to take images/.test(e.data["prompt[1]"]) && /"vision": true/.test(e.data["prompt[1]"]),
+  );
+  assert.equal((await fake.requests()).length, 1, "no model call for the refused prompt");
 });
 
 test("errors: malformed lines, unknown methods, wrong params, requests before initialize", async (t) => {
