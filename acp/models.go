@@ -41,6 +41,17 @@ func (a *agent) defaultVision() bool {
 	return err == nil && sp.Vision
 }
 
+// visionChoices are the model choices configured to take images.
+func (s *session) visionChoices() []string {
+	var out []string
+	for _, id := range s.modelChoices() {
+		if sp, err := s.settings.Resolve(id); err == nil && sp.Vision {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // modelChoices lists the configured models, the default first.
 func (s *session) modelChoices() []string {
 	if s.settings == nil || !s.settings.Configured() {

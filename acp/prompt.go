@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -548,7 +549,11 @@ func (s *session) promptImages(blocks []sdk.ContentBlock) ([]llm.Image, error) {
 		}
 		img := llm.Image{MIMEType: c.Image.MimeType, Data: data}
 		if err := s.settings.CheckImages(model, []llm.Image{img}); err != nil {
-			return nil, refuse("this prompt has an image, so it was not run: " + err.Error())
+			msg := "this prompt has an image, so it was not run: " + err.Error()
+			if others := s.visionChoices(); len(others) > 0 && !slices.Contains(others, model) {
+				msg += fmt.Sprintf(", or choose a model that takes images in the model selector: %s", strings.Join(others, ", "))
+			}
+			return nil, refuse(msg)
 		}
 		if first < 0 {
 			first = i

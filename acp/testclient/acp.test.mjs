@@ -329,7 +329,8 @@ test("images: a model configured with vision gets the prompt's image; another mo
   const s2 = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
   await assert.rejects(
     c.agent.request(acp.methods.agent.session.prompt, { sessionId: s2.sessionId, prompt: [{ type: "text", text: "what is this" }, image] }),
-    (e) => e.code === -32602 && /the model openai:fake-model is not configured to take images/.test(e.data["prompt[1]"]) && /"vision": true/.test(e.data["prompt[1]"]),
+    (e) => e.code === -32602 && /the model openai:fake-model is not configured to take images/.test(e.data["prompt[1]"]) && /"vision": true/.test(e.data["prompt[1]"]) &&
+      /choose a model that takes images in the model selector: eyes$/.test(e.data["prompt[1]"]),
   );
   assert.equal((await fake.requests()).length, 1, "no model call for the refused prompt");
 });

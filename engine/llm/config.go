@@ -322,7 +322,7 @@ func (s *Settings) CheckImages(name string, imgs []Image) error {
 			how = fmt.Sprintf(`make it a profile with "vision": true in %s, e.g. {"profiles": {"vision": {"provider": %q, "model": %q, "vision": true}}}, and choose that profile`,
 				ConfigPath(s.getenv), first(s.providerOf(sp.Label), sp.Provider), sp.Model)
 		}
-		return fmt.Errorf("the model %s is not configured to take images: %s if it is a vision model, or describe the image in words", sp.Label, how)
+		return fmt.Errorf("the model %s is not configured to take images; if it is a vision model, %s; otherwise describe the image in words", sp.Label, how)
 	}
 	total := 0
 	for i, img := range imgs {
