@@ -66,6 +66,21 @@ class DaemonDown extends Error {
 let state: State | undefined;
 const SECRET_KEY = 'agentd.apiKey';
 
+/** The API key from the editor's secret storage. A secret store that does not answer (a locked
+ *  keychain, a browser's storage still opening) must not leave a command silently waiting: after
+ *  3 s it is read as no key, and the output channel says so. */
+async function readKey(context: vscode.ExtensionContext, out?: vscode.LogOutputChannel): Promise<string | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => { out?.warn('the secret storage did not answer in 3 s: going on without the API key'); resolve(undefined); }, 3000);
+  });
+  try {
+    return await Promise.race([context.secrets.get(SECRET_KEY).then((k) => k, () => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** When the bundle began to load (esbuild.mjs puts it first in out/extension.js). */
 declare const __agentdLoadStart: number | undefined;
 
@@ -78,7 +93,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const cfg = vscode.workspace.getConfiguration('agentd');
   const bin = findBinary(cfg.get<string>('path', ''), process.env.PATH ?? '', context.extensionPath);
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const key = await context.secrets.get(SECRET_KEY).then((k) => k, () => undefined);
+  const key = await readKey(context, out);
   const starting = bin && folder ? startClient(context, out, bin, folder.uri.fsPath, key) : undefined;
   starting?.catch(() => undefined); // reported below, once the views exist
   const metrics = new FileMetrics();
@@ -187,7 +202,7 @@ async function restartDaemon(st: State, why: string): Promise<void> {
   }
   if (!folder) return;
   try {
-    const key = await st.context.secrets.get(SECRET_KEY).then((k) => k, () => undefined);
+    const key = await readKey(st.context, st.out);
     const c = await startClient(st.context, st.out, bin, folder.uri.fsPath, key);
     st.down = undefined;
     attachClient(st, c);
@@ -899,7 +914,7 @@ function registerCommands(st: State): void {
   reg('agentd.newPlan', async () => {
     // What a plan from a request needs is checked before the request is asked for.
     const cfg = vscode.workspace.getConfiguration('agentd');
-    const hasKey = !!(await st.context.secrets.get(SECRET_KEY).then((k) => k, () => undefined));
+    const hasKey = !!(await readKey(st.context, st.out));
     const missing = missingModel({ model: cfg.get<string>('model', ''), provider: cfg.get<string>('provider', ''), baseUrl: cfg.get<string>('modelBaseUrl', ''), hasKey, env: process.env });
     if (missing.length) {
       const a = await vscode.window.showErrorMessage(`agentd: a plan from a request needs ${missing.join('; and ')}.`, 'Open Settings', 'Set API Key');
