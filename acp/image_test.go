@@ -93,6 +93,18 @@ func TestImagesReachAVisionModel(t *testing.T) {
 			if img := reqs[0].Images[0]; img.Err != "" || img.MIMEType != "image/png" || !bytes.Equal(img.Data, png) || img.Role != "user" {
 				t.Fatalf("image part: %+v", img)
 			}
+			// The session file keeps a note of the image, not its bytes.
+			matches, _ := filepath.Glob(filepath.Join(state, "workspaces", "*", "journal", "acp", "sessions", string(ns.SessionId)+".json"))
+			if len(matches) != 1 {
+				t.Fatalf("saved session files: %v", matches)
+			}
+			saved, err := os.ReadFile(matches[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Contains(saved, []byte("[image: image/png, 1 KiB]")) || bytes.Contains(saved, []byte(base64.StdEncoding.EncodeToString(png))) {
+				t.Fatalf("saved session: %s", saved)
+			}
 		})
 	}
 }
