@@ -93,6 +93,43 @@ func (s *session) readThroughClient(ctx context.Context, rel string) {
 	s.setOverlay(rel, []byte(res.Content), false)
 }
 
+// restoreAroundEditor is the session's restore (agentsession.RestoreHook)
+// for a client that reads files: before the core's restore
+// (engine.RestoreAroundBuffers, which leaves alone the files whose buffers
+// hold the user's unsaved edits), the files the restore would change or
+// delete are read through the client (fs/read_text_file), so unsaved
+// edits in buffers agentd had not read yet are known and left alone too,
+// rather than overwritten in the editor by putRestored. Files binary on
+// disk are not read (ACP text cannot carry them).
+func (s *session) restoreAroundEditor(ctx context.Context, store *gitops.Store, id string, opts gitops.RestoreOptions) (*gitops.RestoreResult, error) {
+	if !opts.DryRun {
+		dry := opts
+		dry.DryRun = true
+		if plan, err := store.Restore(ctx, id, dry); err == nil {
+			for _, l := range [][]string{plan.Restored, plan.Deleted} {
+				for _, rel := range l {
+					s.mu.Lock()
+					_, open := s.overlays[rel]
+					s.mu.Unlock()
+					if open {
+						continue
+					}
+					data, err := os.ReadFile(filepath.Join(s.ws.Root(), filepath.FromSlash(rel)))
+					if err != nil || diff.IsBinary(data) || !utf8.Valid(data) {
+						continue
+					}
+					s.readThroughClient(ctx, rel)
+				}
+			}
+		}
+	}
+	res, extra, err := engine.RestoreAroundBuffers(ctx, store, s.ws, id, opts)
+	if res != nil {
+		res.Conflicts = append(res.Conflicts, extra...)
+	}
+	return res, err
+}
+
 // putRestored gives the editor what a restore wrote (/restore, /undo,
 // /undo-restore). The restore itself is gitops' (through the session, with
 // its safety snapshot and protection, and engine.RestoreAroundBuffers

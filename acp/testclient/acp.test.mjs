@@ -286,6 +286,28 @@ test("a client that writes files: /restore, /undo-restore and /undo put the rest
   await fake.push(planReply({ steps: [{ id: "again", tool: "edit_file", args: { path: "a.txt", edits: [{ oldText: "hello", newText: "bye" }] } }] }));
   res = await prompt(c, sid, "say bye");
   assert.equal(fs.readFileSync(file, "utf8"), "bye\n");
+
+  // A buffer agentd never read, holding the user's unsaved edits: the
+  // restore reads it through the editor first and leaves the file alone,
+  // in the editor and on disk.
+  const cfile = path.join(ws, "c.txt");
+  fs.writeFileSync(cfile, "one\n");
+  await fake.push(planReply({ steps: [{ id: "two", tool: "run_command", args: { command: "echo two > c.txt" } }] }));
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "make c two");
+  const run2 = agentText(c.rec, mark).match(/Run (\S+): \*\*completed/)[1];
+  mark = c.rec.updates.length;
+  await prompt(c, sid, "/snapshots");
+  const start2 = agentText(c.rec, mark).match(new RegExp("`([0-9a-f]{12})` \\S+ — run start run " + run2))[1];
+  c.rec.buffers[cfile] = "two\nmine\n";
+  w = c.rec.writes.length;
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "/restore " + start2);
+  assert.equal(res.stopReason, "end_turn");
+  assert.ok(!c.rec.writes.slice(w).some((x) => x.path === cfile), "the user's unsaved buffer was not overwritten");
+  assert.equal(c.rec.buffers[cfile], "two\nmine\n");
+  assert.equal(fs.readFileSync(cfile, "utf8"), "two\n", "left alone on disk too");
+  assert.match(agentText(c.rec, mark), /c\.txt — the file has unsaved edits in the editor/);
   assert.equal(await fake.pending(), 0);
 });
 
