@@ -950,7 +950,8 @@ await check('New Plan says what is missing before asking for the request', async
   } catch {
     // In whole runs (never alone) the first command after the Settings editor closed has
     // twice done nothing at all, and the next one worked: say so, and run it once more.
-    console.log('  (New Plan showed nothing in 20 s; running it once more)');
+    console.log('  (New Plan showed nothing in 20 s; running it once more; picture: walk-new-plan-nothing.png)');
+    await shot('new-plan-nothing');
     await palette('agentd: New Plan from Request');
     await until('the missing model named, or the request asked for (second try)', outcome, 30000);
   }
