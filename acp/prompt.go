@@ -396,7 +396,7 @@ func (s *session) restore(ctx context.Context, id string, overwrite bool) error 
 	if err != nil {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "restore: " + err.Error()}}
 	}
-	s.reportRestore(ctx, res, fmt.Sprintf("Restored snapshot %s.\n", id), "/restore "+id+" --overwrite")
+	s.reportRestore(ctx, res, fmt.Sprintf("Restored snapshot %s.\n", id), "/restore "+id+" --overwrite", true)
 	return nil
 }
 
@@ -428,7 +428,7 @@ func (s *session) undoRun(ctx context.Context, overwrite bool) error {
 		}
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
 	}
-	s.reportRestore(ctx, res.Restore, fmt.Sprintf("Undid run %s: back to its start snapshot %s.\n", res.RunID, short12(res.SnapshotID)), "/undo --overwrite")
+	s.reportRestore(ctx, res.Restore, fmt.Sprintf("Undid run %s: back to its start snapshot %s.\n", res.RunID, short12(res.SnapshotID)), "/undo --overwrite", true)
 	return nil
 }
 
@@ -441,7 +441,7 @@ func (s *session) undoRestore(ctx context.Context, overwrite bool) error {
 	if err != nil {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo restore: " + err.Error()}}
 	}
-	s.reportRestore(ctx, res.Restore, "Undid the last restore.\n", "/undo-restore --overwrite")
+	s.reportRestore(ctx, res.Restore, "Undid the last restore.\n", "/undo-restore --overwrite", false)
 	return nil
 }
 
@@ -485,7 +485,10 @@ func (s *session) listRules() error {
 }
 
 // reportRestore refreshes the client's buffers and says what a restore did.
-func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, head, again string) {
+// undoable says whether /undo-restore takes this one back: a restore and
+// an undo of a run are recorded restores; an undo of a restore is not (a
+// second /undo-restore takes back the restore before it).
+func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, head, again string, undoable bool) {
 	failed := s.putRestored(ctx, res)
 	var b strings.Builder
 	b.WriteString(head)
@@ -512,7 +515,7 @@ func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, 
 	if len(res.Restored)+len(res.Created)+len(res.Deleted)+len(res.Conflicts)+len(res.LeftAlone) == 0 {
 		b.WriteString("Nothing differed.\n")
 	}
-	if res.UndoSnapshot != "" {
+	if undoable && res.UndoSnapshot != "" {
 		b.WriteString("Undo this with `/undo-restore`.\n")
 	}
 	s.say(b.String())
