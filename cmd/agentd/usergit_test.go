@@ -55,8 +55,8 @@ func TestUndoNamesWhatItCannotUndo(t *testing.T) {
 		"not undone: the run left staged.txt in your index (staged); to unstage: git restore --staged -- staged.txt",
 		"big.bin (larger than the snapshot size limit (1024 bytes))",
 		"raise maxFileSize in .agentd/config.json or ~/.config/agentd/config.json", // the session's words, every front end's
-		"(for one run: agentd run --max-file-size SIZE)",                            // the terminal's own remedy
-		"(restore with --overwrite to replace it)", // the flag's name, not "restore with overwrite"
+		"(for one run: agentd run --max-file-size SIZE)",                           // the terminal's own remedy
+		"(restore with --overwrite to replace it)",                                 // the flag's name, not "restore with overwrite"
 	} {
 		if !strings.Contains(u.stdout, want) {
 			t.Errorf("undo does not say %q:\n%s", want, u.stdout)
