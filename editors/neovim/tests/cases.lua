@@ -1472,6 +1472,34 @@ function C.undo_run_and_restore()
 end
 
 
+-- :Agent undo names what the undo could not take back, in the server's
+-- words (agentd/undo/run's leftovers): here of a run made at the terminal
+-- that committed and staged in the user's repository.
+function C.undo_names_leftovers()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  local plan = H.tmp .. '/commit.json'
+  H.write(plan, vim.json.encode({ title = 'commit', steps = {
+    { id = 'c', tool = 'run_command', args = { command = 'echo n > new.txt && git add new.txt && git commit -qm "add new.txt" && echo s > staged.txt && git add staged.txt' } },
+  } }))
+  H.sh({ H.bin, 'run', plan, '--yes', '--workspace', root, '--state-dir', H.tmp .. '/state' }, root)
+  local got = H.capture_notify()
+  H.setup()
+  vim.cmd('Agent undo')
+  local text
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.msg:find('not undone', 1, true) then
+        text = n.msg
+        return true
+      end
+    end
+  end, 'the leftovers named')
+  H.truthy(text:find('the run made 1 commit in your repository', 1, true), text)
+  H.truthy(text:find('to take them back too: git revert --no-edit ', 1, true), text)
+  H.truthy(text:find('not undone: the run left staged.txt in your index (staged); to unstage: git restore --staged -- staged.txt', 1, true), text)
+  H.eq(nil, H.read(root .. '/new.txt'), 'the undo removed the run\'s file')
+end
+
 -- The daemon's log lines reach Neovim's LSP log at their own level: its
 -- info lines ("agentd serve starting") as INFO, not as errors.
 function C.daemon_logs_at_their_level()
