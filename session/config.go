@@ -109,8 +109,11 @@ func ConfigMaxFileSize(root string, getenv func(string) string) (int64, error) {
 func OpenWorkspace(root string, override int64) (*workspace.Workspace, error) {
 	size := override
 	if size <= 0 {
-		real := root
-		if r, err := filepath.EvalSymlinks(root); err == nil {
+		real := root // named in full in errors
+		if a, err := filepath.Abs(root); err == nil {
+			real = a
+		}
+		if r, err := filepath.EvalSymlinks(real); err == nil {
 			real = r
 		}
 		n, err := ConfigMaxFileSize(real, nil)
