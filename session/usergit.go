@@ -247,7 +247,7 @@ func (l *Leftovers) lines() []string {
 	if len(l.Staged) > 0 {
 		q := make([]string, len(l.Staged))
 		for i, p := range l.Staged {
-			q[i] = shellQuote(p)
+			q[i] = ShellQuote(p)
 		}
 		out = append(out, fmt.Sprintf("not undone: the run left %s in your index (staged); to unstage: git restore --staged -- %s",
 			strings.Join(l.Staged, ", "), strings.Join(q, " ")))
@@ -273,8 +273,9 @@ func plural(n int) string {
 	return "s"
 }
 
-// shellQuote quotes p for a POSIX shell when it needs it.
-func shellQuote(p string) string {
+// ShellQuote quotes p for a POSIX shell when it needs it: the one quoting
+// of the commands agentd hands the user to paste.
+func ShellQuote(p string) string {
 	if p == "" {
 		return "''"
 	}
