@@ -45,6 +45,22 @@ type Models struct {
 // ~/.config/agentd/config.json, the workspace's .agentd/config.json), applies
 // the front end's overrides, and builds the planner and the step model.
 func LoadModels(opts ModelOptions) (*Models, error) {
+	settings, err := LoadSettings(opts)
+	if err != nil {
+		return nil, err
+	}
+	m := &Models{Settings: settings}
+	m.Planner = llm.NewPlanner(settings, opts.Tools)
+	m.Planner.StateDir = opts.StateDir
+	m.Planner.WatchMaps = opts.WatchMaps
+	m.Step = llm.NewStepModel(settings)
+	return m, nil
+}
+
+// LoadSettings loads the model settings alone, as LoadModels does, for a
+// front end that only asks what the configured model can do (ACP's
+// initialize, before any workspace is open).
+func LoadSettings(opts ModelOptions) (*llm.Settings, error) {
 	settings, err := llm.Load(llm.LoadOptions{Workspace: opts.Root, Logger: opts.LoadLogger, Getenv: opts.Getenv})
 	if err != nil {
 		return nil, err
@@ -58,12 +74,7 @@ func LoadModels(opts ModelOptions) (*Models, error) {
 	if opts.Editor != nil {
 		settings.SetEditor(*opts.Editor)
 	}
-	m := &Models{Settings: settings}
-	m.Planner = llm.NewPlanner(settings, opts.Tools)
-	m.Planner.StateDir = opts.StateDir
-	m.Planner.WatchMaps = opts.WatchMaps
-	m.Step = llm.NewStepModel(settings)
-	return m, nil
+	return settings, nil
 }
 
 // Configured reports whether a model is configured.
