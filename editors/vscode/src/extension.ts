@@ -823,7 +823,9 @@ interface Leftovers { commits?: { sha: string; subject: string }[]; revert?: str
 function showLeftovers(st: State, l: Leftovers): void {
   for (const line of l.text.split('\n')) st.out.warn(line);
   const actions = l.revert ? ['Copy git revert', 'Show Details'] : ['Show Details'];
-  void vscode.window.showWarningMessage(`agentd: ${l.text.split('\n').map((x) => x.trim()).join(' ')}`, ...actions).then((a) => {
+  // One line per item in a notification: a line that introduces a list runs on with a space, the rest with "; ".
+  const oneLine = l.text.split('\n').map((x) => x.trim()).reduce((acc, x) => (acc ? acc + (acc.endsWith(':') ? ' ' : '; ') : '') + x, '');
+  void vscode.window.showWarningMessage(`agentd: ${oneLine}`, ...actions).then((a) => {
     if (a === 'Copy git revert' && l.revert) void vscode.env.clipboard.writeText(l.revert);
     if (a === 'Show Details') st.out.show(true);
   });
