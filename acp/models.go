@@ -27,7 +27,7 @@ const configModel = "model"
 // not known yet; each prompt checks its session's model again
 // (promptImages).
 func (a *agent) defaultVision() bool {
-	settings, err := agentsession.LoadSettings(agentsession.ModelOptions{Model: a.opts.Model, Getenv: a.opts.Getenv, LoadLogger: a.log})
+	settings, err := agentsession.LoadSettings(agentsession.ModelOptions{Getenv: a.opts.Getenv, LoadLogger: a.log, Model: a.opts.Model})
 	if err != nil {
 		return false
 	}

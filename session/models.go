@@ -57,26 +57,6 @@ func LoadModels(opts ModelOptions) (*Models, error) {
 	return m, nil
 }
 
-// LoadSettings loads the model settings alone, as LoadModels does, for a
-// front end that only asks what the configured model can do (ACP's
-// initialize, before any workspace is open).
-func LoadSettings(opts ModelOptions) (*llm.Settings, error) {
-	settings, err := llm.Load(llm.LoadOptions{Workspace: opts.Root, Logger: opts.LoadLogger, Getenv: opts.Getenv})
-	if err != nil {
-		return nil, err
-	}
-	if opts.Logger != nil {
-		settings.Logger = opts.Logger
-	}
-	if opts.Model != "" {
-		settings.Model = opts.Model
-	}
-	if opts.Editor != nil {
-		settings.SetEditor(*opts.Editor)
-	}
-	return settings, nil
-}
-
 // Configured reports whether a model is configured.
 func (m *Models) Configured() bool { return m != nil && m.Settings.Configured() }
 
@@ -99,4 +79,24 @@ func (m *Models) Close() error {
 		return nil
 	}
 	return m.Planner.Close()
+}
+
+// LoadSettings loads the model settings alone, with the front end's
+// overrides, as LoadModels does (for a question asked before a workspace
+// is known, such as whether the default model takes images).
+func LoadSettings(opts ModelOptions) (*llm.Settings, error) {
+	settings, err := llm.Load(llm.LoadOptions{Workspace: opts.Root, Logger: opts.LoadLogger, Getenv: opts.Getenv})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger != nil {
+		settings.Logger = opts.Logger
+	}
+	if opts.Model != "" {
+		settings.Model = opts.Model
+	}
+	if opts.Editor != nil {
+		settings.SetEditor(*opts.Editor)
+	}
+	return settings, nil
 }
