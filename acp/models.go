@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/engine/llm"
+	agentsession "github.com/agentd/agentd/session"
 )
 
 // The model is chosen from the editor, per session: as the session config
@@ -27,12 +27,9 @@ const configModel = "model"
 // not known yet; each prompt checks its session's model again
 // (promptImages).
 func (a *agent) defaultVision() bool {
-	settings, err := llm.Load(llm.LoadOptions{Getenv: a.opts.Getenv, Logger: a.log})
+	settings, err := agentsession.LoadSettings(agentsession.ModelOptions{Getenv: a.opts.Getenv, LoadLogger: a.log, Model: a.opts.Model})
 	if err != nil {
 		return false
-	}
-	if a.opts.Model != "" {
-		settings.Model = a.opts.Model
 	}
 	if !settings.Configured() {
 		return false
