@@ -2,9 +2,7 @@ package session
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -60,45 +58,66 @@ func (e *ConfigError) Error() string {
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // ConfigMaxFileSize is the maxFileSize the config gives the workspace at
-// root: its .agentd/config.json's, else the user's config file's (found
-// with getenv, os.Getenv if nil); 0 when neither sets it. A value that is
-// not a size is a *ConfigError. A file that is not JSON is left to the
-// model settings, which report it (llm.Load).
+// root (getenv finds the user's config file; os.Getenv if nil); 0 when no
+// config sets it. The user's config file sets the limit. A workspace's
+// .agentd/config.json may only raise it (above the user's value, or the
+// default): as with the sensitive list, a cloned repository must not be
+// able to take files out of the snapshots that undo relies on. A lower
+// value there is not used. A value that is not a size is a *ConfigError.
+// A file that is not JSON is left to the model settings, which report it
+// (llm.Load).
 func ConfigMaxFileSize(root string, getenv func(string) string) (int64, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	files := []string{}
-	if root != "" {
-		files = append(files, filepath.Join(root, ".agentd", "config.json"))
+	user, err := configSize(llm.ConfigPath(getenv))
+	if err != nil {
+		return 0, err
 	}
-	if p := llm.ConfigPath(getenv); p != "" {
-		files = append(files, p)
+	if root == "" {
+		return user, nil
 	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if errors.Is(err, fs.ErrNotExist) || err != nil {
-			continue
-		}
-		var c map[string]json.RawMessage
-		if json.Unmarshal(data, &c) != nil {
-			continue
-		}
-		raw, ok := c[MaxFileSizeKey]
-		if !ok || string(raw) == "null" {
-			continue
-		}
-		var str string
-		if json.Unmarshal(raw, &str) != nil {
-			str = string(raw) // a number of bytes
-		}
-		n, err := ParseSize(str)
-		if err != nil {
-			return 0, &ConfigError{File: f, Key: MaxFileSizeKey, Err: err}
-		}
-		return n, nil
+	ws, err := configSize(filepath.Join(root, ".agentd", "config.json"))
+	if err != nil {
+		return 0, err
 	}
-	return 0, nil
+	floor := user
+	if floor == 0 {
+		floor = workspace.DefaultMaxFileSize
+	}
+	if ws > floor {
+		return ws, nil
+	}
+	return user, nil
+}
+
+// configSize reads the maxFileSize key of one config file; 0 when the file
+// or the key is missing (or the file is not JSON).
+func configSize(f string) (int64, error) {
+	if f == "" {
+		return 0, nil
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return 0, nil
+	}
+	var c map[string]json.RawMessage
+	if json.Unmarshal(data, &c) != nil {
+		return 0, nil
+	}
+	raw, ok := c[MaxFileSizeKey]
+	if !ok || string(raw) == "null" {
+		return 0, nil
+	}
+	var str string
+	if json.Unmarshal(raw, &str) != nil {
+		str = string(raw) // a number of bytes
+	}
+	n, err := ParseSize(str)
+	if err != nil {
+		return 0, &ConfigError{File: f, Key: MaxFileSizeKey, Err: err}
+	}
+	return n, nil
 }
 
 // OpenWorkspace opens the workspace at root with the session's file size

@@ -13,7 +13,19 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/workspace"
 )
+
+// userConfig makes the user's config file (XDG_CONFIG_HOME) hold data.
+func userConfig(t *testing.T, data string) {
+	t.Helper()
+	home := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	os.MkdirAll(filepath.Join(home, "agentd"), 0o755)
+	if err := os.WriteFile(filepath.Join(home, "agentd", "config.json"), []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // gitRepo makes ws a git repository with one commit of its files and
 // returns that commit.
@@ -64,13 +76,12 @@ func runCommand(t *testing.T, s *Session, command string) engine.RunState {
 
 // Undo of a run names what it cannot take back: the commit the run made
 // in the user's repository (with the git revert to run), the file it left
-// staged, and the big file a command made (over the workspace config's
+// staged, and the big file a command made (over the user config's
 // maxFileSize), recorded in the journal so that a new session (a restart,
 // another front end) names the same.
 func TestUndoNamesLeftovers(t *testing.T) {
 	ws, state := t.TempDir(), t.TempDir()
-	os.MkdirAll(filepath.Join(ws, ".agentd"), 0o755)
-	os.WriteFile(filepath.Join(ws, ".agentd", "config.json"), []byte(`{"maxFileSize":"1KiB"}`), 0o644)
+	userConfig(t, `{"maxFileSize":"1KiB"}`)
 	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
 	start := gitRepo(t, ws)
 	ctx := context.Background()
@@ -113,7 +124,7 @@ func TestUndoNamesLeftovers(t *testing.T) {
 		t.Errorf("staged %v", l.Staged)
 	}
 	if len(l.BigFiles) != 1 || l.BigFiles[0] != "big.bin" {
-		t.Errorf("big files %v (the workspace config's maxFileSize is 1KiB)", l.BigFiles)
+		t.Errorf("big files %v (the user config's maxFileSize is 1KiB)", l.BigFiles)
 	}
 	for _, want := range []string{
 		"not undone: the run made 1 commit in your repository (undo never changes your git history):",
@@ -152,9 +163,10 @@ func TestNoLeftovers(t *testing.T) {
 	}
 }
 
-// maxFileSize comes from the workspace's config, else the user's config
-// file, for every front end that opens a session; the front end's own
-// override wins; a bad value is an error naming the file and the key.
+// maxFileSize comes from the user's config file, which the workspace's
+// config may raise but not lower, for every front end that opens a
+// session; the front end's own override wins; a bad value is an error
+// naming the file and the key.
 func TestMaxFileSizeFromConfig(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", home)
@@ -192,10 +204,22 @@ func TestMaxFileSizeFromConfig(t *testing.T) {
 		t.Errorf("limit from the user's config: %d, want 2048", n)
 	}
 	os.MkdirAll(filepath.Join(ws, ".agentd"), 0o755)
+	// A workspace (a cloned repository) may raise the limit, never lower
+	// it: a lower value would take files out of undo's snapshots.
 	os.WriteFile(filepath.Join(ws, ".agentd", "config.json"), []byte(`{"maxFileSize":1024}`), 0o644)
-	if n := limit(0); n != 1024 {
-		t.Errorf("limit from the workspace's config: %d, want 1024", n)
+	if n := limit(0); n != 2048 {
+		t.Errorf("limit with a lower one in the workspace's config: %d, want the user's 2048", n)
 	}
+	os.WriteFile(filepath.Join(ws, ".agentd", "config.json"), []byte(`{"maxFileSize":"3KiB"}`), 0o644)
+	if n := limit(0); n != 3072 {
+		t.Errorf("limit raised by the workspace's config: %d, want 3072", n)
+	}
+	os.Remove(user)
+	os.WriteFile(filepath.Join(ws, ".agentd", "config.json"), []byte(`{"maxFileSize":"1KiB"}`), 0o644)
+	if n := limit(0); n != workspace.DefaultMaxFileSize {
+		t.Errorf("limit with a lower one in the workspace's config and no user's: %d, want the default", n)
+	}
+	os.WriteFile(user, []byte(`{"model":"x:y","maxFileSize":"2KiB"}`), 0o644)
 	if n := limit(4096); n != 4096 {
 		t.Errorf("limit with a front end's override: %d, want 4096", n)
 	}

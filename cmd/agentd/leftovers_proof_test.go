@@ -17,7 +17,7 @@ import (
 
 // A run's leftovers (what undo cannot take back: the commit it made in
 // the user's repository, the file it left staged, the big file its
-// snapshots left out under the workspace config's maxFileSize) are
+// snapshots left out under the user config's maxFileSize) are
 // recorded by the session whichever front end started the run, and named
 // alike by an undo from any front end: a run started at the terminal is
 // undone over the server, one started over the server is undone from ACP,
@@ -36,8 +36,6 @@ func TestUndoLeftoversEveryFrontEnd(t *testing.T) {
 	type copyOf struct{ ws, state string }
 	repo := func() copyOf {
 		c := copyOf{t.TempDir(), t.TempDir()}
-		os.MkdirAll(filepath.Join(c.ws, ".agentd"), 0o755)
-		os.WriteFile(filepath.Join(c.ws, ".agentd", "config.json"), []byte(`{"maxFileSize":"1KiB"}`), 0o644)
 		os.WriteFile(filepath.Join(c.ws, "a.txt"), []byte("a\n"), 0o644)
 		for _, args := range [][]string{{"init", "-q"}, {"add", "-A"}, {"commit", "-qm", "start"}} {
 			cmd := exec.Command("git", args...)
@@ -49,7 +47,10 @@ func TestUndoLeftoversEveryFrontEnd(t *testing.T) {
 		return c
 	}
 	p := writePlan(t, plan)
-	env := append(append([]string{}, gitEnv...), "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_MODEL=")
+	xdg := t.TempDir()
+	os.MkdirAll(filepath.Join(xdg, "agentd"), 0o755)
+	os.WriteFile(filepath.Join(xdg, "agentd", "config.json"), []byte(`{"maxFileSize":"1KiB"}`), 0o644)
+	env := append(append([]string{}, gitEnv...), "XDG_CONFIG_HOME="+xdg, "AGENTD_MODEL=")
 
 	// Started at the terminal, undone over the server.
 	a := repo()
