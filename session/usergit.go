@@ -81,10 +81,9 @@ func (s *Session) readUserGit(ctx context.Context) userGitState {
 			g.staged[f.Path] = f.Index
 		}
 	}
-	var lg tools.GitLogOutput
-	if s.gitRead(ctx, tools.GitArgs{Action: "log", MaxCount: 1}, &lg) && len(lg.Commits) > 0 {
-		g.head = lg.Commits[0].Hash
-	}
+	// HEAD of the whole repository: the tool's log shows the workspace's
+	// history, which skips an empty commit or one outside the workspace.
+	g.head = st.Head
 	return g
 }
 
@@ -139,13 +138,10 @@ func (s *Session) userGitChanges(ctx context.Context, runID string, before, afte
 	}
 	side := &userGitSide{RunID: runID, HeadBefore: before.head, HeadAfter: after.head}
 	if after.head != before.head && after.head != "" {
-		args := tools.GitArgs{Action: "log", MaxCount: 100, Ref: after.head}
-		if before.head != "" {
-			args.Ref = before.head + ".." + after.head
-		}
-		var lg tools.GitLogOutput
-		if s.gitRead(ctx, args, &lg) {
-			side.Commits = lg.Commits
+		if cs, err := tools.CommitsBetween(ctx, &tools.Env{WS: s.WS}, before.head, after.head, 100); err == nil {
+			side.Commits = cs
+		} else {
+			s.log.Warn("the commits a run made in your repository could not be listed", "run", runID, "err", err)
 		}
 	}
 	for p, x := range after.staged {

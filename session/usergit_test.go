@@ -234,3 +234,25 @@ func TestMaxFileSizeFromConfig(t *testing.T) {
 		t.Fatalf("a front end's override makes the config's value unused: %v", err)
 	}
 }
+
+// A commit that touches no file of the workspace (an empty one here; or
+// one outside a workspace below the repository's top) is still a commit
+// the run made: HEAD is read from the whole repository, not from the
+// workspace's history.
+func TestLeftoversNameACommitOutsideTheWorkspacesHistory(t *testing.T) {
+	ws := t.TempDir()
+	userConfig(t, `{}`)
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	gitRepo(t, ws)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st := runCommand(t, s, `git commit -q --allow-empty -m "empty one"`)
+	l := s.Leftovers(ctx, st.RunID, nil)
+	if l == nil || len(l.Commits) != 1 || l.Commits[0].Subject != "empty one" || !strings.Contains(l.Text, "git revert") {
+		t.Fatalf("leftovers of a run that made an empty commit: %+v", l)
+	}
+}
