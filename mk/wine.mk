@@ -1,5 +1,5 @@
 # Windows under Wine (mk/wine/): the Go tests of gitops, workspace,
-# internal/fileset, diff and review (engine/tools not yet: see mk/wine/gotests.sh) cross-compiled for
+# internal/fileset, diff, review and engine/tools cross-compiled for
 # windows/amd64 and run under Debian's wine64, then an end-to-end smoke of
 # agentd.exe (run, undo byte for byte, serve answers initialize).
 # mk/wine/setup.sh installs wine64 and mingw-w64 from Debian's packages when
