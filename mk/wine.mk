@@ -7,8 +7,9 @@
 # Wine are listed with the reason in mk/wine/skip.txt. docs/platforms.md says
 # what Wine shows of Windows and what it only emulates.
 #
-# agentd.exe is built with cgo through mingw-w64 (the repository map's
-# tree-sitter grammars need it) unless the release's build says otherwise:
+# agentd.exe is built without cgo, as the release builds it (the repository
+# map's tree-sitter parsers are WebAssembly run by wazero, pure Go); mingw-w64
+# only builds the bcryptprimitives.dll stub (mk/wine/setup.sh).
 # WINE_AGENTD_EXE=dist/.../agentd.exe uses a given binary.
 WINE_AGENTD_EXE ?= $(CACHE)/wine/agentd.exe
 
@@ -21,7 +22,7 @@ test-wine-go:
 
 $(CACHE)/wine/agentd.exe: FORCE_WINE_EXE
 	@eval "$$(mk/wine/setup.sh)" && \
-	  CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc GOOS=windows GOARCH=amd64 \
+	  CGO_ENABLED=0 GOOS=windows GOARCH=amd64 \
 	  $(GO) build -overlay "$$WINE_OVERLAY" -ldflags "$(LDFLAGS)" -o $@ ./cmd/agentd
 
 .PHONY: FORCE_WINE_EXE
