@@ -358,11 +358,22 @@ func TestSessionSurvivesRestart(t *testing.T) {
 	if got, _ := os.ReadFile(file); string(got) != "one\n" {
 		t.Fatalf("after /restore a.txt = %q", got)
 	}
+	if said := c2.said(0); !strings.Contains(said, "Undo this with `/undo-restore`") {
+		t.Fatalf("a restore does not say /undo-restore takes it back:\n%s", said)
+	}
+	c2.mu.Lock()
+	beforeUndo := len(c2.updates)
+	c2.mu.Unlock()
 	if _, err := conn2.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("/undo-restore")}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := os.ReadFile(file); string(got) != "two\n" {
 		t.Fatalf("after /undo-restore a.txt = %q", got)
+	}
+	// A second /undo-restore takes back the restore before it, not this
+	// undo: the chat must not offer it as this one's undo.
+	if said := c2.said(beforeUndo); strings.Contains(said, "Undo this with") {
+		t.Fatalf("an undo of a restore offers /undo-restore as its own undo:\n%s", said)
 	}
 	// Restore protection: a file the user changed since the agent's last
 	// snapshot is left alone and reported, unless --overwrite.

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	agentsession "github.com/agentd/agentd/session"
 )
 
 // The model is chosen from the editor, per session: as the session config
@@ -17,6 +19,35 @@ import (
 // llm and agent steps that name no model.
 
 const configModel = "model"
+
+// defaultVision reports whether the default model (--model, AGENTD_MODEL
+// or the user's config file) is configured to take images, which
+// initialize advertises as promptCapabilities.image. It is asked before
+// any session exists, so a workspace's own .agentd/config.json model is
+// not known yet; each prompt checks its session's model again
+// (promptImages).
+func (a *agent) defaultVision() bool {
+	settings, err := agentsession.LoadSettings(agentsession.ModelOptions{Getenv: a.opts.Getenv, LoadLogger: a.log, Model: a.opts.Model})
+	if err != nil {
+		return false
+	}
+	if !settings.Configured() {
+		return false
+	}
+	sp, err := settings.Resolve("")
+	return err == nil && sp.Vision
+}
+
+// visionChoices are the model choices configured to take images.
+func (s *session) visionChoices() []string {
+	var out []string
+	for _, id := range s.modelChoices() {
+		if sp, err := s.settings.Resolve(id); err == nil && sp.Vision {
+			out = append(out, id)
+		}
+	}
+	return out
+}
 
 // modelChoices lists the configured models, the default first.
 func (s *session) modelChoices() []string {
@@ -41,6 +72,9 @@ func (s *session) modelChoices() []string {
 func (s *session) modelName(id string) (name, desc string) {
 	if p, ok := s.settings.Profiles[id]; ok {
 		desc = fmt.Sprintf("profile %s: %s:%s", id, p.Provider, p.Model)
+		if p.Vision {
+			desc += ", takes images"
+		}
 	}
 	if id == s.defaultModel {
 		if desc == "" {

@@ -247,8 +247,9 @@ func TestModelChosenInTheEditor(t *testing.T) {
 	}
 }
 
-// TestImagesRefusedAndLocations: an image in a prompt is refused with an
-// error that says why; a read_file step's tool call points at its line,
+// TestImagesRefusedAndLocations: an image in a prompt for a model not
+// configured with vision is refused with an error naming the model and
+// the setting; a read_file step's tool call points at its line,
 // and an edit's diff at the first changed line.
 func TestImagesRefusedAndLocations(t *testing.T) {
 	fake := fakemodel.New()
@@ -264,8 +265,12 @@ func TestImagesRefusedAndLocations(t *testing.T) {
 	ctx := context.Background()
 	_, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("what is this"), sdk.ImageBlock("aGk=", "image/png")}})
 	var re *sdk.RequestError
-	if !asRequestError(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), "image") {
-		t.Fatalf("image prompt: %v", err)
+	if !asRequestError(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), "prompt[1]") ||
+		!strings.Contains(fmt.Sprint(re.Data), "the model openai:fake is not configured to take images") || !strings.Contains(fmt.Sprint(re.Data), `"vision": true`) {
+		t.Fatalf("image prompt: %v %v", err, re.Data)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Fatalf("a refused image prompt made %d model calls", n)
 	}
 	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"r","tool":"read_file","args":{"path":"a.txt","startLine":2}},
 		{"id":"w","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"three","newText":"3"}]},"dependsOn":["r"]}]}`})

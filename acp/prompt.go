@@ -2,9 +2,11 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,7 +46,8 @@ func (s *session) cancel() {
 // prompt handles session/prompt: a slash command, or a request that
 // becomes a plan and, unless the mode is plan-only, runs.
 func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.PromptResponse, error) {
-	if err := refuseMedia(blocks); err != nil {
+	imgs, err := s.promptImages(blocks)
+	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
 	// One turn at a time: the line reader refuses a prompt sent while
@@ -75,6 +78,10 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 
 	text, files := s.promptText(blocks)
 	for _, b := range blocks {
+		if b.Image != nil {
+			// The session file keeps a note of the image, not its bytes.
+			b = sdk.TextBlock(fmt.Sprintf("[image: %s, %s]", b.Image.MimeType, sizeOf(base64.StdEncoding.DecodedLen(len(b.Image.Data)))))
+		}
 		s.mu.Lock()
 		s.saved.Transcript = append(s.saved.Transcript, sdk.UpdateUserMessage(b))
 		s.mu.Unlock()
@@ -82,7 +89,7 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	s.mu.Lock()
 	s.turnUsage = engine.Usage{}
 	s.mu.Unlock()
-	stop, err := s.turn(ctx, text, files)
+	stop, err := s.turn(ctx, text, files, imgs)
 	s.syncPlannerUsage()
 	if serr := s.save(); serr != nil && err == nil {
 		err = serr
@@ -137,14 +144,14 @@ func (s *session) relOf(uri string) (string, bool) {
 }
 
 // turn does what the prompt asks and returns the stop reason.
-func (s *session) turn(ctx context.Context, text string, files []string) (sdk.StopReason, error) {
+func (s *session) turn(ctx context.Context, text string, files []string, imgs []llm.Image) (sdk.StopReason, error) {
 	if cmd, arg, ok := slashCommand(text); ok {
-		return s.command(ctx, cmd, arg, files)
+		return s.command(ctx, cmd, arg, files, imgs)
 	}
 	if text == "" {
 		return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "say what you want done"})
 	}
-	plan, err := s.makePlan(ctx, text, files)
+	plan, err := s.makePlan(ctx, text, files, imgs)
 	if err != nil {
 		return sdk.StopReasonEndTurn, err
 	}
@@ -168,13 +175,13 @@ func slashCommand(text string) (cmd, arg string, ok bool) {
 }
 
 // command runs one of availableCommands.
-func (s *session) command(ctx context.Context, cmd, arg string, files []string) (sdk.StopReason, error) {
+func (s *session) command(ctx context.Context, cmd, arg string, files []string, imgs []llm.Image) (sdk.StopReason, error) {
 	switch cmd {
 	case "plan":
 		if arg == "" {
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "/plan needs a request: /plan add a README"})
 		}
-		plan, err := s.makePlan(ctx, arg, files)
+		plan, err := s.makePlan(ctx, arg, files, imgs)
 		if err != nil {
 			return sdk.StopReasonEndTurn, err
 		}
@@ -224,12 +231,12 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string) 
 }
 
 // makePlan asks the planner for a plan and shows it.
-func (s *session) makePlan(ctx context.Context, request string, files []string) (*engine.Plan, error) {
+func (s *session) makePlan(ctx context.Context, request string, files []string, imgs []llm.Image) (*engine.Plan, error) {
 	if s.planner == nil {
 		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
 			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, llm.NoModelHelp)}}
 	}
-	req := llm.CreateRequest{Request: request, Workspace: s.ws, OpenFiles: files}
+	req := llm.CreateRequest{Request: request, Workspace: s.ws, OpenFiles: files, Images: imgs}
 	if s.caps.Fs.ReadTextFile {
 		// The planner's oldText check must judge the text the edit will
 		// see: the editor's buffer, read as the edit step reads it.
@@ -389,7 +396,7 @@ func (s *session) restore(ctx context.Context, id string, overwrite bool) error 
 	if err != nil {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "restore: " + err.Error()}}
 	}
-	s.reportRestore(ctx, res, fmt.Sprintf("Restored snapshot %s.\n", id), "/restore "+id+" --overwrite")
+	s.reportRestore(ctx, res, fmt.Sprintf("Restored snapshot %s.\n", id), "/restore "+id+" --overwrite", true)
 	return nil
 }
 
@@ -421,7 +428,7 @@ func (s *session) undoRun(ctx context.Context, overwrite bool) error {
 		}
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
 	}
-	s.reportRestore(ctx, res.Restore, fmt.Sprintf("Undid run %s: back to its start snapshot %s.\n", res.RunID, short12(res.SnapshotID)), "/undo --overwrite")
+	s.reportRestore(ctx, res.Restore, fmt.Sprintf("Undid run %s: back to its start snapshot %s.\n", res.RunID, short12(res.SnapshotID)), "/undo --overwrite", true)
 	return nil
 }
 
@@ -434,7 +441,7 @@ func (s *session) undoRestore(ctx context.Context, overwrite bool) error {
 	if err != nil {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo restore: " + err.Error()}}
 	}
-	s.reportRestore(ctx, res.Restore, "Undid the last restore.\n", "/undo-restore --overwrite")
+	s.reportRestore(ctx, res.Restore, "Undid the last restore.\n", "/undo-restore --overwrite", false)
 	return nil
 }
 
@@ -478,8 +485,11 @@ func (s *session) listRules() error {
 }
 
 // reportRestore refreshes the client's buffers and says what a restore did.
-func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, head, again string) {
-	s.refreshOverlays(ctx, append(append(append([]string(nil), res.Restored...), res.Created...), res.Deleted...))
+// undoable says whether /undo-restore takes this one back: a restore and
+// an undo of a run are recorded restores; an undo of a restore is not (a
+// second /undo-restore takes back the restore before it).
+func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, head, again string, undoable bool) {
+	failed := s.putRestored(ctx, res)
 	var b strings.Builder
 	b.WriteString(head)
 	list := func(name string, paths []string) {
@@ -496,37 +506,75 @@ func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, 
 	for _, c := range res.LeftAlone {
 		fmt.Fprintf(&b, "- left alone: %s — %s\n", c.Path, c.Message)
 	}
+	if len(failed) > 0 {
+		fmt.Fprintf(&b, "- restored on disk, but the editor refused the new text (reload these from disk): %s\n", strings.Join(failed, ", "))
+	}
 	if len(res.Conflicts) > 0 {
 		fmt.Fprintf(&b, "Restore them too with `%s`.\n", again)
 	}
 	if len(res.Restored)+len(res.Created)+len(res.Deleted)+len(res.Conflicts)+len(res.LeftAlone) == 0 {
 		b.WriteString("Nothing differed.\n")
 	}
-	if res.UndoSnapshot != "" {
+	if undoable && res.UndoSnapshot != "" {
 		b.WriteString("Undo this with `/undo-restore`.\n")
 	}
 	s.say(b.String())
 }
 
-// refuseMedia refuses images and audio: agentd's model calls carry text
-// only (no configured model is used for vision), and a prompt whose image
-// was dropped would be answered about something the model never saw.
-// promptCapabilities says so, and a client that sends one anyway gets an
-// error it can show.
-func refuseMedia(blocks []sdk.ContentBlock) error {
+// promptImages takes the prompt's images for the model: decoded, of a type
+// and size the providers take, and only for a session whose model is
+// configured with vision (a profile's "vision": true; initialize
+// advertises promptCapabilities.image when the default model has it).
+// Otherwise the prompt is refused naming the block, the model and the
+// setting: a prompt whose image was dropped would be answered about
+// something the model never saw. Audio is refused the same way: no
+// provider agentd speaks is sent audio.
+func (s *session) promptImages(blocks []sdk.ContentBlock) ([]llm.Image, error) {
+	var imgs []llm.Image
+	first := -1
 	for i, c := range blocks {
-		what := ""
+		refuse := func(msg string) error {
+			return sdk.NewInvalidParams(map[string]any{fmt.Sprintf("prompt[%d]", i): msg})
+		}
 		switch {
-		case c.Image != nil:
-			what = "an image"
 		case c.Audio != nil:
-			what = "audio"
-		default:
+			return nil, refuse("this prompt has audio, but agentd sends models text and images only, so it was not run: say it in words and send it again")
+		case c.Image == nil:
 			continue
 		}
-		return sdk.NewInvalidParams(map[string]any{
-			fmt.Sprintf("prompt[%d]", i): fmt.Sprintf("this prompt has %s, but agentd sends models text only (no vision model is configured for agentd: it has no image support yet), so it was not run: describe it in words or attach the files it shows, and send it again", what),
-		})
+		model := s.currentModel()
+		if model == "" {
+			return nil, refuse(fmt.Sprintf("this prompt has an image, but no model is configured: %v; %s", engine.ErrNoModel, llm.NoModelHelp))
+		}
+		data, err := base64.StdEncoding.DecodeString(c.Image.Data)
+		if err != nil {
+			return nil, refuse(fmt.Sprintf("the image's data is not base64 (%v); the client sent a broken image block", err))
+		}
+		img := llm.Image{MIMEType: c.Image.MimeType, Data: data}
+		if err := s.settings.CheckImages(model, []llm.Image{img}); err != nil {
+			msg := "this prompt has an image, so it was not run: " + err.Error()
+			if others := s.visionChoices(); len(others) > 0 && !slices.Contains(others, model) {
+				msg += fmt.Sprintf(", or choose a model that takes images in the model selector: %s", strings.Join(others, ", "))
+			}
+			return nil, refuse(msg)
+		}
+		if first < 0 {
+			first = i
+		}
+		imgs = append(imgs, img)
 	}
-	return nil
+	if len(imgs) > 1 {
+		if err := s.settings.CheckImages(s.currentModel(), imgs); err != nil {
+			return nil, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
+		}
+	}
+	return imgs, nil
+}
+
+// sizeOf says n bytes in KiB or MiB.
+func sizeOf(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", (n+1023)/1024)
 }

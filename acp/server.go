@@ -196,6 +196,7 @@ func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 			LoadSession: true,
 			PromptCapabilities: sdk.PromptCapabilities{
 				EmbeddedContext: true,
+				Image:           a.defaultVision(),
 			},
 			McpCapabilities: sdk.McpCapabilities{Http: true},
 		},

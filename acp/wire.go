@@ -90,7 +90,7 @@ func filterLines(in io.Reader, pw *io.PipeWriter, out io.Writer, gate *promptGat
 	for {
 		line, size, err := readLine(r, maxLine)
 		if size > maxLine {
-			answer(idOf(line), -32600, fmt.Sprintf("Invalid request: the message is %d bytes, over the limit of %d MiB; it was dropped and the connection stays open (link large files as resources instead of embedding them)", size, maxLine>>20), nil)
+			answer(idOf(line), -32600, fmt.Sprintf("Invalid request: the message is %d bytes, over the limit of %d MiB; it was dropped and the connection stays open (link large files as resources instead of embedding them; an image in a prompt must fit in it too: about 7.5 MiB)", size, maxLine>>20), nil)
 		} else if line = bytes.TrimSpace(line); len(line) > 0 {
 			code, msg, id, method, ok := checkLine(line)
 			var data any

@@ -14,6 +14,10 @@ type ChangesDidChangeParams struct {
 	ChangeID string     `json:"changeId"`
 	Status   string     `json:"status"`
 	Files    []FileInfo `json:"files"`
+	// Counts are the whole set's (review.Set.Counts, as on the ChangeSet),
+	// not only the files listed: the editor takes them as they are and
+	// never adds up its own copy of the set.
+	Counts review.Counts `json:"counts"`
 	// Version is the buffer version the ranges are computed on.
 	Version *int32 `json:"version,omitempty"`
 }
@@ -40,7 +44,7 @@ func (s *Server) onUserEdit(uri, rel string, edits []workspace.TextEdit) {
 				notes = append(notes, nil) // the editor moved the hunks itself
 				continue
 			}
-			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Version: &version}
+			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Counts: c.Counts(), Version: &version}
 			for _, fr := range c.Files {
 				if fr.Path == b.Path {
 					n.Files = append(n.Files, s.fileInfo(fr, true))

@@ -38,6 +38,8 @@ import (
 //	expect-change-notify STATUS     wait for agentd/changes/didChange
 //	expect-save PATHS [userEdited=PATHS]   the last agentd/documents/save named these (comma-separated)
 //	expect-change-notes N [version=V]   N agentd/changes/didChange so far, the last at buffer version V
+//	expect-notice-counts pending=N accepted=N rejected=N stale=N total=N   the last didChange's set counts
+//	                                are these and review's (the set's and each listed file's)
 //	expect-hunks N                  pending hunks of the last change set
 //	cancel | retry STEP | skip STEP
 //	expect-run STATUS               wait for runFinished, check the status
@@ -519,6 +521,8 @@ func (sc *scenario) do(lineNo int, line string) {
 		} else if v := kv["version"]; v != "" && (n == 0 || got[n-1].Version == nil || strconv.Itoa(int(*got[n-1].Version)) != v) {
 			t.Errorf("line %d: the last notice is at version %s, want %s", lineNo, versionText(got[n-1].Version), v)
 		}
+	case "expect-notice-counts":
+		sc.expectNoticeCounts(lineNo, kv)
 	case "cancel":
 		sc.ed.mustCall("agentd/run/cancel", map[string]any{"runId": sc.runID}, nil)
 	case "expect-progress":

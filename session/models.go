@@ -45,18 +45,9 @@ type Models struct {
 // ~/.config/agentd/config.json, the workspace's .agentd/config.json), applies
 // the front end's overrides, and builds the planner and the step model.
 func LoadModels(opts ModelOptions) (*Models, error) {
-	settings, err := llm.Load(llm.LoadOptions{Workspace: opts.Root, Logger: opts.LoadLogger, Getenv: opts.Getenv})
+	settings, err := LoadSettings(opts)
 	if err != nil {
 		return nil, err
-	}
-	if opts.Logger != nil {
-		settings.Logger = opts.Logger
-	}
-	if opts.Model != "" {
-		settings.Model = opts.Model
-	}
-	if opts.Editor != nil {
-		settings.SetEditor(*opts.Editor)
 	}
 	m := &Models{Settings: settings}
 	m.Planner = llm.NewPlanner(settings, opts.Tools)
@@ -88,4 +79,24 @@ func (m *Models) Close() error {
 		return nil
 	}
 	return m.Planner.Close()
+}
+
+// LoadSettings loads the model settings alone, with the front end's
+// overrides, as LoadModels does (for a question asked before a workspace
+// is known, such as whether the default model takes images).
+func LoadSettings(opts ModelOptions) (*llm.Settings, error) {
+	settings, err := llm.Load(llm.LoadOptions{Workspace: opts.Root, Logger: opts.LoadLogger, Getenv: opts.Getenv})
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger != nil {
+		settings.Logger = opts.Logger
+	}
+	if opts.Model != "" {
+		settings.Model = opts.Model
+	}
+	if opts.Editor != nil {
+		settings.SetEditor(*opts.Editor)
+	}
+	return settings, nil
 }

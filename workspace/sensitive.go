@@ -29,17 +29,26 @@ type sensitiveConfig struct {
 // one and what .agentd/config.json adds) that rel matches, or "" when rel
 // is not sensitive. rel is a workspace-relative slash path.
 func (w *Workspace) SensitivePattern(rel string) string {
-	rel = path.Clean(filepath.ToSlash(rel))
-	for _, p := range append(append([]string(nil), DefaultSensitive...), w.extraSensitive()...) {
-		target := rel
-		if !strings.Contains(p, "/") {
-			target = path.Base(rel)
+	return w.SensitiveMatcher()(rel)
+}
+
+// SensitiveMatcher returns SensitivePattern with the list read once, for
+// a walk that asks of many files.
+func (w *Workspace) SensitiveMatcher() func(rel string) string {
+	list := append(append([]string(nil), DefaultSensitive...), w.extraSensitive()...)
+	return func(rel string) string {
+		rel = path.Clean(filepath.ToSlash(rel))
+		for _, p := range list {
+			target := rel
+			if !strings.Contains(p, "/") {
+				target = path.Base(rel)
+			}
+			if ok, err := doublestar.Match(p, target); err == nil && ok {
+				return p
+			}
 		}
-		if ok, err := doublestar.Match(p, target); err == nil && ok {
-			return p
-		}
+		return ""
 	}
-	return ""
 }
 
 // extraSensitive reads the workspace config's additions (read each time:

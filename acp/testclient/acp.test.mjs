@@ -2,6 +2,7 @@
 // SDK's client side against the project's fake model server.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import {
@@ -218,6 +219,142 @@ test("a client with fs and terminal: edits arrive as fs/write_text_file, command
   const run = updatesOf(c.rec, "tool_call_update").filter((u) => u.toolCallId.endsWith("/run") && u.status === "completed");
   assert.equal(run.length, 1);
   assert.match(JSON.stringify(run[0].rawOutput), /from-terminal/);
+});
+
+test("a client that writes files: /restore, /undo-restore and /undo put the restored text into the editor with fs/write_text_file", async (t) => {
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
+  const file = path.join(ws, "a.txt");
+  const other = path.join(ws, "other.txt");
+  fs.writeFileSync(file, "hello\n");
+  fs.writeFileSync(other, "untouched by the editor\n");
+  fs.writeFileSync(path.join(ws, "blob.bin"), Buffer.from([0, 1, 2, 3]));
+  const caps = { fs: { readTextFile: true, writeTextFile: true } };
+  const agentProc = spawnAgent(t, agentEnv(fake, state));
+  // This client's "editor" keeps buffers; a restore that wrote the disk
+  // only would leave them holding the agent's text.
+  const c = connect(t, agentProc, { caps, onPermission: pick("allow_once") });
+  await initialize(c);
+  const { sessionId: sid } = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  await fake.push(planReply({ steps: [
+    { id: "edit", tool: "write_file", args: { path: "a.txt", content: "hello world\n" } },
+    { id: "more", tool: "write_file", args: { path: "other.txt", content: "changed\n" } },
+    { id: "bin", tool: "delete_file", args: { path: "blob.bin" } },
+  ] }));
+  let mark = c.rec.updates.length;
+  let res = await prompt(c, sid, "greet the world");
+  assert.equal(res.stopReason, "end_turn", agentText(c.rec, mark));
+  assert.equal(c.rec.buffers[file], "hello world\n");
+  const runId = agentText(c.rec, mark).match(/Run (\S+): \*\*completed/)[1];
+  mark = c.rec.updates.length;
+  await prompt(c, sid, "/snapshots");
+  const startSnap = agentText(c.rec, mark).match(new RegExp("`([0-9a-f]{12})` \\S+ — run start run " + runId))[1];
+
+  // /restore to the run's start: each restored text file reaches the
+  // editor, and the editor's buffer and the disk agree.
+  let w = c.rec.writes.length;
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "/restore " + startSnap);
+  assert.equal(res.stopReason, "end_turn", agentText(c.rec, mark));
+  let got = Object.fromEntries(c.rec.writes.slice(w).map((x) => [x.path, x.content]));
+  assert.equal(got[file], "hello\n", "a.txt's restored text went through fs/write_text_file: " + JSON.stringify(got));
+  assert.equal(got[other], "untouched by the editor\n");
+  assert.ok(!(path.join(ws, "blob.bin") in got), "a binary file is restored on disk only");
+  assert.deepEqual(fs.readFileSync(path.join(ws, "blob.bin")), Buffer.from([0, 1, 2, 3]));
+  assert.equal(c.rec.buffers[file], fs.readFileSync(file, "utf8"));
+  assert.equal(fs.readFileSync(file, "utf8"), "hello\n");
+
+  // /undo-restore: the same way back.
+  w = c.rec.writes.length;
+  res = await prompt(c, sid, "/undo-restore");
+  got = Object.fromEntries(c.rec.writes.slice(w).map((x) => [x.path, x.content]));
+  assert.equal(got[file], "hello world\n", JSON.stringify(got));
+  assert.equal(c.rec.buffers[file], fs.readFileSync(file, "utf8"));
+  assert.ok(!fs.existsSync(path.join(ws, "blob.bin")));
+
+  // /undo of the run: its files back to the start, in the editor too.
+  w = c.rec.writes.length;
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "/undo");
+  assert.equal(res.stopReason, "end_turn", agentText(c.rec, mark));
+  got = Object.fromEntries(c.rec.writes.slice(w).map((x) => [x.path, x.content]));
+  assert.equal(got[file], "hello\n", JSON.stringify(got));
+  assert.equal(c.rec.buffers[file], "hello\n");
+  assert.equal(c.rec.buffers[other], fs.readFileSync(other, "utf8"));
+  // A later edit is computed on that text (the buffer agentd reads).
+  await fake.push(planReply({ steps: [{ id: "again", tool: "edit_file", args: { path: "a.txt", edits: [{ oldText: "hello", newText: "bye" }] } }] }));
+  res = await prompt(c, sid, "say bye");
+  assert.equal(fs.readFileSync(file, "utf8"), "bye\n");
+
+  // A buffer agentd never read, holding the user's unsaved edits: the
+  // restore reads it through the editor first and leaves the file alone,
+  // in the editor and on disk.
+  const cfile = path.join(ws, "c.txt");
+  fs.writeFileSync(cfile, "one\n");
+  await fake.push(planReply({ steps: [{ id: "two", tool: "run_command", args: { command: "echo two > c.txt" } }] }));
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "make c two");
+  const run2 = agentText(c.rec, mark).match(/Run (\S+): \*\*completed/)[1];
+  mark = c.rec.updates.length;
+  await prompt(c, sid, "/snapshots");
+  const start2 = agentText(c.rec, mark).match(new RegExp("`([0-9a-f]{12})` \\S+ — run start run " + run2))[1];
+  c.rec.buffers[cfile] = "two\nmine\n";
+  w = c.rec.writes.length;
+  mark = c.rec.updates.length;
+  res = await prompt(c, sid, "/restore " + start2);
+  assert.equal(res.stopReason, "end_turn");
+  assert.ok(!c.rec.writes.slice(w).some((x) => x.path === cfile), "the user's unsaved buffer was not overwritten");
+  assert.equal(c.rec.buffers[cfile], "two\nmine\n");
+  assert.equal(fs.readFileSync(cfile, "utf8"), "two\n", "left alone on disk too");
+  assert.match(agentText(c.rec, mark), /c\.txt — the file has unsaved edits in the editor/);
+  assert.equal(await fake.pending(), 0);
+});
+
+test("images: a model configured with vision gets the prompt's image; another model refuses it clearly", async (t) => {
+  const fake = await startFake(t);
+  const ws = tmpdir(t, "acp-ws-");
+  const state = tmpdir(t, "acp-state-");
+  fs.mkdirSync(path.join(state, "config", "agentd"), { recursive: true });
+  fs.writeFileSync(path.join(state, "config", "agentd", "config.json"), JSON.stringify({
+    profiles: { eyes: { provider: "openai", model: "fake-vision", vision: true } },
+  }));
+  // A 1x1 red PNG.
+  const png = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==", "base64");
+  const image = { type: "image", mimeType: "image/png", data: png.toString("base64") };
+  const env = { ...agentEnv(fake, state), AGENTD_MODEL: "eyes" };
+  let agentProc = spawnAgent(t, env);
+  let c = connect(t, agentProc);
+  let init = await initialize(c);
+  assert.equal(init.agentCapabilities.promptCapabilities.image, true, "a vision model: images advertised");
+  const { sessionId: sid } = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  await c.agent.request(acp.methods.agent.session.setMode, { sessionId: sid, modeId: "plan-only" });
+  await fake.push(planReply({ title: "Note the colour", steps: [{ id: "w", tool: "write_file", args: { path: "colour.txt", content: "red\n" } }] }));
+  const res = await c.agent.request(acp.methods.agent.session.prompt, { sessionId: sid, prompt: [{ type: "text", text: "write down the colour of this" }, image] });
+  assert.equal(res.stopReason, "end_turn");
+  const reqs = await fake.requests();
+  assert.equal(reqs.length, 1);
+  assert.deepEqual(reqs[0].images, [{ role: "user", mimeType: "image/png", size: png.length, sha256: crypto.createHash("sha256").update(png).digest("hex") }]);
+  const parts = reqs[0].body.messages.at(-1).content;
+  assert.equal(parts[0].type, "text");
+  assert.match(parts[0].text, /write down the colour of this/);
+  assert.equal(parts[1].image_url.url, "data:image/png;base64," + png.toString("base64"));
+
+  // The same agent with a model that has no vision: nothing advertised,
+  // and an image is refused naming the model and the setting.
+  agentProc.child.stdin.end();
+  await new Promise((r) => agentProc.child.once("exit", r));
+  agentProc = spawnAgent(t, agentEnv(fake, state));
+  c = connect(t, agentProc);
+  init = await initialize(c);
+  assert.ok(!init.agentCapabilities.promptCapabilities.image);
+  const s2 = await c.agent.request(acp.methods.agent.session.new, { cwd: ws, mcpServers: [] });
+  await assert.rejects(
+    c.agent.request(acp.methods.agent.session.prompt, { sessionId: s2.sessionId, prompt: [{ type: "text", text: "what is this" }, image] }),
+    (e) => e.code === -32602 && /the model openai:fake-model is not configured to take images/.test(e.data["prompt[1]"]) && /"vision": true/.test(e.data["prompt[1]"]) &&
+      /choose a model that takes images in the model selector: eyes$/.test(e.data["prompt[1]"]),
+  );
+  assert.equal((await fake.requests()).length, 1, "no model call for the refused prompt");
 });
 
 test("errors: malformed lines, unknown methods, wrong params, requests before initialize", async (t) => {

@@ -41,6 +41,10 @@ export async function startFake(t) {
     async pending() {
       return Number(await (await fetch(url + "/_fake/pending")).text());
     },
+    // requests: what the model server received ({path, body, images}).
+    async requests() {
+      return await (await fetch(url + "/_fake/requests")).json();
+    },
   };
 }
 

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +32,14 @@ type anBlock struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   string          `json:"content,omitempty"`
+	Source    *anSource       `json:"source,omitempty"`
+}
+
+// anSource is an image block's data.
+type anSource struct {
+	Type      string `json:"type"` // "base64"
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
 }
 
 type anMessage struct {
@@ -71,7 +80,13 @@ func (p *anthropic) body(req *Request, stream bool) map[string]any {
 				add("assistant", anBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: in})
 			}
 		default:
-			add("user", anBlock{Type: "text", Text: m.Content})
+			if m.Content != "" || len(m.Images) == 0 {
+				add("user", anBlock{Type: "text", Text: m.Content})
+			}
+			for _, img := range m.Images {
+				add("user", anBlock{Type: "image", Source: &anSource{Type: "base64", MediaType: img.MIMEType,
+					Data: base64.StdEncoding.EncodeToString(img.Data)}})
+			}
 		}
 	}
 	mt := req.MaxTokens

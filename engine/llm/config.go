@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,6 +44,9 @@ type Profile struct {
 	// (Go duration; default DefaultIdleTimeout, "0s" for none).
 	IdleTimeout string `json:"idleTimeout,omitempty"`
 	MaxTokens   int    `json:"maxTokens,omitempty"`
+	// Vision says the model takes images: prompts with images (ACP) are
+	// sent to it; without it they are refused.
+	Vision bool `json:"vision,omitempty"`
 }
 
 // FileConfig is ~/.config/agentd/config.json.
@@ -78,6 +82,7 @@ type Spec struct {
 	Timeout    time.Duration
 	Idle       time.Duration
 	MaxTokens  int
+	Vision     bool // the model takes images (Profile.Vision)
 	// Label is how the model was named, for messages.
 	Label string
 }
@@ -244,7 +249,7 @@ func (s *Settings) Resolve(name string) (*Spec, error) {
 		}
 		pr = Profile{Provider: prov, Model: model}
 	}
-	sp := &Spec{Model: pr.Model, APIKeyEnv: pr.APIKeyEnv, Structured: pr.Structured, MaxTokens: pr.MaxTokens, Label: label}
+	sp := &Spec{Model: pr.Model, APIKeyEnv: pr.APIKeyEnv, Structured: pr.Structured, MaxTokens: pr.MaxTokens, Vision: pr.Vision, Label: label}
 	if pr.Timeout != "" {
 		d, err := time.ParseDuration(pr.Timeout)
 		if err != nil {
@@ -296,6 +301,55 @@ func (s *Settings) Resolve(name string) (*Spec, error) {
 			engine.ErrNoModel, label, sp.APIKeyEnv)
 	}
 	return sp, nil
+}
+
+// CheckImages says whether imgs may be sent to the model name ("" = the
+// default): the model must be configured with vision (a profile's
+// "vision": true), each image one of ImageMIMETypes and at most
+// MaxImageBytes, all of them at most MaxImagesBytes. The error says what
+// to do.
+func (s *Settings) CheckImages(name string, imgs []Image) error {
+	if len(imgs) == 0 {
+		return nil
+	}
+	sp, err := s.Resolve(name)
+	if err != nil {
+		return err
+	}
+	if !sp.Vision {
+		how := fmt.Sprintf(`set "vision": true in its profile in %s`, ConfigPath(s.getenv))
+		if _, ok := s.Profiles[sp.Label]; !ok {
+			how = fmt.Sprintf(`make it a profile with "vision": true in %s, e.g. {"profiles": {"vision": {"provider": %q, "model": %q, "vision": true}}}, and choose that profile`,
+				ConfigPath(s.getenv), first(s.providerOf(sp.Label), sp.Provider), sp.Model)
+		}
+		return fmt.Errorf("the model %s is not configured to take images; if it is a vision model, %s; otherwise describe the image in words", sp.Label, how)
+	}
+	total := 0
+	for i, img := range imgs {
+		which := fmt.Sprintf("image %d", i+1)
+		if len(imgs) == 1 {
+			which = "the image"
+		}
+		if !slices.Contains(ImageMIMETypes, img.MIMEType) {
+			return fmt.Errorf("%s is %q; the models take %s", which, img.MIMEType, strings.Join(ImageMIMETypes, ", "))
+		}
+		if len(img.Data) > MaxImageBytes {
+			return fmt.Errorf("%s is %.1f MiB, over the limit of %d MiB an image; send a smaller one", which, float64(len(img.Data))/(1<<20), MaxImageBytes>>20)
+		}
+		total += len(img.Data)
+	}
+	if total > MaxImagesBytes {
+		return fmt.Errorf("the images are %.1f MiB in all, over the limit of %d MiB a prompt; send fewer or smaller ones", float64(total)/(1<<20), MaxImagesBytes>>20)
+	}
+	return nil
+}
+
+// providerOf is the provider part of "provider:model" ("" otherwise).
+func (s *Settings) providerOf(name string) string {
+	if i := strings.IndexAny(name, ":/"); i > 0 {
+		return name[:i]
+	}
+	return ""
 }
 
 func (s *Settings) getenv(k string) string {

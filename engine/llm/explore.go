@@ -161,7 +161,7 @@ func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) (
 			req.OnProgress(pr)
 		}
 	}
-	msgs := []Message{{Role: "user", Content: user}}
+	msgs := []Message{{Role: "user", Content: user, Images: req.Images}}
 	var items []engine.ContextItem
 	used := 0
 	over := ""

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,7 +63,7 @@ type oaResponse struct {
 }
 
 func (p *openAI) body(req *Request, stream bool) map[string]any {
-	var msgs []oaMessage
+	var msgs []any
 	if req.System != "" {
 		s := req.System
 		msgs = append(msgs, oaMessage{Role: "system", Content: &s})
@@ -78,6 +79,20 @@ func (p *openAI) body(req *Request, stream bool) map[string]any {
 		}
 		if m.Role == "assistant" && len(m.ToolCalls) > 0 && c == "" {
 			om.Content = nil
+		}
+		if m.Role == "user" && len(m.Images) > 0 {
+			// Chat completions' content parts: the text, then each image
+			// as a data URL.
+			var parts []map[string]any
+			if c != "" {
+				parts = append(parts, map[string]any{"type": "text", "text": c})
+			}
+			for _, img := range m.Images {
+				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{
+					"url": "data:" + img.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(img.Data)}})
+			}
+			msgs = append(msgs, map[string]any{"role": "user", "content": parts})
+			continue
 		}
 		msgs = append(msgs, om)
 	}

@@ -46,6 +46,9 @@ type CreateRequest struct {
 	// ReadFile, if set, reads a file as the editor shows it for the
 	// warnings above (nil: the workspace with its overlays).
 	ReadFile engine.ReadFunc
+	// Images go with the request to a model configured with vision
+	// (Settings.CheckImages); with another model Create fails.
+	Images []Image
 }
 
 // Planner makes plans from requests (Create, Regenerate: agentd plan,
@@ -150,6 +153,9 @@ func (p *Planner) Create(ctx context.Context, req CreateRequest) (*engine.Plan, 
 		return nil, errors.New("plan: the request is empty; say what you want done")
 	}
 	if _, err := p.settings.Resolve(p.Model); err != nil {
+		return nil, err
+	}
+	if err := p.settings.CheckImages(p.Model, req.Images); err != nil {
 		return nil, err
 	}
 	summary, err := workspaceSummary(ctx, req.Workspace, req.OpenFiles, req.Selection, p.SummaryTokens)

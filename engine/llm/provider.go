@@ -9,9 +9,30 @@ import (
 type Message struct {
 	Role       string     // "user", "assistant" or "tool"
 	Content    string     // text (for "tool": the tool result)
+	Images     []Image    // for "user": images after the text (a model with Spec.Vision)
 	ToolCalls  []ToolCall // assistant tool calls
 	ToolCallID string     // for "tool": the call answered
 }
+
+// Image is an image a user message carries: its bytes and MIME type
+// (image/png, image/jpeg, image/gif, image/webp). Only a model configured
+// with vision (Profile.Vision) is sent images; CheckImages says whether
+// one may be.
+type Image struct {
+	MIMEType string
+	Data     []byte
+}
+
+// MaxImageBytes bounds one image (decoded), and MaxImagesBytes all the
+// images of one request: the providers' own limits are near these
+// (Anthropic 5 MB an image and 32 MB a request; OpenAI 20 MB an image).
+const (
+	MaxImageBytes  = 20 << 20
+	MaxImagesBytes = 32 << 20
+)
+
+// ImageMIMETypes are the image types the providers take.
+var ImageMIMETypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 // ToolCall is one function call the model asked for.
 type ToolCall struct {

@@ -60,6 +60,9 @@ type SearchCodeOutput struct {
 	Files     []string    `json:"files"`
 	Truncated bool        `json:"truncated"`
 	Skipped   []string    `json:"skipped,omitempty"`
+	// Sensitive lists the files on the workspace's sensitive list that
+	// the search did not read (read_file asks the user for them).
+	Sensitive []string `json:"sensitive,omitempty"`
 }
 
 const searchCodeSchema = `{
@@ -135,7 +138,8 @@ type codeSearch struct {
 	keptN  int
 	files  []string
 	skip   []string
-	beyond bool // a match was found that is not returned
+	secret []string // sensitive files not read
+	beyond bool     // a match was found that is not returned
 }
 
 func (s *codeSearch) logger() *slog.Logger {
@@ -183,6 +187,10 @@ func (s *codeSearch) run(ctx context.Context, ws *workspace.Workspace, opts file
 	for _, p := range ws.OpenOverlays() {
 		overlays[p] = true
 	}
+	// A search reads every file it walks, so the sensitive list (.env,
+	// keys) is left out, as read_file asks before reading one: named in
+	// the output, never read.
+	sensitive := ws.SensitiveMatcher()
 	g, gctx := errgroup.WithContext(ctx)
 	paths := make(chan fileset.Entry, 4096)
 	g.Go(func() error {
@@ -192,6 +200,12 @@ func (s *codeSearch) run(ctx context.Context, ws *workspace.Workspace, opts file
 				return nil
 			}
 			if s.glob != nil && !s.glob.match(e.Path) {
+				return nil
+			}
+			if sensitive(e.Path) != "" {
+				s.mu.Lock()
+				s.secret = append(s.secret, e.Path)
+				s.mu.Unlock()
 				return nil
 			}
 			select {
@@ -276,6 +290,8 @@ func (s *codeSearch) result() SearchCodeOutput {
 		out.Truncated = true
 	}
 	sort.Strings(out.Skipped)
+	sort.Strings(s.secret)
+	out.Sensitive = s.secret
 	return out
 }
 

@@ -476,3 +476,31 @@ func TestSearchCodeCancelAndLargeFiles(t *testing.T) {
 		t.Errorf("search with a cancelled context: %v, want context.Canceled", err)
 	}
 }
+
+// A search does not read sensitive files (read_file asks before it reads
+// one): a .env that git does not ignore, a key and what the workspace's
+// config adds are named in the output's sensitive list, and no line of
+// theirs is returned.
+func TestSearchCodeLeavesSensitiveFilesUnread(t *testing.T) {
+	ws, root := newWS(t, map[string]string{
+		".env":                 "TOKEN=needle-secret\n",
+		"deploy/server.key":    "needle key\n",
+		"conf/secrets.yaml":    "needle: yaml\n",
+		"main.go":              "// needle in code\n",
+		".agentd/config.json":  `{"sensitive": ["conf/secrets.yaml"]}`,
+		"docs/env.md":          "needle in docs\n",
+		"deploy/server.key.md": "needle in a doc named like a key\n",
+	})
+	gitInit(t, root)
+	got := output[SearchCodeOutput](t, mustCall(t, &Env{WS: ws}, "search_code", SearchCodeArgs{Pattern: "needle"}))
+	var paths []string
+	for _, m := range got.Matches {
+		paths = append(paths, m.Path)
+	}
+	if want := []string{"deploy/server.key.md", "docs/env.md", "main.go"}; !reflect.DeepEqual(paths, want) {
+		t.Errorf("matches in %v, want %v (no sensitive file read)", paths, want)
+	}
+	if want := []string{".env", "conf/secrets.yaml", "deploy/server.key"}; !reflect.DeepEqual(got.Sensitive, want) {
+		t.Errorf("sensitive %v, want %v", got.Sensitive, want)
+	}
+}

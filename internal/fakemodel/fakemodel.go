@@ -13,6 +13,7 @@ package fakemodel
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -69,8 +70,65 @@ type Request struct {
 	Body   []byte
 	// JSON is Body decoded.
 	JSON map[string]any
+	// Images are the image parts of the request's messages, decoded as
+	// the API defines them (OpenAI: an image_url content part holding a
+	// base64 data URL; Anthropic: an image block with a base64 source),
+	// in order. A part that does not decode is recorded with Err.
+	Images []Image
 
 	ctx context.Context
+}
+
+// Image is an image part a request carried.
+type Image struct {
+	Role     string // the message's role
+	MIMEType string
+	Data     []byte
+	Err      string // why the part is not a well-formed image, if it is not
+}
+
+// images finds the image parts of a decoded request body.
+func images(api string, body map[string]any) []Image {
+	var out []Image
+	msgs, _ := body["messages"].([]any)
+	for _, m := range msgs {
+		mm, _ := m.(map[string]any)
+		role, _ := mm["role"].(string)
+		parts, _ := mm["content"].([]any)
+		for _, p := range parts {
+			pm, _ := p.(map[string]any)
+			switch t, _ := pm["type"].(string); {
+			case api == "openai" && t == "image_url":
+				iu, _ := pm["image_url"].(map[string]any)
+				url, _ := iu["url"].(string)
+				img := Image{Role: role}
+				head, data, ok := strings.Cut(strings.TrimPrefix(url, "data:"), ";base64,")
+				if !strings.HasPrefix(url, "data:") || !ok {
+					img.Err = "image_url.url is not a base64 data URL"
+				} else if b, err := base64.StdEncoding.DecodeString(data); err != nil {
+					img.Err = "image_url.url: " + err.Error()
+				} else {
+					img.MIMEType, img.Data = head, b
+				}
+				out = append(out, img)
+			case api == "anthropic" && t == "image":
+				src, _ := pm["source"].(map[string]any)
+				img := Image{Role: role}
+				typ, _ := src["type"].(string)
+				mt, _ := src["media_type"].(string)
+				data, _ := src["data"].(string)
+				if typ != "base64" || mt == "" {
+					img.Err = "source is not {type: base64, media_type, data}"
+				} else if b, err := base64.StdEncoding.DecodeString(data); err != nil {
+					img.Err = "source.data: " + err.Error()
+				} else {
+					img.MIMEType, img.Data = mt, b
+				}
+				out = append(out, img)
+			}
+		}
+	}
+	return out
 }
 
 // Stream reports whether the request asked for a stream.
@@ -164,6 +222,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 		http.Error(w, `{"error":{"message":"unknown path `+hr.URL.Path+`"}}`, http.StatusNotFound)
 		return
 	}
+	r.Images = images(r.API, r.JSON)
 	rep, err := s.next(r)
 	if err != nil {
 		w.Header().Set("Content-Type", "application/json")

@@ -346,6 +346,56 @@ function C.stale_hunk_cannot_be_accepted()
   H.eq('line 3 edited', vim.api.nvim_buf_get_lines(b, 2, 3, false)[1], 'rejecting kept the user text')
 end
 
+-- :Agent review lists every set with a unit still to decide, by the
+-- wire's counts: a set whose only open units are pending and stale has
+-- status "stale" (not "pending" or "partial") and is listed too, when the
+-- plugin loads it from the daemon (here after it forgot its sets, as when
+-- the daemon it spoke to stopped).
+function C.review_lists_stale_set()
+  local b = start_two()
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  feed('A edited<Esc>')
+  H.wait(function()
+    local hs = require('agentd').hunks(b)
+    return #hs == 2 and hs[1].status == 'stale'
+  end, 'the first hunk to become stale')
+  local review = require('agentd.review')
+  local id = review.order[1]
+  H.eq('stale', review.sets[id].status, 'the set is stale')
+  H.eq({ pending = 1, accepted = 0, rejected = 0, stale = 1, total = 2 }, review.set_counts(review.sets[id]), 'the wire counts the set')
+  review.clear_root(H.root)
+  H.eq(0, review.pending_count(), 'the plugin forgot the set')
+  vim.cmd('Agent review')
+  local qf = vim.fn.getqflist({ title = 0, items = 0 })
+  H.eq(2, #qf.items, ':Agent review lists the stale set: ' .. vim.inspect(qf.items))
+  H.eq({ 'W', 'I' }, { qf.items[1].type, qf.items[2].type }, 'the stale hunk, then the pending one')
+  H.eq(2, review.pending_count(), 'both units open again')
+end
+
+-- :Agent repropose picks the files and sets with an open unit by the
+-- wire's counts: once both hunks are decided (one accepted, one rejected:
+-- the file and the set are "partial") there is nothing to re-propose, and
+-- the plugin says so instead of asking the server for nothing.
+function C.repropose_skips_decided_partial()
+  local b = start_two()
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 1, 'one hunk left')
+  vim.api.nvim_win_set_cursor(0, { 15, 0 })
+  vim.cmd('normal gr')
+  H.wait_hunks(b, 0, 'no hunks left')
+  local review = require('agentd.review')
+  local cs = review.sets[review.order[1]]
+  H.eq('partial', cs.status, 'one accepted, one rejected')
+  H.eq(0, review.open_units(review.set_counts(cs)), 'nothing open')
+  local got = H.capture_notify()
+  for _, scope in ipairs({ 'file', 'all' }) do
+    H.eq(nil, review.repropose(scope), scope .. ': nothing re-proposed')
+    local last = got[#got]
+    H.truthy(last and last.msg:match('nothing to re%-propose') and last.level == vim.log.levels.WARN, scope .. ': says there is nothing: ' .. vim.inspect(got))
+  end
+end
+
 -- No keystroke is lost: in an interactive Neovim driven through its input
 -- queue, type 300 characters one key at a time while hunks are pending,
 -- rebased under the typing, and accepted (the applyEdit lands mid-typing).
@@ -1636,6 +1686,9 @@ function C.review_model_matches_wire()
     H.eq(want.status, cs.status, id .. ': status')
     H.eq(want.counts, review.set_counts(cs), id .. ': counts')
     H.eq(want.open, review.open_units(review.set_counts(cs)), id .. ': open units')
+    if want.reasonToModel ~= nil then
+      H.eq(want.reasonToModel, review.reason_to_model(id), id .. ": a rejection asks for a reason (the wire's reasonToModel)")
+    end
     if not only then
       H.eq(#want.files, #cs.files, id .. ': files')
     end
@@ -1660,6 +1713,13 @@ function C.review_model_matches_wire()
         by[u.status] = by[u.status] + 1
       end
       H.eq({ pending = fw.counts.pending, accepted = fw.counts.accepted, rejected = fw.counts.rejected, stale = fw.counts.stale }, by, what .. ': units by status')
+      if fw.hunks then
+        local hs = {}
+        for _, h in ipairs(f.hunks or {}) do
+          hs[h.id] = h.status
+        end
+        H.eq(fw.hunks, hs, what .. ': hunk statuses')
+      end
     end
   end
   H.truthy(#fx.sets >= 3, 'the fixture has its sets')
@@ -1670,9 +1730,15 @@ function C.review_model_matches_wire()
     check(review.sets[c.set.id], c.expect)
   end
   H.eq(fx.total_open, review.pending_count(), 'pending over all sets (the statusline)')
-  review.on_did_change(vim.deepcopy(fx.didChange.params))
-  check(review.sets[fx.didChange.params.changeId], fx.didChange.expect, true)
-  H.eq(fx.didChange.total_open, review.pending_count(), 'pending after the didChange')
+  -- agentd/changes/didChange notices in order: the set's status and counts
+  -- are the notice's (never a sum over the files the plugin holds).
+  H.truthy(#fx.didChanges >= 4, 'the fixture has its notices')
+  for _, step in ipairs(fx.didChanges) do
+    review.on_did_change(vim.deepcopy(step.params))
+    local ok, err = pcall(check, review.sets[step.params.changeId], step.expect, true)
+    H.truthy(ok, step.about .. ': ' .. tostring(err))
+    H.eq(step.total_open, review.pending_count(), step.about .. ': pending over all sets')
+  end
 end
 
 return C

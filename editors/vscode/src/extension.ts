@@ -12,7 +12,7 @@ import type {
   WorkDoneProgressBegin, WorkDoneProgressReport, WorkDoneProgressEnd,
 } from 'vscode-languageclient/node';
 import {
-  ApprovalRequest, ChangeSet, FileInfo, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, hunkAt, isOpen, isModelDriven, keyEnv,
+  ApprovalRequest, ChangeSet, ChangesDidChange, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, fileOpenUnits, hunkAt, isOpen, asksReason, keyEnv,
   logLine, missingModel, modelSpec, moveEdit, runConflict, statusText,
 } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
@@ -66,6 +66,21 @@ class DaemonDown extends Error {
 let state: State | undefined;
 const SECRET_KEY = 'agentd.apiKey';
 
+/** The API key from the editor's secret storage. A secret store that does not answer (a locked
+ *  keychain, a browser's storage still opening) must not leave a command silently waiting: after
+ *  3 s it is read as no key, and the output channel says so. */
+async function readKey(context: vscode.ExtensionContext, out?: vscode.LogOutputChannel): Promise<string | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => { out?.warn('the secret storage did not answer in 3 s: going on without the API key'); resolve(undefined); }, 3000);
+  });
+  try {
+    return await Promise.race([context.secrets.get(SECRET_KEY).then((k) => k, () => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** When the bundle began to load (esbuild.mjs puts it first in out/extension.js). */
 declare const __agentdLoadStart: number | undefined;
 
@@ -78,7 +93,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const cfg = vscode.workspace.getConfiguration('agentd');
   const bin = findBinary(cfg.get<string>('path', ''), process.env.PATH ?? '', context.extensionPath);
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const key = await context.secrets.get(SECRET_KEY).then((k) => k, () => undefined);
+  const key = await readKey(context, out);
   const starting = bin && folder ? startClient(context, out, bin, folder.uri.fsPath, key) : undefined;
   starting?.catch(() => undefined); // reported below, once the views exist
   const metrics = new FileMetrics();
@@ -187,7 +202,7 @@ async function restartDaemon(st: State, why: string): Promise<void> {
   }
   if (!folder) return;
   try {
-    const key = await st.context.secrets.get(SECRET_KEY).then((k) => k, () => undefined);
+    const key = await readKey(st.context, st.out);
     const c = await startClient(st.context, st.out, bin, folder.uri.fsPath, key);
     st.down = undefined;
     attachClient(st, c);
@@ -336,9 +351,9 @@ function onDaemonExit(code: number | null, signal: NodeJS.Signals | null): void 
 /** attachClient installs the handlers of the daemon's notifications and requests. */
 function attachClient(st: State, c: LanguageClient): void {
   c.onNotification('agentd/run/didChange', (p: { runId: string; event: RunEvent; state?: RunState }) => onRunEvent(st, p));
-  c.onNotification('agentd/changes/didChange', (p: { changeId: string; status: string; files: FileInfo[]; version?: number }) => {
+  c.onNotification('agentd/changes/didChange', (p: ChangesDidChange) => {
     const t0 = performance.now();
-    st.review.updateFiles(p.changeId, p.status, p.files, p.version);
+    st.review.updateFiles(p);
     st.metrics.record('changesDidChangeMs', performance.now() - t0, { hunks: p.files.reduce((a, f) => a + f.hunks.length, 0) });
   });
   c.onRequest('agentd/approval/request', (p: ApprovalRequest) => askApproval(st, p));
@@ -632,9 +647,8 @@ interface ResolveResult { changeId: string; status: string; applied: string[]; r
 
 async function reasonFor(st: State, changeId: string): Promise<string | undefined | null> {
   const cs = st.review.sets.get(changeId);
-  const step = st.plan.plan?.steps.find((s) => s.id === cs?.stepId);
-  if (!isModelDriven(step)) return undefined;
-  const r = await vscode.window.showInputBox({ title: `agentd: reject step ${step!.id}'s change`, prompt: 'Why? The model reads this (optional; Escape cancels the rejection).', ignoreFocusOut: true });
+  if (!cs || !asksReason(cs)) return undefined;
+  const r = await vscode.window.showInputBox({ title: `agentd: reject step ${cs.stepId ?? cs.id}'s change`, prompt: 'Why? The model reads this (optional; Escape cancels the rejection).', ignoreFocusOut: true });
   return r === undefined ? null : r || undefined;
 }
 
@@ -697,7 +711,9 @@ function fileUriOf(ref: unknown): string | undefined {
 async function decideFile(st: State, ref: { uri?: string } | vscode.Uri | undefined, action: 'accept' | 'reject'): Promise<void> {
   const uri = fileUriOf(ref);
   if (!uri) return;
-  const sets = [...st.review.sets.values()].filter((c) => c.files.some((f) => f.uri === uri && (f.status === 'pending' || f.status === 'partial' || f.status === 'stale')));
+  // Sets where the file still has a unit to decide, by the wire's counts (a partial file whose
+  // units are all decided has none: a file decision only decides pending and stale units).
+  const sets = [...st.review.sets.values()].filter((c) => c.files.some((f) => f.uri === uri && fileOpenUnits(f) > 0));
   for (const cs of sets) {
     let reason: string | undefined;
     if (action === 'reject') { const x = await reasonFor(st, cs.id); if (x === null) return; reason = x; }
@@ -899,7 +915,7 @@ function registerCommands(st: State): void {
   reg('agentd.newPlan', async () => {
     // What a plan from a request needs is checked before the request is asked for.
     const cfg = vscode.workspace.getConfiguration('agentd');
-    const hasKey = !!(await st.context.secrets.get(SECRET_KEY).then((k) => k, () => undefined));
+    const hasKey = !!(await readKey(st.context, st.out));
     const missing = missingModel({ model: cfg.get<string>('model', ''), provider: cfg.get<string>('provider', ''), baseUrl: cfg.get<string>('modelBaseUrl', ''), hasKey, env: process.env });
     if (missing.length) {
       const a = await vscode.window.showErrorMessage(`agentd: a plan from a request needs ${missing.join('; and ')}.`, 'Open Settings', 'Set API Key');

@@ -32,7 +32,8 @@ export interface FileInfo {
   hunks: HunkInfo[];
   /** Decided as one unit (its unit id is the relative path); hunks may still be listed for display. */
   whole?: boolean;
-  counts?: Counts;
+  /** The file's units by status, as the server counts them (never counted here). */
+  counts: Counts;
 }
 
 export interface ChangeSet {
@@ -42,9 +43,10 @@ export interface ChangeSet {
   status: string;
   review: 'before' | 'after';
   files: FileInfo[];
-  counts?: Counts;
-  /** A rejection reason reaches a model step. */
-  reasonToModel?: boolean;
+  /** The set's units by status, as the server counts them (never added up here). */
+  counts: Counts;
+  /** A rejection reason reaches a model step (the server says so; never guessed from the plan). */
+  reasonToModel: boolean;
 }
 
 export interface Step {
@@ -409,9 +411,10 @@ export function approvalPrompt(r: ApprovalRequest, root?: string): { message: st
   return { message: `agentd: ${r.title}`, detail: lines.join('\n'), buttons };
 }
 
-/** isModelDriven says whether a step's rejection reason can be read by a model. */
-export function isModelDriven(step: Step | undefined): boolean {
-  return !!step && (step.kind === 'llm' || step.kind === 'agent');
+/** asksReason says whether rejecting a change of cs asks for a reason: the wire's
+ *  `reasonToModel` (a model reads it), whether or not this window has the step's plan. */
+export function asksReason(cs: Pick<ChangeSet, 'reasonToModel'> | undefined): boolean {
+  return cs?.reasonToModel === true;
 }
 
 /** moveEdit is the plan edit that moves a step one place up or down, or undefined at the edge. */
@@ -435,27 +438,12 @@ export function fileUnits(f: FileInfo): Unit[] {
   return f.hunks.map((h) => ({ id: h.id, status: h.status }));
 }
 
-function countUnits(units: Unit[]): Counts {
-  const c: Counts = { pending: 0, accepted: 0, rejected: 0, stale: 0, total: 0 };
-  for (const u of units) {
-    if (u.status === 'pending' || u.status === 'accepted' || u.status === 'rejected' || u.status === 'stale') c[u.status]++;
-    c.total++;
-  }
-  return c;
-}
+/** fileCounts: the file's units by status, as the wire's `counts` says. */
+export function fileCounts(f: FileInfo): Counts { return f.counts; }
 
-function addCounts(a: Counts, b: Counts): Counts {
-  return { pending: a.pending + b.pending, accepted: a.accepted + b.accepted, rejected: a.rejected + b.rejected, stale: a.stale + b.stale, total: a.total + b.total };
-}
-
-/** fileCounts: the file's units by status, as the wire's `counts` says (counted from its units
- *  only for a set made without them, as the unit tests do). */
-export function fileCounts(f: FileInfo): Counts { return f.counts ?? countUnits(fileUnits(f)); }
-
-/** setCounts: the set's units by status, as the wire's `counts` says. */
-export function setCounts(cs: ChangeSet): Counts {
-  return cs.counts ?? cs.files.reduce((a, f) => addCounts(a, fileCounts(f)), countUnits([]));
-}
+/** setCounts: the set's units by status, as the wire's `counts` says (the server's, never a sum
+ *  over the files held here: those may be older than the server's view). */
+export function setCounts(cs: ChangeSet): Counts { return cs.counts; }
 
 /** fileOpen: units of a file still to decide (pending or stale), from the wire's counts; a whole
  *  file (create, delete, move, binary) is one unit whatever hunks it lists for display. */
@@ -474,16 +462,20 @@ export function countPending(sets: Iterable<ChangeSet>): number {
   return n;
 }
 
-/** applyFilesChanged applies agentd/changes/didChange's files and status to cs. The notice carries
- *  each file's counts but not the set's: the set's are the sum of its files' (a set's units are its
- *  files' units), kept current here so the status bar and the tree never show the old ones. */
-export function applyFilesChanged(cs: ChangeSet, status: string, files: FileInfo[]): void {
-  cs.status = status;
-  for (const f of files) {
+/** agentd/changes/didChange's params: the set's status and counts, and the files the typing
+ *  touched, each with its own. */
+export interface ChangesDidChange { changeId: string; status: string; counts: Counts; files: FileInfo[]; version?: number }
+
+/** applyFilesChanged applies agentd/changes/didChange to cs: the files it lists replace ours, and
+ *  the set's status and counts are the notice's (the server's whole set, including units decided
+ *  since we last fetched it), so the status bar and the tree never show old ones. */
+export function applyFilesChanged(cs: ChangeSet, p: Pick<ChangesDidChange, 'status' | 'counts' | 'files'>): void {
+  cs.status = p.status;
+  cs.counts = p.counts;
+  for (const f of p.files) {
     const i = cs.files.findIndex((x) => x.uri === f.uri);
     if (i >= 0) cs.files[i] = f; else cs.files.push(f);
   }
-  cs.counts = cs.files.reduce((a, f) => addCounts(a, fileCounts(f)), countUnits([]));
 }
 
 /** applyPatchText applies the chosen hunks of a one-file unified diff to text (`forward`: old to

@@ -3,8 +3,8 @@
 // is the server's business; this draws what the server says.
 import * as vscode from 'vscode';
 import {
-  ChangeSet, EditLogEntry, FileInfo, LineWindow, ViewHunk, inWindow, lensWindow, lensWindowStale, replayEdits, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
-  fileOpenUnits, applyFilesChanged, ghostText, hoverDiff,
+  ChangeSet, EditLogEntry, LineWindow, ViewHunk, inWindow, lensWindow, lensWindowStale, replayEdits, fileLenses, followEdit, hunkAt, hunkLenses, sortHunks, viewHunks, countPending, applyPatchText,
+  fileOpenUnits, applyFilesChanged, ChangesDidChange, ghostText, hoverDiff,
 } from './model';
 
 /** How long a hunk the user typed into waits for the server's notice before the extension asks
@@ -108,10 +108,10 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
    *  computed on buffer `version`. The server sends it only when a hunk changed other than by
    *  moving with the typing (clientFeatures.hunksFollowEdits); edits made since `version` are
    *  replayed on its ranges. */
-  updateFiles(changeId: string, status: string, files: FileInfo[], version?: number): void {
+  updateFiles({ changeId, status, counts, files, version }: ChangesDidChange): void {
     const cs = this.sets.get(changeId);
     if (!cs) return;
-    applyFilesChanged(cs, status, files);
+    applyFilesChanged(cs, { status, counts, files });
     const redraw = new Set<string>();
     for (const f of files) {
       // When the server's hunks sit where ours already are (only ids changed), nothing is redrawn.

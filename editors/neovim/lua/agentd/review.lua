@@ -702,44 +702,17 @@ function M.units(f)
   return out
 end
 
-local function zero()
-  return { pending = 0, accepted = 0, rejected = 0, stale = 0, total = 0 }
-end
-
-local function add(a, b)
-  for _, k in ipairs({ 'pending', 'accepted', 'rejected', 'stale', 'total' }) do
-    a[k] = a[k] + (b[k] or 0)
-  end
-  return a
-end
-
---- The file's units by status, as the wire's `counts` says (counted from
---- its units only for a file given without them).
+--- The file's units by status, as the wire's `counts` says (the server
+--- counts them; the plugin never does).
 function M.file_counts(f)
-  if f.counts then
-    return f.counts
-  end
-  local c = zero()
-  for _, u in ipairs(M.units(f)) do
-    if c[u.status] then
-      c[u.status] = c[u.status] + 1
-    end
-    c.total = c.total + 1
-  end
-  return c
+  return f.counts
 end
 
-local function sum_files(cs)
-  local c = zero()
-  for _, f in ipairs(cs.files or {}) do
-    add(c, M.file_counts(f))
-  end
-  return c
-end
-
---- The set's units by status, as the wire's `counts` says.
+--- The set's units by status, as the wire's `counts` says: the server's
+--- whole set, never a sum over the files held here (those may be older
+--- than the server's view).
 function M.set_counts(cs)
-  return cs.counts or sum_files(cs)
+  return cs.counts
 end
 
 --- Units of a file or set still to decide (pending or stale).
@@ -780,7 +753,8 @@ function M.fetch(change_id, c)
 end
 
 --- agentd/changes/didChange: the server rebased hunks under the user's
---- typing (new ids and ranges) or made them stale.
+--- typing (new ids and ranges) or made them stale. The notice lists the
+--- files the typing touched; its status and counts are the whole set's.
 function M.on_did_change(p)
   local cs = M.sets[p.changeId]
   if not cs then
@@ -788,6 +762,7 @@ function M.on_did_change(p)
     return
   end
   cs.status = p.status or cs.status
+  cs.counts = p.counts
   local uris = {}
   for _, nf in ipairs(p.files or {}) do
     local replaced = false
@@ -804,9 +779,6 @@ function M.on_did_change(p)
     nf.rebased = true
     uris[#uris + 1] = nf.uri
   end
-  -- The notice carries the files' counts, not the set's: a set's units are
-  -- its files' units, so its counts are their sum.
-  cs.counts = sum_files(cs)
   draw_uris(uris, true)
   M.refresh_qf()
 end
@@ -1115,19 +1087,13 @@ local function collect(scope, action)
   return nil, ("scope must be 'hunk', 'file' or 'all', not %s"):format(vim.inspect(scope))
 end
 
---- Whether a change set's step is model-driven (its rejection reason goes
---- back to the model).
+--- Whether a rejection of the change set asks for a reason: the wire's
+--- reasonToModel (a model reads it), never guessed from the plan.
 local function model_driven(change_id)
   local cs = M.sets[change_id]
-  if cs and cs.reasonToModel ~= nil then
-    return cs.reasonToModel == true -- the server says whether a reason reaches a model
-  end
-  if not cs or not cs.stepId then
-    return false
-  end
-  local step = require('agentd.plan').find_step(cs.runId, cs.stepId)
-  return step ~= nil and (step.kind == 'agent' or step.kind == 'llm')
+  return cs ~= nil and cs.reasonToModel == true
 end
+M.reason_to_model = model_driven
 
 function M.accept(scope)
   local groups, err = collect(scope or 'hunk', 'accept')
@@ -1275,15 +1241,15 @@ function M.review(open_window)
   if not c then
     return
   end
-  local list, err = client.request_sync(c, 'agentd/changes/list', { status = 'pending' })
+  local list, err = client.request_sync(c, 'agentd/changes/list', vim.empty_dict())
   if err then
     notify('agentd: ' .. err, vim.log.levels.ERROR)
     return
   end
-  local partial = client.request_sync(c, 'agentd/changes/list', { status = 'partial' }) or {}
-  vim.list_extend(list, partial)
   for _, s in ipairs(list) do
-    local cs = client.request_sync(c, 'agentd/changes/get', { changeId = s.id })
+    -- A set with a unit still to decide, by the wire's counts (its status
+    -- may be pending, partial or stale).
+    local cs = M.open_units(s.counts) > 0 and client.request_sync(c, 'agentd/changes/get', { changeId = s.id })
     if cs then
       if not M.sets[cs.id] then
         M.order[#M.order + 1] = cs.id
@@ -1497,14 +1463,15 @@ function M.repropose(scope)
     end
   elseif scope == 'file' then
     for _, sf in ipairs(uri and files_for_uri(uri) or {}) do
-      if is_open(sf.file.status) or sf.file.status == 'partial' then
+      -- A file with an open unit, by the wire's counts (a partial file
+      -- may have none left: the server has nothing to re-propose there).
+      if M.open_units(M.file_counts(sf.file)) > 0 then
         asks[#asks + 1] = { changeId = sf.set.id, uri = uri }
       end
     end
   elseif scope == 'all' then
     for _, id in ipairs(M.order) do
-      local st = M.sets[id].status
-      if st == 'pending' or st == 'partial' or st == 'stale' then
+      if M.open_units(M.set_counts(M.sets[id])) > 0 then
         asks[#asks + 1] = { changeId = id }
       end
     end

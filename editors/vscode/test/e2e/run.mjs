@@ -323,9 +323,16 @@ async function planIds() {
   return (await planPane().locator('.monaco-list-row .label-name').allTextContents()).map((t) => t.trim());
 }
 async function planMenu(id, item) {
-  await planRow(id).click({ button: 'right' });
   const entry = page.getByRole('menuitem', { name: item, exact: true }).first();
-  await entry.waitFor();
+  // A right-click that lands while the tree re-renders its rows (a run's status events replace
+  // them) opens no menu: right-click again, up to three times.
+  for (let i = 0; ; i++) {
+    await planRow(id).click({ button: 'right' });
+    const shown = await entry.waitFor({ timeout: 5000 }).then(() => true, () => false);
+    if (shown) break;
+    await page.keyboard.press('Escape');
+    if (i === 2) throw new Error(`no context menu with ${item} on step ${id}`);
+  }
   // A click that lands while the menu still animates in is lost: click until it closes.
   for (let i = 0; ; i++) {
     await entry.hover();
@@ -943,7 +950,8 @@ await check('New Plan says what is missing before asking for the request', async
   } catch {
     // In whole runs (never alone) the first command after the Settings editor closed has
     // twice done nothing at all, and the next one worked: say so, and run it once more.
-    console.log('  (New Plan showed nothing in 20 s; running it once more)');
+    console.log('  (New Plan showed nothing in 20 s; running it once more; picture: walk-new-plan-nothing.png)');
+    await shot('new-plan-nothing');
     await palette('agentd: New Plan from Request');
     await until('the missing model named, or the request asked for (second try)', outcome, 30000);
   }

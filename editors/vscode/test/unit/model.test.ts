@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, isModelDriven, moveEdit,
+  ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, asksReason, moveEdit,
   nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits, lensWindow, lensWindowStale, inWindow,
-  ghostText, hoverDiff, agentOnly, activeRun, runConflict, logLine, missingModel, modelSpec, keyEnv, stepNotes, stepIcons,
+  fileOpenUnits, ghostText, hoverDiff, agentOnly, activeRun, runConflict, logLine, missingModel, modelSpec, keyEnv, stepNotes, stepIcons,
 } from '../../src/model';
 
 // greet.go before and after renaming Hello to Greet: two hunks, as the server sends them
@@ -43,8 +43,9 @@ const file: FileInfo = {
     ] },
     { id: 'h2', status: 'pending', oldRange: r(15, 22), newRange: r(15, 22) },
   ],
+  counts: { pending: 2, accepted: 0, rejected: 0, stale: 0, total: 2 },
 };
-const cs = (review: 'before' | 'after'): ChangeSet => ({ id: 'cs-1', stepId: 'rename', status: 'pending', review, files: [file] });
+const cs = (review: 'before' | 'after'): ChangeSet => ({ id: 'cs-1', stepId: 'rename', status: 'pending', review, files: [file], counts: file.counts, reasonToModel: false });
 
 const oldText = `// Package greet makes greetings.
 package greet
@@ -238,13 +239,15 @@ test('approvalPrompt shows the command and folder and orders the four options', 
 test('statusText and counts', () => {
   assert.equal(countPending([cs('before')]), 2);
   assert.equal(isOpen(cs('before')), true);
-  assert.equal(isOpen({ ...cs('before'), status: 'partial', files: [{ ...file, hunks: file.hunks.map((h, i) => ({ ...h, status: i ? 'rejected' : 'accepted' })) }] }), false);
+  const decidedCounts = { pending: 0, accepted: 1, rejected: 1, stale: 0, total: 2 };
+  assert.equal(isOpen({ ...cs('before'), status: 'partial', counts: decidedCounts, files: [{ ...file, counts: decidedCounts, hunks: file.hunks.map((h, i) => ({ ...h, status: i ? 'rejected' : 'accepted' })) }] }), false);
   assert.equal(statusText(undefined, 2), '$(hubot) agentd  $(diff) 2 pending');
   const run = { runId: 'r', planId: 'p', status: 'running', progress: 0.5, completedSteps: 2, failedSteps: 0, skippedSteps: 1, totalSteps: 6, currentSteps: [], etaMs: 4000 };
   assert.equal(statusText(run, 0), '$(sync~spin) agentd 3/6 · 4.0 s left');
   assert.equal(statusText({ ...run, status: 'failed' }, 1), '$(error) agentd 3/6 failed  $(diff) 1 pending');
-  assert.equal(isModelDriven({ id: 'x', kind: 'agent' }), true);
-  assert.equal(isModelDriven({ id: 'x', tool: 'edit_file' }), false);
+  assert.equal(asksReason({ reasonToModel: true }), true);
+  assert.equal(asksReason({ reasonToModel: false }), false);
+  assert.equal(asksReason(undefined), false);
 });
 
 test('ghost text of a multi-line proposal shows every line', () => {
@@ -317,14 +320,15 @@ test('the wire\'s counts and whole files decide what is pending; step notes say 
   const counted: ChangeSet = { ...cs('before'), counts: { pending: 0, accepted: 1, rejected: 1, stale: 0, total: 2 } };
   assert.equal(countPending([counted]), 0, 'the set\'s counts, not the hunks listed');
   assert.equal(isOpen(counted), false);
-  // A whole file (a create) listing two hunks for display is one unit.
-  const create: ChangeSet = { id: 'c2', status: 'pending', review: 'before', files: [{ ...file, op: 'create', whole: true, status: 'pending', hunks: file.hunks }] };
+  // A whole file (a create) listing two hunks for display is one unit: the wire counts it so.
+  const one = { pending: 1, accepted: 0, rejected: 0, stale: 0, total: 1 };
+  const create: ChangeSet = { id: 'c2', status: 'pending', review: 'before', reasonToModel: false, counts: one, files: [{ ...file, op: 'create', whole: true, status: 'pending', hunks: file.hunks, counts: one }] };
   assert.equal(countPending([create]), 1);
+  assert.equal(fileOpenUnits(create.files[0]), 1);
   assert.equal(isOpen(create), true);
-  const decided: ChangeSet = { ...create, files: [{ ...create.files[0], status: 'accepted', hunks: [] }] };
-  assert.equal(isOpen(decided), false);
-  const withCounts: ChangeSet = { ...create, files: [{ ...create.files[0], counts: { pending: 0, accepted: 0, rejected: 0, stale: 1, total: 1 } }] };
-  assert.equal(countPending([withCounts]), 1);
+  const done = { pending: 0, accepted: 1, rejected: 0, stale: 0, total: 1 };
+  const decided: ChangeSet = { ...create, status: 'accepted', counts: done, files: [{ ...create.files[0], status: 'accepted', counts: done }] };
+  assert.equal(isOpen(decided), false, 'its hunks still say pending; the counts say decided');
   assert.deepEqual(stepNotes({ id: 'test', status: 'completed', allowedBy: { ruleId: 'rule-2', command: 'go test ./...' } }), ['allowed by rule-2 (`go test ./...`)']);
   assert.deepEqual(stepNotes({ id: 'x', status: 'completed', reason: 'r', allowedBy: { ruleId: 'rule-1' } }), ['r', 'allowed by rule-1']);
   assert.ok(stepIcons.retrying && stepIcons.waiting, 'retrying and waiting have icons');

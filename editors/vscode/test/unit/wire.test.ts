@@ -5,14 +5,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ChangeSet, Counts, FileInfo, applyFilesChanged, countPending, fileCounts, fileOpenUnits, fileUnits, isOpen, setCounts } from '../../src/model';
+import { ChangeSet, ChangesDidChange, Counts, applyFilesChanged, asksReason, countPending, fileCounts, fileOpenUnits, fileUnits, isOpen, setCounts } from '../../src/model';
 
-interface FileExpect { uri: string; status: string; whole: boolean; units: number; open: number; counts: Counts }
-interface SetExpect { status: string; open: number; counts: Counts; files: FileExpect[] }
+interface FileExpect { uri: string; status: string; whole: boolean; units: number; open: number; counts: Counts; hunks?: Record<string, string> }
+interface SetExpect { status: string; open: number; counts: Counts; reasonToModel?: boolean; files: FileExpect[] }
 interface Fixture {
   sets: { set: ChangeSet; expect: SetExpect }[];
   total_open: number;
-  didChange: { params: { changeId: string; status: string; files: FileInfo[] }; expect: SetExpect; total_open: number };
+  didChanges: { about: string; params: ChangesDidChange; expect: SetExpect; total_open: number }[];
 }
 
 // esbuild writes this test to out/test/; the fixture sits in editors/testdata.
@@ -23,6 +23,7 @@ function checkSet(cs: ChangeSet, want: SetExpect, only = false) {
   assert.deepEqual(setCounts(cs), want.counts, `${cs.id}: counts`);
   assert.equal(countPending([cs]), want.open, `${cs.id}: pending (pending + stale units)`);
   assert.equal(isOpen(cs), want.open > 0, `${cs.id}: open`);
+  if (want.reasonToModel !== undefined) assert.equal(asksReason(cs), want.reasonToModel, `${cs.id}: a rejection asks for a reason (the wire's reasonToModel)`);
   for (const fw of want.files) {
     const f = cs.files.find((x) => x.uri === fw.uri);
     assert.ok(f, `${cs.id}: ${fw.uri} listed`);
@@ -30,6 +31,7 @@ function checkSet(cs: ChangeSet, want: SetExpect, only = false) {
     assert.equal(f.status, fw.status, `${what}: status`);
     assert.deepEqual(fileCounts(f), fw.counts, `${what}: counts`);
     assert.equal(fileOpenUnits(f), fw.open, `${what}: open units`);
+    if (fw.hunks) assert.deepEqual(Object.fromEntries(f.hunks.map((h) => [h.id, h.status])), fw.hunks, `${what}: hunk statuses`);
     // The units the user decides: one for a whole file (whatever hunks it lists), else each hunk;
     // their statuses must add up to the wire's counts.
     const units = fileUnits(f);
@@ -49,12 +51,15 @@ test('the review model shows each change set of the shared fixture as the wire s
   assert.equal(countPending(sets), fixture.total_open, 'status bar: open units over all sets');
 });
 
-test('a didChange keeps the set\'s counts current (the notice carries only the files\')', () => {
+test('didChange notices keep each set\'s status and counts as the server says (the set\'s counts, never a sum)', () => {
   const sets = fixture.sets.map((c) => structuredClone(c.set));
-  const p = structuredClone(fixture.didChange.params);
-  const cs = sets.find((s) => s.id === p.changeId);
-  assert.ok(cs, p.changeId);
-  applyFilesChanged(cs, p.status, p.files);
-  checkSet(cs, fixture.didChange.expect, true);
-  assert.equal(countPending(sets), fixture.didChange.total_open);
+  assert.ok(fixture.didChanges.length >= 4, 'the fixture has its notices');
+  for (const step of fixture.didChanges) {
+    const p = structuredClone(step.params);
+    const cs = sets.find((s) => s.id === p.changeId);
+    assert.ok(cs, p.changeId);
+    applyFilesChanged(cs, p);
+    assert.doesNotThrow(() => checkSet(cs, step.expect, true), step.about);
+    assert.equal(countPending(sets), step.total_open, `${step.about}: open units over all sets`);
+  }
 });

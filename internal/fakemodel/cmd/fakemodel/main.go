@@ -7,13 +7,15 @@
 // APIs it serves:
 //
 //	POST /_fake/push      a JSON array of replies (fakemodel.Reply fields)
-//	GET  /_fake/requests  the recorded requests: [{"path", "body"}]
+//	GET  /_fake/requests  the recorded requests: [{"path", "body", "images"}],
+//	                      images: [{"role", "mimeType", "size", "sha256", "error"}]
 //	GET  /_fake/pending   the number of replies not yet used
 //
 // It stops when stdin closes or on SIGTERM.
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -39,13 +41,29 @@ func main() {
 		fmt.Fprintf(w, "{\"pending\":%d}\n", srv.Pending())
 	})
 	mux.HandleFunc("GET /_fake/requests", func(w http.ResponseWriter, r *http.Request) {
+		type image struct {
+			Role     string `json:"role"`
+			MIMEType string `json:"mimeType,omitempty"`
+			Size     int    `json:"size"`
+			SHA256   string `json:"sha256,omitempty"`
+			Error    string `json:"error,omitempty"`
+		}
 		type rec struct {
-			Path string         `json:"path"`
-			Body map[string]any `json:"body"`
+			Path   string         `json:"path"`
+			Body   map[string]any `json:"body"`
+			Images []image        `json:"images"`
 		}
 		out := []rec{}
 		for _, q := range srv.Requests() {
-			out = append(out, rec{q.Path, q.JSON})
+			r := rec{q.Path, q.JSON, []image{}}
+			for _, img := range q.Images {
+				i := image{Role: img.Role, MIMEType: img.MIMEType, Size: len(img.Data), Error: img.Err}
+				if img.Err == "" {
+					i.SHA256 = fmt.Sprintf("%x", sha256.Sum256(img.Data))
+				}
+				r.Images = append(r.Images, i)
+			}
+			out = append(out, r)
 		}
 		_ = json.NewEncoder(w).Encode(out)
 	})
