@@ -491,7 +491,7 @@ func TestSearchCodeLeavesSensitiveFilesUnread(t *testing.T) {
 		"docs/env.md":          "needle in docs\n",
 		"deploy/server.key.md": "needle in a doc named like a key\n",
 	})
-	gitInit(t, root)
+	repoInit(t, root)
 	got := output[SearchCodeOutput](t, mustCall(t, &Env{WS: ws}, "search_code", SearchCodeArgs{Pattern: "needle"}))
 	var paths []string
 	for _, m := range got.Matches {
