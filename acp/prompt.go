@@ -429,6 +429,10 @@ func (s *session) undoRun(ctx context.Context, overwrite bool) error {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
 	}
 	s.reportRestore(ctx, res.Restore, fmt.Sprintf("Undid run %s: back to its start snapshot %s.\n", res.RunID, short12(res.SnapshotID)), "/undo --overwrite", true)
+	if res.Leftovers != nil {
+		// What the undo could not take back, in the session's words.
+		s.say("```\n" + res.Leftovers.Text + "\n```\n")
+	}
 	return nil
 }
 

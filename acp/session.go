@@ -102,7 +102,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	if err := gitops.CheckStateDir(a.opts.StateDir, cwd); err != nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"stateDir": err.Error()})
 	}
-	ws, err := workspace.Open(cwd, workspace.Options{})
+	ws, err := agentsession.OpenWorkspace(cwd, 0) // the config's maxFileSize, as every front end
 	if err != nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"cwd": fmt.Sprintf("cannot open the workspace %s: %v", cwd, err)})
 	}

@@ -61,6 +61,10 @@ type Config struct {
 	// (nil: a new one). The engine owns it; front ends show it and pass
 	// the user's decisions to it.
 	Book *review.Book
+	// Subscribers receive every event of every run of this engine from the
+	// first on, as RunOptions.Subscribers do (the session records what a
+	// run did outside the workspace through one, for every front end).
+	Subscribers []Subscriber
 }
 
 // RunOptions are a run's options (protocol RunOptions).
@@ -188,12 +192,12 @@ func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, err
 	}
 	s := newSched(e, ctx, p.Clone(), opts)
 	if e.cfg.Snapshots != nil {
-		info, err := e.cfg.Snapshots.Snapshot(ctx, SnapshotRequest{RunID: opts.RunID, Label: "run start"})
+		info, err := e.cfg.Snapshots.Snapshot(ctx, SnapshotRequest{RunID: opts.RunID, Label: LabelRunStart})
 		if err != nil {
 			s.cancelRun()
 			return nil, fmt.Errorf("run %s: taking the start snapshot: %w (fix the snapshot store or run without snapshots)", opts.RunID, err)
 		}
-		s.r.addSnapshot(info, "run start")
+		s.r.addSnapshot(info, LabelRunStart)
 	}
 	if e.cfg.Journal != nil {
 		s.journal = &runJournal{j: e.cfg.Journal, r: s.r, log: s.log}
@@ -203,12 +207,16 @@ func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, err
 		}
 		s.r.ev.subscribe(s.journal)
 	}
-	for _, sub := range opts.Subscribers {
+	for _, sub := range append(append([]Subscriber(nil), e.cfg.Subscribers...), opts.Subscribers...) {
 		s.r.ev.subscribe(sub)
 	}
 	go s.loop()
 	return s.r, nil
 }
+
+// LabelRunStart labels a run's start snapshot (SnapshotRequest.Label,
+// without a StepID): the one an undo of the run returns to.
+const LabelRunStart = "run start"
 
 func newRunID() string {
 	var b [6]byte

@@ -86,6 +86,10 @@ func saved(t testing.TB, path string) savedFile {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// On Windows os.Stat leaves the file's identity (volume and file
+	// index) to be read from the path when os.SameFile first needs it;
+	// read now, else resaved would compare the new file with itself.
+	os.SameFile(fi, fi)
 	return savedFile{t: t, path: path, fi: fi}
 }
 

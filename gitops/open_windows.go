@@ -23,6 +23,10 @@ func openNoFollow(abs string) (*os.File, error) {
 	if fi.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
 		return nil, errIsLink
 	}
+	// os.Lstat reads the file's identity (volume, file index) only when
+	// os.SameFile first asks, from the path: read it now, before the
+	// open, so that the check below compares what Lstat saw.
+	os.SameFile(fi, fi)
 	f, err := os.Open(abs)
 	if err != nil {
 		return nil, err

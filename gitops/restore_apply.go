@@ -164,20 +164,32 @@ func (a *applier) apply(op restoreOp) error {
 			}
 			return fmt.Errorf("delete %s: %w", op.Path, err)
 		}
-		defer closeDir(dfd)
-		st, err := lstatAt(dfd, name)
-		if errors.Is(err, fs.ErrNotExist) {
+		gone := false
+		err = func() error {
+			defer closeDir(dfd)
+			st, err := lstatAt(dfd, name)
+			if errors.Is(err, fs.ErrNotExist) {
+				gone = true
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("delete %s: %w", op.Path, err)
+			}
+			if isDirStat(st) {
+				return fmt.Errorf("delete %s: it is a directory now", op.Path)
+			}
+			if err := unlinkAt(dfd, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("delete %s: %w", op.Path, err)
+			}
 			return nil
+		}()
+		if err != nil || gone {
+			return err
 		}
-		if err != nil {
-			return fmt.Errorf("delete %s: %w", op.Path, err)
-		}
-		if isDirStat(st) {
-			return fmt.Errorf("delete %s: it is a directory now", op.Path)
-		}
-		if err := unlinkAt(dfd, name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("delete %s: %w", op.Path, err)
-		}
+		// dir's handle is closed first: where Windows cannot delete with
+		// POSIX semantics (FAT, exFAT, network shares; Wine), a directory
+		// removed while a handle to it is open stays until that handle
+		// closes, so its parent would not be empty yet.
 		a.removeEmptied(dir)
 		return nil
 	case "mkdir":

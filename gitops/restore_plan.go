@@ -24,6 +24,32 @@ type planner struct {
 	cur     *scanResult
 	data    map[string][]byte // content of the files diskFile read (for the safety snapshot)
 	skipped map[string]SkippedFile
+	folded  map[string][]string // the scan's paths by their lower case, built when first needed
+}
+
+// scannedAs returns the path the scan holds the file at p under when it
+// spells it otherwise ("Dir/A.txt" for "dir/a.txt"), found at p only
+// because the file system ignores case (Windows, macOS); "" if none.
+// Taken for a file of its own, it would look like the target's file
+// already in place, and the restore would delete the scan's spelling,
+// that same file, and write nothing.
+func (pl *planner) scannedAs(p string, fi fs.FileInfo) string {
+	if pl.folded == nil {
+		pl.folded = map[string][]string{}
+		for _, r := range pl.cur.files {
+			k := strings.ToLower(r.path)
+			pl.folded[k] = append(pl.folded[k], r.path)
+		}
+	}
+	for _, q := range pl.folded[strings.ToLower(p)] {
+		if q == p {
+			continue
+		}
+		if qi, err := os.Lstat(pl.s.abs(q)); err == nil && os.SameFile(fi, qi) {
+			return q
+		}
+	}
+	return ""
 }
 
 // diskFile returns the file at p that the scan does not hold (ignored
@@ -38,6 +64,9 @@ func (pl *planner) diskFile(p string) (*fileRec, string) {
 	}
 	if err != nil {
 		return nil, fmt.Sprintf("cannot be looked at (%v); left alone", err)
+	}
+	if pl.scannedAs(p, fi) != "" {
+		return nil, "" // not at p: at the scan's spelling of it
 	}
 	mode, ok := gitMode(fi.Mode())
 	switch {

@@ -96,7 +96,6 @@ func (w *wsRoot) openDir(dir string, create bool) (dirFD, error) {
 func lstatAt(dirfd dirFD, name string) (fs.FileInfo, error) { return dirfd.Lstat(name) }
 
 func isDirStat(fi fs.FileInfo) bool { return fi.IsDir() && !isLinkLike(fi) }
-func isRegStat(fi fs.FileInfo) bool { return fi.Mode().IsRegular() }
 
 func closeDir(d dirFD) { d.Close() }
 

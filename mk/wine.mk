@@ -1,5 +1,5 @@
 # Windows under Wine (mk/wine/): the Go tests of gitops, workspace,
-# internal/fileset, diff and review (engine/tools not yet: see mk/wine/gotests.sh) cross-compiled for
+# internal/fileset, diff, review and engine/tools cross-compiled for
 # windows/amd64 and run under Debian's wine64, then an end-to-end smoke of
 # agentd.exe (run, undo byte for byte, serve answers initialize).
 # mk/wine/setup.sh installs wine64 and mingw-w64 from Debian's packages when
@@ -7,8 +7,9 @@
 # Wine are listed with the reason in mk/wine/skip.txt. docs/platforms.md says
 # what Wine shows of Windows and what it only emulates.
 #
-# agentd.exe is built with cgo through mingw-w64 (the repository map's
-# tree-sitter grammars need it) unless the release's build says otherwise:
+# agentd.exe is built without cgo, as the release builds it (the repository
+# map's tree-sitter parsers are WebAssembly run by wazero, pure Go); mingw-w64
+# only builds the bcryptprimitives.dll stub (mk/wine/setup.sh).
 # WINE_AGENTD_EXE=dist/.../agentd.exe uses a given binary.
 WINE_AGENTD_EXE ?= $(CACHE)/wine/agentd.exe
 
@@ -21,7 +22,7 @@ test-wine-go:
 
 $(CACHE)/wine/agentd.exe: FORCE_WINE_EXE
 	@eval "$$(mk/wine/setup.sh)" && \
-	  CGO_ENABLED=1 CC=x86_64-w64-mingw32-gcc GOOS=windows GOARCH=amd64 \
+	  CGO_ENABLED=0 GOOS=windows GOARCH=amd64 \
 	  $(GO) build -overlay "$$WINE_OVERLAY" -ldflags "$(LDFLAGS)" -o $@ ./cmd/agentd
 
 .PHONY: FORCE_WINE_EXE

@@ -2,11 +2,13 @@ package rpc
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
@@ -26,11 +28,7 @@ func TestChangesFixtureFollowsReview(t *testing.T) {
 		Status string        `json:"status"`
 		Open   int           `json:"open"`
 		Counts review.Counts `json:"counts"`
-		Files  []struct {
-			URI    string        `json:"uri"`
-			Status string        `json:"status"`
-			Counts review.Counts `json:"counts"`
-		} `json:"files"`
+		Files  []expectFile  `json:"files"`
 	}
 	var fx struct {
 		Sets []struct {
@@ -60,10 +58,11 @@ func TestChangesFixtureFollowsReview(t *testing.T) {
 	for _, c := range fx.Sets {
 		s := &review.Set{ID: c.Set.ID, Review: review.Mode(c.Set.Review)}
 		for _, fi := range c.Set.Files {
-			s.Files = append(s.Files, reviewFile(fi))
+			s.Files = append(s.Files, reviewFile(fi, false))
 		}
 		server[s.ID] = s
 		checkSetInfo(t, c.Set.ID, s, c.Set.Status, c.Set.Counts, c.Set.Files)
+		checkAt(t, c.Set.ID, s, c.Set.Files, c.Expect.Files)
 		if c.Expect.Status != c.Set.Status || c.Expect.Counts != c.Set.Counts || c.Expect.Open != c.Set.Counts.Pending+c.Set.Counts.Stale {
 			t.Errorf("%s: expect says %s %+v (open %d), the set %s %+v", c.Set.ID, c.Expect.Status, c.Expect.Counts, c.Expect.Open, c.Set.Status, c.Set.Counts)
 		}
@@ -86,7 +85,9 @@ func TestChangesFixtureFollowsReview(t *testing.T) {
 			t.Fatalf("%s: no set %s", step.About, p.ChangeID)
 		}
 		for _, fi := range p.Files {
-			replaceFile(t, s, reviewFile(fi))
+			// A notice follows a rebase, which took every accepted hunk
+			// into the file's text (review's InOld).
+			replaceFile(t, s, reviewFile(fi, true))
 		}
 		for _, e := range step.Elsewhere {
 			f := fileByPath(s, pathOfURI(e.URI))
@@ -99,11 +100,46 @@ func TestChangesFixtureFollowsReview(t *testing.T) {
 			}
 		}
 		checkSetInfo(t, step.About, s, p.Status, p.Counts, p.Files)
+		checkAt(t, step.About, s, p.Files, step.Expect.Files)
 		if step.Expect.Status != p.Status || step.Expect.Counts != p.Counts {
 			t.Errorf("%s: expect says %s %+v, the notice %s %+v", step.About, step.Expect.Status, step.Expect.Counts, p.Status, p.Counts)
 		}
 		if got := openOver(); got != step.TotalOpen {
 			t.Errorf("%s: total_open %d, review's %d", step.About, step.TotalOpen, got)
+		}
+	}
+}
+
+type expectFile struct {
+	URI    string         `json:"uri"`
+	Status string         `json:"status"`
+	Counts review.Counts  `json:"counts"`
+	At     map[string]int `json:"at"`
+}
+
+// checkAt compares each listed hunk's `at` with review's rule
+// (review.File.Starts) and with the lines the expectation names.
+func checkAt(t *testing.T, what string, s *review.Set, files []FileInfo, want []expectFile) {
+	t.Helper()
+	for _, fi := range files {
+		f := fileByPath(s, pathOfURI(fi.URI))
+		starts := f.Starts(s.Review)
+		for i, h := range fi.Hunks {
+			if h.At.Line != starts[i] || h.At.Character != 0 {
+				t.Errorf("%s: %s: hunk %s at %+v, review's line %d", what, fi.URI, h.ID, h.At, starts[i])
+			}
+		}
+		for _, fw := range want {
+			if fw.URI != fi.URI || fw.At == nil {
+				continue
+			}
+			got := map[string]int{}
+			for _, h := range fi.Hunks {
+				got[h.ID] = h.At.Line
+			}
+			if !maps.Equal(got, fw.At) {
+				t.Errorf("%s: %s: at %v, expect says %v", what, fi.URI, got, fw.At)
+			}
 		}
 	}
 }
@@ -133,11 +169,15 @@ func checkSetInfo(t *testing.T, what string, s *review.Set, status string, count
 }
 
 // reviewFile is the review file a wire file shows: its kind, whether it
-// is decided as a whole, and the statuses of its units.
-func reviewFile(fi FileInfo) *review.File {
+// is decided as a whole, and its units' statuses and ranges (inOld: the
+// accepted hunks are in the file's Old, as after a rebase).
+func reviewFile(fi FileInfo, inOld bool) *review.File {
 	f := &review.File{Path: pathOfURI(fi.URI), Op: workspace.Op(fi.Op), Binary: fi.Binary, Whole: fi.Whole, Status: fi.Status}
 	for _, h := range fi.Hunks {
-		f.Hunks = append(f.Hunks, &review.Hunk{ID: h.ID, Status: h.Status})
+		dh := diff.Hunk{ID: h.ID,
+			OldStart: h.OldRange.Start.Line + 1, OldLines: h.OldRange.End.Line - h.OldRange.Start.Line,
+			NewStart: h.NewRange.Start.Line + 1, NewLines: h.NewRange.End.Line - h.NewRange.Start.Line}
+		f.Hunks = append(f.Hunks, &review.Hunk{ID: h.ID, Status: h.Status, Hunk: dh, InOld: inOld && h.Status == review.Accepted})
 	}
 	return f
 }

@@ -109,7 +109,7 @@ func (s *Server) inlineChange(ev engine.Event) *ChangeSetInfo {
 		ci.Status, ci.Counts, ci.ReasonToModel = c.Status(), c.Counts(), c.ReasonToModel
 		for _, fr := range c.Files {
 			// Without the patch: it repeats the hunks' texts (half the bytes).
-			ci.Files = append(ci.Files, s.fileInfoWith(fr, true, false))
+			ci.Files = append(ci.Files, s.fileInfoWith(c.Review, fr, true, false))
 		}
 	})
 	return &ci

@@ -47,7 +47,7 @@ func (s *Server) onUserEdit(uri, rel string, edits []workspace.TextEdit) {
 			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Counts: c.Counts(), Version: &version}
 			for _, fr := range c.Files {
 				if fr.Path == b.Path {
-					n.Files = append(n.Files, s.fileInfo(fr, true))
+					n.Files = append(n.Files, s.fileInfo(c.Review, fr, true))
 				}
 			}
 			notes = append(notes, n)

@@ -20,9 +20,12 @@ type HunkInfo struct {
 	Status   string   `json:"status"`
 	OldRange LSPRange `json:"oldRange"`
 	NewRange LSPRange `json:"newRange"`
-	OldText  *string  `json:"oldText,omitempty"`
-	NewText  *string  `json:"newText,omitempty"`
-	WordDiff []Word   `json:"wordDiff,omitempty"`
+	// At is where the hunk starts in the file as it is now (character
+	// 0): review.File.Starts. Decisions do not rebase the other ranges.
+	At       workspace.Position `json:"at"`
+	OldText  *string            `json:"oldText,omitempty"`
+	NewText  *string            `json:"newText,omitempty"`
+	WordDiff []Word             `json:"wordDiff,omitempty"`
 }
 
 // Word is an intra-line change for display.
@@ -84,19 +87,20 @@ func (s *Server) changeInfo(c *changeRecord, texts bool) ChangeSetInfo {
 	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Status: c.Status(), Review: string(c.Review), Files: []FileInfo{},
 		Counts: c.Counts(), ReasonToModel: c.ReasonToModel}
 	for _, fr := range c.Files {
-		ci.Files = append(ci.Files, s.fileInfo(fr, texts))
+		ci.Files = append(ci.Files, s.fileInfo(c.Review, fr, texts))
 	}
 	return ci
 }
 
-// fileInfo renders one file; the caller holds the book (Read).
-func (s *Server) fileInfo(fr *review.File, texts bool) FileInfo {
-	return s.fileInfoWith(fr, texts, texts)
+// fileInfo renders one file of a set reviewed in mode; the caller holds
+// the book (Read).
+func (s *Server) fileInfo(mode review.Mode, fr *review.File, texts bool) FileInfo {
+	return s.fileInfoWith(mode, fr, texts, texts)
 }
 
 // fileInfoWith renders one file, with the hunks' texts and the file's
 // unified diff (patch) as asked; the caller holds the book (Read).
-func (s *Server) fileInfoWith(fr *review.File, texts, patch bool) FileInfo {
+func (s *Server) fileInfoWith(mode review.Mode, fr *review.File, texts, patch bool) FileInfo {
 	fi := FileInfo{URI: s.uriOf(fr.Path), Op: string(fr.Op), BaseHash: fr.BaseHash, Binary: fr.Binary, Status: fr.Summary(), Hunks: []HunkInfo{},
 		Whole: fr.WholeFile(), Counts: fr.Counts()}
 	if fr.OldPath != "" {
@@ -121,8 +125,10 @@ func (s *Server) fileInfoWith(fr *review.File, texts, patch bool) FileInfo {
 		fi.Patch = &p
 	}
 	enc := s.encoding()
-	for _, h := range fr.Hunks {
-		hi := HunkInfo{ID: h.ID, Status: h.Status, OldRange: lineRange(h.Hunk.OldStart, h.Hunk.OldLines), NewRange: lineRange(h.Hunk.NewStart, h.Hunk.NewLines)}
+	at := fr.Starts(mode)
+	for i, h := range fr.Hunks {
+		hi := HunkInfo{ID: h.ID, Status: h.Status, OldRange: lineRange(h.Hunk.OldStart, h.Hunk.OldLines), NewRange: lineRange(h.Hunk.NewStart, h.Hunk.NewLines),
+			At: workspace.Position{Line: at[i]}}
 		if texts {
 			o, n := h.Hunk.OldText(), h.Hunk.NewText()
 			hi.OldText, hi.NewText = &o, &n

@@ -40,6 +40,8 @@ import (
 //	expect-change-notes N [version=V]   N agentd/changes/didChange so far, the last at buffer version V
 //	expect-notice-counts pending=N accepted=N rejected=N stale=N total=N   the last didChange's set counts
 //	                                are these and review's (the set's and each listed file's)
+//	expect-at PATH [in=buffer] [notice=1] [moved=no]   every hunk of PATH starts at its `at` in the file on
+//	                                disk (or the editor's buffer), in the ChangeSet (and the last didChange)
 //	expect-hunks N                  pending hunks of the last change set
 //	cancel | retry STEP | skip STEP
 //	expect-run STATUS               wait for runFinished, check the status
@@ -523,6 +525,8 @@ func (sc *scenario) do(lineNo int, line string) {
 		}
 	case "expect-notice-counts":
 		sc.expectNoticeCounts(lineNo, kv)
+	case "expect-at":
+		sc.expectAt(lineNo, arg(1), kv)
 	case "cancel":
 		sc.ed.mustCall("agentd/run/cancel", map[string]any{"runId": sc.runID}, nil)
 	case "expect-progress":

@@ -42,6 +42,9 @@ type UndoRunResult struct {
 	RunID      string        `json:"runId"`
 	SnapshotID string        `json:"snapshotId"`
 	Restore    RestoreResult `json:"restore"`
+	// Leftovers is what the undo could not take back, worded by the
+	// session (omitted when there is nothing).
+	Leftovers *session.Leftovers `json:"leftovers,omitempty"`
 }
 
 func (s *Server) undoRun(ctx context.Context, params json.RawMessage) (any, error) {
@@ -58,7 +61,7 @@ func (s *Server) undoRun(ctx context.Context, params json.RawMessage) (any, erro
 		return nil, err
 	}
 	s.readRecordedRuns() // the run lists show it undone
-	return UndoRunResult{RunID: res.RunID, SnapshotID: res.SnapshotID, Restore: s.restoreResult(res.Restore)}, nil
+	return UndoRunResult{RunID: res.RunID, SnapshotID: res.SnapshotID, Restore: s.restoreResult(res.Restore), Leftovers: res.Leftovers}, nil
 }
 
 func (s *Server) undoRestore(ctx context.Context, params json.RawMessage) (any, error) {

@@ -34,7 +34,14 @@ func TestFrontEndsBuildNoSession(t *testing.T) {
 			checked++
 			for i, line := range strings.Split(string(b), "\n") {
 				code, _, _ := strings.Cut(line, "//")
-				for _, call := range forbidden {
+				calls := forbidden
+				if dir != "../cmd/agentd" {
+					// The daemons open their workspaces with the config's
+					// maxFileSize (OpenWorkspace, session.Open); the terminal
+					// opens some only to find the root.
+					calls = append(calls[:len(calls):len(calls)], "workspace.Open(")
+				}
+				for _, call := range calls {
 					if strings.Contains(code, call) {
 						t.Errorf("%s:%d calls %s: a front end takes it from the session package (session.Open, session.OpenJournal, session.LoadModels, session.NewBook)", f, i+1, call)
 					}

@@ -40,8 +40,10 @@ type Options struct {
 	JournalOptional bool
 	// NoSnapshots opens no store (a terminal run with snapshots off).
 	NoSnapshots bool
-	// MaxFileSize is the largest file snapshots keep (gitops.Options; 0
-	// is gitops's default).
+	// MaxFileSize, if set, is the largest file tools read and snapshots
+	// keep, over the config's maxFileSize (ConfigMaxFileSize); with WS
+	// set, snapshots keep what WS reads (OpenWorkspace gives it the
+	// config's limit).
 	MaxFileSize int64
 	// AllowBroadWorkspace lets Root be / or the home directory
 	// (workspace.CheckRoot).
@@ -70,6 +72,11 @@ type Session struct {
 	RestoreHook func(ctx context.Context, store *gitops.Store, id string, opts gitops.RestoreOptions) (*gitops.RestoreResult, error)
 
 	policyMu sync.Mutex
+
+	// userGit holds, per run in progress, the user's repository as it was
+	// at the run's start (usergit.go).
+	userGitMu sync.Mutex
+	userGit   map[string]*userGitRun
 }
 
 // Open opens the session of the workspace at opts.Root (or opts.WS).
@@ -95,14 +102,18 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if ws == nil {
 		open := opts.OpenWorkspace
 		if open == nil {
-			open = func(root string) (*workspace.Workspace, error) { return workspace.Open(root, workspace.Options{}) }
+			open = func(root string) (*workspace.Workspace, error) { return OpenWorkspace(root, opts.MaxFileSize) }
 		}
 		var err error
 		if ws, err = open(opts.Root); err != nil {
 			return nil, err
 		}
 	}
-	s := &Session{WS: ws, log: log, storeReady: make(chan struct{})}
+	maxSize := opts.MaxFileSize
+	if maxSize <= 0 {
+		maxSize = ws.MaxFileSize() // what tools read, snapshots keep
+	}
+	s := &Session{WS: ws, log: log, storeReady: make(chan struct{}), userGit: map[string]*userGitRun{}}
 	j, err := engine.OpenJournal(opts.StateDir, ws.Root(), log)
 	s.Book = NewBook(j, func(cs string, err error) {
 		log.Error("the review of a change set is not recorded", "change", cs, "err", err)
@@ -126,7 +137,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	openStore := opts.OpenStore
 	if openStore == nil {
 		openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
-			return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: log.With("component", "gitops"), MaxFileSize: opts.MaxFileSize})
+			return gitops.Open(ctx, ws, gitops.Options{StateDir: dir, Logger: log.With("component", "gitops"), MaxFileSize: maxSize})
 		}
 	}
 	stateDir := opts.StateDir
@@ -202,7 +213,8 @@ func (s *Session) Close() error {
 // the approval policy; the front end adds its hooks (approver, reviewer,
 // writer...), planner and model.
 func (s *Session) Config() engine.Config {
-	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s}}
+	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s},
+		Subscribers: []engine.Subscriber{userGitRecorder{s}}}
 	if pol, err := s.Policy(); err == nil {
 		cfg.Approval = &pol
 	} else {
@@ -227,6 +239,12 @@ func (a Snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (
 		Limit: req.Limit, Contents: a.S.WS.AgentContents()})
 	if err != nil {
 		return engine.SnapshotInfo{}, err
+	}
+	if req.StepID == "" && req.Label == engine.LabelRunStart {
+		// The start snapshot is what undo returns the workspace to; the
+		// user's repository as it is now is what the run's leftovers
+		// are counted from (usergit.go).
+		a.S.userGitBefore(ctx, req.RunID)
 	}
 	return engine.SnapshotInfo{ID: sn.ID, Skipped: sn.Skipped}, nil
 }

@@ -56,13 +56,16 @@ type UndoRunResult struct {
 	SnapshotID string                `json:"snapshotId"`
 	Run        *engine.RunState      `json:"-"`
 	Restore    *gitops.RestoreResult `json:"restore"`
+	// Leftovers is what the undo could not take back (nil: nothing).
+	Leftovers *Leftovers `json:"leftovers,omitempty"`
 }
 
 // UndoRun undoes a run: with runID "" the newest run not yet undone (so a
 // second undo undoes the run before), else the run whose ID is runID or
 // starts with it. The workspace goes back to the run's start snapshot
 // through the protected restore, and the journal records both the restore
-// and that the run is undone. A run that took no snapshots is a
+// and that the run is undone; Leftovers names what it cannot take back.
+// A run that took no snapshots is a
 // *journal.NoSnapshotsError naming it.
 func (s *Session) UndoRun(ctx context.Context, runID string, opts gitops.RestoreOptions) (*UndoRunResult, error) {
 	if s.Journal == nil {
@@ -83,7 +86,8 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts gitops.Restore
 			return nil, fmt.Errorf("run %s is undone but that is not recorded (the next undo would pick it again): %w", st.RunID, err)
 		}
 	}
-	return &UndoRunResult{RunID: st.RunID, SnapshotID: snap, Run: st, Restore: res}, nil
+	return &UndoRunResult{RunID: st.RunID, SnapshotID: snap, Run: st, Restore: res,
+		Leftovers: s.Leftovers(ctx, st.RunID, st.SkippedFiles)}, nil
 }
 
 // UndoRestoreResult is what undoing a restore did.

@@ -428,8 +428,22 @@ func (w *Workspace) applyMove(ctx context.Context, fc *FileChange, accept func(*
 		}
 		return conflictf("%s is no longer a symbolic link; not moving it", fc.OldPath)
 	}
-	if dstExists {
+	caseOnly := dstExists && w.sameEntry(rs.real, dst) // dst is the source under a new spelling
+	if dstExists && !caseOnly {
 		return conflictf("the file was created since the change was computed; not moving %s over it", fc.OldPath)
+	}
+	if caseOnly && !srcLink {
+		// Rename first: writing dst and removing the source would remove
+		// the one file both names are.
+		if err := w.renameEntry(rs.real, dst); err != nil {
+			return false, nil, err
+		}
+		if !bytes.Equal(fc.Old, fc.New) {
+			if err := writer.WriteFile(withExactMode(ctx), fc.Path, nil, fc.New, fc.Mode.Perm()); err != nil {
+				return false, nil, err
+			}
+		}
+		return true, nil, nil
 	}
 	if srcLink {
 		// The link itself, on disk: never through the writer.
@@ -538,13 +552,19 @@ func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string
 		if err != nil {
 			return nil, &PathError{Path: fc.OldPath, Err: err}
 		}
-		if srcExists {
+		caseOnly := srcExists && w.sameEntry(r.real, rs.real) // the move renamed the case only
+		if srcExists && !caseOnly {
 			return conflict(fc.OldPath + " exists again; not moving the file back over it")
 		}
 		if !exists || !bytes.Equal(cur, fc.New) {
 			return conflict("the moved file was edited or removed since; not moving it back")
 		}
 		switch {
+		case caseOnly && !curLink:
+			// Rename first: both names are the one file.
+			if err = w.renameEntry(r.real, rs.real); err == nil && !bytes.Equal(fc.Old, fc.New) {
+				err = writer.WriteFile(withExactMode(ctx), fc.OldPath, nil, fc.Old, curMode)
+			}
 		case curLink:
 			err = w.renameEntry(r.real, rs.real)
 		case fc.fromLink():

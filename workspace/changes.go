@@ -202,6 +202,11 @@ func (b *Builder) Move(from, to string) error {
 	if src == dst {
 		return nil
 	}
+	if dst.exists && dst.origExists && bytes.Equal(dst.cur, dst.orig) && b.w.sameEntry(src.rel, dst.rel) {
+		// A rename of the name's case where the file system ignores it:
+		// dst is src's own file, found under the new spelling.
+		dst.exists, dst.origExists, dst.orig, dst.cur = false, false, nil, nil
+	}
 	if dst.exists {
 		return &PathError{Path: to, Err: fmt.Errorf("%w: not moving %s over it", fs.ErrExist, from)}
 	}

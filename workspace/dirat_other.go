@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 )
 
 // rootDir is a directory of the workspace reached through the os.Root,
@@ -77,7 +78,45 @@ func (d *rootDir) close() {}
 func renameNoReplace(src dirHandle, from string, dst dirHandle, to string) error {
 	s, d := src.(*rootDir), dst.(*rootDir)
 	if _, err := d.lstat(to); err == nil {
+		if s.w.sameEntry(s.name(from), d.name(to)) {
+			return s.w.renameCase(s.name(from), d.name(to))
+		}
 		return fs.ErrExist
 	}
 	return unwrapOS(s.w.dir.Rename(s.name(from), d.name(to)))
+}
+
+// renameCase renames from to to, a name that differs from it only in
+// case (the same file, on a case-insensitive file system). Windows does
+// it in one rename; Wine 8 answers success and keeps the old name, so
+// when the directory does not list to afterwards it goes through a
+// temporary name.
+func (w *Workspace) renameCase(from, to string) error {
+	if err := w.dir.Rename(from, to); err != nil {
+		return unwrapOS(err)
+	}
+	if w.listsName(to) {
+		return nil
+	}
+	tmp := path.Join(path.Dir(to), tempName())
+	if err := w.dir.Rename(from, tmp); err != nil {
+		return unwrapOS(err)
+	}
+	if err := w.dir.Rename(tmp, to); err != nil {
+		_ = w.dir.Rename(tmp, from)
+		return unwrapOS(err)
+	}
+	return nil
+}
+
+// listsName reports whether rel's directory lists its name spelled
+// exactly so.
+func (w *Workspace) listsName(rel string) bool {
+	f, err := w.dir.Open(path.Dir(rel))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	return slices.Contains(names, path.Base(rel))
 }

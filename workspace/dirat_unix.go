@@ -121,8 +121,19 @@ func renameNoReplace(src dirHandle, from string, dst dirHandle, to string) error
 	if err := renameat2NoReplace(s.fd, from, d.fd, to); err != errNoRenameat2 {
 		return err
 	}
-	if _, err := d.lstat(to); err == nil {
+	if _, err := d.lstat(to); err == nil && !(from != to && strings.EqualFold(from, to) && sameInode(s.fd, from, d.fd, to)) {
+		// (The same inode under another spelling is a rename of the
+		// name's case on a case-insensitive volume, APFS's default.)
 		return unix.EEXIST
 	}
 	return unix.Renameat(s.fd, from, d.fd, to)
+}
+
+// sameInode reports whether from in sfd and to in dfd are one entry.
+func sameInode(sfd int, from string, dfd int, to string) bool {
+	var a, b unix.Stat_t
+	if unix.Fstatat(sfd, from, &a, unix.AT_SYMLINK_NOFOLLOW) != nil || unix.Fstatat(dfd, to, &b, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	return a.Dev == b.Dev && a.Ino == b.Ino
 }

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 )
 
 // Links are links. A Builder's Write, Delete and Move and Apply act on the
@@ -156,4 +159,35 @@ func tempLinkIn(d dirHandle, target string) (string, error) {
 		}
 	}
 	return "", errors.New("create temporary link: too many name collisions")
+}
+
+// sameEntry reports whether the real relative paths a and b, which differ
+// only in case, name the same entry: a case-insensitive file system
+// (Windows, macOS) finds a file under either spelling. On a
+// case-sensitive one they are two files, or b is absent.
+func (w *Workspace) sameEntry(a, b string) bool {
+	if a == b || !strings.EqualFold(a, b) {
+		return false
+	}
+	fa, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(a)))
+	if err != nil {
+		return false
+	}
+	fb, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(b)))
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// SameEntry reports whether the workspace paths a and b differ only in
+// case and name the same file (a case-insensitive file system): moving a
+// to b is then a rename of its case, not a move over another file.
+func (w *Workspace) SameEntry(a, b string) bool {
+	ra, err := w.resolve(a)
+	if err != nil {
+		return false
+	}
+	rb, err := w.resolve(b)
+	if err != nil {
+		return false
+	}
+	return w.sameEntry(ra.real, rb.real)
 }

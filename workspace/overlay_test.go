@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"go.lsp.dev/uri"
 )
 
 func newWS(t testing.TB, files map[string]string) (*Workspace, string) {
@@ -34,6 +36,12 @@ func newWS(t testing.TB, files map[string]string) (*Workspace, string) {
 	}
 	t.Cleanup(func() { w.Close() })
 	return w, root
+}
+
+// uriPath is the path part of dir's file URI: dir itself on POSIX,
+// "/c%3A/Users/x" for C:\Users\x on Windows.
+func uriPath(dir string) string {
+	return strings.TrimPrefix(string(uri.File(dir)), "file://")
 }
 
 func rng(l1, c1, l2, c2 int) *Range {
@@ -149,7 +157,7 @@ func TestReadFileSeesOverlay(t *testing.T) {
 	if got, err := w.ReadFile(ctx, "f.txt"); err != nil || string(got) != "disk\n" {
 		t.Fatalf("ReadFile = %q, %v", got, err)
 	}
-	if err := w.OpenOverlay("file://"+root+"/f.txt", []byte("buffer\n"), 3); err != nil {
+	if err := w.OpenOverlay("file://"+uriPath(root)+"/f.txt", []byte("buffer\n"), 3); err != nil {
 		t.Fatal(err)
 	}
 	got, err := w.ReadFile(ctx, "f.txt")

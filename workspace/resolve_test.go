@@ -99,10 +99,10 @@ func TestResolveRefusesEscapes(t *testing.T) {
 		"file:///etc/passwd",
 		"file:///",
 		"file://localhost/etc/passwd",
-		"file://" + root + "/%2e%2e/outside/secret",
-		"file://" + root + "/%2E%2E/%2E%2E/etc/passwd",
-		"file://" + root + "/to_outside_abs/secret",
-		"file://" + root + "%2F..%2Foutside",
+		"file://" + uriPath(root) + "/%2e%2e/outside/secret",
+		"file://" + uriPath(root) + "/%2E%2E/%2E%2E/etc/passwd",
+		"file://" + uriPath(root) + "/to_outside_abs/secret",
+		"file://" + uriPath(root) + "%2F..%2Foutside",
 		"to_root_fs",
 		"to_root_fs/etc/passwd",
 		"to_parent",
@@ -163,8 +163,8 @@ func TestResolveAccepts(t *testing.T) {
 		{"./", ".", "."},
 		{root, ".", "."},
 		{root + "/", ".", "."},
-		{"file://" + root, ".", "."},
-		{"file://" + root + "/", ".", "."},
+		{"file://" + uriPath(root), ".", "."},
+		{"file://" + uriPath(root) + "/", ".", "."},
 		{"file.txt", "file.txt", "file.txt"},
 		{"./file.txt", "file.txt", "file.txt"},
 		{"dir/", "dir", "dir"},
@@ -172,10 +172,10 @@ func TestResolveAccepts(t *testing.T) {
 		{"dir/../file.txt", "file.txt", "file.txt"},
 		{"dir/sub/../../file.txt", "file.txt", "file.txt"},
 		{root + "/dir/sub/f.txt", "dir/sub/f.txt", "dir/sub/f.txt"},
-		{"file://" + root + "/file.txt", "file.txt", "file.txt"},
-		{"file://" + root + "/a%20b.txt", "a b.txt", "a b.txt"},
-		{"file://localhost" + root + "/file.txt", "file.txt", "file.txt"},
-		{"file://" + root + "/dir/%2E%2E/file.txt", "file.txt", "file.txt"},
+		{"file://" + uriPath(root) + "/file.txt", "file.txt", "file.txt"},
+		{"file://" + uriPath(root) + "/a%20b.txt", "a b.txt", "a b.txt"},
+		{"file://localhost" + uriPath(root) + "/file.txt", "file.txt", "file.txt"},
+		{"file://" + uriPath(root) + "/dir/%2E%2E/file.txt", "file.txt", "file.txt"},
 		{"new/deep/file.txt", "new/deep/file.txt", "new/deep/file.txt"},
 		{"in_dir/sub/f.txt", "in_dir/sub/f.txt", "dir/sub/f.txt"},
 		{"in_abs/sub/f.txt", "in_abs/sub/f.txt", "dir/sub/f.txt"},
@@ -229,9 +229,9 @@ func TestResolveInvalid(t *testing.T) {
 	}{
 		{"a\x00b", ErrInvalidPath},
 		{"file\x00.txt", ErrInvalidPath},
-		{"file://" + root + "/a%00b", ErrInvalidPath},
+		{"file://" + uriPath(root) + "/a%00b", ErrInvalidPath},
 		{"file://otherhost/x", ErrInvalidPath},
-		{"file://otherhost" + root + "/file.txt", ErrInvalidPath},
+		{"file://otherhost" + uriPath(root) + "/file.txt", ErrInvalidPath},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -286,7 +286,7 @@ func TestResolveWriteRefusesGitDir(t *testing.T) {
 		"to_git/config",
 		"to_git_config",
 		root + "/.git/config",
-		"file://" + root + "/.git/index",
+		"file://" + uriPath(root) + "/.git/index",
 	} {
 		_, _, err := w.ResolveWrite(p)
 		if !errors.Is(err, ErrGitDir) {
@@ -337,7 +337,7 @@ func TestOpenThroughSymlinkedRoot(t *testing.T) {
 	if w.Root() != real {
 		t.Fatalf("Root() = %q; want the resolved %q", w.Root(), real)
 	}
-	for _, p := range []string{link + "/d/f", real + "/d/f", "file://" + link + "/d/f", "d/f"} {
+	for _, p := range []string{link + "/d/f", real + "/d/f", "file://" + uriPath(link) + "/d/f", "d/f"} {
 		rel, abs, err := w.Resolve(p)
 		if err != nil || rel != "d/f" || abs != filepath.Join(real, "d", "f") {
 			t.Errorf("Resolve(%q) = %q, %q, %v; want d/f inside %s", p, rel, abs, err, real)

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/agentd/agentd/session"
 )
 
 // This file builds every command agentd prints for the user to paste
@@ -65,18 +67,7 @@ func hintCommand(wsRoot, stateDir string, args ...string) string {
 }
 
 // shq quotes s for a POSIX shell when it needs it.
-func shq(s string) string {
-	if s == "" {
-		return "''"
-	}
-	for _, r := range s {
-		if !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '=' || r == ',' || r == '+' || r == '@' ||
-			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
-}
+func shq(s string) string { return session.ShellQuote(s) }
 
 // libraryHint matches a command that a library message names for the user
 // ('agentd snapshot doctor', (agentd snapshot restore ID --overwrite)):

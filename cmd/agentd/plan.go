@@ -130,7 +130,7 @@ func wireModel(cfg *engine.Config, wsRoot, model string) error {
 // makePlan asks the configured model for a plan; on failure it prints the
 // error and returns a nil plan with the exit code.
 func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.Writer, po planOpts) (*engine.Plan, int) {
-	ws, err := workspace.Open(wsDir, workspace.Options{})
+	ws, err := session.OpenWorkspace(wsDir, 0) // the config's maxFileSize, as the run reads
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
 		return nil, exitUsage

@@ -209,23 +209,21 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	// One session per workspace (package session), as the editor server
 	// and ACP build it: workspace, journal, review book, snapshot store,
 	// approval policy.
-	if o.maxFileSize == 0 {
-		// The config file's maxFileSize, when the flag does not say.
-		size, err := configMaxFileSize()
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd run: %v\n", err)
-			return exitUsage
-		}
-		o.maxFileSize = size
-	}
-	ws, err := workspace.Open(o.wsDir, workspace.Options{MaxFileSize: int64(o.maxFileSize)})
+	// The flag's limit, else the config's maxFileSize (the session reads
+	// it for every front end), else the default.
+	ws, err := session.OpenWorkspace(o.wsDir, int64(o.maxFileSize))
 	if err != nil {
-		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
+		var ce *session.ConfigError
+		if errors.As(err, &ce) {
+			fmt.Fprintf(stderr, "agentd run: %v; or give --max-file-size SIZE\n", err)
+		} else {
+			fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
+		}
 		return exitUsage
 	}
 	// Snapshots keep files up to the same size as tools read.
 	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun,
-		AllowBroadWorkspace: o.allowBroad, MaxFileSize: int64(o.maxFileSize)}
+		AllowBroadWorkspace: o.allowBroad}
 	sess, err := session.Open(ctx, sopts)
 	if err != nil {
 		ws.Close()
@@ -307,10 +305,6 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		opts.Approval = &p
 	}
 	opts.Subscribers = []engine.Subscriber{disp}
-	var gitBefore userGitState
-	if !o.dryRun {
-		gitBefore = readUserGit(ctx, ws) // what the run may commit or stage, undo cannot take back
-	}
 	stopSignals := watchInterrupts(con, cancel)
 	defer stopSignals()
 	run, err := eng.Start(runCtx, plan, opts)
@@ -341,12 +335,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
-	side := userGitChanges(context.WithoutCancel(ctx), ws, st.RunID, gitBefore, readUserGit(context.WithoutCancel(ctx), ws))
-	if side != nil && sess.Journal != nil { // without a journal (logged) it is only printed
-		if err := sess.Journal.Save(userGitName(st.RunID), side); err != nil {
-			fmt.Fprintf(stderr, "agentd run: warning: %v\n", err)
-		}
-	}
+	// What the run left in your repository, recorded by the session for
+	// undo (the summary lists the files left out of snapshots itself).
+	side := sess.Leftovers(context.WithoutCancel(ctx), st.RunID, nil)
 	undo := ""
 	if len(st.Snapshots) > 0 && mayHaveChanged(&st) {
 		undo = hintCommand(ws.Root(), o.stateDir, "undo", st.RunID)
@@ -359,7 +350,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		if undo != "" {
 			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
 		}
-		printUserGitSide(stdout, side)
+		if side != nil {
+			fmt.Fprintln(stdout, side.Text)
+		}
 	}
 	if t.noInput != "" {
 		// Honest about why nothing (or not everything) was done, and how

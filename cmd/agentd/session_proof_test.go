@@ -21,6 +21,8 @@ type acpConn struct {
 	out *bufio.Reader
 	id  int
 	sid string
+	// said is the text of the agent's messages so far.
+	said strings.Builder
 }
 
 func (c *acpConn) call(method string, params any) map[string]any {
@@ -42,6 +44,13 @@ func (c *acpConn) call(method string, params any) map[string]any {
 		if id, ok := m["id"].(float64); ok && int(id) == c.id && m["method"] == nil {
 			return m
 		}
+		if m["method"] == "session/update" {
+			p, _ := m["params"].(map[string]any)
+			u, _ := p["update"].(map[string]any)
+			if ct, _ := u["content"].(map[string]any); u["sessionUpdate"] == "agent_message_chunk" && ct != nil {
+				c.said.WriteString(fmt.Sprint(ct["text"]))
+			}
+		}
 		if os.Getenv("ACP_DEBUG") != "" {
 			c.t.Logf("acp: %s", line)
 		}
@@ -62,10 +71,10 @@ func (c *acpConn) prompt(text string) string {
 	return ""
 }
 
-func startACP(t *testing.T, ws, state string) *acpConn {
+func startACP(t *testing.T, ws, state string, env ...string) *acpConn {
 	t.Helper()
 	cmd := exec.Command(agentdBin, "acp", "--state-dir", state)
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "AGENTD_MODEL=", "XDG_CONFIG_HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "TMPDIR="+t.TempDir(), "AGENTD_MODEL=", "XDG_CONFIG_HOME="+t.TempDir()), env...)
 	in, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = io.Discard

@@ -111,9 +111,7 @@ func cmdUndo(a *app, jc *journalCmd, args []string, restore bool, ro gitops.Rest
 			fmt.Fprintf(a.stdout, "again to undo the run before; undo this undo with: %s\n", jc.hint("undo", "--restore"))
 		}
 	})
-	if sc.sess.Journal != nil && res.Run != nil {
-		printUndoLeftovers(a.stdout, sc.sess.Journal, res.Run) // what a restore cannot take back
-	}
+	printUndoLeftovers(a.stdout, res.Leftovers) // what a restore cannot take back
 	return code
 }
 

@@ -41,10 +41,11 @@ func TestUndoNamesWhatItCannotUndo(t *testing.T) {
 	if !strings.Contains(r.stdout, "not undone: the run made 1 commit in your repository") {
 		t.Errorf("the run's summary does not name its commit:\n%s", r.stdout)
 	}
+	// The user edits a file the run made: undo leaves it alone, a
+	// conflict named with the flag that overrides it (exit 3).
+	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("mine\n"), 0o644)
 	u := agentdIn(t, ws, agentdBin, env, "undo", "--workspace", ws, "--state-dir", state)
-	// big.bin is not in the start snapshot: the restore names it as a
-	// conflict and exits 3, as for any file it does not know.
-	if u.code != 0 && u.code != exitPartial {
+	if u.code != exitPartial {
 		t.Fatalf("undo: exit %d\n%s%s", u.code, u.stdout, u.stderr)
 	}
 	for _, want := range []string{
@@ -53,8 +54,9 @@ func TestUndoNamesWhatItCannotUndo(t *testing.T) {
 		"to take them back too: git revert --no-edit ",
 		"not undone: the run left staged.txt in your index (staged); to unstage: git restore --staged -- staged.txt",
 		"big.bin (larger than the snapshot size limit (1024 bytes))",
-		"--max-file-size",
-		"(restore with --overwrite to replace it)", // the flag's name, not "restore with overwrite"
+		"raise maxFileSize in .agentd/config.json or ~/.config/agentd/config.json", // the session's words, every front end's
+		"(for one run: agentd run --max-file-size SIZE)",                           // the terminal's own remedy
+		"(restore with --overwrite to replace it)",                                 // the flag's name, not "restore with overwrite"
 	} {
 		if !strings.Contains(u.stdout, want) {
 			t.Errorf("undo does not say %q:\n%s", want, u.stdout)

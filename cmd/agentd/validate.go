@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -67,7 +68,7 @@ func cmdValidate(ctx context.Context, paths []string, wsDir string, stdout, stde
 	var ws *workspace.Workspace
 	if wsDir != "" {
 		var err error
-		if ws, err = workspace.Open(wsDir, workspace.Options{}); err != nil {
+		if ws, err = session.OpenWorkspace(wsDir, 0); err != nil { // reads as the run will
 			fmt.Fprintf(stderr, "agentd validate: workspace %s: %v\n", wsDir, err)
 			return exitUsage
 		}

@@ -170,7 +170,7 @@ func Load(opts LoadOptions) (*Settings, error) {
 				return nil, fmt.Errorf("reading %s: %w", wpath, err)
 			}
 			for k := range raw {
-				if k != "model" && k != "sensitive" { // sensitive: workspace.SensitivePattern
+				if k != "model" && k != "sensitive" && k != "maxFileSize" { // sensitive: workspace.SensitivePattern; maxFileSize: session.ConfigMaxFileSize
 					log.Warn("ignoring a setting in the workspace config: a workspace may only choose a model; base URLs, keys and profiles come from your own config",
 						"file", wpath, "field", k)
 				}

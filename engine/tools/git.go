@@ -42,9 +42,12 @@ type GitStatusEntry struct {
 
 // GitStatusOutput is `status`'s output.
 type GitStatusOutput struct {
-	Branch string           `json:"branch"`
-	Clean  bool             `json:"clean"`
-	Files  []GitStatusEntry `json:"files"`
+	Branch string `json:"branch"`
+	// Head is the commit HEAD names ("" before the first commit), read
+	// from the whole repository, not only the workspace's paths.
+	Head  string           `json:"head,omitempty"`
+	Clean bool             `json:"clean"`
+	Files []GitStatusEntry `json:"files"`
 }
 
 // GitDiffOutput is `diff`'s output.
@@ -310,6 +313,9 @@ func (r *userRepo) status(ctx context.Context, specs []string) (*GitStatusOutput
 		return nil, errorf(CodeGit, "%v", err)
 	}
 	out := &GitStatusOutput{Branch: r.branch(ctx), Files: []GitStatusEntry{}}
+	if h, err := r.run(ctx, nil, "rev-parse", "--verify", "-q", "HEAD"); err == nil {
+		out.Head = strings.TrimSpace(string(h))
+	}
 	fields := strings.Split(string(b), "\x00")
 	for i := 0; i < len(fields); i++ {
 		f := fields[i]
@@ -357,6 +363,35 @@ func (r *userRepo) diff(ctx context.Context, a GitArgs, specs []string) (*GitDif
 	}
 	out.Diff = strings.ToValidUTF8(string(text), "\uFFFD")
 	return out, nil
+}
+
+// CommitsBetween lists the commits of the user's repository (found as the
+// git tool finds it) in from..to, newest first, at most max, whatever
+// paths they touch: an empty commit and one outside the workspace count,
+// unlike the tool's log, which shows the workspace's history. from ""
+// means every commit reachable from to.
+func CommitsBetween(ctx context.Context, env *Env, from, to string, max int) ([]GitLogEntry, error) {
+	for _, ref := range []string{from, to} {
+		if strings.HasPrefix(ref, "-") || strings.ContainsAny(ref, " \t\n.") {
+			return nil, errorf(CodeInvalidArgs, "git: %q is not a commit name", ref)
+		}
+	}
+	if err := checkEnv("git", env); err != nil {
+		return nil, err
+	}
+	r, err := openUserRepo(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	ref := to
+	if from != "" {
+		ref = from + ".." + to
+	}
+	out, err := r.log(ctx, GitArgs{MaxCount: max, Ref: ref}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return out.Commits, nil
 }
 
 func (r *userRepo) log(ctx context.Context, a GitArgs, specs []string) (*GitLogOutput, error) {

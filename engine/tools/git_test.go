@@ -27,6 +27,7 @@ func gitRepo(t *testing.T, files map[string]string, sub string) (ws *workspace.W
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ws.Close() })
 	return ws, repo
 }
 

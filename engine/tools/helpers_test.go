@@ -20,6 +20,9 @@ func newWS(t *testing.T, files map[string]string) (*workspace.Workspace, string)
 	if err != nil {
 		t.Fatalf("workspace.Open(%s): %v", dir, err)
 	}
+	// The workspace holds a handle to its root, which Windows does not let
+	// t.TempDir's cleanup remove while it is open (a sharing violation).
+	t.Cleanup(func() { ws.Close() })
 	return ws, ws.Root()
 }
 

@@ -80,7 +80,11 @@ func (t *moveFileTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (
 		}
 	}
 	if _, err := b.Read(to); err == nil {
-		return nil, errorf(CodeExists, "move_file: %s already exists; delete it first or choose another path", to)
+		// On a case-insensitive file system A.txt "exists" when a.txt
+		// does: moving a.txt there renames its case.
+		if !env.WS.SameEntry(from, to) {
+			return nil, errorf(CodeExists, "move_file: %s already exists; delete it first or choose another path", to)
+		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		if fi, serr := env.WS.Stat(to); serr == nil && fi.IsDir() {
 			return nil, errorf(CodeIsDir, "move_file: %s is a directory; give the file's full new path (for example %s/name)", to, to)

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/workspace"
+	"go.lsp.dev/uri"
 )
 
 func TestReadFile(t *testing.T) {
@@ -91,40 +91,58 @@ func TestReadFileBounded(t *testing.T) {
 
 // Every tool that takes a path refuses one outside the workspace with a
 // *workspace.PathError wrapping ErrOutsideRoot, and changes nothing.
+// outsideCase is a tool call that names a path outside the workspace.
+type outsideCase struct {
+	tool string
+	args any
+}
+
+// TestOutsideWorkspace: every tool refuses a path that leaves the
+// workspace lexically, as an absolute path or as a file URI.
 func TestOutsideWorkspace(t *testing.T) {
+	ws, _ := newWS(t, map[string]string{"in.txt": "x\n", "data.json": "{}\n"})
+	outside := t.TempDir()
+	writeFiles(t, outside, map[string]string{"secret.txt": "s\n", "d/x.txt": "x\n"})
+	abs := filepath.Join(outside, "secret.txt")
+	refusesOutside(t, &Env{WS: ws}, outside, []outsideCase{
+		{"read_file", ReadFileArgs{Path: "../" + filepath.Base(outside) + "/secret.txt"}},
+		{"read_file", ReadFileArgs{Path: abs}},
+		{"read_file", ReadFileArgs{Path: string(uri.File(abs))}},
+		{"list_dir", ListDirArgs{Path: ".."}},
+		{"search_files", SearchFilesArgs{Glob: "../**/*.txt"}},
+		{"search_code", SearchCodeArgs{Pattern: "s", Glob: "../*/*.txt"}},
+		{"write_file", WriteFileArgs{Path: "../evil.txt", Content: "x"}},
+		{"edit_file", EditFileArgs{Path: abs, Edits: []Edit{{OldText: "s", NewText: "t"}}}},
+		{"move_file", MoveFileArgs{From: "in.txt", To: "../moved.txt"}},
+		{"apply_patch", ApplyPatchArgs{Patch: "--- /dev/null\n+++ b/../evil.txt\n@@ -0,0 +1 @@\n+x\n"}},
+		{"run_command", RunCommandArgs{Command: "true", Cwd: ".."}},
+		{"git", GitArgs{Action: "status", Paths: []string{"../x"}}},
+	})
+}
+
+// TestOutsideWorkspaceThroughLink: every tool refuses a path that leaves
+// the workspace through a symlink in it.
+func TestOutsideWorkspaceThroughLink(t *testing.T) {
 	ws, root := newWS(t, map[string]string{"in.txt": "x\n", "data.json": "{}\n"})
 	outside := t.TempDir()
 	writeFiles(t, outside, map[string]string{"secret.txt": "s\n", "d/x.txt": "x\n"})
 	if err := os.Symlink(outside, filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{WS: ws}
-	abs := filepath.Join(outside, "secret.txt")
-	cases := []struct {
-		tool string
-		args any
-	}{
-		{"read_file", ReadFileArgs{Path: "../" + filepath.Base(outside) + "/secret.txt"}},
-		{"read_file", ReadFileArgs{Path: abs}},
+	refusesOutside(t, &Env{WS: ws}, outside, []outsideCase{
 		{"read_file", ReadFileArgs{Path: "link/secret.txt"}},
-		{"read_file", ReadFileArgs{Path: "file://" + abs}},
-		{"list_dir", ListDirArgs{Path: ".."}},
 		{"list_dir", ListDirArgs{Path: "link"}},
-		{"search_files", SearchFilesArgs{Glob: "../**/*.txt"}},
 		{"search_files", SearchFilesArgs{Glob: "link/**/*.txt"}},
-		{"search_code", SearchCodeArgs{Pattern: "s", Glob: "../*/*.txt"}},
-		{"write_file", WriteFileArgs{Path: "../evil.txt", Content: "x"}},
 		{"write_file", WriteFileArgs{Path: "link/evil.txt", Content: "x"}},
-		{"edit_file", EditFileArgs{Path: abs, Edits: []Edit{{OldText: "s", NewText: "t"}}}},
 		{"json_patch", JSONPatchArgs{Path: "link/x.json", Ops: []JSONPatchOp{{Op: "add", Path: "/a", Value: []byte("1")}}}},
-		{"move_file", MoveFileArgs{From: "in.txt", To: "../moved.txt"}},
 		{"move_file", MoveFileArgs{From: "link/secret.txt", To: "here.txt"}},
 		{"delete_file", DeleteFileArgs{Path: "link/secret.txt"}},
-		{"apply_patch", ApplyPatchArgs{Patch: "--- /dev/null\n+++ b/../evil.txt\n@@ -0,0 +1 @@\n+x\n"}},
-		{"run_command", RunCommandArgs{Command: "true", Cwd: ".."}},
 		{"run_command", RunCommandArgs{Command: "true", Cwd: "link"}},
-		{"git", GitArgs{Action: "status", Paths: []string{"../x"}}},
-	}
+	})
+}
+
+func refusesOutside(t *testing.T, env *Env, outside string, cases []outsideCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.tool, func(t *testing.T) {
 			res, err := call(t, env, tc.tool, tc.args)
@@ -140,5 +158,4 @@ func TestOutsideWorkspace(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(outside, "..", "evil.txt")); err == nil {
 		t.Error("a file was written outside the workspace")
 	}
-	_ = context.Background()
 }

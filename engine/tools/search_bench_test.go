@@ -27,6 +27,7 @@ func BenchmarkSearchCode(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer ws.Close()
 	tool, _ := Builtin().Get("search_code")
 	env := &Env{WS: ws}
 	for _, p := range []string{`EXPORT_SYMBOL_GPL`, `(?i)spin_lock_irqsave`, `ioctl\w*\(`, `zzq_not_there`, `[A-Z]{4}_[0-9]{4}`} {

@@ -296,7 +296,14 @@ function C.type_above_then_accept()
   H.wait(function()
     local review = require('agentd.review')
     local f = review.sets[review.order[1]].files[1]
-    return f.rebased and at(5, 17)
+    -- The first hunk is recomputed (its context holds the typing: a new
+    -- id) and drawn where the server says it starts now.
+    for _, h in ipairs(f.hunks) do
+      if h.id == old_ids[1] then
+        return false
+      end
+    end
+    return at(5, 17)
   end, 'the server to rebase the hunks onto the typing')
   H.eq(old_ids[2], require('agentd').hunks(b)[2].id, 'an unchanged hunk keeps its id')
   vim.api.nvim_win_set_cursor(0, { 5, 0 })
@@ -996,7 +1003,10 @@ function C.unopened_accept_moves_hunks_below()
   local c = vim.lsp.get_clients({ name = 'agentd' })[1]
   local r = c.request_sync('agentd/changes/resolve', { changeId = cs.id, decisions = { { hunkId = first.id, action = 'accept' } } }, 10000)
   H.eq(1, #r.result.applied, 'accepted on disk')
-  first.status = 'accepted'
+  -- The plugin learns the decision from the server (agentd/changes/get):
+  -- the statuses, and where each hunk starts now (`at`).
+  local got = c.request_sync('agentd/changes/get', { changeId = cs.id }, 10000)
+  review.put(got.result)
   H.eq(numbered(20):gsub('line 3\n', 'line three\nline 3b\nline 3c\n'), H.read(root .. '/a.txt'), 'disk')
   vim.cmd.edit(root .. '/a.txt')
   local hs = H.wait_hunks(0, 1)
@@ -1522,6 +1532,34 @@ function C.undo_run_and_restore()
 end
 
 
+-- :Agent undo names what the undo could not take back, in the server's
+-- words (agentd/undo/run's leftovers): here of a run made at the terminal
+-- that committed and staged in the user's repository.
+function C.undo_names_leftovers()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  local plan = H.tmp .. '/commit.json'
+  H.write(plan, vim.json.encode({ title = 'commit', steps = {
+    { id = 'c', tool = 'run_command', args = { command = 'echo n > new.txt && git add new.txt && git commit -qm "add new.txt" && echo s > staged.txt && git add staged.txt' } },
+  } }))
+  H.sh({ H.bin, 'run', plan, '--yes', '--workspace', root, '--state-dir', H.tmp .. '/state' }, root)
+  local got = H.capture_notify()
+  H.setup()
+  vim.cmd('Agent undo')
+  local text
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.msg:find('not undone', 1, true) then
+        text = n.msg
+        return true
+      end
+    end
+  end, 'the leftovers named')
+  H.truthy(text:find('the run made 1 commit in your repository', 1, true), text)
+  H.truthy(text:find('to take them back too: git revert --no-edit ', 1, true), text)
+  H.truthy(text:find('not undone: the run left staged.txt in your index (staged); to unstage: git restore --staged -- staged.txt', 1, true), text)
+  H.eq(nil, H.read(root .. '/new.txt'), 'the undo removed the run\'s file')
+end
+
 -- The daemon's log lines reach Neovim's LSP log at their own level: its
 -- info lines ("agentd serve starting") as INFO, not as errors.
 function C.daemon_logs_at_their_level()
@@ -1719,6 +1757,16 @@ function C.review_model_matches_wire()
           hs[h.id] = h.status
         end
         H.eq(fw.hunks, hs, what .. ': hunk statuses')
+      end
+      -- Where each hunk is drawn when no anchor tracks it (a buffer
+      -- opened later, or read again): the wire's `at`, whatever the
+      -- decisions of the other hunks did to the ranges.
+      if fw.at then
+        local at = {}
+        for _, h in ipairs(f.hunks or {}) do
+          at[h.id] = review.hunk_start(cs, h)
+        end
+        H.eq(fw.at, at, what .. ': where each hunk starts')
       end
     end
   end

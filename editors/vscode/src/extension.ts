@@ -816,6 +816,21 @@ function showRestore(st: State, res: RestoreResult, label: string, undoable = tr
   else void show(msg);
 }
 
+/** What an undo of a run could not take back (agentd/undo/run's leftovers): the daemon words it
+ *  (the same text as the terminal and ACP); shown here as it is, with its git revert to copy. */
+interface Leftovers { commits?: { sha: string; subject: string }[]; revert?: string; staged?: string[]; bigFiles?: string[]; text: string }
+
+function showLeftovers(st: State, l: Leftovers): void {
+  for (const line of l.text.split('\n')) st.out.warn(line);
+  const actions = l.revert ? ['Copy git revert', 'Show Details'] : ['Show Details'];
+  // One line per item in a notification: a line that introduces a list runs on with a space, the rest with "; ".
+  const oneLine = l.text.split('\n').map((x) => x.trim()).reduce((acc, x) => (acc ? acc + (acc.endsWith(':') ? ' ' : '; ') : '') + x, '');
+  void vscode.window.showWarningMessage(`agentd: ${oneLine}`, ...actions).then((a) => {
+    if (a === 'Copy git revert' && l.revert) void vscode.env.clipboard.writeText(l.revert);
+    if (a === 'Show Details') st.out.show(true);
+  });
+}
+
 /** offerLiveRun: a run of the workspace is running or paused. The user resumes it, cancels it
  *  (then the new run starts) or leaves things as they are; never a second run beside it. Returns
  *  whether to start the new run. */
@@ -1023,8 +1038,9 @@ function registerCommands(st: State): void {
   });
   reg('agentd.undoRun', async () => {
     try {
-      const res = await req<{ runId: string; snapshotId: string; restore: RestoreResult }>('agentd/undo/run', {});
+      const res = await req<{ runId: string; snapshotId: string; restore: RestoreResult; leftovers?: Leftovers }>('agentd/undo/run', {});
       showRestore(st, res.restore, `the changes of run ${res.runId}`);
+      if (res.leftovers?.text) showLeftovers(st, res.leftovers);
     } catch (e) {
       if (isRpcError(e) && e.code === -32003) { void vscode.window.showInformationMessage(`agentd: ${e.message}`); return; }
       throw e;

@@ -13,6 +13,9 @@ export interface HunkInfo {
   status: 'pending' | 'accepted' | 'rejected' | 'stale';
   oldRange: Range;
   newRange: Range;
+  /** Where the hunk starts in the file as it is now (`character` 0): the ranges are those of the
+   *  text the set was computed on, and deciding a hunk does not move the others'. */
+  at?: Position;
   oldText?: string;
   newText?: string;
   wordDiff?: WordDiff[];
@@ -154,6 +157,16 @@ export interface ViewHunk {
   touched: boolean;
 }
 
+/** hunkLines is where a hunk is in the buffer the user sees when nothing tracks it: it starts at the
+ *  server's `at` (where it starts in the file as it is now; a decision does not move the other
+ *  hunks' ranges, and the editor never works out how it moved them) and spans its side's lines
+ *  (the old text in before mode, the new text in after mode). A server without `at` gets the
+ *  range. */
+export function hunkLines(mode: Mode, h: HunkInfo): { start: number; length: number } {
+  const r = mode === 'after' ? h.newRange : h.oldRange;
+  return { start: h.at?.line ?? r.start.line, length: r.end.line - r.start.line };
+}
+
 /** viewHunks lays out the hunks of one file of a change set in the buffer the user sees:
  *  the old text in before mode, the new text in after mode. */
 export function viewHunks(cs: Pick<ChangeSet, 'id' | 'stepId' | 'review'>, file: FileInfo): ViewHunk[] {
@@ -163,8 +176,7 @@ export function viewHunks(cs: Pick<ChangeSet, 'id' | 'stepId' | 'review'>, file:
   file.hunks.forEach((h, i) => {
     const p = parsed[i];
     const bufRange = mode === 'before' ? h.oldRange : h.newRange;
-    const start = bufRange.start.line;
-    const length = bufRange.end.line - bufRange.start.line;
+    const { start, length } = hunkLines(mode, h);
     const marks: LineMark[] = [];
     const ghosts: Ghost[] = [];
     const words: WordMark[] = [];
@@ -193,7 +205,7 @@ export function viewHunks(cs: Pick<ChangeSet, 'id' | 'stepId' | 'review'>, file:
       const wordKind = mode === 'before' ? 'delete' : 'insert';
       for (const w of h.wordDiff ?? []) {
         if (w.kind !== wordKind || w.range.start.line !== w.range.end.line) continue;
-        words.push({ offset: w.range.start.line - start, start: w.range.start.character, end: w.range.end.character, kind: w.kind });
+        words.push({ offset: w.range.start.line - bufRange.start.line, start: w.range.start.character, end: w.range.end.character, kind: w.kind });
       }
     }
     out.push({

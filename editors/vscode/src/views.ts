@@ -1,6 +1,6 @@
 // The Plan, Changes and Snapshots views.
 import * as vscode from 'vscode';
-import { ChangeSet, Plan, RunState, StepState, fileCounts, fileOpenUnits, formatDuration, setCounts, isOpen, stepIcons, stepNotes } from './model';
+import { ChangeSet, Plan, RunState, StepState, fileCounts, fileOpenUnits, formatDuration, hunkLines, setCounts, isOpen, stepIcons, stepNotes } from './model';
 
 export interface Problem { stepId?: string; field?: string; message: string }
 
@@ -133,12 +133,12 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
       return it;
     }
     const h = f.hunks[n.index];
-    const r = cs.review === 'after' ? h.newRange : h.oldRange;
-    const it = new vscode.TreeItem(`lines ${r.start.line + 1}–${Math.max(r.start.line + 1, r.end.line)}`);
+    const { start, length } = hunkLines(cs.review === 'after' ? 'after' : 'before', h);
+    const it = new vscode.TreeItem(`lines ${start + 1}–${Math.max(start + 1, start + length)}`);
     it.description = h.status;
     it.contextValue = h.status === 'pending' ? 'hunk' : h.status === 'stale' ? 'hunk-stale' : 'hunk-done';
     it.iconPath = new vscode.ThemeIcon(h.status === 'accepted' ? 'check' : h.status === 'rejected' ? 'close' : h.status === 'stale' ? 'warning' : 'diff');
-    it.command = { command: 'vscode.open', title: 'Go to hunk', arguments: [vscode.Uri.parse(f.uri), { selection: new vscode.Range(r.start.line, 0, r.start.line, 0), preserveFocus: false }] };
+    it.command = { command: 'vscode.open', title: 'Go to hunk', arguments: [vscode.Uri.parse(f.uri), { selection: new vscode.Range(start, 0, start, 0), preserveFocus: false }] };
     return it;
   }
 }

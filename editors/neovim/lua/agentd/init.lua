@@ -307,7 +307,12 @@ function M.undo(opts)
     notify('agentd: undo: ' .. err, vim.log.levels.WARN)
     return nil, err
   end
-  return after_restore(res.restore or {}, ('undid run %s (back to snapshot %s)'):format(res.runId or '?', res.snapshotId or '?'), ' (:Agent undo-restore puts it back)'), res
+  after_restore(res.restore or {}, ('undid run %s (back to snapshot %s)'):format(res.runId or '?', res.snapshotId or '?'), ' (:Agent undo-restore puts it back)')
+  if type(res.leftovers) == 'table' and res.leftovers.text then
+    -- What the undo could not take back, in the server's words.
+    notify('agentd: ' .. res.leftovers.text, vim.log.levels.WARN)
+  end
+  return res.restore, res
 end
 
 --- Undoes the newest restore not yet undone (agentd/undo/restore).

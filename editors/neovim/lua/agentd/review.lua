@@ -144,26 +144,18 @@ local function proposed_lines(f)
 end
 M.proposed_lines = proposed_lines
 
---- Where a hunk starts in the buffer when it has no anchor yet: the
---- server's range, moved by the hunks of the same file accepted since the
---- server computed it (before mode writes them without rebasing the rest).
-local function server_start(cs, f, h)
-  if cs.review == 'after' then
-    return h.newRange.start.line
+--- Where a hunk starts in the buffer when it has no anchor yet (0-based):
+--- the server's `at`, where the hunk starts in the file as it is now
+--- (decisions do not move the other hunks' ranges; the server says where
+--- they are). A server without `at` gets the range of the side the buffer
+--- shows.
+local function hunk_start(cs, h)
+  if h.at then
+    return h.at.line
   end
-  local s = h.oldRange.start.line
-  local shift = 0
-  if f.rebased then
-    -- The server rebased this file onto the buffer: its ranges are current.
-    return s
-  end
-  for _, o in ipairs(f.hunks) do
-    if o.status == 'accepted' and o.oldRange.start.line < s then
-      shift = shift + (o.newRange['end'].line - o.newRange.start.line) - (o.oldRange['end'].line - o.oldRange.start.line)
-    end
-  end
-  return s + shift
+  return (cs.review == 'after' and h.newRange or h.oldRange).start.line
 end
+M.hunk_start = hunk_start
 
 local columns = 80 -- vim.o.columns, read once per draw: virtual lines are
 -- padded to it so their background spans the window
@@ -564,7 +556,7 @@ function M.draw(bufnr, trust_server)
     if w and r then
       w.row = r - a.first
       if trust_server then
-        local srow = server_start(w.set, w.file, w.hunk)
+        local srow = hunk_start(w.set, w.hunk)
         if srow ~= w.row then
           keep, w.row = false, srow
         end
@@ -580,7 +572,7 @@ function M.draw(bufnr, trust_server)
   for _, k in ipairs(order) do
     local w = want[k]
     if not w.done then
-      local row = w.row or server_start(w.set, w.file, w.hunk)
+      local row = w.row or hunk_start(w.set, w.hunk)
       local ok, id, first, has_lines, marks = pcall(draw_hunk, bufnr, w.set, w.file, w.hunk, row)
       if ok then
         new[k] = { id = id, marks = marks, status = w.hunk.status, change_id = w.set.id, hunk_id = w.hunk.id, first = first, lines = has_lines, uri = uri }
@@ -775,8 +767,6 @@ function M.on_did_change(p)
     if not replaced then
       table.insert(cs.files, nf)
     end
-    -- The server rebased the file onto the buffer: its ranges are current.
-    nf.rebased = true
     uris[#uris + 1] = nf.uri
   end
   draw_uris(uris, true)
@@ -851,7 +841,8 @@ end
 --- of its files and hunks (and any file whose hunks changed) come from
 --- agentd/changes/get, so the plugin's list is always the server's (no
 --- phantom hunk, no unit the plugin believes open while the server
---- decided it). Ranges the plugin moved with the user's typing are kept.
+--- decided it). Drawn hunks keep their anchors, which followed the
+--- user's typing.
 local function sync(c, change_id)
   local fresh = client.request_sync(c, 'agentd/changes/get', { changeId = change_id })
   local cs = M.sets[change_id]
@@ -878,11 +869,11 @@ local function sync(c, change_id)
     if same then
       f.status, f.whole, f.counts, f.op = nf.status, nf.whole, nf.counts, nf.op
       for i, h in ipairs(f.hunks or {}) do
-        h.status = nf.hunks[i].status
+        -- A decision moves where the others start now (`at`).
+        h.status, h.at = nf.hunks[i].status, nf.hunks[i].at
       end
       files[#files + 1] = f
     else
-      nf.rebased = true
       files[#files + 1] = nf
     end
   end
@@ -1169,7 +1160,7 @@ function M.items()
           if is_open(h.status) then
             local lnum = live[key(cs.id, h.id)]
             if not lnum then
-              lnum = server_start(cs, f, h) + region(h, cs.review ~= 'after') + 1
+              lnum = hunk_start(cs, h) + region(h, cs.review ~= 'after') + 1
             end
             local nold = h.oldRange['end'].line - h.oldRange.start.line
             local nnew = h.newRange['end'].line - h.newRange.start.line
@@ -1489,9 +1480,6 @@ function M.repropose(scope)
     if not cs then
       notify('agentd: re-propose failed: ' .. err, vim.log.levels.ERROR)
     else
-      for _, f in ipairs(cs.files or {}) do
-        f.rebased = true -- computed against the text as it is now
-      end
       M.put(cs)
       out[#out + 1] = cs
     end

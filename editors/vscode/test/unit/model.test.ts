@@ -95,6 +95,19 @@ test('before mode: deleted lines are in the buffer, inserted lines are ghosts', 
   assert.equal(oldText.split('\n')[h2.start + h2.focus], '\t\tb.WriteString(Hello(n))');
 });
 
+test('a hunk is laid out at the wire\'s at (where it starts now), its marks and words relative to it', () => {
+  // The server says the first hunk starts 4 lines lower now (hunks above it were accepted): the
+  // layout moves as a block; the word ranges, in the range's coordinates, stay on their lines.
+  const moved: FileInfo = { ...file, hunks: file.hunks.map((h, i) => (i === 0 ? { ...h, at: { line: 6, character: 0 } } : h)) };
+  const [h1, h2] = viewHunks(cs('before'), moved);
+  const [w1, w2] = viewHunks(cs('before'), file);
+  assert.equal(h1.start, 6);
+  assert.equal(h1.length, w1.length);
+  assert.deepEqual(h1.marks, w1.marks);
+  assert.deepEqual(h1.words, w1.words);
+  assert.equal(h2.start, w2.start, 'a hunk without at keeps its range');
+});
+
 test('after mode: inserted lines are in the buffer, deleted lines are ghosts', () => {
   const [h1] = viewHunks(cs('after'), file);
   assert.deepEqual(h1.marks, [{ offset: 3, kind: 'added' }, { offset: 4, kind: 'added' }]);

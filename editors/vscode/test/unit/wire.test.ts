@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ChangeSet, ChangesDidChange, Counts, applyFilesChanged, asksReason, countPending, fileCounts, fileOpenUnits, fileUnits, isOpen, setCounts } from '../../src/model';
+import { ChangeSet, ChangesDidChange, Counts, applyFilesChanged, asksReason, countPending, fileCounts, fileOpenUnits, fileUnits, isOpen, setCounts, viewHunks } from '../../src/model';
 
-interface FileExpect { uri: string; status: string; whole: boolean; units: number; open: number; counts: Counts; hunks?: Record<string, string> }
+interface FileExpect { uri: string; status: string; whole: boolean; units: number; open: number; counts: Counts; hunks?: Record<string, string>; at?: Record<string, number> }
 interface SetExpect { status: string; open: number; counts: Counts; reasonToModel?: boolean; files: FileExpect[] }
 interface Fixture {
   sets: { set: ChangeSet; expect: SetExpect }[];
@@ -32,6 +32,9 @@ function checkSet(cs: ChangeSet, want: SetExpect, only = false) {
     assert.deepEqual(fileCounts(f), fw.counts, `${what}: counts`);
     assert.equal(fileOpenUnits(f), fw.open, `${what}: open units`);
     if (fw.hunks) assert.deepEqual(Object.fromEntries(f.hunks.map((h) => [h.id, h.status])), fw.hunks, `${what}: hunk statuses`);
+    // Where each hunk is drawn before the user's typing moves it: the wire's `at`, whatever the
+    // decisions of the other hunks did to the ranges.
+    if (fw.at) assert.deepEqual(Object.fromEntries(viewHunks(cs, f).map((h) => [h.id, h.start])), fw.at, `${what}: where each hunk starts`);
     // The units the user decides: one for a whole file (whatever hunks it lists), else each hunk;
     // their statuses must add up to the wire's counts.
     const units = fileUnits(f);
