@@ -43,6 +43,11 @@ cp package.json README.md CHANGELOG.md LICENSE .vscodeignore "$stage/"
 cp out/extension.js "$stage/out/"
 cp media/*.png media/*.svg "$stage/media/"
 install -m 0755 "$bin" "$stage/bin/$target/$exe"
+# The licences of what the bundled binary is built from (mk/notices.sh writes them beside it
+# in a release): the .vsix ships that binary, so it ships them too.
+if [ -f "$(dirname "$bin")/THIRD_PARTY_NOTICES" ]; then
+  cp "$(dirname "$bin")/THIRD_PARTY_NOTICES" "$stage/"
+fi
 outabs=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
 # Relative links and images in the README point into the repository's editors/vscode on
 # the main branch, where they are (the marketplace shows the README without the folder).
