@@ -939,21 +939,25 @@ await check('a dead daemon: hunks cleared, reported on each command with Restart
 
 await check('New Plan says what is missing before asking for the request', async () => {
   await setSetting('agentd.model', '');
-  await palette('agentd: New Plan from Request');
   // Check that the request's own input box (its prompt, not any quick input: the palette may
-  // still be closing) never came.
+  // still be closing) never came once the setting has reached the extension. The Settings
+  // editor writes the setting after a debounce and the extension host hears of it after the
+  // settings file is read again: on a loaded machine a command run at once can still see the
+  // old model (CI saw the request asked for) or show nothing for a while. So ask up to three
+  // times, 5 s apart, and require the message in the end: an extension that never checks the
+  // model fails all three.
   const toast = page.locator('.notification-toast', { hasText: 'a plan from a request needs' });
   const asked = page.locator('.quick-input-widget', { hasText: 'What should agentd do?' });
   const outcome = async () => (await toast.count()) > 0 || (await asked.isVisible());
-  try {
-    await until('the missing model named, or the request asked for', outcome, 20000);
-  } catch {
-    // In whole runs (never alone) the first command after the Settings editor closed has
-    // twice done nothing at all, and the next one worked: say so, and run it once more.
-    console.log('  (New Plan showed nothing in 20 s; running it once more; picture: walk-new-plan-nothing.png)');
-    await shot('new-plan-nothing');
+  for (let i = 1; ; i++) {
     await palette('agentd: New Plan from Request');
-    await until('the missing model named, or the request asked for (second try)', outcome, 30000);
+    const seen = await until('the missing model named, or the request asked for', outcome, 20000).then(() => true, () => false);
+    if (seen && (await toast.count()) > 0) break;
+    console.log(`  (New Plan try ${i}: ${seen ? 'the request was asked for: the setting had not reached the extension yet' : 'nothing shown in 20 s'})`);
+    await shot(`new-plan-try-${i}`);
+    if (i === 3) throw new Error(`New Plan never named the missing model in 3 tries (last: ${seen ? 'asked for the request anyway' : 'nothing shown'})`);
+    await page.keyboard.press('Escape');
+    await sleep(5000);
   }
   assert(!(await asked.isVisible()), 'asked for the request anyway');
   const t = await toast.first().innerText();
