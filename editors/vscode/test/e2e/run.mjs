@@ -104,6 +104,21 @@ for (const at of [10, 30]) {
   for (let k = at - 3; k <= at + 3; k++) afterPatch += k === at ? `-${afterLines[k - 1]}\n+${afterLines[k - 1]} changed by agentd\n` : ` ${afterLines[k - 1]}\n`;
 }
 fs.writeFileSync(path.join(ws, 'after.agentd.json'), JSON.stringify({ title: 'After mode', steps: [{ id: 'edit', tool: 'apply_patch', args: { patch: afterPatch } }] }));
+
+// A file of three hunks, the middle one adding three lines: where the third is drawn after the
+// middle one was accepted with the file closed (the wire's at).
+const shiftLines = bulkLines(40, 'shift');
+fs.writeFileSync(path.join(ws, 'shift.txt'), shiftLines.join('\n') + '\n');
+let shiftPatch = '--- a/shift.txt\n+++ b/shift.txt\n';
+for (const [at, add] of [[5, 0], [20, 3], [35, 0]]) {
+  shiftPatch += `@@ -${at - 3},7 +${at - 3},${7 + add} @@\n`;
+  for (let k = at - 3; k <= at + 3; k++) {
+    if (k !== at) { shiftPatch += ` ${shiftLines[k - 1]}\n`; continue; }
+    shiftPatch += `-${shiftLines[k - 1]}\n+${shiftLines[k - 1]} changed\n`;
+    for (let j = 0; j < add; j++) shiftPatch += `+added ${j}\n`;
+  }
+}
+fs.writeFileSync(path.join(ws, 'shift.agentd.json'), JSON.stringify({ title: 'Shift', steps: [{ id: 'edit', tool: 'apply_patch', args: { patch: shiftPatch } }] }));
 // Plans for the plan view's context menu, a validation problem, a model-driven step and a
 // cancelled run.
 const plan = (title, steps) => JSON.stringify({ title, steps }, null, 1);
@@ -934,6 +949,33 @@ await check('a dead daemon: hunks cleared, reported on each command with Restart
   await toast.first().locator('.monaco-button', { hasText: 'Restart agentd' }).click();
   await openFile('two/a.txt');
   await until('the pending hunk back after the restart', async () => (await lenses()).includes('Accept'), 30000);
+  await palette('agentd: Reject All Changes');
+});
+
+
+await check('a hunk below one accepted with its file closed is listed and drawn where its text now is (the wire\'s at)', async () => {
+  await settle();
+  await palette('View: Close All Editors');
+  await palette('agentd: Open Plan', 'shift.agentd.json');
+  await palette('agentd: Run Plan');
+  await palette('agentd: Focus on Changes View');
+  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^Changes/ }) });
+  const rows = async () => (await pane.locator('.monaco-list-row').allTextContents()).join(' | ');
+  await until('shift.txt in the Changes view', async () => (await rows()).includes('shift.txt'), 60000);
+  const fileRow = pane.locator('.monaco-list-row', { hasText: 'shift.txt' }).first();
+  if ((await fileRow.getAttribute('aria-expanded')) === 'false') await fileRow.locator('.monaco-tl-twistie').click();
+  await until('the three hunks at their proposed lines', async () => /lines 2–8.*lines 17–23.*lines 32–38/.test(await rows()), 15000);
+  const mid = pane.locator('.monaco-list-row', { hasText: /^lines 17–/ }).first();
+  await mid.hover();
+  await mid.locator('.action-label[aria-label^="Accept Hunk"]').click();
+  await until('the middle hunk accepted and written (three lines added above the third)', async () => disk('shift.txt').split('\n')[37] === 'shift line 35', 15000);
+  // The third hunk's context starts at old line 32, now line 35.
+  await until('the third hunk listed at line 35', async () => /lines 35–41\s*pending/.test(await rows()), 15000);
+  await pane.locator('.monaco-list-row', { hasText: /^lines 35–/ }).first().click();
+  await until('shift.txt open at the third hunk', async () => (await activeTab()).includes('shift.txt') &&
+    /^Ln 35,/.test((await page.locator('.statusbar-item', { hasText: /^Ln \d+/ }).first().textContent()) ?? ''), 15000);
+  await until('its lens drawn', async () => (await lenses()).filter((t) => t === 'Accept').length === 2, 15000);
+  await shot('at-opened');
   await palette('agentd: Reject All Changes');
 });
 
