@@ -236,7 +236,13 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
 			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, llm.NoModelHelp)}}
 	}
-	req := llm.CreateRequest{Request: request, Workspace: s.ws, OpenFiles: files, Images: imgs}
+	// The turns before this one (what they asked and planned, the user's
+	// review decisions and reasons, what failed, what was undone), as
+	// every conversation's planner is told them (session.Conversation).
+	s.mu.Lock()
+	prior := s.saved.Conversation.Context("in the editor")
+	s.mu.Unlock()
+	req := llm.CreateRequest{Request: prior + request, Workspace: s.ws, OpenFiles: files, Images: imgs}
 	if s.caps.Fs.ReadTextFile {
 		// The planner's oldText check must judge the text the edit will
 		// see: the editor's buffer, read as the edit step reads it.
@@ -263,6 +269,7 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 	}
 	s.mu.Lock()
 	s.saved.Plan = plan
+	s.saved.Conversation.Add(request, plan)
 	s.mu.Unlock()
 	if err := savePlan(s.journal, plan); err != nil {
 		return nil, err
@@ -334,6 +341,9 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 	s.saved.Runs = append(s.saved.Runs, st.RunID)
 	if fp := run.Plan(); fp != nil {
 		s.saved.Plan = fp
+	}
+	if n := len(s.saved.Conversation.Turns); n > 0 {
+		s.saved.Conversation.Turns[n-1].Learn(s.journal, &st)
 	}
 	s.mu.Unlock()
 	var b strings.Builder
@@ -428,6 +438,9 @@ func (s *session) undoRun(ctx context.Context, overwrite bool) error {
 		}
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
 	}
+	s.mu.Lock()
+	s.saved.Conversation.Undid(res.RunID)
+	s.mu.Unlock()
 	s.reportRestore(ctx, res.Restore, fmt.Sprintf("Undid run %s: back to its start snapshot %s.\n", res.RunID, short12(res.SnapshotID)), "/undo --overwrite", true)
 	if res.Leftovers != nil {
 		// What the undo could not take back, in the session's words.

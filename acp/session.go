@@ -83,6 +83,9 @@ type savedSession struct {
 	CostUSD      float64             `json:"costUSD"`
 	UpdatedAt    time.Time           `json:"updatedAt"`
 	Transcript   []sdk.SessionUpdate `json:"transcript,omitempty"`
+	// Conversation is what each prompt's planner is told about the turns
+	// before it (session.Conversation, as agentd chat's).
+	Conversation agentsession.Conversation `json:"conversation,omitempty"`
 }
 
 func newSessionID() string {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -10,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -19,9 +17,9 @@ import (
 // what the user typed (with the repository map and exploration, as agentd
 // plan does), shows it and runs it with the usual review (runWith); the
 // turn (plan, review decisions and reasons, results, failures) is handed
-// to the next turn's planner as context. Wiring only: planning, running,
-// reviewing and undoing are the core's, reached as agentd run and agentd
-// undo reach them.
+// to the next turn's planner as context (session.Conversation, which ACP
+// sessions use too). Wiring only: planning, running, reviewing, undoing
+// and what a turn tells the next are the core's.
 
 type chatOptions struct {
 	w       wsFlags
@@ -32,19 +30,13 @@ type chatOptions struct {
 	explore int
 }
 
-// chatTurn is what the next turn is told about one turn.
+// chatTurn is one turn: what the core keeps of it for the next turns, and
+// its planning's token use and cost for the terminal's usage line.
 type chatTurn struct {
-	request  string
-	plan     *engine.Plan
-	runID    string
-	status   engine.RunStatus
-	steps    []string // "step w: completed", with notes and errors
-	review   []string // "change X (step w): rejected: reason"
-	failure  string   // the failed steps with their errors and output
-	undone   bool
-	tokens   int
-	costUSD  float64
-	startSnp string // the run's start snapshot, for /diff
+	*session.Turn
+	plan    *engine.Plan
+	tokens  int
+	costUSD float64
 }
 
 const chatHelp = `Type what you want changed; each turn makes a plan, shows it and runs it with the review.
@@ -90,6 +82,7 @@ type chat struct {
 	j       *engine.Journal
 	con     *console
 	turns   []*chatTurn
+	conv    session.Conversation
 	confirm bool // /plan: the next plan waits for r/e/q
 }
 
@@ -136,12 +129,7 @@ func (c *chat) modelNote() string {
 }
 
 // failed is the last turn when it failed and was not undone.
-func (c *chat) failed() *chatTurn {
-	if n := len(c.turns); n > 0 && c.turns[n-1].failure != "" && !c.turns[n-1].undone {
-		return c.turns[n-1]
-	}
-	return nil
-}
+func (c *chat) failed() *session.Turn { return c.conv.Failed() }
 
 func (c *chat) wsArgs(args ...string) []string {
 	args = append(args, "--workspace", c.root)
@@ -171,8 +159,8 @@ func (c *chat) command(line string) {
 	case word == "/undo":
 		if c.sub(c.wsArgs("undo")...) == exitOK {
 			for i := len(c.turns) - 1; i >= 0; i-- {
-				if !c.turns[i].undone && c.turns[i].startSnp != "" {
-					c.turns[i].undone = true
+				if !c.turns[i].Undone && c.turns[i].StartSnapshot != "" {
+					c.turns[i].Undone = true
 					break
 				}
 			}
@@ -182,7 +170,7 @@ func (c *chat) command(line string) {
 	case word == "/diff":
 		var last *chatTurn
 		for i := len(c.turns) - 1; i >= 0 && last == nil; i-- {
-			if c.turns[i].startSnp != "" {
+			if c.turns[i].StartSnapshot != "" {
 				last = c.turns[i]
 			}
 		}
@@ -190,7 +178,7 @@ func (c *chat) command(line string) {
 			c.con.Println("no run of this conversation took a snapshot yet: nothing to diff")
 			return
 		}
-		c.sub(c.wsArgs("snapshot", "diff", last.startSnp)...)
+		c.sub(c.wsArgs("snapshot", "diff", last.StartSnapshot)...)
 	case word == "/model":
 		if rest != "" {
 			c.o.model = rest
@@ -211,7 +199,7 @@ func (c *chat) command(line string) {
 	case (line == "f" || line == "F") && c.failed() != nil:
 		// The failure (step, error, the end of its output) is in the
 		// context, under the last turn's "What failed".
-		c.turn("fix it", "The last turn failed (see what failed above). Fix what made it fail, without undoing what it did right.")
+		c.turn("fix it", session.FixRequest)
 	default:
 		c.turn(line, line)
 	}
@@ -220,10 +208,10 @@ func (c *chat) command(line string) {
 // turn plans from request (with the conversation so far), shows the plan,
 // runs it with the review, and keeps what happened.
 func (c *chat) turn(shown, request string) {
-	t := &chatTurn{request: shown}
+	t := &chatTurn{}
 	budget := engine.NewBudget(0, 0)
 	var used engine.Usage
-	p, _ := makePlan(c.a.ctx, "chat", c.context()+request, c.root, c.o.model, c.a.stderr,
+	p, _ := makePlan(c.a.ctx, "chat", c.conv.Context("at the terminal")+request, c.root, c.o.model, c.a.stderr,
 		planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore})
 	t.tokens, t.costUSD = used.InputTokens+used.OutputTokens, used.CostUSD
 	if p == nil {
@@ -233,17 +221,19 @@ func (c *chat) turn(shown, request string) {
 	p.ID = requestPlanID(shown, time.Now())
 	p.Request = shown
 	t.plan = p
+	t.Turn = c.conv.Add(shown, p)
 	c.turns = append(c.turns, t)
 	if c.confirm {
 		c.confirm = false
 		hint := func(args ...string) string { return hintCommand(c.root, c.o.w.stateDir, args...) }
 		np, _ := confirmPlan(c.a.ctx, c.con, p, c.j, c.o.yes, hint)
 		if np == nil {
-			t.status = "not run"
+			t.Status = "not run"
 			c.usage(t, nil)
 			return
 		}
 		p, t.plan = np, np
+		t.SetPlan(np)
 	} else {
 		if err := c.j.SavePlan(p); err != nil {
 			c.con.Println(fmt.Sprintf("agentd chat: cannot save the plan: %v", err))
@@ -256,9 +246,7 @@ func (c *chat) turn(shown, request string) {
 		model: c.o.model, parallel: 4, stepTimeout: engine.DefaultStepTimeout, log: logFlags{file: &file, level: &lvl}}
 	c.con.Hold(func() { runWith(c.a.ctx, ro, c.a.stdout, c.a.stderr) })
 	st := c.runOf(p.ID)
-	if st != nil {
-		c.learn(t, st)
-	}
+	t.Learn(c.j, st)
 	c.usage(t, st)
 }
 
@@ -269,9 +257,9 @@ func (c *chat) usage(t *chatTurn, st *engine.RunState) {
 		tokens += st.Tokens
 		cost += st.CostUSD
 	}
-	line := fmt.Sprintf("turn %d: %s; %d token%s, $%.4f", len(c.turns), orDash(string(t.status)), tokens, plural(tokens), cost)
+	line := fmt.Sprintf("turn %d: %s; %d token%s, $%.4f", len(c.turns), orDash(string(t.Status)), tokens, plural(tokens), cost)
 	c.con.Println(c.con.paint("90", line))
-	if t.failure != "" {
+	if t.Failure != "" {
 		c.con.Println(c.con.paint("33", "the turn failed; f + Enter hands the failure back to the model (fix it), /undo undoes the run"))
 	}
 }
@@ -288,104 +276,4 @@ func (c *chat) runOf(planID string) *engine.RunState {
 		}
 	}
 	return nil
-}
-
-// learn records what the run did: statuses, notes and errors of the
-// steps, the review decisions with their reasons, and the failures with
-// the commands' output.
-func (c *chat) learn(t *chatTurn, st *engine.RunState) {
-	t.runID, t.status = st.RunID, st.Status
-	if len(st.Snapshots) > 0 {
-		t.startSnp = st.Snapshots[0]
-	}
-	var fail strings.Builder
-	for _, s := range st.Steps {
-		line := fmt.Sprintf("step %s: %s", s.ID, s.Status)
-		if s.Reason != "" {
-			line += " (" + s.Reason + ")"
-		}
-		if s.Error != "" {
-			line += ": " + s.Error
-		}
-		t.steps = append(t.steps, line)
-		if s.Status == engine.StepFailed {
-			fmt.Fprintf(&fail, "%s\n", line)
-			var out struct {
-				ExitCode *int   `json:"exitCode"`
-				Stdout   string `json:"stdout"`
-				Stderr   string `json:"stderr"`
-			}
-			if json.Unmarshal(s.Output, &out) == nil && (out.Stdout != "" || out.Stderr != "") {
-				fmt.Fprintf(&fail, "its output (the end):\n%s\n", tailLines(out.Stdout+out.Stderr, 40))
-			}
-		}
-	}
-	if st.Status == engine.RunFailed && fail.Len() == 0 && st.Error != "" {
-		fmt.Fprintf(&fail, "the run failed: %s\n", st.Error)
-	}
-	t.failure = strings.TrimSpace(fail.String())
-	sets, _ := review.Recorded(c.j.Journal, st.RunID)
-	for _, s := range sets {
-		line := fmt.Sprintf("change %s (step %s): %s", s.ID, orDash(s.StepID), s.Status())
-		if s.Reason != "" {
-			line += ", the user's reason: " + s.Reason
-		}
-		said := map[string]bool{s.Reason: true}
-		for _, r := range s.Rejected {
-			if k := r.Path + "\x00" + r.Reason; r.Reason != "" && !said[r.Reason] && !said[k] {
-				said[k] = true
-				line += fmt.Sprintf("; %s rejected, the user's reason: %s", r.Path, r.Reason)
-			}
-		}
-		t.review = append(t.review, line)
-	}
-}
-
-// context is the conversation so far, for the planner: what each turn
-// asked, planned, what the user decided at the review and why, and what
-// happened.
-func (c *chat) context() string {
-	if len(c.turns) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("This request is one turn of a conversation at the terminal. The turns so far, oldest first:\n")
-	for i, t := range c.turns {
-		fmt.Fprintf(&b, "\nTurn %d. The user asked: %s\n", i+1, t.request)
-		if t.plan != nil {
-			fmt.Fprintf(&b, "The plan %q:\n", t.plan.Title)
-			for _, s := range t.plan.Steps {
-				fmt.Fprintf(&b, "  - %s [%s] %s\n", s.ID, orDash(s.Tool), stepTarget(s))
-			}
-		}
-		if t.status != "" {
-			fmt.Fprintf(&b, "Result: %s\n", t.status)
-		}
-		for _, s := range t.steps {
-			fmt.Fprintf(&b, "  %s\n", s)
-		}
-		if len(t.review) > 0 {
-			b.WriteString("The user's review of its changes:\n")
-			for _, r := range t.review {
-				fmt.Fprintf(&b, "  %s\n", r)
-			}
-		}
-		if t.failure != "" {
-			fmt.Fprintf(&b, "What failed:\n%s\n", t.failure)
-		}
-		if t.undone {
-			b.WriteString("The user undid this turn's run: the workspace is back as it was before it.\n")
-		}
-	}
-	b.WriteString("\nNow the user asks (plan only this, in the light of the turns above):\n")
-	return b.String()
-}
-
-// tailLines is the last n lines of s.
-func tailLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -1,93 +1,11 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"strings"
-
-	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/engine"
 )
 
-// stepTarget says in a few words what a step acts on: the paths it writes,
-// reads or deletes, the command it runs, the pattern it searches for, so a
-// plan's preview (and --yes after it) is not approved blind.
-func stepTarget(s *engine.Step) string {
-	var a struct {
-		Path    string            `json:"path"`
-		Paths   []string          `json:"paths"`
-		From    string            `json:"from"`
-		To      string            `json:"to"`
-		Command string            `json:"command"`
-		Cwd     string            `json:"cwd"`
-		Pattern string            `json:"pattern"`
-		Glob    string            `json:"glob"`
-		Action  string            `json:"action"`
-		Patch   string            `json:"patch"`
-		Edits   []json.RawMessage `json:"edits"`
-		Ops     []json.RawMessage `json:"ops"`
-		Content *string           `json:"content"`
-	}
-	_ = json.Unmarshal(s.Args, &a)
-	switch s.Tool {
-	case "run_command":
-		t := "$ " + oneLineText(a.Command, 100)
-		if a.Cwd != "" && a.Cwd != "." {
-			t += " (in " + a.Cwd + ")"
-		}
-		return t
-	case "write_file":
-		return "writes " + a.Path
-	case "edit_file":
-		return fmt.Sprintf("edits %s (%d edit%s)", a.Path, len(a.Edits), plural(len(a.Edits)))
-	case "delete_file":
-		return "deletes " + a.Path
-	case "move_file":
-		return "moves " + a.From + " -> " + a.To
-	case "read_file":
-		return "reads " + a.Path
-	case "list_dir":
-		return "lists " + orDot(a.Path)
-	case "json_patch":
-		return fmt.Sprintf("patches %s (%d op%s)", a.Path, len(a.Ops), plural(len(a.Ops)))
-	case "search_code":
-		t := "searches for " + oneLineText(a.Pattern, 60)
-		if a.Glob != "" {
-			t += " in " + a.Glob
-		}
-		return t
-	case "search_files":
-		return "finds " + a.Glob
-	case "apply_patch":
-		var paths []string
-		if fds, err := diff.Parse(a.Patch); err == nil {
-			for _, fd := range fds {
-				p := fd.NewPath
-				if p == "" || p == "/dev/null" {
-					p = fd.OldPath
-				}
-				paths = append(paths, p)
-			}
-		}
-		return "patches " + strings.Join(paths, ", ")
-	case "git":
-		t := "git " + a.Action
-		if len(a.Paths) > 0 {
-			t += " " + strings.Join(a.Paths, " ")
-		}
-		return t
-	}
-	switch s.EffectiveKind() {
-	case engine.KindLLM, engine.KindAgent:
-		return "asks the model: " + oneLineText(s.Prompt, 80)
-	case engine.KindInput:
-		return "asks you: " + oneLineText(s.Question, 80)
-	}
-	if a.Path != "" {
-		return a.Path
-	}
-	return ""
-}
+// stepTarget says in a few words what a step acts on (engine.StepTarget).
+func stepTarget(s *engine.Step) string { return engine.StepTarget(s) }
 
 func orDot(p string) string {
 	if p == "" {
@@ -96,11 +14,5 @@ func orDot(p string) string {
 	return p
 }
 
-// oneLineText is s on one line, cut to n runes.
-func oneLineText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		s = string(r[:n-1]) + "…"
-	}
-	return s
-}
+// oneLineText is s on one line, cut to n runes (engine.OneLine).
+func oneLineText(s string, n int) string { return engine.OneLine(s, n) }

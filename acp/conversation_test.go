@@ -1,0 +1,60 @@
+package acp
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/agentd/agentd/internal/fakemodel"
+)
+
+// TestPromptsAreTurnsOfAConversation: each prompt's planner is told the
+// turns before it, as agentd chat's is (session.Conversation): what was
+// asked and planned, how the run ended, and that the user undid it.
+func TestPromptsAreTurnsOfAConversation(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	c := &testClient{}
+	conn, stop := start(t, c, modelOptions(url, state))
+	defer stop()
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
+	ctx := context.Background()
+	prompt := func(text string) {
+		t.Helper()
+		if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
+			t.Fatalf("prompt %q: %v", text, err)
+		}
+	}
+	// The plan request of the prompt whose request text is ask.
+	planRequest := func(ask string) string {
+		t.Helper()
+		for _, r := range fake.Requests() {
+			if b := string(r.Body); strings.Contains(b, `Now the user asks (plan only this, in the light of the turns above):\n`+ask) {
+				return b
+			}
+		}
+		t.Fatalf("no plan request told the turns before %q", ask)
+		return ""
+	}
+	fake.Push(fakemodel.Reply{Text: `{"title":"Note","steps":[{"id":"w","tool":"write_file","args":{"path":"note.txt","content":"one\n"}}]}`})
+	prompt("write the note")
+	fake.Push(fakemodel.Reply{Text: `{"title":"Read","steps":[{"id":"r","tool":"read_file","args":{"path":"note.txt"}}]}`})
+	prompt("read it back")
+	second := planRequest("read it back")
+	for _, want := range []string{"one turn of a conversation in the editor", "Turn 1. The user asked: write the note",
+		`The plan \"Note\":`, "w [write_file] writes note.txt", "step w: completed"} {
+		if !strings.Contains(second, want) {
+			t.Errorf("the second prompt's planner was not told %q:\n%s", want, second)
+		}
+	}
+	prompt("/undo")
+	fake.Push(fakemodel.Reply{Text: `{"title":"Again","steps":[{"id":"l","tool":"list_dir","args":{"path":"."}}]}`})
+	prompt("look again")
+	third := planRequest("look again")
+	if !strings.Contains(third, "Turn 2. The user asked: read it back") || !strings.Contains(third, "The user undid this turn's run") {
+		t.Errorf("the third prompt's planner was not told of turn 2 and the undo:\n%s", third)
+	}
+}

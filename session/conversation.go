@@ -1,0 +1,195 @@
+package session
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/review"
+)
+
+// A conversation is a run of turns (agentd chat at the terminal, an ACP
+// session's prompts): each turn makes a plan from a request and runs it.
+// The next turn's planner is told what the turns before it asked, planned,
+// what the user decided at the review and why, what failed (with the end
+// of the commands' output) and which turns the user undid. The rule of
+// what it is told lives here, once, for every front end that converses.
+
+// Turn is what the next turns are told about one turn. A front end keeps
+// it with its conversation (ACP saves it with the session).
+type Turn struct {
+	Request   string           `json:"request"`
+	PlanTitle string           `json:"planTitle,omitempty"`
+	PlanSteps []string         `json:"planSteps,omitempty"` // "id [tool] what it acts on"
+	RunID     string           `json:"runId,omitempty"`
+	Status    engine.RunStatus `json:"status,omitempty"`
+	Steps     []string         `json:"steps,omitempty"`   // "step w: completed", with reasons and errors
+	Review    []string         `json:"review,omitempty"`  // "change X (step w): rejected, the user's reason: ..."
+	Failure   string           `json:"failure,omitempty"` // the failed steps with their errors and output
+	Undone    bool             `json:"undone,omitempty"`
+	// StartSnapshot is the run's start snapshot ("" without snapshots).
+	StartSnapshot string `json:"startSnapshot,omitempty"`
+}
+
+// Conversation is a conversation's turns, oldest first.
+type Conversation struct {
+	Turns []*Turn `json:"turns,omitempty"`
+}
+
+// Add starts a turn for request with the plan made for it.
+func (c *Conversation) Add(request string, plan *engine.Plan) *Turn {
+	t := &Turn{Request: request}
+	t.SetPlan(plan)
+	c.Turns = append(c.Turns, t)
+	return t
+}
+
+// SetPlan records the plan the turn runs (after an edit, the edited one).
+func (t *Turn) SetPlan(plan *engine.Plan) {
+	if plan == nil {
+		return
+	}
+	t.PlanTitle, t.PlanSteps = plan.Title, nil
+	for _, s := range plan.Steps {
+		t.PlanSteps = append(t.PlanSteps, fmt.Sprintf("%s [%s] %s", s.ID, dash(s.Tool), engine.StepTarget(s)))
+	}
+}
+
+// Failed is the last turn when it failed and was not undone ("fix it"
+// hands it back to the model), else nil.
+func (c *Conversation) Failed() *Turn {
+	if n := len(c.Turns); n > 0 && c.Turns[n-1].Failure != "" && !c.Turns[n-1].Undone {
+		return c.Turns[n-1]
+	}
+	return nil
+}
+
+// Undid marks the turn whose run was runID as undone (an undo of the last
+// run, from this front end or another); false when no turn ran it.
+func (c *Conversation) Undid(runID string) bool {
+	for _, t := range c.Turns {
+		if t.RunID == runID && runID != "" {
+			t.Undone = true
+			return true
+		}
+	}
+	return false
+}
+
+// Learn records what the turn's run did: the steps' statuses, reasons and
+// errors, the review's decisions with the user's reasons (from the
+// journal j), and the failures with the end of the commands' output.
+func (t *Turn) Learn(j *engine.Journal, st *engine.RunState) {
+	if st == nil {
+		return
+	}
+	t.RunID, t.Status = st.RunID, st.Status
+	t.Steps, t.Review = nil, nil
+	if len(st.Snapshots) > 0 {
+		t.StartSnapshot = st.Snapshots[0]
+	}
+	var fail strings.Builder
+	for _, s := range st.Steps {
+		line := fmt.Sprintf("step %s: %s", s.ID, s.Status)
+		if s.Reason != "" {
+			line += " (" + s.Reason + ")"
+		}
+		if s.Error != "" {
+			line += ": " + s.Error
+		}
+		t.Steps = append(t.Steps, line)
+		if s.Status == engine.StepFailed {
+			fmt.Fprintf(&fail, "%s\n", line)
+			var out struct {
+				Stdout string `json:"stdout"`
+				Stderr string `json:"stderr"`
+			}
+			if json.Unmarshal(s.Output, &out) == nil && (out.Stdout != "" || out.Stderr != "") {
+				fmt.Fprintf(&fail, "its output (the end):\n%s\n", tailLines(out.Stdout+out.Stderr, 40))
+			}
+		}
+	}
+	if st.Status == engine.RunFailed && fail.Len() == 0 && st.Error != "" {
+		fmt.Fprintf(&fail, "the run failed: %s\n", st.Error)
+	}
+	t.Failure = strings.TrimSpace(fail.String())
+	if j == nil {
+		return
+	}
+	sets, _ := review.Recorded(j.Journal, st.RunID)
+	for _, s := range sets {
+		line := fmt.Sprintf("change %s (step %s): %s", s.ID, dash(s.StepID), s.Status())
+		if s.Reason != "" {
+			line += ", the user's reason: " + s.Reason
+		}
+		said := map[string]bool{s.Reason: true}
+		for _, r := range s.Rejected {
+			if k := r.Path + "\x00" + r.Reason; r.Reason != "" && !said[r.Reason] && !said[k] {
+				said[k] = true
+				line += fmt.Sprintf("; %s rejected, the user's reason: %s", r.Path, r.Reason)
+			}
+		}
+		t.Review = append(t.Review, line)
+	}
+}
+
+// Context is the conversation so far, for the planner, to put before the
+// new request (where names the front end: "at the terminal", "in the
+// editor"); "" before the first turn.
+func (c *Conversation) Context(where string) string {
+	if len(c.Turns) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "This request is one turn of a conversation %s. The turns so far, oldest first:\n", where)
+	for i, t := range c.Turns {
+		fmt.Fprintf(&b, "\nTurn %d. The user asked: %s\n", i+1, t.Request)
+		if t.PlanTitle != "" || len(t.PlanSteps) > 0 {
+			fmt.Fprintf(&b, "The plan %q:\n", t.PlanTitle)
+			for _, s := range t.PlanSteps {
+				fmt.Fprintf(&b, "  - %s\n", s)
+			}
+		}
+		if t.Status != "" {
+			fmt.Fprintf(&b, "Result: %s\n", t.Status)
+		}
+		for _, s := range t.Steps {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
+		if len(t.Review) > 0 {
+			b.WriteString("The user's review of its changes:\n")
+			for _, r := range t.Review {
+				fmt.Fprintf(&b, "  %s\n", r)
+			}
+		}
+		if t.Failure != "" {
+			fmt.Fprintf(&b, "What failed:\n%s\n", t.Failure)
+		}
+		if t.Undone {
+			b.WriteString("The user undid this turn's run: the workspace is back as it was before it.\n")
+		}
+	}
+	b.WriteString("\nNow the user asks (plan only this, in the light of the turns above):\n")
+	return b.String()
+}
+
+// FixRequest is the request that hands a failed turn back to the model
+// ("fix it"); its failure is in the context under "What failed".
+const FixRequest = "The last turn failed (see what failed above). Fix what made it fail, without undoing what it did right."
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// tailLines is the last n lines of s.
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
