@@ -7,16 +7,8 @@
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 vim.opt.rtp:prepend(vim.fn.fnamemodify(here, ':h'))
 local install = require('agentd.install')
-local passed, failed = 0, 0
-local function check(name, ok, detail)
-  if ok then
-    passed = passed + 1
-    print('ok   ' .. name)
-  else
-    failed = failed + 1
-    print('FAIL ' .. name .. ': ' .. tostring(detail))
-  end
-end
+local harness = dofile(here .. '/check.lua')
+local check = harness.check
 local function sh(cmd)
   local r = vim.system({ 'sh', '-c', cmd }, { text = true }):wait()
   assert(r.code == 0, cmd .. ': ' .. (r.stderr or ''))
@@ -75,5 +67,4 @@ local r = vim.system({ vim.env.NVIM_BIN or vim.v.progpath, '--headless', '-u', '
   '-c', 'runtime! plugin/*.lua', '-c', "lua require('agentd').setup({}); io.stdout:write('cmd=' .. vim.fn.exists(':Agent'))", '-c', 'qa!' }, { text = true }):wait(30000)
 check('the repository root works as a plugin without dir (:Agent exists)', (r.stdout or ''):find('cmd=2', 1, true) ~= nil, (r.stdout or '') .. (r.stderr or ''))
 
-print(('%d passed, %d failed'):format(passed, failed))
-os.exit(failed == 0 and 0 or 1)
+harness.done()

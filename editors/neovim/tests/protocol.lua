@@ -4,16 +4,8 @@
 -- the binary's version. Run: nvim --headless -u NONE -l tests/protocol.lua
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
 vim.opt.rtp:prepend(vim.fn.fnamemodify(here, ':h'))
-local passed, failed = 0, 0
-local function check(name, ok, detail)
-  if ok then
-    passed = passed + 1
-    print('ok   ' .. name)
-  else
-    failed = failed + 1
-    print('FAIL ' .. name .. ': ' .. tostring(detail))
-  end
-end
+local harness = dofile(here .. '/check.lua')
+local check = harness.check
 
 local protocol = require('agentd.protocol')
 check('protocol 2 is accepted', protocol.problem(2, 'x') == nil)
@@ -58,5 +50,4 @@ vim.health = h
 local all = table.concat(health, '\n')
 check(':checkhealth agentd names the binary protocol mismatch', all:find('ERROR agentd: the plugin speaks protocol 2, but', 1, true) ~= nil, all)
 
-print(('%d passed, %d failed'):format(passed, failed))
-os.exit(failed == 0 and 0 or 1)
+harness.done()
