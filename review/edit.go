@@ -172,3 +172,42 @@ func Edited(cs *workspace.ChangeSet, patch string) (*workspace.ChangeSet, []Deci
 
 // EditReason is the reason recorded for a file left out in the editor.
 const EditReason = "removed in the editor"
+
+// PendingChange is the part of s still pending, as a change set to show
+// (and to edit, with Edited) when a set's review is finished later (agentd
+// review). The caller holds the book's lock.
+func (s *Set) PendingChange() *workspace.ChangeSet {
+	cs := &workspace.ChangeSet{ID: s.ID, RunID: s.RunID, StepID: s.StepID}
+	for _, f := range s.Files {
+		fc := &workspace.FileChange{Path: f.Path, OldPath: f.OldPath, Op: f.Op, BaseHash: f.BaseHash,
+			Old: f.Old, New: f.New, Mode: f.Mode, Binary: f.Binary}
+		old := f.OldPath
+		if old == "" {
+			old = f.Path
+		}
+		if f.WholeFile() {
+			if f.Status != Pending {
+				continue
+			}
+			if !f.Binary && len(f.Hunks) > 0 {
+				fc.Diff = &diff.FileDiff{OldPath: old, NewPath: f.Path}
+				for _, h := range f.Hunks {
+					fc.Diff.Hunks = append(fc.Diff.Hunks, h.Hunk)
+				}
+			}
+			cs.Files = append(cs.Files, fc)
+			continue
+		}
+		fd := &diff.FileDiff{OldPath: old, NewPath: f.Path}
+		for _, h := range f.Hunks {
+			if h.Status == Pending {
+				fd.Hunks = append(fd.Hunks, h.Hunk)
+			}
+		}
+		if len(fd.Hunks) > 0 {
+			fc.Diff = fd
+			cs.Files = append(cs.Files, fc)
+		}
+	}
+	return cs
+}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/session"
@@ -100,7 +99,7 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 	sets := book.List()
 	book.Read(func() {
 		for _, s := range sets {
-			if (runID != "" && s.RunID != runID) || !hasPending(s) {
+			if (runID != "" && s.RunID != runID) || s.Counts().Pending == 0 {
 				continue
 			}
 			// A run still going asks about its own unapplied sets.
@@ -130,7 +129,7 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 	for i, s := range todo {
 		var cs *workspace.ChangeSet
 		var mode engine.ReviewMode
-		book.Read(func() { cs, mode = pendingChange(s), s.Review })
+		book.Read(func() { cs, mode = s.PendingChange(), s.Review })
 		text := fmt.Sprintf("(%d/%d, run %s)\n%s", i+1, len(todo), orDash(s.RunID), t.renderChange(cs))
 		if all {
 			con.Println(text)
@@ -237,55 +236,6 @@ func (t *terminal) editRecorded(ctx context.Context, s *review.Set, cs *workspac
 		return err
 	}
 	return nil
-}
-
-// hasPending reports whether any unit of s waits for a decision. The
-// caller holds the book's lock.
-func hasPending(s *review.Set) bool {
-	for _, u := range s.Units() {
-		if u.Status() == review.Pending {
-			return true
-		}
-	}
-	return false
-}
-
-// pendingChange is the part of s still pending, as a change set to show
-// (and to edit). The caller holds the book's lock.
-func pendingChange(s *review.Set) *workspace.ChangeSet {
-	cs := &workspace.ChangeSet{ID: s.ID, RunID: s.RunID, StepID: s.StepID}
-	for _, f := range s.Files {
-		fc := &workspace.FileChange{Path: f.Path, OldPath: f.OldPath, Op: f.Op, BaseHash: f.BaseHash,
-			Old: f.Old, New: f.New, Mode: f.Mode, Binary: f.Binary}
-		old := f.OldPath
-		if old == "" {
-			old = f.Path
-		}
-		if f.WholeFile() {
-			if f.Status != review.Pending {
-				continue
-			}
-			if !f.Binary && len(f.Hunks) > 0 {
-				fc.Diff = &diff.FileDiff{OldPath: old, NewPath: f.Path}
-				for _, h := range f.Hunks {
-					fc.Diff.Hunks = append(fc.Diff.Hunks, h.Hunk)
-				}
-			}
-			cs.Files = append(cs.Files, fc)
-			continue
-		}
-		fd := &diff.FileDiff{OldPath: old, NewPath: f.Path}
-		for _, h := range f.Hunks {
-			if h.Status == review.Pending {
-				fd.Hunks = append(fd.Hunks, h.Hunk)
-			}
-		}
-		if len(fd.Hunks) > 0 {
-			fc.Diff = fd
-			cs.Files = append(cs.Files, fc)
-		}
-	}
-	return cs
 }
 
 func pluralS(n int) string {
