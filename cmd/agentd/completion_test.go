@@ -87,6 +87,9 @@ func TestShellCompletion(t *testing.T) {
 		{[]string{"run", "plan.json", "--review", ""}, []string{"before", "after", "none"}, nil},
 		{[]string{"run", "--sequential", "--par"}, nil, []string{"--parallel"}},
 		{[]string{"help", "un"}, []string{"undo"}, nil},
+		{[]string{"ma"}, []string{"map"}, nil},
+		{[]string{"map", "--fo"}, []string{"--focus"}, nil},
+		{[]string{"map", "--request", "fix", "--map"}, []string{"--map-tokens"}, nil},
 	} {
 		got := complete(t, lib, script, tc.words...)
 		for _, w := range tc.want {

@@ -5,6 +5,7 @@
 //	agentd chat                  a conversation (also: agentd, on a terminal)
 //	agentd undo [RUN]            put the workspace back as it was before a run
 //	agentd plan "REQUEST"        make a plan with a model
+//	agentd map [--request TEXT]  the repository map the planner sends the model
 //	agentd validate PLAN         check a plan
 //	agentd snapshot SUBCOMMAND   snapshots of a workspace
 //	agentd runs [RUN]            past runs of a workspace
@@ -130,6 +131,7 @@ and snapshots to undo it. Editors start 'agentd serve'; 'agentd run' is the term
 		newReviewCmd(a),
 		newValidateCmd(a),
 		newPlanCmd(a),
+		newMapCmd(a),
 		newSnapshotCmd(a),
 		newRulesCmd(a),
 		newToolsCmd(a),

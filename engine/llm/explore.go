@@ -2,20 +2,13 @@ package llm
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
-	"github.com/agentd/agentd/gitops"
-	"github.com/agentd/agentd/internal/repomap"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -231,72 +224,6 @@ func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) (
 			msgs = append(msgs, Message{Role: "tool", ToolCallID: tc.ID, Content: content})
 		}
 	}
-}
-
-// repoMap returns the planner's repository map of ws, made once per
-// workspace and kept up to date by Update.
-func (p *Planner) repoMap(ws *workspace.Workspace) *repomap.Map {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.maps == nil {
-		p.maps = map[string]*repomap.Map{}
-	}
-	if m, ok := p.maps[ws.Root()]; ok {
-		return m
-	}
-	dir := p.StateDir
-	if dir == "" {
-		dir = gitops.DefaultStateDir()
-	}
-	sum := sha256.Sum256([]byte(ws.Root()))
-	cache := filepath.Join(dir, "repomap", hex.EncodeToString(sum[:8]))
-	// Builds before the flat binary cache named it .gob; a cache by that
-	// name is of no use now (its version is older) and only takes space.
-	for _, old := range []string{".gob", ".gob.delta", ".gob.dirs"} {
-		_ = os.Remove(cache + old)
-	}
-	m := repomap.New(ws, repomap.Options{
-		CacheFile: cache + ".map",
-		Watch:     p.WatchMaps,
-		Logger:    p.Logger.With("component", "repomap"),
-	})
-	p.maps[ws.Root()] = m
-	return m
-}
-
-// repositoryMap renders the map for the request (empty without a
-// workspace or with MapTokens < 0).
-func (p *Planner) repositoryMap(ctx context.Context, req CreateRequest) (string, error) {
-	if req.Workspace == nil || req.MapTokens < 0 {
-		return "", nil
-	}
-	if req.OnProgress != nil {
-		req.OnProgress(Progress{Message: "mapping the repository"})
-	}
-	m := p.repoMap(req.Workspace)
-	if err := m.Update(ctx); err != nil {
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		p.Logger.Warn("no repository map", "err", err)
-		return "", nil
-	}
-	q := repomap.Query{Request: req.Request, Focus: append([]string(nil), req.OpenFiles...), Tokens: req.MapTokens}
-	if req.Selection != nil {
-		q.Focus = append([]string{req.Selection.Path}, q.Focus...)
-	}
-	text, _, err := m.Render(ctx, q)
-	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return "", err
-		}
-		p.Logger.Warn("no repository map", "err", err)
-		return "", nil
-	}
-	if err := m.Save(); err != nil {
-		p.Logger.Warn("repository map cache not saved", "err", err)
-	}
-	return text, nil
 }
 
 // String is the progress line: the message, with the round when exploring.
