@@ -89,6 +89,17 @@ func cmdMap(ctx context.Context, o mapOpts, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd map: --map-tokens %d: the budget must be positive (agentd plan's -1 means no map, which leaves nothing to print); leave it out for %d\n", o.mapTokens, repomap.DefaultTokens)
 		return exitUsage
 	}
+	if fi, err := os.Stat(o.wsDir); err != nil || !fi.IsDir() {
+		what := "is not a folder"
+		if err != nil {
+			what = "no such folder"
+			if !os.IsNotExist(err) {
+				what = err.Error()
+			}
+		}
+		fmt.Fprintf(stderr, "agentd map: --workspace %s: %s; give the project's folder (--workspace DIR), or run agentd map inside it\n", o.wsDir, what)
+		return exitUsage
+	}
 	if !checkPlaces("map", o.wsDir, o.stateDir, o.allowBroad, stderr) {
 		return exitUsage
 	}
@@ -145,6 +156,11 @@ func cmdMap(ctx context.Context, o mapOpts, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "agentd map: %d of %d source files listed, %d of %d tokens, in %s\n",
 		len(rm.Files), rm.SourceFiles, tokens, budget, took)
+	if len(rm.Files) == 0 && rm.SourceFiles > 0 {
+		// A big tree is parsed as rankings need it: a request naming
+		// nothing in it finds no file to start from.
+		fmt.Fprintln(stderr, "agentd map: no file matched; name a symbol, file or word of the code in --request, or rank files first with --focus PATH")
+	}
 	return exitOK
 }
 

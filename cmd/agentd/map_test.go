@@ -126,7 +126,8 @@ func TestMapErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--workspace", missing}, []string{missing}},
+		{[]string{"--workspace", missing}, []string{"--workspace " + missing + ": no such folder", "give the project's folder"}},
+		{[]string{"--workspace", filepath.Join(ws, "main.go")}, []string{"main.go: is not a folder"}},
 		{[]string{"--workspace", ws, "--focus", "billing/zzz.go"}, []string{"--focus billing/zzz.go", "relative to the workspace"}},
 		{[]string{"--workspace", ws, "--focus", "../elsewhere.go"}, []string{"--focus ../elsewhere.go", "leaves the workspace"}},
 		{[]string{"--workspace", ws, "--focus", "/etc/hostname"}, []string{"--focus /etc/hostname", "not inside the workspace"}},
@@ -150,5 +151,21 @@ func TestMapErrors(t *testing.T) {
 				t.Errorf("%v: stderr lacks %q:\n%s", tc.args, w, r.stderr)
 			}
 		}
+	}
+}
+
+// TestMapNothingListed: a map that lists no file says what to do instead
+// of printing a bare header (here the only source file has no symbols).
+func TestMapNothingListed(t *testing.T) {
+	ws := filepath.Join(t.TempDir(), "empty")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "doc.go"), []byte("// Package empty has nothing yet.\npackage empty\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := agentd(t, "", "map", "--workspace", ws, "--state-dir", t.TempDir())
+	if r.code != 0 || !strings.Contains(r.stderr, "0 of 1 source files listed") || !strings.Contains(r.stderr, "no file matched; name a symbol") {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
