@@ -4,7 +4,8 @@
 # ships. mk/recall.sh prints each miss and "recall: H of N" and fails below
 # the test's own pass mark (read from recall_test.go). Needs node (make deps)
 # and Go's source of net/http (go env GOROOT). Under Wine, with the
-# windows/amd64 build: mk/recall.sh AGENTD_EXE --wine.
+# windows/amd64 build: mk/recall.sh AGENTD_EXE --wine. RECALL_LISTS=FILE
+# keeps each case's listed files, to diff two targets' maps.
 
 .PHONY: test-recall
 test-recall: build

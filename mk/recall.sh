@@ -16,6 +16,8 @@
 # Usage: mk/recall.sh AGENTD_BIN [--wine]
 #   --wine: AGENTD_BIN is a windows/amd64 agentd.exe, run under Wine
 #           (mk/wine/setup.sh), with every path given as Z:\...
+#   RECALL_LISTS=FILE writes each case's listed files, one JSON line a case,
+#           so two targets' maps can be compared (diff the two files).
 # Prints each miss, "recall: H of N" and the wall time; exits 1 below the mark.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,6 +42,7 @@ fi
 goroot=${GOROOT:-$(${GO:-go} env GOROOT)}
 [ -d "$goroot/src/net/http" ] || { echo "recall: no $goroot/src/net/http (the nethttp cases map Go's net/http; set GOROOT)" >&2; exit 2; }
 
+[ -z "${RECALL_LISTS:-}" ] || export RECALL_LISTS=$(realpath -m "$RECALL_LISTS")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 (cd "$tmp" && node - "$root" "$goroot" "$tmp" "$bin" "${wine:-}" "${runner[@]}") <<'JS'
@@ -61,6 +64,8 @@ const win = (p) => 'Z:' + p.replace(/\//g, '\\');
 const arg = (p) => (wine ? win(p) : p);
 const state = arg(path.join(tmp, 'state'));
 
+const lists = process.env.RECALL_LISTS;
+if (lists) fs.writeFileSync(lists, '');
 let hits = 0;
 const t0 = Date.now();
 const perRoot = {};
@@ -84,6 +89,7 @@ for (const c of cases) {
   let out;
   try { out = JSON.parse(r.stdout); } catch (e) { fail(`agentd map --json printed no JSON object for ${c.repo} "${c.request}": ${e.message}\n${r.stdout.slice(0, 500)}`); }
   if (!Array.isArray(out.files)) fail(`agentd map --json: no "files" list for ${c.repo} "${c.request}"`);
+  if (lists) fs.appendFileSync(lists, JSON.stringify({ repo: c.repo, request: c.request, files: out.files }) + '\n');
   if (out.files.includes(c.want)) hits++;
   else console.log(`miss: ${c.repo} "${c.request}": ${c.want} not among the ${out.files.length} files listed`);
 }
