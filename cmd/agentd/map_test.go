@@ -35,6 +35,8 @@ func mapWorkspace(t *testing.T) string {
 	return dir
 }
 
+// mapOut is the documented --json shape, written out here rather than
+// reusing map.go's mapJSON, so that a renamed field fails the test.
 type mapOut struct {
 	Files       []string `json:"files"`
 	SourceFiles int      `json:"sourceFiles"`
