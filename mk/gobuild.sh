@@ -14,11 +14,13 @@
 # Both are built from the same C (internal/repomap/wasm/glue.c and the
 # pinned grammars); TestNativeMatchesWasm checks that they give the same
 # trees.
+#   mk/gobuild.sh --parsers OS/ARCH   prints "native CC" or "wasm" (mk/notices.sh)
 set -euo pipefail
+if [ "${1-}" = --parsers ]; then
+  mode=parsers
+  shift
+fi
 t=${1:?usage: mk/gobuild.sh OS/ARCH OUT LDFLAGS [GO BUILD FLAGS...]}
-out=${2:?usage: mk/gobuild.sh OS/ARCH OUT LDFLAGS [GO BUILD FLAGS...]}
-ldflags=${3-}
-shift 3
 os=${t%/*} arch=${t#*/}
 cc="" pkg=""
 case "$t" in
@@ -26,6 +28,13 @@ case "$t" in
   linux/arm64) cc=aarch64-linux-gnu-gcc pkg=gcc-aarch64-linux-gnu ;;
   windows/amd64) cc=x86_64-w64-mingw32-gcc pkg=gcc-mingw-w64-x86-64 ;;
 esac
+if [ "${mode-}" = parsers ]; then
+  if [ -n "$cc" ]; then echo "native $cc"; else echo wasm; fi
+  exit 0
+fi
+out=${2:?usage: mk/gobuild.sh OS/ARCH OUT LDFLAGS [GO BUILD FLAGS...]}
+ldflags=${3-}
+shift 3
 cd "$(dirname "$0")/.."
 if [ -n "$cc" ]; then
   command -v "$cc" >/dev/null || {
