@@ -18,18 +18,23 @@
 #   bench/repomap.sh [DIR]      RUNS=3 first maps, AFTER_RUNS=40 changes
 # (40 runs include the full walk the watched map makes every 20 maps.)
 #
-# The map is measured as the release builds it (CGO_ENABLED=0, -trimpath:
-# tree-sitter as parsers.wasm run by wazero) and, in the same run, as the
-# last build with tree-sitter's cgo bindings (CGO_BASE, default bd89d72,
-# the parent of the commit that moved to WebAssembly, unpacked with git
-# archive into .cache/ and built with cgo), each benchmark alternating
-# between the two so both see the same load; then the ratios, release over
-# cgo. The first maps ("walk", "watch") load the compiled parsers from
-# wazero's compilation cache, as every process after a machine's first
-# does; "walk-cold" starts from an empty cache, as that first process does
+# The map is measured as the linux/amd64 and linux/arm64 releases build it
+# ("release": cgo, native tree-sitter parsers, the tags mk/gobuild.sh
+# gives), as the darwin and windows/arm64 releases build it ("wasm":
+# CGO_ENABLED=0, parsers.wasm run by wazero), and, in the same run, as the
+# last build before WebAssembly ("cgo": tree-sitter's cgo bindings,
+# CGO_BASE, default bd89d72, the parent of the commit that moved to
+# WebAssembly, unpacked with git archive into .cache/ and built with cgo),
+# each benchmark alternating between the builds so all see the same load;
+# then the ratios, release over cgo and wasm over cgo. For wasm, the first
+# maps ("walk", "watch") load the compiled parsers from wazero's
+# compilation cache, as every process after a machine's first does;
+# "walk-cold" starts from an empty cache, as that first process does
 # (CompileParsers is its compile alone); "daemon" is "watch" with the
 # parsers already loaded, as agentd serve's Prepare at start leaves them
-# (compared with the cgo build's "watch"). CGO_BASE=none skips the cgo build.
+# (compared with the cgo build's "watch"). The native build has nothing to
+# compile: its walk-cold and daemon are its walk and watch again.
+# CGO_BASE=none skips the cgo build; BUILDS="release cgo" picks builds.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 runs=${RUNS:-3}
@@ -50,10 +55,13 @@ touch "$tmp/.complete"
 fi
 echo "tree: $(wc -l < "$tmp/list") files, $(du -sh "$tmp/tree" | cut -f1), from $src" >&2
 cd "$top"
-CGO_ENABLED=0 go test -c -trimpath -o "$tmp/repomap.test" ./internal/repomap/
-builds=(release)
+read -r -a builds <<< "${BUILDS:-release wasm cgo}"
+has() { [[ " ${builds[*]} " == *" $1 "* ]]; }
+has release && CGO_ENABLED=1 go test -c -trimpath -tags netgo,osusergo -o "$tmp/repomap-release.test" ./internal/repomap/
+has wasm && CGO_ENABLED=0 go test -c -trimpath -o "$tmp/repomap-wasm.test" ./internal/repomap/
 base=${CGO_BASE:-bd89d72}
-if [ "$base" != none ]; then
+[ "$base" = none ] && builds=("${builds[@]/cgo}")
+if has cgo; then
   sha=$(git rev-parse --verify "$base^{commit}")
   bdir=$top/.cache/repomap-cgo/$sha
   if [ ! -f "$bdir/.complete" ]; then
@@ -62,12 +70,11 @@ if [ "$base" != none ]; then
     touch "$bdir/.complete"
   fi
   (cd "$bdir" && CGO_ENABLED=1 go test -c -o "$tmp/repomap-cgo.test" ./internal/repomap/)
-  builds+=(cgo)
 fi
+read -r -a builds <<< "${builds[*]}"
 # run BUILD PATTERN BENCHTIME: one benchmark run of one build.
 run() {
-  local bin=$tmp/repomap.test
-  [ "$1" = cgo ] && bin=$tmp/repomap-cgo.test
+  local bin=$tmp/repomap-$1.test
   (cd internal/repomap && REPOMAP_TREE="$tmp/tree" "$bin" -test.run '^$' \
     -test.bench "$2" -test.benchtime "$3" -test.count 1) | sed -n "s/^Benchmark/$1 Benchmark/p"
 }
@@ -76,7 +83,7 @@ out=$(
   for ((i = 0; i < runs; i++)); do
     for b in "${builds[@]}"; do run "$b" 'FirstMap' 1x; done
   done
-  run release 'CompileParsers' "${runs}x"
+  has wasm && run wasm 'CompileParsers' "${runs}x"
   for b in "${builds[@]}"; do run "$b" 'AfterOneChange' "${after}x"; done
 )
 echo "$out"
@@ -95,14 +102,18 @@ echo "$out" | awk '
       printf "%-8s %-32s %5d %10.3f s %10.3f s %10.3f s %8s\n", p[1], p[2], n[k], cpu[k]/n[k], mx[k], wall[k]/n[k], limit
     }
     if (("cgo BenchmarkFirstMap/walk") in n) {
-      print ""
-      print "release / cgo (1.5 at most):                cpu    wall"
-      split("FirstMap/walk FirstMap/watch FirstMap/walk-cold FirstMap/daemon AfterOneChange/walk AfterOneChange/watch AfterOneChange/process", names, " ")
-      for (j=1; j<=7; j++) {
-        nm=names[j]; c=nm; sub(/-cold$/, "", c); sub(/daemon$/, "watch", c)
-        rk="release Benchmark" nm; ck="cgo Benchmark" c
-        if (!(rk in n) || !(ck in n)) continue
-        printf "  %-40s %5.2f  %5.2f\n", nm (nm ~ /cold/ ? " (vs cgo walk)" : nm ~ /daemon/ ? " (vs cgo watch)" : ""), (cpu[rk]/n[rk])/(cpu[ck]/n[ck]), (wall[rk]/n[rk])/(wall[ck]/n[ck])
+      split("release wasm", bs, " ")
+      for (bi=1; bi<=2; bi++) {
+        if (!(("" bs[bi] " BenchmarkFirstMap/walk") in n)) continue
+        print ""
+        printf "%-7s / cgo (1.5 at most):                cpu    wall\n", bs[bi]
+        split("FirstMap/walk FirstMap/watch FirstMap/walk-cold FirstMap/daemon AfterOneChange/walk AfterOneChange/watch AfterOneChange/process", names, " ")
+        for (j=1; j<=7; j++) {
+          nm=names[j]; c=nm; sub(/-cold$/, "", c); sub(/daemon$/, "watch", c)
+          rk=bs[bi] " Benchmark" nm; ck="cgo Benchmark" c
+          if (!(rk in n) || !(ck in n)) continue
+          printf "  %-40s %5.2f  %5.2f\n", nm (nm ~ /cold/ ? " (vs cgo walk)" : nm ~ /daemon/ ? " (vs cgo watch)" : ""), (cpu[rk]/n[rk])/(cpu[ck]/n[ck]), (wall[rk]/n[rk])/(wall[ck]/n[ck])
+        }
       }
     }
   }'

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mk/release.sh VERSION: what `make release VERSION=...` runs once the
-# parsers are checked. For each target it builds agentd with CGO_ENABLED=0
-# (the repository map is WebAssembly run by wazero, so every target has the
-# same parsers and no C cross compiler is needed) and packs it with
+# parsers are checked. For each target it builds agentd with mk/gobuild.sh
+# (native tree-sitter parsers by cgo where Debian has the target's C
+# compiler: linux/amd64, linux/arm64, windows/amd64; parsers.wasm run by
+# wazero elsewhere; the same C either way) and packs it with
 # README.md, LICENSE and THIRD_PARTY_NOTICES (mk/notices.sh: the licences of
 # everything compiled into that target's binary) into
 # dist/agentd_VERSION_OS_ARCH.tar.gz (.zip for Windows); then one VS Code extension per platform, bundling that binary,
@@ -39,8 +40,7 @@ for t in "${targets[@]}"; do
   d=$stage/$name
   mkdir -p "$d"
   t0=$(date +%s)
-  if ! CGO_ENABLED=0 GOOS=$os GOARCH=$arch "$GO" build -trimpath \
-    -ldflags "-s -w -X main.version=$version -X main.commit=$commit" -o "$d/$exe" ./cmd/agentd; then
+  if ! GO=$GO mk/gobuild.sh "$t" "$d/$exe" "-s -w -X main.version=$version -X main.commit=$commit" -trimpath; then
     echo "release: go build for $t failed (above); going on with the other targets" >&2
     failed+=("$t")
     continue
@@ -54,7 +54,7 @@ for t in "${targets[@]}"; do
     tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -cf - "$name" \
       | gzip -n -9 > "$dist/$name.tar.gz"
   fi
-  echo "built $t in $(( $(date +%s) - t0 )) s: $(du -h "$d/$exe" | cut -f1) binary"
+  echo "built $t in $(( $(date +%s) - t0 )) s: $(du -h "$d/$exe" | cut -f1) binary, $(file -b "$d/$exe" 2>/dev/null | cut -d, -f1-2)"
   if [ -x "$vsix_script" ] || [ -f "$vsix_script" ]; then
     bash "$vsix_script" "${vscode[$t]}" "$d/$exe" "$dist/agentd-vscode_${version}_${vscode[$t]}.vsix"
   fi

@@ -7,10 +7,11 @@
 # Wine are listed with the reason in mk/wine/skip.txt. docs/platforms.md says
 # what Wine shows of Windows and what it only emulates.
 #
-# agentd.exe is built without cgo, as the release builds it (the repository
-# map's tree-sitter parsers are WebAssembly run by wazero, pure Go); mingw-w64
-# only builds the bcryptprimitives.dll stub (mk/wine/setup.sh).
-# WINE_AGENTD_EXE=dist/.../agentd.exe uses a given binary.
+# agentd.exe is built as the release builds it (mk/gobuild.sh: cgo with
+# mingw-w64, native tree-sitter parsers, statically linked), plus the
+# overlay mk/wine/setup.sh describes; mingw-w64 also builds the
+# bcryptprimitives.dll stub. WINE_AGENTD_EXE=dist/.../agentd.exe uses a
+# given binary.
 WINE_AGENTD_EXE ?= $(CACHE)/wine/agentd.exe
 
 .PHONY: test-wine test-wine-go test-wine-smoke
@@ -22,8 +23,7 @@ test-wine-go:
 
 $(CACHE)/wine/agentd.exe: FORCE_WINE_EXE
 	@eval "$$(mk/wine/setup.sh)" && \
-	  CGO_ENABLED=0 GOOS=windows GOARCH=amd64 \
-	  $(GO) build -overlay "$$WINE_OVERLAY" -ldflags "$(LDFLAGS)" -o $@ ./cmd/agentd
+	  GO=$(GO) mk/gobuild.sh windows/amd64 $@ "$(LDFLAGS)" -overlay "$$WINE_OVERLAY"
 
 .PHONY: FORCE_WINE_EXE
 FORCE_WINE_EXE:

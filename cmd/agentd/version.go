@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/agentd/agentd/internal/repomap"
 )
 
 // commit is set at build time with -ldflags "-X main.commit=..." (make
@@ -11,8 +13,9 @@ import (
 var commit = ""
 
 // versionLine is what `agentd version` prints: the version, the commit it
-// was built from and the target, e.g.
-// "agentd 1.2.0 (commit 3f2a9c1, linux/arm64)".
+// was built from, the target and how the repository map parses (native
+// or wasm parsers: internal/repomap), e.g.
+// "agentd 1.2.0 (commit 3f2a9c1, linux/arm64, native parsers)".
 func versionLine() string {
 	c := commit
 	if c == "" {
@@ -35,5 +38,5 @@ func versionLine() string {
 			}
 		}
 	}
-	return fmt.Sprintf("agentd %s (commit %s, %s/%s)", version, c, runtime.GOOS, runtime.GOARCH)
+	return fmt.Sprintf("agentd %s (commit %s, %s/%s, %s parsers)", version, c, runtime.GOOS, runtime.GOARCH, repomap.Parsers())
 }

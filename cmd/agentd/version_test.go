@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/internal/repomap"
 )
 
 // `agentd version` names the version and commit the build was given
@@ -19,7 +21,7 @@ func TestVersionNamesCommitAndTarget(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "version")
 	r := runCmd(t, cmd, nil)
-	want := "agentd 9.8.7-test (commit abc1234, " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
+	want := "agentd 9.8.7-test (commit abc1234, " + runtime.GOOS + "/" + runtime.GOARCH + ", " + repomap.Parsers() + " parsers)\n"
 	if r.code != 0 || r.stdout != want {
 		t.Errorf("agentd version: exit %d, stdout %q; want 0 and %q", r.code, r.stdout, want)
 	}

@@ -4,14 +4,17 @@
 // token budget, the way Aider's repo map is.
 //
 // It hides tree-sitter: the tree-sitter runtime and the grammars of Go,
-// JavaScript, TypeScript/TSX, Python, Rust, Lua, Java, C and C++ are one
-// WebAssembly module (parsers.wasm, built from their C sources by
-// wasm/build.sh) that wazero runs in pure Go (parser.go), so every target
-// builds without cgo and has the same parsers. One call parses a file and
-// returns its tree as a flat array of nodes that symbols.go walks in Go.
-// The module is compiled once per process, only when a file needs parsing
-// (or in the background from Prepare, for the daemon), and kept compiled
-// in wazero's compilation cache in the user's cache dir
+// JavaScript, TypeScript/TSX, Python, Rust, Lua, Java, C and C++, with
+// wasm/glue.c, which parses a file and returns its tree as a flat array of
+// nodes that symbols.go walks in Go. The same C is built two ways, so every
+// target has the same parsers (TestNativeMatchesWasm compares the trees):
+// natively by cgo where the build has a C compiler (native.go: the linux
+// and windows/amd64 releases, go build with cgo), else as one WebAssembly
+// module (parsers.wasm, built by wasm/build.sh and committed) that wazero
+// runs in pure Go (wasm.go: darwin, windows/arm64, CGO_ENABLED=0). The wasm
+// module is compiled once per process, only when a file needs parsing (or
+// in the background from Prepare, for the daemon), and kept compiled in
+// wazero's compilation cache in the user's cache dir
 // (os.UserCacheDir()/agentd/wazero), so only a machine's first process
 // pays the compile; without a writable cache dir every process compiles.
 // A parse stops when its context is done. Symbols come from each file's syntax tree;

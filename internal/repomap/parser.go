@@ -2,312 +2,41 @@ package repomap
 
 import (
 	"context"
-	_ "embed"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"sync"
-
-	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 )
 
-// parsers.wasm is the tree-sitter runtime and every grammar of lang.go
-// compiled to one wasm32-wasi module (wasm/build.sh, `make parsers`): the
-// same parsers on every target, run by wazero (pure Go, no cgo).
-//
-//go:embed parsers.wasm
-var parsersWasm []byte
+// The parsers come from one of two backends, both built from the same C
+// (wasm/glue.c, the tree-sitter runtime and the grammars at the versions
+// go.mod pins), so every target has the same repository map:
+//   - native (native.go): glue.c compiled by cgo, where the build has a C
+//     compiler (linux and windows releases, go build with cgo on amd64 and
+//     arm64);
+//   - wasm (wasm.go): parsers.wasm run by wazero, pure Go, everywhere
+//     else (darwin, windows/arm64, CGO_ENABLED=0).
+// TestNativeMatchesWasm parses the same files with both and compares the
+// trees byte for byte.
 
-// engine is the compiled module, shared by the whole process: wazero
-// compiles it once (or loads it from the compilation cache on disk) and
-// every parser is an instance of it.
-type engine struct {
-	rt     wazero.Runtime
-	mod    wazero.CompiledModule
-	kinds  [][]string          // per language: node kind names by symbol id
-	fields []map[string]uint16 // per language: field ids by name
-
-	mu   sync.Mutex
-	free []*parser // idle instances, reused across Maps
+// treeParser parses one file at a time.
+type treeParser interface {
+	// tree parses src as l. The tree is valid until the next call.
+	tree(ctx context.Context, l *lang, src []byte) (*tree, error)
 }
 
-var (
-	engineOnce sync.Once
-	theEngine  *engine
-	engineErr  error
-	// engineCacheDir, when set (tests, benchmarks), is used instead of
-	// compileCacheDir's answer.
-	engineCacheDir string
-	preparing      sync.WaitGroup // Prepare's compile
-)
-
-// getEngine returns the process's compiled parsers, compiling them (or
-// loading them from the compilation cache) on first use; log says, at
-// debug level, where they came from.
-func getEngine(ctx context.Context, log *slog.Logger) (*engine, error) {
-	startEngine(ctx, log)
-	return theEngine, engineErr
-}
-
-func startEngine(ctx context.Context, log *slog.Logger) {
-	engineOnce.Do(func() {
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
-		theEngine, engineErr = newEngine(ctx, log)
-	})
-}
-
-// Prepare compiles the parsers in the background, so that the first map
-// of a long-lived process (the daemon) does not wait for them. Only the
-// first call (of Prepare or a parse) compiles.
-func Prepare(log *slog.Logger) {
-	preparing.Go(func() { startEngine(context.Background(), log) })
-}
-
-// compileCacheDir is where wazero keeps the compiled parsers between
-// processes: the user's cache dir (os.UserCacheDir: $XDG_CACHE_HOME or
-// ~/.cache, ~/Library/Caches, %LocalAppData%), never the workspace.
-// wazero files them under a folder per wazero version, OS and
-// architecture, by the module's hash, and writes each through a
-// temporary file renamed into place, so processes of different builds
-// and processes running at once share the folder safely.
-func compileCacheDir() (string, error) {
-	if engineCacheDir != "" {
-		return engineCacheDir, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "agentd", "wazero"), nil
-}
-
-func newEngine(ctx context.Context, log *slog.Logger) (*engine, error) {
-	// The engine outlives the context of the call that happened to start
-	// it; compiling is not cancelled halfway.
-	ctx = context.WithoutCancel(ctx)
-	dir, err := compileCacheDir()
-	if err == nil {
-		var cache wazero.CompilationCache
-		if err = os.MkdirAll(dir, 0o700); err == nil {
-			cache, err = wazero.NewCompilationCacheWithDir(dir)
-		}
-		if err == nil {
-			e, err2 := compileEngine(ctx, wazero.NewRuntimeConfig().WithCompilationCache(cache))
-			if err2 == nil {
-				log.Debug("repository map: parsers ready", "compilationCache", dir)
-				return e, nil
-			}
-			err = err2
-			cache.Close(ctx)
-		}
-	}
-	// No usable cache (no cache dir, not writable, full): the map works
-	// the same, at the cost of compiling in every process.
-	log.Debug("repository map: parsers compiled without the compilation cache", "dir", dir, "err", err)
-	return compileEngine(ctx, wazero.NewRuntimeConfig())
-}
-
-func compileEngine(ctx context.Context, cfg wazero.RuntimeConfig) (*engine, error) {
-	rt := wazero.NewRuntimeWithConfig(ctx, cfg)
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("repository map: wasi: %w", err)
-	}
-	// cancelled is asked every 100 parse operations: a Go function without
-	// reflection, as wazero's fast path for host calls.
-	_, err := rt.NewHostModuleBuilder("agentd").
-		NewFunctionBuilder().WithGoFunction(api.GoFunc(func(ctx context.Context, stack []uint64) {
-		if ctx.Err() != nil {
-			stack[0] = 1
-		} else {
-			stack[0] = 0
-		}
-	}), nil, []api.ValueType{api.ValueTypeI32}).Export("cancelled").Instantiate(ctx)
-	if err != nil {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("repository map: host module: %w", err)
-	}
-	mod, err := rt.CompileModule(ctx, parsersWasm)
-	if err != nil {
-		rt.Close(ctx)
-		return nil, fmt.Errorf("repository map: compiling the parsers: %w", err)
-	}
-	e := &engine{rt: rt, mod: mod}
-	p, err := e.instance(ctx)
-	if err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
-	defer e.release(p)
-	if err := e.loadTables(ctx, p); err != nil {
-		rt.Close(ctx)
-		return nil, err
-	}
-	return e, nil
-}
-
-// loadTables reads every language's node kind and field names.
-func (e *engine) loadTables(ctx context.Context, p *parser) error {
-	call := func(name string, args ...uint64) (uint64, error) {
-		r, err := p.m.ExportedFunction(name).Call(ctx, args...)
-		if err != nil {
-			return 0, err
-		}
-		return r[0], nil
-	}
-	n, err := call("langs")
-	if err != nil {
-		return err
-	}
-	if int(n) != len(allLangs) {
-		return fmt.Errorf("repository map: parsers.wasm has %d languages, lang.go %d: rebuild it (make parsers)", n, len(allLangs))
-	}
-	for l := range uint64(n) {
-		sc, err := call("symbol_count", l)
-		if err != nil {
-			return err
-		}
-		kinds := make([]string, sc)
-		for id := range sc {
-			ptr, err := call("symbol_name", l, id)
-			if err != nil {
-				return err
-			}
-			kinds[id] = p.cstring(uint32(ptr))
-		}
-		fc, err := call("field_count", l)
-		if err != nil {
-			return err
-		}
-		fields := map[string]uint16{}
-		for id := uint64(1); id <= fc; id++ {
-			ptr, err := call("field_name", l, id)
-			if err != nil {
-				return err
-			}
-			if s := p.cstring(uint32(ptr)); s != "" {
-				fields[s] = uint16(id)
-			}
-		}
-		e.kinds = append(e.kinds, kinds)
-		e.fields = append(e.fields, fields)
-	}
-	return nil
-}
-
-// parser is one instance of the module: one file at a time.
-type parser struct {
-	e      *engine
-	m      api.Module
-	mem    api.Memory
-	input  api.Function
-	parse  api.Function
-	output api.Function
-	broken bool // a call failed: the instance is closed, not reused
-}
-
-func (e *engine) instance(ctx context.Context) (*parser, error) {
-	e.mu.Lock()
-	if n := len(e.free); n > 0 {
-		p := e.free[n-1]
-		e.free = e.free[:n-1]
-		e.mu.Unlock()
-		return p, nil
-	}
-	e.mu.Unlock()
-	m, err := e.rt.InstantiateModule(context.WithoutCancel(ctx), e.mod, wazero.NewModuleConfig().WithName(""))
-	if err != nil {
-		return nil, fmt.Errorf("repository map: starting a parser: %w", err)
-	}
-	return &parser{e: e, m: m, mem: m.Memory(), input: m.ExportedFunction("input"),
-		parse: m.ExportedFunction("parse"), output: m.ExportedFunction("output")}, nil
-}
-
-// release keeps p for the next parse (a few per core), or closes it.
-func (e *engine) release(p *parser) {
-	if p == nil {
-		return
-	}
-	if p.broken {
-		p.m.Close(context.Background())
-		return
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.free) < 16 {
-		e.free = append(e.free, p)
-		return
-	}
-	p.m.Close(context.Background())
-}
-
-func (p *parser) cstring(ptr uint32) string {
-	if ptr == 0 {
-		return ""
-	}
-	var b []byte
-	for i := ptr; ; i++ {
-		c, ok := p.mem.ReadByte(i)
-		if !ok || c == 0 {
-			return string(b)
-		}
-		b = append(b, c)
-	}
+// parserPool hands out parsers and takes them back for reuse.
+type parserPool interface {
+	instance(ctx context.Context) (treeParser, error)
+	release(treeParser)
 }
 
 var errCancelled = errors.New("parse cancelled")
 
-// tree parses src as l. The tree is valid until the next call on p.
-func (p *parser) tree(ctx context.Context, l *lang, src []byte) (t *tree, err error) {
-	defer func() {
-		if err != nil && !errors.Is(err, errCancelled) && ctx.Err() == nil {
-			p.broken = true
-		}
-	}()
-	r, err := p.input.Call(ctx, uint64(len(src)))
-	if err != nil {
-		return nil, err
-	}
-	if !p.mem.Write(uint32(r[0]), src) {
-		return nil, errors.New("repository map: parser out of memory")
-	}
-	r, err = p.parse.Call(ctx, uint64(l.id))
-	if err != nil {
-		return nil, err
-	}
-	switch n := int32(r[0]); {
-	case n == -1:
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return nil, errCancelled
-	case n < 0:
-		return nil, fmt.Errorf("repository map: parsing as %s failed (%d)", l.name, n)
-	default:
-		o, err := p.output.Call(ctx)
-		if err != nil {
-			return nil, err
-		}
-		buf, ok := p.mem.Read(uint32(o[0]), uint32(n)*nodeSize)
-		if !ok {
-			return nil, errors.New("repository map: parser output out of range")
-		}
-		return &tree{buf: buf, n: int32(n), kinds: p.e.kinds[l.id], fields: p.e.fields[l.id]}, nil
-	}
-}
-
 // tree is a parsed file as glue.c writes it: visible nodes in preorder,
 // without the insides of function bodies (no symbol is found there), each
 // 20 bytes (kind u16, field u16 with the named bit, start byte, end
-// byte, start row, index after its subtree), read in place from the
-// instance's memory.
+// byte, start row, index after its subtree), little-endian, read in place
+// from the parser's memory (the wasm instance's, or glue's C heap).
 type tree struct {
 	buf    []byte
 	n      int32
@@ -392,22 +121,26 @@ func (n *tsNode) NamedChildren() []tsNode {
 	return out
 }
 
-// parsers is one worker's parser: an instance taken from the engine on
-// first use and given back by close.
+// parsers is one worker's parser: taken from the build's backend
+// (defaultPool) on first use and given back by close.
 type parsers struct {
-	p   *parser
-	log *slog.Logger // for getEngine (nil: none)
+	pool parserPool
+	p    treeParser
+	log  *slog.Logger // for the backend's start (nil: none)
 }
 
-func (w *parsers) get(ctx context.Context) (*parser, error) {
+func (w *parsers) get(ctx context.Context) (treeParser, error) {
 	if w.p != nil {
 		return w.p, nil
 	}
-	e, err := getEngine(ctx, w.log)
-	if err != nil {
-		return nil, err
+	if w.pool == nil {
+		pool, err := defaultPool(ctx, w.log)
+		if err != nil {
+			return nil, err
+		}
+		w.pool = pool
 	}
-	p, err := e.instance(ctx)
+	p, err := w.pool.instance(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +150,16 @@ func (w *parsers) get(ctx context.Context) (*parser, error) {
 
 func (w *parsers) close() {
 	if w.p != nil {
-		w.p.e.release(w.p)
+		w.pool.release(w.p)
 		w.p = nil
 	}
+}
+
+// Parsers says how this build parses: "native" (glue.c by cgo) or "wasm"
+// (parsers.wasm under wazero). agentd version prints it.
+func Parsers() string {
+	if nativeParsers {
+		return "native"
+	}
+	return "wasm"
 }

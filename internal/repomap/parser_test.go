@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -40,7 +41,53 @@ func TestParseCancelled(t *testing.T) {
 	}
 }
 
-// Every language of lang.go is in parsers.wasm, under the same index.
+// A parse already running stops when its context is done: the progress
+// callback (wasm: asking the host; native: reading the flag the context's
+// AfterFunc sets) ends it, and the same parser then parses the next file.
+// The context's Err is nil at the parse's start, so only the callback can
+// stop it; the source takes far longer to parse than a goroutine to start.
+func TestParseCancelledWhileParsing(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("package big\n\n")
+	for i := range 200000 {
+		fmt.Fprintf(&b, "func F%d(x int) int { return x*%d + len(\"%d\") }\n", i, i, i)
+	}
+	src := []byte(b.String())
+	var w parsers
+	defer w.close()
+	ctx := &doneLater{Context: context.Background(), done: make(chan struct{})}
+	close(ctx.done)
+	syms, err := symbolsOf(ctx, &w, langGo, src)
+	if err == nil {
+		t.Fatalf("a parse whose context is done while it runs finished with %d symbols; want it stopped", len(syms))
+	}
+	if !errors.Is(err, errCancelled) && !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v; want the parse cancelled", err)
+	}
+	syms, err = symbolsOf(context.Background(), &w, langGo, []byte("package p\nfunc A() {}\n"))
+	if err != nil || len(syms) != 1 {
+		t.Fatalf("after a cancelled parse: %+v, %v; want A", syms, err)
+	}
+}
+
+// doneLater is a context whose Done is closed but whose Err says nothing
+// until asked a second time.
+type doneLater struct {
+	context.Context
+	done  chan struct{}
+	asked atomic.Int32
+}
+
+func (c *doneLater) Done() <-chan struct{} { return c.done }
+func (c *doneLater) Err() error {
+	if c.asked.Add(1) == 1 {
+		return nil
+	}
+	return context.Canceled
+}
+
+// Every language of lang.go is in the build's parsers, under the same
+// index (TestNativeMatchesWasm checks parsers.wasm beside native ones).
 func TestEveryLanguageParses(t *testing.T) {
 	srcs := map[*lang]string{
 		langGo: "package p\nfunc A() {}\n", langJS: "function A() {}\n", langTS: "function A(): void {}\n",
@@ -58,8 +105,9 @@ func TestEveryLanguageParses(t *testing.T) {
 	}
 }
 
-// The compiled parsers are kept in the user's cache dir for the next
-// process; a cache dir that cannot be made or written costs a compile in
+// The compiled parsers.wasm (the darwin and windows/arm64 releases'
+// parsers, and any build without cgo) is kept in the user's cache dir for
+// the next process; a cache dir that cannot be made or written costs a compile in
 // every process, never the map, and the debug log says so.
 func TestCompilationCache(t *testing.T) {
 	t.Cleanup(resetEngine)
@@ -67,7 +115,11 @@ func TestCompilationCache(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	parse := func() {
 		t.Helper()
-		w := parsers{log: log}
+		e, err := getEngine(context.Background(), log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := parsers{pool: e}
 		defer w.close()
 		syms, err := symbolsOf(context.Background(), &w, langGo, []byte("package p\nfunc A() {}\n"))
 		if err != nil || len(syms) != 1 || syms[0].Name != "A" {
@@ -113,14 +165,14 @@ func TestCompilationCache(t *testing.T) {
 	}
 }
 
-// Prepare compiles the parsers without waiting for a file to parse (the
-// daemon calls it at start).
+// Prepare (in builds without native parsers) compiles parsers.wasm
+// without waiting for a file to parse (the daemon calls it at start).
 func TestPrepare(t *testing.T) {
 	t.Cleanup(resetEngine)
 	resetEngine()
 	engineCacheDir = t.TempDir()
 	logs := &lockedBuffer{}
-	Prepare(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	prepareWasm(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	for deadline := time.Now().Add(2 * time.Minute); !strings.Contains(logs.String(), "parsers ready"); {
 		if time.Now().After(deadline) {
 			t.Fatalf("no parsers two minutes after Prepare; log %q", logs.String())

@@ -1,7 +1,9 @@
 //go:build parsersources
 
-// Package wasm holds the sources of internal/repomap/parsers.wasm: glue.c
-// and build.sh. This file is never built (its tag is never set); it only
+// Package wasm holds the C side of internal/repomap's parsers: glue.c
+// (built into parsers.wasm by build.sh, and natively by ../native.go with
+// cgo) and include/tree_sitter/api.h (the pinned runtime's header, for the
+// cgo build). This file is never built (its tag is never set); it only
 // makes go.mod pin the tree-sitter runtime and grammar modules whose C
 // sources build.sh compiles, so `go mod tidy` keeps them and the versions
 // live in one place.
