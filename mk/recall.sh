@@ -9,9 +9,8 @@
 # One state dir for every case, so each root is walked and parsed once and
 # later cases load the map's cache, as a second `agentd map` does.
 #
-# The pass mark is the test's own: read from recall_test.go (hits*30 <
-# 28*len(cases) fails), so the two cannot disagree; this script fails loudly
-# if that line changes shape.
+# The pass mark is the set's own ("pass" in recall.json), which the test
+# reads too, so the two cannot disagree.
 #
 # Usage: mk/recall.sh AGENTD_BIN [--wine]
 #   --wine: AGENTD_BIN is a windows/amd64 agentd.exe, run under Wine
@@ -52,13 +51,10 @@ const { spawnSync } = require('child_process');
 const [root, goroot, tmp, bin, wine, ...runner] = process.argv.slice(2);
 const fail = (msg) => { console.error('recall: FAILED: ' + msg); process.exit(1); };
 
-// The pass mark, from the test that owns it.
-const testFile = path.join(root, 'internal/repomap/recall_test.go');
-const mark = /hits\s*\*\s*(\d+)\s*<\s*(\d+)\s*\*\s*len\(cases\)/.exec(fs.readFileSync(testFile, 'utf8'));
-if (!mark) fail(`no "hits*N < M*len(cases)" line in ${testFile}: update mk/recall.sh to read the test's pass mark`);
-const [of, need] = [Number(mark[1]), Number(mark[2])];
-
-const cases = JSON.parse(fs.readFileSync(path.join(root, 'internal/repomap/testdata/recall.json'), 'utf8'));
+// The set and its pass mark, which TestContextRecall reads too.
+const set = JSON.parse(fs.readFileSync(path.join(root, 'internal/repomap/testdata/recall.json'), 'utf8'));
+if (!set.pass || !set.pass.of || !Array.isArray(set.cases)) fail('recall.json has no "pass": {"hits", "of"} and "cases"');
+const [of, need, cases] = [set.pass.of, set.pass.hits, set.cases];
 const roots = { agentd: root, demo: path.join(root, 'examples/demo'), nethttp: path.join(goroot, 'src/net/http') };
 const win = (p) => 'Z:' + p.replace(/\//g, '\\');
 const arg = (p) => (wine ? win(p) : p);

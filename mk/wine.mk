@@ -1,7 +1,8 @@
 # Windows under Wine (mk/wine/): the Go tests of gitops, workspace,
 # internal/fileset, diff, review and engine/tools cross-compiled for
 # windows/amd64 and run under Debian's wine64, then an end-to-end smoke of
-# agentd.exe (run, undo byte for byte, serve answers initialize).
+# agentd.exe (run, undo byte for byte, serve answers initialize) and the
+# context-recall set through agentd.exe map.
 # mk/wine/setup.sh installs wine64 and mingw-w64 from Debian's packages when
 # missing and fails loudly when it cannot. The tests that cannot hold under
 # Wine are listed with the reason in mk/wine/skip.txt. docs/platforms.md says
@@ -14,9 +15,9 @@
 # given binary.
 WINE_AGENTD_EXE ?= $(CACHE)/wine/agentd.exe
 
-.PHONY: test-wine test-wine-go test-wine-smoke
+.PHONY: test-wine test-wine-go test-wine-smoke test-wine-recall
 
-test-wine: test-wine-go test-wine-smoke
+test-wine: test-wine-go test-wine-smoke test-wine-recall
 
 test-wine-go:
 	mk/wine/gotests.sh
@@ -30,5 +31,9 @@ FORCE_WINE_EXE:
 
 test-wine-smoke: $(WINE_AGENTD_EXE)
 	mk/wine/smoke.sh $(WINE_AGENTD_EXE)
+
+# The context-recall set through agentd.exe map under Wine (mk/recall.sh).
+test-wine-recall: $(WINE_AGENTD_EXE)
+	mk/recall.sh $(WINE_AGENTD_EXE) --wine
 
 FRONTEND_TESTS += test-wine
