@@ -132,6 +132,9 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 	if !unparsed {
 		return nil
 	}
+	if len(cs) == 0 {
+		return m.nearRoot()
+	}
 	n := float64(len(m.files) + 1)
 	for i := range cs {
 		for _, id := range cs[i].uses {
@@ -151,6 +154,28 @@ func (m *Map) candidates(q Query, terms requestTerms) []*file {
 		out = append(out, cs[i].f)
 	}
 	return out
+}
+
+// nearRoot is what a ranking parses when nothing points anywhere (no
+// request, or one that names nothing in the code, and no focus) on a tree
+// too big to have been parsed whole: the maxCandidates source files
+// nearest the root, in path order, so the map still gives an overview of
+// the project (the prior then ranks them) rather than listing nothing.
+func (m *Map) nearRoot() []*file {
+	var fs []*file
+	for _, f := range m.files {
+		if f.Tags != nil {
+			fs = append(fs, f)
+		}
+	}
+	depth := func(f *file) int { return strings.Count(f.Path, "/") }
+	sort.Slice(fs, func(i, j int) bool {
+		if di, dj := depth(fs[i]), depth(fs[j]); di != dj {
+			return di < dj
+		}
+		return fs[i].Path < fs[j].Path
+	})
+	return fs[:min(len(fs), maxCandidates)]
 }
 
 type requestTerms struct {

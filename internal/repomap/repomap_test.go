@@ -206,3 +206,37 @@ func TestRankAndBudget(t *testing.T) {
 		}
 	}
 }
+
+// On a tree too big to be parsed whole (EagerBytes -1: never), a map with
+// nothing to go by (no request, or one naming nothing in the code) parses
+// the files nearest the root and lists them, rather than nothing.
+func TestMapWithoutSignalListsFilesNearTheRoot(t *testing.T) {
+	dir := t.TempDir()
+	write := func(p, text string) {
+		t.Helper()
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.go", "package main\n\nfunc main() {}\n\nfunc Serve() {}\n")
+	for i := range 300 {
+		write(fmt.Sprintf("internal/deep/p%03d/f.go", i), fmt.Sprintf("package p%03d\n\nfunc F%03d() {}\n", i, i))
+	}
+	m := New(openWS(t, dir), Options{EagerBytes: -1})
+	if err := m.Update(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []string{"", "make it nicer"} {
+		text, listed, err := m.Render(context.Background(), Query{Request: req})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(listed) == 0 || listed[0] != "main.go" || !strings.Contains(text, "func Serve") {
+			t.Errorf("request %q: listed %d files (first %q); want the root's main.go first with its symbols\n%s", req, len(listed), append(listed, "")[0], text)
+		}
+	}
+}
