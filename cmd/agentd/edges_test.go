@@ -97,6 +97,8 @@ func TestStateDirInsideWorkspaceRefused(t *testing.T) {
 		{args: []string{"run", p, "--yes"}, env: filepath.Join(ws, ".git", "agentd-state"), dir: ".git/agentd-state"},
 		{args: []string{"undo", "--state-dir", filepath.Join(ws, "state")}, dir: "state"},
 		{args: []string{"snapshot", "list", "--state-dir", filepath.Join(ws, "sub", "state")}, dir: "sub"},
+		// agentd plan writes the repository map's cache to the state dir.
+		{args: []string{"plan", "rename a", "--state-dir", filepath.Join(ws, "state")}, dir: "state"},
 	} {
 		cmd := exec.Command(agentdBin, append(tc.args, "--workspace", ws)...)
 		cmd.Env = append(os.Environ(), "NO_COLOR=1")

@@ -38,6 +38,7 @@ func init() {
 func newPlanCmd(a *app) *cobra.Command {
 	var wsDir, out, model string
 	var po planOpts
+	var allowBroad bool
 	cmd := &cobra.Command{
 		Use:   "plan REQUEST",
 		Short: "make a plan from a request with a model",
@@ -63,8 +64,14 @@ config file.`,
 	fs.IntVar(&po.mapTokens, "map-tokens", 0, "the repository map's budget in `TOKENS` (default 2000; -1: no map)")
 	fs.StringVar(&po.stateDir, "state-dir", "", "agentd's state `DIR`, for the repository map's cache (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
 	fs.BoolVarP(&po.verbose, "verbose", "v", false, "show the model's text as it streams in")
+	addAllowBroadFlag(fs, &allowBroad)
 	completeDirs(cmd, "workspace", "state-dir")
 	cmd.RunE = a.action(func(cmd *cobra.Command, args []string) int {
+		// The map's cache goes to the state dir: the same places rules as
+		// agentd run and agentd map, before anything is written.
+		if !checkPlaces("plan", wsDir, po.stateDir, allowBroad, a.stderr) {
+			return exitUsage
+		}
 		return cmdPlan(a.ctx, args[0], wsDir, out, model, po, a.stdout, a.stderr)
 	})
 	return cmd

@@ -79,14 +79,24 @@ func (p *Planner) repoMap(ws *workspace.Workspace) *repomap.Map {
 	if m, ok := p.maps[ws.Root()]; ok {
 		return m
 	}
-	cache := mapCacheBase(p.StateDir, ws.Root())
-	// Builds before the flat binary cache named it .gob; a cache by that
-	// name is of no use now (its version is older) and only takes space.
-	for _, old := range []string{".gob", ".gob.delta", ".gob.dirs"} {
-		_ = os.Remove(cache + old)
+	cacheFile := ""
+	// A state dir inside the workspace (or a .git) is never written: the
+	// map is then kept in memory only. Front ends refuse such a state dir
+	// before they get here; this is the rule for any that does not.
+	if err := gitops.CheckStateDir(p.StateDir, ws.Root()); err != nil {
+		p.Logger.Warn("repository map not cached", "err", err)
+	} else {
+		cache := mapCacheBase(p.StateDir, ws.Root())
+		// Builds before the flat binary cache named it .gob; a cache by
+		// that name is of no use now (its version is older) and only
+		// takes space.
+		for _, old := range []string{".gob", ".gob.delta", ".gob.dirs"} {
+			_ = os.Remove(cache + old)
+		}
+		cacheFile = cache + ".map"
 	}
 	m := repomap.New(ws, repomap.Options{
-		CacheFile: cache + ".map",
+		CacheFile: cacheFile,
 		Watch:     p.WatchMaps,
 		Logger:    p.Logger.With("component", "repomap"),
 	})

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +56,24 @@ func TestRepositoryMapIsThePlanners(t *testing.T) {
 	}
 	if st := other.repoMap(ws).Stats(); st.Parsed != 0 {
 		t.Errorf("the second planner parsed %d files; the cache in %s should have had them", st.Parsed, filepath.Join(pl.StateDir, "repomap"))
+	}
+}
+
+// A state dir inside the workspace is never written, whichever front end
+// gave it: the map is made and rendered, kept in memory only.
+func TestRepositoryMapNeverCachesInsideTheWorkspace(t *testing.T) {
+	ws := newWorkspace(t, exploreFiles)
+	pl := NewPlanner(&Settings{}, nil)
+	pl.StateDir = filepath.Join(ws.Root(), "state")
+	t.Cleanup(func() { pl.Close() })
+	rm, err := pl.RepositoryMap(context.Background(), ws, MapQuery{Request: "Discount"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rm.Files) == 0 {
+		t.Errorf("no map: %+v", rm)
+	}
+	if _, err := os.Stat(pl.StateDir); err == nil {
+		t.Errorf("the map wrote its cache to %s, inside the workspace", pl.StateDir)
 	}
 }
