@@ -115,9 +115,7 @@ func cmdMap(ctx context.Context, o mapOpts, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	live := newPlanLive("map", stderr)
-	pl := llm.NewPlanner(&llm.Settings{}, nil) // no model: only its map
-	pl.StateDir = o.stateDir
-	pl.Logger = slog.New(slog.NewTextHandler(live, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	pl := session.MapPlanner(o.stateDir, slog.New(slog.NewTextHandler(live, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	defer pl.Close()
 	if live.tty {
 		live.progress(llm.Progress{Message: "mapping " + ws.Root()})
