@@ -99,7 +99,7 @@ func newSessionID() string {
 func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error) {
 	// Where agentd may work and write: refused before anything is opened
 	// or written (the same rules as every front end's).
-	if err := workspace.CheckRoot(cwd, a.opts.AllowBroadWorkspace, "agentd acp --allow-broad-workspace"); err != nil {
+	if err := workspace.CheckRoot(cwd, a.opts.AllowBroadWorkspace, "Open the project's own folder in the editor, or start agentd as `agentd acp --allow-broad-workspace`"); err != nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"cwd": err.Error()})
 	}
 	if err := gitops.CheckStateDir(a.opts.StateDir, cwd); err != nil {

@@ -12,12 +12,15 @@ test-install-neovim: nvim
 FRONTEND_TESTS += test-install-neovim
 
 # The linux-x64 platform .vsix, built by scripts/package-platform.sh around this
-# checkout's agentd, installed into code-server with no agentd on PATH, runs a plan.
+# checkout's agentd, installed into code-server with no agentd on PATH, runs a plan;
+# then, opened on the user's home folder, it is refused with agentd.allowBroadWorkspace
+# named, and turning that on restarts the bundled daemon (test/e2e/broad.mjs).
 .PHONY: test-install-vscode
 test-install-vscode: build
 	editors/vscode/scripts/install-tools.sh
 	editors/vscode/scripts/package-platform.sh linux-x64 $(BIN)/agentd $(CACHE)/agentd-linux-x64.vsix >/dev/null
 	eval "$$(editors/vscode/scripts/install-tools.sh --env)" && cd editors/vscode && \
-	  VSIX=$(CACHE)/agentd-linux-x64.vsix timeout 600 node test/e2e/install.mjs
+	  VSIX=$(CACHE)/agentd-linux-x64.vsix timeout 600 node test/e2e/install.mjs && \
+	  VSIX=$(CACHE)/agentd-linux-x64.vsix timeout 600 node test/e2e/broad.mjs
 
 FRONTEND_TESTS += test-install-vscode

@@ -174,7 +174,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	// Where agentd may work and write: refused before anything is opened
 	// or written (the same rules as every front end's).
 	if root != "" {
-		if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "initializationOptions.allowBroadWorkspace: true"); err != nil {
+		if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "Open the project's own folder, or confirm this one in the editor's settings (VS Code: agentd.allowBroadWorkspace; Neovim: allow_broad_workspace = true; initializationOptions.allowBroadWorkspace)"); err != nil {
 			return nil, badParam("rootUri", "%v", err)
 		}
 		if err := gitops.CheckStateDir(stateDir, root); err != nil {

@@ -92,7 +92,7 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if opts.WS != nil {
 		root = opts.WS.Root()
 	}
-	if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "--allow-broad-workspace"); err != nil {
+	if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "Open the project's own folder, or confirm with AllowBroadWorkspace"); err != nil {
 		return nil, err
 	}
 	if err := gitops.CheckStateDir(opts.StateDir, root); err != nil {

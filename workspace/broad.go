@@ -15,9 +15,11 @@ var ErrBroadRoot = errors.New("too broad a workspace")
 // filesystem's root (or a volume's), the user's home directory, or a
 // folder that holds it: agentd would walk and snapshot everything below
 // before the first step, and a plan's paths would reach every project.
-// flag names how the user confirms it (e.g. "--allow-broad-workspace").
-// Every front end calls it before it opens or writes anything.
-func CheckRoot(root string, allowBroad bool, flag string) error {
+// remedy is the error's last sentence, in the front end's own words: how
+// to open another folder and how to confirm this one there (a flag, an
+// editor setting). Every front end calls it before it opens or writes
+// anything.
+func CheckRoot(root string, allowBroad bool, remedy string) error {
 	if allowBroad || root == "" {
 		return nil
 	}
@@ -47,7 +49,7 @@ func CheckRoot(root string, allowBroad bool, flag string) error {
 	if what == "" {
 		return nil
 	}
-	return fmt.Errorf("the workspace %s is %s: %w; agentd would walk and snapshot everything below it, and a plan could change any project in it. Open the project's own folder (--workspace DIR), or confirm with %s", abs, what, ErrBroadRoot, flag)
+	return fmt.Errorf("the workspace %s is %s: %w; agentd would walk and snapshot everything below it, and a plan could change any project in it. %s", abs, what, ErrBroadRoot, remedy)
 }
 
 // within says whether p lies below dir (not dir itself).

@@ -22,7 +22,7 @@ func addAllowBroadFlag(fs *pflag.FlagSet, allow *bool) {
 // (workspace.CheckRoot, gitops.CheckStateDir) before anything is written;
 // on failure it prints why (as agentd NAME) and returns false.
 func checkPlaces(name, dir, stateDir string, allowBroad bool, stderr io.Writer) bool {
-	if err := workspace.CheckRoot(dir, allowBroad, allowBroadFlag); err != nil {
+	if err := workspace.CheckRoot(dir, allowBroad, "Open the project's own folder (--workspace DIR), or confirm with "+allowBroadFlag); err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", name, err)
 		return false
 	}

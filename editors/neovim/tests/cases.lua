@@ -1789,4 +1789,36 @@ function C.review_model_matches_wire()
   end
 end
 
+-- A workspace that is the user's home directory is refused, and the
+-- message says how to confirm it in Neovim (setup's allow_broad_workspace),
+-- not with a terminal flag; with the option, the daemon opens it.
+function C.broad_workspace_refused_then_allowed()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local home = vim.env.HOME
+  vim.env.HOME = H.root -- the daemon inherits it: the workspace is "home"
+  local got = H.capture_notify()
+  H.setup()
+  vim.cmd.edit(vim.fn.fnameescape(H.root .. '/a.txt'))
+  local said = function()
+    for _, n in ipairs(got) do
+      if n.msg:find('home directory', 1, true) then
+        return n.msg
+      end
+    end
+  end
+  H.wait(said, 'a refusal naming the home directory: ' .. vim.inspect(got))
+  local msg = said()
+  H.truthy(msg:find('allow_broad_workspace', 1, true), 'names the Neovim option: ' .. msg)
+  H.eq(nil, msg:find('--workspace DIR', 1, true), 'no terminal flag in an editor: ' .. msg)
+  H.wait(function() return #vim.lsp.get_clients({ name = 'agentd' }) == 0 end, 'the refused daemon to stop')
+  H.setup({ allow_broad_workspace = true })
+  vim.cmd('bwipeout!')
+  H.open('a.txt')
+  H.wait(function()
+    local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+    return c and c.initialized
+  end, 'the daemon to open the confirmed workspace')
+  vim.env.HOME = home
+end
+
 return C

@@ -59,3 +59,18 @@ export function missingBinaryMessage(setting: string): string {
   const where = setting ? `agentd.path ("${setting}") is not an executable file` : 'no agentd bundled for this platform, none on PATH, and agentd.path is not set';
   return `agentd: the agentd binary was not found (${where}).`;
 }
+
+/** Down is why there is no daemon, and the fix its button offers: a setting to open
+ *  (`setting`, default agentd.path) or a restart. */
+export type Down = { message: string; fix: 'setting' | 'restart'; setting?: string };
+
+/** downFromStart words a daemon that did not start. A workspace the daemon refuses as too broad
+ *  (your home folder, or /) is confirmed with agentd.allowBroadWorkspace, which the daemon's
+ *  message names: the button opens that setting. */
+export function downFromStart(m: string): Down {
+  if (m.includes('agentd.allowBroadWorkspace')) {
+    // The daemon's whole sentence, without the wire's "invalid params: rootUri: ".
+    return { message: `agentd: ${m.replace(/^invalid params: rootUri: /, '')}`, fix: 'setting', setting: 'agentd.allowBroadWorkspace' };
+  }
+  return { message: m.startsWith('agentd: ') ? m : `agentd: the daemon did not start: ${m}`, fix: 'restart' };
+}

@@ -16,7 +16,7 @@ import {
   logLine, missingModel, modelSpec, moveEdit, runConflict, statusText,
 } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
-import { findBinary, missingBinaryMessage, protocolProblem, serverCommand } from './binary';
+import { Down, downFromStart, findBinary, missingBinaryMessage, protocolProblem, serverCommand } from './binary';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
 
 let client: LanguageClient | undefined;
@@ -55,7 +55,7 @@ interface State {
   run?: RunState;
   /** Why there is no daemon (no binary, it died, it did not start): said again by every command
    *  that needs it, with the fix. */
-  down?: { message: string; fix: 'setting' | 'restart' };
+  down?: Down;
 }
 
 /** The daemon is not there: the message says why and what to do. */
@@ -141,9 +141,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     void refreshAll(st);
   } catch (e) {
     client = undefined;
-    const m = errText(e);
     // A refused protocol version is its own whole message (binary.ts, protocolProblem).
-    st.down = { message: m.startsWith('agentd: ') ? m : `agentd: the daemon did not start: ${m}`, fix: 'restart' };
+    st.down = downFromStart(errText(e));
     out.error(st.down.message);
     reportDown(st);
   }
@@ -159,7 +158,7 @@ function reportDown(st: State): void {
   if (!d) return;
   const actions = d.fix === 'setting' ? ['Open Setting', 'Show Log'] : ['Restart agentd', 'Show Log'];
   void vscode.window.showErrorMessage(d.message, ...actions).then((a) => {
-    if (a === 'Open Setting') void vscode.commands.executeCommand('workbench.action.openSettings', 'agentd.path');
+    if (a === 'Open Setting') void vscode.commands.executeCommand('workbench.action.openSettings', d.setting ?? 'agentd.path');
     else if (a === 'Restart agentd') void vscode.commands.executeCommand('agentd.restart');
     else if (a === 'Show Log') st.out.show(true);
   });
@@ -193,7 +192,7 @@ async function restartDaemon(st: State, why: string): Promise<void> {
   updateStatus(st);
   const cfg = vscode.workspace.getConfiguration('agentd');
   const folder = vscode.workspace.workspaceFolders?.[0];
-  const bin = findBinary(cfg.get<string>('path', ''));
+  const bin = findBinary(cfg.get<string>('path', ''), process.env.PATH ?? '', st.context.extensionPath);
   if (!bin) {
     st.down = { message: missingBinaryMessage(cfg.get<string>('path', '')) + ' Set agentd.path to the agentd binary, or put agentd on PATH.', fix: 'setting' };
     st.out.error(st.down.message);
@@ -211,7 +210,7 @@ async function restartDaemon(st: State, why: string): Promise<void> {
     await sendPolicy(st);
   } catch (e) {
     client = undefined;
-    st.down = { message: `agentd: the daemon did not start: ${errText(e)}`, fix: 'restart' };
+    st.down = downFromStart(errText(e));
     st.out.error(st.down.message);
     reportDown(st);
   }
@@ -220,7 +219,7 @@ async function restartDaemon(st: State, why: string): Promise<void> {
 /** onSettings applies a settings change at once: the binary, model, key and log level restart
  *  the daemon; approval settings go to the daemon's policy (agentd/policy/set). */
 async function onSettings(st: State, e: vscode.ConfigurationChangeEvent): Promise<void> {
-  const restart = ['agentd.path', 'agentd.model', 'agentd.provider', 'agentd.modelBaseUrl', 'agentd.logLevel'].filter((k) => e.affectsConfiguration(k));
+  const restart = ['agentd.path', 'agentd.model', 'agentd.provider', 'agentd.modelBaseUrl', 'agentd.logLevel', 'agentd.allowBroadWorkspace'].filter((k) => e.affectsConfiguration(k));
   if (restart.length) { await restartDaemon(st, `${restart.join(', ')} changed`); return; }
   if (e.affectsConfiguration('agentd.approval') && client) await sendPolicy(st);
 }
@@ -301,6 +300,8 @@ async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutp
     clientFeatures: { approvalRequest: true, changeReview: true, hunksFollowEdits: true },
   };
   if (model) init.model = model;
+  // A workspace that is your home folder or / is refused unless confirmed (the daemon's rule).
+  if (cfg.get<boolean>('allowBroadWorkspace', false)) init.allowBroadWorkspace = true;
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }],
     outputChannel: out,
@@ -312,13 +313,28 @@ async function startClient(context: vscode.ExtensionContext, out: vscode.LogOutp
       error: () => ({ action: lc!.ErrorAction.Continue, handled: true }),
       closed: () => ({ action: lc!.CloseAction.DoNotRestart, handled: true }),
     },
+    // A refused initialize is said once, by the extension (reportDown, with the fix as a
+    // button), not also by the library's own toasts: no retry offered, and its "couldn't create
+    // connection" notice goes to the log only (below).
+    initializationFailedHandler: () => false,
   };
   const c = new lc.LanguageClient('agentd', 'agentd', serverOptions, clientOptions);
+  const libError = c.error.bind(c);
+  c.error = (message: string, data?: unknown, show?: boolean | 'force') => libError(message, data, show === 'force' ? false : show);
   client = c;
   p.once('exit', (code, signal) => { if (daemon === p) onDaemonExit(code, signal); });
   context.subscriptions.push({ dispose: () => { void c.stop().catch(() => undefined); if (p.exitCode === null) p.kill(); } });
   const t1 = performance.now();
-  await Promise.race([c.start(), spawnError]);
+  try {
+    await Promise.race([c.start(), spawnError]);
+  } catch (e) {
+    // A refused initialize (the daemon's rules on where it works) leaves no daemon behind; its
+    // exit is not a death to report.
+    if (daemon === p) daemon = undefined;
+    client = undefined;
+    if (p.exitCode === null) p.kill();
+    throw e;
+  }
   startTimes.startMs = performance.now() - t1;
   // A daemon of another protocol version would misread requests: refuse it, saying which
   // versions and what to do.

@@ -99,6 +99,9 @@ local function init_options()
   if o.state_dir then
     init.stateDir = o.state_dir
   end
+  if o.allow_broad_workspace then
+    init.allowBroadWorkspace = true
+  end
   if type(o.model) == 'table' then
     -- The key goes in the daemon's environment, never on the wire.
     init.model = { provider = o.model.provider, model = o.model.model, baseUrl = o.model.baseUrl }
@@ -198,7 +201,25 @@ local function transport(argv, root, env)
         proc:kill(15)
       end,
     })
+    -- A refused initialize (a workspace that is your home directory, a
+    -- state dir inside the workspace: the daemon's rules) is said as the
+    -- daemon words it and the daemon stopped; passed on, Neovim's client
+    -- would raise it as a Lua error with a traceback.
+    local answered = false
     local stdout = vim.lsp.rpc.create_read_loop(function(body)
+      if not answered then
+        local ok, msg = pcall(vim.json.decode, body)
+        if ok and type(msg) == 'table' and msg.id ~= nil and msg.method == nil then
+          answered = true
+          if type(msg.error) == 'table' then
+            vim.schedule(function()
+              notify(('agentd: cannot open %s: %s'):format(root, tostring(msg.error.message)), vim.log.levels.ERROR)
+            end)
+            proc:kill(15)
+            return
+          end
+        end
+      end
       c:handle_body(body)
     end, nil, function(err)
       c:on_error(vim.lsp.rpc.client_errors.READ_ERROR, err)

@@ -24,6 +24,11 @@ M.defaults = {
   model = nil,
   -- Where the server keeps snapshots and state; nil: the server's default.
   state_dir = nil,
+  -- true lets agentd work in a workspace that is /, your home directory or
+  -- a folder holding it (refused by default: agentd walks and snapshots
+  -- everything below the workspace, and a plan could change any project in
+  -- it). Better: open the project's own folder.
+  allow_broad_workspace = false,
   -- Files that mark a workspace root (vim.fs.root); the cwd when none.
   root_markers = { '.git' },
   -- Start the server (and attach) when a file inside a workspace is opened.

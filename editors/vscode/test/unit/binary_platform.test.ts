@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { bundledPath, exeName, findBinary, PROTOCOL_VERSION, protocolProblem } from '../../src/binary';
+import { bundledPath, downFromStart, exeName, findBinary, PROTOCOL_VERSION, protocolProblem } from '../../src/binary';
 
 test('bundledPath is bin/<platform>-<arch>/agentd[.exe], as vsce names the targets', () => {
   assert.equal(bundledPath('/ext', 'linux', 'x64'), path.join('/ext', 'bin', 'linux-x64', 'agentd'));
@@ -44,4 +44,17 @@ test('protocolProblem refuses any version but 2, naming both and the fix', () =>
   assert.match(protocolProblem(undefined, 'agentd') ?? '', /no protocol version/);
   assert.match(protocolProblem(3, 'agentd') ?? '', /protocol 3: update the agentd extension/);
   assert.ok(!(old).includes('\n'));
+});
+
+test('downFromStart: a workspace refused as too broad offers the agentd.allowBroadWorkspace setting', () => {
+  // The daemon's words for a home-folder workspace (rpc/lifecycle.go), as the client library reports them.
+  const refused = "invalid params: rootUri: the workspace /home/me is your home directory: too broad a workspace; agentd would walk and snapshot everything below it, and a plan could change any project in it. Open the project's own folder, or confirm this one in the editor's settings (VS Code: agentd.allowBroadWorkspace; Neovim: allow_broad_workspace = true; initializationOptions.allowBroadWorkspace)";
+  const d = downFromStart(refused);
+  assert.equal(d.fix, 'setting');
+  assert.equal(d.setting, 'agentd.allowBroadWorkspace');
+  assert.ok(d.message.startsWith('agentd: the workspace /home/me is your home directory'), d.message);
+  assert.doesNotMatch(d.message, /--workspace DIR/);
+  // Anything else is offered a restart, and a message already worded by the extension is kept whole.
+  assert.deepEqual(downFromStart('spawn ENOENT'), { message: 'agentd: the daemon did not start: spawn ENOENT', fix: 'restart' });
+  assert.equal(downFromStart('agentd: protocol 1, want 2').message, 'agentd: protocol 1, want 2');
 });
