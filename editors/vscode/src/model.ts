@@ -167,6 +167,17 @@ export function hunkLines(mode: Mode, h: HunkInfo): { start: number; length: num
   return { start: h.at?.line ?? r.start.line, length: r.end.line - r.start.line };
 }
 
+/** hunkSpan is the lines a hunk spans in the file as it is now, for its label: from `at`, the
+ *  new text where it was written in (accepted in before mode; anything but rejected in after
+ *  mode), else the old text. A stale hunk keeps its side's range (its text was changed). */
+export function hunkSpan(mode: Mode, h: HunkInfo): { start: number; length: number } {
+  const { start, length } = hunkLines(mode, h);
+  if (h.status === 'stale') return { start, length };
+  const written = mode === 'after' ? h.status !== 'rejected' : h.status === 'accepted';
+  const r = written ? h.newRange : h.oldRange;
+  return { start, length: r.end.line - r.start.line };
+}
+
 /** viewHunks lays out the hunks of one file of a change set in the buffer the user sees:
  *  the old text in before mode, the new text in after mode. */
 export function viewHunks(cs: Pick<ChangeSet, 'id' | 'stepId' | 'review'>, file: FileInfo): ViewHunk[] {

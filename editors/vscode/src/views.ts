@@ -1,6 +1,6 @@
 // The Plan, Changes and Snapshots views.
 import * as vscode from 'vscode';
-import { ChangeSet, Plan, RunState, StepState, fileCounts, fileOpenUnits, formatDuration, hunkLines, setCounts, isOpen, stepIcons, stepNotes } from './model';
+import { ChangeSet, Plan, RunState, StepState, fileCounts, fileOpenUnits, formatDuration, hunkSpan, setCounts, isOpen, stepIcons, stepNotes } from './model';
 
 export interface Problem { stepId?: string; field?: string; message: string }
 
@@ -133,7 +133,7 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
       return it;
     }
     const h = f.hunks[n.index];
-    const { start, length } = hunkLines(cs.review === 'after' ? 'after' : 'before', h);
+    const { start, length } = hunkSpan(cs.review === 'after' ? 'after' : 'before', h);
     const it = new vscode.TreeItem(`lines ${start + 1}–${Math.max(start + 1, start + length)}`);
     it.description = h.status;
     it.contextValue = h.status === 'pending' ? 'hunk' : h.status === 'stale' ? 'hunk-stale' : 'hunk-done';

@@ -971,6 +971,8 @@ await check('a hunk below one accepted with its file closed is listed and drawn 
   await until('the middle hunk accepted and written (three lines added above the third)', async () => disk('shift.txt').split('\n')[37] === 'shift line 35', 15000);
   // The third hunk's context starts at old line 32, now line 35.
   await until('the third hunk listed at line 35', async () => /lines 35–41\s*pending/.test(await rows()), 15000);
+  // The accepted hunk is labelled with the lines its new text spans (three more than before).
+  await until('the accepted middle hunk listed as lines 17–26', async () => /lines 17–26\s*accepted/.test(await rows()), 15000);
   await pane.locator('.monaco-list-row', { hasText: /^lines 35–/ }).first().click();
   await until('shift.txt open at the third hunk', async () => (await activeTab()).includes('shift.txt') &&
     /^Ln 35,/.test((await page.locator('.statusbar-item', { hasText: /^Ln \d+/ }).first().textContent()) ?? ''), 15000);

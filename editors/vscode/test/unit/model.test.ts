@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, asksReason, moveEdit,
-  nextHunkLine, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits, lensWindow, lensWindowStale, inWindow,
+  nextHunkLine, hunkSpan, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits, lensWindow, lensWindowStale, inWindow,
   fileOpenUnits, ghostText, hoverDiff, agentOnly, activeRun, runConflict, logLine, missingModel, modelSpec, keyEnv, stepNotes, stepIcons,
 } from '../../src/model';
 
@@ -106,6 +106,18 @@ test('a hunk is laid out at the wire\'s at (where it starts now), its marks and 
   assert.deepEqual(h1.marks, w1.marks);
   assert.deepEqual(h1.words, w1.words);
   assert.equal(h2.start, w2.start, 'a hunk without at keeps its range');
+});
+
+test('hunkSpan labels a hunk with the lines its text spans now: the new text once written in', () => {
+  // A hunk that turns 3 lines into 6, starting on line 16 (0-based) now.
+  const h = { id: 'h', status: 'pending' as const, oldRange: { start: { line: 16, character: 0 }, end: { line: 19, character: 0 } },
+    newRange: { start: { line: 16, character: 0 }, end: { line: 22, character: 0 } }, at: { line: 16, character: 0 } };
+  assert.deepEqual(hunkSpan('before', h), { start: 16, length: 3 }, 'pending in before mode: the old text');
+  assert.deepEqual(hunkSpan('before', { ...h, status: 'accepted' }), { start: 16, length: 6 }, 'accepted in before mode: the new text');
+  assert.deepEqual(hunkSpan('before', { ...h, status: 'rejected' }), { start: 16, length: 3 });
+  assert.deepEqual(hunkSpan('after', h), { start: 16, length: 6 }, 'pending in after mode: the new text');
+  assert.deepEqual(hunkSpan('after', { ...h, status: 'rejected' }), { start: 16, length: 3 }, 'rejected in after mode: the old text');
+  assert.deepEqual(hunkSpan('before', { ...h, status: 'stale' }), { start: 16, length: 3 });
 });
 
 test('after mode: inserted lines are in the buffer, deleted lines are ghosts', () => {
