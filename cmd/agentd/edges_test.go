@@ -115,6 +115,32 @@ func TestStateDirInsideWorkspaceRefused(t *testing.T) {
 	}
 }
 
+// Without --workspace, a state dir inside the current folder and a bad
+// flag are refused before agentd asks whether that folder is the
+// workspace: answering would be for nothing.
+func TestRunRefusesBeforeAskingForTheWorkspace(t *testing.T) {
+	ws := ignoredWorkspace(t)
+	p := writePlan(t, `{"steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"x\n"}}]}`)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", p, "--state-dir", filepath.Join(ws, "state")}, "put the state dir outside the workspace"},
+		{[]string{"run", p, "--parallel", "0"}, "--parallel must be at least 1"},
+	} {
+		cmd := exec.Command(agentdBin, tc.args...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), "NO_COLOR=1")
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) || strings.Contains(string(out), "may not be the workspace") {
+			t.Errorf("agentd %v in %s: %v, want %q before any workspace question\n%s", tc.args, ws, err, tc.want, out)
+		}
+		if fileExists(ws, "state") || fileExists(ws, "a.txt") {
+			t.Errorf("agentd %v wrote in the workspace\n%s", tc.args, out)
+		}
+	}
+}
+
 // A workspace of / or the home directory is refused unless
 // --allow-broad-workspace confirms it, and every run names its workspace
 // in its first line (issue 24, point 6).

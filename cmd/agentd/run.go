@@ -114,6 +114,14 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 // leave open (which folder is the workspace), then runWith does the run.
 func cmdRun(ctx context.Context, cmd *cobra.Command, o runOptions, stdout, stderr io.Writer) int {
 	if !cmd.Flags().Changed("workspace") {
+		// Bad flags and a refused place are said before asking whether the
+		// current folder is the workspace: the answer would be for nothing.
+		if code := checkRunFlags(o, stderr); code != exitOK {
+			return code
+		}
+		if !checkPlaces("run", ".", o.stateDir, o.allowBroad, stderr) {
+			return exitUsage
+		}
 		dir, code := defaultWorkspace(o, stdin, stderr)
 		if dir == "" {
 			return code
@@ -123,12 +131,8 @@ func cmdRun(ctx context.Context, cmd *cobra.Command, o runOptions, stdout, stder
 	return runWith(ctx, o, stdout, stderr)
 }
 
-// runWith runs a plan as the options say, and returns the exit code.
-func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
-	var pos []string
-	if o.planPath != "" {
-		pos = []string{o.planPath}
-	}
+// checkRunFlags refuses flag values agentd run cannot use, naming the flag.
+func checkRunFlags(o runOptions, stderr io.Writer) int {
 	if o.review != "" && o.review != "before" && o.review != "after" && o.review != "none" {
 		fmt.Fprintf(stderr, "agentd run: --review must be before, after or none, not %q\n", o.review)
 		return exitUsage
@@ -136,6 +140,18 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	if o.parallel < 1 {
 		fmt.Fprintf(stderr, "agentd run: --parallel must be at least 1\n")
 		return exitUsage
+	}
+	return exitOK
+}
+
+// runWith runs a plan as the options say, and returns the exit code.
+func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
+	var pos []string
+	if o.planPath != "" {
+		pos = []string{o.planPath}
+	}
+	if code := checkRunFlags(o, stderr); code != exitOK {
+		return code
 	}
 	if !checkPlaces("run", o.wsDir, o.stateDir, o.allowBroad, stderr) {
 		return exitUsage
