@@ -5,8 +5,9 @@ package repomap
 // glue.c compiled natively: the tree-sitter runtime (lib.c) and the
 // grammars are compiled by the cgo packages of the same modules whose C
 // build.sh compiles into parsers.wasm (imported below, at the versions
-// go.mod pins), and glue.c calls them. wasm/include holds the runtime's
-// api.h, checked against the pinned module's by `make check-parsers`.
+// go.mod pins: these imports are also what keeps them in go.mod), and
+// glue.c calls them. wasm/include holds the runtime's api.h, checked
+// against the pinned module's by `make check-parsers`.
 
 /*
 #cgo CPPFLAGS: -I${SRCDIR}/wasm/include
@@ -49,8 +50,7 @@ type native struct {
 	kinds  [][]string
 	fields []map[string]uint16
 
-	mu   sync.Mutex
-	free []*nativeParser
+	idle idle[*nativeParser]
 }
 
 var (
@@ -105,14 +105,9 @@ func newNative() (*native, error) {
 }
 
 func (e *native) instance(context.Context) (treeParser, error) {
-	e.mu.Lock()
-	if n := len(e.free); n > 0 {
-		p := e.free[n-1]
-		e.free = e.free[:n-1]
-		e.mu.Unlock()
+	if p, ok := e.idle.take(); ok {
 		return p, nil
 	}
-	e.mu.Unlock()
 	g := C.glue_new()
 	if g == nil {
 		return nil, errors.New("repository map: no memory for a parser")
@@ -126,13 +121,9 @@ func (e *native) release(tp treeParser) {
 	if p == nil {
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.free) < 16 {
-		e.free = append(e.free, p)
-		return
+	if !e.idle.keep(p) {
+		C.glue_free(p.g)
 	}
-	C.glue_free(p.g)
 }
 
 // nativeParser is one glue: one file at a time.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -43,7 +44,7 @@ func TestNativeMatchesWasm(t *testing.T) {
 		t.Fatalf("this build's parsers are %T, want the native ones", nat)
 	}
 	for l := range allLangs {
-		if !equalStrings(wasm.kinds[l], theNative.kinds[l]) || len(wasm.fields[l]) != len(theNative.fields[l]) {
+		if !slices.Equal(wasm.kinds[l], theNative.kinds[l]) || len(wasm.fields[l]) != len(theNative.fields[l]) {
 			t.Fatalf("%s: the node kinds or fields differ between parsers.wasm and the native grammar; rebuild parsers.wasm (make parsers)", allLangs[l].name)
 		}
 	}
@@ -130,16 +131,4 @@ func treeOf(ctx context.Context, w *parsers, l *lang, src []byte) ([]byte, error
 		return nil, err
 	}
 	return bytes.Clone(tr.buf[:int(tr.n)*nodeSize]), nil
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"log/slog"
+	"sync"
 )
 
 // The parsers come from one of two backends, both built from the same C
@@ -31,6 +32,39 @@ type parserPool interface {
 }
 
 var errCancelled = errors.New("parse cancelled")
+
+// idle keeps parsers between parses for reuse (a few per core), for both
+// backends.
+type idle[P any] struct {
+	mu   sync.Mutex
+	free []P
+}
+
+// take returns an idle parser, if there is one.
+func (l *idle[P]) take() (P, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var p P
+	n := len(l.free)
+	if n == 0 {
+		return p, false
+	}
+	p = l.free[n-1]
+	l.free = l.free[:n-1]
+	return p, true
+}
+
+// keep keeps p for the next parse, or reports false when enough are kept
+// (the caller then closes p).
+func (l *idle[P]) keep(p P) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.free) >= 16 {
+		return false
+	}
+	l.free = append(l.free, p)
+	return true
+}
 
 // tree is a parsed file as glue.c writes it: visible nodes in preorder,
 // without the insides of function bodies (no symbol is found there), each

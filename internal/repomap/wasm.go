@@ -25,8 +25,7 @@ type engine struct {
 	kinds  [][]string          // per language: node kind names by symbol id
 	fields []map[string]uint16 // per language: field ids by name
 
-	mu   sync.Mutex
-	free []*parser // idle instances, reused across Maps
+	idle idle[*parser] // instances between parses, reused across Maps
 }
 
 var (
@@ -215,14 +214,9 @@ func (e *engine) instance(ctx context.Context) (treeParser, error) {
 }
 
 func (e *engine) wasmInstance(ctx context.Context) (*parser, error) {
-	e.mu.Lock()
-	if n := len(e.free); n > 0 {
-		p := e.free[n-1]
-		e.free = e.free[:n-1]
-		e.mu.Unlock()
+	if p, ok := e.idle.take(); ok {
 		return p, nil
 	}
-	e.mu.Unlock()
 	m, err := e.rt.InstantiateModule(context.WithoutCancel(ctx), e.mod, wazero.NewModuleConfig().WithName(""))
 	if err != nil {
 		return nil, fmt.Errorf("repository map: starting a parser: %w", err)
@@ -237,17 +231,9 @@ func (e *engine) release(tp treeParser) {
 	if p == nil {
 		return
 	}
-	if p.broken {
+	if p.broken || !e.idle.keep(p) {
 		p.m.Close(context.Background())
-		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(e.free) < 16 {
-		e.free = append(e.free, p)
-		return
-	}
-	p.m.Close(context.Background())
 }
 
 func (p *parser) cstring(ptr uint32) string {
