@@ -154,15 +154,10 @@ func (p *nativeParser) tree(ctx context.Context, l *lang, src []byte) (*tree, er
 	if !stop() {
 		<-set
 	}
-	switch {
-	case n == -1:
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return nil, errCancelled
-	case n < 0:
-		return nil, fmt.Errorf("repository map: parsing as %s failed (%d)", l.name, n)
-	case n == 0:
+	if err := parseFailed(ctx, l, n); err != nil {
+		return nil, err
+	}
+	if n == 0 {
 		return &tree{kinds: p.e.kinds[l.id], fields: p.e.fields[l.id]}, nil
 	}
 	buf := unsafe.Slice((*byte)(unsafe.Pointer(p.g.out)), int(n)*nodeSize)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 )
@@ -32,6 +33,21 @@ type parserPool interface {
 }
 
 var errCancelled = errors.New("parse cancelled")
+
+// parseFailed is the error of glue's parse result n when it is negative
+// (-1: cancelled; -2: a bad language or no memory), nil otherwise.
+func parseFailed(ctx context.Context, l *lang, n int32) error {
+	switch {
+	case n == -1:
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return errCancelled
+	case n < 0:
+		return fmt.Errorf("repository map: parsing as %s failed (%d)", l.name, n)
+	}
+	return nil
+}
 
 // idle keeps parsers between parses for reuse (a few per core), for both
 // backends.

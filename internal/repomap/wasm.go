@@ -268,23 +268,17 @@ func (p *parser) tree(ctx context.Context, l *lang, src []byte) (t *tree, err er
 	if err != nil {
 		return nil, err
 	}
-	switch n := int32(r[0]); {
-	case n == -1:
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		return nil, errCancelled
-	case n < 0:
-		return nil, fmt.Errorf("repository map: parsing as %s failed (%d)", l.name, n)
-	default:
-		o, err := p.output.Call(ctx)
-		if err != nil {
-			return nil, err
-		}
-		buf, ok := p.mem.Read(uint32(o[0]), uint32(n)*nodeSize)
-		if !ok {
-			return nil, errors.New("repository map: parser output out of range")
-		}
-		return &tree{buf: buf, n: int32(n), kinds: p.e.kinds[l.id], fields: p.e.fields[l.id]}, nil
+	n := int32(r[0])
+	if err := parseFailed(ctx, l, n); err != nil {
+		return nil, err
 	}
+	o, err := p.output.Call(ctx)
+	if err != nil {
+		return nil, err
+	}
+	buf, ok := p.mem.Read(uint32(o[0]), uint32(n)*nodeSize)
+	if !ok {
+		return nil, errors.New("repository map: parser output out of range")
+	}
+	return &tree{buf: buf, n: n, kinds: p.e.kinds[l.id], fields: p.e.fields[l.id]}, nil
 }
