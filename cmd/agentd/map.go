@@ -131,11 +131,7 @@ func cmdMap(ctx context.Context, o mapOpts, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd map: mapping %s: %v\n", ws.Root(), err)
 		return exitFailed
 	}
-	budget := o.mapTokens
-	if budget == 0 {
-		budget = repomap.DefaultTokens
-	}
-	tokens := (len(rm.Text) + 3) / 4 // as the map counts them: 4 characters a token
+	tokens, budget := rm.Tokens, rm.Budget
 	if rm.Files == nil {
 		rm.Files = []string{}
 	}
@@ -162,32 +158,26 @@ func cmdMap(ctx context.Context, o mapOpts, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// focusPaths makes --focus paths workspace-relative with /: a relative
-// path is taken from the workspace's root (as an editor names its open
-// files), an absolute one must be inside it; each must be a file.
+// focusPaths makes --focus paths workspace-relative with /, through the
+// workspace's own resolution (workspace.Resolve: a relative path is taken
+// from the root, as an editor names its open files; anything that leaves
+// the root, also through a symlink, is refused); each must be a file.
 func focusPaths(ws *workspace.Workspace, paths []string) ([]string, error) {
 	var out []string
 	for _, p := range paths {
 		if strings.TrimSpace(p) == "" {
 			return nil, errors.New("--focus \"\": give a file's path, relative to the workspace")
 		}
-		rel := p
-		if filepath.IsAbs(p) {
-			abs := p
-			if r, err := filepath.EvalSymlinks(p); err == nil {
-				abs = r
-			}
-			r, err := filepath.Rel(ws.Root(), abs)
-			if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
-				return nil, fmt.Errorf("--focus %s: not inside the workspace %s; give a file of the workspace, or pick the workspace with --workspace", p, ws.Root())
-			}
-			rel = r
-		}
-		rel = filepath.Clean(rel)
-		if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		rel, abs, err := ws.Resolve(p)
+		switch {
+		case errors.Is(err, workspace.ErrOutsideRoot) && filepath.IsAbs(p):
+			return nil, fmt.Errorf("--focus %s: not inside the workspace %s; give a file of the workspace, or pick the workspace with --workspace", p, ws.Root())
+		case errors.Is(err, workspace.ErrOutsideRoot):
 			return nil, fmt.Errorf("--focus %s: leaves the workspace %s; give a path relative to the workspace's root", p, ws.Root())
+		case err != nil:
+			return nil, fmt.Errorf("--focus %s: %v", p, err)
 		}
-		fi, err := os.Stat(filepath.Join(ws.Root(), rel))
+		fi, err := os.Stat(abs)
 		switch {
 		case err != nil && os.IsNotExist(err):
 			return nil, fmt.Errorf("--focus %s: no such file in the workspace %s (paths are relative to the workspace's root)", p, ws.Root())
@@ -196,7 +186,7 @@ func focusPaths(ws *workspace.Workspace, paths []string) ([]string, error) {
 		case fi.IsDir():
 			return nil, fmt.Errorf("--focus %s: is a folder; give files (repeat --focus for several)", p)
 		}
-		out = append(out, filepath.ToSlash(rel))
+		out = append(out, rel)
 	}
 	return out, nil
 }

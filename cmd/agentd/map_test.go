@@ -124,6 +124,15 @@ func TestMapErrors(t *testing.T) {
 	ws := mapWorkspace(t)
 	state := t.TempDir()
 	missing := filepath.Join(t.TempDir(), "nope")
+	// A link inside the workspace to a file outside it: the workspace's own
+	// resolution refuses it, as it refuses such a path to every tool.
+	outside := filepath.Join(t.TempDir(), "secret.go")
+	if err := os.WriteFile(outside, []byte("package secret\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "link.go")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want []string
@@ -134,6 +143,7 @@ func TestMapErrors(t *testing.T) {
 		{[]string{"--workspace", ws, "--focus", "../elsewhere.go"}, []string{"--focus ../elsewhere.go", "leaves the workspace"}},
 		{[]string{"--workspace", ws, "--focus", "/etc/hostname"}, []string{"--focus /etc/hostname", "not inside the workspace"}},
 		{[]string{"--workspace", ws, "--focus", "billing"}, []string{"--focus billing", "is a folder"}},
+		{[]string{"--workspace", ws, "--focus", "link.go"}, []string{"--focus link.go", "leaves the workspace"}},
 		{[]string{"--workspace", ws, "--map-tokens", "-1"}, []string{"--map-tokens -1", "leave it out"}},
 		{[]string{"--workspace", ws, "--map-tokens", "lots"}, []string{"map-tokens", "lots"}},
 		{[]string{"--workspace", ws, "fix", "the", "bug"}, []string{`unexpected argument "fix"`, `--request "fix the bug"`}},

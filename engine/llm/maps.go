@@ -33,6 +33,9 @@ type RepoMap struct {
 	Files []string
 	// SourceFiles is how many files of the workspace the map knows.
 	SourceFiles int
+	// Tokens is the map's size and Budget its budget, in tokens as the
+	// map counts them.
+	Tokens, Budget int
 }
 
 // RepositoryMap brings the repository map of ws up to date and renders it
@@ -55,7 +58,8 @@ func (p *Planner) RepositoryMap(ctx context.Context, ws *workspace.Workspace, q 
 	for i, f := range listed {
 		listed[i] = filepath.ToSlash(f)
 	}
-	return RepoMap{Text: text, Files: listed, SourceFiles: m.Stats().Files}, nil
+	return RepoMap{Text: text, Files: listed, SourceFiles: m.Stats().Files,
+		Tokens: repomap.TokensOf(text), Budget: repomap.Budget(q.Tokens)}, nil
 }
 
 // mapCacheBase is where the repository map of the workspace at root is

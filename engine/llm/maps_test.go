@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
+	"github.com/agentd/agentd/internal/repomap"
 )
 
 // TestRepositoryMapIsThePlanners: RepositoryMap (what `agentd map` prints)
@@ -72,6 +73,9 @@ func TestRepositoryMapNeverCachesInsideTheWorkspace(t *testing.T) {
 	}
 	if len(rm.Files) == 0 {
 		t.Errorf("no map: %+v", rm)
+	}
+	if rm.Budget != repomap.DefaultTokens || rm.Tokens != repomap.TokensOf(rm.Text) || rm.Tokens == 0 || rm.Tokens > rm.Budget {
+		t.Errorf("tokens %d of budget %d for a %d-byte map; want the map's own count within the default budget", rm.Tokens, rm.Budget, len(rm.Text))
 	}
 	if _, err := os.Stat(pl.StateDir); err == nil {
 		t.Errorf("the map wrote its cache to %s, inside the workspace", pl.StateDir)

@@ -581,12 +581,28 @@ func (m *Map) spread(top float64, seeds func(func(string, float64) bool), score 
 	}
 }
 
+// charsPerToken is how the map counts tokens: a token is taken as 4
+// characters.
+const charsPerToken = 4
+
+// Budget is the budget in tokens a Query's Tokens stands for (0 or less:
+// DefaultTokens).
+func Budget(tokens int) int {
+	if tokens <= 0 {
+		return DefaultTokens
+	}
+	return tokens
+}
+
+// TokensOf is the size of a rendered map in tokens, counted as its budget
+// is.
+func TokensOf(text string) int {
+	return (len(text) + charsPerToken - 1) / charsPerToken
+}
+
 // render writes the ranked files and their symbols within tokens.
 func render(entries []Entry, tokens, total int) (string, []string) {
-	if tokens <= 0 {
-		tokens = DefaultTokens
-	}
-	limit := tokens * 4
+	limit := Budget(tokens) * charsPerToken
 	var b strings.Builder
 	fmt.Fprintf(&b, "Repository map: %d source files; the most relevant first, with their top-level symbols (line kind name).\n", total)
 	var listed []string
