@@ -190,12 +190,16 @@ local function transport(argv, root, env)
     end
     dispatchers = parts.merge_dispatchers(dispatchers)
     local proc
+    local refused = false
     local c = parts.new_client(dispatchers, {
       write = function(msg)
         proc:write(msg)
       end,
+      -- A refused daemon counts as stopped from the refusal on, not from
+      -- its exit: a buffer opened in between starts a new daemon instead
+      -- of joining the one going away.
       is_closing = function()
-        return proc == nil or proc:is_closing()
+        return refused or proc == nil or proc:is_closing()
       end,
       terminate = function()
         proc:kill(15)
@@ -212,6 +216,7 @@ local function transport(argv, root, env)
         if ok and type(msg) == 'table' and msg.id ~= nil and msg.method == nil then
           answered = true
           if type(msg.error) == 'table' then
+            refused = true
             vim.schedule(function()
               notify(('agentd: cannot open %s: %s'):format(root, tostring(msg.error.message)), vim.log.levels.ERROR)
             end)
@@ -321,7 +326,7 @@ function M.ensure(bufnr, quiet)
     bufnr = attachable(bufnr) and bufnr or nil,
     attach = attachable(bufnr),
     reuse_client = function(client, conf)
-      return client.name == 'agentd' and client.root_dir == conf.root_dir
+      return client.name == 'agentd' and client.root_dir == conf.root_dir and not client.is_stopped()
     end,
   })
   if not id then

@@ -62,7 +62,10 @@ function M.on_exit(client_id, code, signal, root)
   if vim.v.exiting ~= vim.NIL then
     return
   end
-  if package.loaded['agentd.review'] then
+  -- A daemon started for the same workspace since (after a refusal) keeps
+  -- its hunks.
+  local live = require('agentd.client').get(root)
+  if package.loaded['agentd.review'] and not (live and live.id ~= client_id) then
     require('agentd.review').clear_root(root)
   end
   if M.run and M.run.status ~= 'completed' and M.run.status ~= 'failed' and M.run.status ~= 'cancelled' and M.run.status ~= 'partial' then
