@@ -26,7 +26,9 @@ var errLinkSwapped = errors.New("changed into a symbolic link or a non-directory
 
 // meta is what agentd needs to know about a directory entry.
 type meta struct {
-	mode     fs.FileMode // type and permission bits, as fs.FileMode
+	mode fs.FileMode // type and permission bits, as fs.FileMode
+	// The owner, kept across a rewrite (owner_unix.go).
+	//lint:ignore U1000 set and read on Unix only; Windows files have no uid/gid
 	uid, gid int
 }
 
