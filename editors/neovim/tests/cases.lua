@@ -1799,11 +1799,12 @@ function C.broad_workspace_refused_then_allowed()
   local got = H.capture_notify()
   -- Whether the refused client already counts as stopped when the refusal
   -- is said (before its process has exited): then no buffer joins it.
-  local capture, stopped_when_said = vim.notify, nil
+  local capture, stopped_when_said, refused_id = vim.notify, nil, nil
   vim.notify = function(msg, level)
     if stopped_when_said == nil and msg:find('home directory', 1, true) then
       local c = vim.lsp.get_clients({ name = 'agentd', _uninitialized = true })[1]
       stopped_when_said = c == nil or c.is_stopped()
+      refused_id = c and c.id
     end
     capture(msg, level)
   end
@@ -1830,6 +1831,11 @@ function C.broad_workspace_refused_then_allowed()
     local c = vim.lsp.get_clients({ name = 'agentd' })[1]
     return c and c.initialized
   end, 'the daemon to open the confirmed workspace')
+  -- The refused daemon exits cleanly: the refusal is the one thing said.
+  H.wait(function() return refused_id and vim.lsp.get_client_by_id(refused_id) == nil end, 'the refused daemon to exit')
+  for _, n in ipairs(got) do
+    H.eq(nil, n.msg:find('exit code', 1, true), 'only the refusal is said: ' .. n.msg)
+  end
   vim.env.HOME = home
 end
 

@@ -220,7 +220,15 @@ local function transport(argv, root, env)
             vim.schedule(function()
               notify(('agentd: cannot open %s: %s'):format(root, tostring(msg.error.message)), vim.log.levels.ERROR)
             end)
-            proc:kill(15)
+            -- Closing its input lets the daemon exit 0, so Neovim adds no
+            -- "quit with exit code" warning to the refusal; one that has
+            -- not exited after 2 s is stopped.
+            proc:write(nil)
+            vim.defer_fn(function()
+              if not proc:is_closing() then
+                proc:kill(15)
+              end
+            end, 2000)
             return
           end
         end
