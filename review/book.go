@@ -24,6 +24,11 @@ type Book struct {
 	stopTimer func() bool
 	timerWG   sync.WaitGroup // the timer's record, once it fired
 	closed    bool
+
+	// foreign: by set, the units whose status the book took from another
+	// process's record and that no decision here has named since
+	// (sync.go); under mu.
+	foreign map[string]map[string]Status
 }
 
 // NewBook returns an empty book.

@@ -1,7 +1,9 @@
 package review
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -29,9 +31,17 @@ var RecordDelay = 2 * time.Second
 type keeper struct {
 	j     *journal.Journal
 	onErr func(id string, err error)
-	save  sync.Mutex // saves of the book, in the order their states were taken
+	// save: saves of the book, in the order their states were taken, and
+	// the book's hold of the journal's lock (LockChanges), which a
+	// process takes once at a time.
+	save sync.Mutex
 	// saveChange writes one set's record (j.SaveChange; tests count it).
 	saveChange func(id string, v any) error
+	// scan is what Sync saw of the records last (under scanMu).
+	scanMu sync.Mutex
+	scan   journal.ChangeScan
+	// onSync hears of the sets the book took from the journal (OnSync).
+	onSync func([]Synced)
 	// after runs f once d has passed and returns a stop function
 	// (time.AfterFunc; tests fire it by hand).
 	after func(d time.Duration, f func()) (stop func() bool)
@@ -49,6 +59,11 @@ func (b *Book) Keep(j *journal.Journal, onErr func(id string, err error)) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.keep = &keeper{j: j, onErr: onErr, saveChange: j.SaveChange, after: afterFunc}
+	// What is there now is what Load reads; Sync looks for what changes
+	// from here on.
+	if _, err := j.ScanChanges(&b.keep.scan); err != nil {
+		j.Log().Warn("cannot look at the change sets' records", "err", err)
+	}
 }
 
 // later records sets after RecordDelay, together with any set marked
@@ -126,24 +141,82 @@ func (b *Book) record(sets ...*Set) error {
 	b.mu.Lock()
 	k := b.keep
 	b.mu.Unlock()
-	if k == nil {
+	if k == nil || len(sets) == 0 {
 		return nil
 	}
+	unlock, err := b.lockRecords(context.Background(), k)
+	if err != nil {
+		for _, s := range sets {
+			if k.onErr != nil {
+				k.onErr(s.ID, err)
+			}
+		}
+		return err
+	}
+	defer unlock()
+	return b.recordLocked(k, sets...)
+}
+
+// lockRecords takes the book's hold of the journal's records: no other
+// save of this book, and no other process's (journal.LockChanges), until
+// unlock. Only another process holding the lock too long is an error
+// (journal.ErrChangesBusy): a folder that cannot hold the lock cannot hold
+// the records either, and the save says so with its file (a decision is
+// never refused for it).
+func (b *Book) lockRecords(ctx context.Context, k *keeper) (unlock func(), err error) {
 	k.save.Lock()
-	defer k.save.Unlock()
+	release, err := k.j.LockChanges(ctx)
+	switch {
+	case err == nil:
+		return func() { release(); k.save.Unlock() }, nil
+	case errors.Is(err, journal.ErrChangesBusy), ctx.Err() != nil:
+		k.save.Unlock()
+		return nil, err
+	}
+	return k.save.Unlock, nil
+}
+
+// recordLocked saves the sets, each with the next revision (Set.Rev). A
+// set whose record another process wrote since the book last loaded or
+// saved it (a higher revision) is not overwritten: what was recorded there
+// stands, and the book takes it (Sync). The caller holds lockRecords.
+func (b *Book) recordLocked(k *keeper, sets ...*Set) error {
 	var first error
 	for _, s := range sets {
 		b.mu.Lock()
-		data, err := json.Marshal(s)
 		id := s.ID
-		delete(b.dirty, id) // this save holds its latest state
+		b.mu.Unlock()
+		onDisk, err := recordedRev(k.j, id)
+		b.mu.Lock()
+		prev := s.Rev
+		var data []byte
+		switch {
+		case err != nil:
+		case onDisk > prev:
+			// Another process decided since: its record stands.
+			delete(b.dirty, id)
+			b.mu.Unlock()
+			k.j.Log().Info("the change set's record was written by another agentd process; taking its state instead of saving this one",
+				"change", id, "revision", onDisk, "held", prev)
+			continue
+		default:
+			s.Rev = prev + 1
+			data, err = json.Marshal(s)
+			if err != nil {
+				err = fmt.Errorf("encoding change set %s: %w", id, err)
+			}
+			delete(b.dirty, id) // this save holds its latest state
+		}
 		b.mu.Unlock()
 		if err == nil {
 			err = k.saveChange(id, json.RawMessage(data))
-		} else {
-			err = fmt.Errorf("encoding change set %s: %w", id, err)
 		}
 		if err != nil {
+			b.mu.Lock()
+			if s.Rev == prev+1 {
+				s.Rev = prev // not on disk: the next save tries this revision again
+			}
+			b.mu.Unlock()
 			if k.onErr != nil {
 				k.onErr(id, err)
 			}

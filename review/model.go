@@ -153,6 +153,11 @@ type Set struct {
 	// is an llm or agent step's, which is told which hunks were rejected
 	// and why); set by the front end from the run's plan.
 	ReasonToModel bool `json:"reasonToModel,omitempty"`
+	// Rev is the revision of the set's record in the journal: each save
+	// writes the next one, and a book never overwrites a record with a
+	// higher revision than the one it loaded or saved (sync.go). 0: not
+	// recorded yet (or by a build before revisions).
+	Rev int64 `json:"rev,omitempty"`
 
 	// decided is closed when nothing is pending (Book.Wait waits on it).
 	decided chan struct{}

@@ -77,6 +77,12 @@ const staleMessage = "the hunk no longer applies because the file was edited; ge
 func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Decision, reason string) (*Result, error) {
 	b.apply.Lock()
 	defer b.apply.Unlock()
+	end, err := b.begin(ctx, s, func() []Unit { return namedUnits(s, decisions) })
+	if err != nil {
+		return nil, err
+	}
+	decided := false
+	defer func() { end(decided) }()
 	res := &Result{Applied: []string{}, Rejected: []string{}, Conflicts: []Conflict{}}
 	var apply, mark, reject, takeOut []Unit
 	b.mu.Lock()
@@ -123,6 +129,7 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	b.applyUnits(ctx, files, s, apply, res)
 	b.takeOut(ctx, files, s, takeOut, reason, res)
 	b.finish(s, res)
+	decided = true
 	return res, nil
 }
 
@@ -132,6 +139,12 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 func (b *Book) Revert(ctx context.Context, files Files, s *Set, path, hunkID, reason string) (*Result, error) {
 	b.apply.Lock()
 	defer b.apply.Unlock()
+	end, err := b.begin(ctx, s, func() []Unit { u, _ := s.Select(path, hunkID); return u })
+	if err != nil {
+		return nil, err
+	}
+	decided := false
+	defer func() { end(decided) }()
 	if reason == "" {
 		reason = "reverted"
 	}
@@ -150,17 +163,17 @@ func (b *Book) Revert(ctx context.Context, files Files, s *Set, path, hunkID, re
 	}
 	b.takeOut(ctx, files, s, takeOut, reason, res)
 	b.finish(s, res)
+	decided = true
 	return res, nil
 }
 
-// finish sets the result's status, wakes Wait when nothing is pending,
-// and records the set's new state in the journal.
+// finish sets the result's status and wakes Wait when nothing is pending;
+// the decision's end (begin) records the set's new state in the journal.
 func (b *Book) finish(s *Set, res *Result) {
 	b.mu.Lock()
 	res.Status = s.Status()
 	s.finish()
 	b.mu.Unlock()
-	_ = b.record(s) // a failure went to onErr
 }
 
 // markLocked sets units' status and records the decision. The caller

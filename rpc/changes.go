@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"go.lsp.dev/jsonrpc2"
+
 	"github.com/agentd/agentd/review"
 )
 
@@ -167,7 +169,7 @@ func (s *Server) changesResolve(ctx context.Context, params json.RawMessage) (an
 		if errors.As(err, &de) {
 			return nil, badParam(fmt.Sprintf("decisions[%d].%s", de.Index, de.Field), "%v", de.Err)
 		}
-		return nil, err
+		return nil, changedElsewhere(err)
 	}
 	return s.resolveResult(c, res), nil
 }
@@ -200,7 +202,7 @@ func (s *Server) changesRevert(ctx context.Context, params json.RawMessage) (any
 		if errors.As(err, &se) {
 			return nil, badParam(se.Field, "%s", se.Message)
 		}
-		return nil, err
+		return nil, changedElsewhere(err)
 	}
 	return s.resolveResult(c, res), nil
 }
@@ -228,4 +230,15 @@ func (s *Server) relOf(uri string) string {
 		}
 	}
 	return uri
+}
+
+// changedElsewhere answers a decision another agentd process made stale
+// (review.ChangedError) with -32005 and the set's id; other errors pass.
+func changedElsewhere(err error) error {
+	var ce *review.ChangedError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	data, _ := json.Marshal(map[string]string{"changeId": ce.ID})
+	return &jsonrpc2.Error{Code: CodeConflict, Message: err.Error(), Data: data}
 }

@@ -79,7 +79,9 @@ func (s *Server) keepChanges() {
 				"free space or fix the permissions of the state dir so a restarted daemon remembers it.", id, err),
 		})
 	})
+	s.changes.OnSync(s.onChangesSynced)
 	s.loadChanges()
+	go s.watchChanges() // decisions other processes record (changes_sync.go)
 }
 
 // loadChanges adds the change sets recorded in the journal since the

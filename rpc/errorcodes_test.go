@@ -114,6 +114,7 @@ func TestEveryDocumentedErrorCode(t *testing.T) {
 		-32004: func() int64 {
 			return code("agentd/snapshot/restore", map[string]any{"id": "x", "uris": []string{"file:///etc/passwd"}})
 		},
+		-32005: func() int64 { return provokeChangedElsewhere(t) }, // changes_sync_test.go
 		-32006: func() int64 {
 			bare := startEditor(t, Options{}, nil)
 			bare.initialize("", nil)

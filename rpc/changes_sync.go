@@ -1,0 +1,103 @@
+package rpc
+
+import (
+	"slices"
+	"time"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/review"
+)
+
+// Decisions made in another agentd process on the workspace's change sets
+// (agentd review at a terminal, another editor's daemon, agentd acp) reach
+// this daemon through the journal: review.Book.Sync takes the records
+// written since it last looked, and the editor is told as for any other
+// change of a set (agentd/changes/didChange). The rule of who wins is the
+// book's (review/sync.go); this file only looks and tells.
+
+// ChangesSyncInterval is how often the daemon looks for change-set records
+// another process wrote. While nothing changes a look is one stat of the
+// records' folder (journal.ScanChanges), so an idle daemon pays next to
+// nothing for the user seeing a terminal's decision within about half a
+// second. A watch on the folder (fsnotify) was the other way: no cheaper
+// when idle, one more descriptor per workspace, and it still needs this
+// scan to tell a record from a temp file and our own save from another's.
+var ChangesSyncInterval = 500 * time.Millisecond
+
+// watchChanges looks for other processes' records until the session ends.
+func (s *Server) watchChanges() {
+	t := time.NewTicker(ChangesSyncInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		synced, err := s.changes.Sync()
+		if err != nil {
+			s.log.Warn("looking for change sets another agentd process recorded", "error", err)
+		}
+		s.rebaseSynced(synced)
+	}
+}
+
+// onChangesSynced tells the editor the new state of each set the book took
+// from another process's record, with the files whose units changed.
+// Sets the book did not hold are left for agentd/changes/list, as before.
+func (s *Server) onChangesSynced(synced []review.Synced) {
+	var notes []*ChangesDidChangeParams
+	s.changes.Read(func() {
+		for _, sy := range synced {
+			if sy.Added {
+				continue
+			}
+			c := sy.Set
+			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Counts: c.Counts(), Files: []FileInfo{}}
+			for _, fr := range c.Files {
+				if slices.Contains(sy.Paths, fr.Path) {
+					n.Files = append(n.Files, s.fileInfo(c.Review, fr, true))
+				}
+			}
+			notes = append(notes, n)
+		}
+	})
+	for _, n := range notes {
+		s.notify("agentd/changes/didChange", n)
+	}
+}
+
+// rebaseSynced moves the open hunks of the `before` sets taken from the
+// journal onto the buffers the editor has open of their files: the record
+// is computed on the file on disk, the editor shows the buffer. A buffer
+// that is the file on disk changes nothing (and sends nothing more).
+func (s *Server) rebaseSynced(synced []review.Synced) {
+	var rels []string
+	s.changes.Read(func() {
+		for _, sy := range synced {
+			if sy.Added || sy.Set.Review != engine.ReviewBefore {
+				continue
+			}
+			for _, p := range sy.Paths {
+				if !slices.Contains(rels, p) {
+					rels = append(rels, p)
+				}
+			}
+		}
+	})
+	if len(rels) == 0 {
+		return
+	}
+	ws, err := s.workspace()
+	if err != nil {
+		return
+	}
+	t := &s.typing
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, rel := range rels {
+		if _, open := ws.Buffer(rel); open {
+			s.onUserEdit(s.bufferURI(rel), rel, nil)
+		}
+	}
+}
