@@ -211,7 +211,7 @@ type ChangedError struct {
 
 func (e *ChangedError) Error() string {
 	return fmt.Sprintf("change set %s was decided in another agentd process since this view of it (%s); nothing was done: "+
-		"look at it again (its new state is shown) and decide again", e.ID, strings.Join(e.Units, "; "))
+		"look at its current state and decide again (the same decision again goes through)", e.ID, strings.Join(e.Units, "; "))
 }
 
 // begin starts a decision on s: it takes the records' lock and, when

@@ -3,14 +3,17 @@ package review
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentd/agentd/journal"
+	"github.com/agentd/agentd/workspace"
 )
 
 // syncedLog is a journal's log the test reads.
@@ -201,5 +204,63 @@ func TestDecisionOnAnOlderViewRefusedOnce(t *testing.T) {
 	res, err := a.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Path: "f.txt", HunkID: hunk, Action: Accept}}, "")
 	if err != nil || res.Status != Accepted {
 		t.Fatalf("the same decision again: %+v %v, want it to go through", res, err)
+	}
+}
+
+// The cost of the daemon's look for other processes' records while
+// nothing changes (every ChangesSyncInterval), against reading the
+// records to compare them (what a look without the folder's stat would
+// do): 200 recorded sets.
+func BenchmarkSyncIdle(b *testing.B) {
+	for _, full := range []bool{false, true} {
+		name := "stat"
+		if full {
+			name = "read-all"
+		}
+		b.Run(name, func(b *testing.B) {
+			root := b.TempDir()
+			if err := os.WriteFile(filepath.Join(root, "f.txt"), []byte(numbered(40, nil)), 0o644); err != nil {
+				b.Fatal(err)
+			}
+			ws, err := workspace.Open(root, workspace.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Close()
+			pr := ws.Propose(b.Context())
+			if err := pr.Write("f.txt", []byte(numbered(40, map[int]string{5: "five\n", 30: "thirty\n"}))); err != nil {
+				b.Fatal(err)
+			}
+			cs := pr.Build()
+			j, err := journal.Open(b.TempDir(), ws.Root(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bk := NewBook()
+			bk.Keep(j, nil)
+			for i := range 200 {
+				s := New(cs, Before)
+				s.ID = fmt.Sprintf("cs-%03d", i)
+				bk.Put(s)
+			}
+			// Older than the racy window, as on a daemon idle for seconds.
+			old := time.Now().Add(-time.Minute)
+			ents, _ := os.ReadDir(filepath.Join(j.Dir(), "changes"))
+			for _, e := range ents {
+				_ = os.Chtimes(filepath.Join(j.Dir(), "changes", e.Name()), old, old)
+			}
+			_ = os.Chtimes(filepath.Join(j.Dir(), "changes"), old, old)
+			if _, err := bk.Sync(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if full {
+					_, _ = j.ChangesExcept(nil)
+				} else if got, _ := bk.Sync(); len(got) != 0 {
+					b.Fatal("took a set")
+				}
+			}
+		})
 	}
 }

@@ -1839,4 +1839,43 @@ function C.broad_workspace_refused_then_allowed()
   vim.env.HOME = home
 end
 
+
+-- A decision made at a terminal (agentd review, another process on the
+-- same workspace and state dir) reaches the editor without any request:
+-- the hunks leave the buffer, the review list and statusline count them
+-- decided, and the buffer reloaded from disk holds what the terminal left.
+function C.terminal_review_reaches_editor()
+  H.workspace({ ['a.txt'] = numbered(20) })
+  H.setup({ review = 'after' })
+  H.answer_select(function(items) return items[1] end)
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 2)
+  H.wait_run()
+  vim.cmd('write')
+  H.wait(function() return a.statusline():find('2 hunks', 1, true) ~= nil end, 'the statusline to count 2 hunks: ' .. a.statusline())
+  -- At the terminal: split, take the first hunk out, keep the second.
+  local r = vim.system({ H.bin, 'review', '--state-dir', H.tmp .. '/state', '--workspace', H.root },
+    { cwd = H.root, text = true, stdin = 's\nn\ny\n' }):wait(30000)
+  H.eq(0, r.code, 'agentd review: ' .. (r.stdout or '') .. (r.stderr or ''))
+  local want = numbered(20):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(want, H.read(H.root .. '/a.txt'), 'the terminal took the first hunk out of the disk')
+  H.wait_hunks(b, 0, 'the hunks decided at the terminal to leave the buffer')
+  local rv = require('agentd.review')
+  H.eq(0, rv.pending_count(), 'nothing left to review')
+  local counts
+  for _, id in ipairs(rv.order) do
+    counts = rv.set_counts(rv.sets[id])
+  end
+  H.eq({ pending = 0, accepted = 1, rejected = 1, stale = 0, total = 2 }, counts, 'the set as the terminal decided it')
+  H.eq(nil, a.statusline():find('hunk', 1, true), 'the statusline counts no hunk: ' .. a.statusline())
+  -- The buffer follows the disk once reloaded (as for any outside change).
+  vim.cmd('checktime')
+  H.eq(want, H.text(b), 'the reloaded buffer holds what the terminal left')
+  H.wait_hunks(b, 0, 'no hunk comes back after the reload')
+end
+
 return C
