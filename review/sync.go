@@ -79,6 +79,9 @@ func (b *Book) Sync() ([]Synced, error) {
 	b.apply.Lock() // never under a decision's feet
 	var out []Synced
 	for _, raw := range raws {
+		if b.holdsNewer(raw) {
+			continue // most often the book's own save: not decoded in full
+		}
 		if s := decodeSet(k.j, raw); s != nil {
 			if sy, ok := b.take(s); ok {
 				out = append(out, sy)
@@ -100,6 +103,22 @@ func (b *Book) tell(k *keeper, synced []Synced) {
 	if f != nil {
 		f(synced)
 	}
+}
+
+// holdsNewer reports whether the book holds the record's set at its
+// revision or a later one, reading only the record's id and revision.
+func (b *Book) holdsNewer(raw journal.Record) bool {
+	var head struct {
+		ID  string `json:"id"`
+		Rev int64  `json:"rev"`
+	}
+	if json.Unmarshal(raw.Data, &head) != nil || head.ID == "" {
+		return false // decodeSet says what is wrong
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cur, ok := b.sets[head.ID]
+	return ok && head.Rev <= cur.Rev
 }
 
 // decodeSet decodes a record, or warns (naming the file) and returns nil.
@@ -128,9 +147,10 @@ func recordedRev(j *journal.Journal, id string) (int64, error) {
 	return r.Rev, nil
 }
 
-// take adds rec, or makes the held set with its id take rec's state when
-// rec's revision is higher. The held *Set stays the same value (front
-// ends and Wait hold it). The caller holds b.apply.
+// take adds rec, or makes the held set with its id take rec's review
+// state when rec's revision is higher; it reports whether there is
+// something to tell (a set added, units changed). The held *Set stays the
+// same value (front ends and Wait hold it). The caller holds b.apply.
 func (b *Book) take(rec *Set) (Synced, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -155,9 +175,11 @@ func (b *Book) take(rec *Set) (Synced, bool) {
 			b.foreign[rec.ID][key] = st
 		}
 	}
-	decided := cur.decided
-	*cur = *rec
-	cur.decided = decided
+	// What a review changes; the set's identity (id, run, step, mode,
+	// creation) is the same in every record, and front ends read it
+	// without the lock.
+	cur.Files, cur.Reason, cur.Applied, cur.Rejected, cur.Conflicts = rec.Files, rec.Reason, rec.Applied, rec.Rejected, rec.Conflicts
+	cur.ReasonToModel, cur.Rev = rec.ReasonToModel, rec.Rev
 	if cur.decided != nil && cur.pending() {
 		select {
 		case <-cur.decided: // reopened (cannot happen today): Wait again
