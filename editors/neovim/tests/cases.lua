@@ -1839,6 +1839,23 @@ function C.broad_workspace_refused_then_allowed()
   vim.env.HOME = home
 end
 
+-- With Neovim's own vim.notify (which echoes one cut line per message),
+-- the refusal is echoed whole: its fix is at its end.
+function C.broad_workspace_refusal_echoed_whole()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local home = vim.env.HOME
+  vim.env.HOME = H.root
+  H.setup()
+  H.truthy(require('agentd.notify').builtin(), "Neovim's own vim.notify")
+  vim.cmd('messages clear')
+  vim.cmd.edit(vim.fn.fnameescape(H.root .. '/a.txt'))
+  local function messages()
+    return vim.api.nvim_exec2('messages', { output = true }).output
+  end
+  H.wait(function() return messages():find('home directory', 1, true) end, 'the refusal echoed: ' .. messages())
+  H.truthy(messages():find('allow_broad_workspace = true', 1, true), 'the fix is shown: ' .. messages())
+  vim.env.HOME = home
+end
 
 -- A decision made at a terminal (agentd review, another process on the
 -- same workspace and state dir) reaches the editor without any request:

@@ -218,7 +218,13 @@ local function transport(argv, root, env)
           if type(msg.error) == 'table' then
             refused = true
             vim.schedule(function()
-              notify(('agentd: cannot open %s: %s'):format(root, tostring(msg.error.message)), vim.log.levels.ERROR)
+              -- Said whole: the fix is at its end, and no prompt can be
+              -- waiting on a daemon that never started.
+              require('agentd.notify').notify(
+                ('agentd: cannot open %s: %s'):format(root, tostring(msg.error.message)),
+                vim.log.levels.ERROR,
+                { whole = true }
+              )
             end)
             -- Closing its input lets the daemon exit 0, so Neovim adds no
             -- "quit with exit code" warning to the refusal; one that has

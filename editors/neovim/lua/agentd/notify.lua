@@ -4,7 +4,10 @@
 -- vim.notify (which echoes, and stops at a hit-enter prompt for a message
 -- longer than the command line), the message is echoed on one line that
 -- fits, and the whole text goes to :Agent log. A vim.notify of the user's
--- (nvim-notify, fidget, noice, a test) gets the whole message.
+-- (nvim-notify, fidget, noice, a test) gets the whole message. A message
+-- that must be read whole to act on, and that no prompt can be waiting
+-- behind (a daemon that refused to start: nothing of it ran), is echoed
+-- whole ({ whole = true }).
 local M = {}
 
 local hl = {
@@ -35,7 +38,7 @@ function M.one_line(msg, width)
   return first, cut
 end
 
-function M.notify(msg, level)
+function M.notify(msg, level, opts)
   level = level or vim.log.levels.INFO
   if not builtin() then
     vim.notify(msg, level)
@@ -45,6 +48,10 @@ function M.notify(msg, level)
     return
   end
   require('agentd.state').append_log(msg)
+  if opts and opts.whole then
+    vim.api.nvim_echo({ { msg, hl[level] } }, true, {})
+    return
+  end
   local more = ' (:Agent log)'
   local width = math.max(vim.v.echospace, 20) - 1
   local line, cut = M.one_line(msg, width)
