@@ -15,6 +15,24 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
+// afterSet runs the proposal plan in review "after" (the change is on
+// disk) and returns the scenario, holding the set, and its two hunks.
+func afterSet(t *testing.T) (sc *scenario, first, second string) {
+	t.Helper()
+	sc = proposalScenario(t, "after", false)
+	sc.do(0, "start")
+	sc.do(0, "answer-approval allow_once step=edit")
+	p := sc.waitEvent("changeProposed", map[string]string{"step": "edit"})
+	sc.changeID = p.Event.ChangeID
+	sc.do(0, "expect-run completed")
+	var cs ChangeSetInfo
+	sc.ed.mustCall("agentd/changes/get", map[string]any{"changeId": sc.changeID}, &cs)
+	if len(cs.Files) != 1 || len(cs.Files[0].Hunks) != 2 {
+		t.Fatalf("the change set is not one file with two hunks: %+v", cs)
+	}
+	return sc, cs.Files[0].Hunks[0].ID, cs.Files[0].Hunks[1].ID
+}
+
 // otherProcess is a second agentd process on the scenario's workspace and
 // state dir (agentd review at a terminal): its own journal, book and
 // workspace, deciding on disk as the terminal does.
@@ -103,18 +121,7 @@ func waitChangeNote(t *testing.T, ed *editor, from int, id string) ChangesDidCha
 // (which the other process changed). The daemon's own decision after that
 // is not echoed back as a second notice.
 func TestDecisionInAnotherProcessReachesEditor(t *testing.T) {
-	sc := proposalScenario(t, "after", false)
-	sc.do(0, "start")
-	sc.do(0, "answer-approval allow_once step=edit")
-	p := sc.waitEvent("changeProposed", map[string]string{"step": "edit"})
-	sc.changeID = p.Event.ChangeID
-	sc.do(0, "expect-run completed")
-	var cs ChangeSetInfo
-	sc.ed.mustCall("agentd/changes/get", map[string]any{"changeId": sc.changeID}, &cs)
-	if len(cs.Files) != 1 || len(cs.Files[0].Hunks) != 2 {
-		t.Fatalf("the change set is not one file with two hunks: %+v", cs)
-	}
-	first, second := cs.Files[0].Hunks[0].ID, cs.Files[0].Hunks[1].ID
+	sc, first, second := afterSet(t)
 
 	other := newOtherProcess(t, sc)
 	from := noteCount(sc.ed)
@@ -136,6 +143,7 @@ func TestDecisionInAnotherProcessReachesEditor(t *testing.T) {
 	// The notice's `at` is where the hunks are in the file as it now is.
 	sc.expectAt(0, "notes.txt", map[string]string{"moved": "no"})
 	// agentd/changes/get agrees with the notice.
+	var cs ChangeSetInfo
 	sc.ed.mustCall("agentd/changes/get", map[string]any{"changeId": sc.changeID}, &cs)
 	if cs.Status != review.Partial || cs.Files[0].Hunks[0].Status != review.Rejected {
 		t.Errorf("agentd/changes/get after the notice: %s, %+v", cs.Status, cs.Files[0].Hunks)
@@ -197,15 +205,7 @@ func TestStaleDecisionRefusedOnce(t *testing.T) {
 	old := ChangesSyncInterval
 	ChangesSyncInterval = time.Hour // the editor decides before the daemon looks
 	t.Cleanup(func() { ChangesSyncInterval = old })
-	sc := proposalScenario(t, "after", false)
-	sc.do(0, "start")
-	sc.do(0, "answer-approval allow_once step=edit")
-	p := sc.waitEvent("changeProposed", map[string]string{"step": "edit"})
-	sc.changeID = p.Event.ChangeID
-	sc.do(0, "expect-run completed")
-	var cs ChangeSetInfo
-	sc.ed.mustCall("agentd/changes/get", map[string]any{"changeId": sc.changeID}, &cs)
-	first, second := cs.Files[0].Hunks[0].ID, cs.Files[0].Hunks[1].ID
+	sc, first, second := afterSet(t)
 	other := newOtherProcess(t, sc)
 	other.decide(sc.changeID, review.Decision{Path: "notes.txt", HunkID: first, Action: review.Reject})
 	afterTerminal := sc.disk("notes.txt")
@@ -258,22 +258,15 @@ func provokeChangedElsewhere(t *testing.T) int64 {
 	old := ChangesSyncInterval
 	ChangesSyncInterval = time.Hour
 	defer func() { ChangesSyncInterval = old }()
-	sc := proposalScenario(t, "after", false)
-	sc.do(0, "start")
-	sc.do(0, "answer-approval allow_once step=edit")
-	p := sc.waitEvent("changeProposed", map[string]string{"step": "edit"})
-	sc.do(0, "expect-run completed")
-	var cs ChangeSetInfo
-	sc.ed.mustCall("agentd/changes/get", map[string]any{"changeId": p.Event.ChangeID}, &cs)
-	hunk := cs.Files[0].Hunks[0].ID
-	newOtherProcess(t, sc).decide(p.Event.ChangeID, review.Decision{Path: "notes.txt", HunkID: hunk, Action: review.Accept})
+	sc, hunk, _ := afterSet(t)
+	newOtherProcess(t, sc).decide(sc.changeID, review.Decision{Path: "notes.txt", HunkID: hunk, Action: review.Accept})
 	var we *jsonrpc2.Error
-	errors.As(sc.ed.call("agentd/changes/revert", map[string]any{"changeId": p.Event.ChangeID, "hunkId": hunk}, nil), &we)
+	errors.As(sc.ed.call("agentd/changes/revert", map[string]any{"changeId": sc.changeID, "hunkId": hunk}, nil), &we)
 	if we == nil {
 		return 0
 	}
-	if !strings.Contains(string(we.Data), p.Event.ChangeID) {
-		t.Errorf("-32005 data %s does not name the set %s", we.Data, p.Event.ChangeID)
+	if !strings.Contains(string(we.Data), sc.changeID) {
+		t.Errorf("-32005 data %s does not name the set %s", we.Data, sc.changeID)
 	}
 	return int64(we.Code)
 }
