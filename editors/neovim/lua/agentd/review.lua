@@ -745,8 +745,9 @@ function M.fetch(change_id, c)
 end
 
 --- agentd/changes/didChange: the server rebased hunks under the user's
---- typing (new ids and ranges) or made them stale. The notice lists the
---- files the typing touched; its status and counts are the whole set's.
+--- typing (new ids and ranges) or made them stale, or another agentd
+--- process (agentd review at a terminal) decided some. The notice lists
+--- the files that changed; its status and counts are the whole set's.
 function M.on_did_change(p)
   local cs = M.sets[p.changeId]
   if not cs then
@@ -771,6 +772,8 @@ function M.on_did_change(p)
   end
   draw_uris(uris, true)
   M.refresh_qf()
+  -- The notice may come with no keystroke to redraw the statusline.
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
 end
 
 --- Called after the agent's edit landed in buffers (workspace/applyEdit).
