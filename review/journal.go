@@ -229,8 +229,9 @@ func (b *Book) recordLocked(k *keeper, sets ...*Set) error {
 }
 
 // Load adds the sets recorded in the journal that the book does not hold
-// yet (a set it holds keeps its state): at a daemon's start, and to pick
-// up what another process (agentd run) recorded since. It returns the
+// yet (a set it holds keeps its state; Sync takes what another process
+// decided on it): at a daemon's start, and to pick up what another
+// process (agentd run) recorded since. It returns the
 // sets added; damaged records are left out and logged by the journal.
 func (b *Book) Load() ([]*Set, error) {
 	b.mu.Lock()
