@@ -44,6 +44,11 @@ type Synced struct {
 	// Paths are the files whose units' statuses or hunks changed
 	// (OldPath-less paths, in the set's order); none for an added set.
 	Paths []string
+	// Wrote are those of Paths the other process wrote: a unit of theirs
+	// became accepted in `before` mode (applied), or rejected in `after`
+	// mode (taken out). An editor's buffer of them holds what the disk
+	// held before, until the editor reloads it.
+	Wrote []string
 }
 
 // OnSync makes the book tell f of the sets it took from the journal
@@ -164,6 +169,20 @@ func (b *Book) take(rec *Set) (Synced, bool) {
 	}
 	paths := changedPaths(cur, rec)
 	was := unitStatuses(cur.Units())
+	written := map[string]bool{}
+	for _, u := range rec.Units() {
+		st := u.Status()
+		if old, ok := was[unitKey(u)]; ok && old != st &&
+			(rec.Review == Before && st == Accepted || rec.Review != Before && st == Rejected) {
+			written[u.F.Path] = true
+		}
+	}
+	var wrote []string
+	for _, p := range paths {
+		if written[p] {
+			wrote = append(wrote, p)
+		}
+	}
 	for key, st := range unitStatuses(rec.Units()) {
 		if old, ok := was[key]; ok && old != st {
 			if b.foreign == nil {
@@ -192,7 +211,7 @@ func (b *Book) take(rec *Set) (Synced, bool) {
 	if len(paths) == 0 {
 		return Synced{}, false // a record that changed nothing to tell
 	}
-	return Synced{Set: cur, Paths: paths}, true
+	return Synced{Set: cur, Paths: paths, Wrote: wrote}, true
 }
 
 // changedPaths lists the files of rec whose status, hunks or hunks'
@@ -291,17 +310,22 @@ func (b *Book) begin(ctx context.Context, s *Set, sel func() []Unit) (end func(r
 	return nil, &ChangedError{ID: s.ID, Units: changed}
 }
 
-// unitStatuses keys units by "path hunk" (a whole file: its path).
+// unitStatuses keys units by unitKey.
 func unitStatuses(units []Unit) map[string]Status {
 	out := make(map[string]Status, len(units))
 	for _, u := range units {
-		key := u.F.Path
-		if u.H != nil {
-			key += " hunk " + u.H.ID
-		}
-		out[key] = u.Status()
+		out[unitKey(u)] = u.Status()
 	}
 	return out
+}
+
+// unitKey names a unit in messages: "path hunk id", a whole file by its
+// path.
+func unitKey(u Unit) string {
+	if u.H == nil {
+		return u.F.Path
+	}
+	return u.F.Path + " hunk " + u.H.ID
 }
 
 // namedUnits lists the units the decisions name by hunk id (those a

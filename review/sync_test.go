@@ -95,6 +95,9 @@ func TestSyncTakesAnotherBooksDecision(t *testing.T) {
 	if len(heard) != 1 {
 		t.Errorf("OnSync heard %d sets, want 1", len(heard))
 	}
+	if len(got[0].Wrote) != 1 || got[0].Wrote[0] != "f.txt" {
+		t.Errorf("Wrote = %v, want f.txt (the rejection took the hunk out of it)", got[0].Wrote)
+	}
 	a.Read(func() {
 		if s.Files[0].Hunks[0].Status != Rejected || s.Status() != Partial {
 			t.Errorf("the held set is %s with hunk 0 %s, want the other book's rejection", s.Status(), s.Files[0].Hunks[0].Status)
@@ -134,14 +137,30 @@ func TestHeldBackRebaseNeverOverwritesADecision(t *testing.T) {
 	if err != nil || len(recs) != 1 || recs[0].Status() != Rejected {
 		t.Fatalf("the journal holds %+v (%v), want the other book's rejection", recs, err)
 	}
-	if got, _ := a.Sync(); len(got) != 1 {
+	got, _ := a.Sync()
+	if len(got) != 1 {
 		t.Fatalf("Sync took %d sets, want the rejected one", len(got))
+	}
+	if len(got[0].Wrote) != 0 {
+		t.Errorf("Wrote = %v, want none (a rejection before applying writes nothing)", got[0].Wrote)
 	}
 	a.Read(func() {
 		if s.Status() != Rejected {
 			t.Errorf("the held set is %s, want rejected", s.Status())
 		}
 	})
+}
+
+// A hunk another book applied (review before) is a file it wrote: an
+// editor's buffer of it does not hold the hunk until it is reloaded.
+func TestSyncSaysWhichFilesTheOtherBookWrote(t *testing.T) {
+	f := newFixture(t)
+	a, b, s, _ := twoBooks(t, f, Before)
+	f.decide(b, s.ID, Decision{Path: "f.txt", HunkID: s.Files[0].Hunks[0].ID, Action: Accept})
+	got, err := a.Sync()
+	if err != nil || len(got) != 1 || len(got[0].Wrote) != 1 || got[0].Wrote[0] != "f.txt" {
+		t.Fatalf("Sync after the other book applied a hunk: %+v %v, want f.txt written", got, err)
+	}
 }
 
 // A damaged record is never taken (the held set keeps its state) and is

@@ -71,7 +71,11 @@ func (s *Server) onChangesSynced(synced []review.Synced) {
 // rebaseSynced moves the open hunks of the `before` sets taken from the
 // journal onto the buffers the editor has open of their files: the record
 // is computed on the file on disk, the editor shows the buffer. A buffer
-// that is the file on disk changes nothing (and sends nothing more).
+// that is the file on disk changes nothing (and sends nothing more). A
+// file the other process wrote (it applied a hunk) is left until the
+// editor reloads the buffer from disk: a rebase takes the accepted hunks
+// to be in the buffer, and until then they are not; the reload's
+// textDocument/didChange rebases it.
 func (s *Server) rebaseSynced(synced []review.Synced) {
 	var rels []string
 	s.changes.Read(func() {
@@ -80,7 +84,7 @@ func (s *Server) rebaseSynced(synced []review.Synced) {
 				continue
 			}
 			for _, p := range sy.Paths {
-				if !slices.Contains(rels, p) {
+				if !slices.Contains(rels, p) && !slices.Contains(sy.Wrote, p) {
 					rels = append(rels, p)
 				}
 			}
