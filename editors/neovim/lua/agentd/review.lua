@@ -774,6 +774,31 @@ function M.on_did_change(p)
   M.refresh_qf()
   -- The notice may come with no keystroke to redraw the statusline.
   vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  if p.version == nil then
+    M.reload_from_disk(uris)
+  end
+end
+
+--- A notice without `version` describes the files on disk, which another
+--- agentd process may have written (agentd review at a terminal): their
+--- buffers are checked against the disk now rather than at the next focus
+--- change, as Neovim does for any outside change (:checktime, which
+--- reloads an unmodified buffer with 'autoread' and never asks then). A
+--- modified buffer, or one without 'autoread', is left to the user.
+function M.reload_from_disk(uris)
+  vim.schedule(function()
+    for _, uri in ipairs(uris) do
+      local b = vim.fn.bufnr(vim.uri_to_fname(uri))
+      if b > 0 and vim.api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
+        local autoread = vim.api.nvim_buf_call(b, function()
+          return vim.o.autoread
+        end)
+        if autoread then
+          vim.cmd.checktime({ args = { tostring(b) }, mods = { emsg_silent = true } })
+        end
+      end
+    end
+  end)
 end
 
 --- Called after the agent's edit landed in buffers (workspace/applyEdit).
