@@ -170,6 +170,15 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 			case 's':
 				if _, err := t.splitSet(a.ctx, s, s.StepID); err != nil {
 					con.Println(con.paint("31", "review: ") + err.Error())
+					// Decided elsewhere meanwhile (the book took its state):
+					// ask again about what is still pending.
+					var changed *review.ChangedError
+					pending := false
+					book.Read(func() { pending = s.Counts().Pending > 0; cs = s.PendingChange() })
+					if errors.As(err, &changed) && pending {
+						text = fmt.Sprintf("(%d/%d, run %s, as it is now)\n%s", i+1, len(todo), orDash(s.RunID), t.renderChange(cs))
+						continue
+					}
 				}
 			case 'e':
 				if err := t.editRecorded(a.ctx, s, cs); err != nil {

@@ -7,6 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentd/agentd/review"
+	"github.com/agentd/agentd/session"
+	"github.com/agentd/agentd/workspace"
 )
 
 const keepPrompt = "keep this change? [y]es [n]o, take it out [a]ll remaining [q]uit [e]dit [s]plit [?]help, then Enter:"
@@ -93,5 +97,64 @@ func TestReviewCommandRejectAndQuit(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(ws, "f.txt")); got != before {
 		t.Errorf("n did not take the change out:\n%s", got)
+	}
+}
+
+// Another agentd process takes the first hunk out while agentd review is
+// asking about the set: the terminal's split decision on its older view is
+// refused (nothing done), and the terminal asks again about what is still
+// pending, never claiming every set is decided.
+func TestReviewCommandAsksAgainAfterADecisionElsewhere(t *testing.T) {
+	ws, p := twoHunks(t)
+	state := t.TempDir()
+	if r := agentd(t, "", "run", p, "--workspace", ws, "--state-dir", state, "--review", "after", "--yes", "--no-snapshots"); r.code != 0 {
+		t.Fatalf("run --review after: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	rev := startPTY(t, nil, "review", "--workspace", ws, "--state-dir", state)
+	at := rev.waitFor(keepPrompt, rev.waitFor("1 change set pending", 0))
+
+	// The other process: a book on the same journal rejects hunk 1 only.
+	w, err := workspace.Open(ws, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	j, err := session.OpenJournal(state, w.Root(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := session.NewBook(j, func(id string, err error) { t.Errorf("recording %s: %v", id, err) })
+	if _, err := other.Load(); err != nil {
+		t.Fatal(err)
+	}
+	sets := other.List()
+	if len(sets) != 1 {
+		t.Fatalf("the journal holds %d sets, want 1", len(sets))
+	}
+	var first review.Unit
+	other.Read(func() { first = sets[0].Units()[0] })
+	if _, err := other.Resolve(t.Context(), review.Files{WS: w}, sets[0],
+		[]review.Decision{{Path: first.F.Path, HunkID: first.ID(), Action: review.Reject}}, "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
+
+	rev.send("s\n")
+	at = rev.waitFor("apply this hunk (1/2)?", at)
+	rev.send("y\n")
+	at = rev.waitFor("apply this hunk (2/2)?", at)
+	rev.send("y\n")
+	at = rev.waitFor("decided in another agentd process", at)
+	at = rev.waitFor(keepPrompt, at) // asked again, about hunk 2 alone
+	rev.send("s\n")
+	at = rev.waitFor("apply this hunk (1/1)?", at)
+	rev.send("y\n")
+	rev.waitFor("every pending change set is decided", at)
+	if code := rev.wait(); code != exitOK {
+		t.Fatalf("agentd review: exit %d\n%s", code, rev.tail())
+	}
+	got := readFile(t, filepath.Join(ws, "f.txt"))
+	if strings.Contains(got, "line TWO") || !strings.Contains(got, "line 2\n") || !strings.Contains(got, "TWENTY-EIGHT") {
+		t.Errorf("f.txt after the other process's n and the terminal's y:\n%s", got)
 	}
 }
