@@ -115,8 +115,9 @@ func waitChangeNote(t *testing.T, ed *editor, from int, id string) ChangesDidCha
 }
 
 // A hunk taken out at the terminal (agentd review, another process) while
-// the editor's daemon holds its set reaches the editor on its own, within
-// about a second: the set's new status and counts, the file with the hunk
+// the editor's daemon holds its set reaches the editor on its own (no
+// request of the editor's; the daemon looks every ChangesSyncInterval;
+// no timing is asserted): the set's new status and counts, the file with the hunk
 // rejected, and `at` placing the hunks in the file as it now is on disk
 // (which the other process changed). The daemon's own decision after that
 // is not echoed back as a second notice.
@@ -125,12 +126,8 @@ func TestDecisionInAnotherProcessReachesEditor(t *testing.T) {
 
 	other := newOtherProcess(t, sc)
 	from := noteCount(sc.ed)
-	start := time.Now()
 	other.decide(sc.changeID, review.Decision{Path: "notes.txt", HunkID: first, Action: review.Reject})
 	n := waitChangeNote(t, sc.ed, from, sc.changeID)
-	if took := time.Since(start); took > 3*ChangesSyncInterval+time.Second {
-		t.Errorf("the notice took %v", took)
-	}
 	if n.Status != review.Partial || n.Counts != (review.Counts{Pending: 1, Rejected: 1, Total: 2}) {
 		t.Fatalf("notice: status %s counts %+v, want partial with one rejected and one pending", n.Status, n.Counts)
 	}
