@@ -1854,6 +1854,7 @@ function C.broad_workspace_refusal_echoed_whole()
   end
   H.wait(function() return messages():find('home directory', 1, true) end, 'the refusal echoed: ' .. messages())
   H.truthy(messages():find('allow_broad_workspace = true', 1, true), 'the fix is shown: ' .. messages())
+  H.eq(nil, messages():find('invalid params', 1, true), "the daemon's sentence, not the wire's prefix: " .. messages())
   vim.env.HOME = home
 end
 

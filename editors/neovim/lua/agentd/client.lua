@@ -220,8 +220,12 @@ local function transport(argv, root, env)
             vim.schedule(function()
               -- Said whole: the fix is at its end, and no prompt can be
               -- waiting on a daemon that never started.
+              -- A refused workspace is said in the daemon's sentence, which
+              -- names it, without the wire's field prefix (as VS Code says it).
+              local m = tostring(msg.error.message)
+              local own = m:match('^invalid params: rootUri: (.*)$')
               require('agentd.notify').notify(
-                ('agentd: cannot open %s: %s'):format(root, tostring(msg.error.message)),
+                own and ('agentd: ' .. own) or ('agentd: cannot open %s: %s'):format(root, m),
                 vim.log.levels.ERROR,
                 { whole = true }
               )
