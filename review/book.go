@@ -118,15 +118,24 @@ func (b *Book) Wait(ctx context.Context, s *Set) (*Outcome, error) {
 	return s.Outcome(), nil
 }
 
-// finish marks the set decided when nothing is pending. The caller holds
-// b.mu.
+// finish makes the set's decided channel follow its units: closed when
+// nothing is pending, and open again when a unit is pending again after
+// it closed (a stale hunk reproposed, another process's record taken by
+// Sync), so a later Wait waits. The caller holds b.mu.
 func (s *Set) finish() {
-	if s.decided == nil || s.pending() {
+	if s.decided == nil {
 		return
 	}
+	closed := false
 	select {
 	case <-s.decided:
+		closed = true
 	default:
+	}
+	switch pending := s.pending(); {
+	case pending && closed:
+		s.decided = make(chan struct{})
+	case !pending && !closed:
 		close(s.decided)
 	}
 }

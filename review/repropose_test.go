@@ -1,9 +1,11 @@
 package review
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A hunk made stale by the user's edit of the line it changes is proposed
@@ -77,5 +79,53 @@ func TestReproposeNothingOpen(t *testing.T) {
 	b.Put(after)
 	if _, err := b.Repropose(t.Context(), f.ws, after, "", ""); !errors.Is(err, ErrNothingToRepropose) {
 		t.Fatalf("Repropose of an after set: %v; want ErrNothingToRepropose", err)
+	}
+}
+
+// A set whose only open hunk was stale counts as decided (Wait returns);
+// reproposing that hunk makes it pending again, and the set undecided:
+// a Wait from then on waits for the new decision.
+func TestReproposeReopensTheSet(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	s := New(f.cs, Before)
+	b.Put(s)
+	user := numbered(40, map[int]string{5: "user five\n"})
+	f.write(user)
+	f.ws.OpenOverlay("f.txt", []byte(user), 1)
+	b.Rebase("f.txt", []byte(user))
+	var staleID, otherID string
+	b.Read(func() {
+		for _, h := range s.Files[0].Hunks {
+			switch h.Status {
+			case Stale:
+				staleID = h.ID
+			case Pending:
+				otherID = h.ID
+			}
+		}
+	})
+	if staleID == "" || otherID == "" {
+		t.Fatal("the edit of line 5 did not make one hunk stale and leave the other pending")
+	}
+	if _, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Path: "f.txt", HunkID: otherID, Action: Accept}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Wait(t.Context(), s); err != nil {
+		t.Fatalf("with only a stale hunk open the set is decided: Wait = %v", err)
+	}
+	if _, err := b.Repropose(t.Context(), f.ws, s, "f.txt", staleID); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+	defer cancel()
+	if oc, err := b.Wait(ctx, s); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Wait after Repropose = %+v, %v; want it to wait for the reproposed hunk", oc, err)
+	}
+	if _, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Path: "f.txt", Action: Accept}}, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Wait(t.Context(), s); err != nil {
+		t.Fatalf("decided again: Wait = %v", err)
 	}
 }

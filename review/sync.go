@@ -199,14 +199,7 @@ func (b *Book) take(rec *Set) (Synced, bool) {
 	// without the lock.
 	cur.Files, cur.Reason, cur.Applied, cur.Rejected, cur.Conflicts = rec.Files, rec.Reason, rec.Applied, rec.Rejected, rec.Conflicts
 	cur.ReasonToModel, cur.Rev = rec.ReasonToModel, rec.Rev
-	if cur.decided != nil && cur.pending() {
-		select {
-		case <-cur.decided: // reopened (cannot happen today): Wait again
-			cur.decided = make(chan struct{})
-		default:
-		}
-	}
-	cur.finish()
+	cur.finish()            // decided follows the recorded units, either way
 	delete(b.dirty, cur.ID) // a rebase held back is of the old state
 	if len(paths) == 0 {
 		return Synced{}, false // a record that changed nothing to tell

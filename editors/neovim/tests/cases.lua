@@ -482,8 +482,9 @@ function C.no_keystroke_lost()
   H.eq(want, H.read(H.root .. '/a.txt'), 'disk')
 end
 
--- after mode: the change is on disk at once; rejecting a hunk takes it out.
-function C.after_mode_reject()
+-- after mode, a.txt open, the two-edit plan run to its end: the buffer,
+-- its two hunks and the plugin's API.
+local function after_two_hunks()
   H.workspace({ ['a.txt'] = numbered(20) })
   H.setup({ review = 'after' })
   H.answer_select(function(items) return items[1] end)
@@ -494,6 +495,12 @@ function C.after_mode_reject()
   a.run({ plan_id = pid })
   local hs = H.wait_hunks(b, 2)
   H.wait_run()
+  return b, hs, a
+end
+
+-- after mode: the change is on disk at once; rejecting a hunk takes it out.
+function C.after_mode_reject()
+  local b, hs = after_two_hunks()
   local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
   H.eq(all, H.text(b), 'after mode: the buffer holds the change')
   H.eq({ 3, 3, 16, 16 }, { hs[1].lnum, hs[1].end_lnum, hs[2].lnum, hs[2].end_lnum }, 'hunks on the new lines')
@@ -1863,16 +1870,7 @@ end
 -- the hunks leave the buffer, the review list and statusline count them
 -- decided, and the buffer reloaded from disk holds what the terminal left.
 function C.terminal_review_reaches_editor()
-  H.workspace({ ['a.txt'] = numbered(20) })
-  H.setup({ review = 'after' })
-  H.answer_select(function(items) return items[1] end)
-  local b = H.open('a.txt')
-  local a = require('agentd')
-  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
-  vim.cmd.buffer(b)
-  a.run({ plan_id = pid })
-  H.wait_hunks(b, 2)
-  H.wait_run()
+  local b, _, a = after_two_hunks()
   vim.cmd('write')
   H.wait(function() return a.statusline():find('2 hunks', 1, true) ~= nil end, 'the statusline to count 2 hunks: ' .. a.statusline())
   -- At the terminal: split, take the first hunk out, keep the second.
