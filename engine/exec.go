@@ -78,6 +78,9 @@ type worker struct {
 	j   *job
 	mu  sync.Mutex // guards res against agent tool calls made concurrently
 	res *stepResult
+	// cmdFrom is the run's snapshot from before the step's first command
+	// (step_snapshot.go); under s.snapOrder.mu.
+	cmdFrom string
 }
 
 // timeoutError is a step's own timeout; it is retryable.
@@ -479,7 +482,8 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 	if s.cfg.WS == nil {
 		return fmt.Errorf("step %q: no workspace to apply change %s to (Config.WS is nil)", step.ID, cs.ID)
 	}
-	ar, err := s.cfg.WS.Apply(ctx, cs, nil, s.cfg.Writer)
+	// Recorded as the agent's before it is written (ledger.go).
+	ar, err := s.cfg.WS.Apply(ctx, cs, nil, s.cfg.WS.RecordingWriter(s.cfg.Writer, s.recorder(), s.r.id, step.ID))
 	if ar != nil && len(ar.Applied) > 0 {
 		out.applied = ar.Applied
 		w.mu.Lock()
