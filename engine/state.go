@@ -58,7 +58,10 @@ type StepState struct {
 	// them failed.
 	UnappliedChangeIDs []string `json:"unappliedChangeIds,omitempty"`
 	SnapshotID         string   `json:"snapshotId,omitempty"` // taken after the step
-	Reason             string   `json:"reason,omitempty"`     // why skipped/blocked
+	// IgnoredChanged names the ignored files the step's commands changed
+	// that undo cannot take back (engine/ignored.go), so they are named.
+	IgnoredChanged []string `json:"ignoredChanged,omitempty"`
+	Reason         string   `json:"reason,omitempty"` // why skipped/blocked
 	// AllowedBy is the remembered rule that allowed the step's last
 	// question without asking, so no front end runs it without a trace.
 	AllowedBy *AllowedBy `json:"allowedBy,omitempty"`

@@ -66,6 +66,7 @@ func (w *worker) snapshot(ctx context.Context) {
 	if from != "" {
 		w.recordCommands(ctx, from, info.ID)
 	}
+	w.recordIgnored(ctx)
 	w.res.snapshotID = info.ID
 	w.emit(Event{Type: EventSnapshotTaken, SnapshotID: info.ID, Reason: "after step"})
 }
@@ -87,6 +88,7 @@ func (w *worker) commandStarted(ctx context.Context) func() {
 		// The command's effect is what changed from here to the
 		// snapshot after the step (recordCommands).
 		w.cmdFrom = snaps[len(snaps)-1]
+		w.ignoredBefore(ctx)
 	}
 	s.snapOrder.commands++
 	s.snapOrder.dirty = true
