@@ -83,6 +83,14 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	}
 	decided := false
 	defer func() { end(decided) }()
+	res, err := b.decide(ctx, files, s, decisions, reason)
+	decided = err == nil
+	return res, err
+}
+
+// decide is Resolve's work once the set is held (b.apply, begin): Edit
+// decides through it too.
+func (b *Book) decide(ctx context.Context, files Files, s *Set, decisions []Decision, reason string) (*Result, error) {
 	res := &Result{Applied: []string{}, Rejected: []string{}, Conflicts: []Conflict{}}
 	var apply, mark, reject, takeOut []Unit
 	b.mu.Lock()
@@ -129,7 +137,6 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	b.applyUnits(ctx, files, s, apply, res)
 	b.takeOut(ctx, files, s, takeOut, reason, res)
 	b.finish(s, res)
-	decided = true
 	return res, nil
 }
 
