@@ -12,7 +12,7 @@ import (
 // is reported as a conflict; BaseStart is the 1-based first line of the
 // region in base (for an empty region, the line after the insertion point).
 func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, false, false)
+	return merge3(base, ours, theirs, false, false, false)
 }
 
 // Merge3Adjacent is Merge3 for review, where theirs is a hunk the agent
@@ -21,17 +21,29 @@ func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
 // a hunk's context line keeps the hunk. Only changes that overlap, or two
 // insertions at the same point (whose order nobody can tell), conflict.
 func Merge3Adjacent(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, true, false)
+	return merge3(base, ours, theirs, true, false, false)
 }
 
 // Merge3Theirs is Merge3Adjacent that takes theirs where the two sides
 // conflict (the conflicts are still reported): a hunk proposed again over
 // the user's edit of the lines it changes, for the user to review.
 func Merge3Theirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, true, true)
+	return merge3(base, ours, theirs, true, true, false)
 }
 
-func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte, conflicts []Conflict) {
+// Merge3Words is Merge3Theirs that first looks inside the lines both sides
+// changed, word by word (Words' words): where the two sides' changes of
+// those lines touch different words, both are kept and there is no
+// conflict (the user typed "_ = 1; " before a call whose argument the
+// agent changed: the result has both). Only where they change the same
+// words does theirs win, for the whole region, as in Merge3Theirs. This is
+// how a hunk is proposed again over the user's typing: nothing the user
+// typed outside the agent's own words is dropped.
+func Merge3Words(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, true, true, true)
+}
+
+func merge3(base, ours, theirs []byte, adjacent, theirsWins, words bool) (merged []byte, conflicts []Conflict) {
 	switch {
 	case bytes.Equal(ours, theirs) || bytes.Equal(base, theirs):
 		return ours, nil
@@ -41,9 +53,16 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte
 	b := splitLines(string(base))
 	o := splitLines(string(ours))
 	t := splitLines(string(theirs))
-	co, err1 := diffStrings(b, o)
-	ct, err2 := diffStrings(b, t)
-	if err1 != nil || err2 != nil {
+	var refine func(base, ours, theirs string) (string, bool)
+	if words {
+		refine = mergeWords
+	}
+	rule := ruleGit
+	if adjacent {
+		rule = ruleAdjacent
+	}
+	out, conflicts, err := mergeSeq(b, o, t, rule, theirsWins, refine)
+	if err != nil {
 		// Too large to diff: one conflict over the whole file.
 		all := []Conflict{{BaseStart: 1, BaseLines: len(b), Ours: string(ours), Theirs: string(theirs)}}
 		if theirsWins {
@@ -51,9 +70,52 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte
 		}
 		return ours, all
 	}
+	return []byte(out), conflicts
+}
+
+// mergeRule says which changes of the two sides form one region (joins in
+// mergeSeq).
+type mergeRule int
+
+const (
+	ruleGit      mergeRule = iota // touching changes join (git's rule)
+	ruleAdjacent                  // overlapping ones, or two insertions at one point
+	ruleWords                     // ruleAdjacent, but an insertion joins only an insertion
+)
+
+// mergeWords merges one region both sides changed, word by word; ok is
+// false when the two sides change the same words (or the region is too
+// large to diff).
+func mergeWords(base, ours, theirs string) (string, bool) {
+	b, _ := tokenize(base)
+	o, _ := tokenize(ours)
+	t, _ := tokenize(theirs)
+	out, conflicts, err := mergeSeq(b, o, t, ruleWords, false, nil)
+	return out, err == nil && len(conflicts) == 0
+}
+
+// mergeSeq is the three-way merge of sequences of lines (or words), each
+// element written as it is.
+//
+// words, when not nil, is tried on each region both sides changed before
+// it counts as a conflict.
+func mergeSeq(b, o, t []string, rule mergeRule, theirsWins bool, words func(base, ours, theirs string) (string, bool)) (string, []Conflict, error) {
+	var conflicts []Conflict
+	co, err := diffStrings(b, o)
+	if err != nil {
+		return "", nil, err
+	}
+	ct, err := diffStrings(b, t)
+	if err != nil {
+		return "", nil, err
+	}
+	n := 0
+	for _, l := range o {
+		n += len(l)
+	}
 
 	var out strings.Builder
-	out.Grow(max(len(ours), len(theirs)))
+	out.Grow(n)
 	pos := 0 // next base line to copy
 	i, j := 0, 0
 	for i < len(co) || j < len(ct) {
@@ -61,6 +123,11 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte
 		// of either side that overlaps or touches it.
 		lo := 0
 		switch {
+		case rule == ruleWords && i < len(co) && j < len(ct) && co[i].A0 == ct[j].A0 &&
+			co[i].A1 > co[i].A0 && ct[j].A1 == ct[j].A0:
+			// Word rule: an insertion starts the group at a tie, so that a
+			// change beginning where it is inserted does not join it.
+			lo = ct[j].A0
 		case j >= len(ct) || i < len(co) && co[i].A0 <= ct[j].A0:
 			lo = co[i].A0
 		default:
@@ -72,17 +139,24 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte
 		// the group [lo, hi): git's rule takes one that touches it; the
 		// adjacent rule only one that overlaps it, or one at the point of
 		// a group that is still an insertion there.
-		joins := func(a int) bool {
-			if !adjacent {
+		// The word rule (within lines both sides changed) is the adjacent
+		// one, except that only another insertion joins an insertion: an
+		// insertion just before a changed word is kept beside the change.
+		joins := func(c change) bool {
+			a := c.A0
+			switch rule {
+			case ruleGit:
 				return a <= hi
+			case ruleWords:
+				return a < hi || a == hi && hi == lo && (c.A1 == c.A0 || i == i0 && j == j0)
 			}
 			return a < hi || a == hi && hi == lo
 		}
 		for {
-			if i < len(co) && joins(co[i].A0) {
+			if i < len(co) && joins(co[i]) {
 				hi = max(hi, co[i].A1)
 				i++
-			} else if j < len(ct) && joins(ct[j].A0) {
+			} else if j < len(ct) && joins(ct[j]) {
 				hi = max(hi, ct[j].A1)
 				j++
 			} else {
@@ -102,6 +176,12 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte
 			var os, ts strings.Builder
 			writeRegion(&os, b, o, co[i0:i], lo, hi)
 			writeRegion(&ts, b, t, ct[j0:j], lo, hi)
+			if words != nil {
+				if m, ok := words(strings.Join(b[lo:hi], ""), os.String(), ts.String()); ok {
+					out.WriteString(m)
+					continue
+				}
+			}
 			if theirsWins {
 				out.WriteString(ts.String())
 			} else {
@@ -120,7 +200,7 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte
 	for _, l := range b[pos:] {
 		out.WriteString(l)
 	}
-	return []byte(out.String()), conflicts
+	return out.String(), conflicts, nil
 }
 
 // writeRegion writes base[lo:hi] as side has it after the given changes

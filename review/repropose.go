@@ -17,7 +17,8 @@ var ErrNothingToRepropose = errors.New("nothing to propose again")
 // Repropose proposes a `before` set's open hunks again against the file as
 // the user has it now (the editor's buffer, else the disk): a stale hunk,
 // whose changed lines the user edited, becomes a pending hunk that turns
-// the user's text of those lines into the agent's, for the user to review
+// the user's text of those lines into the agent's (word by word, keeping
+// what the user typed outside the agent's words: diff.Merge3Words), for the user to review
 // like any other (nothing is written). Pending hunks are recomputed
 // against the same text. path "" covers every file of the set, hunkID ""
 // every open hunk of the file(s). Decided hunks keep their decisions. It
@@ -129,7 +130,7 @@ func (f *File) repropose(cur []byte, only string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: hunk %s no longer applies to the text it was computed on: %w", f.Path, h.ID, err)
 		}
-		target, _ = diff.Merge3Theirs(base, target, theirs)
+		target, _ = diff.Merge3Words(base, target, theirs)
 	}
 	// Decided hunks keep their decisions; their coordinates were for Old.
 	for _, h := range keep {

@@ -189,3 +189,30 @@ func readString(t *testing.T, p string) string {
 	}
 	return string(data)
 }
+
+// What the user typed on a stale hunk's line outside the agent's words
+// survives Repropose and the accept after it: the new hunk is computed
+// against the buffer as it is, word by word (issue 35, point 1).
+func TestReproposeKeepsTheUsersTyping(t *testing.T) {
+	f := newFixture(t)
+	b := NewBook()
+	s := New(f.cs, Before)
+	b.Put(s)
+	user := numbered(40, map[int]string{5: "_ = 1; line 5\n"})
+	f.ws.OpenOverlay("f.txt", []byte(user), 1) // typed in the buffer, not saved
+	b.Rebase("f.txt", []byte(user))
+	if _, err := b.Repropose(t.Context(), f.ws, s, "f.txt", ""); err != nil {
+		t.Fatal(err)
+	}
+	var nw string
+	b.Read(func() {
+		for _, h := range s.Files[0].Hunks {
+			if h.Status == Pending && h.Hunk.NewStart < 20 {
+				nw = h.Hunk.NewText()
+			}
+		}
+	})
+	if !strings.Contains(nw, "\n_ = 1; agent five\n") {
+		t.Fatalf("re-proposed hunk's new text %q; want the user's %q kept before the agent's words", nw, "_ = 1; ")
+	}
+}

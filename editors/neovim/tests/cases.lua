@@ -1437,6 +1437,21 @@ function C.stale_context_and_repropose_go()
   H.truthy(H.text(b):find('"x =", x', 1, true), 'the re-proposed change accepted: ' .. H.text(b))
 end
 
+-- What the user typed on a stale hunk's line outside the agent's words
+-- survives :Agent repropose and the accept after it (issue 35, point 1).
+function C.repropose_keeps_typed_text()
+  local b, lnum = one_hunk('main.go', go_src, '\tfmt.Println(x)\n', '\tfmt.Println("x =", x)\n')
+  vim.api.nvim_win_set_cursor(0, { lnum, 0 })
+  feed('I_ = 1; <Esc>')
+  wait_status(b, 'stale', 'the hunk to become stale after typing into it')
+  vim.cmd('Agent repropose')
+  wait_status(b, 'pending', ':Agent repropose to give a pending hunk')
+  vim.api.nvim_win_set_cursor(0, { require('agentd').hunks(b)[1].lnum, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0)
+  H.truthy(H.text(b):find('\t_ = 1; fmt.Println("x =", x)\n', 1, true), 'the typed text and the agent\'s kept: ' .. H.text(b))
+end
+
 -- u clears the stale mark. Plain text.
 function C.stale_undo_clears_text()
   stale_undo_case('notes.txt', numbered(12), 'line 6\n', 'line six\n')
