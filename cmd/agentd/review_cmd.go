@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -91,6 +92,17 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 		fmt.Fprintf(a.stderr, "agentd review: warning: the review of change %s is not recorded in the journal: %v\n", id, err)
 	})
 	defer book.Close()
+	// What a decision writes is its run's edit, recorded for undo as in the run.
+	stateDir := jc.w.stateDir
+	if stateDir == "" {
+		stateDir = gitops.DefaultStateDir()
+	}
+	if store, err := gitops.Open(a.ctx, ws, gitops.Options{StateDir: stateDir, MaxFileSize: ws.MaxFileSize()}); err == nil {
+		defer store.Close()
+		book.RecordEdits(engine.LedgerRecorder(engine.StoreLedger(func() (*gitops.Store, error) { return store, nil })))
+	} else {
+		fmt.Fprintf(a.stderr, "agentd review: warning: the snapshot store cannot be opened (%v); what you accept now cannot be undone\n", err)
+	}
 	if _, err := book.Load(); err != nil {
 		fmt.Fprintf(a.stderr, "agentd review: %v\n", err)
 	}
