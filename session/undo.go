@@ -177,7 +177,17 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 	if err != nil {
 		return nil, fmt.Errorf("undoing run %s: reading what it wrote: %w", st.RunID, err)
 	}
-	if len(entries) == 0 && s.changedWithoutLedger(ctx, store, st) {
+	var res *UndoResult
+	id := journal.NewRestoreID(time.Now())
+	if len(entries) > 0 || !s.changedWithoutLedger(ctx, store, st) {
+		res, err = s.revert(ctx, store, owner, id, opts, "undoing run "+st.RunID)
+		if errors.Is(err, gitops.ErrNotImplemented) {
+			res, err = nil, nil // a store that cannot revert yet: as a run without a ledger
+		} else if err != nil {
+			return nil, fmt.Errorf("undoing run %s: %w", st.RunID, err)
+		}
+	}
+	if res == nil {
 		res, err := s.undoBySnapshot(ctx, st.Snapshots[0], s.runPaths(ctx, store, st), opts, journal.Restore{RunID: st.RunID},
 			fmt.Sprintf("run %s was recorded before undo became a revert (it has no ledger): it is undone by restoring its files from its start snapshot %s instead (protected)", st.RunID, short(st.Snapshots[0])))
 		if err != nil {
@@ -185,11 +195,6 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 		}
 		out.UndoResult = *res
 	} else {
-		id := journal.NewRestoreID(time.Now())
-		res, err := s.revert(ctx, store, owner, id, opts, "undoing run "+st.RunID)
-		if err != nil {
-			return nil, fmt.Errorf("undoing run %s: %w", st.RunID, err)
-		}
 		if err := s.nameNewerRuns(ctx, store, st, res.Conflicts); err != nil {
 			return nil, err
 		}
@@ -433,7 +438,21 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 		what = "the undo of run " + r.RunID
 	}
 	out := &UndoRestoreResult{Undid: *r}
-	if r.Owner == "" {
+	var res *UndoResult
+	nid := journal.NewRestoreID(time.Now())
+	if r.Owner != "" {
+		store, err := s.Store()
+		if err != nil {
+			return nil, err
+		}
+		res, err = s.revert(ctx, store, r.Owner, nid, opts, "undoing "+what)
+		if errors.Is(err, gitops.ErrNotImplemented) && r.Before != "" {
+			res, err = nil, nil // a store that cannot revert yet: by its safety snapshot
+		} else if err != nil {
+			return nil, fmt.Errorf("undoing %s: %w", what, err)
+		}
+	}
+	if res == nil {
 		res, err := s.undoBySnapshot(ctx, r.Before, nil, opts, journal.Restore{Undo: r.ID},
 			what+" was recorded before undo became a revert: it is undone by restoring its safety snapshot "+short(r.Before)+" instead (protected)")
 		if err != nil {
@@ -441,15 +460,6 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 		}
 		out.UndoResult = *res
 	} else {
-		store, err := s.Store()
-		if err != nil {
-			return nil, err
-		}
-		nid := journal.NewRestoreID(time.Now())
-		res, err := s.revert(ctx, store, r.Owner, nid, opts, "undoing "+what)
-		if err != nil {
-			return nil, fmt.Errorf("undoing %s: %w", what, err)
-		}
 		out.UndoResult = *res
 		if res.Applied && !opts.DryRun {
 			rec := journal.Restore{ID: nid, Before: res.UndoSnapshot, Owner: "undo/" + nid, Undo: r.ID, Kept: res.Kept}
