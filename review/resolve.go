@@ -83,6 +83,15 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	}
 	decided := false
 	defer func() { end(decided) }()
+	res, err := b.decide(ctx, files, s, decisions, reason)
+	decided = err == nil
+	return res, err
+}
+
+// decide is Resolve's work once the set is held (b.apply, begin): Edit
+// decides through it too. Every write it makes is recorded as the run's
+// edit (recording) before it is made.
+func (b *Book) decide(ctx context.Context, files Files, s *Set, decisions []Decision, reason string) (*Result, error) {
 	files = b.recording(files, s)
 	res := &Result{Applied: []string{}, Rejected: []string{}, Conflicts: []Conflict{}}
 	var apply, mark, reject, takeOut []Unit
@@ -130,7 +139,6 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	b.applyUnits(ctx, files, s, apply, res)
 	b.takeOut(ctx, files, s, takeOut, reason, res)
 	b.finish(s, res)
-	decided = true
 	return res, nil
 }
 

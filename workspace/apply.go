@@ -205,6 +205,11 @@ func (w *Workspace) remove(ctx context.Context, writer FileWriter, rel string) e
 	return w.Remove(ctx, rel)
 }
 
+// CreatedMeanwhile is the conflict of a creation whose file exists now
+// with other content: the review proposes the agent's text again as a
+// change of that file (review.Book.Repropose), or it is rejected.
+const CreatedMeanwhile = "the file was created since the change was computed, with other content; propose the change again to review the agent's text against it, or reject it"
+
 // applyFile applies one file. applied is false when accept rejected all of
 // it; a conflict leaves the file alone.
 func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*FileChange, diff.Hunk) bool, writer FileWriter) (applied bool, conflict *ConflictError, err error) {
@@ -235,7 +240,15 @@ func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*
 			if bytes.Equal(cur, fc.New) {
 				return true, nil, nil
 			}
-			return conflictf("the file was created since the change was computed, with other content")
+			if len(cur) > 0 {
+				return conflictf("%s", CreatedMeanwhile)
+			}
+			// An empty file (the user opened or created it first) takes
+			// the creation: nothing of the user's is in it.
+			if err := writer.WriteFile(ctx, fc.Path, cur, fc.New, curMode.Perm()); err != nil {
+				return false, nil, err
+			}
+			return true, nil, nil
 		}
 		if err := writer.WriteFile(ctx, fc.Path, nil, fc.New, fc.Mode.Perm()); err != nil {
 			return false, nil, err
