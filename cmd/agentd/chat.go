@@ -212,7 +212,8 @@ func (c *chat) turn(shown, request string) {
 	budget := engine.NewBudget(0, 0)
 	var used engine.Usage
 	p, _ := makePlan(c.a.ctx, "chat", c.conv.Context("at the terminal")+request, c.root, c.o.model, c.a.stderr,
-		planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore})
+		planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore,
+			con: c.con, yes: c.o.yes})
 	t.tokens, t.costUSD = used.InputTokens+used.OutputTokens, used.CostUSD
 	if p == nil {
 		c.con.Println("no plan this turn; say it another way, or /help")
