@@ -127,3 +127,24 @@ func TestRunReadThroughLinkAsks(t *testing.T) {
 		}
 	}
 }
+
+// TestChatInHomeRefusesBeforeTheModel: agentd chat in the home directory
+// refuses at once, as plan, map and run do: no request reaches the model
+// (the first turn's planner would send the home directory's listing).
+func TestChatInHomeRefusesBeforeTheModel(t *testing.T) {
+	srv := fakemodel.New()
+	srv.Handle(func(fakemodel.Request) fakemodel.Reply {
+		return fakemodel.Reply{Text: `{"title":"t","steps":[{"id":"a","tool":"list_dir","args":{"path":"."}}]}`}
+	})
+	modelEnv(t, srv)
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, ".bashrc"), []byte("export TOKEN="+secretEnv+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	r := agentd(t, "list the files\n", "chat", "--workspace", home, "--state-dir", t.TempDir())
+	if r.code != exitUsage || len(srv.Requests()) != 0 || !strings.Contains(r.stderr, "agentd chat: ") {
+		t.Fatalf("agentd chat in the home directory: exit %d, %d model requests, want 2 and none:\n%s%s", r.code, len(srv.Requests()), r.stdout, r.stderr)
+	}
+	noSecretSent(t, srv)
+}
