@@ -242,7 +242,10 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 	s.mu.Lock()
 	prior := s.saved.Conversation.Context("in the editor")
 	s.mu.Unlock()
-	req := llm.CreateRequest{Request: prior + request, Workspace: s.ws, OpenFiles: files, Images: imgs}
+	req := llm.CreateRequest{Request: prior + request, Workspace: s.ws, OpenFiles: files, Images: imgs,
+		// A sensitive file the planner's model wants to read asks
+		// (session/request_permission), as a step's read does.
+		Approve: (*approver)(s).Approve}
 	if s.caps.Fs.ReadTextFile {
 		// The planner's oldText check must judge the text the edit will
 		// see: the editor's buffer, read as the edit step reads it.
