@@ -205,6 +205,14 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	for _, sk := range tmeta.Skipped {
 		targetSkipped[sk.Path] = sk
 	}
+	// Files the target left out as too large: no version of them can be
+	// restored, and a restore names them (changed since or not: it
+	// cannot tell).
+	for _, sk := range tmeta.Skipped {
+		if sk.Size > s.opts.MaxFileSize && !strings.HasSuffix(sk.Path, "/") {
+			candidates = append(candidates, sk.Path)
+		}
+	}
 	paths := make([]string, 0, len(candidates))
 	seen := make(map[string]bool, len(candidates))
 	for _, p := range candidates {
@@ -252,6 +260,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			// special file, or absent.
 			if sk, ok := skippedNow[p]; ok {
 				if !inT {
+					if tsk, ok := targetSkipped[p]; ok && tsk.Size > s.opts.MaxFileSize {
+						leave(p, fmt.Sprintf("too large for snapshots, then (%d bytes) and now (%s): the snapshot holds no version of it, so it is left as it is", tsk.Size, sk.Reason))
+					}
 					continue // not in the target either: nothing to do
 				}
 				// The safety snapshot cannot hold it: replacing it could

@@ -251,11 +251,8 @@ func (s *Store) blameNewer(f *revFile, reverting []string) {
 	sort.SliceStable(newer, func(i, j int) bool { return newer[i].entry.At.After(newer[j].entry.At) })
 	trial := &revFile{path: f.path, cur: f.cur, edits: append(newer, f.edits...)}
 	trial.fold()
-	if trial.conflict != nil && !slices.ContainsFunc(trial.conflict.Owners, func(o string) bool { return slices.Contains(reverting, o) }) {
-		return // the newer edits conflict with the user's themselves: the user's change is in the way
-	}
 	if trial.conflict != nil {
-		return
+		return // still a conflict: the user's own change is in the way
 	}
 	var names []string
 	for _, e := range newer {
