@@ -2,7 +2,6 @@ package gitops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"time"
@@ -130,8 +129,6 @@ type RevertResult struct {
 	RecordedAs string `json:"recordedAs,omitempty"`
 }
 
-// ErrNotImplemented marks the ledger calls still being built.
-var ErrNotImplemented = errors.New("gitops: ledger: not implemented yet")
 
 // RecordEdits appends edits to owner's ledger, under step, durably
 // (objects and the entry fsync'd) before it returns. Callers record
