@@ -129,7 +129,6 @@ type RevertResult struct {
 	RecordedAs string `json:"recordedAs,omitempty"`
 }
 
-
 // RecordEdits appends edits to owner's ledger, under step, durably
 // (objects and the entry fsync'd) before it returns. Callers record
 // before they write: an edit recorded but never written reverts to
