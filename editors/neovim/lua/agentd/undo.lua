@@ -29,16 +29,24 @@ local function shown(root, p)
 end
 
 --- One shape for every answer: the revert's result (`applied`, `reverted`,
---- `conflicts[{path, reason, diff}]`) as it is, and an older daemon's
---- restore-shaped one (`restore.restored`, `conflicts[{uri, message}]`:
---- applied, with the conflicting files left alone) mapped onto it.
+--- `conflicts[{path, uri, reason, diff}]`, `kept`, `overwritten`,
+--- `undoId`) as it is, and an older daemon's restore-shaped one
+--- (`restore.restored`, `conflicts[{uri, message}]`: applied, with the
+--- conflicting files left alone) mapped onto it.
 local function normalize(res)
-  local r = res.restore or (res.applied == nil and res) or nil
-  if not r then
-    res.reverted, res.created, res.deleted = res.reverted or {}, res.created or {}, res.deleted or {}
-    res.conflicts, res.overwritten, res.leftAlone = res.conflicts or {}, res.overwritten or {}, res.leftAlone or {}
+  if res.applied ~= nil then
+    for _, k in ipairs({ 'reverted', 'created', 'deleted', 'conflicts', 'overwritten', 'leftAlone', 'kept' }) do
+      res[k] = type(res[k]) == 'table' and res[k] or {}
+    end
+    local wb = type(res.wayBack) == 'table' and res.wayBack or nil
+    if wb and wb.method == 'agentd/undo/restore' and type(wb.params) == 'table' and wb.params.id then
+      res.backId = wb.params.id
+    else
+      res.backId = res.undoId
+    end
     return res
   end
+  local r = res.restore or res
   local out = {
     runId = res.runId,
     applied = true,
@@ -48,7 +56,7 @@ local function normalize(res)
     conflicts = {},
     overwritten = {},
     leftAlone = {},
-    undoId = r.undoSnapshotId,
+    kept = {},
     leftovers = res.leftovers,
     old = true,
   }
@@ -64,11 +72,14 @@ end
 --- Reloads the clean buffers of the files the undo changed on disk; returns
 --- the names of those whose buffer holds unsaved edits (left as they are).
 local function reload(root, res)
-  local dirty = {}
+  local dirty, seen, n = {}, {}, 0
   for _, list in ipairs({ res.reverted, res.created, res.deleted, res.overwritten }) do
     for _, p in ipairs(list) do
       local path = fname(root, p)
-      local b = vim.fn.bufnr(path)
+      local b = seen[path] and -1 or vim.fn.bufnr(path)
+      if not seen[path] then
+        seen[path], n = true, n + 1
+      end
       if b > 0 and vim.api.nvim_buf_is_loaded(b) then
         local disk = vim.uv.fs_stat(path) and table.concat(vim.fn.readfile(path, 'b'), '\n') or nil
         local text = table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') .. (vim.bo[b].eol and '\n' or '')
@@ -84,7 +95,7 @@ local function reload(root, res)
       end
     end
   end
-  return dirty
+  return dirty, n
 end
 
 local function names(root, list, key)
@@ -124,21 +135,30 @@ local function subject(what, id)
     id = id or '?'
     return id:match('^run%-') and id or ('run ' .. id)
   end
-  return 'restore ' .. (id or '?')
+  return id and ('restore ' .. id) or 'the last restore'
 end
 
 --- Tells what an applied undo did and reloads the buffers.
 local function report(root, what, res)
-  local dirty = reload(root, res)
-  local n = #res.reverted + #res.created + #res.deleted + #res.overwritten
+  local dirty, n = reload(root, res)
   local head = what == 'run' and ('undid %s'):format(subject('run', res.runId)) or 'undid the last restore'
+  if what == 'restore' and type(res.undid) == 'string' and res.undid ~= '' then
+    head = 'undid ' .. subject('restore', res.undid)
+  end
   local parts = { ('agentd: %s: %d file%s'):format(head, n, n == 1 and '' or 's') }
   local level = vim.log.levels.INFO
-  if #res.conflicts > 0 then
+  if #res.conflicts > 0 or #res.kept > 0 then
     level = vim.log.levels.WARN
-    local t = {}
+    local t, named = {}, {}
     for _, cf in ipairs(res.conflicts) do
-      t[#t + 1] = shown(root, cf.path or cf.uri) .. ((cf.reason and cf.reason ~= '') and (' (' .. cf.reason .. ')') or '')
+      local f = shown(root, cf.path or cf.uri)
+      named[f] = true
+      t[#t + 1] = f .. ((cf.reason and cf.reason ~= '') and (' (' .. cf.reason .. ')') or '')
+    end
+    for _, p in ipairs(res.kept) do
+      if not named[shown(root, p)] then
+        t[#t + 1] = shown(root, p)
+      end
     end
     parts[#parts + 1] = 'kept as you have them: ' .. table.concat(t, '; ')
   end
@@ -158,8 +178,8 @@ local function report(root, what, res)
     parts[#parts + 1] = ('%s: your unsaved edits are kept in the buffer; the file on disk was undone (:e! loads it, :w keeps yours)'):format(table.concat(dirty, ', '))
   end
   if n > 0 or #res.overwritten > 0 then
-    if res.undoId and res.undoId ~= '' and not res.old then
-      parts[#parts + 1] = ('%s puts it back'):format(cmdline('restore', res.undoId))
+    if res.backId and res.backId ~= '' and not res.old then
+      parts[#parts + 1] = ('%s puts it back'):format(cmdline('restore', res.backId))
     elseif what == 'run' then
       parts[#parts + 1] = ':Agent undo-restore puts it back'
     end
@@ -259,6 +279,8 @@ function M.undo(what, id, opts)
   local target = id
   if what == 'run' and res.runId and res.runId ~= '' then
     target = res.runId
+  elseif what == 'restore' and type(res.undid) == 'string' and res.undid ~= '' then
+    target = res.undid
   end
   if params.dryRun then
     return res, raw
