@@ -59,7 +59,7 @@ func TestRestoreToUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.RestoreToUndo(); !errors.Is(err, ErrNoRestoreToUndo) {
+	if _, err := j.RestoreToUndo(""); !errors.Is(err, ErrNoRestoreToUndo) {
 		t.Fatalf("none: %v", err)
 	}
 	t0 := time.Now().UTC()
@@ -69,14 +69,14 @@ func TestRestoreToUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	j2, _ := Open(state, root, nil)
-	r, err := j2.RestoreToUndo()
+	r, err := j2.RestoreToUndo("")
 	if err != nil || r.ID != b.ID {
 		t.Fatalf("newest: %+v %v, want %s (an undo's own restore does not count)", r, err, b.ID)
 	}
 	if err := j2.MarkRestoreUndone(*r); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := j2.RestoreToUndo(); err != nil || r.ID != a.ID {
+	if r, err := j2.RestoreToUndo(""); err != nil || r.ID != a.ID {
 		t.Fatalf("after undoing it: %+v %v, want %s", r, err, a.ID)
 	}
 }
