@@ -738,8 +738,9 @@ export function undoReport(what: string, r: UndoResult, choice: OnConflict, rel:
   let message = `agentd: undid ${what}: ${parts.join('; ')}`;
   let warn = false;
   if (r.overwritten?.length) message += `; overwrote your edits in ${names(r.overwritten)} (Undo Last Restore brings them back)`;
-  if (choice === 'keep' && r.conflicts.length) { message += `; kept your version of ${names(r.conflicts.map((c) => c.path))}`; warn = true; }
-  const kept = new Set(choice === 'keep' ? r.conflicts.map((c) => c.path) : []);
+  // Kept by the user's choice, or (an older daemon's reset) left alone by the daemon.
+  if (choice !== 'overwrite' && r.conflicts.length) { message += `; kept your version of ${names(r.conflicts.map((c) => c.path))}`; warn = true; }
+  const kept = new Set(choice !== 'overwrite' ? r.conflicts.map((c) => c.path) : []);
   const alone = r.leftAlone.filter((l) => !kept.has(l.path));
   if (alone.length) { message += `; left alone ${alone.map((l) => `${rel(l.path)} (${l.message})`).join(', ')}`; warn = true; }
   return { message, warn };
