@@ -25,6 +25,17 @@
 // than keeping the store from opening, and Store.Doctor retries. A file
 // lock serialises the daemon and CLI invocations on one store.
 //
+// The ledger (ledger.go): every write the agent makes is recorded before it
+// is made, as an edit (the file's state before and after) under an owner
+// ("run/<id>", "undo/<id>"). Its contents are blobs in the packs (only the
+// missing ones written, fsync'd first); its entries are one JSON-lines file
+// per owner under agentd/ledger/, appended and fsync'd under the store
+// lock. A file and not commits under refs: an entry is appended without
+// building trees or commits, a torn last line is all a crash can leave (a
+// reader skips it, the next append cuts it off), an owner's history is
+// one file to read or drop, and gc reads the same files to keep their
+// blobs and removes the ledger of a run whose snapshots it prunes.
+//
 // Protection: Store.ProtectionBase is the one rule every front end's
 // restore uses to tell the agent's changes from everyone else's.
 //

@@ -81,6 +81,10 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 		}
 		kept = append(kept, sn)
 	}
+	// A pruned run cannot be undone any more: its ledger goes too.
+	if err := s.dropRunLedgers(drop); err != nil {
+		return nil, err
+	}
 	n, err := s.prune(ctx)
 	if err != nil {
 		return nil, err
@@ -107,6 +111,7 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 				pruned[r] = true
 			}
 		}
+		gone := map[string]bool{}
 		for r := range pruned {
 			still := false
 			for _, sn := range kept {
@@ -117,7 +122,11 @@ func (s *Store) GC(ctx context.Context) (*GCResult, error) {
 			}
 			if !still {
 				res.RunsPruned++
+				gone[r] = true
 			}
+		}
+		if err := s.dropRunLedgers(gone); err != nil {
+			return nil, err
 		}
 		s.log.Info("gitops: snapshot store over its quota; dropped the oldest snapshots", "dir", s.dir, "dropped", len(oldest), "quota", s.opts.Quota)
 		n, err := s.prune(ctx)
@@ -250,6 +259,14 @@ func (s *Store) reachable(ctx context.Context) (map[plumbing.Hash]struct{}, erro
 		return nil, fmt.Errorf("gitops: gc: %w", err)
 	}
 	for _, h := range kept.hashes() {
+		seen[h] = struct{}{}
+	}
+	// The ledgers' contents: what undo reverts to and from.
+	lh, err := s.ledgerHashes()
+	if err != nil {
+		return nil, fmt.Errorf("gitops: gc: %w", err)
+	}
+	for _, h := range lh {
 		seen[h] = struct{}{}
 	}
 	for name, h := range refs {

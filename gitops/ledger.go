@@ -3,6 +3,7 @@ package gitops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 )
@@ -138,7 +139,23 @@ var ErrNotImplemented = errors.New("gitops: ledger: not implemented yet")
 // nothing (the file still holds Before), while an edit written but not
 // recorded could never be undone.
 func (s *Store) RecordEdits(ctx context.Context, owner, step string, edits []Edit) error {
-	return ErrNotImplemented
+	if err := checkOwner(owner); err != nil {
+		return fmt.Errorf("gitops: record edits: %w", err)
+	}
+	for _, e := range edits {
+		if err := checkRel(e.Path); err != nil {
+			return fmt.Errorf("gitops: record edits of %s: %w", owner, err)
+		}
+	}
+	if len(edits) == 0 {
+		return nil
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.recordEditsLocked(owner, step, edits)
 }
 
 // RecordSnapshotEdits records as owner's edits under step what changed
@@ -146,13 +163,33 @@ func (s *Store) RecordEdits(ctx context.Context, owner, step string, edits []Edi
 // snapshots before and after it recorded it), limited to paths when any
 // are given. The content is already in the store; nothing is re-read.
 func (s *Store) RecordSnapshotEdits(ctx context.Context, owner, step, from, to string, paths []string) error {
-	return ErrNotImplemented
+	if err := checkOwner(owner); err != nil {
+		return fmt.Errorf("gitops: record edits: %w", err)
+	}
+	prefixes, err := s.relPaths(paths)
+	if err != nil {
+		return fmt.Errorf("gitops: record edits of %s: %w", owner, err)
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.recordSnapshotEditsLocked(owner, step, from, to, prefixes)
 }
 
 // Ledger lists owner's edits in the order they were recorded (nil, nil
 // when there are none).
 func (s *Store) Ledger(ctx context.Context, owner string) ([]LedgerEntry, error) {
-	return nil, ErrNotImplemented
+	if err := checkOwner(owner); err != nil {
+		return nil, fmt.Errorf("gitops: ledger: %w", err)
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return s.readLedger(owner)
 }
 
 // Revert takes back the edits of owners (each owner's edits newest
