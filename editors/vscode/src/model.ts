@@ -682,7 +682,8 @@ export const UNDO_SHOW = 'Show the conflicts';
  *  that an older daemon is still shown truthfully. */
 export function normalizeUndo(raw: unknown): UndoResult {
   const r = (raw ?? {}) as Record<string, unknown>;
-  const inner = (r.restore && typeof r.restore === 'object' ? r.restore : r) as Record<string, unknown>;
+  // The revert's fields are at the top (with `applied`); `restore` repeats them in the old shape.
+  const inner = (typeof r.applied !== 'boolean' && r.restore && typeof r.restore === 'object' ? r.restore : r) as Record<string, unknown>;
   const strs = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
   const pathOf = (c: Record<string, unknown>) => String(c.path ?? c.uri ?? '');
   const conflicts = (Array.isArray(inner.conflicts) ? inner.conflicts : []).map((c: Record<string, unknown>) => ({

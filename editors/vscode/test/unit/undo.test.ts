@@ -33,6 +33,14 @@ test('an applied undo needs no choice; the report names what was reverted and wh
   assert.match(over.message, /overwrote your edits in main\.go \(Undo Last Restore brings them back\)/);
 });
 
+test('the revert result beside its restore-shaped copy: the revert\'s fields are read, with their diffs', () => {
+  const r = normalizeUndo({ runId: 'run-3', applied: false, reverted: ['file:///ws/a.go'], conflicts: [{ uri: 'file:///ws/b.go', path: 'b.go', reason: 'you changed line 3', message: 'you changed line 3', diff: '--- a/b.go\n+++ b/b.go\n' }], overwritten: [], leftAlone: [], kept: [], created: [], deleted: [],
+    restore: { restored: [], created: [], deleted: [], conflicts: [{ uri: 'file:///ws/b.go', message: 'you changed line 3' }] } });
+  assert.equal(needsChoice(r), true);
+  assert.deepEqual(r.reverted, ['file:///ws/a.go']);
+  assert.deepEqual(r.conflicts.map((c) => [c.path, c.diff]), [['b.go', '--- a/b.go\n+++ b/b.go\n']]);
+});
+
 test('the reset-style result of an older daemon reads as applied, its uris as paths', () => {
   const r = normalizeUndo({ runId: 'run-2', snapshotId: 's', restore: { restored: ['file:///ws/a.go'], deleted: [], created: [], conflicts: [{ uri: 'file:///ws/b.go', message: 'changed since' }], leftAlone: [], undoSnapshotId: 'x' } });
   assert.equal(r.applied, true);
