@@ -717,7 +717,9 @@ const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 export function conflictDialog(what: string, r: UndoResult, rel: (p: string) => string): { message: string; detail: string } {
   const files = r.conflicts.map((c) => rel(c.path));
   const message = `agentd: undoing ${what} conflicts with your edits in ${files.length === 1 ? files[0] : plural(files.length, 'file')}. Nothing has been changed yet.`;
-  const lines = r.conflicts.map((c) => `• ${rel(c.path)}${c.reason ? `: ${c.reason}` : ''}`);
+  // A terminal flag in the reason ("restore with --overwrite") is no choice here: the buttons are.
+  const why = (t: string) => t.replace(/\s*\([^)]*\s--[a-z][^)]*\)/g, '');
+  const lines = r.conflicts.map((c) => `• ${rel(c.path)}${c.reason ? `: ${why(c.reason)}` : ''}`);
   const rest = r.reverted.length + r.created.length + r.deleted.length;
   const detail = [
     `You changed lines the agent wrote in:`, ...lines, '',

@@ -8,7 +8,7 @@ import { UNDO_KEEP, UNDO_OVERWRITE, UNDO_SHOW, conflictDialog, needsChoice, norm
 const rel = (p: string) => p.replace(/^file:\/\/\/ws\//, '');
 
 test('a conflicting undo (applied false) needs a choice; the dialog names the run, the files and each choice, no flag', () => {
-  const r = normalizeUndo({ runId: 'run-1', applied: false, reverted: ['greet/greet.go'], created: [], deleted: [], conflicts: [{ path: 'main.go', reason: 'you changed lines 7-8 the agent wrote', diff: '--- a/main.go\n+++ b/main.go\n' }], leftAlone: [], hint: 'agentd undo run-1 --overwrite' });
+  const r = normalizeUndo({ runId: 'run-1', applied: false, reverted: ['greet/greet.go'], created: [], deleted: [], conflicts: [{ path: 'main.go', reason: 'you changed lines 7-8 the agent wrote (restore with --overwrite to replace it)', diff: '--- a/main.go\n+++ b/main.go\n' }], leftAlone: [], hint: 'agentd undo run-1 --overwrite' });
   assert.equal(needsChoice(r), true);
   const d = conflictDialog('run run-1', r, rel);
   assert.match(d.message, /run run-1/);
