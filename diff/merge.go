@@ -12,7 +12,7 @@ import (
 // is reported as a conflict; BaseStart is the 1-based first line of the
 // region in base (for an empty region, the line after the insertion point).
 func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, false, false, false)
+	return merge3(base, ours, theirs, ruleGit, false)
 }
 
 // Merge3Adjacent is Merge3 for review, where theirs is a hunk the agent
@@ -21,14 +21,31 @@ func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
 // a hunk's context line keeps the hunk. Only changes that overlap, or two
 // insertions at the same point (whose order nobody can tell), conflict.
 func Merge3Adjacent(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, true, false, false)
+	return merge3(base, ours, theirs, ruleAdjacent, false)
+}
+
+// Merge3Revert is Merge3Adjacent for taking a change back (base the
+// change's result, ours the file now, theirs the state before the
+// change): an insertion at the point where the other side's change
+// begins goes before it, unless both insert there (whose order nobody can
+// tell), so a line typed just above the agent's changed lines stays.
+func Merge3Revert(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, ruleRevert, false)
+}
+
+// Merge3RevertTheirs is Merge3Revert that takes theirs (the state before
+// the change) where the two sides conflict: an undo told to overwrite the
+// user's edits replaces only the lines where they clash with the agent's,
+// and keeps the user's other lines (the conflicts are still reported).
+func Merge3RevertTheirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, ruleRevert, true)
 }
 
 // Merge3Theirs is Merge3Adjacent that takes theirs where the two sides
 // conflict (the conflicts are still reported): a hunk proposed again over
 // the user's edit of the lines it changes, for the user to review.
 func Merge3Theirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, true, true, false)
+	return merge3(base, ours, theirs, ruleAdjacent, true)
 }
 
 // Merge3Words is Merge3Theirs that first looks inside the lines both sides
@@ -40,10 +57,20 @@ func Merge3Theirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflic
 // how a hunk is proposed again over the user's typing: nothing the user
 // typed outside the agent's own words is dropped.
 func Merge3Words(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, true, true, true)
+	return merge3(base, ours, theirs, ruleAdjacent|refineWords, true)
 }
 
-func merge3(base, ours, theirs []byte, adjacent, theirsWins, words bool) (merged []byte, conflicts []Conflict) {
+// Merge rules: which changes of the two sides make one region.
+const (
+	ruleGit      = iota // changes that overlap or touch
+	ruleAdjacent        // changes that overlap, or two at one insertion point
+	ruleRevert          // ruleAdjacent, but at an insertion point only insertions join
+	ruleWords           // ruleRevert, and an insertion starts the group at a tie
+
+	refineWords = 1 << 4 // a flag: regions both sides changed are merged word by word first
+)
+
+func merge3(base, ours, theirs []byte, rule int, theirsWins bool) (merged []byte, conflicts []Conflict) {
 	switch {
 	case bytes.Equal(ours, theirs) || bytes.Equal(base, theirs):
 		return ours, nil
@@ -53,15 +80,7 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins, words bool) (merged
 	b := splitLines(string(base))
 	o := splitLines(string(ours))
 	t := splitLines(string(theirs))
-	var refine func(base, ours, theirs string) (string, bool)
-	if words {
-		refine = mergeWords
-	}
-	rule := ruleGit
-	if adjacent {
-		rule = ruleAdjacent
-	}
-	out, conflicts, err := mergeSeq(b, o, t, rule, theirsWins, refine)
+	out, conflicts, err := mergeSeq(b, o, t, rule, theirsWins)
 	if err != nil {
 		// Too large to diff: one conflict over the whole file.
 		all := []Conflict{{BaseStart: 1, BaseLines: len(b), Ours: string(ours), Theirs: string(theirs)}}
@@ -73,16 +92,6 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins, words bool) (merged
 	return []byte(out), conflicts
 }
 
-// mergeRule says which changes of the two sides form one region (joins in
-// mergeSeq).
-type mergeRule int
-
-const (
-	ruleGit      mergeRule = iota // touching changes join (git's rule)
-	ruleAdjacent                  // overlapping ones, or two insertions at one point
-	ruleWords                     // ruleAdjacent, but an insertion joins only an insertion
-)
-
 // mergeWords merges one region both sides changed, word by word; ok is
 // false when the two sides change the same words (or the region is too
 // large to diff).
@@ -90,16 +99,15 @@ func mergeWords(base, ours, theirs string) (string, bool) {
 	b, _ := tokenize(base)
 	o, _ := tokenize(ours)
 	t, _ := tokenize(theirs)
-	out, conflicts, err := mergeSeq(b, o, t, ruleWords, false, nil)
+	out, conflicts, err := mergeSeq(b, o, t, ruleWords, false)
 	return out, err == nil && len(conflicts) == 0
 }
 
 // mergeSeq is the three-way merge of sequences of lines (or words), each
 // element written as it is.
-//
-// words, when not nil, is tried on each region both sides changed before
-// it counts as a conflict.
-func mergeSeq(b, o, t []string, rule mergeRule, theirsWins bool, words func(base, ours, theirs string) (string, bool)) (string, []Conflict, error) {
+func mergeSeq(b, o, t []string, rule int, theirsWins bool) (string, []Conflict, error) {
+	refine := rule&refineWords != 0
+	rule &^= refineWords
 	var conflicts []Conflict
 	co, err := diffStrings(b, o)
 	if err != nil {
@@ -113,7 +121,6 @@ func mergeSeq(b, o, t []string, rule mergeRule, theirsWins bool, words func(base
 	for _, l := range o {
 		n += len(l)
 	}
-
 	var out strings.Builder
 	out.Grow(n)
 	pos := 0 // next base line to copy
@@ -125,8 +132,8 @@ func mergeSeq(b, o, t []string, rule mergeRule, theirsWins bool, words func(base
 		switch {
 		case rule == ruleWords && i < len(co) && j < len(ct) && co[i].A0 == ct[j].A0 &&
 			co[i].A1 > co[i].A0 && ct[j].A1 == ct[j].A0:
-			// Word rule: an insertion starts the group at a tie, so that a
-			// change beginning where it is inserted does not join it.
+			// An insertion starts the group at a tie, so that a change
+			// beginning where it is inserted does not join it.
 			lo = ct[j].A0
 		case j >= len(ct) || i < len(co) && co[i].A0 <= ct[j].A0:
 			lo = co[i].A0
@@ -139,18 +146,17 @@ func mergeSeq(b, o, t []string, rule mergeRule, theirsWins bool, words func(base
 		// the group [lo, hi): git's rule takes one that touches it; the
 		// adjacent rule only one that overlaps it, or one at the point of
 		// a group that is still an insertion there.
-		// The word rule (within lines both sides changed) is the adjacent
-		// one, except that only another insertion joins an insertion: an
-		// insertion just before a changed word is kept beside the change.
 		joins := func(c change) bool {
-			a := c.A0
 			switch rule {
 			case ruleGit:
-				return a <= hi
-			case ruleWords:
-				return a < hi || a == hi && hi == lo && (c.A1 == c.A0 || i == i0 && j == j0)
+				return c.A0 <= hi
+			case ruleRevert, ruleWords:
+				// The group's first change always; at an insertion
+				// point, only another insertion.
+				first := i == i0 && j == j0
+				return c.A0 < hi || c.A0 == hi && hi == lo && (first || c.A1 == c.A0)
 			}
-			return a < hi || a == hi && hi == lo
+			return c.A0 < hi || c.A0 == hi && hi == lo
 		}
 		for {
 			if i < len(co) && joins(co[i]) {
@@ -176,8 +182,8 @@ func mergeSeq(b, o, t []string, rule mergeRule, theirsWins bool, words func(base
 			var os, ts strings.Builder
 			writeRegion(&os, b, o, co[i0:i], lo, hi)
 			writeRegion(&ts, b, t, ct[j0:j], lo, hi)
-			if words != nil {
-				if m, ok := words(strings.Join(b[lo:hi], ""), os.String(), ts.String()); ok {
+			if refine {
+				if m, ok := mergeWords(strings.Join(b[lo:hi], ""), os.String(), ts.String()); ok {
 					out.WriteString(m)
 					continue
 				}

@@ -66,10 +66,10 @@ type Session struct {
 	storeErr   error
 	bg         sync.WaitGroup
 
-	// RestoreHook, if set, restores for the front end (the editor server
-	// puts the restored text into the open buffers); nil restores around
-	// the buffers the user edited (engine.RestoreAroundBuffers).
-	RestoreHook func(ctx context.Context, store *gitops.Store, id string, opts gitops.RestoreOptions) (*gitops.RestoreResult, error)
+	// Buffers, if set, is the front end's read and write of its editor's
+	// buffers: restores and undos go around the buffers the user edited
+	// (buffers.go) and give the others the new text through it.
+	Buffers EditorBuffers
 
 	policyMu sync.Mutex
 
@@ -215,7 +215,7 @@ func (s *Session) Close() error {
 // the approval policy; the front end adds its hooks (approver, reviewer,
 // writer...), planner and model.
 func (s *Session) Config() engine.Config {
-	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s}, Ledger: engine.StoreLedger(s.Store),
+	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s}, Ledger: sessionLedger{engine.StoreLedger(s.Store), s},
 		Subscribers: []engine.Subscriber{userGitRecorder{s}}}
 	if pol, err := s.Policy(); err == nil {
 		cfg.Approval = &pol
