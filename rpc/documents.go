@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
+	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -29,9 +31,45 @@ func documentMethods() map[string]method {
 type documents struct {
 	mu   sync.Mutex
 	uris map[string]string // rel -> the editor's URI
+	// diskOnly are the open buffers of binary or non-UTF-8 files (by
+	// workspace path): a buffer cannot hold their bytes (an editor sends
+	// them as text, changed), so they get no overlay, the daemon writes
+	// them on disk and tells the editor to reload them
+	// (agentd/documents/reload).
+	diskOnly map[string]bool
 }
 
-func newDocuments() *documents { return &documents{uris: map[string]string{}} }
+func newDocuments() *documents {
+	return &documents{uris: map[string]string{}, diskOnly: map[string]bool{}}
+}
+
+// isDiskOnly tells whether rel is open in a buffer that cannot hold its
+// bytes (see documents.diskOnly).
+func (d *documents) isDiskOnly(rel string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.diskOnly[rel]
+}
+
+// diskOnlyPaths lists the paths of the open buffers that are disk-only.
+func (d *documents) diskOnlyPaths() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for rel := range d.diskOnly {
+		out = append(out, rel)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// NotText tells whether data cannot pass through an editor's buffer
+// unchanged: binary (diff.IsBinary) or not UTF-8. Such files are written
+// on disk and the editor reloads them (design/editors.md "Edits go
+// through the editor").
+func NotText(data []byte) bool {
+	return diff.IsBinary(data) || !utf8.Valid(data)
+}
 
 // uri returns the editor's URI for an open buffer.
 func (d *documents) uri(rel string) (string, bool) {
@@ -108,6 +146,14 @@ func (s *Server) didOpen(ctx context.Context, params json.RawMessage) error {
 	td := p.TextDocument
 	if rel, ok := s.relPath(td.URI); ok {
 		ws, _ := s.workspace()
+		if disk, err := ws.ReadFile(ctx, rel); err == nil && NotText(disk) {
+			// The buffer holds the file's bytes as the editor decoded
+			// them, not the bytes: no overlay, the disk stays the file.
+			s.docs.mu.Lock()
+			s.docs.uris[rel], s.docs.diskOnly[rel] = td.URI, true
+			s.docs.mu.Unlock()
+			return nil
+		}
 		if err := ws.OpenOverlay(rel, []byte(td.Text), td.Version); err != nil {
 			return fmt.Errorf("didOpen %s: %w", td.URI, err)
 		}
@@ -133,7 +179,7 @@ func (s *Server) didChange(ctx context.Context, params json.RawMessage) error {
 	}
 	uri := p.TextDocument.URI
 	rel, ok := s.relPath(uri)
-	if !ok {
+	if !ok || s.docs.isDiskOnly(rel) {
 		return nil
 	}
 	ws, _ := s.workspace()
@@ -162,6 +208,12 @@ func (s *Server) didClose(ctx context.Context, params json.RawMessage) error {
 		return err
 	}
 	if rel, ok := s.relPath(p.TextDocument.URI); ok {
+		s.docs.mu.Lock()
+		if s.docs.diskOnly[rel] {
+			delete(s.docs.diskOnly, rel)
+			delete(s.docs.uris, rel)
+		}
+		s.docs.mu.Unlock()
 		ws, _ := s.workspace()
 		if b, ok := ws.Buffer(rel); ok {
 			s.docs.mu.Lock()
@@ -184,7 +236,7 @@ func (s *Server) didSave(ctx context.Context, params json.RawMessage) error {
 		return err
 	}
 	rel, ok := s.relPath(p.TextDocument.URI)
-	if !ok {
+	if !ok || s.docs.isDiskOnly(rel) {
 		return nil
 	}
 	var text []byte

@@ -38,6 +38,9 @@ func (editorBuffers) ReadBuffers(context.Context, []string) {}
 // WriteBuffers puts the disk's new text into the open buffers the session
 // chose (w.Refresh).
 func (b editorBuffers) WriteBuffers(ctx context.Context, w session.BufferWrite) []gitops.RestoreConflict {
+	// Binary and non-UTF-8 files have no buffer text (documents.diskOnly):
+	// the editor reads them again from disk.
+	b.s.reloadDiskOnly(ctx, b.s.docs.diskOnlyPaths(), w.Reason)
 	return b.s.restoreBuffers(ctx, b.ws, w.Reason, w.Refresh)
 }
 

@@ -25,11 +25,28 @@ func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byt
 		return err
 	}
 	buf, open := ws.Buffer(rel)
+	if open && NotText(new) {
+		// Binary or non-UTF-8 content cannot pass through a buffer: it
+		// goes on disk and the editor reloads the buffer, unless the
+		// buffer holds the user's unsaved edits.
+		if buf.UserUnsaved {
+			return fmt.Errorf("%s: the new content is binary or not UTF-8, so it is written on disk, but the open buffer holds your unsaved edits; save or revert them, then accept again: %w", rel, &workspace.ConflictError{Path: rel})
+		}
+		ws.CloseOverlay(rel)
+		s.docs.mu.Lock()
+		s.docs.diskOnly[rel] = true
+		s.docs.mu.Unlock()
+		open = false
+	}
 	if !open || !s.capabilities().applyEdit {
 		if mode == 0 {
 			mode = 0o644
 		}
-		return ws.WriteFile(ctx, rel, new, mode.Perm())
+		if err := ws.WriteFile(ctx, rel, new, mode.Perm()); err != nil {
+			return err
+		}
+		s.reloadDiskOnly(ctx, []string{rel}, "agentd wrote the file on disk")
+		return nil
 	}
 	u := s.bufferURI(buf.Path)
 	cur, version, err := ws.BeginAgentEdit(rel, new)
@@ -95,6 +112,36 @@ func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byt
 		}
 	}
 	return nil
+}
+
+// ReloadParams is agentd/documents/reload's params (server -> client).
+type ReloadParams struct {
+	URIs   []string `json:"uris"`
+	Reason string   `json:"reason"`
+}
+
+// reloadDiskOnly tells the editor to read again from disk those of rels
+// open in buffers that cannot hold their bytes (binary or non-UTF-8: the
+// daemon wrote them on disk). An editor that does not know the request
+// reloads them by itself, as it does any file changed on disk.
+func (s *Server) reloadDiskOnly(ctx context.Context, rels []string, reason string) {
+	var uris []string
+	s.docs.mu.Lock()
+	for _, rel := range rels {
+		if s.docs.diskOnly[rel] {
+			uris = append(uris, s.docs.uris[rel])
+		}
+	}
+	s.docs.mu.Unlock()
+	if len(uris) == 0 {
+		return
+	}
+	var res struct {
+		Reloaded []string `json:"reloaded"`
+	}
+	if err := s.call(ctx, "agentd/documents/reload", ReloadParams{URIs: uris, Reason: reason}, &res); err != nil {
+		s.log.Debug("asking the editor to reload buffers failed; it reloads files changed on disk itself", "uris", uris, "error", err)
+	}
 }
 
 func toProtocolRange(r workspace.Range) protocol.Range {

@@ -118,6 +118,25 @@ local function documents_save(_, params)
   return { saved = saved }
 end
 
+--- agentd/documents/reload: the daemon wrote these files on disk (binary
+--- or not UTF-8: a buffer cannot hold their bytes); each buffer without
+--- unsaved changes is read again from disk.
+local function documents_reload(_, params)
+  local reloaded = {}
+  for _, uri in ipairs(params.uris or {}) do
+    local b = vim.uri_to_bufnr(uri)
+    if vim.api.nvim_buf_is_loaded(b) and not vim.bo[b].modified then
+      local ok = pcall(vim.api.nvim_buf_call, b, function()
+        vim.cmd('silent edit!')
+      end)
+      if ok then
+        reloaded[#reloaded + 1] = uri
+      end
+    end
+  end
+  return { reloaded = reloaded }
+end
+
 local kind_names = {
   allow_once = 'Allow once',
   allow_always = 'Always allow',
@@ -342,6 +361,7 @@ function M.table()
   return {
     ['workspace/applyEdit'] = apply_edit,
     ['agentd/documents/save'] = documents_save,
+    ['agentd/documents/reload'] = documents_reload,
     ['agentd/approval/request'] = approval_request,
     ['window/showMessageRequest'] = show_message_request,
     ['agentd/run/didChange'] = run_did_change,
