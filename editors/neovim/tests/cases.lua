@@ -1166,6 +1166,63 @@ function C.create_visible_and_accepted_after_opening()
   H.eq(0, review.pending_count(), 'nothing pending')
 end
 
+-- A binary file open in a buffer never passes through it (issue 35, point
+-- 2): accepting its deletion works (the server compares the disk, not the
+-- buffer's decoding of the bytes), and nothing is left pending.
+function C.binary_open_delete_accepted()
+  local bin = 'GIF89a\1\0\191\255\254 text \128\129' .. string.rep('\0', 8)
+  local root = H.workspace({ ['logo.gif'] = bin, ['a.txt'] = 'a\n' })
+  H.setup()
+  local got = H.capture_notify()
+  local lb = H.open('logo.gif')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'rm logo', steps = {
+    { id = 'rm', tool = 'delete_file', args = { path = 'logo.gif' } },
+  } })))
+  vim.cmd.buffer(lb)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the deletion to be proposed')
+  vim.cmd.buffer(lb)
+  vim.cmd('normal ga')
+  H.wait(function() return H.read(root .. '/logo.gif') == nil end, 'the binary file deleted: ' .. vim.inspect(got))
+  H.wait(function() return review.pending_count() == 0 end, 'nothing pending after the accept')
+  H.eq('completed', H.wait_run().status, 'the run completes')
+  H.eq({}, a.hunks(lb), 'no hunk left in the buffer')
+  for _, n in ipairs(got) do
+    H.truthy(not n.msg:find('changed since', 1, true), 'no stale conflict: ' .. n.msg)
+  end
+end
+
+-- A restore that brings back a binary file open in a buffer writes its
+-- bytes on disk, not through the buffer (which would save the editor's
+-- decoding of them), and the buffer is read again (issue 35, point 2).
+function C.binary_open_restored_byte_for_byte()
+  local v1 = 'GIF89a\1\0\191\255\254 one \128\129' .. string.rep('\0', 8)
+  local root = H.workspace({ ['logo.gif'] = v1, ['a.txt'] = numbered(5) })
+  H.setup()
+  local lb = H.open('logo.gif')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'rm logo', steps = {
+    { id = 'rm', tool = 'delete_file', args = { path = 'logo.gif' } },
+  } })))
+  vim.cmd.buffer(lb)
+  local _, snap = a.run({ plan_id = pid })
+  H.truthy(snap and snap ~= '', 'the run has a start snapshot')
+  H.wait(function() return require('agentd.review').pending_count() == 1 end, 'the deletion to be proposed')
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  H.eq(nil, H.read(root .. '/logo.gif'), 'deleted')
+  local got = H.capture_notify()
+  H.truthy(a.restore(snap), 'a restore result')
+  H.eq(v1, H.read(root .. '/logo.gif'), 'the restored bytes on disk, byte for byte: ' .. vim.inspect(got))
+  H.wait(function()
+    return (vim.api.nvim_buf_get_lines(lb, 0, 1, false)[1] or ''):find('GIF89a', 1, true) ~= nil
+  end, 'the buffer read again from disk: ' .. vim.inspect(H.lines(lb)))
+  H.eq(false, vim.bo[lb].modified, 'the reloaded buffer is not modified')
+  H.eq(v1, H.read(root .. '/logo.gif'), 'still byte for byte')
+end
+
 -- Creates, deletes and moves decided in any order leave the plugin's list
 -- equal to the server's: reject all, accept all (which does not override a
 -- rejection), then gr on the accepted new file: no phantom hunk, and the
