@@ -63,11 +63,11 @@ type session struct {
 	// Usage: the planner's as last counted, and the running turn's.
 	plannerSeen engine.Usage
 	turnUsage   engine.Usage
-	lastChunk   string                 // the end of the last agent text sent (chunk)
+	lastChunk   string // the end of the last agent text sent (chunk)
 	// recovered is what the store did at open about a restore or an undo
 	// a crash interrupted, said first in the session's next reply.
 	recovered string
-	answered    map[sdk.ToolCallId]int // approvals answered, per tool call
+	answered  map[sdk.ToolCallId]int // approvals answered, per tool call
 }
 
 // savedSession is what survives a restart: the plan, the last run (with
