@@ -89,7 +89,13 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	}
 	s.mu.Lock()
 	s.turnUsage = engine.Usage{}
+	recovered := s.recovered
+	s.recovered = ""
 	s.mu.Unlock()
+	if recovered != "" {
+		// Before anything else: what a crash interrupted, and the way back.
+		s.say(recovered + "\n")
+	}
 	stop, err := s.turn(ctx, text, files, imgs)
 	s.syncPlannerUsage()
 	if serr := s.save(); serr != nil && err == nil {

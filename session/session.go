@@ -305,16 +305,22 @@ func NewBook(j *engine.Journal, unrecorded func(cs string, err error)) *review.B
 // RecordBookEdits makes what book writes (a decision at `agentd review`,
 // outside any run's process) recorded as its run's edits in the snapshot
 // store of ws, as a run records them, so that undo takes them back. The
-// returned func closes the store. An error means the store cannot be
-// opened: decisions would then not be undoable, and the caller says so.
-func RecordBookEdits(ctx context.Context, book *review.Book, ws *workspace.Workspace, stateDir string) (func(), error) {
+// returned func closes the store; the Recovery is what the store's
+// opening did about an interrupted operation (Session.Recovered), for the
+// caller to say first. An error means the store cannot be opened:
+// decisions would then not be undoable, and the caller says so.
+func RecordBookEdits(ctx context.Context, book *review.Book, ws *workspace.Workspace, stateDir string) (func(), *Recovery, error) {
 	if stateDir == "" {
 		stateDir = gitops.DefaultStateDir()
 	}
 	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: stateDir, MaxFileSize: ws.MaxFileSize()})
 	if err != nil {
-		return func() {}, err
+		return func() {}, nil, err
 	}
 	book.RecordEdits(engine.LedgerRecorder(engine.StoreLedger(func() (*gitops.Store, error) { return store, nil })))
-	return func() { store.Close() }, nil
+	rec, err := recoveryOf(ctx, store)
+	if err != nil {
+		rec = nil // the report could not be read: the store's own log says so
+	}
+	return func() { store.Close() }, rec, nil
 }
