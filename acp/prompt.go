@@ -367,6 +367,11 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 	if st.Error != "" {
 		fmt.Fprintf(&b, "\n%s\n", st.Error)
 	}
+	if len(st.FilesChanged) > 0 {
+		// As the run's summary names them (engine.Summary): the change
+		// sets' files and what the run's MCP calls changed.
+		fmt.Fprintf(&b, "\nFiles changed: `%s`\n", strings.Join(st.FilesChanged, "`, `"))
+	}
 	if len(st.Snapshots) > 0 {
 		b.WriteString("\nUndo the whole run: `/undo`\n")
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/agentd/agentd/internal/platform"
 )
 
 func (s *Store) abs(rel string) string { return s.root + "/" + rel }
@@ -220,12 +222,13 @@ type planner struct {
 	cur     *scanResult
 	data    map[string][]byte // content of the files diskFile read (for the safety snapshot)
 	skipped map[string]SkippedFile
-	folded  map[string][]string // the scan's paths by their lower case, built when first needed
+	folded  map[string][]string // the scan's paths by platform.FoldName, built when first needed
 }
 
 // scannedAs returns the path the scan holds the file at p under when it
-// spells it otherwise ("Dir/A.txt" for "dir/a.txt"), found at p only
-// because the file system ignores case (Windows, macOS); "" if none.
+// spells it otherwise ("Dir/A.txt" for "dir/a.txt", an NFD "é" for an
+// NFC one), found at p only because the file system ignores case or
+// normalisation (Windows, macOS: platform.FoldName); "" if none.
 // Taken for a file of its own, it would look like the target's file
 // already in place, and the restore would delete the scan's spelling,
 // that same file, and write nothing.
@@ -233,11 +236,11 @@ func (pl *planner) scannedAs(p string, fi fs.FileInfo) string {
 	if pl.folded == nil {
 		pl.folded = map[string][]string{}
 		for _, r := range pl.cur.files {
-			k := strings.ToLower(r.path)
+			k := platform.FoldName(r.path)
 			pl.folded[k] = append(pl.folded[k], r.path)
 		}
 	}
-	for _, q := range pl.folded[strings.ToLower(p)] {
+	for _, q := range pl.folded[platform.FoldName(p)] {
 		if q == p {
 			continue
 		}

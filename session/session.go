@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -249,6 +250,28 @@ func (a Snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (
 		a.S.userGitBefore(ctx, req.RunID)
 	}
 	return engine.SnapshotInfo{ID: sn.ID, Skipped: sn.Skipped}, nil
+}
+
+// ChangedPaths implements engine.SnapshotDiffer: the paths that differ
+// between snapshots from and to (both paths of a rename).
+func (a Snapshotter) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
+	store, err := a.S.Store()
+	if err != nil {
+		return nil, err
+	}
+	diffs, err := store.Diff(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range diffs {
+		for _, p := range []string{d.OldPath, d.NewPath} {
+			if p != "" && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
 }
 
 // KeepPreImages implements engine.PreImageKeeper: the ignored files a
