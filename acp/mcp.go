@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -12,17 +13,26 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/mcptools"
+	agentsession "github.com/agentd/agentd/session"
 )
 
 // startMCP starts the MCP servers the editor passed in session/new or
 // session/load and adds their tools to the session's registry, so plans,
 // llm and agent steps can use them under the approval policy (package
-// mcptools says how). A server that cannot start is said in the chat,
-// naming it; the session works without its tools. The servers stop with
-// the session.
+// mcptools says how). A server's readOnlyHint counts only when the user's
+// config names the server (session.ConfigTrustedMCPServers). A server
+// that cannot start is said in the chat, naming it; the session works
+// without its tools. The servers stop with the session.
 func (s *session) startMCP(ctx context.Context, list []sdk.McpServer) {
 	var servers []mcptools.Server
 	var problems []string
+	var trusted []string
+	if len(list) > 0 {
+		var err error
+		if trusted, err = agentsession.ConfigTrustedMCPServers(s.a.opts.Getenv); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
 	for i, m := range list {
 		switch {
 		case m.Stdio != nil:
@@ -30,13 +40,15 @@ func (s *session) startMCP(ctx context.Context, list []sdk.McpServer) {
 			for _, e := range m.Stdio.Env {
 				env[e.Name] = e.Value
 			}
-			servers = append(servers, mcptools.Server{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env})
+			servers = append(servers, mcptools.Server{Name: m.Stdio.Name, Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env,
+				TrustHints: slices.Contains(trusted, m.Stdio.Name)})
 		case m.Http != nil:
 			h := map[string]string{}
 			for _, e := range m.Http.Headers {
 				h[e.Name] = e.Value
 			}
-			servers = append(servers, mcptools.Server{Name: m.Http.Name, URL: m.Http.Url, Headers: h})
+			servers = append(servers, mcptools.Server{Name: m.Http.Name, URL: m.Http.Url, Headers: h,
+				TrustHints: slices.Contains(trusted, m.Http.Name)})
 		default:
 			problems = append(problems, fmt.Sprintf("mcpServers[%d]: agentd takes stdio and http MCP servers (agentCapabilities.mcpCapabilities), not this kind", i))
 		}

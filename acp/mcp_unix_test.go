@@ -25,8 +25,9 @@ import (
 // TestEditorMCPServersBecomeTools passes a stdio MCP server (the small one
 // in mcptools/internal/testserver, built here) and an HTTP one in
 // session/new. A plan uses three of their tools: the read-only one runs
-// without asking, the others ask (risk medium), each is a tool call, and
-// the stdio server's process ends with the session.
+// without asking (the user's config trusts the stdio server's hints:
+// mcpTrustedServers), the others ask (risk medium), each is a tool call,
+// and the stdio server's process ends with the session.
 func TestEditorMCPServersBecomeTools(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "testserver")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/agentd/agentd/mcptools/internal/testserver").CombinedOutput(); err != nil {
@@ -50,6 +51,12 @@ func TestEditorMCPServersBecomeTools(t *testing.T) {
 	url := fake.Start(t)
 	ws, state := t.TempDir(), t.TempDir()
 	pidFile := filepath.Join(state, "mcp.pid")
+	if err := os.MkdirAll(filepath.Join(state, "agentd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state, "agentd", "config.json"), []byte(`{"mcpTrustedServers":["test"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	c := &testClient{answer: string(sdk.PermissionOptionKindAllowOnce)}
 	conn, stop, wire := startWire(t, c, modelOptions(url, state))
 	ctx := context.Background()
@@ -107,5 +114,96 @@ func TestEditorMCPServersBecomeTools(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the MCP server (pid %d) still runs after the session closed", pid)
 		}
+	}
+}
+
+// TestMCPCallIsAStep: a tool the test server marks read-only, which
+// writes a.txt in the workspace and a file outside it. Untrusted, its
+// call asks (the prompt names the server, the tool, the arguments and
+// that it runs with the user's rights); trusted in the user's config
+// (mcpTrustedServers) it runs without asking. Either way the turn's end
+// names a.txt and /undo takes it back; the file outside stays, as
+// docs/acp.md says.
+func TestMCPCallIsAStep(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "testserver")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/agentd/agentd/mcptools/internal/testserver").CombinedOutput(); err != nil {
+		t.Fatalf("building the test MCP server: %v\n%s", err, out)
+	}
+	for _, trusted := range []bool{false, true} {
+		t.Run(map[bool]string{false: "untrusted", true: "trusted"}[trusted], func(t *testing.T) {
+			fake := fakemodel.New()
+			url := fake.Start(t)
+			ws, state, outside := t.TempDir(), t.TempDir(), filepath.Join(t.TempDir(), "outside.txt")
+			if trusted {
+				if err := os.MkdirAll(filepath.Join(state, "agentd"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(state, "agentd", "config.json"), []byte(`{"mcpTrustedServers":["test"]}`), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := &testClient{answer: string(sdk.PermissionOptionKindAllowOnce)}
+			conn, stop := start(t, c, modelOptions(url, state))
+			defer stop()
+			ctx := context.Background()
+			if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+				t.Fatal(err)
+			}
+			ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{
+				{Stdio: &sdk.McpServerStdio{Name: "test", Command: bin, Args: []string{}, Env: []sdk.EnvVariable{}}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompt := func(text string) string {
+				t.Helper()
+				c.mu.Lock()
+				from := len(c.updates)
+				c.mu.Unlock()
+				if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {
+					t.Fatalf("prompt %q: %v", text, err)
+				}
+				return c.said(from)
+			}
+			fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"n","tool":"mcp_test_note","args":{"path":"a.txt","text":"from the tool\n","also":[` +
+				strconv.Quote(outside) + `]}}]}`})
+			end := prompt("take a note")
+			if data, err := os.ReadFile(filepath.Join(ws, "a.txt")); err != nil || string(data) != "from the tool\n" {
+				t.Fatalf("the tool did not run: a.txt %q, %v\n%s", data, err, end)
+			}
+			if !strings.Contains(end, "a.txt") {
+				t.Errorf("the turn's end does not name a.txt, which the MCP call changed:\n%s", end)
+			}
+			c.mu.Lock()
+			asked := append([]sdk.RequestPermissionRequest(nil), c.asked...)
+			c.mu.Unlock()
+			if trusted {
+				if len(asked) != 0 {
+					t.Errorf("a trusted server's read-only tool was asked about: %d requests", len(asked))
+				}
+			} else {
+				if len(asked) != 1 {
+					t.Fatalf("an untrusted server's readOnlyHint was taken at its word: %d permission requests, want 1", len(asked))
+				}
+				var text strings.Builder
+				text.WriteString(*asked[0].ToolCall.Title)
+				for _, ct := range asked[0].ToolCall.Content {
+					if ct.Content != nil && ct.Content.Content.Text != nil {
+						text.WriteString("\n" + ct.Content.Content.Text.Text)
+					}
+				}
+				for _, want := range []string{"note", "test", "a.txt", "with your rights", "outside"} {
+					if !strings.Contains(text.String(), want) {
+						t.Errorf("the permission request does not say %q:\n%s", want, text.String())
+					}
+				}
+			}
+			said := prompt("/undo")
+			if _, err := os.Stat(filepath.Join(ws, "a.txt")); !os.IsNotExist(err) {
+				t.Errorf("/undo left a.txt, which the MCP call wrote (stat: %v):\n%s", err, said)
+			}
+			if _, err := os.Stat(outside); err != nil {
+				t.Errorf("the file outside the workspace: %v", err)
+			}
+		})
 	}
 }

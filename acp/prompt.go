@@ -89,7 +89,13 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 	}
 	s.mu.Lock()
 	s.turnUsage = engine.Usage{}
+	recovered := s.recovered
+	s.recovered = ""
 	s.mu.Unlock()
+	if recovered != "" {
+		// Before anything else: what a crash interrupted, and the way back.
+		s.say(recovered + "\n")
+	}
 	stop, err := s.turn(ctx, text, files, imgs)
 	s.syncPlannerUsage()
 	if serr := s.save(); serr != nil && err == nil {
@@ -360,6 +366,11 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 	b.WriteString(".\n")
 	if st.Error != "" {
 		fmt.Fprintf(&b, "\n%s\n", st.Error)
+	}
+	if len(st.FilesChanged) > 0 {
+		// As the run's summary names them (engine.Summary): the change
+		// sets' files and what the run's MCP calls changed.
+		fmt.Fprintf(&b, "\nFiles changed: `%s`\n", strings.Join(st.FilesChanged, "`, `"))
 	}
 	if len(st.Snapshots) > 0 {
 		b.WriteString("\nUndo the whole run: `/undo`\n")

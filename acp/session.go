@@ -63,8 +63,11 @@ type session struct {
 	// Usage: the planner's as last counted, and the running turn's.
 	plannerSeen engine.Usage
 	turnUsage   engine.Usage
-	lastChunk   string                 // the end of the last agent text sent (chunk)
-	answered    map[sdk.ToolCallId]int // approvals answered, per tool call
+	lastChunk   string // the end of the last agent text sent (chunk)
+	// recovered is what the store did at open about a restore or an undo
+	// a crash interrupted, said first in the session's next reply.
+	recovered string
+	answered  map[sdk.ToolCallId]int // approvals answered, per tool call
 }
 
 // savedSession is what survives a restart: the plan, the last run (with
@@ -143,6 +146,11 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		}
 	}
 	s.store, _ = sess.Store()
+	if rec, err := sess.Recovered(ctx); err != nil {
+		s.log.Error("what the recovery of an interrupted restore or undo did cannot be read", "error", err)
+	} else if rec != nil {
+		s.recovered = rec.Message(func(args ...string) string { return agentsession.CommandLine(ws.Root(), a.opts.StateDir, args...) })
+	}
 	switch {
 	case s.caps.Fs.WriteTextFile:
 		s.writer = clientWriter{s}

@@ -25,9 +25,14 @@ func riskOf(t tools.Tool, args json.RawMessage) tools.Risk {
 // mayChangeFiles reports whether a call may change the workspace other than
 // through a change set: commands may write anything, and git's actions
 // other than its low-risk reads (status, diff, log) change the working tree
-// or the repository. Such calls get a snapshot after their step, so that
-// restore and rollback know the agent's own work from the user's.
+// or the repository; a tool that runs in another process (an MCP server's:
+// tools.UncheckedWriter) may write anything whatever its category. Such
+// calls get a snapshot after their step, so that restore and rollback
+// know the agent's own work from the user's.
 func mayChangeFiles(t tools.Tool, cat tools.Category, args json.RawMessage) bool {
+	if u, ok := t.(tools.UncheckedWriter); ok && u.WritesUnchecked() {
+		return true
+	}
 	switch cat {
 	case tools.CategoryCommand:
 		return true

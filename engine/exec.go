@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -86,6 +87,9 @@ type worker struct {
 	// under s.snapOrder.mu.
 	cmdFrom string
 	ignored map[string]fileStamp
+	// unchecked names the tools of the step's calls that run outside
+	// agentd (tools.UncheckedWriter: MCP tools); under mu.
+	unchecked []string
 }
 
 // timeoutError is a step's own timeout; it is retryable.
@@ -344,6 +348,9 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	if mayChangeFiles(t, cat, args) {
 		w.mu.Lock()
 		w.res.mayChange = true
+		if u, ok := t.(tools.UncheckedWriter); ok && u.WritesUnchecked() && !slices.Contains(w.unchecked, name) {
+			w.unchecked = append(w.unchecked, name)
+		}
 		w.mu.Unlock()
 		defer w.commandStarted(ctx)()
 	}

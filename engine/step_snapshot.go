@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/agentd/agentd/gitops"
@@ -65,6 +66,7 @@ func (w *worker) snapshot(ctx context.Context) {
 	}
 	if from != "" {
 		w.recordCommands(ctx, from, info.ID)
+		w.nameUnchecked(ctx, from, info.ID)
 	}
 	w.recordIgnored(ctx)
 	w.res.snapshotID = info.ID
@@ -113,6 +115,48 @@ func (w *worker) recordCommands(ctx context.Context, from, to string) {
 	if err := s.cfg.Ledger.RecordSnapshotEdits(context.WithoutCancel(ctx), RunOwner(s.r.id), w.j.step.ID, from, to, nil); err != nil {
 		s.log.Warn("recording a command's effect failed", "step", w.j.step.ID, "from", from, "to", to, "err", err)
 		w.output("log", fmt.Sprintf("agentd: what the commands of step %s changed is not recorded for undo (%v); agentd snapshot restore %s brings back the state before them\n", w.j.step.ID, err, from))
+	}
+}
+
+// SnapshotDiffer is implemented by a Snapshotter that can say which paths
+// differ between two snapshots (session.Snapshotter: gitops.Store.Diff).
+type SnapshotDiffer interface {
+	ChangedPaths(ctx context.Context, from, to string) ([]string, error)
+}
+
+// nameUnchecked names what the step's calls of tools that run outside
+// agentd (MCP tools: tools.UncheckedWriter) changed in the workspace,
+// between the snapshot before the step's first such call or command and
+// the one after the step: the files are the step's changed files (the
+// summary's "Files changed", the snapshot limits) and the step's output
+// says them. recordCommands has recorded them for undo.
+func (w *worker) nameUnchecked(ctx context.Context, from, to string) {
+	w.mu.Lock()
+	names := slices.Clone(w.unchecked)
+	w.mu.Unlock()
+	d, ok := w.s.cfg.Snapshots.(SnapshotDiffer)
+	if len(names) == 0 || !ok {
+		return
+	}
+	paths, err := d.ChangedPaths(context.WithoutCancel(ctx), from, to)
+	if err != nil {
+		w.s.log.Warn("listing what an MCP call changed failed", "step", w.j.step.ID, "err", err)
+		w.output("log", fmt.Sprintf("agentd: what %s changed in the workspace cannot be listed (%v); agentd snapshot diff %s %s shows it\n",
+			strings.Join(names, ", "), err, from, to))
+		return
+	}
+	w.mu.Lock()
+	var extra []string // not written by the step's own change sets
+	for _, p := range paths {
+		if !slices.Contains(w.res.files, p) {
+			extra = append(extra, p)
+		}
+	}
+	w.res.files = append(w.res.files, extra...)
+	w.mu.Unlock()
+	if len(extra) > 0 {
+		w.output("log", fmt.Sprintf("agentd: step %s (%s, outside agentd's own tools) changed in the workspace: %s; recorded as the run's, undo takes it back\n",
+			w.j.step.ID, strings.Join(names, ", "), strings.Join(extra, ", ")))
 	}
 }
 

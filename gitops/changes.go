@@ -11,6 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // checkRel refuses a workspace-relative slash path that is not clean, leaves
@@ -20,7 +22,7 @@ func checkRel(p string) error {
 		return fmt.Errorf("%q is not a clean path relative to the workspace", p)
 	}
 	for _, part := range strings.Split(p, "/") {
-		if strings.EqualFold(part, ".git") {
+		if platform.IsGitName(part) { // .GIT, and on Windows .git. and GIT~1 too
 			return fmt.Errorf("%q is inside a .git directory, which snapshots never hold", p)
 		}
 	}

@@ -110,3 +110,43 @@ func (s *Store) Recovered(ctx context.Context) (*RecoveryReport, error) {
 	}
 	return &rep, nil
 }
+
+// recordRecovered takes the KindRestored snapshot of what the recovery
+// left, as a restore records its result: the next restore's protection
+// base then counts the files the interrupted operation and its recovery
+// wrote as agentd's (so the way back, restoring rep.UndoSnapshot, puts
+// them back), and the files kept as the user left them are recorded as
+// they were in the previous base, so they stay the user's. If it fails
+// the recovery stands; the next restore compares with an older base,
+// which can only report more conflicts, never overwrite more. The caller
+// holds the store lock.
+func (s *Store) recordRecovered(ctx context.Context, rep *RecoveryReport) {
+	ov := map[string]*treeFile{}
+	if len(rep.Kept) > 0 {
+		var base map[string]treeFile
+		if all, err := s.snapshots(""); err == nil {
+			for _, sn := range all { // newest first
+				if sn.Kind == KindRun || sn.Kind == KindRestored {
+					base, err = s.snapshotFiles(sn.ID)
+					if err != nil {
+						base = nil
+					}
+					break
+				}
+			}
+		}
+		if base == nil {
+			return // no base to keep the user's files in: record nothing
+		}
+		for _, k := range rep.Kept {
+			if f, ok := base[k.Path]; ok {
+				ov[k.Path] = &f
+			} else {
+				ov[k.Path] = nil
+			}
+		}
+	}
+	if _, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after recovering " + rep.Operation, kind: KindRestored, overrides: ov}, manRefPrefix); err != nil {
+		s.log.Warn("gitops: could not record what the recovery left; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)
+	}
+}

@@ -648,6 +648,8 @@ func (s *Store) recoverRestore(ctx context.Context) error {
 		s.log.Error("gitops: "+s.problem.Error(), "journal", name)
 		rep.Outcome = RecoveryStuck
 		rep.Problem = s.problem.Error()
+	} else {
+		s.recordRecovered(ctx, rep)
 	}
 	if err := s.saveRecovery(rep); err != nil {
 		s.log.Error("gitops: could not record what the recovery of an interrupted operation did", "err", err, "report", rep.String())

@@ -1,10 +1,15 @@
 // Package mcptools starts the MCP servers an editor passes to agentd (ACP's
 // session/new mcpServers) and offers their tools to plans, llm and agent
 // steps as agentd tools, under the same approval policy as the built-in
-// ones: a tool the server marks read-only (annotations.readOnlyHint) is a
-// read of low risk; any other is a network call of medium risk, which the
-// default policy asks about. It uses the official Go MCP SDK
-// (github.com/modelcontextprotocol/go-sdk).
+// ones: a call is a network call of medium risk, which the default policy
+// asks about. The server's readOnlyHint (annotations.readOnlyHint) lowers
+// that to a read of low risk only for a server the user trusts
+// (Server.TrustHints: the user's config, session.ConfigTrustedMCPServers):
+// a hint is the server's word, and the server runs with the user's
+// rights. Whatever the hint, every call may write anything
+// (tools.UncheckedWriter), so the engine snapshots around it as around a
+// command and its effect on the workspace is the run's, undone by undo.
+// It uses the official Go MCP SDK (github.com/modelcontextprotocol/go-sdk).
 package mcptools
 
 import (
@@ -36,6 +41,10 @@ type Server struct {
 	Env     map[string]string
 	URL     string
 	Headers map[string]string
+	// TrustHints: the user trusts the server's readOnlyHint, so a tool
+	// marked read-only is a read of low risk. Without it every tool is a
+	// network call of medium risk.
+	TrustHints bool
 }
 
 // Options configure Start.
@@ -106,7 +115,7 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Set, []error) 
 		set.mu.Lock()
 		set.sessions = append(set.sessions, cs)
 		for _, t := range list {
-			nt := newTool(cs, sv.Name, prefix, t)
+			nt := newTool(cs, sv.Name, prefix, t, sv.TrustHints)
 			nt.stderr = tail
 			set.tools = append(set.tools, nt)
 		}
@@ -261,22 +270,24 @@ func sanitize(s string) string {
 
 // Tool is one MCP tool as an agentd tool, named mcp_SERVER_TOOL.
 type Tool struct {
-	cs       *mcp.ClientSession
-	server   string
-	name     string // agentd's name
-	mcpName  string
-	desc     string
-	schema   json.RawMessage
-	readOnly bool
-	stderr   *logWriter // a stdio server's last stderr lines (nil: http)
+	cs      *mcp.ClientSession
+	server  string
+	name    string // agentd's name
+	mcpName string
+	desc    string
+	schema  json.RawMessage
+	hint    bool       // the server marked the tool read-only
+	trusted bool       // the user trusts the server's hints
+	stderr  *logWriter // a stdio server's last stderr lines (nil: http)
 }
 
 var (
-	_ tools.Tool      = (*Tool)(nil)
-	_ tools.Describer = (*Tool)(nil)
+	_ tools.Tool            = (*Tool)(nil)
+	_ tools.Describer       = (*Tool)(nil)
+	_ tools.UncheckedWriter = (*Tool)(nil)
 )
 
-func newTool(cs *mcp.ClientSession, server, prefix string, t *mcp.Tool) *Tool {
+func newTool(cs *mcp.ClientSession, server, prefix string, t *mcp.Tool, trusted bool) *Tool {
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || t.InputSchema == nil || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object"}`)
@@ -290,8 +301,8 @@ func newTool(cs *mcp.ClientSession, server, prefix string, t *mcp.Tool) *Tool {
 		desc = t.Annotations.Title
 	}
 	return &Tool{cs: cs, server: server, name: name, mcpName: t.Name, schema: schema,
-		desc:     fmt.Sprintf("%s (tool %q of the editor's MCP server %q)", strings.TrimSpace(desc), t.Name, server),
-		readOnly: t.Annotations != nil && t.Annotations.ReadOnlyHint}
+		desc: fmt.Sprintf("%s (tool %q of the editor's MCP server %q)", strings.TrimSpace(desc), t.Name, server),
+		hint: t.Annotations != nil && t.Annotations.ReadOnlyHint, trusted: trusted}
 }
 
 func (t *Tool) Name() string            { return t.name }
@@ -302,27 +313,56 @@ func (t *Tool) Schema() json.RawMessage { return t.schema }
 func (t *Tool) Server() string  { return t.server }
 func (t *Tool) MCPName() string { return t.mcpName }
 
-// ReadOnly says whether the server marked the tool read-only.
-func (t *Tool) ReadOnly() bool { return t.readOnly }
+// ReadOnly says whether agentd takes the tool as read-only: the server
+// marked it so and the user trusts the server's hints (Server.TrustHints).
+func (t *Tool) ReadOnly() bool { return t.hint && t.trusted }
+
+// ReadOnlyHint says whether the server marked the tool read-only, trusted
+// or not.
+func (t *Tool) ReadOnlyHint() bool { return t.hint }
 
 func (t *Tool) Category() tools.Category {
-	if t.readOnly {
+	if t.ReadOnly() {
 		return tools.CategoryRead
 	}
 	return tools.CategoryNetwork
 }
 
 func (t *Tool) Risk() tools.Risk {
-	if t.readOnly {
+	if t.ReadOnly() {
 		return tools.RiskLow
 	}
 	return tools.RiskMedium
 }
 
+// WritesUnchecked: the tool runs in the server's process, with the
+// user's rights, whatever its hint says (tools.UncheckedWriter).
+func (t *Tool) WritesUnchecked() bool { return true }
+
+// RightsNote is what an approval of an MCP call says about what the tool
+// can do.
+const RightsNote = "The tool runs in the MCP server's own process with your rights: it can change any file, " +
+	"in the workspace or outside it. agentd snapshots the workspace before and after the call, so what it " +
+	"changes in the workspace is the run's and undo takes it back; what it changes outside the workspace " +
+	"agentd can neither prevent nor undo."
+
 func (t *Tool) Describe(args json.RawMessage) tools.Description {
+	a := string(args)
+	if a == "" {
+		a = "{}"
+	}
+	short := a
+	if len(short) > 120 {
+		short = short[:117] + "…"
+	}
+	detail := fmt.Sprintf("server: %s\ntool: %s\narguments: %s\n\n%s", t.server, t.mcpName, a, RightsNote)
+	if t.hint && !t.trusted {
+		detail += fmt.Sprintf(" The server marks this tool read-only (readOnlyHint); that is the server's word, "+
+			"trusted only for servers listed in %q in your config file.", "mcpTrustedServers")
+	}
 	return tools.Description{
-		Title:  fmt.Sprintf("Call %s on the MCP server %s", t.mcpName, t.server),
-		Detail: "arguments: " + string(args),
+		Title:  fmt.Sprintf("Call %s on the MCP server %s with %s", t.mcpName, t.server, short),
+		Detail: detail,
 	}
 }
 

@@ -101,12 +101,53 @@ func (r *reviewer) ReviewBefore(ctx context.Context, cs *workspace.ChangeSet) (*
 	if cs == nil || len(cs.Files) == 0 {
 		return &engine.ReviewOutcome{Applied: []string{}}, nil
 	}
+	s.supersede(ctx, cs)
 	c := review.New(cs, engine.ReviewBefore)
 	c.ReasonToModel = s.reasonToModel(cs)
 	s.changes.put(c) // recorded in the journal by the book
 	// The set stays pending in the state dir when ctx ends: the user can
 	// still resolve it later.
 	return s.changes.Wait(ctx, c)
+}
+
+// supersededReason is the rejection reason of a stale set its step's new
+// proposal replaces.
+const supersededReason = "superseded: the step proposed its change again"
+
+// supersede rejects the sets of the same run and step that are stale as a
+// whole when the step proposes again (a Retry after its change met a
+// conflict on accept): nothing of them was written (review before), and
+// the new set is computed on the files as they are now, so left open they
+// are dead hunks beside the new ones that no accept can take (issue 38
+// point 12). The editor is told each one's new state.
+func (s *Server) supersede(ctx context.Context, cs *workspace.ChangeSet) {
+	var old []*changeRecord
+	recs := s.changes.List()
+	s.changes.Read(func() {
+		for _, c := range recs {
+			if c.ID != cs.ID && c.RunID == cs.RunID && c.StepID == cs.StepID && c.Review == engine.ReviewBefore && c.Status() == review.Stale {
+				old = append(old, c)
+			}
+		}
+	})
+	for _, c := range old {
+		rctx, files, err := s.reviewFiles(ctx, c)
+		if err == nil {
+			_, err = s.changes.Resolve(rctx, files, c, []review.Decision{{Action: review.Reject}}, supersededReason)
+		}
+		if err != nil {
+			s.log.Warn("could not set aside the stale change set of an earlier attempt", "change", c.ID, "step", c.StepID, "error", err)
+			continue
+		}
+		var n *ChangesDidChangeParams
+		s.changes.Read(func() {
+			n = &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Counts: c.Counts(), Files: []FileInfo{}}
+			for _, fr := range c.Files {
+				n.Files = append(n.Files, s.fileInfo(c.Review, fr, true))
+			}
+		})
+		s.notify("agentd/changes/didChange", n)
+	}
 }
 
 func (r *reviewer) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) error {

@@ -22,7 +22,7 @@ const ProtocolVersion = 2
 func lifecycleMethods() map[string]method {
 	return map[string]method{
 		"initialize":                     {call: (*Server).initialize, beforeInit: true},
-		"initialized":                    {notify: func(*Server, context.Context, json.RawMessage) error { return nil }},
+		"initialized":                    {notify: (*Server).initialized},
 		"shutdown":                       {call: (*Server).shutdown, async: true},
 		"exit":                           {notify: (*Server).exit, beforeInit: true},
 		"$/cancelRequest":                {notify: (*Server).cancelNotification, beforeInit: true},
@@ -292,6 +292,39 @@ func (s *Server) restore() {
 		// workspace's policy: editors change it with agentd/policy/set.
 		s.log.Warn("initializationOptions.approval is ignored: the approval policy is the workspace's; change it with agentd/policy/set")
 	}
+}
+
+// initialized starts saying, as a warning the editor shows, what the
+// snapshot store did when it opened (in the background) about a restore
+// or an undo a crash interrupted: the files it finished or rolled back,
+// the ones it kept as the user left them, and the way back.
+func (s *Server) initialized(ctx context.Context, _ json.RawMessage) error {
+	s.mu.Lock()
+	sess, root, stateDir := s.sess, s.root, s.opts.StateDir
+	if stateDir == "" {
+		stateDir = s.initOpts.StateDir
+	}
+	s.mu.Unlock()
+	if sess == nil {
+		return nil
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		rec, err := sess.Recovered(s.ctx)
+		if err != nil {
+			s.log.Error("what the recovery of an interrupted restore or undo did cannot be read", "error", err)
+			return
+		}
+		if rec == nil {
+			return
+		}
+		s.notify("window/showMessage", map[string]any{
+			"type":    2, // warning
+			"message": "agentd: " + rec.Message(func(args ...string) string { return session.CommandLine(root, stateDir, args...) }),
+		})
+	}()
+	return nil
 }
 
 func (s *Server) shutdown(ctx context.Context, params json.RawMessage) (any, error) {

@@ -53,6 +53,7 @@ import (
 //	write-disk PATH "TEXT"          the user writes a file on disk (Go-quoted TEXT)
 //	restart                         new daemon, same state dir, initialize
 //	expect-pending N                number of pending change sets
+//	expect-sets STATUS N            number of change sets with that status (stale, rejected, ...)
 //	expect-plans N | expect-runs N  plans / runs listed
 //	expect-rules N | revoke-rules   remembered approval rules
 //	expect-original PATH            disk content equals orig/PATH
@@ -617,6 +618,13 @@ func (sc *scenario) do(lineNo int, line string) {
 		}
 		if len(list) > 0 {
 			sc.changeID = list[0].ID
+		}
+	case "expect-sets":
+		n, _ := strconv.Atoi(arg(2))
+		var list []ChangeSetInfo
+		sc.ed.mustCall("agentd/changes/list", map[string]any{"status": arg(1)}, &list)
+		if len(list) != n {
+			t.Errorf("line %d: %d %s change sets, want %d: %+v", lineNo, len(list), arg(1), n, list)
 		}
 	case "expect-plans":
 		n, _ := strconv.Atoi(arg(1))

@@ -132,6 +132,9 @@ type Server struct {
 	proposals *proposals
 	approvals *approvals
 	progress  *progressTokens
+	// bg is the server's own background work (the recovery message),
+	// waited for before the store closes.
+	bg sync.WaitGroup
 }
 
 // clientCaps is what the client declared.
@@ -242,6 +245,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 	_ = rwc.Close()
 	_ = s.conn.Close()
 	s.runs.wait()
+	s.bg.Wait()
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()

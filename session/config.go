@@ -143,3 +143,43 @@ func OpenWorkspace(root string, override int64) (*workspace.Workspace, error) {
 	}
 	return workspace.Open(root, workspace.Options{MaxFileSize: size})
 }
+
+// TrustedMCPServersKey is the key of the user's config file that names
+// the MCP servers whose readOnlyHint is trusted.
+const TrustedMCPServersKey = "mcpTrustedServers"
+
+// ConfigTrustedMCPServers are the names of the MCP servers whose tools'
+// readOnlyHint the user trusts ("mcpTrustedServers": ["docs", "search"]
+// in the user's config file; getenv finds it, os.Getenv if nil): a tool
+// such a server marks read-only is a read of low risk, which the default
+// policy runs without asking. Only the user's config file is read: a
+// workspace's .agentd/config.json (a cloned repository) must not be able
+// to make a server's word enough. A value that is not a list of names is
+// an error naming the file and the key.
+func ConfigTrustedMCPServers(getenv func(string) string) ([]string, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	f := llm.ConfigPath(getenv)
+	if f == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(f)
+	if err != nil {
+		return nil, nil
+	}
+	var c map[string]json.RawMessage
+	if json.Unmarshal(data, &c) != nil {
+		return nil, nil // the model settings report a file that is not JSON
+	}
+	raw, ok := c[TrustedMCPServersKey]
+	if !ok || string(raw) == "null" {
+		return nil, nil
+	}
+	var names []string
+	if err := json.Unmarshal(raw, &names); err != nil {
+		return nil, fmt.Errorf("%s: %s: want a list of MCP server names, as the editor names them (%v); fix it or remove the key: no server's hints are trusted then",
+			f, TrustedMCPServersKey, err)
+	}
+	return names, nil
+}

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -251,6 +252,28 @@ func (a Snapshotter) Snapshot(ctx context.Context, req engine.SnapshotRequest) (
 	return engine.SnapshotInfo{ID: sn.ID, Skipped: sn.Skipped}, nil
 }
 
+// ChangedPaths implements engine.SnapshotDiffer: the paths that differ
+// between snapshots from and to (both paths of a rename).
+func (a Snapshotter) ChangedPaths(ctx context.Context, from, to string) ([]string, error) {
+	store, err := a.S.Store()
+	if err != nil {
+		return nil, err
+	}
+	diffs, err := store.Diff(ctx, from, to)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, d := range diffs {
+		for _, p := range []string{d.OldPath, d.NewPath} {
+			if p != "" && !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
 // KeepPreImages implements engine.PreImageKeeper: the ignored files a
 // step is about to change are kept in snapshots from then on
 // (gitops.Store.Keep).
@@ -305,16 +328,22 @@ func NewBook(j *engine.Journal, unrecorded func(cs string, err error)) *review.B
 // RecordBookEdits makes what book writes (a decision at `agentd review`,
 // outside any run's process) recorded as its run's edits in the snapshot
 // store of ws, as a run records them, so that undo takes them back. The
-// returned func closes the store. An error means the store cannot be
-// opened: decisions would then not be undoable, and the caller says so.
-func RecordBookEdits(ctx context.Context, book *review.Book, ws *workspace.Workspace, stateDir string) (func(), error) {
+// returned func closes the store; the Recovery is what the store's
+// opening did about an interrupted operation (Session.Recovered), for the
+// caller to say first. An error means the store cannot be opened:
+// decisions would then not be undoable, and the caller says so.
+func RecordBookEdits(ctx context.Context, book *review.Book, ws *workspace.Workspace, stateDir string) (func(), *Recovery, error) {
 	if stateDir == "" {
 		stateDir = gitops.DefaultStateDir()
 	}
 	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: stateDir, MaxFileSize: ws.MaxFileSize()})
 	if err != nil {
-		return func() {}, err
+		return func() {}, nil, err
 	}
 	book.RecordEdits(engine.LedgerRecorder(engine.StoreLedger(func() (*gitops.Store, error) { return store, nil })))
-	return func() { store.Close() }, nil
+	rec, err := recoveryOf(ctx, store)
+	if err != nil {
+		rec = nil // the report could not be read: the store's own log says so
+	}
+	return func() { store.Close() }, rec, nil
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/agentd/agentd/internal/fileset"
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // fdDir is a directory file descriptor reached from the workspace root
@@ -121,9 +122,10 @@ func renameNoReplace(src dirHandle, from string, dst dirHandle, to string) error
 	if err := renameat2NoReplace(s.fd, from, d.fd, to); err != errNoRenameat2 {
 		return err
 	}
-	if _, err := d.lstat(to); err == nil && !(from != to && strings.EqualFold(from, to) && sameInode(s.fd, from, d.fd, to)) {
+	if _, err := d.lstat(to); err == nil && !(from != to && platform.SameFoldedName(from, to) && sameInode(s.fd, from, d.fd, to)) {
 		// (The same inode under another spelling is a rename of the
-		// name's case on a case-insensitive volume, APFS's default.)
+		// name's case or normalisation on a case-insensitive volume,
+		// APFS's default.)
 		return unix.EEXIST
 	}
 	return unix.Renameat(s.fd, from, d.fd, to)

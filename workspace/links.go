@@ -6,7 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // Links are links. A Builder's Write, Delete and Move and Apply act on the
@@ -162,11 +163,12 @@ func tempLinkIn(d dirHandle, target string) (string, error) {
 }
 
 // sameEntry reports whether the real relative paths a and b, which differ
-// only in case, name the same entry: a case-insensitive file system
-// (Windows, macOS) finds a file under either spelling. On a
+// only in case or Unicode normalisation (platform.FoldName), name the same
+// entry: a case-insensitive or normalising file system (Windows, macOS)
+// finds a file under either spelling. On a
 // case-sensitive one they are two files, or b is absent.
 func (w *Workspace) sameEntry(a, b string) bool {
-	if a == b || !strings.EqualFold(a, b) {
+	if a == b || !platform.SameFoldedName(a, b) {
 		return false
 	}
 	fa, err := os.Lstat(filepath.Join(w.root, filepath.FromSlash(a)))

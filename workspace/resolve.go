@@ -10,6 +10,8 @@ import (
 	"syscall"
 
 	"go.lsp.dev/uri"
+
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // maxLinks bounds the symlinks followed while resolving one path (Linux
@@ -78,17 +80,11 @@ func (w *Workspace) resolveWrite(p string) (resolved, error) {
 	return r, nil
 }
 
-// inGitDir reports whether a slash-separated relative path has a `.git`
-// component. The comparison ignores case: on case-insensitive file systems
-// `.GIT` is the same directory.
-func inGitDir(rel string) bool {
-	for part := range strings.SplitSeq(rel, "/") {
-		if strings.EqualFold(part, ".git") {
-			return true
-		}
-	}
-	return false
-}
+// inGitDir reports whether a slash-separated relative path has a
+// component that names a `.git` directory as this OS's file system does:
+// in any case (`.GIT`), and on Windows every alias (`.git.`, `.git `,
+// `GIT~1`): platform.InGitDir.
+func inGitDir(rel string) bool { return platform.InGitDir(rel) }
 
 func (w *Workspace) resolve(p string) (resolved, error) {
 	name, err := pathOf(p)

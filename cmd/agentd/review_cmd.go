@@ -86,8 +86,9 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 	})
 	defer book.Close()
 	// What a decision writes is its run's edit, recorded for undo as in the run.
-	if closeStore, err := session.RecordBookEdits(a.ctx, book, ws, jc.w.stateDir); err == nil {
+	if closeStore, rec, err := session.RecordBookEdits(a.ctx, book, ws, jc.w.stateDir); err == nil {
 		defer closeStore()
+		sayRecovery(a.stderr, "review", rec, nil, ws.Root(), jc.w.stateDir)
 	} else {
 		fmt.Fprintf(a.stderr, "agentd review: warning: the snapshot store cannot be opened (%v); what you accept now cannot be undone\n", err)
 	}

@@ -251,6 +251,8 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer sess.Close()
+	rec, err := sess.Recovered(ctx)
+	sayRecovery(stderr, "run", rec, err, ws.Root(), o.stateDir)
 
 	// The run is cancelled by watchInterrupts (and q, closed input) with
 	// a cause that says why; a signal that reached ctx first says the same.

@@ -223,6 +223,8 @@ func (sc *snapCmd) open() (*gitops.Store, int) {
 	}
 	sc.sess = sess
 	sc.root = store.Root()
+	rec, err := sess.Recovered(sc.a.ctx)
+	sayRecovery(sc.a.stderr, sc.name, rec, err, sc.root, sc.w.stateDir)
 	if prob := store.Problem(); prob != nil && sc.name != "snapshot doctor" {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: warning: %s\n", sc.name, pasteable(prob.Error(), sc.root, sc.w.stateDir))
 	}

@@ -63,6 +63,16 @@ type RiskAssessor interface {
 	RiskOf(args json.RawMessage) Risk
 }
 
+// UncheckedWriter is implemented by tools whose calls run outside agentd,
+// in another process with the user's rights (an editor's MCP server's
+// tools), and so may change any file whatever their category says. The
+// engine brackets each call with snapshots as it does a command: what
+// the call changed in the workspace is recorded as the run's, named in
+// the summary and taken back by undo.
+type UncheckedWriter interface {
+	WritesUnchecked() bool
+}
+
 // Describer is implemented by tools that can say, for an approval prompt,
 // what a call will do (the command line and its directory, the files).
 type Describer interface {

@@ -28,3 +28,7 @@ func Explain(err error, abs string) error {
 	}
 	return err
 }
+
+// IsGitName reports whether a path component names a .git directory on
+// Windows: every alias Windows opens it under (WindowsGitAlias).
+func IsGitName(name string) bool { return WindowsGitAlias(name) }

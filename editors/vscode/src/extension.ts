@@ -922,10 +922,17 @@ async function showUndoConflicts(st: State, method: string, target: Record<strin
     const dry = normalizeUndo(await req(method, { ...target, dryRun: true }));
     conflicts = conflicts.map((c) => ({ ...c, diff: c.diff ?? dry.conflicts.find((x) => x.path === c.path)?.diff }));
   }
+  // A daemon that sends no diff (one older than undo as a revert) would leave the click without
+  // an answer: the files it leaves out are named.
+  const noDiff = conflicts.filter((c) => c.diff === undefined).map((c) => wireRel(c.path));
+  if (noDiff.length) {
+    st.out.warn(`undo conflicts without a diff from the daemon: ${noDiff.join(', ')}`);
+    void vscode.window.showWarningMessage(`agentd: no diff to show for ${noDiff.join(', ')}: this agentd sends none (it is older than the extension; update it).`);
+  }
   for (const c of conflicts) {
     const file = wireUri(c.path);
+    if (c.diff === undefined) continue;
     const now = await vscode.workspace.openTextDocument(file).then((d) => d.getText(), () => '');
-    if (c.diff === undefined) { st.out.warn(`undo conflict ${wireRel(c.path)}: the daemon sent no diff`); continue; }
     const right = st.review.setSnapshotText(`undo-overwrite/${wireRel(c.path)}`, applyPatchText(now, c.diff, undefined, 'forward'));
     const left = fs.existsSync(file.fsPath) ? file : file.with({ scheme: DIFF_SCHEME, query: 'side=empty' });
     await vscode.commands.executeCommand('vscode.diff', left, right, `${path.basename(file.fsPath)} (now ↔ after undo with overwrite)`, { preview: false });

@@ -1082,8 +1082,16 @@ await check('issue 38 point 12: an empty file where a creation is pending takes 
   }, 20000);
   await shot('undo12-reproposed');
   await clickLens('Accept');
+  // The accept writes into the open editor (workspace/applyEdit) after the click returns: save
+  // once the text is there, not before (a save of the old text leaves the accept unsaved).
+  await until('the accepted text in the editor of other.txt', async () => (await editorText()).includes('other made by the plan') && !(await lensRows()).some((r) => r.includes('Accept')), 20000);
   await page.keyboard.press('Control+S');
   await until('other.txt has the plan\'s text', async () => disk('u12/other.txt') === 'other made by the plan\n', 15000);
+  // The step failed when its creation met the user's file (a conflict on accept fails the step,
+  // docs/protocol.md); the user retries it: the change is computed again, with nothing left to do.
+  const failure = page.locator('.notification-toast', { hasText: 'step "make_other" failed' }).locator('.monaco-button', { hasText: /^Retry$/ });
+  await failure.first().waitFor({ timeout: 60000 });
+  await failure.first().click();
   await runToEnd(before, 'point 12');
   const rows = (await pane.locator('.monaco-list-row').allTextContents()).join(' ');
   assert(!/stale/i.test(rows), `a dead stale hunk left in the Changes view: ${rows}`);

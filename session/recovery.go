@@ -1,0 +1,106 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentd/agentd/gitops"
+)
+
+// Recovery is what the snapshot store did, when it opened, about a
+// restore, an undo or an undo of a restore that a crash (or a failure)
+// interrupted: every front end says it first, in the words Message
+// gives, with the way back (WayBack) as its own command.
+type Recovery struct {
+	Report *gitops.RecoveryReport
+	// WayBack is the agentd command (its arguments, without the binary,
+	// --workspace and --state-dir, which each front end adds as its
+	// other hints do) that puts the workspace back as it was before the
+	// interrupted operation; nil when the store kept no snapshot of it.
+	WayBack []string
+}
+
+// Recovered returns, once, what the store's recovery of an interrupted
+// operation did when this session opened it (or another process's did,
+// unsaid until now); nil when there is nothing to say. It waits for the
+// store if it is being opened. Front ends say it before anything else.
+func (s *Session) Recovered(ctx context.Context) (*Recovery, error) {
+	store, err := s.Store()
+	if err != nil {
+		return nil, nil // no store, nothing it recovered
+	}
+	return recoveryOf(ctx, store)
+}
+
+func recoveryOf(ctx context.Context, store *gitops.Store) (*Recovery, error) {
+	rep, err := store.Recovered(ctx)
+	if err != nil || rep == nil {
+		return nil, err
+	}
+	r := &Recovery{Report: rep}
+	if rep.UndoSnapshot != "" {
+		id := rep.UndoSnapshot
+		if len(id) > 12 {
+			id = id[:12]
+		}
+		r.WayBack = []string{"snapshot", "restore", id}
+		if rep.Outcome == gitops.RecoveryStuck {
+			// The store is not in order: only a restore that
+			// overwrites goes past the unfinished journal.
+			r.WayBack = append(r.WayBack, "--overwrite")
+		}
+	}
+	return r, nil
+}
+
+// Message says what was interrupted and what was done about it, file by
+// file (the files kept as the user left them named, with why), and ends
+// with the way back: command turns WayBack into the command the front end
+// prints (the terminal's hint builder, or CommandLine).
+func (r *Recovery) Message(command func(args ...string) string) string {
+	rep := r.Report
+	var b strings.Builder
+	switch rep.Outcome {
+	case gitops.RecoveryFinished:
+		fmt.Fprintf(&b, "%s was interrupted; it has now been completed", rep.Operation)
+	case gitops.RecoveryRolledBack:
+		fmt.Fprintf(&b, "%s was interrupted; it has been rolled back", rep.Operation)
+	default:
+		fmt.Fprintf(&b, "%s was interrupted and could be neither completed nor rolled back: %s", rep.Operation, rep.Problem)
+	}
+	if len(rep.Finished) > 0 {
+		fmt.Fprintf(&b, "\n  written to complete it: %s", strings.Join(rep.Finished, ", "))
+	}
+	if len(rep.RolledBack) > 0 {
+		fmt.Fprintf(&b, "\n  put back as before it: %s", strings.Join(rep.RolledBack, ", "))
+	}
+	for _, k := range rep.Kept {
+		fmt.Fprintf(&b, "\n  kept as you left it: %s (%s)", k.Path, k.Message)
+	}
+	if r.WayBack != nil {
+		fmt.Fprintf(&b, "\n  snapshot %s holds the workspace as it was before it; to go back to it: %s", r.WayBack[2], command(r.WayBack...))
+	}
+	return b.String()
+}
+
+// CommandLine is "agentd ARGS --workspace ROOT [--state-dir DIR]", quoted
+// for a POSIX shell: a command an editor's message hands the user to
+// paste into a terminal (the terminal names its own binary instead).
+func CommandLine(root, stateDir string, args ...string) string {
+	parts := []string{"agentd"}
+	for _, a := range args {
+		parts = append(parts, ShellQuote(a))
+	}
+	if root != "" {
+		parts = append(parts, "--workspace", ShellQuote(root))
+	}
+	if stateDir != "" {
+		if abs, err := filepath.Abs(stateDir); err == nil {
+			stateDir = abs
+		}
+		parts = append(parts, "--state-dir", ShellQuote(stateDir))
+	}
+	return strings.Join(parts, " ")
+}
