@@ -237,6 +237,10 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
+	if o.request == "" && !checkRunWorkspace(ctx, planName(plan, pos), plan, ws, stderr) {
+		ws.Close()
+		return exitUsage
+	}
 	// Snapshots keep files up to the same size as tools read.
 	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun,
 		AllowBroadWorkspace: o.allowBroad}
