@@ -27,7 +27,7 @@ func init() {
 		// its calls are counted, so the run's summary shows them.
 		budget := engine.NewBudget(0, 0)
 		var used engine.Usage
-		p, code := makePlan(ctx, "run", o.request, o.wsDir, o.model, stderr, planOpts{stateDir: o.stateDir, budget: budget, used: &used, verbose: o.verbose})
+		p, code := makePlan(ctx, "run", o.request, o.wsDir, o.model, stderr, planOpts{stateDir: o.stateDir, budget: budget, used: &used, verbose: o.verbose, explore: o.explore})
 		if p == nil {
 			return nil, nil, code
 		}
