@@ -202,5 +202,5 @@ func (s *Store) Ledger(ctx context.Context, owner string) ([]LedgerEntry, error)
 // next open, but only for files still in the state the revert left
 // them).
 func (s *Store) Revert(ctx context.Context, owners []string, opts RevertOptions) (*RevertResult, error) {
-	return nil, ErrNotImplemented
+	return s.revert(ctx, owners, opts)
 }

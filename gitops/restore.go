@@ -313,16 +313,24 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 				continue
 			}
 		}
+		// What the op expects to find: recovery after a crash applies it
+		// only to a file still in that state.
+		var was *opState
+		if inC {
+			was = stateOfRec(c)
+		} else if _, skipped := skippedNow[p]; !skipped {
+			was = stateOfRec(nil)
+		}
 		switch {
 		case inT && inC:
 			if t.hash == c.hash && t.mode != filemode.Symlink && c.mode != filemode.Symlink {
-				ops = append(ops, restoreOp{Path: p, Op: "chmod", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
+				ops = append(ops, restoreOp{Path: p, Op: "chmod", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
 			} else {
-				ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
+				ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
 			}
 			result.Restored = append(result.Restored, p)
 		case inT:
-			ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
+			ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
 			if _, skipped := skippedNow[p]; skipped {
 				result.Restored = append(result.Restored, p)
 			} else {
@@ -332,7 +340,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 				}
 			}
 		default:
-			ops = append(ops, restoreOp{Path: p, Op: "delete"})
+			ops = append(ops, restoreOp{Path: p, Op: "delete", Was: was})
 			result.Deleted = append(result.Deleted, p)
 		}
 	}
@@ -432,7 +440,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if done, err := a.applyOps(ctx, ops); err != nil {
 		applied <- false
 		<-recorded
-		return nil, s.rollback(ctx, j, done, undoState(), err)
+		return nil, s.rollback(ctx, j, done, undoState(), err, nil)
 	}
 	if err := s.finishJournal(a, ops); err != nil {
 		applied <- false

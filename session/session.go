@@ -66,10 +66,10 @@ type Session struct {
 	storeErr   error
 	bg         sync.WaitGroup
 
-	// RestoreHook, if set, restores for the front end (the editor server
-	// puts the restored text into the open buffers); nil restores around
-	// the buffers the user edited (engine.RestoreAroundBuffers).
-	RestoreHook func(ctx context.Context, store *gitops.Store, id string, opts gitops.RestoreOptions) (*gitops.RestoreResult, error)
+	// Buffers, if set, is the front end's read and write of its editor's
+	// buffers: restores and undos go around the buffers the user edited
+	// (buffers.go) and give the others the new text through it.
+	Buffers EditorBuffers
 
 	policyMu sync.Mutex
 
