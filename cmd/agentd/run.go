@@ -374,6 +374,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, st.Summary)
+		if note := pendingNote(t.runPending(st.RunID), hintCommand(ws.Root(), o.stateDir, "review", st.RunID)); note != "" {
+			fmt.Fprintf(stdout, "\n%s\n", note)
+		}
 		if undo != "" {
 			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
 		}
