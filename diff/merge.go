@@ -33,6 +33,14 @@ func Merge3Revert(base, ours, theirs []byte) (merged []byte, conflicts []Conflic
 	return merge3(base, ours, theirs, ruleRevert, false)
 }
 
+// Merge3RevertTheirs is Merge3Revert that takes theirs (the state before
+// the change) where the two sides conflict: an undo told to overwrite the
+// user's edits replaces only the lines where they clash with the agent's,
+// and keeps the user's other lines (the conflicts are still reported).
+func Merge3RevertTheirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, ruleRevert, true)
+}
+
 // Merge3Theirs is Merge3Adjacent that takes theirs where the two sides
 // conflict (the conflicts are still reported): a hunk proposed again over
 // the user's edit of the lines it changes, for the user to review.

@@ -50,6 +50,12 @@
 //
 // Protection: Store.ProtectionBase is the one rule every front end's
 // restore uses to tell the agent's changes from everyone else's.
+// Store.Restore runs as phases, one method of restoreJob each (restore.go,
+// restore_plan.go): what to restore and against which protection base,
+// what is there now (the safety snapshot's scan), what the user changed,
+// the plan path by path, the safety snapshot completed to hold all the
+// plan changes, and the journaled writes; the RestoreResult is the
+// report they fill in.
 //
 // Reads: objects are read from the packs through go-git's packfile reader
 // with indexes the store loads once (sliced from one read of each .idx,

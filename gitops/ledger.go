@@ -2,7 +2,6 @@ package gitops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"time"
@@ -75,9 +74,12 @@ const (
 	// KeepConflicts reverts every file that merges cleanly and leaves the
 	// conflicting files exactly as they are (named in the result).
 	KeepConflicts ConflictChoice = "keep"
-	// OverwriteConflicts gives each conflicting file the state it had
-	// before the agent's first edit of it, after a safety snapshot that
-	// keeps the user's version (its way back is in the result).
+	// OverwriteConflicts takes the agent's edits back from the
+	// conflicting files too, the agent's earlier lines winning where the
+	// user's clash with them (the user's other lines stay; a binary file,
+	// a link, or a file created or deleted takes its state before the
+	// agent's edit whole), after a safety snapshot that keeps the user's
+	// version (its way back is in the result).
 	OverwriteConflicts ConflictChoice = "overwrite"
 )
 
@@ -129,9 +131,6 @@ type RevertResult struct {
 	// (RevertOptions.RecordAs), when it wrote anything.
 	RecordedAs string `json:"recordedAs,omitempty"`
 }
-
-// ErrNotImplemented marks the ledger calls still being built.
-var ErrNotImplemented = errors.New("gitops: ledger: not implemented yet")
 
 // RecordEdits appends edits to owner's ledger, under step, durably
 // (objects and the entry fsync'd) before it returns. Callers record

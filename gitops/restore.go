@@ -63,6 +63,15 @@ func inPaths(p string, prefixes []string) bool {
 // ProtectionBase); files it must not or cannot touch are listed in
 // LeftAlone with why. Ignored files, by the current ignore rules or the
 // target's, are never deleted.
+//
+// It runs as phases, each a method of restoreJob that reads what the
+// phases before it decided: what to restore and against what
+// (newRestoreJob), what is there now and the safety snapshot (takeStock),
+// the paths the target's records add (addRecordedPaths, choosePaths),
+// what the user changed (readProtectionBase), the plan, path by path
+// (plan, restore_plan.go), the safety snapshot made to hold all the plan
+// changes (completeSafety), and the writes (write). The report, a
+// RestoreResult, is filled in as the phases decide.
 func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*RestoreResult, error) {
 	prefixes, err := s.relPaths(opts.Paths)
 	if err != nil {
@@ -73,6 +82,78 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		return nil, err
 	}
 	defer unlock()
+	job, err := s.newRestoreJob(id, opts, prefixes)
+	if err != nil {
+		return nil, err
+	}
+	if err := job.takeStock(ctx); err != nil {
+		return nil, err
+	}
+	if err := job.addRecordedPaths(); err != nil {
+		return nil, err
+	}
+	job.choosePaths()
+	if err := job.readProtectionBase(); err != nil {
+		return nil, err
+	}
+	job.plan()
+	if opts.DryRun {
+		return job.result, nil
+	}
+	if err := job.completeSafety(ctx); err != nil {
+		return nil, err
+	}
+	return job.write(ctx)
+}
+
+// restoreJob is one restore as its phases share it. Each group of fields
+// is set by the phase named beside it and only read after that.
+type restoreJob struct {
+	s        *Store
+	opts     RestoreOptions
+	prefixes []string // opts.Paths as workspace prefixes (none: everything)
+
+	// What to restore, and against what (newRestoreJob).
+	target  *Snapshot
+	tree    plumbing.Hash // the target's root tree
+	tmeta   *snapMeta     // the target's metadata (empty if unreadable)
+	sinceID string        // the protection base; "" with Overwrite
+
+	// What is there now (takeStock).
+	cur        *scanResult
+	undo       *Snapshot           // the safety snapshot; nil for a dry run
+	unsaved    bool                // the safety snapshot left the stat cache to save
+	want       map[string]treeFile // the target's files, of the paths that may differ
+	candidates []string            // the paths that may have to change (repeats allowed)
+
+	// What the target's records add (addRecordedPaths, choosePaths).
+	absentT       map[string]bool // paths the target had not: deleted even if ignored
+	kept          keptSet
+	skippedNow    map[string]SkippedFile // what the scan left out, by path
+	targetSkipped map[string]SkippedFile // what the target left out, by path
+	paths         []string               // the candidates in prefixes, sorted, each once
+
+	// What the user changed (readProtectionBase).
+	since     map[string]treeFile // the protection base's files of paths; nil without one
+	sinceMeta *snapMeta
+
+	// The plan (plan).
+	pl           *planner
+	targetIgnore func(string) []byte
+	ops          []restoreOp
+	extra        map[string]*fileRec // files the scan does not hold (ignored now) that the restore changes: kept in the safety snapshot
+	absent       []string            // ignored paths the restore creates: the safety snapshot records them as absent
+
+	result *RestoreResult // the report, filled in by every phase
+}
+
+// newRestoreJob decides what to restore and against what: the target
+// snapshot, and the protection base, the snapshot whose files count as
+// the agent's (opts.Since if given, else ProtectionBase's answer). With
+// Overwrite there is none: whatever is there is replaced. A store with an
+// unresolved problem (Store.Problem) restores only with Overwrite, since
+// what it last recorded may not be the workspace's history.
+func (s *Store) newRestoreJob(id string, opts RestoreOptions, prefixes []string) (*restoreJob, error) {
 	target, err := s.getLocked(id)
 	if err != nil {
 		return nil, err
@@ -80,7 +161,8 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if s.problem != nil && !opts.Overwrite {
 		return nil, fmt.Errorf("gitops: restore to %s: %w", short(target.ID), s.problem)
 	}
-	var sinceID string
+	job := &restoreJob{s: s, opts: opts, prefixes: prefixes, target: target,
+		result: &RestoreResult{Restored: []string{}, Created: []string{}, Deleted: []string{}, Conflicts: []RestoreConflict{}, LeftAlone: []RestoreConflict{}}}
 	switch {
 	case opts.Overwrite:
 	case opts.Since != "":
@@ -88,9 +170,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 		if err != nil {
 			return nil, fmt.Errorf("gitops: restore: the snapshot the agent left (since): %w", err)
 		}
-		sinceID = sn.ID
+		job.sinceID = sn.ID
 	default:
-		if sinceID, err = s.protectionBaseLocked(target); err != nil {
+		if job.sinceID, err = s.protectionBaseLocked(target); err != nil {
 			return nil, err
 		}
 	}
@@ -98,280 +180,188 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if err != nil {
 		return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
 	}
-	tmeta, err := parseCommitMessage(tc.Message)
-	if err != nil {
-		tmeta = &snapMeta{}
+	job.tree = tc.TreeHash
+	if job.tmeta, err = parseCommitMessage(tc.Message); err != nil {
+		job.tmeta = &snapMeta{}
 	}
+	return job, nil
+}
 
-	// What is there now: the safety snapshot's scan (or, for a dry run, a
-	// scan that writes nothing).
-	var cur *scanResult
-	result := &RestoreResult{Restored: []string{}, Created: []string{}, Deleted: []string{}, Conflicts: []RestoreConflict{}, LeftAlone: []RestoreConflict{}}
-	var want map[string]treeFile
-	var candidates []string
-	var undo *Snapshot
-	unsaved := false // the safety snapshot left the stat cache to save
-	if opts.DryRun {
-		if cur, _, err = s.scan(ctx, nil); err != nil {
-			return nil, fmt.Errorf("gitops: restore (dry run): %w", err)
+// takeStock finds what is there now and which paths may differ from the
+// target. A restore takes the safety snapshot first (if that fails,
+// nothing was changed): its scan is the state the plan compares with, and
+// the cache it leaves holds the workspace's trees, so only directories
+// whose tree differs from the target's are read, plus the files whose
+// permission bits differ (bits are not in trees). A dry run scans without
+// writing anything and takes every path of either side.
+func (job *restoreJob) takeStock(ctx context.Context) error {
+	s := job.s
+	if job.opts.DryRun {
+		var err error
+		if job.cur, _, err = s.scan(ctx, nil); err != nil {
+			return fmt.Errorf("gitops: restore (dry run): %w", err)
 		}
-		if want, err = s.flatten(tc.TreeHash); err != nil {
-			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
+		if job.want, err = s.flatten(job.tree); err != nil {
+			return fmt.Errorf("gitops: restore: read snapshot %s: %w", job.target.ID, err)
 		}
-		for p := range want {
-			candidates = append(candidates, p)
+		for p := range job.want {
+			job.candidates = append(job.candidates, p)
 		}
-		for p := range cur.byPath() {
-			if _, ok := want[p]; !ok {
-				candidates = append(candidates, p)
+		for p := range job.cur.byPath() {
+			if _, ok := job.want[p]; !ok {
+				job.candidates = append(job.candidates, p)
 			}
 		}
-	} else {
-		var res *scanResult
-		undo, res, err = s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(target.ID), kind: KindSafety, unsavedCache: &unsaved}, manRefPrefix)
+		return nil
+	}
+	undo, res, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "before restore to " + short(job.target.ID), kind: KindSafety, unsavedCache: &job.unsaved}, manRefPrefix)
+	if err != nil {
+		return fmt.Errorf("gitops: restore: safety snapshot failed, nothing was changed: %w", err)
+	}
+	job.undo, job.cur = undo, res
+	job.result.UndoSnapshot = undo.ID
+	if job.want, job.candidates, err = s.differingFiles(job.tree, s.cache); err != nil {
+		return fmt.Errorf("gitops: restore: read snapshot %s: %w", job.target.ID, err)
+	}
+	inCand := make(map[string]bool, len(job.candidates))
+	for _, p := range job.candidates {
+		inCand[p] = true
+	}
+	var same []string // same tree entry, other permission bits
+	for _, r := range job.cur.files {
+		if r.mode != filemode.Symlink && r.perm != 0 && r.perm != job.tmeta.perm(r.path, r.mode) && !inCand[r.path] {
+			same = append(same, r.path)
+		}
+	}
+	if len(same) > 0 {
+		found, err := s.lookupFiles(job.tree, same)
 		if err != nil {
-			return nil, fmt.Errorf("gitops: restore: safety snapshot failed, nothing was changed: %w", err)
+			return fmt.Errorf("gitops: restore: read snapshot %s: %w", job.target.ID, err)
 		}
-		cur = res
-		result.UndoSnapshot = undo.ID
-		// The cache is now the workspace's state, trees included: only the
-		// directories whose trees differ need looking at.
-		if want, candidates, err = s.differingFiles(tc.TreeHash, s.cache); err != nil {
-			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
-		}
-		// Permission bits are not in the trees: files whose bits differ.
-		inCand := make(map[string]bool, len(candidates))
-		for _, p := range candidates {
-			inCand[p] = true
-		}
-		var same []string
-		for _, r := range cur.files {
-			if r.mode != filemode.Symlink && r.perm != 0 && r.perm != tmeta.perm(r.path, r.mode) && !inCand[r.path] {
-				same = append(same, r.path)
-			}
-		}
-		if len(same) > 0 {
-			found, err := s.lookupFiles(tc.TreeHash, same)
-			if err != nil {
-				return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
-			}
-			for p, f := range found {
-				want[p] = f
-				candidates = append(candidates, p)
-			}
+		for p, f := range found {
+			job.want[p] = f
+			job.candidates = append(job.candidates, p)
 		}
 	}
-	// Paths the target's safety record says were absent: delete them
-	// again even if they are ignored (protected like any other file).
-	absentT := map[string]bool{}
+	return nil
+}
+
+// addRecordedPaths adds the paths the target's metadata speaks for, which
+// no comparison of trees finds: paths its safety record says were absent
+// (deleted again even if ignored, and protected like any other file),
+// kept paths (ignored files the agent changed, kept.go: the target records
+// them, or stands for their pre-images), and files it left out as too
+// large (no version of them can be restored, so a restore names them,
+// changed since or not: it cannot tell).
+func (job *restoreJob) addRecordedPaths() error {
+	s, tmeta := job.s, job.tmeta
+	job.absentT = map[string]bool{}
 	for _, p := range tmeta.Absent {
-		absentT[p] = true
-		if _, ok := cur.lookup(p); !ok {
-			candidates = append(candidates, p)
+		job.absentT[p] = true
+		if _, ok := job.cur.lookup(p); !ok {
+			job.candidates = append(job.candidates, p)
 		}
 	}
-	// Kept paths (ignored files the agent changed, kept.go): the target
-	// records them, or stands for their pre-images.
 	kept, err := s.loadKept()
 	if err != nil {
-		return nil, fmt.Errorf("gitops: restore: %w", err)
+		return fmt.Errorf("gitops: restore: %w", err)
 	}
+	job.kept = kept
 	if len(kept) > 0 || len(tmeta.Kept) > 0 {
 		kp := slices.Concat(kept.paths(), tmeta.Kept)
-		inTree, err := s.lookupFiles(tc.TreeHash, kp)
+		inTree, err := s.lookupFiles(job.tree, kp)
 		if err != nil {
-			return nil, fmt.Errorf("gitops: restore: read snapshot %s: %w", target.ID, err)
+			return fmt.Errorf("gitops: restore: read snapshot %s: %w", job.target.ID, err)
 		}
 		for p, f := range inTree {
-			if _, ok := want[p]; !ok {
-				want[p] = f
+			if _, ok := job.want[p]; !ok {
+				job.want[p] = f
 			}
 		}
 		for _, p := range tmeta.Kept {
 			if _, ok := inTree[p]; !ok {
-				absentT[p] = true
+				job.absentT[p] = true
 			}
 		}
-		for _, p := range keptTargets(kept, tmeta, inTree, want) {
-			absentT[p] = true
+		for _, p := range keptTargets(kept, tmeta, inTree, job.want) {
+			job.absentT[p] = true
 		}
-		candidates = append(candidates, kp...)
+		job.candidates = append(job.candidates, kp...)
 	}
-	skippedNow := make(map[string]SkippedFile, len(cur.skipped))
-	for _, sk := range cur.skipped {
-		skippedNow[sk.Path] = sk
+	job.skippedNow = make(map[string]SkippedFile, len(job.cur.skipped))
+	for _, sk := range job.cur.skipped {
+		job.skippedNow[sk.Path] = sk
 	}
-	targetSkipped := make(map[string]SkippedFile, len(tmeta.Skipped))
+	job.targetSkipped = make(map[string]SkippedFile, len(tmeta.Skipped))
 	for _, sk := range tmeta.Skipped {
-		targetSkipped[sk.Path] = sk
-	}
-	paths := make([]string, 0, len(candidates))
-	seen := make(map[string]bool, len(candidates))
-	for _, p := range candidates {
-		if inPaths(p, prefixes) && !seen[p] {
-			seen[p] = true
-			paths = append(paths, p)
+		job.targetSkipped[sk.Path] = sk
+		if sk.Size > s.opts.MaxFileSize && !strings.HasSuffix(sk.Path, "/") {
+			job.candidates = append(job.candidates, sk.Path)
 		}
 	}
-	sort.Strings(paths)
-	var since map[string]treeFile
-	var sinceMeta *snapMeta
-	if sinceID != "" {
-		c, err := s.readCommit(plumbing.NewHash(sinceID))
-		if err == nil {
-			since, err = s.lookupFiles(c.TreeHash, paths)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("gitops: restore to snapshot %s: the protection base, snapshot %s, cannot be read (%v): %w; restore with --overwrite to restore anyway",
-				short(target.ID), short(sinceID), err, ErrNoProtectionBase)
-		}
-		if sinceMeta, err = parseCommitMessage(c.Message); err != nil {
-			sinceMeta = &snapMeta{}
-		}
-		// A protection base older than the keeping of a path stands for
-		// its pre-image.
-		if len(kept) > 0 {
-			keptTargets(kept, sinceMeta, maps.Clone(since), since)
-		}
-		result.ProtectionBase = sinceID
-	}
-	targetIgnore := s.targetIgnoreReader(tc.TreeHash)
-	leave := func(p, why string) {
-		result.LeftAlone = append(result.LeftAlone, RestoreConflict{Path: p, Message: why})
-	}
-	pl := &planner{s: s, cur: cur, data: map[string][]byte{}, skipped: skippedNow}
+	return nil
+}
 
-	var ops []restoreOp
-	extra := map[string]*fileRec{} // files the scan does not hold (ignored now) that the restore changes: kept in the safety snapshot
-	var absent []string            // ignored paths the restore creates: the safety snapshot records them as absent
-	for _, p := range paths {
-		t, inT := want[p]
-		c, inC := cur.lookup(p)
-		if !inC {
-			// Not in the scan: ignored now, too large, unreadable, a
-			// special file, or absent.
-			if sk, ok := skippedNow[p]; ok {
-				if !inT {
-					continue // not in the target either: nothing to do
-				}
-				// The safety snapshot cannot hold it: replacing it could
-				// not be undone, so not even overwrite replaces it.
-				leave(p, sk.Reason+"; it could not be saved for undo, so it is left alone, even with overwrite (move it aside and restore again to put the snapshot's version there)")
-				continue
-			} else if r, why := pl.diskFile(p); why != "" {
-				leave(p, why)
-				continue
-			} else if r != nil {
-				c, inC = r, true
-				extra[p] = r
-			}
-		}
-		if !inT && !inC {
-			continue
-		}
-		tperm := tmeta.perm(p, t.mode)
-		if t.perm != 0 {
-			tperm = t.perm // a kept path's pre-image
-		}
-		if inT && inC && t.hash == c.hash && t.mode == c.mode && (t.mode == filemode.Symlink || c.perm == 0 || c.perm == tperm) {
-			continue
-		}
-		if !inT {
-			if sk, ok := targetSkipped[p]; ok {
-				leave(p, "the target snapshot left it out ("+sk.Reason+"); never deleted")
-				continue
-			}
-			if !absentT[p] {
-				if s.files.Ignored(p, false) {
-					leave(p, "ignored by the current ignore rules; ignored files are never deleted")
-					continue
-				}
-				if s.files.IgnoredBy(p, false, targetIgnore) {
-					leave(p, "ignored by the target snapshot's ignore rules; ignored files are never deleted")
-					continue
-				}
-			}
-		}
-		if since != nil && !opts.Overwrite {
-			sv, inS := since[p]
-			sperm := uint32(0)
-			if inS {
-				sperm = sinceMeta.perm(p, sv.mode)
-				if sv.perm != 0 {
-					sperm = sv.perm // a kept path's pre-image
-				}
-			}
-			if inS != inC || (inS && (sv.hash != c.hash || sv.mode != c.mode || (c.perm != 0 && sv.mode != filemode.Symlink && sperm != c.perm))) {
-				result.Conflicts = append(result.Conflicts, RestoreConflict{Path: p,
-					Message: fmt.Sprintf("changed since snapshot %s, not by the agent; left alone (restore with --overwrite to replace it)", short(sinceID))})
-				continue
-			}
-		}
-		if inT {
-			if why := pl.blocked(p, want); why != "" {
-				leave(p, why)
-				continue
-			}
-		}
-		// What the op expects to find: recovery after a crash applies it
-		// only to a file still in that state.
-		var was *opState
-		if inC {
-			was = stateOfRec(c)
-		} else if _, skipped := skippedNow[p]; !skipped {
-			was = stateOfRec(nil)
-		}
-		switch {
-		case inT && inC:
-			if t.hash == c.hash && t.mode != filemode.Symlink && c.mode != filemode.Symlink {
-				ops = append(ops, restoreOp{Path: p, Op: "chmod", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
-			} else {
-				ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
-			}
-			result.Restored = append(result.Restored, p)
-		case inT:
-			ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
-			if _, skipped := skippedNow[p]; skipped {
-				result.Restored = append(result.Restored, p)
-			} else {
-				result.Created = append(result.Created, p)
-				if s.files.Ignored(p, false) {
-					absent = append(absent, p)
-				}
-			}
-		default:
-			ops = append(ops, restoreOp{Path: p, Op: "delete", Was: was})
-			result.Deleted = append(result.Deleted, p)
+// choosePaths keeps the candidates within opts.Paths, each once, sorted:
+// the paths the plan decides on.
+func (job *restoreJob) choosePaths() {
+	job.paths = make([]string, 0, len(job.candidates))
+	seen := make(map[string]bool, len(job.candidates))
+	for _, p := range job.candidates {
+		if inPaths(p, job.prefixes) && !seen[p] {
+			seen[p] = true
+			job.paths = append(job.paths, p)
 		}
 	}
-	// Empty directories of the target that are missing now.
-	for _, d := range tmeta.EmptyDirs {
-		if !inPaths(d, prefixes) {
-			continue
-		}
-		if fi, err := os.Lstat(s.abs(d)); err == nil && fi.IsDir() {
-			continue
-		}
-		if why := pl.blocked(d+"/.", want); why != "" {
-			leave(d, why)
-			continue
-		}
-		ops = append(ops, restoreOp{Path: d, Op: "mkdir"})
-		result.Created = append(result.Created, d+"/")
+	sort.Strings(job.paths)
+}
+
+// readProtectionBase reads the protection base's files of the chosen
+// paths: what the agent left. A file that differs from them now was
+// changed by someone else, and the plan makes it a conflict rather than
+// replace it (changedByUser). A base older than the keeping of a path
+// stands for the path's pre-image. A base that cannot be read stops the
+// restore before anything is written: without it, no file can be told to
+// be the agent's.
+func (job *restoreJob) readProtectionBase() error {
+	if job.sinceID == "" {
+		return nil
 	}
-	if opts.DryRun {
-		return result, nil
+	s := job.s
+	c, err := s.readCommit(plumbing.NewHash(job.sinceID))
+	if err == nil {
+		job.since, err = s.lookupFiles(c.TreeHash, job.paths)
 	}
-	// Directories on the way of the restore's changes that exist now but
-	// that the safety snapshot's tree does not imply (ignored, or holding
-	// only ignored files): the safety snapshot records them like empty
-	// directories, so that undoing the restore keeps or re-creates them.
+	if err != nil {
+		return fmt.Errorf("gitops: restore to snapshot %s: the protection base, snapshot %s, cannot be read (%v): %w; restore with --overwrite to restore anyway",
+			short(job.target.ID), short(job.sinceID), err, ErrNoProtectionBase)
+	}
+	if job.sinceMeta, err = parseCommitMessage(c.Message); err != nil {
+		job.sinceMeta = &snapMeta{}
+	}
+	if len(job.kept) > 0 {
+		keptTargets(job.kept, job.sinceMeta, maps.Clone(job.since), job.since)
+	}
+	job.result.ProtectionBase = job.sinceID
+	return nil
+}
+
+// completeSafety makes the safety snapshot hold everything the plan
+// changes, so that undoing the restore brings all of it back: files the
+// scan left out as ignored (with their data), the ignored paths the
+// restore creates (recorded as absent), and the directories on the way of
+// the ops that exist now but that its tree does not imply (ignored, or
+// holding only ignored files), recorded like empty directories so that
+// undoing the restore keeps or re-creates them. If that fails, nothing
+// was changed.
+func (job *restoreJob) completeSafety(ctx context.Context) error {
+	s := job.s
 	var keepDirs []string
 	seenDir := map[string]bool{}
-	for _, op := range ops {
+	for _, op := range job.ops {
 		for d, _ := splitRel(op.Path); d != "" && !seenDir[d]; d, _ = splitRel(d) {
 			seenDir[d] = true
-			if _, implied := s.cache.trees[d]; implied || cur.emptyDirs[d] {
+			if _, implied := s.cache.trees[d]; implied || job.cur.emptyDirs[d] {
 				continue
 			}
 			if fi, err := os.Lstat(s.abs(d)); err == nil && fi.IsDir() {
@@ -379,32 +369,44 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			}
 		}
 	}
-	if len(extra) > 0 || len(absent) > 0 || len(keepDirs) > 0 {
-		// The safety snapshot must hold every file the restore changes,
-		// ignored ones included, and the ignored paths it creates.
-		amended, err := s.amendSafety(ctx, undo, extra, pl.data, absent, keepDirs)
-		if err != nil {
-			return nil, fmt.Errorf("gitops: restore: saving ignored files for undo failed, nothing was changed: %w", err)
-		}
-		result.UndoSnapshot = amended.ID
+	if len(job.extra) == 0 && len(job.absent) == 0 && len(keepDirs) == 0 {
+		return nil
 	}
-	// The state a rollback returns to: the scan's files and the extra
-	// ones (never added to the scan's map, which may be the cache's own).
-	undoState := func() map[string]*fileRec {
-		if len(extra) == 0 {
-			return cur.byPath()
-		}
-		st := maps.Clone(cur.byPath())
-		for p, r := range extra {
-			st[p] = r
-		}
-		return st
+	amended, err := s.amendSafety(ctx, job.undo, job.extra, job.pl.data, job.absent, keepDirs)
+	if err != nil {
+		return fmt.Errorf("gitops: restore: saving ignored files for undo failed, nothing was changed: %w", err)
 	}
-	if unsaved {
-		s.saveCacheUnlessRewritten(cur, ops)
+	job.result.UndoSnapshot = amended.ID
+	return nil
+}
+
+// undoState is the state a rollback returns to: the scan's files and the
+// extra ones (never added to the scan's map, which may be the cache's own).
+func (job *restoreJob) undoState() map[string]*fileRec {
+	if len(job.extra) == 0 {
+		return job.cur.byPath()
+	}
+	st := maps.Clone(job.cur.byPath())
+	for p, r := range job.extra {
+		st[p] = r
+	}
+	return st
+}
+
+// write carries out the plan. It journals the ops before it touches the
+// workspace (Open finishes or rolls back what a crash leaves), applies
+// them through directory handles, and rolls back what it applied if one
+// fails. The result snapshot, the next restore's protection base, needs
+// only the ops, not the disk: its trees and pack are written while the
+// ops are applied (both read objects under stMu), and its reference only
+// once the restore stands.
+func (job *restoreJob) write(ctx context.Context) (*RestoreResult, error) {
+	s, target, result, ops := job.s, job.target, job.result, job.ops
+	if job.unsaved {
+		s.saveCacheUnlessRewritten(job.cur, ops)
 	}
 	if len(ops) == 0 {
-		s.recordResult(ctx, target, result, since, nil, cur, nil)
+		s.recordResult(ctx, target, result, job.since, nil, job.cur, nil)
 		return result, nil
 	}
 	sortOps(ops)
@@ -421,16 +423,14 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	}
 	defer a.close()
 	a.own = true
-	// The result's snapshot needs only ops, not the disk: its trees and
-	// pack are written while the ops are applied (both read objects under
-	// stMu), and its reference once the restore stands. The goroutine
-	// touches the store's state only before beforeRef returns nil, and
-	// this one only after <-recorded, or after beforeRef returned an error.
+	// The goroutine touches the store's state only before beforeRef
+	// returns nil, and this one only after <-recorded, or after beforeRef
+	// returned an error.
 	applied := make(chan bool, 1)
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
-		s.recordResult(ctx, target, result, since, ops, cur, func() error {
+		s.recordResult(ctx, target, result, job.since, ops, job.cur, func() error {
 			if !<-applied {
 				return errRestoreFailed
 			}
@@ -440,7 +440,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if done, err := a.applyOps(ctx, ops); err != nil {
 		applied <- false
 		<-recorded
-		return nil, s.rollback(ctx, j, done, undoState(), err, nil)
+		return nil, s.rollback(ctx, j, done, job.undoState(), err, nil)
 	}
 	if err := s.finishJournal(a, ops); err != nil {
 		applied <- false

@@ -18,6 +18,202 @@ import (
 
 func (s *Store) abs(rel string) string { return s.root + "/" + rel }
 
+// plan decides, path by path, what the restore does (planPath), then
+// which of the target's empty directories it makes (planEmptyDirs). It
+// only looks: nothing is written until the safety snapshot holds what
+// the plan changes.
+func (job *restoreJob) plan() {
+	job.targetIgnore = job.s.targetIgnoreReader(job.tree)
+	job.pl = &planner{s: job.s, cur: job.cur, data: map[string][]byte{}, skipped: job.skippedNow}
+	job.extra = map[string]*fileRec{}
+	for _, p := range job.paths {
+		job.planPath(p)
+	}
+	job.planEmptyDirs()
+}
+
+// leave names p in the report as left alone, with why.
+func (job *restoreJob) leave(p, why string) {
+	job.result.LeftAlone = append(job.result.LeftAlone, RestoreConflict{Path: p, Message: why})
+}
+
+// planPath decides what the restore does to path p, the first of: nothing
+// (neither side has it, or it is already the target's), leave it alone,
+// with why (the safety snapshot could not hold it, or it is never
+// deleted), a conflict (someone other than the agent changed it since the
+// protection base), leave it alone because the target's file cannot be
+// written there, or an op that makes it the target's (addOp).
+func (job *restoreJob) planPath(p string) {
+	t, inT := job.want[p]
+	c, inC := job.cur.lookup(p)
+	if !inC {
+		r, done := job.unscanned(p, inT)
+		if done {
+			return
+		}
+		if r != nil {
+			c, inC = r, true
+		}
+	}
+	if !inT && !inC {
+		return
+	}
+	tperm := job.tmeta.perm(p, t.mode)
+	if t.perm != 0 {
+		tperm = t.perm // a kept path's pre-image
+	}
+	if inT && inC && t.hash == c.hash && t.mode == c.mode && (t.mode == filemode.Symlink || c.perm == 0 || c.perm == tperm) {
+		return
+	}
+	if !inT {
+		if why := job.neverDeleted(p); why != "" {
+			job.leave(p, why)
+			return
+		}
+	}
+	if job.changedByUser(p, c, inC) {
+		job.result.Conflicts = append(job.result.Conflicts, RestoreConflict{Path: p,
+			Message: fmt.Sprintf("changed since snapshot %s, not by the agent; left alone (restore with --overwrite to replace it)", short(job.sinceID))})
+		return
+	}
+	if inT {
+		if why := job.pl.blocked(p, job.want); why != "" {
+			job.leave(p, why)
+			return
+		}
+	}
+	job.addOp(p, t, inT, c, inC, tperm)
+}
+
+// unscanned looks at path p, which the scan does not hold: ignored now,
+// too large, unreadable, a special file, or absent. It returns the file
+// on disk there if the restore may replace it (ignored now: the safety
+// snapshot is amended to hold it), and done if the restore leaves p as it
+// is.
+func (job *restoreJob) unscanned(p string, inT bool) (r *fileRec, done bool) {
+	if sk, ok := job.skippedNow[p]; ok {
+		if !inT {
+			if tsk, ok := job.targetSkipped[p]; ok && tsk.Size > job.s.opts.MaxFileSize {
+				job.leave(p, fmt.Sprintf("too large for snapshots, then (%d bytes) and now (%s): the snapshot holds no version of it, so it is left as it is", tsk.Size, sk.Reason))
+			}
+			return nil, true // not in the target either: nothing to do
+		}
+		// The safety snapshot cannot hold it: replacing it could not be
+		// undone, so not even overwrite replaces it.
+		job.leave(p, sk.Reason+"; it could not be saved for undo, so it is left alone, even with overwrite (move it aside and restore again to put the snapshot's version there)")
+		return nil, true
+	}
+	r, why := job.pl.diskFile(p)
+	if why != "" {
+		job.leave(p, why)
+		return nil, true
+	}
+	if r != nil {
+		job.extra[p] = r
+	}
+	return r, false
+}
+
+// neverDeleted says why p, which the target does not have, is not
+// deleted: the target left it out (so it cannot tell), or it is ignored by
+// the current or the target's ignore rules and the target does not
+// record it as absent; "" if it may be deleted.
+func (job *restoreJob) neverDeleted(p string) string {
+	if sk, ok := job.targetSkipped[p]; ok {
+		return "the target snapshot left it out (" + sk.Reason + "); never deleted"
+	}
+	if job.absentT[p] {
+		return ""
+	}
+	if job.s.files.Ignored(p, false) {
+		return "ignored by the current ignore rules; ignored files are never deleted"
+	}
+	if job.s.files.IgnoredBy(p, false, job.targetIgnore) {
+		return "ignored by the target snapshot's ignore rules; ignored files are never deleted"
+	}
+	return ""
+}
+
+// changedByUser reports whether the file at p now (c if inC, else absent)
+// differs from the protection base's in presence, content, type or
+// permission bits: someone other than the agent changed it, and the
+// restore must not replace it. Never true with Overwrite or without a
+// base.
+func (job *restoreJob) changedByUser(p string, c *fileRec, inC bool) bool {
+	if job.since == nil || job.opts.Overwrite {
+		return false
+	}
+	sv, inS := job.since[p]
+	if inS != inC {
+		return true
+	}
+	if !inS {
+		return false
+	}
+	sperm := job.sinceMeta.perm(p, sv.mode)
+	if sv.perm != 0 {
+		sperm = sv.perm // a kept path's pre-image
+	}
+	return sv.hash != c.hash || sv.mode != c.mode || (c.perm != 0 && sv.mode != filemode.Symlink && sperm != c.perm)
+}
+
+// addOp plans the op that makes p the target's file t (or absent, if not
+// inT) where c is now (or nothing, if not inC), and names p in the report
+// as restored, created or deleted. The op records what it expects to
+// find: recovery after a crash applies it only to a file still in that
+// state. An ignored path it creates is recorded in the safety snapshot as
+// absent, so that undoing the restore deletes it again.
+func (job *restoreJob) addOp(p string, t treeFile, inT bool, c *fileRec, inC bool, tperm uint32) {
+	_, skipped := job.skippedNow[p]
+	var was *opState
+	if inC {
+		was = stateOfRec(c)
+	} else if !skipped {
+		was = stateOfRec(nil)
+	}
+	res := job.result
+	switch {
+	case inT && inC:
+		op := "write"
+		if t.hash == c.hash && t.mode != filemode.Symlink && c.mode != filemode.Symlink {
+			op = "chmod"
+		}
+		job.ops = append(job.ops, restoreOp{Path: p, Op: op, Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
+		res.Restored = append(res.Restored, p)
+	case inT:
+		job.ops = append(job.ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
+		if skipped {
+			res.Restored = append(res.Restored, p)
+		} else {
+			res.Created = append(res.Created, p)
+			if job.s.files.Ignored(p, false) {
+				job.absent = append(job.absent, p)
+			}
+		}
+	default:
+		job.ops = append(job.ops, restoreOp{Path: p, Op: "delete", Was: was})
+		res.Deleted = append(res.Deleted, p)
+	}
+}
+
+// planEmptyDirs plans the target's empty directories that are missing now.
+func (job *restoreJob) planEmptyDirs() {
+	for _, d := range job.tmeta.EmptyDirs {
+		if !inPaths(d, job.prefixes) {
+			continue
+		}
+		if fi, err := os.Lstat(job.s.abs(d)); err == nil && fi.IsDir() {
+			continue
+		}
+		if why := job.pl.blocked(d+"/.", job.want); why != "" {
+			job.leave(d, why)
+			continue
+		}
+		job.ops = append(job.ops, restoreOp{Path: d, Op: "mkdir"})
+		job.result.Created = append(job.result.Created, d+"/")
+	}
+}
+
 // planner looks at the disk for what the scan does not hold.
 type planner struct {
 	s       *Store

@@ -65,8 +65,21 @@ func sameState(a, b *FileState) bool {
 func isText(data []byte) bool { return !diff.IsBinary(data) && utf8.Valid(data) }
 
 // revertStep takes back one edit (before -> after) from cur. It returns
-// the new state, or why it cannot (then cur is returned).
-func revertStep(cur, before, after *FileState) (*FileState, string) {
+// the new state, or why it cannot (then cur is returned). With
+// overwrite, a conflict is settled for the agent's earlier state instead:
+// in text, only the lines where the user's edit clashes with the agent's
+// take the state before the edit (the user's other lines stay); anything
+// else that clashes (binary, links, created or deleted files) takes the
+// state before the edit whole. why is still said.
+func revertStep(cur, before, after *FileState, overwrite bool) (*FileState, string) {
+	next, why := revertOne(cur, before, after, overwrite)
+	if why != "" && overwrite && next == cur {
+		return before, why
+	}
+	return next, why
+}
+
+func revertOne(cur, before, after *FileState, overwrite bool) (*FileState, string) {
 	switch {
 	case sameState(cur, after):
 		return before, ""
@@ -92,12 +105,26 @@ func revertStep(cur, before, after *FileState) (*FileState, string) {
 	case !isText(cur.Data) || !isText(before.Data) || !isText(after.Data):
 		return cur, "a binary file changed since the agent wrote it cannot be merged"
 	default:
-		merged, conflicts := diff.Merge3Revert(after.Data, cur.Data, before.Data)
-		if len(conflicts) > 0 {
+		merge := diff.Merge3Revert
+		if overwrite {
+			merge = diff.Merge3RevertTheirs
+		}
+		merged, conflicts := merge(after.Data, cur.Data, before.Data)
+		if len(conflicts) > 0 && !overwrite {
 			return cur, "you changed lines the agent wrote"
 		}
 		data = merged
+		if len(conflicts) > 0 {
+			why := "you changed lines the agent wrote"
+			return revertMode(cur, before, after, data), why
+		}
 	}
+	return revertMode(cur, before, after, data), ""
+}
+
+// revertMode is data with the executable bit taken back as the content
+// was: the agent's change of the bit is reverted, the user's kept.
+func revertMode(cur, before, after *FileState, data []byte) *FileState {
 	exec := isExec(cur)
 	if isExec(cur) == isExec(after) {
 		exec = isExec(before)
@@ -106,7 +133,7 @@ func revertStep(cur, before, after *FileState) (*FileState, string) {
 	if exec {
 		mode = 0o755
 	}
-	return &FileState{Data: data, Mode: mode}, ""
+	return &FileState{Data: data, Mode: mode}
 }
 
 // fold takes every edit of f back from f.cur: f.target, or f.conflict
@@ -116,7 +143,7 @@ func (f *revFile) fold() {
 	var bad []string
 	reason := ""
 	for _, e := range f.edits {
-		next, why := revertStep(cur, e.before, e.after)
+		next, why := revertStep(cur, e.before, e.after, false)
 		if why != "" {
 			if reason == "" {
 				reason = why
@@ -134,9 +161,17 @@ func (f *revFile) fold() {
 	}
 }
 
-// overwriteState is what OverwriteConflicts writes: the file as it was
-// before the earliest edit of the fold.
-func (f *revFile) overwriteState() *FileState { return f.edits[len(f.edits)-1].before }
+// overwriteState is what OverwriteConflicts writes: every edit of the
+// fold taken back with its conflicts settled for the agent's earlier state
+// (revertStep with overwrite): the user's lines that clash with the
+// agent's give way, the user's other lines stay.
+func (f *revFile) overwriteState() *FileState {
+	cur := f.cur
+	for _, e := range f.edits {
+		cur, _ = revertStep(cur, e.before, e.after, true)
+	}
+	return cur
+}
 
 // readCur reads what f's path holds now, through directory handles.
 func (s *Store) readCur(root *wsRoot, f *revFile) {
@@ -251,11 +286,8 @@ func (s *Store) blameNewer(f *revFile, reverting []string) {
 	sort.SliceStable(newer, func(i, j int) bool { return newer[i].entry.At.After(newer[j].entry.At) })
 	trial := &revFile{path: f.path, cur: f.cur, edits: append(newer, f.edits...)}
 	trial.fold()
-	if trial.conflict != nil && !slices.ContainsFunc(trial.conflict.Owners, func(o string) bool { return slices.Contains(reverting, o) }) {
-		return // the newer edits conflict with the user's themselves: the user's change is in the way
-	}
 	if trial.conflict != nil {
-		return
+		return // still a conflict: the user's own change is in the way
 	}
 	var names []string
 	for _, e := range newer {

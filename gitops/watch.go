@@ -107,7 +107,6 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		}
 		delete(cache.skipped, p)
 	}
-	var fresh []fileset.Entry
 	if cache.emptyDirs == nil {
 		cache.emptyDirs = map[string]bool{}
 	}
@@ -124,92 +123,11 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 			cache.skipped[n.Path+"/"] = SkippedFile{Path: n.Path + "/", Reason: fmt.Sprintf("a directory that cannot be read (%v): nothing below it is in the snapshot", errors.Unwrap(n.Err))}
 		}
 	}
-	// Directories whose emptiness may have changed: the dirty paths'
-	// parents (checked after the dirty directories were walked).
-	recheck := map[string]bool{}
-	for _, p := range dirtyPaths {
-		p = strings.Trim(p, "/")
-		for d := range cache.emptyDirs {
-			if hasPrefixPath(d, p) {
-				delete(cache.emptyDirs, d)
-			}
-		}
-		if d := path.Dir(p); d != "." {
-			recheck[d] = true
-		}
-		remove(p)
-		if _, wasDir := cache.trees[p]; wasDir {
-			lo := sort.SearchStrings(sorted, p+"/")
-			hi := rangeEnd(sorted, lo, p+"/")
-			for _, q := range sorted[lo:hi] {
-				remove(q)
-			}
-		}
-		for q := range cache.skipped {
-			if hasPrefixPath(q, p) {
-				delete(cache.skipped, q)
-			}
-		}
-		fi, lerr := os.Lstat(s.abs(p))
-		if errors.Is(lerr, fs.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR) {
-			continue
-		}
-		if lerr != nil {
-			return nil, nil, true, lerr
-		}
-		if fi.IsDir() {
-			if s.files.Ignored(p, true) {
-				continue
-			}
-			var mu sync.Mutex
-			werr := s.files.Walk(ctx, fileset.Options{Dir: p, Report: report}, func(e fileset.Entry) error {
-				mu.Lock()
-				fresh = append(fresh, e)
-				mu.Unlock()
-				return nil
-			})
-			if werr != nil {
-				return nil, nil, true, werr
-			}
-			continue
-		}
-		if s.files.Ignored(p, false) {
-			continue
-		}
-		fresh = append(fresh, fileset.Entry{Path: p, Mode: fi.Mode(), Size: fi.Size(), ModTime: fi.ModTime(), Ino: inode(fi)})
+	fresh, err := s.rewalkDirty(ctx, cache, sorted, dirtyPaths, remove, report)
+	if err != nil {
+		return nil, nil, true, err
 	}
-	for d := range recheck {
-		delete(cache.emptyDirs, d)
-		if s.dirHasNothing(d) {
-			cache.emptyDirs[d] = true
-		}
-	}
-	var jobs []*fileRec
-	added := make(map[string]*fileRec)
-	for _, e := range fresh {
-		if _, dup := added[e.Path]; dup {
-			continue
-		}
-		mode, ok := gitMode(e.Mode)
-		if !ok {
-			if e.Mode&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0 {
-				report(fileset.Note{Path: e.Path, Kind: fileset.NoteSpecial})
-			}
-			continue
-		}
-		if mode != filemode.Symlink && e.Size > s.opts.MaxFileSize {
-			cache.skipped[e.Path] = SkippedFile{Path: e.Path, Size: e.Size,
-				Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)}
-			continue
-		}
-		r := &fileRec{path: e.Path, mode: mode, perm: permBits(e.Mode), size: e.Size, mtime: e.ModTime.UnixNano(), ino: e.Ino}
-		if o := old[e.Path]; cache.trusted(o, r.mode, r.perm, r.size, r.mtime, r.ino) {
-			r.hash = o.hash // an event without a change (touch, chmod back...); not racy
-		} else {
-			jobs = append(jobs, r)
-		}
-		added[e.Path] = r
-	}
+	jobs, added := s.watchedRecords(cache, fresh, old, report)
 	var pw *packWriter
 	var sink objSink
 	lazySink := &lazyPackSink{s: s, pw: &pw}
@@ -276,6 +194,109 @@ func (s *Store) snapshotWatched(ctx context.Context, opts SnapshotOptions, refPr
 		s.log.Warn("gitops: could not merge small packs; gc will retry", "dir", s.dir, "err", err)
 	}
 	return snap, &scanResult{m: cache.files, skipped: skipped}, true, nil
+}
+
+// rewalkDirty takes the watcher's dirty paths out of cache (remove) and
+// returns what is on disk at and below them now, walking the dirty
+// directories (their notes go to report); then it re-checks the
+// emptiness of their parents. Ignored paths are left out.
+func (s *Store) rewalkDirty(ctx context.Context, cache *statCache, sorted, dirtyPaths []string, remove func(string), report func(fileset.Note)) ([]fileset.Entry, error) {
+	var fresh []fileset.Entry
+	// Directories whose emptiness may have changed: the dirty paths'
+	// parents (checked after the dirty directories were walked).
+	recheck := map[string]bool{}
+	for _, p := range dirtyPaths {
+		p = strings.Trim(p, "/")
+		for d := range cache.emptyDirs {
+			if hasPrefixPath(d, p) {
+				delete(cache.emptyDirs, d)
+			}
+		}
+		if d := path.Dir(p); d != "." {
+			recheck[d] = true
+		}
+		remove(p)
+		if _, wasDir := cache.trees[p]; wasDir {
+			lo := sort.SearchStrings(sorted, p+"/")
+			hi := rangeEnd(sorted, lo, p+"/")
+			for _, q := range sorted[lo:hi] {
+				remove(q)
+			}
+		}
+		for q := range cache.skipped {
+			if hasPrefixPath(q, p) {
+				delete(cache.skipped, q)
+			}
+		}
+		fi, lerr := os.Lstat(s.abs(p))
+		if errors.Is(lerr, fs.ErrNotExist) || errors.Is(lerr, syscall.ENOTDIR) {
+			continue
+		}
+		if lerr != nil {
+			return nil, lerr
+		}
+		if fi.IsDir() {
+			if s.files.Ignored(p, true) {
+				continue
+			}
+			var mu sync.Mutex
+			werr := s.files.Walk(ctx, fileset.Options{Dir: p, Report: report}, func(e fileset.Entry) error {
+				mu.Lock()
+				fresh = append(fresh, e)
+				mu.Unlock()
+				return nil
+			})
+			if werr != nil {
+				return nil, werr
+			}
+			continue
+		}
+		if s.files.Ignored(p, false) {
+			continue
+		}
+		fresh = append(fresh, fileset.Entry{Path: p, Mode: fi.Mode(), Size: fi.Size(), ModTime: fi.ModTime(), Ino: inode(fi)})
+	}
+	for d := range recheck {
+		delete(cache.emptyDirs, d)
+		if s.dirHasNothing(d) {
+			cache.emptyDirs[d] = true
+		}
+	}
+	return fresh, nil
+}
+
+// watchedRecords turns the entries rewalkDirty found into file records:
+// jobs are the ones to hash, added all of them by path. A record whose
+// stat matches the one taken out (old) keeps its hash (an event without
+// a change). Special files and files over the size limit are noted in
+// the cache as skipped instead.
+func (s *Store) watchedRecords(cache *statCache, fresh []fileset.Entry, old map[string]*fileRec, report func(fileset.Note)) (jobs []*fileRec, added map[string]*fileRec) {
+	added = make(map[string]*fileRec)
+	for _, e := range fresh {
+		if _, dup := added[e.Path]; dup {
+			continue
+		}
+		mode, ok := gitMode(e.Mode)
+		if !ok {
+			if e.Mode&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0 {
+				report(fileset.Note{Path: e.Path, Kind: fileset.NoteSpecial})
+			}
+			continue
+		}
+		if mode != filemode.Symlink && e.Size > s.opts.MaxFileSize {
+			cache.skipped[e.Path] = SkippedFile{Path: e.Path, Size: e.Size,
+				Reason: fmt.Sprintf("larger than the snapshot size limit (%d bytes)", s.opts.MaxFileSize)}
+			continue
+		}
+		r := &fileRec{path: e.Path, mode: mode, perm: permBits(e.Mode), size: e.Size, mtime: e.ModTime.UnixNano(), ino: e.Ino}
+		if o := old[e.Path]; cache.trusted(o, r.mode, r.perm, r.size, r.mtime, r.ino) {
+			r.hash = o.hash // an event without a change (touch, chmod back...); not racy
+		} else {
+			jobs = append(jobs, r)
+		}
+		added[e.Path] = r
+	}
+	return jobs, added
 }
 
 // lazyPackSink starts a pack at the first object that needs one.

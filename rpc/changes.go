@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 
@@ -34,6 +35,11 @@ type changeRecord = review.Set
 type changes struct {
 	*review.Book
 	onPut func(*changeRecord)
+	// recorded are the sets put (and so recorded in the journal) by this
+	// server: a changeProposed event goes out only for those, so another
+	// agentd process (agentd review) finds the set the editor is told of.
+	mu       sync.Mutex
+	recorded map[string]bool
 }
 
 // newChanges is the server's view of the review book; the book is the
@@ -41,10 +47,25 @@ type changes struct {
 func newChanges() *changes { return &changes{} }
 
 func (cs *changes) put(c *changeRecord) {
-	cs.Put(c)
+	cs.Put(c) // in the book, then recorded in the journal
+	cs.mu.Lock()
+	if cs.recorded == nil {
+		cs.recorded = map[string]bool{}
+	}
+	cs.recorded[c.ID] = true
+	cs.mu.Unlock()
 	if cs.onPut != nil {
 		cs.onPut(c)
 	}
+}
+
+// isRecorded says whether put has put the set with id in the book and
+// the journal (Book.Get finds a set a moment before its record is
+// written).
+func (cs *changes) isRecorded(id string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.recorded[id]
 }
 
 func (cs *changes) get(id string) (*changeRecord, error) {

@@ -9,7 +9,8 @@ import (
 )
 
 // A changeProposed event reaches the editor only once its change set is
-// registered for review, so agentd/changes/get always finds it. The engine
+// registered for review and recorded in the journal, so agentd/changes/get
+// always finds it, and so does another agentd process (agentd review). The engine
 // announces the set before the review has it: in review "before" the
 // reviewer registers it a moment later, in "after" only once it is written,
 // and when the step asks for approval first, only after the answer. Until
@@ -43,7 +44,7 @@ func (s *Server) proposeOrHold(e *runEntry, ev engine.Event) {
 		return
 	}
 	s.proposals.mu.Lock()
-	if _, ok := s.changes.Get(ev.ChangeID); !ok {
+	if !s.changes.isRecorded(ev.ChangeID) {
 		s.proposals.held[ev.ChangeID] = heldProposal{run: e, ev: ev}
 		s.proposals.mu.Unlock()
 		return

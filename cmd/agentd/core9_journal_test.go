@@ -99,7 +99,10 @@ func (o *liveOutput) waitFor(t *testing.T, s string, n int) {
 // From the terminal: the user edits files while the run waits at its
 // prompts (b.txt while the agent's edit waits for review, c.txt while the
 // command waits for approval). Restoring the run's start removes exactly
-// what the run created and keeps both edits, reported as conflicts.
+// what the run created and keeps both edits. The undo is a revert of the
+// run's own writes: files the run never wrote are not its business, so
+// they are neither touched nor named as conflicts (issue 38 point 5: an
+// undo used to list files its run never touched).
 func TestUserEditsDuringRunKeptFromTerminal(t *testing.T) {
 	ws, stateDir := t.TempDir(), t.TempDir()
 	for p, c := range map[string]string{"a.txt": "a0\n", "b.txt": "b0\n", "c.txt": "c0\n"} {
@@ -146,7 +149,7 @@ func TestUserEditsDuringRunKeptFromTerminal(t *testing.T) {
 	}
 	hint := hintAfter(t, out.String(), "Undo the whole run: ")
 	u := paste(t, t.TempDir(), hint)
-	if u.code != exitPartial { // done, with conflicts left alone
+	if u.code != 0 {
 		t.Fatalf("undo %s: exit %d\n%s%s", hint, u.code, u.stdout, u.stderr)
 	}
 	for p, want := range map[string]string{"a.txt": "a0\n", "b.txt": "b by the user\n", "c.txt": "c by the user\n"} {
@@ -158,8 +161,8 @@ func TestUserEditsDuringRunKeptFromTerminal(t *testing.T) {
 		t.Errorf("gen.txt, written by the run's command, survived the restore")
 	}
 	for _, p := range []string{"b.txt", "c.txt"} {
-		if !strings.Contains(u.stdout+u.stderr, p) {
-			t.Errorf("the restore does not report %s as a conflict:\n%s%s", p, u.stdout, u.stderr)
+		if strings.Contains(u.stdout+u.stderr, p) {
+			t.Errorf("the undo names %s, a file its run never wrote:\n%s%s", p, u.stdout, u.stderr)
 		}
 	}
 	if strings.Contains(u.stdout+u.stderr, "a.txt") && strings.Contains(u.stdout+u.stderr, "conflict: a.txt") {

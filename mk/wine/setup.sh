@@ -25,8 +25,8 @@ command -v x86_64-w64-mingw32-gcc >/dev/null || missing+=(gcc-mingw-w64-x86-64)
 if [ ${#missing[@]} -gt 0 ]; then
   log "apt-get install ${missing[*]}"
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq || die "apt-get update"
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" ||
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq >&2 || die "apt-get update"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >&2 ||
     die "apt-get install ${missing[*]} (Debian's wine64 and gcc-mingw-w64-x86-64 packages are needed to run the Windows tests)"
 fi
 [ -x /usr/lib/wine/wine64 ] || die "/usr/lib/wine/wine64 missing after installing wine64"
