@@ -179,6 +179,10 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		case errors.As(err, &ve):
 			fmt.Fprintf(stderr, "agentd %s: the model's plan is still invalid after a repair round:\n", cmd)
 			printProblems(stderr, "plan", ve.Problems)
+			var re *llm.RepairError
+			if errors.As(err, &re) {
+				keepInvalidPlan(cmd, request, ws.Root(), po.stateDir, re, stderr)
+			}
 			return nil, exitUsage
 		case ctx.Err() != nil:
 			fmt.Fprintf(stderr, "agentd %s: cancelled\n", cmd)
