@@ -804,10 +804,13 @@ func CheckPlanFile(name string, data []byte, reg *tools.Registry, maxSteps int) 
 
 // CheckWorkspace returns what the run would find wrong in ws that the plan
 // alone does not show: paths that resolve outside the workspace (absolute
-// ones elsewhere, links leading out) as problems, and edit_file texts not
-// found in the files as they are now as warnings (EditWarnings, with the
-// run's own matcher and the closest line). Warnings' messages start with
-// "warning: ".
+// ones elsewhere, links leading out), and edit_file texts not found in the
+// files as they are now (EditWarnings, with the run's own matcher and the
+// closest line). All are problems: with the workspace at hand, an oldText
+// that is not in the file is a step that would fail, and the run would
+// spend model calls recovering from it, so 'agentd validate' exits 2 and
+// 'agentd run' refuses before starting. (The planner keeps EditWarnings
+// as warnings: it sends them back to the model for a repair round.)
 func CheckWorkspace(ctx context.Context, p *Plan, ws *workspace.Workspace) []Problem {
 	if p == nil || ws == nil {
 		return nil
@@ -827,7 +830,11 @@ func CheckWorkspace(ctx context.Context, p *Plan, ws *workspace.Workspace) []Pro
 			}
 		}
 	}
-	return append(out, EditWarnings(ctx, p, ws)...)
+	for _, w := range EditWarnings(ctx, p, ws) {
+		w.Message = strings.TrimPrefix(w.Message, "warning: ")
+		out = append(out, w)
+	}
+	return out
 }
 
 // IsWarning reports whether a problem is only a warning (the plan runs).

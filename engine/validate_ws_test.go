@@ -41,8 +41,8 @@ func TestCheckPlanFileEveryProblemAtOnce(t *testing.T) {
 	}
 }
 
-// Against the workspace: an edit_file text not in the file is a warning
-// with the closest line, from the run's own matcher (a second edit is
+// Against the workspace: an edit_file text not in the file is a problem
+// (the step would fail) with the closest line, from the run's own matcher (a second edit is
 // judged on the text the first one leaves); an absolute path elsewhere is
 // a problem; an absolute path inside is fine.
 func TestCheckWorkspace(t *testing.T) {
@@ -68,8 +68,8 @@ func TestCheckWorkspace(t *testing.T) {
 	got := CheckWorkspace(t.Context(), p, ws)
 	txt := problemsText(got)
 	for _, want := range []string{
-		"e | args.edits[1].oldText | warning: this oldText does not occur in a.go as it is now; the closest line is line 3: \"func Greet() string {\"",
-		"e | args.edits[2].oldText | warning: this oldText does not occur in a.go",
+		"e | args.edits[1].oldText | this oldText does not occur in a.go as it is now; the closest line is line 3: \"func Greet() string {\"",
+		"e | args.edits[2].oldText | this oldText does not occur in a.go",
 		`abs | args.path | "/etc/hostname" is outside the workspace`,
 	} {
 		if !strings.Contains(txt, want) {
@@ -80,8 +80,8 @@ func TestCheckWorkspace(t *testing.T) {
 		t.Errorf("a text that is there, or a path inside, is reported:\n%s", txt)
 	}
 	for _, pr := range got {
-		if IsWarning(pr) != strings.Contains(pr.Field, "oldText") {
-			t.Errorf("warning-ness of %+v", pr)
+		if IsWarning(pr) {
+			t.Errorf("with the workspace at hand, a text not found is a problem, not a warning: %+v", pr)
 		}
 	}
 }

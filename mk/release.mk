@@ -15,6 +15,7 @@ PARSERS := internal/repomap/parsers.wasm
 # when missing (never a prebuilt toolchain): the C compilers that build the
 # native parsers (mk/gobuild.sh says which target uses which), file, which
 # names each binary's kind as it is built, and zip for the Windows archives.
+# mk/apt-install.sh waits for the package lock another apt or dpkg holds.
 release-deps: parsers-deps
 	@missing=""; \
 	command -v x86_64-linux-gnu-gcc >/dev/null || missing="$$missing gcc"; \
@@ -22,12 +23,7 @@ release-deps: parsers-deps
 	command -v x86_64-w64-mingw32-gcc >/dev/null || missing="$$missing gcc-mingw-w64-x86-64"; \
 	command -v file >/dev/null || missing="$$missing file"; \
 	command -v zip >/dev/null || missing="$$missing zip"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing || \
-	    { echo "the release needs:$$missing (apt-get install$$missing)"; exit 1; }; \
-	fi
+	if [ -n "$$missing" ]; then mk/apt-install.sh "the release" $$missing; fi
 
 # What building parsers.wasm needs: clang and lld (wasm-ld) compile C to
 # wasm32, wasi-libc is its C library, libclang-rt-14-dev-wasm32 its
@@ -38,12 +34,7 @@ parsers-deps:
 	command -v wasm-ld >/dev/null || missing="$$missing lld"; \
 	test -f /usr/lib/wasm32-wasi/libc.a || missing="$$missing wasi-libc"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || missing="$$missing libclang-rt-14-dev-wasm32"; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=""; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing || \
-	    { echo "building parsers.wasm needs:$$missing (apt-get install$$missing)"; exit 1; }; \
-	fi
+	if [ -n "$$missing" ]; then mk/apt-install.sh "building parsers.wasm" $$missing; fi
 
 # api.h is the tree-sitter runtime's header, copied from the pinned
 # go-tree-sitter module for the native parsers' cgo build (a cgo package
@@ -71,8 +62,33 @@ check-parsers: parsers-deps
 FRONTEND_TESTS += check-parsers
 
 release: check-parsers release-deps
-	@test -n "$(RELEASE_VERSION)" || { echo "make release needs a version: make release VERSION=1.2.0"; exit 2; }
 	GO=$(GO) mk/release.sh "$(RELEASE_VERSION)"
 
 # VERSION defaults to `git describe` for make build; a release names it.
 RELEASE_VERSION := $(if $(filter command line environment,$(origin VERSION)),$(VERSION))
+
+# The inputs (VERSION, TARGETS) are checked when make reads this file, before
+# the parsers and the deps (half a minute and more) are built for nothing.
+ifneq ($(filter release,$(MAKECMDGOALS)),)
+RELEASE_CHECK := $(shell TARGETS="$(TARGETS)" mk/release.sh --check "$(RELEASE_VERSION)" 2>&1 || echo FAILED)
+ifneq ($(filter FAILED,$(RELEASE_CHECK)),)
+$(error $(filter-out FAILED,$(RELEASE_CHECK)))
+endif
+endif
+
+# The release workflow (.github/workflows/release.yml: on a tag, make
+# release, the archives and SHA256SUMS to the release page, each .vsix to
+# the VS Code Marketplace and Open VSX) is checked by actionlint, installed
+# from the Go module proxy into .cache/bin; and mk/release_test.sh checks
+# the release's inputs, the package lock wait and TARGETS= trials with stub
+# builders (no toolchain needed).
+ACTIONLINT_VERSION := v1.7.7
+.PHONY: test-release lint-workflows
+lint-workflows:
+	GOBIN=$(CACHE)/bin $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	$(CACHE)/bin/actionlint .github/workflows/*.yml
+
+test-release: lint-workflows
+	mk/release_test.sh
+
+FRONTEND_TESTS += test-release

@@ -1,6 +1,8 @@
 # Windows under Wine (mk/wine/): the Go tests of gitops, workspace,
 # internal/fileset, internal/platform (names as Windows compares them:
-# the .git aliases, case folds), diff, review and engine/tools
+# the .git aliases, case folds), internal/shellcmd (pasteable commands quoted
+# for cmd.exe, the %EDITOR% round trip through cmd.exe), diff, review and
+# engine/tools
 # cross-compiled for
 # windows/amd64 and run under Debian's wine64, then an end-to-end smoke of
 # agentd.exe (run, undo byte for byte, serve answers initialize) and the

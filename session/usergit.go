@@ -11,6 +11,7 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/internal/shellcmd"
 	"github.com/agentd/agentd/journal"
 )
 
@@ -269,17 +270,7 @@ func plural(n int) string {
 	return "s"
 }
 
-// ShellQuote quotes p for a POSIX shell when it needs it: the one quoting
-// of the commands agentd hands the user to paste.
-func ShellQuote(p string) string {
-	if p == "" {
-		return "''"
-	}
-	for _, r := range p {
-		if !(r == '/' || r == '.' || r == '-' || r == '_' || r == ':' || r == '=' || r == ',' || r == '+' || r == '@' ||
-			r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
-		}
-	}
-	return p
-}
+// ShellQuote quotes p for the shell the user pastes into when it needs it
+// (internal/shellcmd, the one quoting of the commands agentd hands the user
+// to paste: a POSIX shell; on Windows PowerShell or cmd.exe).
+func ShellQuote(p string) string { return shellcmd.Quote(p) }

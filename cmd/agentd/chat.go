@@ -101,6 +101,9 @@ func cmdChat(a *app, o chatOptions) int {
 	}
 	root := ws.Root()
 	ws.Close()
+	if !chatModelReady(root, o.model, a.stderr) {
+		return exitUsage
+	}
 	j, err := session.OpenJournal(o.w.stateDir, root, nil)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentd chat: %v\n", err)

@@ -105,3 +105,25 @@ func TestTermChatConversation(t *testing.T) {
 func unescapeJSONText(s string) string {
 	return strings.NewReplacer(`\n`, "\n", `\"`, `"`, `\u0026`, "&", `\u003c`, "<", `\u003e`, ">").Replace(s)
 }
+
+// Chat with no model refuses at start, saying how to configure one (exit
+// 2), instead of starting a conversation whose every turn fails.
+func TestTermChatWithoutModelRefuses(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("AGENTD_MODEL", "")
+	t.Setenv("OPENAI_API_KEY", "")
+	t.Setenv("ANTHROPIC_API_KEY", "")
+	r := startPTY(t, nil, "chat", "--workspace", t.TempDir(), "--state-dir", t.TempDir())
+	r.waitFor("AGENTD_MODEL=openai:gpt-4o", 0)
+	if code := r.wait(); code != exitUsage {
+		t.Errorf("exit %d, want 2:\n%s", code, r.text())
+	}
+	for _, want := range []string{"agentd chat: every turn asks a model for a plan", "no model configured"} {
+		if !strings.Contains(r.text(), want) {
+			t.Errorf("lacks %q:\n%s", want, r.text())
+		}
+	}
+	if strings.Contains(r.text(), "›") {
+		t.Errorf("the conversation started:\n%s", r.text())
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentd/agentd/session"
+	"github.com/agentd/agentd/internal/shellcmd"
 )
 
 // This file builds every command agentd prints for the user to paste
@@ -22,7 +22,7 @@ import (
 var invokedBinary = sync.OnceValue(func() string {
 	exe, exeErr := os.Executable()
 	a0 := os.Args[0]
-	if strings.Contains(a0, "/") {
+	if strings.ContainsAny(a0, "/"+string(filepath.Separator)) {
 		if abs, err := filepath.Abs(a0); err == nil {
 			return abs
 		}
@@ -45,29 +45,28 @@ func sameFile(a, b string) bool {
 }
 
 // hintCommand is "BINARY ARGS... --workspace ROOT [--state-dir DIR]",
-// quoted for a POSIX shell. --workspace is always named, even when it is
+// quoted for the shell the user pastes into (internal/shellcmd: POSIX; on
+// Windows PowerShell, or cmd.exe when that is where agentd runs). --workspace is always named, even when it is
 // the current folder, so the hint works pasted from another folder (or
 // another terminal); --state-dir when one was given (made absolute;
 // without it the default applies wherever it is pasted).
 func hintCommand(wsRoot, stateDir string, args ...string) string {
-	parts := []string{shq(invokedBinary())}
-	for _, a := range args {
-		parts = append(parts, shq(a))
-	}
+	parts := append([]string{invokedBinary()}, args...)
 	if wsRoot != "" {
-		parts = append(parts, "--workspace", shq(wsRoot))
+		parts = append(parts, "--workspace", wsRoot)
 	}
 	if stateDir != "" {
 		if abs, err := filepath.Abs(stateDir); err == nil {
 			stateDir = abs
 		}
-		parts = append(parts, "--state-dir", shq(stateDir))
+		parts = append(parts, "--state-dir", stateDir)
 	}
-	return strings.Join(parts, " ")
+	return shellcmd.Join(parts...)
 }
 
-// shq quotes s for a POSIX shell when it needs it.
-func shq(s string) string { return session.ShellQuote(s) }
+// shq quotes s for the shell the user pastes into (internal/shellcmd: a
+// POSIX shell; on Windows PowerShell or cmd.exe).
+func shq(s string) string { return shellcmd.Quote(s) }
 
 // libraryHint matches a command that a library message names for the user
 // ('agentd snapshot doctor', (agentd snapshot restore ID --overwrite)):

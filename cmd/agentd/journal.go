@@ -192,6 +192,8 @@ func cmdRuns(jc *journalCmd, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "no runs recorded for this workspace")
 		return exitOK
 	}
+	sets, _ := review.Recorded(j.Journal, "") // unreadable: no pending counts (agentd runs RUN says why)
+	pending := pendingSets(sets, "")
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tSTATUS\tSTARTED\tSTEPS\tSUMMARY")
 	for _, st := range runs {
@@ -205,6 +207,7 @@ func cmdRuns(jc *journalCmd, args []string, stdout, stderr io.Writer) int {
 				status = string(st.Status) + ", rolled back"
 			}
 		}
+		status = pendingStatus(status, pending[st.RunID])
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d\t%s\n", st.RunID, status, st.StartTime.Local().Format(time.DateTime),
 			st.CompletedSteps, st.TotalSteps, oneLine(st))
 	}

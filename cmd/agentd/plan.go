@@ -28,7 +28,7 @@ func init() {
 		budget := engine.NewBudget(0, 0)
 		var used engine.Usage
 		p, code := makePlan(ctx, "run", o.request, o.wsDir, o.model, stderr, planOpts{stateDir: o.stateDir, budget: budget, used: &used, verbose: o.verbose,
-			con: con, yes: o.yes})
+			explore: o.explore, con: con, yes: o.yes})
 		if p == nil {
 			return nil, nil, code
 		}
@@ -179,6 +179,10 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		case errors.As(err, &ve):
 			fmt.Fprintf(stderr, "agentd %s: the model's plan is still invalid after a repair round:\n", cmd)
 			printProblems(stderr, "plan", ve.Problems)
+			var re *llm.RepairError
+			if errors.As(err, &re) {
+				keepInvalidPlan(cmd, request, ws.Root(), po.stateDir, re, stderr)
+			}
 			return nil, exitUsage
 		case ctx.Err() != nil:
 			fmt.Fprintf(stderr, "agentd %s: cancelled\n", cmd)

@@ -117,3 +117,29 @@ func TestServePlanCreateExplores(t *testing.T) {
 		t.Errorf("context[0] %v", first)
 	}
 }
+
+// TestRunRequestExplores: run --request takes --explore as plan does (one
+// round, then the call that asks for the plan, then the run); with a plan
+// file --explore is refused, naming what it is for.
+func TestRunRequestExplores(t *testing.T) {
+	srv := fakemodel.New()
+	srv.Handle(func(r fakemodel.Request) fakemodel.Reply {
+		if r.JSON["tools"] != nil {
+			return fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "list_dir", Args: `{"path":"."}`}}}
+		}
+		return fakemodel.Reply{Text: greetPlan}
+	})
+	modelEnv(t, srv)
+	ws := demoCopy(t)
+	r := agentd(t, "", "run", "--request", "greet in French", "--workspace", ws, "--explore", "1", "--yes", "--state-dir", t.TempDir())
+	if r.code != 0 || len(srv.Requests()) != 2 {
+		t.Fatalf("code %d, %d calls:\n%s%s", r.code, len(srv.Requests()), r.stdout, r.stderr)
+	}
+	if got := readFile(t, filepath.Join(ws, "greet/greet.go")); !strings.Contains(got, "Bonjour, ") {
+		t.Errorf("the plan did not run: %s", got)
+	}
+	r = agentd(t, "", "run", plan(t, "parallel.json"), "--workspace", ws, "--explore", "1", "--yes")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--explore is for --request") {
+		t.Errorf("a plan file with --explore: code %d\n%s", r.code, r.stderr)
+	}
+}

@@ -155,3 +155,31 @@ func TestServeModel(t *testing.T) {
 		t.Error("feedback not in the prompt")
 	}
 }
+
+// A plan the repair round could not fix is shown with its problems and
+// kept for the user to fix (not thrown away): the path is printed, the
+// file holds the model's last plan, and once fixed it validates and runs.
+func TestPlanInvalidAfterRepairIsKept(t *testing.T) {
+	srv := fakemodel.New()
+	bad := `{"title":"Greet","steps":[{"id":"x","tool":"write_flie","args":{"path":"out.txt","content":"hi\n"}}]}`
+	srv.Push(fakemodel.Reply{Text: bad}, fakemodel.Reply{Text: bad})
+	modelEnv(t, srv)
+	ws, state := t.TempDir(), t.TempDir()
+	r := agentd(t, "", "run", "--request", "write out.txt", "--workspace", ws, "--state-dir", state, "--yes")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "plan: step x: tool:") {
+		t.Fatalf("code %d, the problems not shown:\n%s", r.code, r.stderr)
+	}
+	_, rest, ok := strings.Cut(r.stderr, "the model's plan is kept in ")
+	if !ok {
+		t.Fatalf("the plan is not kept:\n%s", r.stderr)
+	}
+	path, _, _ := strings.Cut(rest, ": fix the problems")
+	data, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(data), `"tool": "write_flie"`) {
+		t.Fatalf("the kept plan %s: %v\n%s", path, err, data)
+	}
+	os.WriteFile(path, []byte(strings.Replace(string(data), "write_flie", "write_file", 1)), 0o644)
+	if v := agentd(t, "", "run", path, "--workspace", ws, "--state-dir", state, "--yes"); v.code != 0 || readFile(t, filepath.Join(ws, "out.txt")) != "hi\n" {
+		t.Errorf("the fixed plan: exit %d\n%s%s", v.code, v.stdout, v.stderr)
+	}
+}

@@ -48,6 +48,7 @@ type runOptions struct {
 	stepTimeout time.Duration
 	model       string
 	verbose     bool     // stream the model's text (planning, llm steps)
+	explore     int      // with request: the planner's exploration rounds, as agentd plan --explore
 	maxFileSize sizeFlag // files larger than this are not read by tools nor kept in snapshots
 	log         logFlags
 }
@@ -95,6 +96,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.BoolVar(&o.noSnapshots, "no-snapshots", false, "do not take snapshots (no undo)")
 	fs.DurationVar(&o.stepTimeout, "step-timeout", engine.DefaultStepTimeout, "default `TIMEOUT` of a step (e.g. 30s, 5m)")
 	fs.StringVar(&o.request, "request", "", "make the plan from this `REQUEST` with a model, then run it")
+	fs.IntVar(&o.explore, "explore", 0, "with --request: let the model read and search the workspace for up to `N` rounds before planning (default 6; -1: none)")
 	o.log = addLogFlags(cmd, "warn")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show the model's text as it streams in while it plans")
 	fs.Var(&o.maxFileSize, "max-file-size", "the largest `SIZE` of a file tools read and snapshots keep (e.g. 50MiB; default: maxFileSize in the config file, else 20MiB)")
@@ -136,6 +138,10 @@ func cmdRun(ctx context.Context, cmd *cobra.Command, o runOptions, stdout, stder
 func checkRunFlags(o runOptions, stderr io.Writer) int {
 	if o.review != "" && o.review != "before" && o.review != "after" && o.review != "none" {
 		fmt.Fprintf(stderr, "agentd run: --review must be before, after or none, not %q\n", o.review)
+		return exitUsage
+	}
+	if o.explore != 0 && o.request == "" {
+		fmt.Fprintf(stderr, "agentd run: --explore is for --request (the model explores before it plans); a plan file runs as written\n")
 		return exitUsage
 	}
 	if o.parallel < 1 {
@@ -236,6 +242,10 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
 		}
+		return exitUsage
+	}
+	if o.request == "" && !checkRunWorkspace(ctx, planName(plan, pos), plan, ws, stderr) {
+		ws.Close()
 		return exitUsage
 	}
 	// Snapshots keep files up to the same size as tools read.
@@ -366,6 +376,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintln(stdout)
 		fmt.Fprint(stdout, st.Summary)
+		if note := pendingNote(t.runPending(st.RunID), hintCommand(ws.Root(), o.stateDir, "review", st.RunID)); note != "" {
+			fmt.Fprintf(stdout, "\n%s\n", note)
+		}
 		if undo != "" {
 			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
 		}

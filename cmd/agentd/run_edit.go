@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/internal/shellcmd"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
@@ -22,14 +23,14 @@ const editHeader = `# agentd: change %s from step %s.
 # empty the file to apply nothing.
 `
 
-// editor is the user's editor command: $VISUAL, $EDITOR, else vi.
-func editor() string {
-	for _, v := range []string{"VISUAL", "EDITOR"} {
-		if e := strings.TrimSpace(os.Getenv(v)); e != "" {
-			return e
-		}
-	}
-	return "vi"
+// editor is the user's editor command: $VISUAL, $EDITOR, else vi
+// (notepad on Windows); editCmd opens a file in it, through sh -c on POSIX
+// and cmd.exe on Windows (internal/shellcmd, the one place that knows the
+// shell).
+func editor() string { return shellcmd.Editor() }
+
+func editCmd(ctx context.Context, ed, file string) *exec.Cmd {
+	return shellcmd.EditCommand(ctx, ed, file)
 }
 
 // edit opens the pending units of set that path and hunkID select (as in
@@ -64,7 +65,7 @@ func (t *terminal) edit(ctx context.Context, set *review.Set, path, hunkID strin
 	}
 	ed := editor()
 	t.con.Hold(func() {
-		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", ed+` "$1"`, "agentd", file)
+		cmd := editCmd(ctx, ed, file)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 		err = cmd.Run()
 	})

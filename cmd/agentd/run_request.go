@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -137,7 +136,7 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Jo
 		ed := editor()
 		var eerr error
 		con.Hold(func() {
-			cmd := exec.CommandContext(ctx, "/bin/sh", "-c", ed+` "$1"`, "agentd", path)
+			cmd := editCmd(ctx, ed, path)
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 			eerr = cmd.Run()
 		})

@@ -23,9 +23,10 @@ func newValidateCmd(a *app) *cobra.Command {
 prints every problem of each as PLAN: step ID: field: message, all at once (a misspelt
 top-level field does not hide the steps' problems). Against the workspace (--workspace, or
 the current folder when it holds the plans at its top or one folder down) it also checks
-what the run would: paths outside the workspace are problems; edit_file texts not found in
-the files as they are now are warnings, with the closest line. Exits 0 when every plan is
-valid (warnings included), 2 when one is not or cannot be read (as 'agentd run' does).`,
+what the run would: paths outside the workspace, and edit_file texts not found in the files
+as they are now (with the closest line), are problems: 'agentd run' refuses such a plan
+before starting. Exits 0 when every plan is valid, 2 when one is not or cannot be read (as
+'agentd run' does).`,
 		Args:              argsBetween(1, 1<<20, "the plan file to check"),
 		ValidArgsFunction: completePlans,
 		RunE: a.action(func(cmd *cobra.Command, args []string) int {
@@ -118,6 +119,22 @@ func loadPlan(ctx context.Context, path string) (*engine.Plan, []engine.Problem,
 	}
 	p, problems := engine.CheckPlanFile(path, data, tools.Builtin(), 0)
 	return p, problems, nil
+}
+
+// checkRunWorkspace is what 'agentd run PLAN' checks against the
+// workspace before it starts (engine.CheckWorkspace, as 'agentd validate'
+// does): a step whose edit_file text is not in the file would fail, and the
+// run would spend model calls recovering. It prints the problems and
+// returns false when there are any.
+func checkRunWorkspace(ctx context.Context, name string, p *engine.Plan, ws *workspace.Workspace, stderr io.Writer) bool {
+	problems := engine.CheckWorkspace(ctx, p, ws)
+	if len(problems) == 0 {
+		return true
+	}
+	printProblems(stderr, name, problems)
+	fmt.Fprintf(stderr, "agentd run: not started: %s does not fit the workspace as it is now (%d problem%s); fix the steps named above (copy the text from the file as it is) and run again\n",
+		name, len(problems), plural(len(problems)))
+	return false
 }
 
 // printProblems prints "PLAN: step ID: field: message", one per line.

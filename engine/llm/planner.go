@@ -277,7 +277,7 @@ func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Messa
 			// The first plan was valid, with warnings only: keep it.
 			plan2 = plan
 		} else {
-			return nil, &engine.ValidationError{Problems: probs}
+			return nil, &RepairError{Problems: probs, Text: extractJSON(resp.Text)}
 		}
 	}
 	if warns := engine.EditWarningsRead(ctx, plan2, ws, read); len(warns) > 0 {

@@ -10,7 +10,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 eval "$("$here/setup.sh")" || exit 1
-pkgs=(gitops workspace internal/fileset internal/platform diff review engine/tools)
+pkgs=(gitops workspace internal/fileset internal/platform internal/shellcmd diff review engine/tools)
 [ $# -gt 0 ] && pkgs=("$@")
 out="$root/.cache/wine/tests"
 logs="$root/.cache/wine/logs"

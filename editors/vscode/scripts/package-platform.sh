@@ -40,6 +40,12 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/out" "$stage/media" "$stage/bin/$target"
 cp package.json README.md CHANGELOG.md LICENSE .vscodeignore "$stage/"
+# The release's version (mk/release.sh sets AGENTD_VSIX_VERSION; see its rule
+# for pre-releases), not package.json's development 0.1.0.
+if [ -n "${AGENTD_VSIX_VERSION:-}" ]; then
+  node -e 'const fs=require("fs"),f=process.argv[1],p=JSON.parse(fs.readFileSync(f));p.version=process.argv[2];fs.writeFileSync(f,JSON.stringify(p,null,2)+"\n")' \
+    "$stage/package.json" "$AGENTD_VSIX_VERSION"
+fi
 cp out/extension.js "$stage/out/"
 cp media/*.png media/*.svg "$stage/media/"
 install -m 0755 "$bin" "$stage/bin/$target/$exe"

@@ -1,0 +1,46 @@
+//go:build unix
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A run with --review after says how many change sets it left pending and
+// names agentd review; agentd runs shows them beside the status; once they
+// are reviewed the status is the run's alone.
+func TestReviewAfterSaysWhatIsPending(t *testing.T) {
+	ws := t.TempDir()
+	state := t.TempDir()
+	p := filepath.Join(t.TempDir(), "two.json")
+	os.WriteFile(p, []byte(`{"title":"Two files","steps":[
+		{"id":"a","tool":"write_file","args":{"path":"a.txt","content":"a\n"}},
+		{"id":"b","tool":"write_file","args":{"path":"b.txt","content":"b\n"},"dependsOn":["a"]}]}`), 0o644)
+	r := agentd(t, "", "run", p, "--workspace", ws, "--state-dir", state, "--review", "after", "--yes", "--no-snapshots")
+	if r.code != 0 {
+		t.Fatalf("run --review after: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	id := lastRunID(t, ws, state)
+	if !strings.Contains(r.stdout, "2 change sets pending review") || !strings.Contains(r.stdout, " review "+id+" --workspace ") {
+		t.Errorf("the summary does not say what is pending, nor name agentd review %s:\n%s", id, r.stdout)
+	}
+	runs := agentd(t, "", "runs", "--workspace", ws, "--state-dir", state)
+	if !strings.Contains(runs.stdout, "completed, 2 changes pending review") {
+		t.Errorf("agentd runs:\n%s%s", runs.stdout, runs.stderr)
+	}
+	rev := startPTY(t, nil, "review", id, "--workspace", ws, "--state-dir", state)
+	at := rev.waitFor(keepPrompt, 0)
+	rev.send("y\n")
+	rev.waitFor(keepPrompt, at)
+	rev.send("y\n")
+	if code := rev.wait(); code != exitOK {
+		t.Fatalf("agentd review: exit %d\n%s", code, rev.tail())
+	}
+	runs = agentd(t, "", "runs", "--workspace", ws, "--state-dir", state)
+	if strings.Contains(runs.stdout, "pending") || !strings.Contains(runs.stdout, "completed") {
+		t.Errorf("agentd runs after the review:\n%s", runs.stdout)
+	}
+}
