@@ -39,7 +39,8 @@ func keepInvalidPlan(cmd, request, root, stateDir string, re *llm.RepairError, s
 		}
 	}
 	path := filepath.Join(j.Dir(), "invalid-plans", requestPlanID(request, time.Now())+".json")
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err == nil {
+	err = os.MkdirAll(filepath.Dir(path), 0o755)
+	if err == nil {
 		err = os.WriteFile(path, data, 0o644)
 	}
 	if err != nil {

@@ -241,10 +241,3 @@ func (t *terminal) resolveRecorded(ctx context.Context, s *review.Set, d []revie
 	t.book.Read(func() { st = s.Status() })
 	t.con.Println(fmt.Sprintf("%s change %s: %s", t.con.paint("36", "~"), s.ID, st))
 }
-
-func pluralS(n int) string {
-	if n == 1 {
-		return "s"
-	}
-	return ""
-}
