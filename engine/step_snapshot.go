@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"sync"
@@ -66,7 +67,7 @@ func (w *worker) snapshot(ctx context.Context) {
 	}
 	if from != "" {
 		w.recordCommands(ctx, from, info.ID)
-		w.nameUnchecked(ctx, from, info.ID)
+		w.offerUnchecked(ctx, from, info.ID, w.nameUnchecked(ctx, from, info.ID))
 	}
 	w.recordIgnored(ctx)
 	w.res.snapshotID = info.ID
@@ -129,21 +130,22 @@ type SnapshotDiffer interface {
 // between the snapshot before the step's first such call or command and
 // the one after the step: the files are the step's changed files (the
 // summary's "Files changed", the snapshot limits) and the step's output
-// says them. recordCommands has recorded them for undo.
-func (w *worker) nameUnchecked(ctx context.Context, from, to string) {
+// says them. recordCommands has recorded them for undo. It returns the
+// paths it named.
+func (w *worker) nameUnchecked(ctx context.Context, from, to string) []string {
 	w.mu.Lock()
 	names := slices.Clone(w.unchecked)
 	w.mu.Unlock()
 	d, ok := w.s.cfg.Snapshots.(SnapshotDiffer)
 	if len(names) == 0 || !ok {
-		return
+		return nil
 	}
 	paths, err := d.ChangedPaths(context.WithoutCancel(ctx), from, to)
 	if err != nil {
 		w.s.log.Warn("listing what an MCP call changed failed", "step", w.j.step.ID, "err", err)
 		w.output("log", fmt.Sprintf("agentd: what %s changed in the workspace cannot be listed (%v); agentd snapshot diff %s %s shows it\n",
 			strings.Join(names, ", "), err, from, to))
-		return
+		return nil
 	}
 	w.mu.Lock()
 	var extra []string // not written by the step's own change sets
@@ -157,6 +159,67 @@ func (w *worker) nameUnchecked(ctx context.Context, from, to string) {
 	if len(extra) > 0 {
 		w.output("log", fmt.Sprintf("agentd: step %s (%s, outside agentd's own tools) changed in the workspace: %s; recorded as the run's, undo takes it back\n",
 			w.j.step.ID, strings.Join(names, ", "), strings.Join(extra, ", ")))
+	}
+	return extra
+}
+
+// SnapshotReader is implemented by a Snapshotter that can read one file
+// of a snapshot (session.Snapshotter: gitops.Store.FileAt): found is
+// false when the snapshot does not hold the file.
+type SnapshotReader interface {
+	FileAt(ctx context.Context, id, path string) (data []byte, mode fs.FileMode, found bool, err error)
+}
+
+// offerUnchecked makes what the step's MCP calls changed in the
+// workspace (paths, named by nameUnchecked; from the snapshot before the
+// first such call to the one after the step) a change set of the step,
+// announced (changeProposed: ACP shows its diffs on the step's tool call)
+// and, unless the run reviews nothing, offered for review as an applied
+// one (review mode after, whatever the run's mode: it is written already),
+// so the editors show it as pending hunks the user can reject (a
+// take-out, recorded in the ledger like any other). Undo takes it back
+// either way (recordCommands).
+func (w *worker) offerUnchecked(ctx context.Context, from, to string, paths []string) {
+	s := w.s
+	rd, ok := s.cfg.Snapshots.(SnapshotReader)
+	if len(paths) == 0 || !ok {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	cs := &workspace.ChangeSet{ID: newChangeID(s.r.id, w.j.step.ID), RunID: s.r.id, StepID: w.j.step.ID}
+	for _, p := range paths {
+		old, oldMode, oldOK, err := rd.FileAt(ctx, from, p)
+		var cur []byte
+		var curMode fs.FileMode
+		var curOK bool
+		if err == nil {
+			cur, curMode, curOK, err = rd.FileAt(ctx, to, p)
+		}
+		if err != nil {
+			s.log.Warn("reading what an MCP call changed failed", "step", w.j.step.ID, "path", p, "err", err)
+			w.output("log", fmt.Sprintf("agentd: %s is not offered for review (%v); undo still takes it back\n", p, err))
+			continue
+		}
+		if oldMode&fs.ModeSymlink != 0 || curMode&fs.ModeSymlink != 0 {
+			continue // a link is not reviewed as text; undo takes it back
+		}
+		if fc := workspace.ChangeBetween(p, old, oldMode, oldOK, cur, curMode, curOK); fc != nil {
+			cs.Files = append(cs.Files, fc)
+		}
+	}
+	if len(cs.Files) == 0 {
+		return
+	}
+	s.r.addChange(cs)
+	w.mu.Lock()
+	w.res.changeIDs = append(w.res.changeIDs, cs.ID)
+	w.mu.Unlock()
+	w.emit(Event{Type: EventChangeProposed, ChangeID: cs.ID, Reason: fmt.Sprintf("%d file(s) changed by an MCP tool", len(cs.Files))})
+	if s.cfg.Reviewer == nil || s.review == ReviewNone {
+		return // shown, not reviewed (ACP shows its diffs)
+	}
+	if err := s.cfg.Reviewer.OfferAfter(ctx, cs); err != nil {
+		s.log.Warn("offering an MCP call's change for review failed", "step", w.j.step.ID, "change", cs.ID, "err", err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -93,6 +94,8 @@ type scenario struct {
 	changeID string
 	snapshot string
 	noteIdx  int
+
+	tools *tools.Registry // the server's tools (nil: the built-in ones)
 }
 
 func (sc *scenario) file(name string) []byte {
@@ -176,7 +179,7 @@ func (sc *scenario) relOfURI(uri string) string {
 }
 
 func (sc *scenario) start() {
-	opts := Options{StateDir: sc.stateDir}
+	opts := Options{StateDir: sc.stateDir, Tools: sc.tools}
 	if d := sc.initArgs["rebaseDelay"]; d != "" {
 		var err error
 		if opts.RebaseDelay, err = time.ParseDuration(d); err != nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
 	"sync"
@@ -272,6 +273,16 @@ func (a Snapshotter) ChangedPaths(ctx context.Context, from, to string) ([]strin
 		}
 	}
 	return out, nil
+}
+
+// FileAt implements engine.SnapshotReader: one file of a snapshot
+// (gitops.Store.FileAt).
+func (a Snapshotter) FileAt(ctx context.Context, id, path string) ([]byte, fs.FileMode, bool, error) {
+	store, err := a.S.Store()
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return store.FileAt(ctx, id, path)
 }
 
 // KeepPreImages implements engine.PreImageKeeper: the ignored files a

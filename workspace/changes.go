@@ -369,3 +369,19 @@ func (w *Workspace) current(real string) (content []byte, exists bool, mode fs.F
 	}
 	return data, true, m.Perm(), nil
 }
+
+// ChangeBetween is the FileChange that takes path from one state to
+// another (each given by its content, mode and whether the file exists):
+// a create, modify or delete with its diff computed, nil when the two
+// states are the same. It describes a change already made elsewhere (an
+// MCP tool's, read from the snapshots around it) for review.
+func ChangeBetween(path string, old []byte, oldMode fs.FileMode, oldExists bool, new []byte, newMode fs.FileMode, newExists bool) *FileChange {
+	d := &draft{rel: path, orig: old, origMode: oldMode, origExists: oldExists, cur: new, mode: newMode, exists: newExists}
+	if !oldExists {
+		d.orig = nil
+	}
+	if !newExists {
+		d.cur = nil
+	}
+	return d.change()
+}
