@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,4 +148,66 @@ func TestChatInHomeRefusesBeforeTheModel(t *testing.T) {
 		t.Fatalf("agentd chat in the home directory: exit %d, %d model requests, want 2 and none:\n%s%s", r.code, len(srv.Requests()), r.stdout, r.stderr)
 	}
 	noSecretSent(t, srv)
+}
+
+// TestServePlanExplorationAsksForSecrets: over the editors' protocol (the
+// built binary's server), the planner's exploration asks the editor
+// (agentd/approval/request, marked sensitive) before its model reads .env:
+// denied, no request the model gets holds the secret; allowed, the next
+// one does.
+func TestServePlanExplorationAsksForSecrets(t *testing.T) {
+	for _, answer := range []string{"reject_once", "allow_once"} {
+		t.Run(answer, func(t *testing.T) {
+			srv := fakemodel.New()
+			url := srv.Start(t)
+			srv.Push(
+				fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Args: `{"path":".env","why":"config"}`}}},
+				fakemodel.Reply{Text: `{"title":"t","steps":[{"id":"a","tool":"list_dir","args":{"path":"."}}]}`},
+			)
+			ws := t.TempDir()
+			for p, c := range map[string]string{".env": "TOKEN=" + secretEnv + "\n", "main.go": "package main\n"} {
+				if err := os.WriteFile(filepath.Join(ws, p), []byte(c), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := startServe(t, "XDG_CONFIG_HOME="+t.TempDir(), "AGENTD_MODEL=openai:test-model",
+				"OPENAI_BASE_URL="+url+"/v1", "OPENAI_API_KEY=sk-test-serve")
+			r := c.call("initialize", map[string]any{"processId": nil, "rootUri": "file://" + ws, "capabilities": map[string]any{},
+				"initializationOptions": map[string]any{"clientFeatures": map[string]any{"approvalRequest": true}}})
+			if r["error"] != nil {
+				t.Fatalf("initialize: %v", r["error"])
+			}
+			c.send(map[string]any{"method": "initialized", "params": map[string]any{}})
+			c.id++
+			c.send(map[string]any{"id": c.id, "method": "agentd/plan/create", "params": map[string]any{"request": "look around"}})
+			var asked []map[string]any
+			for {
+				m := c.read()
+				if m["method"] == "agentd/approval/request" {
+					p, _ := m["params"].(map[string]any)
+					asked = append(asked, p)
+					c.send(map[string]any{"id": m["id"], "result": map[string]any{"outcome": "selected", "optionId": answer}})
+					continue
+				}
+				if id, ok := m["id"].(float64); ok && int(id) == c.id && m["method"] == nil {
+					if m["error"] != nil {
+						t.Fatalf("plan/create: %v", m["error"])
+					}
+					break
+				}
+			}
+			reqs := srv.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d model requests, want 2", len(reqs))
+			}
+			if answer == "reject_once" {
+				noSecretSent(t, srv)
+			} else if !strings.Contains(string(reqs[1].Body), secretEnv) || strings.Contains(string(reqs[0].Body), secretEnv) {
+				t.Errorf("allowed, the secret is not in the second request only")
+			}
+			if len(asked) != 1 || asked[0]["sensitive"] != true || !strings.Contains(fmt.Sprint(asked[0]["title"], asked[0]["detail"]), ".env") {
+				t.Fatalf("the editor was not asked once, marked sensitive and naming .env, before the planner's read: %v", asked)
+			}
+		})
+	}
 }
