@@ -168,6 +168,10 @@ type RestoreOptions struct {
 	// Overwrite restores files changed by someone else too (no
 	// protection base is needed or used).
 	Overwrite bool
+	// Owner names the restore in its journal (the ledger owner its
+	// caller records its writes under, "restore/<id>"): if it is
+	// interrupted, the recovery report says which (RecoveryReport.Owner).
+	Owner string
 }
 
 // ErrNoProtectionBase is wrapped by Restore's error when it cannot tell

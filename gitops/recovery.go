@@ -31,7 +31,15 @@ const (
 type RecoveryReport struct {
 	// Operation names it ("the restore to 1a2b3c4d5e6f", "the undo").
 	Operation string `json:"operation"`
-	Outcome   string `json:"outcome"`
+	// Owner is the ledger owner the interrupted operation's writes are
+	// recorded under ("undo/<id>", "restore/<id>"; RevertOptions.RecordAs,
+	// RestoreOptions.Owner), empty when its caller gave none: the caller's
+	// own record of that operation is completed or dropped by it.
+	Owner   string `json:"owner,omitempty"`
+	Outcome string `json:"outcome"`
+	// Paths are every file the interrupted operation was to write or
+	// delete.
+	Paths []string `json:"paths,omitempty"`
 	// Finished are the files the recovery wrote to complete it;
 	// RolledBack the files it put back as they were before it.
 	Finished   []string `json:"finished"`
@@ -41,9 +49,13 @@ type RecoveryReport struct {
 	Kept []RestoreConflict `json:"kept"`
 	// UndoSnapshot holds the workspace as it was before the interrupted
 	// operation: restoring it is the way back.
-	UndoSnapshot string    `json:"undoSnapshotId,omitempty"`
-	Problem      string    `json:"problem,omitempty"`
-	At           time.Time `json:"at"`
+	UndoSnapshot string `json:"undoSnapshotId,omitempty"`
+	// ResultSnapshot records what the recovery left (the files kept as
+	// the user left them recorded as before it), when it was taken:
+	// with UndoSnapshot and Paths, what the operation wrote.
+	ResultSnapshot string    `json:"resultSnapshotId,omitempty"`
+	Problem        string    `json:"problem,omitempty"`
+	At             time.Time `json:"at"`
 }
 
 // String says the report in a few lines a user reads.
@@ -119,8 +131,8 @@ func (s *Store) Recovered(ctx context.Context) (*RecoveryReport, error) {
 // they were in the previous base, so they stay the user's. If it fails
 // the recovery stands; the next restore compares with an older base,
 // which can only report more conflicts, never overwrite more. The caller
-// holds the store lock.
-func (s *Store) recordRecovered(ctx context.Context, rep *RecoveryReport) {
+// holds the store lock. It returns the snapshot's ID ("" if none).
+func (s *Store) recordRecovered(ctx context.Context, rep *RecoveryReport) string {
 	ov := map[string]*treeFile{}
 	if len(rep.Kept) > 0 {
 		var base map[string]treeFile
@@ -136,7 +148,7 @@ func (s *Store) recordRecovered(ctx context.Context, rep *RecoveryReport) {
 			}
 		}
 		if base == nil {
-			return // no base to keep the user's files in: record nothing
+			return "" // no base to keep the user's files in: record nothing
 		}
 		for _, k := range rep.Kept {
 			if f, ok := base[k.Path]; ok {
@@ -146,7 +158,10 @@ func (s *Store) recordRecovered(ctx context.Context, rep *RecoveryReport) {
 			}
 		}
 	}
-	if _, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after recovering " + rep.Operation, kind: KindRestored, overrides: ov}, manRefPrefix); err != nil {
+	sn, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after recovering " + rep.Operation, kind: KindRestored, overrides: ov}, manRefPrefix)
+	if err != nil {
 		s.log.Warn("gitops: could not record what the recovery left; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)
+		return ""
 	}
+	return sn.ID
 }

@@ -412,7 +412,7 @@ func (job *restoreJob) write(ctx context.Context) (*RestoreResult, error) {
 	sortOps(ops)
 
 	s.changed = true
-	j := &restoreJournal{Target: target.ID, Undo: result.UndoSnapshot, Nonce: newNonce(), Phase: phaseApply, Ops: ops}
+	j := &restoreJournal{Owner: job.opts.Owner, Target: target.ID, Undo: result.UndoSnapshot, Nonce: newNonce(), Phase: phaseApply, Ops: ops}
 	if err := s.writeJournal(j); err != nil {
 		return nil, fmt.Errorf("gitops: restore: write the journal %s: %w; nothing was changed", filepath.Join(s.dir, journalName), err)
 	}

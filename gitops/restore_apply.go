@@ -89,7 +89,12 @@ const (
 // store.
 type restoreJournal struct {
 	// Kind is "" for a restore, "revert" for an undo (Store.Revert).
-	Kind   string `json:"kind,omitempty"`
+	Kind string `json:"kind,omitempty"`
+	// Owner is the ledger owner the operation's writes are recorded
+	// under (RevertOptions.RecordAs, RestoreOptions.Owner): the recovery
+	// report names it, so the caller's own record of the operation can
+	// be completed or dropped with it.
+	Owner  string `json:"owner,omitempty"`
 	Target string `json:"target"`
 	Undo   string `json:"undo"`
 	Nonce  string `json:"nonce"` // names the restore's temporary files (tmpName)
@@ -549,7 +554,7 @@ func (j *restoreJournal) what() string {
 // written first, so that if the rollback fails too, the next start
 // retries the rollback, never the failed operation.
 func (s *Store) rollback(ctx context.Context, j *restoreJournal, done []restoreOp, state map[string]*fileRec, cause error, rep *RecoveryReport) error {
-	back := &restoreJournal{Kind: j.Kind, Target: j.Undo, Undo: j.Undo, Nonce: newNonce(), PrevNonces: append([]string{j.Nonce}, j.PrevNonces...),
+	back := &restoreJournal{Kind: j.Kind, Owner: j.Owner, Target: j.Undo, Undo: j.Undo, Nonce: newNonce(), PrevNonces: append([]string{j.Nonce}, j.PrevNonces...),
 		Phase: phaseRollback, Ops: rollbackOps(done, state), Failed: fmt.Sprintf("%s failed: %v", j.what(), cause)}
 	if err := s.writeJournal(back); err != nil {
 		// The apply journal stays: the next start finishes the operation.
@@ -638,7 +643,7 @@ func (s *Store) recoverRestore(ctx context.Context) error {
 		}
 		return nil
 	}
-	rep := &RecoveryReport{Operation: j.what(), UndoSnapshot: j.Undo, Finished: []string{}, RolledBack: []string{}, Kept: []RestoreConflict{}, At: time.Now().UTC()}
+	rep := &RecoveryReport{Operation: j.what(), Owner: j.Owner, Paths: opPaths(j.Ops), UndoSnapshot: j.Undo, Finished: []string{}, RolledBack: []string{}, Kept: []RestoreConflict{}, At: time.Now().UTC()}
 	if j.Phase == phaseRollback {
 		rep.Operation += " (which had failed, and was being rolled back)"
 	}
@@ -649,12 +654,26 @@ func (s *Store) recoverRestore(ctx context.Context) error {
 		rep.Outcome = RecoveryStuck
 		rep.Problem = s.problem.Error()
 	} else {
-		s.recordRecovered(ctx, rep)
+		rep.ResultSnapshot = s.recordRecovered(ctx, rep)
 	}
 	if err := s.saveRecovery(rep); err != nil {
 		s.log.Error("gitops: could not record what the recovery of an interrupted operation did", "err", err, "report", rep.String())
 	}
 	return nil
+}
+
+// opPaths are the files ops write or delete (not the directories they
+// make), in order, once each.
+func opPaths(ops []restoreOp) []string {
+	paths := []string{}
+	seen := map[string]bool{}
+	for _, op := range ops {
+		if op.Op != "mkdir" && !seen[op.Path] {
+			seen[op.Path] = true
+			paths = append(paths, op.Path)
+		}
+	}
+	return paths
 }
 
 // runJournal applies a journal's ops (only to files still as the

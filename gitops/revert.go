@@ -536,7 +536,7 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 
 	// The writes: journaled, all or nothing.
 	sortOps(ops)
-	j := &restoreJournal{Kind: "revert", Undo: undo.ID, Nonce: newNonce(), Phase: phaseApply, Ops: ops}
+	j := &restoreJournal{Kind: "revert", Owner: opts.RecordAs, Undo: undo.ID, Nonce: newNonce(), Phase: phaseApply, Ops: ops}
 	if err := s.writeJournal(j); err != nil {
 		return nil, fmt.Errorf("gitops: undo: write the journal %s: %w; nothing was changed", filepath.Join(s.dir, journalName), err)
 	}

@@ -256,3 +256,69 @@ func (j *Journal) LockUndo() func() {
 	j.undoMu.Lock()
 	return j.undoMu.Unlock
 }
+
+// Pending is a restore, an undo of a run or an undo of a restore under
+// way, recorded before it writes anything (BeginPending) and removed
+// when it is recorded as done or known not to have happened
+// (EndPending). A process killed in between leaves it: the next session
+// that opens the snapshot store reconciles it with what the store's
+// recovery of the interrupted operation did (session.Recovered), so that
+// a completed undo marks its run undone and can itself be undone, and
+// one rolled back or never started leaves no trace.
+type Pending struct {
+	// Restore is the record it becomes when done (its ID, Owner, RunID
+	// or Undo set; Before once known).
+	Restore Restore `json:"restore"`
+	// Reset: a restore to a snapshot, whose writes are recorded in the
+	// ledger from its snapshots after it ran (Restore.Owner is the owner
+	// they are to be recorded under); else a revert, whose writes the
+	// store recorded under Restore.Owner before it made them.
+	Reset bool `json:"reset,omitempty"`
+	// PID is the process doing it: a record of a live process is its
+	// own business, never reconciled by another.
+	PID int `json:"pid"`
+}
+
+// BeginPending records p as under way (p.Restore's ID and At are set
+// here when empty) and returns it.
+func (j *Journal) BeginPending(p Pending) (Pending, error) {
+	if p.Restore.At.IsZero() {
+		p.Restore.At = time.Now().UTC()
+	}
+	if p.Restore.ID == "" {
+		p.Restore.ID = NewRestoreID(p.Restore.At)
+	}
+	if p.PID == 0 {
+		p.PID = os.Getpid()
+	}
+	return p, j.Save("pending/"+RecordName(p.Restore.ID)+".json", p)
+}
+
+// PendingRestores are the operations recorded as under way, oldest first.
+func (j *Journal) PendingRestores() ([]Pending, error) {
+	ps, err := Records[Pending](j, "pending")
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(ps, func(a, b int) bool { return ps[a].Restore.ID < ps[b].Restore.ID })
+	return ps, nil
+}
+
+// EndPending forgets the pending record id (done, or known not done).
+func (j *Journal) EndPending(id string) error {
+	err := os.Remove(filepath.Join(j.dir, "pending", RecordName(id)+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// RestoreByID is the restore record whose ID is id, or nil.
+func (j *Journal) RestoreByID(id string) (*Restore, error) {
+	var r Restore
+	ok, err := j.Load("restores/"+RecordName(id)+".json", &r)
+	if !ok || err != nil {
+		return nil, err
+	}
+	return &r, nil
+}

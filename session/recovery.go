@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/journal"
 )
 
 // Recovery is what the snapshot store did, when it opened, about a
@@ -14,7 +16,19 @@ import (
 // interrupted: every front end says it first, in the words Message
 // gives, with the way back (WayBack) as its own command.
 type Recovery struct {
+	// Report is what the store's recovery did; nil when only the
+	// journal's records of interrupted operations were settled
+	// (Settled).
 	Report *gitops.RecoveryReport
+	// Settled says, a line each, what became of the journal's record of
+	// an operation a killed process left under way (settle.go): the run
+	// an undo completed by the recovery is recorded as undone, one rolled
+	// back or never started is not.
+	Settled []string
+	// UndoBack is the agentd command (as WayBack) that takes a completed
+	// interrupted undo or restore back, keeping what the user wrote
+	// since ("undo --restore ID"); nil when there is none.
+	UndoBack []string
 	// WayBack is the agentd command (its arguments, without the binary,
 	// --workspace and --state-dir, which each front end adds as its
 	// other hints do) that puts the workspace back as it was before the
@@ -31,15 +45,30 @@ func (s *Session) Recovered(ctx context.Context) (*Recovery, error) {
 	if err != nil {
 		return nil, nil // no store, nothing it recovered
 	}
-	return recoveryOf(ctx, store)
+	var j *journal.Journal
+	if s.Journal != nil {
+		j = s.Journal.Journal
+	}
+	return recoveryOf(ctx, store, j, s.log)
 }
 
-func recoveryOf(ctx context.Context, store *gitops.Store) (*Recovery, error) {
+// recoveryOf reads the store's recovery report and settles the journal's
+// records of interrupted operations with it (j nil: none kept).
+func recoveryOf(ctx context.Context, store *gitops.Store, j *journal.Journal, log *slog.Logger) (*Recovery, error) {
 	rep, err := store.Recovered(ctx)
-	if err != nil || rep == nil {
+	if err != nil {
 		return nil, err
 	}
 	r := &Recovery{Report: rep}
+	if j != nil {
+		settle(ctx, store, j, rep, r, log)
+	}
+	if rep == nil {
+		if len(r.Settled) == 0 {
+			return nil, nil
+		}
+		return r, nil
+	}
 	if rep.UndoSnapshot != "" {
 		id := rep.UndoSnapshot
 		if len(id) > 12 {
@@ -62,6 +91,13 @@ func recoveryOf(ctx context.Context, store *gitops.Store) (*Recovery, error) {
 func (r *Recovery) Message(command func(args ...string) string) string {
 	rep := r.Report
 	var b strings.Builder
+	if rep == nil {
+		b.WriteString(strings.TrimPrefix(strings.Join(r.Settled, "\n  "), "\n"))
+		if r.UndoBack != nil {
+			fmt.Fprintf(&b, "\n  to take it back, keeping what you wrote since: %s", command(r.UndoBack...))
+		}
+		return b.String()
+	}
 	switch rep.Outcome {
 	case gitops.RecoveryFinished:
 		fmt.Fprintf(&b, "%s was interrupted; it has now been completed", rep.Operation)
@@ -78,6 +114,12 @@ func (r *Recovery) Message(command func(args ...string) string) string {
 	}
 	for _, k := range rep.Kept {
 		fmt.Fprintf(&b, "\n  kept as you left it: %s (%s)", k.Path, k.Message)
+	}
+	for _, l := range r.Settled {
+		fmt.Fprintf(&b, "\n  %s", l)
+	}
+	if r.UndoBack != nil {
+		fmt.Fprintf(&b, "\n  to take it back, keeping what you wrote since: %s", command(r.UndoBack...))
 	}
 	if r.WayBack != nil {
 		fmt.Fprintf(&b, "\n  snapshot %s holds the workspace as it was before it; to go back to it: %s", r.WayBack[2], command(r.WayBack...))

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/journal"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
@@ -352,7 +353,11 @@ func RecordBookEdits(ctx context.Context, book *review.Book, ws *workspace.Works
 		return func() {}, nil, err
 	}
 	book.RecordEdits(engine.LedgerRecorder(engine.StoreLedger(func() (*gitops.Store, error) { return store, nil })))
-	rec, err := recoveryOf(ctx, store)
+	var j *journal.Journal
+	if ej, err := OpenJournal(stateDir, ws.Root(), nil); err == nil {
+		j = ej.Journal
+	}
+	rec, err := recoveryOf(ctx, store, j, slog.New(slog.DiscardHandler))
 	if err != nil {
 		rec = nil // the report could not be read: the store's own log says so
 	}

@@ -107,19 +107,36 @@ func (s *Session) Restore(ctx context.Context, id string, opts gitops.RestoreOpt
 }
 
 // recordedRestore restores id and records it (unless a dry run): its
-// journal record rec, its writes in the ledger under ownerPrefix+ID.
+// journal record rec, its writes in the ledger under ownerPrefix+ID. The
+// record is kept as under way (journal.Pending) while the restore
+// writes: if the process is killed, the next open settles it with what
+// the store's recovery did (settle.go).
 func (s *Session) recordedRestore(ctx context.Context, id string, opts gitops.RestoreOptions, rec journal.Restore, ownerPrefix string) (*gitops.RestoreResult, journal.Restore, error) {
-	res, err := s.restore(ctx, id, opts)
-	if err != nil || opts.DryRun || s.Journal == nil {
+	if opts.DryRun || s.Journal == nil {
+		res, err := s.restore(ctx, id, opts)
 		return res, rec, err
 	}
 	rec.At = time.Now().UTC()
 	rec.ID = journal.NewRestoreID(rec.At)
-	rec.SnapshotID, rec.Before = id, res.UndoSnapshot
+	rec.SnapshotID = id
+	owner := ownerPrefix + rec.ID
+	opts.Owner = owner
+	pending := journal.Pending{Restore: rec, Reset: true}
+	pending.Restore.Owner = owner
+	if _, err := s.Journal.BeginPending(pending); err != nil {
+		return nil, rec, fmt.Errorf("recording the restore as under way in the journal: %w; nothing was changed", err)
+	}
+	res, err := s.restore(ctx, id, opts)
+	if err != nil {
+		if store, serr := s.Store(); serr == nil {
+			s.failedPending(store, rec.ID)
+		}
+		return res, rec, err
+	}
+	rec.Before = res.UndoSnapshot
 	written := slices.Concat(res.Restored, res.Created, res.Deleted)
 	if len(written) > 0 && res.UndoSnapshot != "" && res.ResultSnapshot != "" {
 		store, _ := s.Store()
-		owner := ownerPrefix + rec.ID
 		if err := store.RecordSnapshotEdits(ctx, owner, "", res.UndoSnapshot, res.ResultSnapshot, written); err == nil {
 			rec.Owner = owner
 		} else {
@@ -132,7 +149,36 @@ func (s *Session) recordedRestore(ctx context.Context, id string, opts gitops.Re
 		// The restore happened; only its undo record is missing.
 		s.log.Error("the restore is done but not recorded; undo restore will not find it", "snapshot", id, "err", jerr)
 	}
+	s.endPending(rec.ID)
 	return res, rec, nil
+}
+
+// beginUndo records the undo rec (a revert of what something wrote, its
+// own writes under rec.Owner) as under way before it writes anything.
+func (s *Session) beginUndo(rec journal.Restore) error {
+	if _, err := s.Journal.BeginPending(journal.Pending{Restore: rec}); err != nil {
+		return fmt.Errorf("recording the undo as under way in the journal: %w; nothing was changed", err)
+	}
+	return nil
+}
+
+// failedPending settles the pending record id of an operation that
+// failed: forgotten, unless the store could not roll it back (Problem):
+// then its recovery at the next open finishes it or rolls it back and
+// settles the record with it.
+func (s *Session) failedPending(store *gitops.Store, id string) {
+	if store.Problem() == nil {
+		s.endPending(id)
+	}
+}
+
+// endPending forgets the pending record id: the operation is recorded as
+// done, or did not happen.
+func (s *Session) endPending(id string) {
+	if err := s.Journal.EndPending(id); err != nil {
+		// The next open settles it (the process is gone by then).
+		s.log.Error("the journal's record of an undo or restore under way cannot be removed", "id", id, "err", err)
+	}
 }
 
 // UndoRunResult is what undoing a run did (protocol agentd/undo/run).
@@ -178,10 +224,20 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 	}
 	var res *UndoResult
 	id := journal.NewRestoreID(time.Now())
+	rec := journal.Restore{ID: id, SnapshotID: st.Snapshots[0], Owner: "undo/" + id, RunID: st.RunID}
 	if len(entries) > 0 || !s.changedWithoutLedger(ctx, store, st) {
-		res, err = s.revert(ctx, store, owner, id, opts, "undoing run "+st.RunID)
+		if !opts.DryRun {
+			if err := s.beginUndo(rec); err != nil {
+				return nil, fmt.Errorf("undoing run %s: %w", st.RunID, err)
+			}
+		}
+		res, err = s.revert(ctx, store, owner, id, opts, "undoing run "+st.RunID, nil)
 		if err != nil {
+			s.failedPending(store, id)
 			return nil, fmt.Errorf("undoing run %s: %w", st.RunID, err)
+		}
+		if !opts.DryRun {
+			defer s.endPending(id)
 		}
 	}
 	if res == nil {
@@ -197,7 +253,7 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 		}
 		out.UndoResult = *res
 		if res.Applied && !opts.DryRun {
-			rec := journal.Restore{ID: id, SnapshotID: st.Snapshots[0], Before: res.UndoSnapshot, Owner: "undo/" + id, RunID: st.RunID, Kept: res.Kept}
+			rec.Before, rec.Kept = res.UndoSnapshot, res.Kept
 			if _, err := s.Journal.RecordRestore(rec); err != nil {
 				s.log.Error("the undo is done but not recorded; undo restore will not find it", "run", st.RunID, "err", err)
 			}
@@ -228,15 +284,21 @@ func (s *Session) changedWithoutLedger(ctx context.Context, store *gitops.Store,
 // writes recorded under "undo/<id>". A file the revert would write whose
 // buffer holds the user's unsaved edits is a conflict (UnsavedUndoReason)
 // and is never written, whatever opts.OnConflict says; the clean open
-// buffers of the files it wrote get the new text (EditorBuffers).
-func (s *Session) revert(ctx context.Context, store *gitops.Store, owner, id string, opts UndoOptions, why string) (*UndoResult, error) {
+// buffers of the files it wrote get the new text (EditorBuffers). The
+// files in exclude are left out (an undo's files it kept as the user
+// left them: it never wrote them, whatever its ledger says).
+func (s *Session) revert(ctx context.Context, store *gitops.Store, owner, id string, opts UndoOptions, why string, exclude []string) (*UndoResult, error) {
 	entries, err := store.Ledger(ctx, owner)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger of %s: %w", owner, err)
 	}
 	var paths []string
+	limited := false // some file is excluded
 	for _, e := range entries {
-		if !slices.Contains(paths, e.Path) {
+		switch {
+		case slices.Contains(exclude, e.Path):
+			limited = true
+		case !slices.Contains(paths, e.Path):
 			paths = append(paths, e.Path)
 		}
 	}
@@ -253,16 +315,16 @@ func (s *Session) revert(ctx context.Context, store *gitops.Store, owner, id str
 	}
 	ro := gitops.RevertOptions{DryRun: opts.DryRun, OnConflict: opts.OnConflict, RecordAs: "undo/" + id}
 	refuse := opts.OnConflict == gitops.RefuseOnConflict
-	if len(unsaved) > 0 {
-		// The unsaved files are taken out; with no choice made, nothing
-		// is written at all (a conflict changes nothing).
+	if len(unsaved) > 0 || limited {
+		// The unsaved (and excluded) files are taken out; with no choice
+		// made, nothing is written at all (a conflict changes nothing).
 		ro.Paths = rest
-		if refuse {
+		if refuse && len(unsaved) > 0 {
 			ro.DryRun = true
 		}
 	}
 	res := &gitops.RevertResult{Applied: true}
-	if len(unsaved) == 0 || len(rest) > 0 {
+	if (len(unsaved) == 0 && !limited) || len(rest) > 0 {
 		if res, err = store.Revert(ctx, []string{owner}, ro); err != nil {
 			return nil, err
 		}
@@ -427,14 +489,24 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 	out := &UndoRestoreResult{Undid: *r}
 	var res *UndoResult
 	nid := journal.NewRestoreID(time.Now())
+	rec := journal.Restore{ID: nid, Owner: "undo/" + nid, Undo: r.ID}
 	if r.Owner != "" {
 		store, err := s.Store()
 		if err != nil {
 			return nil, err
 		}
-		res, err = s.revert(ctx, store, r.Owner, nid, opts, "undoing "+what)
+		if !opts.DryRun {
+			if err := s.beginUndo(rec); err != nil {
+				return nil, fmt.Errorf("undoing %s: %w", what, err)
+			}
+		}
+		res, err = s.revert(ctx, store, r.Owner, nid, opts, "undoing "+what, r.Kept)
 		if err != nil {
+			s.failedPending(store, nid)
 			return nil, fmt.Errorf("undoing %s: %w", what, err)
+		}
+		if !opts.DryRun {
+			defer s.endPending(nid)
 		}
 	}
 	if res == nil {
@@ -447,7 +519,7 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 	} else {
 		out.UndoResult = *res
 		if res.Applied && !opts.DryRun {
-			rec := journal.Restore{ID: nid, Before: res.UndoSnapshot, Owner: "undo/" + nid, Undo: r.ID, Kept: res.Kept}
+			rec.Before, rec.Kept = res.UndoSnapshot, res.Kept
 			if _, err := s.Journal.RecordRestore(rec); err != nil {
 				s.log.Error("the undo is done but not recorded", "undid", r.ID, "err", err)
 			}
@@ -495,7 +567,7 @@ func (l sessionLedger) Revert(ctx context.Context, owners []string, opts gitops.
 	if err != nil {
 		return nil, err
 	}
-	u, err := l.s.revert(ctx, store, owners[0], id, UndoOptions{DryRun: opts.DryRun, OnConflict: opts.OnConflict}, "the rollback")
+	u, err := l.s.revert(ctx, store, owners[0], id, UndoOptions{DryRun: opts.DryRun, OnConflict: opts.OnConflict}, "the rollback", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -144,17 +144,27 @@ func newRunsCmd(a *app) *cobra.Command {
 		Args:              argsBetween(0, 1, "one run ID"),
 		ValidArgsFunction: jc.completeRuns,
 		RunE: a.action(func(cmd *cobra.Command, args []string) int {
-			return cmdRuns(&jc, args, a.stdout, a.stderr)
+			return cmdRuns(a, &jc, args, a.stdout, a.stderr)
 		}),
 	}
 	jc.flags(cmd)
 	return cmd
 }
 
-func cmdRuns(jc *journalCmd, args []string, stdout, stderr io.Writer) int {
+func cmdRuns(a *app, jc *journalCmd, args []string, stdout, stderr io.Writer) int {
 	j, ok := jc.open("runs", stderr)
 	if !ok {
 		return exitFailed
+	}
+	if ps, _ := j.PendingRestores(); len(ps) > 0 {
+		// An undo or a restore was under way (or was killed): opening
+		// the store recovers it and settles the journal's record of it,
+		// and says so first, so that the list tells whether its run is
+		// undone.
+		sc := &snapCmd{a: a, name: "runs", w: jc.w}
+		if _, code := sc.open(); code == exitOK {
+			sc.sess.Close()
+		}
 	}
 	runs, err := j.Runs()
 	if err != nil {

@@ -91,8 +91,17 @@ func killedUndo(t *testing.T) (u undoWS, files, agent map[string]string) {
 	}
 	u = newUndoWS(t, files)
 	u.run(t, agent)
+	killUndo(t, u)
 
-	// The undo, stopped for good after 2 of its 6 writes, then killed.
+	// The user edits a file the undo had to write.
+	u.write(t, "f5.txt", "the user's own f5\n")
+	return u, files, agent
+}
+
+// killUndo starts `agentd undo` (of the newest run), stops it for good
+// after 2 of its writes and SIGKILLs it.
+func killUndo(t *testing.T, u undoWS) {
+	t.Helper()
 	cmd := exec.Command(agentdBin, append([]string{"undo"}, u.flags()...)...)
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", gitops.StopAfterWritesEnv+"=2")
 	stderr, err := cmd.StderrPipe()
@@ -117,10 +126,6 @@ func killedUndo(t *testing.T) (u undoWS, files, agent map[string]string) {
 	cmd.Process.Signal(syscall.SIGKILL)
 	go io.Copy(io.Discard, stderr)
 	cmd.Wait()
-
-	// The user edits a file the undo had to write.
-	u.write(t, "f5.txt", "the user's own f5\n")
-	return u, files, agent
 }
 
 // The same over the protocol: `agentd serve` opening the store after the
@@ -169,4 +174,100 @@ func assertNoTemps(t *testing.T, root string) {
 		}
 		return nil
 	})
+}
+
+// Issue 38, stepping back after a killed undo: the undo of run 2 is
+// killed mid-write and the user then edits f5.txt and writes notes.txt.
+// The next command, `agentd runs` (which alone opens no store), says what
+// was interrupted and lists run 2 as undone, run 1 not; a second `agentd
+// undo` undoes run 1, not run 2 again; the printed way to take the undo
+// back, pasted, takes it back and keeps the user's edits made after the
+// kill.
+func TestKilledUndoIsRecordedForTheNextUndo(t *testing.T) {
+	files, agent := map[string]string{"older.txt": "older original\n"}, map[string]string{}
+	for i := range 6 {
+		name := "f" + itoa(i) + ".txt"
+		files[name] = "original " + itoa(i) + "\n"
+		agent[name] = "agent " + itoa(i) + "\n"
+	}
+	u := newUndoWS(t, files)
+	run1 := u.run(t, map[string]string{"older.txt": "older agent\n"})
+	run2 := u.run(t, agent)
+	killUndo(t, u)
+	u.write(t, "f5.txt", "the user's own f5\n")
+	u.write(t, "notes.txt", "the user's notes\n")
+
+	r := u.agentd(t, "runs")
+	t.Logf("agentd runs said:\n%s%s", r.stderr, r.stdout)
+	if r.code != 0 {
+		t.Fatalf("runs: exit %d", r.code)
+	}
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	if !strings.Contains(first, "agentd runs:") || !strings.Contains(first, "was interrupted; it has now been completed") {
+		t.Errorf("agentd runs does not say first what was interrupted: %q", first)
+	}
+	if !strings.Contains(r.stderr, "run "+run2+" is now recorded as undone (by undo ") || !strings.Contains(r.stderr, "except f5.txt, kept as you left it") {
+		t.Errorf("the recovery does not say that run %s is now undone (except the user's f5.txt)", run2)
+	}
+	for _, line := range strings.Split(r.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(line, run2) && !strings.Contains(line, "undone (1 file kept)"):
+			t.Errorf("run 2 is not listed as undone with f5.txt kept: %q", line)
+		case strings.HasPrefix(line, run1) && strings.Contains(line, "undone"):
+			t.Errorf("run 1 is listed as undone: %q", line)
+		}
+	}
+	_, back, ok := strings.Cut(r.stderr, "to take it back, keeping what you wrote since: ")
+	back, _, _ = strings.Cut(back, "\n")
+	if !ok || !strings.HasPrefix(back, agentdBin+" undo --restore ") {
+		t.Errorf("no pasteable way to take the completed undo back:\n%s", r.stderr)
+	}
+
+	// The next undo steps back to run 1.
+	r = u.agentd(t, "undo")
+	t.Logf("agentd undo said:\n%s%s", r.stdout, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, run1) {
+		t.Errorf("the second undo did not undo run 1 (%s): exit %d", run1, r.code)
+	}
+	if got := u.read(t, "older.txt"); got != files["older.txt"] {
+		t.Errorf("older.txt = %q after the second undo, want run 1 undone, %q", got, files["older.txt"])
+	}
+	for i := range 5 {
+		name := "f" + itoa(i) + ".txt"
+		if got := u.read(t, name); got != files[name] {
+			t.Errorf("%s = %q after the second undo, want %q", name, got, files[name])
+		}
+	}
+
+	if t.Failed() {
+		return
+	}
+	// The printed way back, pasted, takes the interrupted undo back.
+	res := runCmd(t, exec.Command("sh", "-c", back), nil)
+	t.Logf("%s said:\n%s%s", back, res.stdout, res.stderr)
+	if res.code != exitOK {
+		t.Errorf("the way back failed: exit %d", res.code)
+	}
+	for i := range 5 {
+		name := "f" + itoa(i) + ".txt"
+		if got := u.read(t, name); got != agent[name] {
+			t.Errorf("%s = %q after taking the undo back, want run 2's %q", name, got, agent[name])
+		}
+	}
+	if got := u.read(t, "f5.txt"); got != "the user's own f5\n" {
+		t.Errorf("f5.txt = %q; the user's edit after the kill is gone", got)
+	}
+	if got := u.read(t, "notes.txt"); got != "the user's notes\n" {
+		t.Errorf("notes.txt = %q; the user's file is gone", got)
+	}
+	if got := u.read(t, "older.txt"); got != files["older.txt"] {
+		t.Errorf("older.txt = %q; taking run 2's undo back changed run 1's file", got)
+	}
+	r = u.agentd(t, "runs")
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(line, run2) && strings.Contains(line, "undone") {
+			t.Errorf("run 2 is still listed as undone after its undo was taken back: %q", line)
+		}
+	}
+	assertNoTemps(t, u.ws)
 }

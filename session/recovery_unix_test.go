@@ -1,0 +1,237 @@
+//go:build unix
+
+package session
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/journal"
+)
+
+// undoChildEnv makes TestUndoChildProcess, in a child process, undo the
+// newest run of the workspace it names (its root, a newline, its state dir).
+const undoChildEnv = "AGENTD_TEST_SESSION_UNDO_CHILD"
+
+// TestUndoChildProcess is the child process of the killed-undo tests; it
+// does nothing unless undoChildEnv is set.
+func TestUndoChildProcess(t *testing.T) {
+	v := os.Getenv(undoChildEnv)
+	if v == "" {
+		return
+	}
+	root, state, _ := strings.Cut(v, "\n")
+	s, err := Open(context.Background(), Options{Root: root, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.UndoRun(context.Background(), "", UndoOptions{})
+	t.Fatalf("the undo was to be stopped mid-write and killed; it returned (%v)", err)
+}
+
+// runFiles runs a plan writing files (path -> content) through the
+// session's engine wiring and returns the run's ID.
+func runFiles(t *testing.T, s *Session, files map[string]string) string {
+	t.Helper()
+	cfg := s.Config()
+	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	var steps []map[string]any
+	for p, c := range files {
+		steps = append(steps, map[string]any{"id": "w" + string(rune('0'+len(steps))), "tool": "write_file", "args": map[string]string{"path": p, "content": c}})
+	}
+	data, _ := json.Marshal(map[string]any{"title": "w", "steps": steps})
+	p, err := engine.ParsePlan("w.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := engine.New(cfg).Start(context.Background(), p, engine.RunOptions{Review: engine.ReviewNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := run.Wait(context.Background())
+	if err != nil || st.Status != engine.RunCompleted {
+		t.Fatalf("run: %s %v", st.Status, err)
+	}
+	return st.RunID
+}
+
+// Issue 38, crash safety: an undo (Session.UndoRun, in a child process)
+// is SIGKILLed after the first of its two writes; the user then edits the
+// file it had yet to write. The next session's Recovered says the store
+// completed it and that the run is now recorded as undone (the user's
+// file kept); the journal lists the run undone with that file kept; the
+// next UndoRun undoes the run before; and UndoRestore of the recovered
+// undo takes it back, keeping the user's edit.
+func TestKilledUndoIsSettledInTheJournal(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	files := map[string]string{"older.txt": "older\n", "x.txt": "x\n", "y.txt": "y\n"}
+	for p, c := range files {
+		os.WriteFile(filepath.Join(ws, p), []byte(c), 0o644)
+	}
+	read := func(p string) string { b, _ := os.ReadFile(filepath.Join(ws, p)); return string(b) }
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run1 := runFiles(t, s, map[string]string{"older.txt": "older agent\n"})
+	run2 := runFiles(t, s, map[string]string{"x.txt": "x agent\n", "y.txt": "y agent\n"})
+	s.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestUndoChildProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), undoChildEnv+"="+ws+"\n"+state, gitops.StopAfterWritesEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = cmd.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var said []string
+	stopped := false
+	for !stopped && sc.Scan() {
+		said = append(said, sc.Text())
+		stopped = strings.HasPrefix(sc.Text(), gitops.StoppedMarker)
+	}
+	if !stopped {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the undo did not stop mid-write; the child said:\n%s", strings.Join(said, "\n"))
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	go io.Copy(io.Discard, stderr)
+	cmd.Wait()
+	// The process is gone: the files still as run 2 wrote them are the
+	// ones the undo had yet to write (the write in flight at the stop may
+	// or may not have landed). The user edits one of them.
+	yet := ""
+	for _, p := range []string{"x.txt", "y.txt"} {
+		if read(p) == strings.TrimSuffix(p, ".txt")+" agent\n" {
+			yet = p
+		}
+	}
+	if yet == "" {
+		t.Fatalf("the undo was not stopped mid-write: x.txt %q, y.txt %q", read("x.txt"), read("y.txt"))
+	}
+	written := map[string]string{"x.txt": "y.txt", "y.txt": "x.txt"}[yet]
+	os.WriteFile(filepath.Join(ws, yet), []byte("the user's own\n"), 0o644)
+
+	s, err = Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec, err := s.Recovered(ctx)
+	if err != nil || rec == nil {
+		t.Fatalf("Recovered = %v, %v; want what was interrupted", rec, err)
+	}
+	msg := rec.Message(func(args ...string) string { return strings.Join(args, " ") })
+	t.Logf("recovery said:\n%s", msg)
+	if read(written) != files[written] || read(yet) != "the user's own\n" {
+		t.Errorf("after the recovery: %s = %q (want it undone), %s = %q (want the user's)", written, read(written), yet, read(yet))
+	}
+	for _, want := range []string{"the undo was interrupted; it has now been completed", "run " + run2 + " is now recorded as undone",
+		"except " + yet + ", kept as you left it", "to take it back, keeping what you wrote since: undo --restore "} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the recovery does not say %q", want)
+		}
+	}
+	if rec.UndoBack == nil {
+		t.Fatal("no way to take the completed undo back")
+	}
+	runs, err := s.Journal.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		switch {
+		case r.RunID == run2 && (r.Undone == nil || strings.Join(r.Undone.Kept, ",") != yet):
+			t.Errorf("run 2 is recorded as undone %+v, want undone with %s kept", r.Undone, yet)
+		case r.RunID == run1 && r.Undone != nil:
+			t.Errorf("run 1 is recorded as undone")
+		}
+	}
+	if ps, _ := s.Journal.PendingRestores(); len(ps) != 0 {
+		t.Errorf("pending records left: %+v", ps)
+	}
+
+	res, err := s.UndoRun(ctx, "", UndoOptions{})
+	if err != nil || res.RunID != run1 || read("older.txt") != files["older.txt"] {
+		t.Fatalf("the next undo: %+v, %v; older.txt %q; want run 1 undone", res, err, read("older.txt"))
+	}
+	back, err := s.UndoRestore(ctx, rec.UndoBack[2], UndoOptions{})
+	if err != nil || !back.Applied {
+		t.Fatalf("taking the recovered undo back: %+v, %v", back, err)
+	}
+	if read(written) != strings.TrimSuffix(written, ".txt")+" agent\n" || read(yet) != "the user's own\n" {
+		t.Errorf("after taking the undo back: %s = %q (want run 2's), %s = %q (want the user's)", written, read(written), yet, read(yet))
+	}
+	if got := read("older.txt"); got != files["older.txt"] {
+		t.Errorf("older.txt = %q; taking run 2's undo back changed run 1's file", got)
+	}
+	runs, _ = s.Journal.Runs()
+	for _, r := range runs {
+		if r.RunID == run2 && r.Undone != nil {
+			t.Errorf("run 2 is still recorded as undone after its undo was taken back")
+		}
+	}
+}
+
+// An undo recorded as under way by a process that died before it wrote
+// anything (no recovery to report, nothing in its ledger) is dropped and
+// said, its run left not undone; one of a live process is left alone.
+func TestPendingUndoOfADeadProcessThatWroteNothingIsDropped(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := runFiles(t, s, map[string]string{"a.txt": "agent\n"})
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []journal.Pending{
+		{Restore: journal.Restore{ID: "1-dead", Owner: "undo/1-dead", RunID: run}, PID: dead.Process.Pid},
+		{Restore: journal.Restore{ID: "2-live", Owner: "undo/2-live", RunID: run}},
+	} {
+		if _, err := s.Journal.BeginPending(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec, err := s.Recovered(ctx)
+	if err != nil || rec == nil {
+		t.Fatalf("Recovered = %v, %v; want the dropped undo said", rec, err)
+	}
+	msg := rec.Message(func(args ...string) string { return strings.Join(args, " ") })
+	t.Logf("recovery said:\n%s", msg)
+	if !strings.Contains(msg, "run "+run+" is not undone") || rec.UndoBack != nil {
+		t.Errorf("the message does not say the run is not undone, or offers a way back: %q", msg)
+	}
+	ps, _ := s.Journal.PendingRestores()
+	if len(ps) != 1 || ps[0].Restore.ID != "2-live" {
+		t.Errorf("pending records now %+v, want only the live process's", ps)
+	}
+	if u := s.Journal.UndoneOf(run); u != nil {
+		t.Errorf("the run is recorded as undone: %+v", u)
+	}
+	if r, err := s.Journal.RestoreToUndo(""); err == nil {
+		t.Errorf("undo --restore is offered %+v, which never happened", r)
+	}
+}
