@@ -14,7 +14,7 @@ import (
 // "agentd-test: stopped after N writes" on stderr, so that a test can
 // SIGKILL a real agentd binary in the middle of its writes (and not at a
 // time it guesses). Nothing reads it outside tests; unset, it costs
-// nothing.
+// nothing. It also makes the writes go one at a time, in order.
 const StopAfterWritesEnv = "AGENTD_TEST_STOP_AFTER_WRITES"
 
 // StoppedMarker is what a process stopped by StopAfterWritesEnv prints.
@@ -30,6 +30,10 @@ func init() {
 		fmt.Fprintf(os.Stderr, "%s=%q: not a count of writes; ignored\n", StopAfterWritesEnv, v)
 		return
 	}
+	// One write at a time, in the ops' order: which files a stopped
+	// process wrote is then known (with 8 at once, any 2 of 6 could be
+	// the first), so a test never depends on which worker ran first.
+	restoreWorkers = 1
 	var count atomic.Int64
 	var once sync.Once
 	testHookApply = func(restoreOp) error {
