@@ -43,12 +43,17 @@ type Config struct {
 	Inputter  Inputter
 	OnFailure FailureHandler
 	Snapshots Snapshotter
-	Planner   Planner
-	Model     StepModel
-	Writer    workspace.FileWriter // how applied changes are written (nil: atomic on disk)
-	Rules     []UpdateRule         // dynamic update rules
-	Logger    *slog.Logger
-	MaxSteps  int // maxStepsPerPlan, default 200
+	// Ledger records what the agent changed as the agent's (ledger.go);
+	// used only with Snapshots (it lives in the snapshot store). The Book
+	// must record its decisions' writes in it too (review.Book.RecordEdits;
+	// New does it for the book it makes).
+	Ledger   Ledger
+	Planner  Planner
+	Model    StepModel
+	Writer   workspace.FileWriter // how applied changes are written (nil: atomic on disk)
+	Rules    []UpdateRule         // dynamic update rules
+	Logger   *slog.Logger
+	MaxSteps int // maxStepsPerPlan, default 200
 	// Approval is the policy of runs whose options carry none (nil:
 	// DefaultApprovalPolicy).
 	Approval *ApprovalPolicy
@@ -122,6 +127,9 @@ type Engine struct {
 func New(cfg Config) *Engine {
 	if cfg.Book == nil {
 		cfg.Book = review.NewBook()
+		if cfg.Snapshots != nil {
+			cfg.Book.RecordEdits(LedgerRecorder(cfg.Ledger))
+		}
 	}
 	return &Engine{cfg: cfg}
 }

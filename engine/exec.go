@@ -59,12 +59,15 @@ type stepResult struct {
 	unappliedIDs []string
 	changeIDs    []string
 	snapshotID   string
-	needsMore    bool
-	suggestion   string
-	llmCalls     int
-	toolCalls    int
-	aborted      bool // the user aborted the run in a review
-	applied      bool // files were changed
+	// ignoredChanged names ignored files the step's commands changed
+	// (or created and could not record): undo cannot take them back.
+	ignoredChanged []string
+	needsMore      bool
+	suggestion     string
+	llmCalls       int
+	toolCalls      int
+	aborted        bool // the user aborted the run in a review
+	applied        bool // files were changed
 	// mayChange is set when a tool that can change the workspace behind
 	// the change-set path ran (a command, a write action of git): the step
 	// gets a snapshot after it even though it proposed no change set.
@@ -78,6 +81,11 @@ type worker struct {
 	j   *job
 	mu  sync.Mutex // guards res against agent tool calls made concurrently
 	res *stepResult
+	// cmdFrom is the run's snapshot from before the step's first command
+	// (step_snapshot.go), ignored the ignored files then (ignored.go);
+	// under s.snapOrder.mu.
+	cmdFrom string
+	ignored map[string]fileStamp
 }
 
 // timeoutError is a step's own timeout; it is retryable.
@@ -479,7 +487,8 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 	if s.cfg.WS == nil {
 		return fmt.Errorf("step %q: no workspace to apply change %s to (Config.WS is nil)", step.ID, cs.ID)
 	}
-	ar, err := s.cfg.WS.Apply(ctx, cs, nil, s.cfg.Writer)
+	// Recorded as the agent's before it is written (ledger.go).
+	ar, err := s.cfg.WS.Apply(ctx, cs, nil, s.cfg.WS.RecordingWriter(s.cfg.Writer, s.recorder(), s.r.id, step.ID))
 	if ar != nil && len(ar.Applied) > 0 {
 		out.applied = ar.Applied
 		w.mu.Lock()

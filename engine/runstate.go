@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/agentd/agentd/gitops"
 )
 
 func (s *sched) copyOutputs() map[string]json.RawMessage {
@@ -172,12 +174,19 @@ func (s *sched) finish() {
 	close(s.r.done)
 }
 
+// doRollback takes the failed run's work back: by reverting the run's
+// ledger (revertRun) when the engine has one, else by restoring the run's
+// start snapshot.
 func (s *sched) doRollback() {
+	ctx := context.WithoutCancel(s.baseCtx)
+	if info, ok := s.revertRun(ctx); ok {
+		s.rollback = info
+		return
+	}
 	snaps := s.r.snapshots()
 	if len(snaps) == 0 {
 		return
 	}
-	ctx := context.WithoutCancel(s.baseCtx)
 	info, err := s.cfg.Snapshots.Restore(ctx, RestoreRequest{SnapshotID: snaps[0]})
 	if info == nil {
 		info = &RestoreInfo{SnapshotID: snaps[0]}
@@ -190,6 +199,51 @@ func (s *sched) doRollback() {
 		s.log.Error("rollback failed", "snapshot", snaps[0], "err", err)
 	}
 	s.rollback = info
+}
+
+// RollbackOwner is the ledger owner of what the rollback of run runID
+// wrote (so that the rollback can itself be undone).
+func RollbackOwner(runID string) string { return "undo/rollback-" + runID }
+
+// revertRun reverts the run's edits as undo does (gitops.Store.Revert: a
+// three-way merge per file, so an edit the user made during the run
+// stays), keeping the files whose lines the user changed as they are and
+// naming them with the command that overwrites them. ok is false when
+// there is no ledger to revert.
+func (s *sched) revertRun(ctx context.Context) (*RestoreInfo, bool) {
+	if s.recorder() == nil {
+		return nil, false
+	}
+	res, err := s.cfg.Ledger.Revert(ctx, []string{RunOwner(s.r.id)},
+		gitops.RevertOptions{OnConflict: gitops.KeepConflicts, RecordAs: RollbackOwner(s.r.id)})
+	if notYet(err) {
+		return nil, false
+	}
+	info := &RestoreInfo{Reverted: true}
+	if snaps := s.r.snapshots(); len(snaps) > 0 {
+		info.SnapshotID = snaps[0]
+	}
+	if res != nil {
+		info.Restored = append(append(append(info.Restored, res.Reverted...), res.Created...), res.Deleted...)
+		info.Restored = append(info.Restored, res.Overwritten...)
+		for _, c := range res.Conflicts {
+			info.Conflicts = append(info.Conflicts, c.Path)
+			info.Kept = append(info.Kept, KeptFile{Path: c.Path, Reason: c.Reason})
+		}
+		for _, c := range res.LeftAlone {
+			info.Conflicts = append(info.Conflicts, c.Path)
+			info.Kept = append(info.Kept, KeptFile{Path: c.Path, Reason: c.Message})
+		}
+		info.RecordedAs = res.RecordedAs
+	}
+	if len(info.Kept) > 0 {
+		info.Overwrite = fmt.Sprintf("agentd undo %s --overwrite", s.r.id)
+	}
+	if err != nil {
+		info.Error = fmt.Sprintf("reverting the run's changes: %v", err)
+		s.log.Error("rollback failed", "run", s.r.id, "err", err)
+	}
+	return info, true
 }
 
 // declinedSteps counts the steps that end skipped because the user (or the

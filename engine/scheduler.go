@@ -317,6 +317,7 @@ func (s *sched) finishStep(j *job, res *stepResult) {
 	if res.snapshotID != "" {
 		n.st.SnapshotID = res.snapshotID
 	}
+	n.st.IgnoredChanged = append(n.st.IgnoredChanged, res.ignoredChanged...)
 	if j.gen != n.gen {
 		return
 	}

@@ -58,7 +58,10 @@ type StepState struct {
 	// them failed.
 	UnappliedChangeIDs []string `json:"unappliedChangeIds,omitempty"`
 	SnapshotID         string   `json:"snapshotId,omitempty"` // taken after the step
-	Reason             string   `json:"reason,omitempty"`     // why skipped/blocked
+	// IgnoredChanged names the ignored files the step's commands changed
+	// that undo cannot take back (engine/ignored.go), so they are named.
+	IgnoredChanged []string `json:"ignoredChanged,omitempty"`
+	Reason         string   `json:"reason,omitempty"` // why skipped/blocked
 	// AllowedBy is the remembered rule that allowed the step's last
 	// question without asking, so no front end runs it without a trace.
 	AllowedBy *AllowedBy `json:"allowedBy,omitempty"`
@@ -130,8 +133,28 @@ type RunState struct {
 
 // RestoreInfo reports a rollback done because the run failed.
 type RestoreInfo struct {
-	SnapshotID string   `json:"snapshotId"`
-	Restored   []string `json:"restored,omitempty"`
-	Conflicts  []string `json:"conflicts,omitempty"`
-	Error      string   `json:"error,omitempty"`
+	SnapshotID string `json:"snapshotId"`
+	// Restored names every file the rollback changed.
+	Restored []string `json:"restored,omitempty"`
+	// Conflicts names every file it kept as it is (Kept says why).
+	Conflicts []string `json:"conflicts,omitempty"`
+	Error     string   `json:"error,omitempty"`
+	// Reverted is set when the rollback reverted the run's edits (its
+	// ledger, as undo does) rather than restoring the start snapshot.
+	Reverted bool `json:"reverted,omitempty"`
+	// Kept are the files the revert left as they are, with why (the user
+	// changed lines the run wrote, or another reason).
+	Kept []KeptFile `json:"kept,omitempty"`
+	// Overwrite is the command that gives the kept files their state from
+	// before the run anyway (a safety snapshot keeps the user's version).
+	Overwrite string `json:"overwrite,omitempty"`
+	// RecordedAs is the ledger owner of the rollback's own writes, so the
+	// rollback can itself be undone.
+	RecordedAs string `json:"recordedAs,omitempty"`
+}
+
+// KeptFile is a file a rollback left as it is, and why.
+type KeptFile struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
 }

@@ -10,8 +10,16 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// What a step's snapshot records: the one rule that tells the agent's work
-// from the user's edits made during a run.
+// What undo takes back is the ledger, not the snapshots (ledger.go,
+// docs/undo.md): every write of a run is recorded as the agent's edit,
+// with the file's state just before and after it, when it is made (a
+// line the user typed into the file meanwhile is in the edit's before
+// state, so an undo, a three-way revert, keeps it). A command's effect is
+// recorded from the snapshots around it: from the run's snapshot taken
+// before the step's first command to the snapshot after the step
+// (recordCommands). The snapshots themselves say what the workspace held
+// at each moment: restore-to-snapshot (a reset) and the step's diff use
+// them, and they are limited as follows.
 //
 // Each snapshot after a step is limited (gitops.SnapshotLimit) to what the
 // step changed; every other path keeps its version in the run's previous
@@ -47,9 +55,18 @@ func (w *worker) snapshot(ctx context.Context) {
 	if s.snapOrder.commands == 0 {
 		s.snapOrder.dirty = false
 	}
+	from := w.cmdFrom
+	w.cmdFrom = ""
 	if !ok {
+		if from != "" {
+			w.output("log", fmt.Sprintf("agentd: what the commands of step %s changed is not recorded for undo: no snapshot after the step\n", w.j.step.ID))
+		}
 		return
 	}
+	if from != "" {
+		w.recordCommands(ctx, from, info.ID)
+	}
+	w.recordIgnored(ctx)
 	w.res.snapshotID = info.ID
 	w.emit(Event{Type: EventSnapshotTaken, SnapshotID: info.ID, Reason: "after step"})
 }
@@ -67,6 +84,12 @@ func (w *worker) commandStarted(ctx context.Context) func() {
 		// (unless an earlier command of the run wrote it).
 		w.snapshotLocked(ctx, "before a command of "+w.j.step.ID)
 	}
+	if snaps := s.r.snapshots(); w.cmdFrom == "" && len(snaps) > 0 {
+		// The command's effect is what changed from here to the
+		// snapshot after the step (recordCommands).
+		w.cmdFrom = snaps[len(snaps)-1]
+		w.ignoredBefore(ctx)
+	}
 	s.snapOrder.commands++
 	s.snapOrder.dirty = true
 	s.snapOrder.mu.Unlock()
@@ -74,6 +97,22 @@ func (w *worker) commandStarted(ctx context.Context) func() {
 		s.snapOrder.mu.Lock()
 		s.snapOrder.commands--
 		s.snapOrder.mu.Unlock()
+	}
+}
+
+// recordCommands records in the ledger, as the step's edits, what changed
+// between the snapshot from before the step's first command and the one
+// after the step: the commands' effect (and the step's own writes, which
+// are recorded already: taking an edit back twice changes nothing more).
+// The command has run: a failure is said, it cannot stop the write.
+func (w *worker) recordCommands(ctx context.Context, from, to string) {
+	s := w.s
+	if s.recorder() == nil {
+		return
+	}
+	if err := s.cfg.Ledger.RecordSnapshotEdits(context.WithoutCancel(ctx), RunOwner(s.r.id), w.j.step.ID, from, to, nil); err != nil {
+		s.log.Warn("recording a command's effect failed", "step", w.j.step.ID, "from", from, "to", to, "err", err)
+		w.output("log", fmt.Sprintf("agentd: what the commands of step %s changed is not recorded for undo (%v); agentd snapshot restore %s brings back the state before them\n", w.j.step.ID, err, from))
 	}
 }
 

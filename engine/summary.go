@@ -137,9 +137,15 @@ func Summary(p *Plan, st RunState) string {
 	if st.RePlans > 0 {
 		fmt.Fprintf(&b, "\nRe-planned %d time(s).\n", st.RePlans)
 	}
-	if r := st.Rollback; r != nil {
+	if r := st.Rollback; r != nil && r.Reverted {
+		b.WriteString("\n## Rollback\n\n")
+		rollbackRevert(&b, r)
+	} else if r != nil {
 		b.WriteString("\n## Rollback\n\n")
 		fmt.Fprintf(&b, "Restored the start snapshot `%s`: %d file(s) restored", r.SnapshotID, len(r.Restored))
+		if len(r.Restored) > 0 {
+			fmt.Fprintf(&b, " (%s)", codeList(r.Restored))
+		}
 		if len(r.Conflicts) > 0 {
 			fmt.Fprintf(&b, "; %d left alone because they changed meanwhile: %s", len(r.Conflicts), strings.Join(r.Conflicts, ", "))
 		}
@@ -182,3 +188,34 @@ func mdCell(s string) string {
 }
 
 func mdText(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// rollbackRevert says what a rollback by revert did: every file it changed
+// and every file it kept, with why and the command that overwrites them.
+func rollbackRevert(b *strings.Builder, r *RestoreInfo) {
+	if len(r.Restored) == 0 {
+		b.WriteString("Took back the run's changes: no file needed changing.\n")
+	} else {
+		fmt.Fprintf(b, "Took back the run's changes in %d file(s): %s.\n", len(r.Restored), codeList(r.Restored))
+	}
+	if len(r.Kept) > 0 {
+		fmt.Fprintf(b, "\nKept %d file(s) as they are:\n\n", len(r.Kept))
+		for _, k := range r.Kept {
+			fmt.Fprintf(b, "- `%s`: %s\n", k.Path, mdText(k.Reason))
+		}
+		fmt.Fprintf(b, "\nTo give them their state from before the run anyway (a safety snapshot keeps yours): `%s`\n", r.Overwrite)
+	}
+	if r.RecordedAs != "" {
+		fmt.Fprintf(b, "\nThe rollback is recorded as `%s`, so it can be undone too.\n", r.RecordedAs)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(b, "\n**Rollback error:** %s\n", mdText(r.Error))
+	}
+}
+
+func codeList(paths []string) string {
+	q := make([]string, len(paths))
+	for i, p := range paths {
+		q[i] = "`" + p + "`"
+	}
+	return strings.Join(q, ", ")
+}

@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"sync"
+
+	"github.com/agentd/agentd/workspace"
 )
 
 // Book holds the sets under review in one session (and those a restarted
@@ -16,7 +18,8 @@ type Book struct {
 	mu    sync.Mutex
 	sets  map[string]*Set
 	apply sync.Mutex
-	keep  *keeper // the journal the book records in (Keep); nil: none
+	keep  *keeper                // the journal the book records in (Keep); nil: none
+	rec   workspace.EditRecorder // records decisions' writes for undo (RecordEdits); under apply
 
 	// Rebased sets waiting to be recorded (later), the stop of the timer
 	// that records them, and whether Close was called; under mu.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/workspace"
@@ -39,7 +40,9 @@ func (b *Book) Repropose(ctx context.Context, ws *workspace.Workspace, s *Set, p
 	}
 	var files []*File
 	for _, u := range units {
-		if u.H != nil && (u.H.Status == Pending || u.H.Status == Stale) && !containsFile(files, u.F) {
+		open := u.H != nil && (u.H.Status == Pending || u.H.Status == Stale) ||
+			u.H == nil && u.F.Op == workspace.OpCreate && u.F.Status == Stale && !u.F.Binary
+		if open && !containsFile(files, u.F) {
 			files = append(files, u.F)
 		}
 	}
@@ -50,11 +53,19 @@ func (b *Book) Repropose(ctx context.Context, ws *workspace.Workspace, s *Set, p
 	var ids []string
 	for _, f := range files {
 		cur, err := ws.ReadFile(ctx, f.Path)
-		if err != nil {
+		b.mu.Lock()
+		create := f.Op == workspace.OpCreate
+		b.mu.Unlock()
+		if err != nil && !(create && errors.Is(err, fs.ErrNotExist)) {
 			return ids, fmt.Errorf("%s: %w", f.Path, err)
 		}
 		b.mu.Lock()
-		got, err := f.repropose(cur, hunkID)
+		var got []string
+		if create {
+			got, err = f.reproposeCreate(cur, err == nil), nil
+		} else {
+			got, err = f.repropose(cur, hunkID)
+		}
 		b.mu.Unlock()
 		if err != nil {
 			return ids, err
@@ -139,4 +150,31 @@ func (f *File) repropose(cur []byte, only string) ([]string, error) {
 		ids = append(ids, h.ID)
 	}
 	return ids, nil
+}
+
+// reproposeCreate proposes a stale creation again (see Book.Repropose):
+// the file exists now (exists) with cur, so the agent's text becomes a
+// change of cur, hunk by hunk, pending; a file gone again makes it a
+// pending creation again. The caller holds the book.
+func (f *File) reproposeCreate(cur []byte, exists bool) []string {
+	if !exists {
+		f.Status = Pending
+		for _, h := range f.Hunks {
+			h.Status, h.Reason = Pending, ""
+		}
+		return []string{f.Path}
+	}
+	f.Op, f.Old, f.BaseHash, f.Status = workspace.OpModify, cur, workspace.Hash(cur), Pending
+	f.Hunks = nil
+	var ids []string
+	for _, h := range diff.Compute(f.Path, f.Path, cur, f.New).Hunks {
+		f.Hunks = append(f.Hunks, &Hunk{ID: h.ID, Status: Pending, Hunk: h})
+		ids = append(ids, h.ID)
+	}
+	fc := f.change()
+	f.Whole = fc.WholeFile()
+	if f.Whole {
+		ids = []string{f.Path} // the same text (or a link): one unit
+	}
+	return ids
 }

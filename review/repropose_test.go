@@ -3,6 +3,8 @@ package review
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -128,4 +130,62 @@ func TestReproposeReopensTheSet(t *testing.T) {
 	if _, err := b.Wait(t.Context(), s); err != nil {
 		t.Fatalf("decided again: Wait = %v", err)
 	}
+}
+
+// A creation whose file the user made first: empty, the accept writes it;
+// with other content, the unit is stale, and Repropose turns it into a
+// change of the user's file (hunks from the user's text to the agent's)
+// that accepting writes; never a dead stale unit.
+func TestCreationOverTheUsersFile(t *testing.T) {
+	f := newFixture(t)
+	prop := f.ws.Propose(t.Context())
+	if err := prop.Write("new.txt", []byte("one\ntwo\n")); err != nil {
+		t.Fatal(err)
+	}
+	cs := prop.Build()
+	for _, content := range []string{"", "mine\n"} {
+		b := NewBook()
+		s := New(cs, Before)
+		b.Put(s)
+		path := filepath.Join(f.root, "new.txt")
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Accept}}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if content == "" {
+			if len(res.Conflicts) != 0 || readString(t, path) != "one\ntwo\n" {
+				t.Fatalf("accept over an empty file: %+v, file %q", res, readString(t, path))
+			}
+			continue
+		}
+		var st Status
+		b.Read(func() { st = s.Status() })
+		if len(res.Conflicts) != 1 || st != Stale {
+			t.Fatalf("accept over a file with other content: %+v, status %s; want one conflict, stale", res, st)
+		}
+		ids, err := b.Repropose(t.Context(), f.ws, s, "new.txt", "")
+		if err != nil || len(ids) == 0 {
+			t.Fatalf("Repropose of the stale creation = %v, %v", ids, err)
+		}
+		res, err = b.Resolve(t.Context(), Files{WS: f.ws}, s, []Decision{{Action: Accept}}, "")
+		if err != nil || len(res.Conflicts) != 0 {
+			t.Fatalf("accept after Repropose = %+v, %v", res, err)
+		}
+		b.Read(func() { st = s.Status() })
+		if got := readString(t, path); got != "one\ntwo\n" || st != Accepted {
+			t.Fatalf("after Repropose and accept: %q, status %s", got, st)
+		}
+	}
+}
+
+func readString(t *testing.T, p string) string {
+	t.Helper()
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }

@@ -83,6 +83,16 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	}
 	decided := false
 	defer func() { end(decided) }()
+	res, err := b.decide(ctx, files, s, decisions, reason)
+	decided = err == nil
+	return res, err
+}
+
+// decide is Resolve's work once the set is held (b.apply, begin): Edit
+// decides through it too. Every write it makes is recorded as the run's
+// edit (recording) before it is made.
+func (b *Book) decide(ctx context.Context, files Files, s *Set, decisions []Decision, reason string) (*Result, error) {
+	files = b.recording(files, s)
 	res := &Result{Applied: []string{}, Rejected: []string{}, Conflicts: []Conflict{}}
 	var apply, mark, reject, takeOut []Unit
 	b.mu.Lock()
@@ -129,7 +139,6 @@ func (b *Book) Resolve(ctx context.Context, files Files, s *Set, decisions []Dec
 	b.applyUnits(ctx, files, s, apply, res)
 	b.takeOut(ctx, files, s, takeOut, reason, res)
 	b.finish(s, res)
-	decided = true
 	return res, nil
 }
 
@@ -148,6 +157,7 @@ func (b *Book) Revert(ctx context.Context, files Files, s *Set, path, hunkID, re
 	if reason == "" {
 		reason = "reverted"
 	}
+	files = b.recording(files, s)
 	res := &Result{Applied: []string{}, Rejected: []string{}, Conflicts: []Conflict{}}
 	b.mu.Lock()
 	units, err := s.Select(path, hunkID)
@@ -165,6 +175,31 @@ func (b *Book) Revert(ctx context.Context, files Files, s *Set, path, hunkID, re
 	b.finish(s, res)
 	decided = true
 	return res, nil
+}
+
+// RecordEdits makes every write of the book's decisions (a unit accepted
+// in `before` mode, one taken out again, a rejection undone, an edit made
+// with `e` and accepted) recorded through rec as the edit of the set's run
+// and step, before it is made (workspace.RecordingWriter): what the agent
+// changed is the agent's however it got to the file, and undo takes it
+// back. A set resolved after its run ended is recorded under that run.
+func (b *Book) RecordEdits(rec workspace.EditRecorder) {
+	b.apply.Lock()
+	b.rec = rec
+	b.apply.Unlock()
+}
+
+// recording is files with a writer that records the set's writes (see
+// RecordEdits). The caller holds b.apply.
+func (b *Book) recording(files Files, s *Set) Files {
+	b.mu.Lock()
+	run, step := s.RunID, s.StepID
+	b.mu.Unlock()
+	if b.rec == nil || run == "" || files.WS == nil {
+		return files
+	}
+	files.Writer = files.WS.RecordingWriter(files.Writer, b.rec, run, step)
+	return files
 }
 
 // finish sets the result's status and wakes Wait when nothing is pending;

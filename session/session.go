@@ -134,6 +134,8 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		close(s.storeReady)
 		return s, nil
 	}
+	// Every write a review decision makes is the agent's (engine.Ledger).
+	s.Book.RecordEdits(engine.LedgerRecorder(engine.StoreLedger(s.Store)))
 	openStore := opts.OpenStore
 	if openStore == nil {
 		openStore = func(ctx context.Context, ws *workspace.Workspace, dir string) (*gitops.Store, error) {
@@ -213,7 +215,7 @@ func (s *Session) Close() error {
 // the approval policy; the front end adds its hooks (approver, reviewer,
 // writer...), planner and model.
 func (s *Session) Config() engine.Config {
-	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s},
+	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s}, Ledger: engine.StoreLedger(s.Store),
 		Subscribers: []engine.Subscriber{userGitRecorder{s}}}
 	if pol, err := s.Policy(); err == nil {
 		cfg.Approval = &pol

@@ -205,6 +205,11 @@ func (w *Workspace) remove(ctx context.Context, writer FileWriter, rel string) e
 	return w.Remove(ctx, rel)
 }
 
+// CreatedMeanwhile is the conflict of a creation whose file exists now
+// with other content: the review proposes the agent's text again as a
+// change of that file (review.Book.Repropose), or it is rejected.
+const CreatedMeanwhile = "the file was created since the change was computed, with other content; propose the change again to review the agent's text against it, or reject it"
+
 // applyFile applies one file. applied is false when accept rejected all of
 // it; a conflict leaves the file alone.
 func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*FileChange, diff.Hunk) bool, writer FileWriter) (applied bool, conflict *ConflictError, err error) {
@@ -223,7 +228,7 @@ func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*
 		return w.applyMove(ctx, fc, accept, writer, r.real, cur, exists)
 	}
 	if (exists && curMode&fs.ModeSymlink != 0) || fc.IsLink() {
-		return w.applyLink(fc, accept, r.real, cur, exists, curMode&fs.ModeSymlink != 0)
+		return w.applyLink(ctx, fc, accept, writer, r.real, cur, exists, curMode&fs.ModeSymlink != 0)
 	}
 
 	switch fc.Op {
@@ -235,7 +240,15 @@ func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*
 			if bytes.Equal(cur, fc.New) {
 				return true, nil, nil
 			}
-			return conflictf("the file was created since the change was computed, with other content")
+			if len(cur) > 0 {
+				return conflictf("%s", CreatedMeanwhile)
+			}
+			// An empty file (the user opened or created it first) takes
+			// the creation: nothing of the user's is in it.
+			if err := writer.WriteFile(ctx, fc.Path, cur, fc.New, curMode.Perm()); err != nil {
+				return false, nil, err
+			}
+			return true, nil, nil
 		}
 		if err := writer.WriteFile(ctx, fc.Path, nil, fc.New, fc.Mode.Perm()); err != nil {
 			return false, nil, err
@@ -333,8 +346,9 @@ func acceptedWhole(fc *FileChange, accept func(*FileChange, diff.Hunk) bool) (ye
 // applyLink applies a create, delete or modify where a symbolic link is
 // involved: the change acts on a link, or there is a link at the path now.
 // It goes straight to disk, never through the writer (an editor's writer
-// would write through the link), and never writes through a link.
-func (w *Workspace) applyLink(fc *FileChange, accept func(*FileChange, diff.Hunk) bool, real string, cur []byte, exists, curLink bool) (bool, *ConflictError, error) {
+// would write through the link), and never writes through a link; the
+// writer records it first when it records (RecordingWriter).
+func (w *Workspace) applyLink(ctx context.Context, fc *FileChange, accept func(*FileChange, diff.Hunk) bool, writer FileWriter, real string, cur []byte, exists, curLink bool) (bool, *ConflictError, error) {
 	conflictf := func(format string, args ...any) (bool, *ConflictError, error) {
 		return false, &ConflictError{Path: fc.Path, Op: fc.Op, Reason: fmt.Sprintf(format, args...)}, nil
 	}
@@ -357,6 +371,9 @@ func (w *Workspace) applyLink(fc *FileChange, accept func(*FileChange, diff.Hunk
 			}
 			return conflictf("the file was created since the change was computed, with other content")
 		}
+		if err := w.recordDirect(ctx, writer, Edit{Path: fc.Path, After: newState(fc)}); err != nil {
+			return false, nil, err
+		}
 		if wantLink {
 			return true, nil, w.symlinkEntry(real, string(fc.New))
 		}
@@ -373,6 +390,9 @@ func (w *Workspace) applyLink(fc *FileChange, accept func(*FileChange, diff.Hunk
 		}
 		if Hash(cur) != fc.BaseHash {
 			return conflictf("the link points to %s now; not deleting it", cur)
+		}
+		if err := w.recordDirect(ctx, writer, Edit{Path: fc.Path}); err != nil {
+			return false, nil, err
 		}
 		return true, nil, w.removeEntry(real)
 	}
@@ -391,6 +411,9 @@ func (w *Workspace) applyLink(fc *FileChange, accept func(*FileChange, diff.Hunk
 	}
 	if wantLink {
 		return false, nil, errors.New("changing where a symbolic link points is not supported; delete the link and create it anew")
+	}
+	if err := w.recordDirect(ctx, writer, Edit{Path: fc.Path, After: newState(fc)}); err != nil {
+		return false, nil, err
 	}
 	return true, nil, w.writeAtomic(real, fc.New, fc.Mode.Perm(), writeOpts{replaceLink: true})
 }
@@ -435,6 +458,10 @@ func (w *Workspace) applyMove(ctx context.Context, fc *FileChange, accept func(*
 	if caseOnly && !srcLink {
 		// Rename first: writing dst and removing the source would remove
 		// the one file both names are.
+		st := &FileState{Data: src, Mode: recordedMode(srcMode)}
+		if err := recordEdits(ctx, writer, Edit{Path: fc.OldPath, Before: st}, Edit{Path: fc.Path, After: st}); err != nil {
+			return false, nil, err
+		}
 		if err := w.renameEntry(rs.real, dst); err != nil {
 			return false, nil, err
 		}
@@ -447,8 +474,15 @@ func (w *Workspace) applyMove(ctx context.Context, fc *FileChange, accept func(*
 	}
 	if srcLink {
 		// The link itself, on disk: never through the writer.
+		link := linkState(src)
 		if bytes.Equal(fc.Old, fc.New) && fc.Mode&fs.ModeSymlink != 0 {
+			if err := recordEdits(ctx, writer, Edit{Path: fc.OldPath, Before: link}, Edit{Path: fc.Path, After: link}); err != nil {
+				return false, nil, err
+			}
 			return true, nil, w.renameEntry(rs.real, dst)
+		}
+		if err := recordEdits(ctx, writer, Edit{Path: fc.OldPath, Before: link}, Edit{Path: fc.Path, After: newState(fc)}); err != nil {
+			return false, nil, err
 		}
 		if err := w.writeAtomic(dst, fc.New, fc.Mode.Perm(), writeOpts{}); err != nil {
 			return false, nil, err
@@ -520,7 +554,9 @@ func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string
 			return conflict("the created file was edited since; not removing it")
 		}
 		if curLink {
-			err = w.removeEntry(r.real)
+			if err = recordEdits(ctx, writer, Edit{Path: fc.Path, Before: linkState(cur)}); err == nil {
+				err = w.removeEntry(r.real)
+			}
 		} else {
 			err = w.remove(ctx, writer, fc.Path)
 		}
@@ -536,7 +572,9 @@ func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string
 			return conflict("a file of that name exists again; not overwriting it with the deleted one")
 		}
 		if wasLink {
-			err = w.symlinkEntry(r.real, string(fc.Old))
+			if err = recordEdits(ctx, writer, Edit{Path: fc.Path, After: linkState(fc.Old)}); err == nil {
+				err = w.symlinkEntry(r.real, string(fc.Old))
+			}
 		} else {
 			err = writer.WriteFile(withExactMode(ctx), fc.Path, nil, fc.Old, fc.Mode.Perm())
 		}
@@ -559,16 +597,25 @@ func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string
 		if !exists || !bytes.Equal(cur, fc.New) {
 			return conflict("the moved file was edited or removed since; not moving it back")
 		}
+		st := &FileState{Data: cur, Mode: recordedMode(curMode)}
 		switch {
 		case caseOnly && !curLink:
 			// Rename first: both names are the one file.
+			if err = recordEdits(ctx, writer, Edit{Path: fc.Path, Before: st}, Edit{Path: fc.OldPath, After: st}); err != nil {
+				break
+			}
 			if err = w.renameEntry(r.real, rs.real); err == nil && !bytes.Equal(fc.Old, fc.New) {
 				err = writer.WriteFile(withExactMode(ctx), fc.OldPath, nil, fc.Old, curMode)
 			}
 		case curLink:
-			err = w.renameEntry(r.real, rs.real)
+			if err = recordEdits(ctx, writer, Edit{Path: fc.Path, Before: st}, Edit{Path: fc.OldPath, After: st}); err == nil {
+				err = w.renameEntry(r.real, rs.real)
+			}
 		case fc.fromLink():
 			// A link moved and replaced by a file: the link comes back.
+			if err = recordEdits(ctx, writer, Edit{Path: fc.OldPath, After: linkState(fc.Old)}); err != nil {
+				break
+			}
 			if err = w.symlinkEntry(rs.real, string(fc.Old)); err == nil {
 				err = w.remove(ctx, writer, fc.Path)
 			}
@@ -588,6 +635,9 @@ func (w *Workspace) Revert(ctx context.Context, fc *FileChange, hunkIDs []string
 			// A link replaced by a regular file: the link comes back.
 			if !bytes.Equal(cur, fc.New) {
 				return conflict("the file that replaced the link was edited since; not reverting it")
+			}
+			if err := recordEdits(ctx, writer, Edit{Path: fc.Path, Before: &FileState{Data: cur, Mode: recordedMode(curMode)}, After: linkState(fc.Old)}); err != nil {
+				return res, err
 			}
 			if err := w.replaceWithLink(r.real, string(fc.Old)); err != nil {
 				return res, &PathError{Path: fc.Path, Err: err}

@@ -75,3 +75,37 @@ func readDiskFileMaybe(root, rel string) string {
 	data, _ := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
 	return string(data)
 }
+
+// A file the user created empty on disk (touch, an editor's New File
+// saved) before accepting the agent's creation of it takes the creation:
+// nothing of the user's is in it. One with other content is a conflict
+// that says how to go on, and is left alone.
+func TestCreateOverAnEmptyFileOnDisk(t *testing.T) {
+	w, root := newWS(t, map[string]string{"a.txt": "a\n"})
+	b := w.Propose(t.Context())
+	if err := b.Write("new.go", []byte("package x\n")); err != nil {
+		t.Fatal(err)
+	}
+	cs := mustBuild(t, b)
+	if err := os.WriteFile(filepath.Join(root, "new.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := w.Apply(t.Context(), cs, nil, nil)
+	if err != nil || len(res.Conflicts) != 0 || !slices.Equal(res.Applied, []string{"new.go"}) {
+		t.Fatalf("Apply onto an empty file = %+v, %v; want new.go written", res, err)
+	}
+	if got := diskContent(t, root, "new.go"); got != "package x\n" {
+		t.Fatalf("new.go on disk = %q", got)
+	}
+
+	if err := os.WriteFile(filepath.Join(root, "new.go"), []byte("user\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = w.Apply(t.Context(), cs, nil, nil)
+	if err != nil || len(res.Conflicts) != 1 || res.Conflicts[0].Reason != CreatedMeanwhile {
+		t.Fatalf("Apply onto a file with other content = %+v, %v; want the conflict %q", res, err, CreatedMeanwhile)
+	}
+	if got := diskContent(t, root, "new.go"); got != "user\n" {
+		t.Fatalf("the user's new.go was overwritten: %q", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -75,12 +76,6 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 		}
 		runID = st.RunID
 	}
-	active := map[string]engine.RunStatus{}
-	for _, st := range runs {
-		if st.Status == engine.RunRunning || st.Status == engine.RunPaused {
-			active[st.RunID] = st.Status
-		}
-	}
 	ws, err := workspace.Open(jc.root, workspace.Options{})
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentd review: workspace %s: %v\n", jc.root, err)
@@ -91,20 +86,29 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 		fmt.Fprintf(a.stderr, "agentd review: warning: the review of change %s is not recorded in the journal: %v\n", id, err)
 	})
 	defer book.Close()
+	// What a decision writes is its run's edit, recorded for undo as in the run.
+	stateDir := jc.w.stateDir
+	if stateDir == "" {
+		stateDir = gitops.DefaultStateDir()
+	}
+	if store, err := gitops.Open(a.ctx, ws, gitops.Options{StateDir: stateDir, MaxFileSize: ws.MaxFileSize()}); err == nil {
+		defer store.Close()
+		book.RecordEdits(engine.LedgerRecorder(engine.StoreLedger(func() (*gitops.Store, error) { return store, nil })))
+	} else {
+		fmt.Fprintf(a.stderr, "agentd review: warning: the snapshot store cannot be opened (%v); what you accept now cannot be undone\n", err)
+	}
 	if _, err := book.Load(); err != nil {
 		fmt.Fprintf(a.stderr, "agentd review: %v\n", err)
 	}
+	// Every pending set, a running or paused run's too (as the editors
+	// decide them): the run asking about one hears of the decision
+	// through the journal, and a prompt here about a set the run (or an
+	// editor) decides meanwhile moves on.
 	var todo []*review.Set
-	skipped := 0
 	sets := book.List()
 	book.Read(func() {
 		for _, s := range sets {
 			if (runID != "" && s.RunID != runID) || s.Counts().Pending == 0 {
-				continue
-			}
-			// A run still going asks about its own unapplied sets.
-			if _, busy := active[s.RunID]; busy && s.Review == engine.ReviewBefore {
-				skipped++
 				continue
 			}
 			todo = append(todo, s)
@@ -114,9 +118,6 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 		what := "no change set is pending in this workspace's journal"
 		if runID != "" {
 			what = "no change set of run " + runID + " is pending"
-		}
-		if skipped > 0 {
-			what += fmt.Sprintf(" (%d wait%s for an answer in the run still going)", skipped, pluralS(skipped))
 		}
 		fmt.Fprintln(a.stdout, what)
 		return exitOK
@@ -136,64 +137,99 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 			t.resolveRecorded(a.ctx, s, []review.Decision{{Action: review.Accept}}, "")
 			continue
 		}
-	ask:
-		for {
-			ans, err := con.Choose(a.ctx, text, reviewQuestion(mode), "ynaqes?", 0)
-			text = ""
-			switch {
-			case errors.Is(err, errNoAnswer):
-				fmt.Fprintf(a.stderr, "agentd review: standard input is closed; %d change set%s left pending (review them on a terminal: %s)\n",
-					len(todo)-i, plural(len(todo)-i), jc.hint("review"))
-				return exitUsage
-			case err != nil:
-				return exitCancelled
-			}
-			switch ans {
-			case 'y':
-				t.resolveRecorded(a.ctx, s, []review.Decision{{Action: review.Accept}}, "")
-			case 'a':
-				all = true
-				t.resolveRecorded(a.ctx, s, []review.Decision{{Action: review.Accept}}, "")
-			case 'n':
-				r, err := con.Prompt(a.ctx, "", "reason (optional, Enter to skip):")
-				if err != nil && !errors.Is(err, errNoAnswer) {
-					return exitCancelled
-				}
-				if r == "" {
-					r = "rejected at the terminal (agentd review)"
-				}
-				t.resolveRecorded(a.ctx, s, []review.Decision{{Action: review.Reject}}, r)
-			case 'q':
-				n := len(todo) - i
-				con.Println(fmt.Sprintf("%d change set%s left pending; review later with: %s", n, plural(n), jc.hint("review")))
-				return exitOK
-			case 's':
-				if _, err := t.splitSet(a.ctx, s, s.StepID); err != nil {
-					con.Println(con.paint("31", "review: ") + err.Error())
-					// Decided elsewhere meanwhile (the book took its state):
-					// ask again about what is still pending.
-					var changed *review.ChangedError
-					pending := false
-					book.Read(func() { pending = s.Counts().Pending > 0; cs = s.PendingChange() })
-					if errors.As(err, &changed) && pending {
-						text = fmt.Sprintf("(%d/%d, run %s, as it is now)\n%s", i+1, len(todo), orDash(s.RunID), t.renderChange(cs))
-						continue
-					}
-				}
-			case 'e':
-				if err := t.editRecorded(a.ctx, s, cs); err != nil {
-					con.Println(con.paint("31", "edit: ") + err.Error())
-					continue
-				}
-			case '?':
-				con.Println(reviewLaterKeys)
-				continue
-			}
-			break ask
+		if !t.pending(s) {
+			continue // decided in another process since
+		}
+		askCtx, stopWatch := t.watchDecided(a.ctx, s)
+		code, done := t.reviewOne(a, jc, askCtx, s, text, mode, len(todo)-i, &all)
+		stopWatch()
+		if errors.Is(context.Cause(askCtx), errDecidedElsewhere) {
+			var st string
+			book.Read(func() { st = s.Status() })
+			con.Println(fmt.Sprintf("%s change %s was decided in another agentd process: %s", con.paint("36", "~"), s.ID, st))
+			continue
+		}
+		if done {
+			return code
 		}
 	}
 	con.Println("every pending change set is decided")
 	return exitOK
+}
+
+// reviewOne asks about one recorded set until it is decided (done false),
+// or the review ends (done true, with the exit code): q, stdin closed,
+// Ctrl-C. left is the number of sets not decided yet, this one included.
+func (t *terminal) reviewOne(a *app, jc *journalCmd, ctx context.Context, s *review.Set, text string, mode engine.ReviewMode, left int, all *bool) (code int, done bool) {
+	con, book := t.con, t.book
+	for {
+		ans, err := con.Choose(ctx, text, reviewQuestion(mode), "ynaqes?", 0)
+		text = ""
+		switch {
+		case errors.Is(err, errNoAnswer):
+			fmt.Fprintf(a.stderr, "agentd review: standard input is closed; %d change set%s left pending (review them on a terminal: %s)\n",
+				left, plural(left), jc.hint("review"))
+			return exitUsage, true
+		case err != nil:
+			return exitCancelled, true
+		}
+		asNow := func() {
+			var cs *workspace.ChangeSet
+			book.Read(func() { cs = s.PendingChange() })
+			text = fmt.Sprintf("(as it is now)\n%s", t.renderChange(cs))
+		}
+		switch ans {
+		case 'y':
+			t.resolveRecorded(a.ctx, s, []review.Decision{{Action: review.Accept}}, "")
+		case 'a':
+			*all = true
+			t.resolveRecorded(a.ctx, s, []review.Decision{{Action: review.Accept}}, "")
+		case 'n':
+			r, err := con.Prompt(ctx, "", "reason (optional, Enter to skip):")
+			if err != nil && !errors.Is(err, errNoAnswer) {
+				return exitCancelled, true
+			}
+			if r == "" {
+				r = "rejected at the terminal (agentd review)"
+			}
+			t.resolveRecorded(a.ctx, s, []review.Decision{{Action: review.Reject}}, r)
+		case 'q':
+			con.Println(fmt.Sprintf("%d change set%s left pending; review later with: %s", left, plural(left), jc.hint("review")))
+			return exitOK, true
+		case 's':
+			if _, err := t.splitSet(ctx, s, s.StepID); err != nil {
+				if errors.Is(err, errNoAnswer) || ctx.Err() != nil {
+					continue // asked again: says what is left pending, or ends
+				}
+				con.Println(con.paint("31", "review: ") + err.Error())
+				// Decided elsewhere meanwhile (the book took its state):
+				// ask again about what is still pending.
+				if t.askAgain(err, s) {
+					asNow()
+					continue
+				}
+			}
+			if t.pending(s) {
+				asNow()
+				continue
+			}
+		case 'e':
+			if err := t.edit(a.ctx, s, "", ""); err != nil {
+				con.Println(con.paint("31", "edit: ") + err.Error())
+				if t.askAgain(err, s) {
+					asNow()
+				}
+				continue
+			}
+			var st string
+			book.Read(func() { st = s.Status() })
+			con.Println(fmt.Sprintf("%s change %s: %s", con.paint("36", "~"), s.ID, st))
+		case '?':
+			con.Println(reviewLaterKeys)
+			continue
+		}
+		return 0, false
+	}
 }
 
 // resolveRecorded decides a recorded set through the review book.
@@ -209,42 +245,6 @@ func (t *terminal) resolveRecorded(ctx context.Context, s *review.Set, d []revie
 	var st string
 	t.book.Read(func() { st = s.Status() })
 	t.con.Println(fmt.Sprintf("%s change %s: %s", t.con.paint("36", "~"), s.ID, st))
-}
-
-// editRecorded is "e" on a recorded set: a set applied already (review
-// after) is taken out first, so the edited version is written onto the
-// file as it was before the change; then the edit goes as at a run.
-func (t *terminal) editRecorded(ctx context.Context, s *review.Set, cs *workspace.ChangeSet) error {
-	var mode engine.ReviewMode
-	t.book.Read(func() { mode = s.Review })
-	if mode == engine.ReviewAfter {
-		res, err := t.book.Resolve(ctx, review.Files{WS: t.ws}, s, []review.Decision{{Action: review.Reject}}, "replaced by an edit at the terminal")
-		if err != nil {
-			return err
-		}
-		if len(res.Conflicts) > 0 {
-			return fmt.Errorf("%s: %s (the change stays as it is)", res.Conflicts[0].Path, res.Conflicts[0].Message)
-		}
-	}
-	if _, err := t.edit(ctx, cs); err != nil {
-		if mode == engine.ReviewAfter {
-			// Nothing is lost: the change goes back in as it was.
-			var d []review.Decision
-			t.book.Read(func() {
-				for _, u := range s.Units() {
-					if u.Status() == review.Rejected {
-						d = append(d, review.Decision{Path: u.F.Path, HunkID: u.ID(), Action: review.Accept})
-					}
-				}
-			})
-			if _, rerr := t.book.Resolve(ctx, review.Files{WS: t.ws}, s, d, ""); rerr != nil {
-				return fmt.Errorf("%v; and putting the change back failed: %v", err, rerr)
-			}
-			return fmt.Errorf("%v; the change is kept as it was", err)
-		}
-		return err
-	}
-	return nil
 }
 
 func pluralS(n int) string {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
@@ -32,10 +32,16 @@ func editor() string {
 	return "vi"
 }
 
-// edit opens the change set in $EDITOR as a patch and applies what the
-// user kept, through the review core: files or hunks deleted from the
-// patch are left out (rejected), edited lines are written as edited.
-func (t *terminal) edit(ctx context.Context, cs *workspace.ChangeSet) (*engine.ReviewOutcome, error) {
+// edit opens the pending units of set that path and hunkID select (as in
+// review.Set.Select; "" "" is all of them) in $EDITOR as a patch, and
+// decides them by what the user kept, through the review core
+// (review.Book.Edit) in every review mode: files or hunks deleted from the
+// patch are left out (rejected, or taken out of a file that holds them),
+// edited lines are written as edited, merged onto the file as it is then.
+// A patch that cannot be used is a *review.EditError: nothing is decided.
+func (t *terminal) edit(ctx context.Context, set *review.Set, path, hunkID string) error {
+	var cs *workspace.ChangeSet
+	t.book.Read(func() { cs = set.PendingChangeOf(path, hunkID) })
 	var b strings.Builder
 	fmt.Fprintf(&b, editHeader, cs.ID, cs.StepID)
 	for _, f := range cs.Files {
@@ -49,25 +55,25 @@ func (t *terminal) edit(ctx context.Context, cs *workspace.ChangeSet) (*engine.R
 	}
 	dir, err := os.MkdirTemp("", "agentd-edit-")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "change-"+cs.ID+".patch")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		return nil, err
+	file := filepath.Join(dir, "change-"+cs.ID+".patch")
+	if err := os.WriteFile(file, []byte(b.String()), 0o600); err != nil {
+		return err
 	}
 	ed := editor()
 	t.con.Hold(func() {
-		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", ed+` "$1"`, "agentd", path)
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", ed+` "$1"`, "agentd", file)
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 		err = cmd.Run()
 	})
 	if err != nil {
-		return nil, fmt.Errorf("the editor %q failed: %v (set $EDITOR to the editor you use)", ed, err)
+		return fmt.Errorf("the editor %q failed: %v (set $EDITOR to the editor you use); nothing was decided", ed, err)
 	}
-	data, err := os.ReadFile(path)
+	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var kept strings.Builder
 	for _, l := range strings.SplitAfter(string(data), "\n") {
@@ -78,9 +84,16 @@ func (t *terminal) edit(ctx context.Context, cs *workspace.ChangeSet) (*engine.R
 	// The review decides: the patch is recounted as git add -p does, or
 	// refused with the line and why; every file is recorded with what was
 	// decided on it.
-	set, decisions, err := review.Edited(cs, kept.String())
-	if err != nil {
-		return nil, fmt.Errorf("%v; nothing was applied: answer e to edit again, or s to choose hunks", err)
+	res, err := t.book.Edit(ctx, review.Files{WS: t.ws}, set, path, hunkID, kept.String(), review.EditReason)
+	var ee *review.EditError
+	if errors.As(err, &ee) {
+		return &review.EditError{Line: ee.Line, Reason: ee.Reason + "; nothing was applied: answer e to edit again, or s to choose hunks"}
 	}
-	return t.resolve(ctx, review.New(set, engine.ReviewBefore), decisions, review.EditReason)
+	if err != nil {
+		return err
+	}
+	for _, c := range res.Conflicts {
+		t.con.Println(t.con.paint("31", "conflict: ") + c.Path + ": " + c.Message)
+	}
+	return nil
 }
