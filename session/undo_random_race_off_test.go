@@ -1,0 +1,5 @@
+//go:build !race && unix && undorandom
+
+package session
+
+const raceOn = false
