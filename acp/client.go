@@ -16,9 +16,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
+	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -93,72 +93,62 @@ func (s *session) readThroughClient(ctx context.Context, rel string) {
 	s.setOverlay(rel, []byte(res.Content), false)
 }
 
-// restoreAroundEditor is the session's restore (agentsession.RestoreHook)
-// for a client that reads files: before the core's restore
-// (engine.RestoreAroundBuffers, which leaves alone the files whose buffers
-// hold the user's unsaved edits), the files the restore would change or
-// delete are read through the client (fs/read_text_file), so unsaved
-// edits in buffers agentd had not read yet are known and left alone too,
-// rather than overwritten in the editor by putRestored. Files binary on
-// disk are not read (ACP text cannot carry them).
-func (s *session) restoreAroundEditor(ctx context.Context, store *gitops.Store, id string, opts gitops.RestoreOptions) (*gitops.RestoreResult, error) {
-	if !opts.DryRun {
-		dry := opts
-		dry.DryRun = true
-		if plan, err := store.Restore(ctx, id, dry); err == nil {
-			for _, l := range [][]string{plan.Restored, plan.Deleted} {
-				for _, rel := range l {
-					s.mu.Lock()
-					_, open := s.overlays[rel]
-					s.mu.Unlock()
-					if open {
-						continue
-					}
-					data, err := os.ReadFile(filepath.Join(s.ws.Root(), filepath.FromSlash(rel)))
-					if err != nil || diff.IsBinary(data) || !utf8.Valid(data) {
-						continue
-					}
-					s.readThroughClient(ctx, rel)
-				}
-			}
+// clientBuffers is ACP's read and write of the editor's buffers
+// (agentsession.EditorBuffers); which files a restore or undo may write
+// and which buffers then show the new text is the session's rule.
+type clientBuffers struct{ s *session }
+
+// ReadBuffers reads through the client (fs/read_text_file) the files a
+// restore or undo is about to write, so unsaved edits in buffers agentd
+// had not read yet are known, and left alone, rather than overwritten in
+// the editor afterwards. Files binary on disk are not read (ACP text
+// cannot carry them).
+func (c clientBuffers) ReadBuffers(ctx context.Context, paths []string) {
+	s := c.s
+	if !s.caps.Fs.ReadTextFile {
+		return
+	}
+	for _, rel := range paths {
+		s.mu.Lock()
+		_, open := s.overlays[rel]
+		s.mu.Unlock()
+		if open {
+			continue
 		}
+		data, err := os.ReadFile(filepath.Join(s.ws.Root(), filepath.FromSlash(rel)))
+		if err != nil || diff.IsBinary(data) || !utf8.Valid(data) {
+			continue
+		}
+		s.readThroughClient(ctx, rel)
 	}
-	res, extra, err := engine.RestoreAroundBuffers(ctx, store, s.ws, id, opts)
-	if res != nil {
-		res.Conflicts = append(res.Conflicts, extra...)
-	}
-	return res, err
 }
 
-// putRestored gives the editor what a restore wrote (/restore, /undo,
-// /undo-restore). The restore itself is gitops' (through the session, with
-// its safety snapshot and protection, and engine.RestoreAroundBuffers
-// leaving alone the files whose buffers hold the user's unsaved edits); it
-// writes the disk. Then, with a client that writes (fs.writeTextFile),
-// each restored or re-created text file's new content goes to the editor
-// with fs/write_text_file, whether or not it is open there, so its buffers
-// show the restored text and its undo covers it; so do open buffers that
-// held only the agent's edits (engine.BuffersToRefresh). Binary files
-// (a NUL byte, or not UTF-8: ACP text cannot carry them), deletions and
-// file modes stay on the disk only. Without fs.writeTextFile, the overlays
-// of the files the restore touched are read again through the client.
-// It returns the files the editor could not be given, with why.
-func (s *session) putRestored(ctx context.Context, res *gitops.RestoreResult) []string {
-	touched := append(append(append([]string(nil), res.Restored...), res.Created...), res.Deleted...)
+// WriteBuffers gives the editor what a restore or undo wrote (/restore,
+// /undo, /undo-restore): with a client that writes (fs.writeTextFile),
+// each written or re-created text file's new content goes to the editor
+// with fs/write_text_file, whether or not it is open there, so its
+// buffers show it and its undo covers it; so do the open buffers the
+// session names (w.Refresh). Binary files (a NUL byte, or not UTF-8: ACP
+// text cannot carry them), deletions and file modes stay on the disk
+// only. Without fs.writeTextFile, the overlays of the files written are
+// read again through the client. It returns the files the editor could
+// not be given, with why.
+func (c clientBuffers) WriteBuffers(ctx context.Context, w agentsession.BufferWrite) []gitops.RestoreConflict {
+	s := c.s
 	if !s.caps.Fs.WriteTextFile {
-		s.refreshOverlays(ctx, touched)
+		s.refreshOverlays(ctx, append(append([]string(nil), w.Written...), w.Deleted...))
 		return nil
 	}
-	for _, rel := range res.Deleted {
+	for _, rel := range w.Deleted {
 		s.dropOverlay(rel)
 	}
-	rels := append(append([]string(nil), res.Restored...), res.Created...)
-	for _, b := range engine.BuffersToRefresh(s.ws, res, nil) {
-		if !slices.Contains(rels, b.Path) && !slices.Contains(res.Deleted, b.Path) {
+	rels := append([]string(nil), w.Written...)
+	for _, b := range w.Refresh {
+		if !slices.Contains(rels, b.Path) && !slices.Contains(w.Deleted, b.Path) {
 			rels = append(rels, b.Path)
 		}
 	}
-	var failed []string
+	var failed []gitops.RestoreConflict
 	for _, rel := range rels {
 		abs := filepath.Join(s.ws.Root(), filepath.FromSlash(rel))
 		content, err := os.ReadFile(abs)
@@ -173,7 +163,7 @@ func (s *session) putRestored(ctx context.Context, res *gitops.RestoreResult) []
 		if _, err := s.a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(s.id), Path: abs, Content: string(content)}); err != nil {
 			s.log.Warn("restored file not written through the editor", "path", rel, "err", err)
 			s.dropOverlay(rel)
-			failed = append(failed, fmt.Sprintf("%s (%v)", rel, err))
+			failed = append(failed, gitops.RestoreConflict{Path: rel, Message: fmt.Sprintf("written on disk, but the editor refused the new text (reload it from disk): %v", err)})
 			continue
 		}
 		s.setOverlay(rel, content, true)

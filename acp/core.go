@@ -71,7 +71,7 @@ func reviewChangeSet(ctx context.Context, book *review.Book, ws *workspace.Works
 // overwriting, as in every front end.
 // With overwrite, files changed by someone else are restored too.
 // Open buffers follow the same rule as in the editors
-// (engine.RestoreAroundBuffers): a file whose buffer holds the user's
+// (session.RestoreAroundBuffers): a file whose buffer holds the user's
 // unsaved edits is left alone and reported. The session records the
 // restore in the journal, so /undo-restore (or any front end) undoes it.
 func restoreSnapshot(ctx context.Context, sess *agentsession.Session, id string, overwrite bool) (*gitops.RestoreResult, error) {

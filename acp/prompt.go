@@ -16,6 +16,7 @@ import (
 	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
+	agentsession "github.com/agentd/agentd/session"
 )
 
 // wait blocks until the running turn, if any, has ended or d has passed.
@@ -217,15 +218,14 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string, 
 		s.say("Revoked " + strings.Join(ids, ", ") + ".\n")
 		return sdk.StopReasonEndTurn, nil
 	case "undo", "undo-restore":
-		f := strings.Fields(arg)
-		overwrite := len(f) == 1 && f[0] == "--overwrite"
-		if len(f) > 1 || (len(f) == 1 && !overwrite) {
-			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "use /" + cmd + " [--overwrite]"})
+		u, err := parseUndo(cmd, arg)
+		if err != nil {
+			return sdk.StopReasonEndTurn, err
 		}
 		if cmd == "undo" {
-			return sdk.StopReasonEndTurn, s.undoRun(ctx, overwrite)
+			return sdk.StopReasonEndTurn, s.undoRun(ctx, u)
 		}
-		return sdk.StopReasonEndTurn, s.undoRestore(ctx, overwrite)
+		return sdk.StopReasonEndTurn, s.undoRestore(ctx, u)
 	}
 	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID, /undo, /undo-restore, /rules and /revoke ID", cmd)})
 }
@@ -242,7 +242,10 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 	s.mu.Lock()
 	prior := s.saved.Conversation.Context("in the editor")
 	s.mu.Unlock()
-	req := llm.CreateRequest{Request: prior + request, Workspace: s.ws, OpenFiles: files, Images: imgs}
+	req := llm.CreateRequest{Request: prior + request, Workspace: s.ws, OpenFiles: files, Images: imgs,
+		// A sensitive file the planner's model wants to read asks
+		// (session/request_permission), as a step's read does.
+		Approve: (*approver)(s).Approve}
 	if s.caps.Fs.ReadTextFile {
 		// The planner's oldText check must judge the text the edit will
 		// see: the editor's buffer, read as the edit step reads it.
@@ -410,56 +413,162 @@ func (s *session) restore(ctx context.Context, id string, overwrite bool) error 
 	return nil
 }
 
-// undoRun undoes this session's newest prompt run not yet undone (again:
-// the run before), or in a session that ran nothing the workspace's
-// newest run not yet undone, through the session layer, which records it
-// in the journal as every front end's undo does.
-func (s *session) undoRun(ctx context.Context, overwrite bool) error {
-	s.mu.Lock()
-	runs := append([]string(nil), s.saved.Runs...)
-	s.mu.Unlock()
-	id := ""
-	for i := len(runs) - 1; i >= 0; i-- {
-		if s.journal.UndoneOf(runs[i]) == nil {
-			id = runs[i]
-			break
+// undoArgs are /undo's and /undo-restore's: what to undo (a run ID, or
+// a restore's or undo's ID; empty: the newest not undone) and the choice
+// on a conflict, or --diff to see the conflicts and change nothing.
+type undoArgs struct {
+	id   string
+	opts agentsession.UndoOptions
+	diff bool
+}
+
+// parseUndo reads "/undo [RUN] [--keep-conflicts|--overwrite|--diff|--dry-run]"
+// and "/undo-restore [ID] [...]".
+func parseUndo(cmd, arg string) (undoArgs, error) {
+	var u undoArgs
+	what := "RUN"
+	if cmd == "undo-restore" {
+		what = "ID"
+	}
+	usage := sdk.NewInvalidParams(map[string]any{"prompt": "use /" + cmd + " [" + what + "] [--keep-conflicts | --overwrite | --diff | --dry-run]"})
+	for _, f := range strings.Fields(arg) {
+		switch f {
+		case "--keep-conflicts", "--overwrite":
+			if u.opts.OnConflict != "" {
+				return u, usage
+			}
+			u.opts.OnConflict = gitops.KeepConflicts
+			if f == "--overwrite" {
+				u.opts.OnConflict = gitops.OverwriteConflicts
+			}
+		case "--diff":
+			u.diff, u.opts.DryRun = true, true
+		case "--dry-run":
+			u.opts.DryRun = true
+		default:
+			if strings.HasPrefix(f, "-") || u.id != "" {
+				return u, usage
+			}
+			u.id = f
 		}
 	}
-	if id == "" && len(runs) > 0 {
-		return sdk.NewInvalidParams(map[string]any{"prompt": "nothing to undo: every run of this session is undone"})
+	return u, nil
+}
+
+// undoRun undoes a run: the one named, else this session's newest prompt
+// run not yet undone (again: the run before), or in a session that ran
+// nothing the workspace's newest run not yet undone, through the session
+// layer, which records it in the journal as every front end's undo does.
+func (s *session) undoRun(ctx context.Context, u undoArgs) error {
+	id := u.id
+	if id == "" {
+		s.mu.Lock()
+		runs := append([]string(nil), s.saved.Runs...)
+		s.mu.Unlock()
+		for i := len(runs) - 1; i >= 0; i-- {
+			if s.journal.UndoneOf(runs[i]) == nil {
+				id = runs[i]
+				break
+			}
+		}
+		if id == "" && len(runs) > 0 {
+			return sdk.NewInvalidParams(map[string]any{"prompt": "nothing to undo: every run of this session is undone"})
+		}
 	}
 	// A session that ran nothing undoes as every front end does: the
 	// workspace's newest run not yet undone.
-	res, err := s.sess.UndoRun(ctx, id, gitops.RestoreOptions{Overwrite: overwrite})
+	res, err := s.sess.UndoRun(ctx, id, u.opts)
 	if err != nil {
 		var ns *journal.NoSnapshotsError
-		if errors.As(err, &ns) || errors.Is(err, journal.ErrNothingToUndo) {
+		if errors.As(err, &ns) || errors.Is(err, journal.ErrNothingToUndo) || errors.Is(err, journal.ErrNoSuchRun) || errors.Is(err, journal.ErrAmbiguousRun) {
 			return sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 		}
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
 	}
-	s.mu.Lock()
-	s.saved.Conversation.Undid(res.RunID)
-	s.mu.Unlock()
-	s.reportRestore(ctx, res.Restore, fmt.Sprintf("Undid run %s: back to its start snapshot %s.\n", res.RunID, short12(res.SnapshotID)), "/undo --overwrite", true)
-	if res.Leftovers != nil {
+	if res.Applied && !res.DryRun {
+		s.mu.Lock()
+		s.saved.Conversation.Undid(res.RunID)
+		s.mu.Unlock()
+	}
+	s.reportUndo(&res.UndoResult, "run "+res.RunID, "/undo "+res.RunID, u.diff)
+	if res.Leftovers != nil && res.Applied && !res.DryRun {
 		// What the undo could not take back, in the session's words.
 		s.say("```\n" + res.Leftovers.Text + "\n```\n")
 	}
 	return nil
 }
 
-// undoRestore undoes the newest restore not yet undone, from any front end.
-func (s *session) undoRestore(ctx context.Context, overwrite bool) error {
-	res, err := s.sess.UndoRestore(ctx, gitops.RestoreOptions{Overwrite: overwrite})
+// undoRestore undoes a restore or an undo (the named one, else the newest
+// not yet undone), from any front end.
+func (s *session) undoRestore(ctx context.Context, u undoArgs) error {
+	res, err := s.sess.UndoRestore(ctx, u.id, u.opts)
 	if errors.Is(err, journal.ErrNoRestoreToUndo) {
 		return sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 	}
 	if err != nil {
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo restore: " + err.Error()}}
 	}
-	s.reportRestore(ctx, res.Restore, "Undid the last restore.\n", "/undo-restore --overwrite", false)
+	what := "the restore to " + short12(res.Undid.SnapshotID)
+	if res.Undid.RunID != "" {
+		what = "the undo of run " + res.Undid.RunID
+	}
+	s.reportUndo(&res.UndoResult, what, "/undo-restore "+res.Undid.ID, u.diff)
 	return nil
+}
+
+// reportUndo says what an undo of what did, or why it changed nothing and
+// the commands (again, which names it) that decide its conflicts.
+func (s *session) reportUndo(res *agentsession.UndoResult, what, again string, showDiff bool) {
+	var b strings.Builder
+	list := func(name string, paths []string) {
+		if len(paths) > 0 {
+			fmt.Fprintf(&b, "- %s: %s\n", name, strings.Join(paths, ", "))
+		}
+	}
+	switch {
+	case !res.Applied:
+		fmt.Fprintf(&b, "Nothing was undone: undoing %s conflicts with edits made since:\n", what)
+	case res.DryRun:
+		fmt.Fprintf(&b, "Undoing %s would change (nothing was changed):\n", what)
+	default:
+		fmt.Fprintf(&b, "Undid %s.\n", what)
+	}
+	if res.BySnapshot != "" {
+		fmt.Fprintf(&b, "(%s)\n", res.BySnapshot)
+	}
+	verb := ""
+	if res.DryRun || !res.Applied {
+		verb = "would be "
+	}
+	if res.Applied || res.DryRun {
+		list(verb+"reverted", res.Reverted)
+		list(verb+"re-created", res.Created)
+		list(verb+"deleted", res.Deleted)
+		list(verb+"overwritten (your version is kept in safety snapshot "+short12(res.UndoSnapshot)+")", res.Overwritten)
+	}
+	for _, c := range res.Conflicts {
+		kept := ""
+		if res.Applied && !res.DryRun && slices.Contains(res.Kept, c.Path) {
+			kept = "kept as it is: "
+		}
+		fmt.Fprintf(&b, "- conflict: %s%s — %s\n", kept, c.Path, c.Reason)
+		if showDiff && c.Diff != "" {
+			fmt.Fprintf(&b, "```diff\n%s```\n", c.Diff)
+		}
+	}
+	for _, c := range res.LeftAlone {
+		fmt.Fprintf(&b, "- left alone: %s — %s\n", c.Path, c.Message)
+	}
+	if len(res.Conflicts) > 0 && (!res.Applied || res.DryRun) {
+		fmt.Fprintf(&b, "Choose: `%s --keep-conflicts` (undo the rest, keep these files as they are), `%s --overwrite` (overwrite them; a safety snapshot keeps your version), or `%s --diff` (see the conflicts as a diff).\n", again, again, again)
+	}
+	if res.Applied && !res.DryRun && len(res.Reverted)+len(res.Created)+len(res.Deleted)+len(res.Overwritten) == 0 {
+		b.WriteString("Nothing differed.\n")
+	}
+	if res.UndoID != "" {
+		fmt.Fprintf(&b, "Undo this with `/undo-restore %s`.\n", res.UndoID)
+	}
+	s.say(b.String())
 }
 
 func short12(id string) string {
@@ -506,7 +615,6 @@ func (s *session) listRules() error {
 // an undo of a run are recorded restores; an undo of a restore is not (a
 // second /undo-restore takes back the restore before it).
 func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, head, again string, undoable bool) {
-	failed := s.putRestored(ctx, res)
 	var b strings.Builder
 	b.WriteString(head)
 	list := func(name string, paths []string) {
@@ -522,9 +630,6 @@ func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, 
 	}
 	for _, c := range res.LeftAlone {
 		fmt.Fprintf(&b, "- left alone: %s — %s\n", c.Path, c.Message)
-	}
-	if len(failed) > 0 {
-		fmt.Fprintf(&b, "- restored on disk, but the editor refused the new text (reload these from disk): %s\n", strings.Join(failed, ", "))
 	}
 	if len(res.Conflicts) > 0 {
 		fmt.Fprintf(&b, "Restore them too with `%s`.\n", again)

@@ -131,9 +131,7 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 	}
 	j := sess.Journal
 	s.sess, s.journal, s.book = sess, j, sess.Book
-	if s.caps.Fs.ReadTextFile {
-		sess.RestoreHook = s.restoreAroundEditor
-	}
+	sess.Buffers = clientBuffers{s}
 	if id != "" {
 		found, err := j.Load(sessionRecord(id), &s.saved)
 		if err == nil && !found {

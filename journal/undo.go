@@ -42,6 +42,13 @@ const (
 type Undone struct {
 	At  time.Time `json:"at"`
 	How string    `json:"how"`
+	// UndoID is the undo that did it (its Restore record's ID), when an
+	// undo did.
+	UndoID string `json:"undoId,omitempty"`
+	// Kept are the run's files the undo left as they were (the user
+	// chose to keep their conflicting edits): the run is undone except
+	// there.
+	Kept []string `json:"kept,omitempty"`
 }
 
 // RunHead is what the journal's own rules need of a run's record (the
@@ -58,7 +65,16 @@ type RunHead struct {
 
 // MarkUndone records that run id was undone.
 func (j *Journal) MarkUndone(runID, how string) error {
-	return j.Save("undone/"+RecordName(runID)+".json", Undone{At: time.Now().UTC(), How: how})
+	return j.MarkUndoneBy(runID, Undone{How: how})
+}
+
+// MarkUndoneBy records that run id was undone as u says (At is set here
+// when zero).
+func (j *Journal) MarkUndoneBy(runID string, u Undone) error {
+	if u.At.IsZero() {
+		u.At = time.Now().UTC()
+	}
+	return j.Save("undone/"+RecordName(runID)+".json", u)
 }
 
 // Unmark forgets that run id was undone (an undo of that undo).
@@ -131,22 +147,32 @@ func RunToUndo(runs []RunHead, id string) (*RunHead, error) {
 	return st, nil
 }
 
-// Restore is a restore of the workspace to a snapshot, whichever front end
-// asked for it (a snapshot restore, an undo of a run, an undo of a
-// restore). Before is the safety snapshot taken just before it: undoing
-// the restore returns the workspace there.
+// Restore is a restore or an undo, whichever front end asked for it: a
+// snapshot restore (a reset), an undo of a run (a revert of the run's
+// ledger), an undo of either. Before is the safety snapshot taken just
+// before it. Owner, when set, is the ledger owner its writes were recorded
+// under ("undo/<ID>", "restore/<ID>"): undoing it reverts that owner, so
+// what the user wrote after it stays. Without Owner (recorded before undo
+// became a revert) undoing it restores Before, protected.
 type Restore struct {
 	ID         string    `json:"id"`
 	At         time.Time `json:"at"`
-	SnapshotID string    `json:"snapshotId"`
+	SnapshotID string    `json:"snapshotId,omitempty"`
 	Before     string    `json:"before"`
+	Owner      string    `json:"owner,omitempty"`
 	// RunID is the run this restore undid, for an undo of a run.
 	RunID string `json:"runId,omitempty"`
+	// Kept are the files an undo left as they were (KeepConflicts).
+	Kept []string `json:"kept,omitempty"`
 	// Undo is set on the restore that undid another (its ID): such a
 	// restore is not itself offered to "undo restore".
 	Undo   string     `json:"undo,omitempty"`
 	Undone *time.Time `json:"undone,omitempty"`
 }
+
+// NewRestoreID is the ID a Restore record gets (a sortable UTC time), for
+// a caller that needs it before recording (an undo's ledger owner).
+func NewRestoreID(at time.Time) string { return at.UTC().Format("20060102T150405.000000000Z") }
 
 // RecordRestore records r (its ID and At are set here when empty).
 func (j *Journal) RecordRestore(r Restore) (Restore, error) {
@@ -154,7 +180,7 @@ func (j *Journal) RecordRestore(r Restore) (Restore, error) {
 		r.At = time.Now().UTC()
 	}
 	if r.ID == "" {
-		r.ID = r.At.Format("20060102T150405.000000000Z")
+		r.ID = NewRestoreID(r.At)
 	}
 	return r, j.Save("restores/"+RecordName(r.ID)+".json", r)
 }
@@ -174,20 +200,47 @@ func (j *Journal) Restores() ([]Restore, error) {
 	return rs, nil
 }
 
-// RestoreToUndo is the restore "undo restore" means: the newest one not
-// yet undone (an undo's own restore does not count). ErrNoRestoreToUndo
-// when there is none.
-func (j *Journal) RestoreToUndo() (*Restore, error) {
+// RestoreToUndo is the restore "undo restore" means: with id "" the
+// newest one not yet undone (an undo of a restore does not count), else
+// the one whose ID is id or starts with it. ErrNoRestoreToUndo when there
+// is none.
+func (j *Journal) RestoreToUndo(id string) (*Restore, error) {
 	rs, err := j.Restores()
 	if err != nil {
 		return nil, err
 	}
+	undoable := func(r Restore) bool { return r.Undone == nil && r.Undo == "" && (r.Before != "" || r.Owner != "") }
+	if id == "" {
+		for i := range rs {
+			if undoable(rs[i]) {
+				return &rs[i], nil
+			}
+		}
+		return nil, ErrNoRestoreToUndo
+	}
+	var found []*Restore
 	for i := range rs {
-		if rs[i].Undone == nil && rs[i].Undo == "" && rs[i].Before != "" {
-			return &rs[i], nil
+		if rs[i].ID == id {
+			found = []*Restore{&rs[i]}
+			break
+		}
+		if strings.HasPrefix(rs[i].ID, id) {
+			found = append(found, &rs[i])
 		}
 	}
-	return nil, ErrNoRestoreToUndo
+	switch {
+	case len(found) == 0:
+		return nil, fmt.Errorf("%w: none has the ID %q", ErrNoRestoreToUndo, id)
+	case len(found) > 1:
+		return nil, fmt.Errorf("%q is the start of %d restores' IDs; give more of it", id, len(found))
+	case found[0].Undone != nil:
+		return nil, fmt.Errorf("%w: %s is undone already", ErrNoRestoreToUndo, found[0].ID)
+	case found[0].Undo != "":
+		return nil, fmt.Errorf("%w: %s undid another restore; undo that one again instead", ErrNoRestoreToUndo, found[0].ID)
+	case !undoable(*found[0]):
+		return nil, fmt.Errorf("%w: %s wrote nothing", ErrNoRestoreToUndo, found[0].ID)
+	}
+	return found[0], nil
 }
 
 // MarkRestoreUndone records that the restore r was undone.

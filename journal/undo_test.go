@@ -59,7 +59,7 @@ func TestRestoreToUndo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.RestoreToUndo(); !errors.Is(err, ErrNoRestoreToUndo) {
+	if _, err := j.RestoreToUndo(""); !errors.Is(err, ErrNoRestoreToUndo) {
 		t.Fatalf("none: %v", err)
 	}
 	t0 := time.Now().UTC()
@@ -69,14 +69,35 @@ func TestRestoreToUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	j2, _ := Open(state, root, nil)
-	r, err := j2.RestoreToUndo()
+	r, err := j2.RestoreToUndo("")
 	if err != nil || r.ID != b.ID {
 		t.Fatalf("newest: %+v %v, want %s (an undo's own restore does not count)", r, err, b.ID)
 	}
 	if err := j2.MarkRestoreUndone(*r); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := j2.RestoreToUndo(); err != nil || r.ID != a.ID {
+	if r, err := j2.RestoreToUndo(""); err != nil || r.ID != a.ID {
 		t.Fatalf("after undoing it: %+v %v, want %s", r, err, a.ID)
+	}
+}
+
+// An older run undone out of order (agentd undo RUN) is passed over by
+// the plain undo, which walks back over the runs still standing.
+func TestRunToUndoAfterAnOlderRunWasUndone(t *testing.T) {
+	t0 := time.Now()
+	runs := []RunHead{ // newest first
+		{RunID: "run-3", Status: "completed", StartTime: t0.Add(2 * time.Second), Snapshots: []string{"s3"}},
+		{RunID: "run-2", Status: "completed", StartTime: t0.Add(time.Second), Snapshots: []string{"s2"}, Undone: &Undone{How: HowUndo, Kept: []string{"a.txt"}}},
+		{RunID: "run-1", Status: "completed", StartTime: t0, Snapshots: []string{"s1"}},
+	}
+	for _, want := range []string{"run-3", "run-1"} {
+		st, err := RunToUndo(runs, "")
+		if err != nil || st.RunID != want {
+			t.Fatalf("undo: %v %v, want %s", st, err, want)
+		}
+		st.Undone = &Undone{How: HowUndo}
+	}
+	if _, err := RunToUndo(runs, ""); !errors.Is(err, ErrNothingToUndo) {
+		t.Fatalf("all undone: %v", err)
 	}
 }

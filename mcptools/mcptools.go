@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -97,7 +98,7 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Set, []error) 
 			continue
 		}
 		seen[prefix] = true
-		cs, list, err := connect(ctx, sv, opts)
+		cs, list, tail, err := connect(ctx, sv, opts)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("MCP server %q: %w", sv.Name, err))
 			continue
@@ -105,7 +106,9 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Set, []error) 
 		set.mu.Lock()
 		set.sessions = append(set.sessions, cs)
 		for _, t := range list {
-			set.tools = append(set.tools, newTool(cs, sv.Name, prefix, t))
+			nt := newTool(cs, sv.Name, prefix, t)
+			nt.stderr = tail
+			set.tools = append(set.tools, nt)
 		}
 		set.mu.Unlock()
 		opts.Logger.Info("MCP server started", "server", sv.Name, "tools", len(list))
@@ -113,8 +116,11 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Set, []error) 
 	return set, errs
 }
 
-func connect(ctx context.Context, sv Server, opts Options) (*mcp.ClientSession, []*mcp.Tool, error) {
+// connect starts sv; tail keeps a stdio server's last stderr lines (nil
+// for http), which name what went wrong when it crashes.
+func connect(ctx context.Context, sv Server, opts Options) (cs *mcp.ClientSession, list []*mcp.Tool, tail *logWriter, err error) {
 	var t mcp.Transport
+	var stderrW *os.File
 	switch {
 	case sv.Command != "":
 		cmd := exec.Command(sv.Command, sv.Args...)
@@ -123,32 +129,48 @@ func connect(ctx context.Context, sv Server, opts Options) (*mcp.ClientSession, 
 		for k, v := range sv.Env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}
-		cmd.Stderr = &logWriter{log: opts.Logger.With("mcpServer", sv.Name)}
+		lw := &logWriter{log: opts.Logger.With("mcpServer", sv.Name), done: make(chan struct{})}
+		// The server's stderr is a pipe read here to its end, so that when
+		// the server dies its last words are read before they are quoted.
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		go func() {
+			defer close(lw.done)
+			defer r.Close()
+			_, _ = io.Copy(lw, r)
+		}()
+		stderrW = w
+		cmd.Stderr = w
 		t = &mcp.CommandTransport{Command: cmd}
+		tail = lw
 	case sv.URL != "":
 		hc := &http.Client{Transport: headerTransport{headers: sv.Headers, rt: http.DefaultTransport}}
 		t = &mcp.StreamableClientTransport{Endpoint: sv.URL, HTTPClient: hc}
 	default:
-		return nil, nil, errors.New("give a command (stdio) or a url (http)")
+		return nil, nil, nil, errors.New("give a command (stdio) or a url (http)")
 	}
 	// The session outlives the request that starts it: only starting is
 	// bounded.
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.Timeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "agentd", Version: opts.Version}, nil)
-	cs, err := client.Connect(cctx, t, nil)
-	if err != nil {
-		return nil, nil, fmt.Errorf("cannot start it: %w", err)
+	cs, err = client.Connect(cctx, t, nil)
+	if stderrW != nil {
+		stderrW.Close() // the child has its own copy once started
 	}
-	var list []*mcp.Tool
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("cannot start it: %w%s", err, tail.said())
+	}
 	for tool, err := range cs.Tools(cctx, nil) {
 		if err != nil {
 			_ = cs.Close()
-			return nil, nil, fmt.Errorf("cannot list its tools: %w", err)
+			return nil, nil, nil, fmt.Errorf("cannot list its tools: %w%s", err, tail.said())
 		}
 		list = append(list, tool)
 	}
-	return cs, list, nil
+	return cs, list, tail, nil
 }
 
 type headerTransport struct {
@@ -166,11 +188,42 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return h.rt.RoundTrip(r)
 }
 
-// logWriter sends a server's stderr to the log, a line at a time.
+// logWriter sends a server's stderr to the log, a line at a time, and
+// keeps the last lines (tailLines) to name what went wrong.
 type logWriter struct {
-	log *slog.Logger
-	mu  sync.Mutex
-	buf []byte
+	log  *slog.Logger
+	mu   sync.Mutex
+	buf  []byte
+	last []string
+	done chan struct{} // closed when the server's stderr ends
+}
+
+// stderrWait bounds how long a failed call waits for a server's stderr to
+// end (a dead server's ends at once) before quoting it.
+const stderrWait = 2 * time.Second
+
+// tailLines is how many of a server's last stderr lines an error quotes.
+const tailLines = 10
+
+// said is the server's last stderr lines as an error's end ("" if none).
+func (w *logWriter) said() string {
+	if w == nil {
+		return ""
+	}
+	select {
+	case <-w.done:
+	case <-time.After(stderrWait):
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	lines := append([]string(nil), w.last...)
+	if len(w.buf) > 0 {
+		lines = append(lines, string(w.buf))
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return "; its last stderr lines:\n" + strings.Join(lines, "\n")
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
@@ -182,7 +235,15 @@ func (w *logWriter) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		w.log.Debug("MCP server stderr", "line", string(w.buf[:i]))
+		line := string(w.buf[:i])
+		w.log.Debug("MCP server stderr", "line", line)
+		if len(line) > 500 {
+			line = line[:500] + "…"
+		}
+		w.last = append(w.last, line)
+		if len(w.last) > tailLines {
+			w.last = w.last[len(w.last)-tailLines:]
+		}
 		w.buf = w.buf[i+1:]
 	}
 	return len(p), nil
@@ -207,6 +268,7 @@ type Tool struct {
 	desc     string
 	schema   json.RawMessage
 	readOnly bool
+	stderr   *logWriter // a stdio server's last stderr lines (nil: http)
 }
 
 var (
@@ -269,6 +331,30 @@ type Output struct {
 	Text       string `json:"text"`
 	Structured any    `json:"structured,omitempty"`
 	IsError    bool   `json:"isError,omitempty"`
+	// Truncated: the result was over the cap (tools.MaxCommandOutput, as
+	// a command's output): Text keeps the head and the tail with a line
+	// saying how much was cut, and a structured result over the cap is
+	// left out. What the model, the journal and a session file get is
+	// this capped output.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// cap bounds o to max bytes of text (head and tail kept) and drops a
+// structured result larger than max.
+func (o *Output) cap(max int) {
+	if len(o.Text) > max {
+		h := max / 2
+		cut := len(o.Text) - max
+		o.Text = o.Text[:h] + fmt.Sprintf("\n[… %d bytes of the MCP tool's result cut: results are capped at %d bytes, the head and the tail kept …]\n", cut, max) +
+			o.Text[len(o.Text)-(max-h):]
+		o.Truncated = true
+	}
+	if o.Structured != nil {
+		if raw, err := json.Marshal(o.Structured); err != nil || len(raw) > max {
+			o.Structured = fmt.Sprintf("[the structured result (%d bytes) is left out: results are capped at %d bytes]", len(raw), max)
+			o.Truncated = true
+		}
+	}
 }
 
 func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*tools.Result, error) {
@@ -283,7 +369,10 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, &tools.Error{Code: "MCP", Message: fmt.Sprintf("%s: calling %s on the MCP server %s: %v", t.name, t.mcpName, t.server, err)}
+		// A server that crashed (EOF, a closed pipe) is named with what it
+		// last said; its tools fail from now on, the session goes on.
+		return nil, &tools.Error{Code: "MCP", Message: fmt.Sprintf("%s: calling %s on the MCP server %s failed (%v): the server may have stopped; "+
+			"the session goes on without it%s", t.name, t.mcpName, t.server, err, t.stderr.said())}
 	}
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -296,6 +385,7 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*
 		}
 	}
 	out := Output{Text: b.String(), Structured: res.StructuredContent, IsError: res.IsError}
+	out.cap(tools.MaxCommandOutput)
 	if env != nil && env.Output != nil && out.Text != "" {
 		env.Output("stdout", out.Text)
 	}

@@ -232,13 +232,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	s.registry = wrapTools(s, s.opts.Tools)
 	if sess != nil {
 		s.sess, s.ws = sess, sess.WS
-		sess.RestoreHook = func(ctx context.Context, store *gitops.Store, id string, ro gitops.RestoreOptions) (*gitops.RestoreResult, error) {
-			res, extra, err := s.restoreWithBuffers(ctx, store, sess.WS, id, ro)
-			if res != nil {
-				res.Conflicts = append(res.Conflicts, extra...)
-			}
-			return res, err
-		}
+		sess.Buffers = editorBuffers{s, sess.WS}
 		s.changes.Book = sess.Book
 		cfg := sess.Config()
 		cfg.Tools = s.registry

@@ -201,7 +201,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	if s.opts.PlanMaker == nil {
 		return nil, errNoModel
 	}
-	req := PlanRequest{Request: p.Request, ExploreRounds: p.ExploreRounds, MapTokens: p.MapTokens}
+	req := PlanRequest{Request: p.Request, ExploreRounds: p.ExploreRounds, MapTokens: p.MapTokens, Approve: (*approver)(s).Approve}
 	var end func()
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()

@@ -76,6 +76,9 @@ type PlanRequest struct {
 	ExploreRounds, MapTokens int
 	// Progress, if set, reports what the planner does ($/progress).
 	Progress func(message string)
+	// Approve asks the editor (agentd/approval/request) before the
+	// planner's model reads a sensitive file (engine.ReadGate).
+	Approve func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error)
 }
 
 // PlanMaker makes plans with a model (engine/llm behind an adapter).

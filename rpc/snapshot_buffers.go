@@ -7,8 +7,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -23,23 +23,28 @@ import (
 //     leaves alone, as a conflict, every buffer with unsaved user edits,
 //     on disk too.
 
-// restoreWithBuffers restores through the core's buffer rule
-// (engine.RestoreAroundBuffers) and then puts the restored text into the
-// open buffers it names (engine.BuffersToRefresh). Extra conflicts
-// (buffers left alone) are returned beside the result.
-func (s *Server) restoreWithBuffers(ctx context.Context, store *gitops.Store, ws *workspace.Workspace, id string, opts gitops.RestoreOptions) (*gitops.RestoreResult, []gitops.RestoreConflict, error) {
-	res, extra, err := engine.RestoreAroundBuffers(ctx, store, ws, id, opts)
-	if err != nil || opts.DryRun {
-		return res, extra, err
-	}
-	extra = append(extra, s.restoreBuffers(ctx, ws, id, engine.BuffersToRefresh(ws, res, opts.Paths))...)
-	return res, extra, nil
+// editorBuffers is the editor server's read and write of the editor's
+// buffers (session.EditorBuffers); the rule of which buffers a restore or
+// undo may write, and which then show the new text, is the session's.
+type editorBuffers struct {
+	s  *Server
+	ws *workspace.Workspace
+}
+
+// ReadBuffers does nothing: the editor tells the server of every change
+// to its buffers (textDocument/didChange).
+func (editorBuffers) ReadBuffers(context.Context, []string) {}
+
+// WriteBuffers puts the disk's new text into the open buffers the session
+// chose (w.Refresh).
+func (b editorBuffers) WriteBuffers(ctx context.Context, w session.BufferWrite) []gitops.RestoreConflict {
+	return b.s.restoreBuffers(ctx, b.ws, w.Reason, w.Refresh)
 }
 
 // restoreBuffers puts the disk's restored text into bufs (chosen by
-// engine.BuffersToRefresh) through workspace/applyEdit, then asks the
-// editor to save them.
-func (s *Server) restoreBuffers(ctx context.Context, ws *workspace.Workspace, id string, bufs []workspace.BufferState) []gitops.RestoreConflict {
+// session.BuffersToRefresh) through workspace/applyEdit, then asks the
+// editor to save them, saying reason.
+func (s *Server) restoreBuffers(ctx context.Context, ws *workspace.Workspace, reason string, bufs []workspace.BufferState) []gitops.RestoreConflict {
 	if !s.capabilities().applyEdit {
 		return nil
 	}
@@ -73,7 +78,7 @@ func (s *Server) restoreBuffers(ctx context.Context, ws *workspace.Workspace, id
 	}
 	if len(edited) > 0 {
 		var sr SaveResult
-		if err := s.call(ctx, "agentd/documents/save", SaveParams{URIs: edited, Reason: "restoring snapshot " + id + " put the restored text into the buffer"}, &sr); err != nil {
+		if err := s.call(ctx, "agentd/documents/save", SaveParams{URIs: edited, Reason: reason}, &sr); err != nil {
 			s.log.Warn("asking the editor to save restored buffers failed; they stay modified, with the restored text", "error", err)
 		}
 	}

@@ -10,8 +10,11 @@ import (
 )
 
 // Undo is the daemon's (package session), with one meaning in every front
-// end, recorded in the workspace's journal: undo the last run (stepping
-// back one run per call) and undo the last restore.
+// end, recorded in the workspace's journal: undo a run (the last one,
+// stepping back one run per call, or a named one alone) and undo a
+// restore or an undo. Undo is a revert: what the agent wrote is taken
+// back on top of what the files hold now; a conflict changes nothing
+// until the client chooses (onConflict).
 func undoMethods() map[string]method {
 	return map[string]method{
 		"agentd/undo/run":     {call: (*Server).undoRun, async: true},
@@ -33,15 +36,82 @@ func (s *Server) session() (*session.Session, error) {
 }
 
 type undoParams struct {
-	Overwrite bool `json:"overwrite"`
-	DryRun    bool `json:"dryRun"`
+	// RunID (agentd/undo/run) or ID (agentd/undo/restore) names what to
+	// undo; empty: the newest not undone.
+	RunID string `json:"runId"`
+	ID    string `json:"id"`
+	// OnConflict is "", "keep" or "overwrite"; Overwrite (older
+	// clients) means "overwrite".
+	OnConflict string `json:"onConflict"`
+	Overwrite  bool   `json:"overwrite"`
+	DryRun     bool   `json:"dryRun"`
+}
+
+func (p undoParams) options() (session.UndoOptions, error) {
+	o := session.UndoOptions{DryRun: p.DryRun, OnConflict: gitops.ConflictChoice(p.OnConflict)}
+	switch o.OnConflict {
+	case gitops.RefuseOnConflict, gitops.KeepConflicts, gitops.OverwriteConflicts:
+	default:
+		return o, badParam("onConflict", `%q is not a choice: use "" (change nothing on a conflict), "keep" or "overwrite"`, p.OnConflict)
+	}
+	if p.Overwrite {
+		if o.OnConflict == gitops.KeepConflicts {
+			return o, badParam("overwrite", `overwrite: true contradicts onConflict: "keep"; send one of them`)
+		}
+		o.OnConflict = gitops.OverwriteConflicts
+	}
+	return o, nil
+}
+
+// UndoConflict is a file an undo cannot take back cleanly: the user
+// changed the agent's own lines, or holds unsaved edits in the editor.
+type UndoConflict struct {
+	URI  string `json:"uri"`
+	Path string `json:"path"`
+	// Reason says why (Message is the same, for clients of a restore's
+	// conflicts).
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+	// Owners are the ledger owners whose edits conflict: "run/<id>" of
+	// the run undone, and of any newer run that changed the file too.
+	Owners []string `json:"owners,omitempty"`
+	// Diff is a unified diff from the file now to what "overwrite" would
+	// write.
+	Diff string `json:"diff,omitempty"`
+}
+
+// WayBack is the request that takes an undo back.
+type WayBack struct {
+	Method string         `json:"method"`
+	Params map[string]any `json:"params"`
+}
+
+// UndoResult is what agentd/undo/run and agentd/undo/restore share.
+type UndoResult struct {
+	Applied      bool              `json:"applied"`
+	DryRun       bool              `json:"dryRun,omitempty"`
+	UndoID       string            `json:"undoId,omitempty"`
+	Reverted     []string          `json:"reverted"`
+	Conflicts    []UndoConflict    `json:"conflicts"`
+	Overwritten  []string          `json:"overwritten"`
+	LeftAloneNow []ResolveConflict `json:"leftAlone"`
+	Kept         []string          `json:"kept"`
+	// BySnapshot says why a snapshot was restored instead of a revert
+	// (what is undone was recorded before undo became a revert).
+	BySnapshot string   `json:"bySnapshot,omitempty"`
+	WayBack    *WayBack `json:"wayBack,omitempty"`
 }
 
 // UndoRunResult is agentd/undo/run's result.
 type UndoRunResult struct {
-	RunID      string        `json:"runId"`
-	SnapshotID string        `json:"snapshotId"`
-	Restore    RestoreResult `json:"restore"`
+	RunID      string `json:"runId"`
+	SnapshotID string `json:"snapshotId"`
+	UndoResult
+	Created []string `json:"created"`
+	Deleted []string `json:"deleted"`
+	// Restore is the same in a restore's shape (clients of before undo
+	// became a revert read it).
+	Restore RestoreResult `json:"restore"`
 	// Leftovers is what the undo could not take back, worded by the
 	// session (omitted when there is nothing).
 	Leftovers *session.Leftovers `json:"leftovers,omitempty"`
@@ -52,16 +122,36 @@ func (s *Server) undoRun(ctx context.Context, params json.RawMessage) (any, erro
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
+	opts, err := p.options()
+	if err != nil {
+		return nil, err
+	}
 	sess, err := s.session()
 	if err != nil {
 		return nil, err
 	}
-	res, err := sess.UndoRun(ctx, "", gitops.RestoreOptions{Overwrite: p.Overwrite, DryRun: p.DryRun})
+	res, err := sess.UndoRun(ctx, p.RunID, opts)
 	if err != nil {
 		return nil, err
 	}
 	s.readRecordedRuns() // the run lists show it undone
-	return UndoRunResult{RunID: res.RunID, SnapshotID: res.SnapshotID, Restore: s.restoreResult(res.Restore), Leftovers: res.Leftovers}, nil
+	u, rr := s.undoResult(&res.UndoResult)
+	return UndoRunResult{RunID: res.RunID, SnapshotID: res.SnapshotID, UndoResult: u, Created: rr.Created, Deleted: rr.Deleted,
+		Restore: rr, Leftovers: res.Leftovers}, nil
+}
+
+// UndoRestoreResult is agentd/undo/restore's result: a restore's fields
+// (restored, created, deleted, undoSnapshotId; conflicts and leftAlone
+// are the undo's, a superset) and an undo's.
+type UndoRestoreResult struct {
+	Restored []string `json:"restored"`
+	Created  []string `json:"created"`
+	Deleted  []string `json:"deleted"`
+	UndoResult
+	UndoSnapshotID   string `json:"undoSnapshotId"`
+	ResultSnapshotID string `json:"resultSnapshotId,omitempty"`
+	// Undid is the ID of the restore or undo this took back.
+	Undid string `json:"undid"`
 }
 
 func (s *Server) undoRestore(ctx context.Context, params json.RawMessage) (any, error) {
@@ -69,16 +159,66 @@ func (s *Server) undoRestore(ctx context.Context, params json.RawMessage) (any, 
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
+	opts, err := p.options()
+	if err != nil {
+		return nil, err
+	}
 	sess, err := s.session()
 	if err != nil {
 		return nil, err
 	}
-	res, err := sess.UndoRestore(ctx, gitops.RestoreOptions{Overwrite: p.Overwrite, DryRun: p.DryRun})
+	res, err := sess.UndoRestore(ctx, p.ID, opts)
 	if err != nil {
 		return nil, err
 	}
 	if res.Undid.RunID != "" {
 		s.readRecordedRuns()
 	}
-	return s.restoreResult(res.Restore), nil
+	u, rr := s.undoResult(&res.UndoResult)
+	if res.Applied && !res.DryRun {
+		// Its way back: the run undone again, or the snapshot restored
+		// again.
+		if res.Undid.RunID != "" {
+			u.WayBack = &WayBack{Method: "agentd/undo/run", Params: map[string]any{"runId": res.Undid.RunID}}
+		} else if res.Undid.SnapshotID != "" {
+			u.WayBack = &WayBack{Method: "agentd/snapshot/restore", Params: map[string]any{"id": res.Undid.SnapshotID}}
+		}
+	}
+	return UndoRestoreResult{Restored: rr.Restored, Created: rr.Created, Deleted: rr.Deleted, UndoResult: u,
+		UndoSnapshotID: rr.UndoSnapshotID, ResultSnapshotID: rr.ResultSnapshotID, Undid: res.Undid.ID}, nil
+}
+
+// undoResult is res on the wire: the undo's fields and the same in a
+// restore's shape.
+func (s *Server) undoResult(res *session.UndoResult) (UndoResult, RestoreResult) {
+	uris := func(l []string) []string {
+		out := []string{}
+		for _, p := range l {
+			out = append(out, s.uriOf(p))
+		}
+		return out
+	}
+	u := UndoResult{Applied: res.Applied, DryRun: res.DryRun, UndoID: res.UndoID, Reverted: uris(res.Reverted), Conflicts: []UndoConflict{},
+		Overwritten: uris(res.Overwritten), LeftAloneNow: []ResolveConflict{}, Kept: uris(res.Kept), BySnapshot: res.BySnapshot}
+	rr := RestoreResult{Restored: uris(res.Reverted), Created: uris(res.Created), Deleted: uris(res.Deleted), Conflicts: []ResolveConflict{},
+		LeftAlone: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot}
+	if res.Restore != nil {
+		rr = s.restoreResult(res.Restore)
+	}
+	for _, c := range res.Conflicts {
+		u.Conflicts = append(u.Conflicts, UndoConflict{URI: s.uriOf(c.Path), Path: c.Path, Reason: c.Reason, Message: c.Reason, Owners: c.Owners, Diff: c.Diff})
+		if res.Restore == nil {
+			rr.Conflicts = append(rr.Conflicts, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Reason})
+		}
+	}
+	for _, c := range res.LeftAlone {
+		u.LeftAloneNow = append(u.LeftAloneNow, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
+		if res.Restore == nil {
+			rr.LeftAlone = append(rr.LeftAlone, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
+		}
+	}
+	if res.UndoID != "" {
+		u.WayBack = &WayBack{Method: "agentd/undo/restore", Params: map[string]any{"id": res.UndoID}}
+	}
+	return u, rr
 }

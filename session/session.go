@@ -66,10 +66,10 @@ type Session struct {
 	storeErr   error
 	bg         sync.WaitGroup
 
-	// RestoreHook, if set, restores for the front end (the editor server
-	// puts the restored text into the open buffers); nil restores around
-	// the buffers the user edited (engine.RestoreAroundBuffers).
-	RestoreHook func(ctx context.Context, store *gitops.Store, id string, opts gitops.RestoreOptions) (*gitops.RestoreResult, error)
+	// Buffers, if set, is the front end's read and write of its editor's
+	// buffers: restores and undos go around the buffers the user edited
+	// (buffers.go) and give the others the new text through it.
+	Buffers EditorBuffers
 
 	policyMu sync.Mutex
 
@@ -300,4 +300,21 @@ func NewBook(j *engine.Journal, unrecorded func(cs string, err error)) *review.B
 		b.Keep(j.Journal, unrecorded)
 	}
 	return b
+}
+
+// RecordBookEdits makes what book writes (a decision at `agentd review`,
+// outside any run's process) recorded as its run's edits in the snapshot
+// store of ws, as a run records them, so that undo takes them back. The
+// returned func closes the store. An error means the store cannot be
+// opened: decisions would then not be undoable, and the caller says so.
+func RecordBookEdits(ctx context.Context, book *review.Book, ws *workspace.Workspace, stateDir string) (func(), error) {
+	if stateDir == "" {
+		stateDir = gitops.DefaultStateDir()
+	}
+	store, err := gitops.Open(ctx, ws, gitops.Options{StateDir: stateDir, MaxFileSize: ws.MaxFileSize()})
+	if err != nil {
+		return func() {}, err
+	}
+	book.RecordEdits(engine.LedgerRecorder(engine.StoreLedger(func() (*gitops.Store, error) { return store, nil })))
+	return func() { store.Close() }, nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
 )
 
@@ -69,16 +68,16 @@ func TestUndoStepsBackAndSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if r, err := s.UndoRun(ctx, "", gitops.RestoreOptions{}); err != nil || r.RunID != second || read() != "first\n" {
+	if r, err := s.UndoRun(ctx, "", UndoOptions{}); err != nil || r.RunID != second || read() != "first\n" {
 		t.Fatalf("first undo: %+v %v, a.txt %q", r, err, read())
 	}
-	if r, err := s.UndoRun(ctx, "", gitops.RestoreOptions{}); err != nil || r.RunID != first || read() != "a\n" {
+	if r, err := s.UndoRun(ctx, "", UndoOptions{}); err != nil || r.RunID != first || read() != "a\n" {
 		t.Fatalf("second undo: %+v %v, a.txt %q", r, err, read())
 	}
-	if _, err := s.UndoRun(ctx, "", gitops.RestoreOptions{}); !errors.Is(err, journal.ErrNothingToUndo) {
+	if _, err := s.UndoRun(ctx, "", UndoOptions{}); !errors.Is(err, journal.ErrNothingToUndo) {
 		t.Fatalf("third undo: %v, want nothing to undo", err)
 	}
-	if u, err := s.UndoRestore(ctx, gitops.RestoreOptions{}); err != nil || u.Undid.RunID != first || read() != "first\n" {
+	if u, err := s.UndoRestore(ctx, "", UndoOptions{}); err != nil || u.Undid.RunID != first || read() != "first\n" {
 		t.Fatalf("undo restore: %+v %v, a.txt %q", u, err, read())
 	}
 	runs, _ := s.Journal.Runs()
@@ -89,7 +88,7 @@ func TestUndoStepsBackAndSurvivesRestart(t *testing.T) {
 	}
 	noSnap := runWrite(t, s, "third\n", false)
 	var ns *journal.NoSnapshotsError
-	if _, err := s.UndoRun(ctx, "", gitops.RestoreOptions{}); !errors.As(err, &ns) || ns.RunID != noSnap || read() != "third\n" {
+	if _, err := s.UndoRun(ctx, "", UndoOptions{}); !errors.As(err, &ns) || ns.RunID != noSnap || read() != "third\n" {
 		t.Fatalf("undo after a run without snapshots: %v, a.txt %q; want it named", err, read())
 	}
 }

@@ -106,7 +106,7 @@ func TestUndoNamesLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	res, err := s.UndoRun(ctx, "", gitops.RestoreOptions{})
+	res, err := s.UndoRun(ctx, "", UndoOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestNoLeftovers(t *testing.T) {
 	}
 	defer s.Close()
 	runCommand(t, s, "echo b > a.txt")
-	res, err := s.UndoRun(ctx, "", gitops.RestoreOptions{})
+	res, err := s.UndoRun(ctx, "", UndoOptions{})
 	if err != nil || res.Leftovers != nil {
 		t.Fatalf("undo: %+v %v; want no leftovers", res, err)
 	}

@@ -27,7 +27,12 @@ type sensitiveConfig struct {
 
 // SensitivePattern returns the pattern of the sensitive list (the default
 // one and what .agentd/config.json adds) that rel matches, or "" when rel
-// is not sensitive. rel is a workspace-relative slash path.
+// is not sensitive. rel is a workspace-relative slash path (or anything
+// Resolve takes). The list is matched against the path as written and
+// against the file it leads to: symbolic links and ".." are followed
+// inside the workspace, so config.txt -> .env and src/notes.md ->
+// ../id_rsa are sensitive, and a link leading outside the workspace is
+// matched by its target's name.
 func (w *Workspace) SensitivePattern(rel string) string {
 	return w.SensitiveMatcher()(rel)
 }
@@ -35,6 +40,24 @@ func (w *Workspace) SensitivePattern(rel string) string {
 // SensitiveMatcher returns SensitivePattern with the list read once, for
 // a walk that asks of many files.
 func (w *Workspace) SensitiveMatcher() func(rel string) string {
+	match := w.SensitiveNameMatcher()
+	return func(p string) string {
+		if pat := match(p); pat != "" {
+			return pat
+		}
+		for _, q := range w.sensitiveAliases(p) {
+			if pat := match(q); pat != "" {
+				return pat
+			}
+		}
+		return ""
+	}
+}
+
+// SensitiveNameMatcher matches the path as written only, without looking
+// at the disk: for a walk that never follows links (fileset reports a link
+// as a link), where a regular file's path is the file itself.
+func (w *Workspace) SensitiveNameMatcher() func(rel string) string {
 	list := append(append([]string(nil), DefaultSensitive...), w.extraSensitive()...)
 	return func(rel string) string {
 		rel = path.Clean(filepath.ToSlash(rel))
@@ -49,6 +72,27 @@ func (w *Workspace) SensitiveMatcher() func(rel string) string {
 		}
 		return ""
 	}
+}
+
+// sensitiveAliases are the other names of what p leads to: the clean
+// lexical path, the symlink-free path inside the workspace, and, for a
+// link that leaves the workspace, the name of the file it reaches.
+func (w *Workspace) sensitiveAliases(p string) []string {
+	r, err := w.resolve(p)
+	if err == nil {
+		return []string{r.rel, r.real}
+	}
+	name, err := pathOf(p)
+	if err != nil {
+		return nil
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(w.root, name)
+	}
+	if real, err := filepath.EvalSymlinks(name); err == nil {
+		return []string{filepath.Base(real)}
+	}
+	return nil
 }
 
 // extraSensitive reads the workspace config's additions (read each time:

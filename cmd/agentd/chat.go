@@ -87,6 +87,13 @@ type chat struct {
 }
 
 func cmdChat(a *app, o chatOptions) int {
+	// The workspace is accepted (not /, not the home directory, a state
+	// dir outside it) before anything reaches a model: the first turn's
+	// planner sends the file listing, so refusing only when a plan runs
+	// is too late. The same rules as plan, map and run.
+	if !checkPlaces("chat", o.w.dir, o.w.stateDir, o.w.allowBroad, a.stderr) {
+		return exitUsage
+	}
 	ws, err := workspace.Open(o.w.dir, workspace.Options{})
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentd chat: workspace %s: %v\n", o.w.dir, err)
@@ -212,7 +219,8 @@ func (c *chat) turn(shown, request string) {
 	budget := engine.NewBudget(0, 0)
 	var used engine.Usage
 	p, _ := makePlan(c.a.ctx, "chat", c.conv.Context("at the terminal")+request, c.root, c.o.model, c.a.stderr,
-		planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore})
+		planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore,
+			con: c.con, yes: c.o.yes})
 	t.tokens, t.costUSD = used.InputTokens+used.OutputTokens, used.CostUSD
 	if p == nil {
 		c.con.Println("no plan this turn; say it another way, or /help")
@@ -243,7 +251,8 @@ func (c *chat) turn(shown, request string) {
 	}
 	lvl, file := "warn", ""
 	ro := runOptions{planPath: c.j.PlanFile(p.ID), wsDir: c.root, stateDir: c.o.w.stateDir, review: c.o.review, yes: c.o.yes,
-		model: c.o.model, parallel: 4, stepTimeout: engine.DefaultStepTimeout, log: logFlags{file: &file, level: &lvl}}
+		allowBroad: c.o.w.allowBroad,
+		model:      c.o.model, parallel: 4, stepTimeout: engine.DefaultStepTimeout, log: logFlags{file: &file, level: &lvl}}
 	c.con.Hold(func() { runWith(c.a.ctx, ro, c.a.stdout, c.a.stderr) })
 	st := c.runOf(p.ID)
 	t.Learn(c.j, st)

@@ -58,25 +58,43 @@ func TestHintsWorkWhenPasted(t *testing.T) {
 	if u.code != 0 || readFile(t, greet) != before {
 		t.Fatalf("pasted %q: exit %d, greet.go restored: %v\n%s%s", undo, u.code, readFile(t, greet) == before, u.stdout, u.stderr)
 	}
-	redo := hintAfter(t, u.stdout, "undo with: ")
-	if rr := paste(t, filepath.Join(top, "c"), redo); rr.code != 0 || readFile(t, greet) != after {
+	// Each undo prints its own way back, naming what it undoes: the undo
+	// of the run by its ID, then the run again by its ID.
+	redo := hintAfter(t, u.stdout, "undo this undo with: ")
+	rr := paste(t, filepath.Join(top, "c"), redo)
+	if rr.code != 0 || readFile(t, greet) != after {
 		t.Fatalf("pasted %q: exit %d\n%s%s", redo, rr.code, rr.stdout, rr.stderr)
-	} else if again := hintAfter(t, rr.stdout, "undo with: "); paste(t, top, again).code != 0 || readFile(t, greet) != before {
-		t.Fatalf("pasted %q: greet.go not back to before the run", again)
+	}
+	again := hintAfter(t, rr.stdout, "undo this undo with: ")
+	ar := paste(t, top, again)
+	if ar.code != 0 || readFile(t, greet) != before {
+		t.Fatalf("pasted %q: greet.go not back to before the run\n%s%s", again, ar.stdout, ar.stderr)
+	}
+	// The undo just done names its own undo; pasting it re-applies the run.
+	if redo2 := hintAfter(t, ar.stdout, "undo this undo with: "); paste(t, top, redo2).code != 0 || readFile(t, greet) != after {
+		t.Fatalf("re-applying the run with %q: greet.go %q", redo2, readFile(t, greet))
 	}
 
-	// A user's edit after the run is a conflict, left alone; the printed
-	// "too" hint restores it as well.
-	if rr := paste(t, top, redo); rr.code != 0 || readFile(t, greet) != after {
-		t.Fatalf("re-applying the run: exit %d\n%s%s", rr.code, rr.stdout, rr.stderr)
-	}
+	// A user's edit of a file the run wrote is a conflict: the undo
+	// changes nothing (exit 1), names it and the commands that decide
+	// it, each naming the run; pasted, each does what it says.
 	mainGo := filepath.Join(ws, "main.go")
 	os.WriteFile(mainGo, []byte(readFile(t, mainGo)+"// mine\n"), 0o644)
 	c := paste(t, filepath.Join(top, "b"), undo)
-	if c.code != exitPartial || !strings.Contains(c.stdout, "conflict: main.go") || !strings.Contains(readFile(t, mainGo), "// mine") {
-		t.Fatalf("undo over a user's edit: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	if c.code != exitFailed || !strings.Contains(c.stdout, "conflict: main.go") || !strings.Contains(readFile(t, mainGo), "// mine") || readFile(t, greet) != after {
+		t.Fatalf("undo over a user's edit: exit %d, greet.go undone %v\n%s%s", c.code, readFile(t, greet) != after, c.stdout, c.stderr)
 	}
-	too := hintAfter(t, c.stdout, "to restore the conflicting files too: ")
+	if d := paste(t, top, hintAfter(t, c.stdout, "to see the conflicts as a diff: ")); d.code != 0 || readFile(t, greet) != after || !strings.Contains(d.stdout, "main.go") {
+		t.Fatalf("the diff hint: exit %d, greet.go undone %v\n%s%s", d.code, readFile(t, greet) != after, d.stdout, d.stderr)
+	}
+	keep := hintAfter(t, c.stdout, "to undo the rest and keep the conflicting files as they are: ")
+	if k := paste(t, filepath.Join(top, "c"), keep); k.code != 0 || readFile(t, greet) != before || !strings.Contains(readFile(t, mainGo), "// mine") {
+		t.Fatalf("pasted %q: exit %d, greet.go undone %v\n%s%s", keep, k.code, readFile(t, greet) == before, k.stdout, k.stderr)
+	}
+	if runs := agentdIn(t, top, agentdBin, nil, "runs", "--workspace", ws, "--state-dir", filepath.Join(top, "state")); !strings.Contains(runs.stdout, "undone (1 file kept)") {
+		t.Fatalf("runs after an undo that kept main.go:\n%s%s", runs.stdout, runs.stderr)
+	}
+	too := hintAfter(t, c.stdout, "to overwrite them too (a safety snapshot keeps your version): ")
 	if o := paste(t, filepath.Join(top, "c"), too); o.code != 0 || strings.Contains(readFile(t, mainGo), "// mine") {
 		t.Fatalf("pasted %q: exit %d\n%s%s", too, o.code, o.stdout, o.stderr)
 	}

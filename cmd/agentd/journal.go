@@ -198,6 +198,9 @@ func cmdRuns(jc *journalCmd, args []string, stdout, stderr io.Writer) int {
 		status := string(st.Status)
 		if u := st.Undone; u != nil {
 			status += ", undone"
+			if n := len(u.Kept); n > 0 {
+				status += fmt.Sprintf(" (%d file%s kept)", n, plural(n))
+			}
 			if u.How == journal.HowRollback {
 				status = string(st.Status) + ", rolled back"
 			}

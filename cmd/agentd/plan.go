@@ -22,12 +22,13 @@ import (
 )
 
 func init() {
-	planFromRequest = func(ctx context.Context, o runOptions, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int) {
+	planFromRequest = func(ctx context.Context, o runOptions, con *console, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int) {
 		// The planner's repository map is cached in the run's state dir;
 		// its calls are counted, so the run's summary shows them.
 		budget := engine.NewBudget(0, 0)
 		var used engine.Usage
-		p, code := makePlan(ctx, "run", o.request, o.wsDir, o.model, stderr, planOpts{stateDir: o.stateDir, budget: budget, used: &used, verbose: o.verbose})
+		p, code := makePlan(ctx, "run", o.request, o.wsDir, o.model, stderr, planOpts{stateDir: o.stateDir, budget: budget, used: &used, verbose: o.verbose,
+			con: con, yes: o.yes})
 		if p == nil {
 			return nil, nil, code
 		}
@@ -154,8 +155,13 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		return nil, exitUsage
 	}
 	pl := models.Planner
+	con := po.con
+	if con == nil {
+		con = newConsole(stderr, stdin)
+	}
 	plan, err := pl.Create(ctx, llm.CreateRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
-		OnProgress: live.progress, OnWarnings: live.warnings, OnText: live.streamed, Budget: po.budget})
+		OnProgress: live.progress, OnWarnings: live.warnings, OnText: live.streamed, Budget: po.budget,
+		Approve: live.approver(con, po.yes)})
 	live.done(plan)
 	used := pl.Used()
 	if po.used != nil {
@@ -267,7 +273,8 @@ func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine
 	if req.Previous != nil {
 		return pl.Regenerate(ctx, req.Previous, req.Feedback)
 	}
-	cr := llm.CreateRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens}
+	cr := llm.CreateRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
+		Approve: req.Approve}
 	if req.Progress != nil {
 		cr.OnProgress = func(p llm.Progress) { req.Progress(p.String()) }
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +22,11 @@ type planOpts struct {
 	budget    engine.Budget // if set, charged for the planner's calls
 	used      *engine.Usage // if set, receives what the planner used
 	verbose   bool          // show the model's text as it streams
+	// con, if set, asks before the planner's model reads a sensitive file
+	// (llm.CreateRequest.Approve); nil, or standard input closed: the file
+	// is left out with a note. yes allows every such read.
+	con *console
+	yes bool
 }
 
 // planLive shows the planner's progress on stderr: on a terminal a live
@@ -43,6 +50,7 @@ type planLive struct {
 	stop   chan struct{}
 	ended  chan struct{}
 	closed bool
+	held   bool // a question is on screen: no redraw
 }
 
 func newPlanLive(cmd string, w io.Writer) *planLive {
@@ -80,7 +88,7 @@ func (l *planLive) tick() {
 
 // draw redraws the live line (l.mu held).
 func (l *planLive) draw() {
-	if !l.tty || l.phase == "" || l.closed {
+	if !l.tty || l.phase == "" || l.closed || l.held {
 		return
 	}
 	fmt.Fprintf(l.w, "\r\033[K%s agentd %s: %s · %s", spinner[l.frame%len(spinner)], l.cmd, l.phase,
@@ -97,6 +105,43 @@ func (l *planLive) progress(p llm.Progress) {
 		return
 	}
 	fmt.Fprintf(l.w, "agentd %s: %s\n", l.cmd, p.String())
+}
+
+// approver is llm.CreateRequest.Approve at the terminal: the planner's
+// model wants to read a sensitive file (engine.ReadGate). The live line
+// stops while the question is on screen. With standard input closed the
+// answer is engine.ErrCannotAsk: the file is left out, and the planner
+// says so.
+func (l *planLive) approver(con *console, yes bool) func(context.Context, engine.ApprovalRequest) (engine.ApprovalDecision, error) {
+	var one sync.Mutex // one question at a time
+	return func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
+		if yes {
+			return engine.ApprovalDecision{Allow: true}, nil
+		}
+		one.Lock()
+		defer one.Unlock()
+		l.mu.Lock()
+		l.clear()
+		l.held = true
+		l.mu.Unlock()
+		defer func() {
+			l.mu.Lock()
+			l.held = false
+			l.draw()
+			l.mu.Unlock()
+		}()
+		text := fmt.Sprintf("%s the planner's model wants to %s\n    %s\n", con.paint("33", "?"), lowerFirst(req.Title), req.Detail)
+		ans, err := con.Choose(ctx, text, "allow this read? [y]es [n]o, then Enter:", "yn", 0)
+		switch {
+		case errors.Is(err, errNoAnswer):
+			return engine.ApprovalDecision{}, fmt.Errorf("%w: %v", engine.ErrCannotAsk, err)
+		case err != nil:
+			return engine.ApprovalDecision{}, err
+		case ans == 'y':
+			return engine.ApprovalDecision{Allow: true}, nil
+		}
+		return engine.ApprovalDecision{Reason: "denied at the terminal"}, nil
+	}
 }
 
 // println prints a line above the live line.

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// From the terminal: restoring a run's first snapshot removes what the
-// run's commands wrote and keeps (and reports) the user's later edit.
+// From the terminal: undoing a run removes what the run's commands wrote
+// and keeps the user's later edit of a file the run never touched, which
+// is not a conflict (issue 38, point 5).
 func TestRestoreUndoesCommandsFromTerminal(t *testing.T) {
 	ws, stateDir := t.TempDir(), t.TempDir()
 	if err := os.WriteFile(filepath.Join(ws, "keep.txt"), []byte("kept\n"), 0o644); err != nil {
@@ -24,7 +25,7 @@ func TestRestoreUndoesCommandsFromTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := paste(t, t.TempDir(), hint)
-	if u.code != exitPartial { // done, with conflicts left alone
+	if u.code != 0 { // done: keep.txt is not the run's
 		t.Fatalf("undo %s: exit %d\n%s%s", hint, u.code, u.stdout, u.stderr)
 	}
 	for _, f := range []string{"gen.txt", "out/made.txt"} {
@@ -35,8 +36,8 @@ func TestRestoreUndoesCommandsFromTerminal(t *testing.T) {
 	if got := readFile(t, filepath.Join(ws, "keep.txt")); got != "user's edit\n" {
 		t.Errorf("the user's edit was overwritten: %q", got)
 	}
-	if !strings.Contains(u.stdout+u.stderr, "keep.txt") {
-		t.Errorf("the restore does not report keep.txt as a conflict:\n%s%s", u.stdout, u.stderr)
+	if strings.Contains(u.stdout+u.stderr, "keep.txt") {
+		t.Errorf("the undo names keep.txt, which the run never touched:\n%s%s", u.stdout, u.stderr)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -87,13 +86,8 @@ func cmdReview(a *app, jc *journalCmd, runArg string) int {
 	})
 	defer book.Close()
 	// What a decision writes is its run's edit, recorded for undo as in the run.
-	stateDir := jc.w.stateDir
-	if stateDir == "" {
-		stateDir = gitops.DefaultStateDir()
-	}
-	if store, err := gitops.Open(a.ctx, ws, gitops.Options{StateDir: stateDir, MaxFileSize: ws.MaxFileSize()}); err == nil {
-		defer store.Close()
-		book.RecordEdits(engine.LedgerRecorder(engine.StoreLedger(func() (*gitops.Store, error) { return store, nil })))
+	if closeStore, err := session.RecordBookEdits(a.ctx, book, ws, jc.w.stateDir); err == nil {
+		defer closeStore()
 	} else {
 		fmt.Fprintf(a.stderr, "agentd review: warning: the snapshot store cannot be opened (%v); what you accept now cannot be undone\n", err)
 	}

@@ -21,7 +21,8 @@ import (
 // It is set by plan.go; it returns the plan or an exit code with the error
 // already printed.
 // It also returns what the planner used (the summary shows it).
-var planFromRequest func(ctx context.Context, o runOptions, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int)
+// con asks before the planner's model reads a sensitive file.
+var planFromRequest func(ctx context.Context, o runOptions, con *console, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int)
 
 // stdin is where prompts read answers (tests replace it).
 var stdin io.Reader = os.Stdin
@@ -174,7 +175,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "agentd run: --request needs a model, and this build has no planner")
 			return exitUsage
 		}
-		p, used, code := planFromRequest(ctx, o, stderr)
+		p, used, code := planFromRequest(ctx, o, con, stderr)
 		if p == nil {
 			return code
 		}

@@ -41,12 +41,18 @@ func TestUndoNamesWhatItCannotUndo(t *testing.T) {
 	if !strings.Contains(r.stdout, "not undone: the run made 1 commit in your repository") {
 		t.Errorf("the run's summary does not name its commit:\n%s", r.stdout)
 	}
-	// The user edits a file the run made: undo leaves it alone, a
-	// conflict named with the flag that overrides it (exit 3).
+	// The user edits a file the run made: undo changes nothing, naming
+	// the conflict and the flags (exit 1); with --keep-conflicts it
+	// undoes the rest and leaves new.txt as it is.
 	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("mine\n"), 0o644)
-	u := agentdIn(t, ws, agentdBin, env, "undo", "--workspace", ws, "--state-dir", state)
-	if u.code != exitPartial {
-		t.Fatalf("undo: exit %d\n%s%s", u.code, u.stdout, u.stderr)
+	c := agentdIn(t, ws, agentdBin, env, "undo", "--workspace", ws, "--state-dir", state)
+	if c.code != exitFailed || !strings.Contains(c.stdout, "conflict: new.txt") || !strings.Contains(c.stdout, "--keep-conflicts") ||
+		!strings.Contains(c.stdout, "(restore with --overwrite to replace it)") { // the flag's name, not "restore with overwrite"
+		t.Fatalf("undo over new.txt: exit %d\n%s%s", c.code, c.stdout, c.stderr)
+	}
+	u := agentdIn(t, ws, agentdBin, env, "undo", "--keep-conflicts", "--workspace", ws, "--state-dir", state)
+	if u.code != 0 || readFile(t, filepath.Join(ws, "new.txt")) != "mine\n" {
+		t.Fatalf("undo --keep-conflicts: exit %d\n%s%s", u.code, u.stdout, u.stderr)
 	}
 	for _, want := range []string{
 		"not undone: the run made 1 commit in your repository",
@@ -56,7 +62,6 @@ func TestUndoNamesWhatItCannotUndo(t *testing.T) {
 		"big.bin (larger than the snapshot size limit (1024 bytes))",
 		"raise maxFileSize in .agentd/config.json or ~/.config/agentd/config.json", // the session's words, every front end's
 		"(for one run: agentd run --max-file-size SIZE)",                           // the terminal's own remedy
-		"(restore with --overwrite to replace it)",                                 // the flag's name, not "restore with overwrite"
 	} {
 		if !strings.Contains(u.stdout, want) {
 			t.Errorf("undo does not say %q:\n%s", want, u.stdout)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
-	"github.com/agentd/agentd/workspace"
 )
 
 // DefaultExploreRounds is how many rounds of read-only tool calls the
@@ -72,20 +71,21 @@ func (p *Planner) exploreDefs() []ToolDef {
 
 // exploreCall runs one tool call of the exploration and returns what goes
 // back to the model and, if the call read something, the context item.
-func (p *Planner) exploreCall(ctx context.Context, ws *workspace.Workspace, tc ToolCall) (string, *engine.ContextItem) {
+func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCall) (string, *engine.ContextItem, error) {
+	ws := req.Workspace
 	if !slices.Contains(ExploreTools, tc.Name) {
 		if t, ok := p.tools.Get(tc.Name); ok && t.Category() != tools.CategoryRead {
 			return fmt.Sprintf(`{"error": "%s is not available while planning: only %s may be called now. Put changes in the plan as steps."}`,
-				tc.Name, strings.Join(ExploreTools, ", ")), nil
+				tc.Name, strings.Join(ExploreTools, ", ")), nil, nil
 		}
-		return fmt.Sprintf(`{"error": "unknown tool %q while planning; use %s"}`, tc.Name, strings.Join(ExploreTools, ", ")), nil
+		return fmt.Sprintf(`{"error": "unknown tool %q while planning; use %s"}`, tc.Name, strings.Join(ExploreTools, ", ")), nil, nil
 	}
 	if ws == nil {
-		return `{"error": "no workspace is open; answer with the plan"}`, nil
+		return `{"error": "no workspace is open; answer with the plan"}`, nil, nil
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(orEmptyObject(tc.Args), &raw); err != nil {
-		return fmt.Sprintf(`{"error": %q}`, "the arguments are not a JSON object: "+err.Error()), nil
+		return fmt.Sprintf(`{"error": %q}`, "the arguments are not a JSON object: "+err.Error()), nil, nil
 	}
 	why := ""
 	if w, ok := raw["why"]; ok {
@@ -99,19 +99,42 @@ func (p *Planner) exploreCall(ctx context.Context, ws *workspace.Workspace, tc T
 		for _, pr := range probs {
 			msgs = append(msgs, pr.Field+": "+pr.Message)
 		}
-		return fmt.Sprintf(`{"error": %q}`, tc.Name+": "+strings.Join(msgs, "; ")), nil
+		return fmt.Sprintf(`{"error": %q}`, tc.Name+": "+strings.Join(msgs, "; ")), nil, nil
 	}
 	t, _ := p.tools.Get(tc.Name)
+	// The one gate for what a model reads (engine.ReadGate): a sensitive
+	// file asks the user through the front end, or is left out.
+	v, err := req.readGate().Check(ctx, tc.Name, engine.ReadPaths(t, args))
+	if err != nil {
+		return "", nil, err
+	}
+	if !v.Allowed {
+		req.progress(Progress{Message: "not read: " + v.Reason})
+		return toolResultText(&engine.ToolCallResult{Error: "not read: " + v.Reason}), nil, nil
+	}
 	res, err := t.Run(ctx, &tools.Env{WS: ws, RunID: "plan", StepID: "explore"}, args)
 	item := &engine.ContextItem{Tool: tc.Name, Args: args, Why: why}
 	if err != nil {
-		return toolResultText(&engine.ToolCallResult{Error: tools.ModelText(err)}), nil
+		return toolResultText(&engine.ToolCallResult{Error: tools.ModelText(err)}), nil, nil
 	}
 	var out any
 	if res != nil {
 		out = res.Output
 	}
-	return toolResultText(&engine.ToolCallResult{Output: out}), item
+	return toolResultText(&engine.ToolCallResult{Output: out}), item, nil
+}
+
+// readGate is the request's engine.ReadGate: the one rule for what a
+// model may read, asking through the front end's hook.
+func (req CreateRequest) readGate() engine.ReadGate {
+	return engine.ReadGate{WS: req.Workspace, RunID: "plan", StepID: "explore", Planning: true, Ask: req.Approve}
+}
+
+// progress reports pr when the caller listens.
+func (req CreateRequest) progress(pr Progress) {
+	if req.OnProgress != nil {
+		req.OnProgress(pr)
+	}
 }
 
 func orEmptyObject(raw json.RawMessage) json.RawMessage {
@@ -208,8 +231,12 @@ func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) (
 			if over != "" {
 				content = `{"error": "the exploration budget is used up; answer with the plan"}`
 			} else {
-				content, item = p.exploreCall(ctx, req.Workspace, tc)
-				if err := ctx.Err(); err != nil {
+				var err error
+				content, item, err = p.exploreCall(ctx, req, tc)
+				if err == nil {
+					err = ctx.Err()
+				}
+				if err != nil {
 					return nil, "", items, err
 				}
 			}

@@ -102,7 +102,11 @@ func (p *Planner) repoMap(ws *workspace.Workspace) *repomap.Map {
 	m := repomap.New(ws, repomap.Options{
 		CacheFile: cacheFile,
 		Watch:     p.WatchMaps,
-		Logger:    p.Logger.With("component", "repomap"),
+		// The map shows symbols, made of content: the sensitive list's
+		// files are left out (a walk sees links as links, so the name
+		// is the file).
+		Secret: ws.SensitiveNameMatcher,
+		Logger: p.Logger.With("component", "repomap"),
 	})
 	p.maps[ws.Root()] = m
 	return m

@@ -49,6 +49,11 @@ type CreateRequest struct {
 	// Images go with the request to a model configured with vision
 	// (Settings.CheckImages); with another model Create fails.
 	Images []Image
+	// Approve asks the user before the model sees a sensitive file while
+	// planning (engine.ReadGate: the front end's approval hook, as for a
+	// step). Nil, or an answer wrapping engine.ErrCannotAsk: the file is
+	// left out with a note the model and OnProgress both get.
+	Approve func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error)
 }
 
 // Planner makes plans from requests (Create, Regenerate: agentd plan,
@@ -158,7 +163,7 @@ func (p *Planner) Create(ctx context.Context, req CreateRequest) (*engine.Plan, 
 	if err := p.settings.CheckImages(p.Model, req.Images); err != nil {
 		return nil, err
 	}
-	summary, err := workspaceSummary(ctx, req.Workspace, req.OpenFiles, req.Selection, p.SummaryTokens)
+	summary, err := workspaceSummary(ctx, req.readGate(), req.OpenFiles, req.Selection, p.SummaryTokens, req.progress)
 	if err != nil {
 		return nil, err
 	}

@@ -165,7 +165,7 @@ func TestSummaryWithinBudget(t *testing.T) {
 		files[filepath.ToSlash(filepath.Join("src", "pkg"+string(rune('a'+i%26)), "file"+strings.Repeat("x", i%7)+string(rune('0'+i%10))+"_"+itoa(i)+".go"))] = "x"
 	}
 	ws := newWorkspace(t, files)
-	s, err := workspaceSummary(t.Context(), ws, nil, nil, 1000)
+	s, err := workspaceSummary(t.Context(), engine.ReadGate{WS: ws}, nil, nil, 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fileset"
-	"github.com/agentd/agentd/workspace"
 )
 
 // Selection is the editor's selection, for the planner's prompt.
@@ -30,7 +30,12 @@ const maxWalkFiles = 200_000
 
 // workspaceSummary renders the file tree (ignore-aware), the README's head,
 // open buffers and the selection within about tokens tokens (4 chars each).
-func workspaceSummary(ctx context.Context, ws *workspace.Workspace, open []string, sel *Selection, tokens int) (string, error) {
+//
+// What the model would read of a file goes through gate (engine.ReadGate):
+// a sensitive open buffer or README asks, or is left out with a note in the
+// summary and on progress.
+func workspaceSummary(ctx context.Context, gate engine.ReadGate, open []string, sel *Selection, tokens int, progress func(Progress)) (string, error) {
+	ws := gate.WS
 	if ws == nil {
 		return "", nil
 	}
@@ -40,6 +45,26 @@ func workspaceSummary(ctx context.Context, ws *workspace.Workspace, open []strin
 	budget := tokens * 4
 	var b strings.Builder
 	// Selection and open buffers first: they are what the user looks at.
+	allowed := func(p string) (bool, error) {
+		v, err := gate.Check(ctx, "read_file", []string{p})
+		if err != nil {
+			return false, err
+		}
+		if !v.Allowed {
+			fmt.Fprintf(&b, "- %s (not read: %s)\n", p, v.Reason)
+			if progress != nil {
+				progress(Progress{Message: "not read: " + v.Reason})
+			}
+		}
+		return v.Allowed, nil
+	}
+	if sel != nil && sel.Text != "" {
+		if ok, err := allowed(sel.Path); err != nil {
+			return "", err
+		} else if !ok {
+			sel = nil
+		}
+	}
 	if sel != nil && sel.Text != "" {
 		t := clip(sel.Text, budget/4)
 		fmt.Fprintf(&b, "## Selection in %s (lines %d-%d)\n```\n%s\n```\n\n", sel.Path, sel.StartLine, sel.EndLine, t)
@@ -48,6 +73,11 @@ func workspaceSummary(ctx context.Context, ws *workspace.Workspace, open []strin
 		b.WriteString("## Open in the editor\n")
 		per := budget / 4 / len(open)
 		for _, p := range open {
+			if ok, err := allowed(p); err != nil {
+				return "", err
+			} else if !ok {
+				continue
+			}
 			data, err := ws.ReadFile(ctx, p)
 			if err != nil {
 				fmt.Fprintf(&b, "- %s (unreadable: %v)\n", p, err)
@@ -65,6 +95,11 @@ func workspaceSummary(ctx context.Context, ws *workspace.Workspace, open []strin
 		data, err := ws.ReadFile(ctx, name)
 		if err != nil {
 			continue
+		}
+		if ok, err := allowed(name); err != nil {
+			return "", err
+		} else if !ok {
+			break
 		}
 		fmt.Fprintf(&b, "## %s (head)\n%s\n\n", name, clip(headLines(string(data), 40), min(2000, budget/6)))
 		break

@@ -46,6 +46,10 @@ type Options struct {
 	// long-lived processes (the daemon); one-shot commands walk.
 	Watch  bool
 	Logger *slog.Logger
+	// Secret, if set, returns (once per Update) a matcher of the files
+	// whose content no model may see without asking (the workspace's
+	// sensitive list): they are left out of the map, symbols and all.
+	Secret func() func(rel string) string
 }
 
 type hash [sha256.Size]byte
@@ -86,12 +90,14 @@ type Map struct {
 	opts Options
 	log  *slog.Logger
 
-	mu     sync.Mutex // one Update at a time; guards everything below
-	files  map[string]*file
-	byHash map[hash]*tags
-	ix     *identIndex // from the cache file: who uses which identifier
-	loaded bool
-	dirty  bool
+	mu sync.Mutex // one Update at a time; guards everything below
+	// secretMatch is Options.Secret's matcher for this Update (nil: none).
+	secretMatch func(rel string) string
+	files       map[string]*file
+	byHash      map[hash]*tags
+	ix          *identIndex // from the cache file: who uses which identifier
+	loaded      bool
+	dirty       bool
 	// unsaved holds the files read, parsed or dropped since the cache
 	// file was written (touch): Save writes their records to the delta
 	// file beside it until they are too many (see deltaEvery).
@@ -177,13 +183,17 @@ func (m *Map) Update(ctx context.Context) (err error) {
 			m.files, m.byHash, m.ix = map[string]*file{}, map[hash]*tags{}, nil
 		}
 	}
+	m.secretMatch = nil
+	if m.opts.Secret != nil {
+		m.secretMatch = m.opts.Secret()
+	}
 	jobs, err := m.changed(ctx)
 	if err != nil {
 		return fmt.Errorf("repository map of %s: %w", m.src.Root(), err)
 	}
 	open := map[string][]byte{}
 	for _, p := range m.src.OpenOverlays() {
-		if langOf(p) == nil {
+		if langOf(p) == nil || m.secret(p) {
 			continue
 		}
 		if data, _, ok := m.src.Overlay(p); ok {
@@ -323,7 +333,7 @@ func (m *Map) walk(ctx context.Context, dir string, seen map[string]bool) ([]job
 	err := m.src.Files().WalkDirs(ctx, fileset.Options{Dir: dir, NoStat: true}, func(d string, files []fileset.Entry) error {
 		var names []string
 		for _, e := range files {
-			if e.Mode&os.ModeSymlink == 0 && langOf(e.Path) != nil {
+			if e.Mode&os.ModeSymlink == 0 && langOf(e.Path) != nil && !m.secret(e.Path) {
 				names = append(names, e.Path)
 			}
 		}
@@ -392,7 +402,7 @@ func (m *Map) recheck(ctx context.Context, paths []string) ([]job, error) {
 				jobs = append(jobs, js...)
 			}
 			m.drop(p, seen)
-		case !fi.Mode().IsRegular() || langOf(p) == nil || m.src.Files().Ignored(p, false):
+		case !fi.Mode().IsRegular() || langOf(p) == nil || m.src.Files().Ignored(p, false) || m.secret(p):
 			m.drop(p, nil)
 		default:
 			if j, ok := stale(m.files[p], p, statOf(fi)); ok {
@@ -767,3 +777,8 @@ var identChar = func() (t [256]uint8) {
 func isIdentStart(c byte) bool { return identChar[c] == 1 }
 
 func isIdentPart(c byte) bool { return identChar[c] != 0 }
+
+// secret reports whether p is on the sensitive list (Options.Secret).
+func (m *Map) secret(p string) bool {
+	return m.secretMatch != nil && m.secretMatch(p) != ""
+}

@@ -1,4 +1,4 @@
-package engine
+package session
 
 import (
 	"os"
@@ -65,5 +65,51 @@ func TestRestoreAroundBuffers(t *testing.T) {
 	bufs := BuffersToRefresh(ws, res, nil)
 	if len(bufs) != 1 || bufs[0].Path != "clean.txt" {
 		t.Fatalf("buffers to refresh %+v, want clean.txt only", bufs)
+	}
+}
+
+// An undo never writes under a buffer holding the user's unsaved edits
+// (issue 38, point 3): a plain undo changes nothing and names the file
+// "unsaved in the editor"; keeping conflicts undoes the rest and leaves
+// that file as it is, named, and the run is recorded undone with it kept.
+func TestUndoAroundUnsavedBuffers(t *testing.T) {
+	ctx := t.Context()
+	ws, state := t.TempDir(), t.TempDir()
+	a := filepath.Join(ws, "a.txt")
+	os.WriteFile(a, []byte("a\n"), 0o644)
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := runWrite(t, s, "agent\n", true)
+	if err := s.WS.OpenOverlay("a.txt", []byte("agent\n"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WS.EditOverlay("a.txt", []workspace.TextEdit{{Text: "agent and the user's typing\n"}}, 2); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.UndoRun(ctx, "", UndoOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Applied || len(res.Conflicts) != 1 || res.Conflicts[0].Path != "a.txt" || res.Conflicts[0].Reason != UnsavedUndoReason {
+		t.Fatalf("undo under an unsaved buffer: %+v", res.UndoResult)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "agent\n" || s.Journal.UndoneOf(run) != nil {
+		t.Fatalf("a refused undo changed something: a.txt %q, undone %v", b, s.Journal.UndoneOf(run))
+	}
+	res, err = s.UndoRun(ctx, run, UndoOptions{OnConflict: gitops.KeepConflicts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Applied || len(res.Kept) != 1 || res.Kept[0] != "a.txt" {
+		t.Fatalf("undo keeping conflicts: %+v", res.UndoResult)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "agent\n" {
+		t.Fatalf("a.txt written under the user's buffer: %q", b)
+	}
+	if u := s.Journal.UndoneOf(run); u == nil || len(u.Kept) != 1 {
+		t.Fatalf("run recorded undone: %+v, want a.txt kept", u)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package session
 
 import (
 	"context"
@@ -9,9 +9,11 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// Open buffers and restores: the one rule every front end calls. The
-// agent's edits that reach a buffer through the editor are the agent's
-// whoever saves them (workspace.BufferState), so a restore
+// Open buffers, restores and undos: the one rule, here for every front
+// end (issue 33); a front end lends only its read and write of the
+// editor's buffers (EditorBuffers). The agent's edits that reach a buffer
+// through the editor are the agent's whoever saves them
+// (workspace.BufferState), so a restore
 //   - leaves alone, as a conflict, every file whose buffer holds unsaved
 //     edits of the user's (on disk too: the editor would otherwise hold
 //     text that no longer matches its file), and every buffer mixing the
@@ -19,6 +21,43 @@ import (
 //   - puts the restored text back into the other open buffers of the files
 //     it restored, and into buffers that hold only the agent's edits
 //     (BuffersToRefresh); how a front end writes into its editor is its own.
+//
+// An undo (a revert, undo.go) follows the same rule: a file the undo
+// would write whose buffer holds the user's unsaved edits is never
+// written under, on disk or in the buffer; it is a conflict named
+// "unsaved in the editor" (UnsavedUndoReason), so a plain undo changes
+// nothing, and an undo that keeps or overwrites conflicts leaves that
+// file as it is, named. Clean open buffers of the files it wrote are
+// given the new text through the front end.
+
+// EditorBuffers is what a front end lends the session of its editor's
+// buffers. The rule (which files may be written, which buffers then show
+// the new text) is the session's.
+type EditorBuffers interface {
+	// ReadBuffers makes the workspace know what the editor holds for
+	// paths (files a restore or undo is about to write), when the front
+	// end learns it only by asking (ACP's fs/read_text_file); a front end
+	// told of every change (the editor server) does nothing.
+	ReadBuffers(ctx context.Context, paths []string)
+	// WriteBuffers gives the editor the disk's new text after a restore
+	// or undo wrote: written are the files written or re-created, deleted
+	// the files deleted, refresh the open buffers that must now show the
+	// disk's text (BuffersToRefresh); reason says why, for the editor.
+	// It returns the files whose buffer could not be given the text.
+	WriteBuffers(ctx context.Context, w BufferWrite) []gitops.RestoreConflict
+}
+
+// BufferWrite is what a restore or undo wrote, for EditorBuffers.
+type BufferWrite struct {
+	Reason  string
+	Written []string
+	Deleted []string
+	Refresh []workspace.BufferState
+}
+
+// UnsavedUndoReason is the conflict of a file an undo would write whose
+// open buffer holds the user's unsaved edits.
+const UnsavedUndoReason = "unsaved in the editor: save or discard, then undo again"
 
 // UnsavedEditsMessage is the conflict of a buffer with the user's unsaved
 // edits.
@@ -126,18 +165,29 @@ func BuffersToRefresh(ws *workspace.Workspace, res *gitops.RestoreResult, paths 
 	if ws == nil || res == nil {
 		return nil
 	}
-	skip := map[string]bool{}
+	var skip []string
 	for _, c := range res.Conflicts {
-		skip[c.Path] = true
+		skip = append(skip, c.Path)
 	}
 	for _, c := range res.LeftAlone {
-		skip[c.Path] = true
+		skip = append(skip, c.Path)
+	}
+	return buffersToRefresh(ws, append(append([]string(nil), res.Restored...), res.Created...), skip, paths)
+}
+
+// buffersToRefresh is BuffersToRefresh's rule on lists: written are the
+// files written, skip those left alone.
+func buffersToRefresh(ws *workspace.Workspace, written, skipped, paths []string) []workspace.BufferState {
+	if ws == nil {
+		return nil
+	}
+	skip := map[string]bool{}
+	for _, p := range skipped {
+		skip[p] = true
 	}
 	restored := map[string]bool{}
-	for _, l := range [][]string{res.Restored, res.Created} {
-		for _, rel := range l {
-			restored[rel] = true
-		}
+	for _, rel := range written {
+		restored[rel] = true
 	}
 	var out []workspace.BufferState
 	for _, b := range ws.Buffers() {
