@@ -12,7 +12,7 @@ import (
 // is reported as a conflict; BaseStart is the 1-based first line of the
 // region in base (for an empty region, the line after the insertion point).
 func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, false, false)
+	return merge3(base, ours, theirs, ruleGit, false)
 }
 
 // Merge3Adjacent is Merge3 for review, where theirs is a hunk the agent
@@ -21,17 +21,33 @@ func Merge3(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
 // a hunk's context line keeps the hunk. Only changes that overlap, or two
 // insertions at the same point (whose order nobody can tell), conflict.
 func Merge3Adjacent(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, true, false)
+	return merge3(base, ours, theirs, ruleAdjacent, false)
+}
+
+// Merge3Revert is Merge3Adjacent for taking a change back (base the
+// change's result, ours the file now, theirs the state before the
+// change): an insertion at the point where the other side's change
+// begins goes before it, unless both insert there (whose order nobody can
+// tell), so a line typed just above the agent's changed lines stays.
+func Merge3Revert(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	return merge3(base, ours, theirs, ruleRevert, false)
 }
 
 // Merge3Theirs is Merge3Adjacent that takes theirs where the two sides
 // conflict (the conflicts are still reported): a hunk proposed again over
 // the user's edit of the lines it changes, for the user to review.
 func Merge3Theirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
-	return merge3(base, ours, theirs, true, true)
+	return merge3(base, ours, theirs, ruleAdjacent, true)
 }
 
-func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte, conflicts []Conflict) {
+// Merge rules: which changes of the two sides make one region.
+const (
+	ruleGit      = iota // changes that overlap or touch
+	ruleAdjacent        // changes that overlap, or two at one insertion point
+	ruleRevert          // ruleAdjacent, but at an insertion point only insertions join
+)
+
+func merge3(base, ours, theirs []byte, rule int, theirsWins bool) (merged []byte, conflicts []Conflict) {
 	switch {
 	case bytes.Equal(ours, theirs) || bytes.Equal(base, theirs):
 		return ours, nil
@@ -72,17 +88,23 @@ func merge3(base, ours, theirs []byte, adjacent, theirsWins bool) (merged []byte
 		// the group [lo, hi): git's rule takes one that touches it; the
 		// adjacent rule only one that overlaps it, or one at the point of
 		// a group that is still an insertion there.
-		joins := func(a int) bool {
-			if !adjacent {
-				return a <= hi
+		joins := func(c change) bool {
+			switch rule {
+			case ruleGit:
+				return c.A0 <= hi
+			case ruleRevert:
+				// The group's first change always; at an insertion
+				// point, only another insertion.
+				first := i == i0 && j == j0
+				return c.A0 < hi || c.A0 == hi && hi == lo && (first || c.A1 == c.A0)
 			}
-			return a < hi || a == hi && hi == lo
+			return c.A0 < hi || c.A0 == hi && hi == lo
 		}
 		for {
-			if i < len(co) && joins(co[i].A0) {
+			if i < len(co) && joins(co[i]) {
 				hi = max(hi, co[i].A1)
 				i++
-			} else if j < len(ct) && joins(ct[j].A0) {
+			} else if j < len(ct) && joins(ct[j]) {
 				hi = max(hi, ct[j].A1)
 				j++
 			} else {

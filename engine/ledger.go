@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 
@@ -35,20 +34,12 @@ func StoreLedger(open func() (*gitops.Store, error)) Ledger { return storeLedger
 
 type storeLedger func() (*gitops.Store, error)
 
-// notYet says whether err is the ledger stubs' ErrNotImplemented: until
-// gitops's ledger lands, a write goes on unrecorded, as it did before
-// the ledger.
-func notYet(err error) bool { return errors.Is(err, gitops.ErrNotImplemented) }
-
 func (l storeLedger) RecordEdits(ctx context.Context, owner, step string, edits []gitops.Edit) error {
 	s, err := l()
 	if err != nil {
 		return err
 	}
-	if err := s.RecordEdits(ctx, owner, step, edits); err != nil && !notYet(err) {
-		return err
-	}
-	return nil
+	return s.RecordEdits(ctx, owner, step, edits)
 }
 
 func (l storeLedger) RecordSnapshotEdits(ctx context.Context, owner, step, from, to string, paths []string) error {
@@ -56,10 +47,7 @@ func (l storeLedger) RecordSnapshotEdits(ctx context.Context, owner, step, from,
 	if err != nil {
 		return err
 	}
-	if err := s.RecordSnapshotEdits(ctx, owner, step, from, to, paths); err != nil && !notYet(err) {
-		return err
-	}
-	return nil
+	return s.RecordSnapshotEdits(ctx, owner, step, from, to, paths)
 }
 
 func (l storeLedger) Revert(ctx context.Context, owners []string, opts gitops.RevertOptions) (*gitops.RevertResult, error) {

@@ -216,9 +216,6 @@ func (s *sched) revertRun(ctx context.Context) (*RestoreInfo, bool) {
 	}
 	res, err := s.cfg.Ledger.Revert(ctx, []string{RunOwner(s.r.id)},
 		gitops.RevertOptions{OnConflict: gitops.KeepConflicts, RecordAs: RollbackOwner(s.r.id)})
-	if notYet(err) {
-		return nil, false
-	}
 	info := &RestoreInfo{Reverted: true}
 	if snaps := s.r.snapshots(); len(snaps) > 0 {
 		info.SnapshotID = snaps[0]

@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(crashChildEnv) != "" {
 		os.Exit(crashChild())
 	}
+	if os.Getenv(revertChildEnv) != "" {
+		os.Exit(revertChild())
+	}
 	checkOverrideChanges = true
 	os.Exit(m.Run())
 }

@@ -19,8 +19,15 @@
 // writes durable). A restore journals its plan before it touches the
 // workspace and changes it only through directory handles (openat with
 // O_NOFOLLOW, renameat, unlinkat: restore_apply.go, wsfs.go); a failed
-// restore journals its rollback before running it. Open finishes or rolls
-// back what a crash or failure left; what it cannot is reported by
+// restore journals its rollback before running it. Each journaled op
+// carries the file's state before it (hash and mode, or absent) as well as
+// its target: Open finishes or rolls back what a crash or failure left,
+// but only for files still in the state the op expected (a file already
+// at the target is done); a file changed since the crash is kept, and
+// named in the RecoveryReport that Store.Recovered hands to the next
+// command (with the safety snapshot, the way back), and every temporary
+// file of the interrupted operation's nonces is removed. What it cannot
+// finish or roll back is reported by
 // Store.Problem (with the snapshot that holds the user's state) rather
 // than keeping the store from opening, and Store.Doctor retries. A file
 // lock serialises the daemon and CLI invocations on one store.
@@ -35,6 +42,11 @@
 // reader skips it, the next append cuts it off), an owner's history is
 // one file to read or drop, and gc reads the same files to keep their
 // blobs and removes the ledger of a run whose snapshots it prunes.
+// Store.Revert (undo) folds the owners' edits newest first onto each file
+// as it is now (read through directory handles), three-way merging where
+// the user changed it too (revert.go); it writes through the restore's
+// journaled applier after a safety snapshot, refusing to write anything
+// when a file conflicts unless told to keep or overwrite the conflicts.
 //
 // Protection: Store.ProtectionBase is the one rule every front end's
 // restore uses to tell the agent's changes from everyone else's.

@@ -2,7 +2,6 @@ package gitops
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"time"
@@ -130,9 +129,6 @@ type RevertResult struct {
 	RecordedAs string `json:"recordedAs,omitempty"`
 }
 
-// ErrNotImplemented marks the ledger calls still being built.
-var ErrNotImplemented = errors.New("gitops: ledger: not implemented yet")
-
 // RecordEdits appends edits to owner's ledger, under step, durably
 // (objects and the entry fsync'd) before it returns. Callers record
 // before they write: an edit recorded but never written reverts to
@@ -202,5 +198,5 @@ func (s *Store) Ledger(ctx context.Context, owner string) ([]LedgerEntry, error)
 // next open, but only for files still in the state the revert left
 // them).
 func (s *Store) Revert(ctx context.Context, owners []string, opts RevertOptions) (*RevertResult, error) {
-	return nil, ErrNotImplemented
+	return s.revert(ctx, owners, opts)
 }

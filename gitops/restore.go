@@ -205,6 +205,14 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	for _, sk := range tmeta.Skipped {
 		targetSkipped[sk.Path] = sk
 	}
+	// Files the target left out as too large: no version of them can be
+	// restored, and a restore names them (changed since or not: it
+	// cannot tell).
+	for _, sk := range tmeta.Skipped {
+		if sk.Size > s.opts.MaxFileSize && !strings.HasSuffix(sk.Path, "/") {
+			candidates = append(candidates, sk.Path)
+		}
+	}
 	paths := make([]string, 0, len(candidates))
 	seen := make(map[string]bool, len(candidates))
 	for _, p := range candidates {
@@ -252,6 +260,9 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 			// special file, or absent.
 			if sk, ok := skippedNow[p]; ok {
 				if !inT {
+					if tsk, ok := targetSkipped[p]; ok && tsk.Size > s.opts.MaxFileSize {
+						leave(p, fmt.Sprintf("too large for snapshots, then (%d bytes) and now (%s): the snapshot holds no version of it, so it is left as it is", tsk.Size, sk.Reason))
+					}
 					continue // not in the target either: nothing to do
 				}
 				// The safety snapshot cannot hold it: replacing it could
@@ -313,16 +324,24 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 				continue
 			}
 		}
+		// What the op expects to find: recovery after a crash applies it
+		// only to a file still in that state.
+		var was *opState
+		if inC {
+			was = stateOfRec(c)
+		} else if _, skipped := skippedNow[p]; !skipped {
+			was = stateOfRec(nil)
+		}
 		switch {
 		case inT && inC:
 			if t.hash == c.hash && t.mode != filemode.Symlink && c.mode != filemode.Symlink {
-				ops = append(ops, restoreOp{Path: p, Op: "chmod", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
+				ops = append(ops, restoreOp{Path: p, Op: "chmod", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
 			} else {
-				ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
+				ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
 			}
 			result.Restored = append(result.Restored, p)
 		case inT:
-			ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String()})
+			ops = append(ops, restoreOp{Path: p, Op: "write", Mode: uint32(t.mode), Perm: tperm, Hash: t.hash.String(), Was: was})
 			if _, skipped := skippedNow[p]; skipped {
 				result.Restored = append(result.Restored, p)
 			} else {
@@ -332,7 +351,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 				}
 			}
 		default:
-			ops = append(ops, restoreOp{Path: p, Op: "delete"})
+			ops = append(ops, restoreOp{Path: p, Op: "delete", Was: was})
 			result.Deleted = append(result.Deleted, p)
 		}
 	}
@@ -432,7 +451,7 @@ func (s *Store) Restore(ctx context.Context, id string, opts RestoreOptions) (*R
 	if done, err := a.applyOps(ctx, ops); err != nil {
 		applied <- false
 		<-recorded
-		return nil, s.rollback(ctx, j, done, undoState(), err)
+		return nil, s.rollback(ctx, j, done, undoState(), err, nil)
 	}
 	if err := s.finishJournal(a, ops); err != nil {
 		applied <- false

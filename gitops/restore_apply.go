@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -27,7 +28,53 @@ type restoreOp struct {
 	Mode uint32 `json:"mode,omitempty"`
 	Perm uint32 `json:"perm,omitempty"` // permission bits (0: the default for Mode)
 	Hash string `json:"hash,omitempty"`
+	// Was is the path's state just before the op (nil: not known, a
+	// journal of an older version, or a mkdir). Recovery after a crash
+	// applies the op only to a file still in that state: a file already
+	// as the op leaves it is done, and a file in any other state was
+	// changed by someone since, and is kept (and named).
+	Was *opState `json:"was,omitempty"`
 }
+
+// opState is a path's state as a journal op expects it.
+type opState struct {
+	Absent bool   `json:"absent,omitempty"`
+	Hash   string `json:"hash,omitempty"`
+	Mode   uint32 `json:"mode,omitempty"` // git mode
+	Perm   uint32 `json:"perm,omitempty"` // 0: not compared
+}
+
+// stateOfRec is a scanned file's state (nil rec: absent).
+func stateOfRec(r *fileRec) *opState {
+	if r == nil {
+		return &opState{Absent: true}
+	}
+	return &opState{Hash: r.hash.String(), Mode: uint32(r.mode), Perm: r.perm}
+}
+
+// targetState is the state op leaves its path in (nil for a mkdir).
+func targetState(op restoreOp, was *opState) *opState {
+	switch op.Op {
+	case "delete":
+		return &opState{Absent: true}
+	case "write":
+		return &opState{Hash: op.Hash, Mode: op.Mode}
+	case "chmod":
+		st := &opState{Hash: op.Hash, Mode: op.Mode, Perm: permOf(op)}
+		if st.Hash == "" && was != nil {
+			st.Hash = was.Hash
+		}
+		return st
+	}
+	return nil
+}
+
+// Verification of each op against the disk before it is applied.
+const (
+	verifyNone   = iota // apply (restore: its plan was made from this state)
+	verifyStrict        // a path not in its Was state fails the op
+	verifyKeep          // a path not in its Was state is kept and named (recovery)
+)
 
 // Journal phases.
 const (
@@ -41,11 +88,16 @@ const (
 // interrupted: every op is idempotent and names content that is in the
 // store.
 type restoreJournal struct {
-	Target string      `json:"target"`
-	Undo   string      `json:"undo"`
-	Nonce  string      `json:"nonce"` // names the restore's temporary files (tmpName)
-	Phase  string      `json:"phase,omitempty"`
-	Ops    []restoreOp `json:"ops"`
+	// Kind is "" for a restore, "revert" for an undo (Store.Revert).
+	Kind   string `json:"kind,omitempty"`
+	Target string `json:"target"`
+	Undo   string `json:"undo"`
+	Nonce  string `json:"nonce"` // names the restore's temporary files (tmpName)
+	// Nonces of the journal's earlier phases (an apply's, when this is its
+	// rollback): their temporary files are removed too.
+	PrevNonces []string    `json:"prevNonces,omitempty"`
+	Phase      string      `json:"phase,omitempty"`
+	Ops        []restoreOp `json:"ops"`
 	// Failed says what could not be done (for a rollback journal: why the
 	// restore and its rollback failed), for doctor and the next start.
 	Failed string `json:"failed,omitempty"`
@@ -69,6 +121,12 @@ type applier struct {
 	// failure may follow ops another applier began: it syncs every
 	// directory on the ops' way.
 	own bool
+	// verify says what to do with an op whose path is not in its Was
+	// state (verify*).
+	verify int
+	mu     sync.Mutex
+	wrote  []string          // paths the ops changed
+	kept   []RestoreConflict // paths left as they were because they changed (verifyKeep)
 }
 
 func newNonce() string {
@@ -154,6 +212,93 @@ func (a *applier) apply(op restoreOp) error {
 			return err
 		}
 	}
+	if a.verify != verifyNone && op.Was != nil {
+		switch st, why := a.check(op); st {
+		case stateTarget:
+			return nil
+		case stateOther:
+			if a.verify == verifyStrict {
+				return fmt.Errorf("%s changed while it was being undone (%s); try again", op.Path, why)
+			}
+			a.mu.Lock()
+			a.kept = append(a.kept, RestoreConflict{Path: op.Path, Message: why})
+			a.mu.Unlock()
+			return nil
+		}
+	}
+	if err := a.applyOne(op); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	a.wrote = append(a.wrote, op.Path)
+	a.mu.Unlock()
+	return nil
+}
+
+// States check finds a path in.
+const (
+	stateWas = iota
+	stateTarget
+	stateOther
+)
+
+// check says whether op's path is in the op's Was state, already in the
+// state the op leaves it in, or in another (with why, in a user's words).
+func (a *applier) check(op restoreOp) (int, string) {
+	tgt := targetState(op, op.Was)
+	dir, name := splitRel(op.Path)
+	var cur *opState
+	dfd, err := a.root.openDir(dir, false)
+	switch {
+	case errors.Is(err, errNotDir) || errors.Is(err, fs.ErrNotExist):
+		cur = &opState{Absent: true}
+	case err != nil:
+		return stateOther, fmt.Sprintf("cannot be looked at (%v); left as it is", err)
+	default:
+		data, mode, _, rerr := readAt(dfd, name, a.s.opts.MaxFileSize)
+		closeDir(dfd)
+		switch {
+		case errors.Is(rerr, fs.ErrNotExist):
+			cur = &opState{Absent: true}
+		case errors.Is(rerr, errTooLarge):
+			return stateOther, "changed since the interruption (now over the snapshot size limit); left as it is"
+		case rerr != nil:
+			return stateOther, fmt.Sprintf("cannot be read (%v); left as it is", rerr)
+		case mode == fs.ModeDir:
+			return stateOther, "a directory is there now; left as it is"
+		case mode == fs.ModeIrregular:
+			return stateOther, "a special file is there now; left as it is"
+		default:
+			gm, _ := gitMode(mode)
+			cur = &opState{Hash: hashObject(plumbing.BlobObject, data).String(), Mode: uint32(gm), Perm: uint32(mode.Perm())}
+			if mode == fs.ModeSymlink {
+				cur.Mode, cur.Perm = uint32(filemode.Symlink), 0
+			}
+		}
+	}
+	if tgt != nil && sameOpState(cur, tgt) {
+		return stateTarget, ""
+	}
+	if sameOpState(cur, op.Was) {
+		return stateWas, ""
+	}
+	return stateOther, "changed since (not by agentd); kept as it is"
+}
+
+// sameOpState compares a path's state on disk (cur) with an expected one
+// (permission bits only where want has them).
+func sameOpState(cur, want *opState) bool {
+	if cur.Absent || want.Absent {
+		return cur.Absent == want.Absent
+	}
+	if cur.Hash != want.Hash || cur.Mode != want.Mode {
+		return false
+	}
+	return want.Perm == 0 || filemode.FileMode(want.Mode) == filemode.Symlink || samePerm(cur.Perm, want.Perm)
+}
+
+// applyOne makes one path as op says. It is idempotent.
+func (a *applier) applyOne(op restoreOp) error {
 	dir, name := splitRel(op.Path)
 	switch op.Op {
 	case "delete":
@@ -265,10 +410,13 @@ func (a *applier) removeEmptied(dir string) {
 }
 
 // removeTemps removes the temporary files of the journal's restore (a
-// crash may have left them): exactly the names tmpName gives its ops.
-func (a *applier) removeTemps(ops []restoreOp) {
+// crash may have left them): exactly the names tmpName gives its ops'
+// paths under its nonce and those of its earlier phases (a rollback's ops
+// may delete a path the apply was writing).
+func (a *applier) removeTemps(ops []restoreOp, prev []string) {
+	nonces := append([]string{a.nonce}, prev...)
 	for _, op := range ops {
-		if op.Op != "write" {
+		if op.Op == "mkdir" {
 			continue
 		}
 		dir, _ := splitRel(op.Path)
@@ -276,7 +424,9 @@ func (a *applier) removeTemps(ops []restoreOp) {
 		if err != nil {
 			continue
 		}
-		_ = unlinkAt(dfd, tmpName(a.nonce, op.Path))
+		for _, n := range nonces {
+			_ = unlinkAt(dfd, tmpName(n, op.Path))
+		}
 		closeDir(dfd)
 	}
 }
@@ -373,51 +523,78 @@ func rollbackOps(done []restoreOp, state map[string]*fileRec) []restoreOp {
 		if done[i].Op == "mkdir" {
 			continue // an empty directory is harmless; the restore's undo removes it
 		}
+		// The rollback expects what the op left (if it ran at all: a path
+		// still as it was before is already as the rollback leaves it).
+		was := targetState(done[i], done[i].Was)
 		if c, ok := state[p]; ok {
-			rest = append(rest, restoreOp{Path: p, Op: "write", Mode: uint32(c.mode), Perm: c.perm, Hash: c.hash.String()})
+			rest = append(rest, restoreOp{Path: p, Op: "write", Mode: uint32(c.mode), Perm: c.perm, Hash: c.hash.String(), Was: was})
 		} else {
-			dels = append(dels, restoreOp{Path: p, Op: "delete"})
+			dels = append(dels, restoreOp{Path: p, Op: "delete", Was: was})
 		}
 	}
 	return append(dels, rest...)
 }
 
-// rollback puts the files of done back as the safety snapshot has them. A
-// rollback journal is written first, so that if the rollback fails too,
-// the next start retries the rollback, never the failed restore.
-func (s *Store) rollback(ctx context.Context, j *restoreJournal, done []restoreOp, state map[string]*fileRec, cause error) error {
-	back := &restoreJournal{Target: j.Undo, Undo: j.Undo, Nonce: newNonce(), Phase: phaseRollback, Ops: rollbackOps(done, state),
-		Failed: fmt.Sprintf("the restore to %s failed: %v", short(j.Target), cause)}
+// what names the journal's operation in messages.
+func (j *restoreJournal) what() string {
+	if j.Kind == "revert" {
+		return "the undo"
+	}
+	return "the restore to " + short(j.Target)
+}
+
+// rollback puts the files of done back as the safety snapshot has them
+// (only files still as the failed operation left them: another change
+// since is kept and named, in rep when given). A rollback journal is
+// written first, so that if the rollback fails too, the next start
+// retries the rollback, never the failed operation.
+func (s *Store) rollback(ctx context.Context, j *restoreJournal, done []restoreOp, state map[string]*fileRec, cause error, rep *RecoveryReport) error {
+	back := &restoreJournal{Kind: j.Kind, Target: j.Undo, Undo: j.Undo, Nonce: newNonce(), PrevNonces: append([]string{j.Nonce}, j.PrevNonces...),
+		Phase: phaseRollback, Ops: rollbackOps(done, state), Failed: fmt.Sprintf("%s failed: %v", j.what(), cause)}
 	if err := s.writeJournal(back); err != nil {
-		// The apply journal stays: the next start finishes the restore.
-		return fmt.Errorf("gitops: restore to %s failed (%w) and its rollback could not even be journaled (%v); the next start finishes the restore; snapshot %s holds the state before it",
-			short(j.Target), cause, err, short(j.Undo))
+		// The apply journal stays: the next start finishes the operation.
+		return fmt.Errorf("gitops: %s failed (%w) and its rollback could not even be journaled (%v); the next start finishes it; snapshot %s holds the state before it",
+			j.what(), cause, err, short(j.Undo))
 	}
 	a, err := s.newApplier(back.Nonce, s.dirsOfSnapshot(j.Undo))
 	if err == nil {
 		defer a.close()
+		a.verify = verifyKeep
+		a.removeTemps(back.Ops, back.PrevNonces)
 		if _, err = a.applyOps(context.WithoutCancel(ctx), back.Ops); err == nil {
 			err = s.finishJournal(a, back.Ops)
+		}
+		if rep != nil {
+			rep.RolledBack = append(rep.RolledBack, a.wrote...)
+			rep.Kept = append(rep.Kept, a.kept...)
 		}
 	}
 	if err != nil {
 		back.Failed += fmt.Sprintf("; rolling back failed too: %v", err)
 		s.writeJournal(back)
 		s.problem = stuckError(back)
-		return fmt.Errorf("gitops: restore to %s failed (%w) and rolling back failed too (%v); snapshot %s holds the state before the restore: restore it with overwrite, or run 'agentd snapshot doctor'",
-			short(j.Target), cause, err, short(j.Undo))
+		return fmt.Errorf("gitops: %s failed (%w) and rolling back failed too (%v); snapshot %s holds the state before it: restore it with overwrite, or run 'agentd snapshot doctor'",
+			j.what(), cause, err, short(j.Undo))
 	}
-	return fmt.Errorf("gitops: restore to %s failed and was rolled back, the workspace is as before: %w", short(j.Target), cause)
+	if len(a.kept) > 0 {
+		var names []string
+		for _, k := range a.kept {
+			names = append(names, k.Path)
+		}
+		return fmt.Errorf("gitops: %s failed and was rolled back, except %s, changed meanwhile and kept as they are (snapshot %s holds the state before it): %w",
+			j.what(), strings.Join(names, ", "), short(j.Undo), cause)
+	}
+	return fmt.Errorf("gitops: %s failed and was rolled back, the workspace is as before: %w", j.what(), cause)
 }
 
 // stuckError describes a journal that could be neither finished nor rolled
 // back.
 func stuckError(j *restoreJournal) error {
-	what := "finish the restore to " + short(j.Target)
+	what := "finish " + j.what()
 	if j.Phase == phaseRollback {
-		what = "roll back a failed restore"
+		what = "roll back " + j.what() + ", which failed"
 	}
-	return fmt.Errorf("%w: could not %s (%s); snapshot %s holds the workspace as it was before that restore: restore it, overwriting, or check the snapshot store",
+	return fmt.Errorf("%w: could not %s (%s); snapshot %s holds the workspace as it was before it: restore it, overwriting, or check the snapshot store",
 		ErrInterruptedRestore, what, j.Failed, short(j.Undo))
 }
 
@@ -437,9 +614,10 @@ func (s *Store) Problem() error {
 }
 
 // recoverRestore finishes (phase apply) or rolls back (phase rollback) a
-// restore a crash or failure interrupted. The caller holds the store lock.
-// If it cannot, it records the problem (Problem) and returns nil: the
-// store still opens, lists and restores with overwrite.
+// restore or an undo a crash or failure interrupted, and records what it
+// did for Recovered. The caller holds the store lock. If it cannot, it
+// records the problem (Problem) and returns nil: the store still opens,
+// lists and restores with overwrite.
 func (s *Store) recoverRestore(ctx context.Context) error {
 	name := filepath.Join(s.dir, journalName)
 	data, err := os.ReadFile(name)
@@ -460,26 +638,46 @@ func (s *Store) recoverRestore(ctx context.Context) error {
 		}
 		return nil
 	}
-	if err := s.runJournal(ctx, &j); err != nil {
+	rep := &RecoveryReport{Operation: j.what(), UndoSnapshot: j.Undo, Finished: []string{}, RolledBack: []string{}, Kept: []RestoreConflict{}, At: time.Now().UTC()}
+	if j.Phase == phaseRollback {
+		rep.Operation += " (which had failed, and was being rolled back)"
+	}
+	s.changed = true
+	if err := s.runJournal(ctx, &j, rep); err != nil {
 		s.problem = stuckError(&j)
 		s.log.Error("gitops: "+s.problem.Error(), "journal", name)
+		rep.Outcome = RecoveryStuck
+		rep.Problem = s.problem.Error()
+	}
+	if err := s.saveRecovery(rep); err != nil {
+		s.log.Error("gitops: could not record what the recovery of an interrupted operation did", "err", err, "report", rep.String())
 	}
 	return nil
 }
 
-// runJournal applies a journal's ops; on failure of an apply journal it
-// rolls back to the journal's undo snapshot.
-func (s *Store) runJournal(ctx context.Context, j *restoreJournal) error {
+// runJournal applies a journal's ops (only to files still as the
+// interrupted operation expected them); on failure of an apply journal it
+// rolls back to the journal's undo snapshot. rep gets what it did.
+func (s *Store) runJournal(ctx context.Context, j *restoreJournal, rep *RecoveryReport) error {
 	state := j.Target
-	s.log.Info("gitops: finishing a restore that was interrupted", "target", j.Target, "undo", j.Undo, "phase", j.Phase, "files", len(j.Ops))
+	s.log.Info("gitops: finishing an operation that was interrupted", "what", j.what(), "undo", j.Undo, "phase", j.Phase, "files", len(j.Ops))
 	a, err := s.newApplier(j.Nonce, s.dirsOfSnapshot(state))
 	if err != nil {
 		j.Failed = err.Error()
 		return err
 	}
 	defer a.close()
-	a.removeTemps(j.Ops)
+	a.verify = verifyKeep
+	a.removeTemps(j.Ops, j.PrevNonces)
 	done, err := a.applyOps(ctx, j.Ops)
+	if j.Phase == phaseRollback {
+		rep.RolledBack = append(rep.RolledBack, a.wrote...)
+		rep.Outcome = RecoveryRolledBack
+	} else {
+		rep.Finished = append(rep.Finished, a.wrote...)
+		rep.Outcome = RecoveryFinished
+	}
+	rep.Kept = append(rep.Kept, a.kept...)
 	if err == nil {
 		if err = s.finishJournal(a, j.Ops); err == nil {
 			return nil
@@ -497,12 +695,13 @@ func (s *Store) runJournal(ctx context.Context, j *restoreJournal) error {
 			for p, r := range undoState {
 				r.perm = perms(p, r.mode)
 			}
-			rerr := s.rollback(ctx, j, done, undoState, err)
+			rep.Outcome = RecoveryRolledBack
+			rerr := s.rollback(ctx, j, done, undoState, err, rep)
 			if errors.Is(s.problem, ErrInterruptedRestore) {
 				j.Phase, j.Failed = phaseRollback, rerr.Error()
 				return rerr
 			}
-			return nil // rolled back: the workspace is as before the restore
+			return nil // rolled back: the workspace is as before the operation
 		}
 	}
 	j.Failed = err.Error()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -113,5 +114,31 @@ func TestSnapshotLimitNeedsBase(t *testing.T) {
 	}
 	if _, err := s.Snapshot(context.Background(), SnapshotOptions{RunID: "r"}); err != nil {
 		t.Fatalf("the store is unusable after a refused limited snapshot: %v", err)
+	}
+}
+
+// Issue 38 point 11: a file too large for snapshots at the target and
+// changed since is named by the restore, not passed over in silence.
+func TestRestoreNamesTooLargeFile(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n", "big.bin": strings.Repeat("x", 2000)})
+	s := openTestStore(t, root, Options{MaxFileSize: 1000})
+	ctx := context.Background()
+	s0, err := s.Snapshot(ctx, SnapshotOptions{RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeTree(t, root, map[string]string{"a.txt": "A\n", "big.bin": strings.Repeat("y", 3000)})
+	for _, dry := range []bool{true, false} {
+		res, err := s.Restore(ctx, s0.ID, RestoreOptions{Overwrite: true, DryRun: dry})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.LeftAlone) != 1 || res.LeftAlone[0].Path != "big.bin" || !strings.Contains(res.LeftAlone[0].Message, "too large") {
+			t.Fatalf("dry run %v: left alone %+v", dry, res.LeftAlone)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "big.bin")); len(b) != 3000 {
+		t.Fatal("big.bin changed")
 	}
 }

@@ -33,6 +33,9 @@ func (w *wsRoot) noteMade(dir string) {
 	w.made[dir] = true
 }
 
+// errTooLarge: a file over the size limit (readAt).
+var errTooLarge = errors.New("too large")
+
 // errNotDir: a parent of a path is not a directory (a file or a symlink
 // is in the way).
 var errNotDir = errors.New("not a directory (a file or symlink is in the way)")

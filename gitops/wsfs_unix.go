@@ -187,3 +187,77 @@ func fsyncDir(fd dirFD) error {
 	}
 	return err
 }
+
+// readAt reads name in dirfd without following it: a regular file's
+// content and permission bits, or a symlink's target (mode
+// fs.ModeSymlink). A directory gives fs.ModeDir and any other kind
+// fs.ModeIrregular, without data; a regular file over limit bytes gives
+// its size and errTooLarge. fs.ErrNotExist if nothing is there.
+func readAt(dirfd dirFD, name string, limit int64) ([]byte, fs.FileMode, int64, error) {
+	st, err := lstatAt(dirfd, name)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return nil, 0, 0, fs.ErrNotExist
+	}
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFLNK:
+		buf := make([]byte, 256)
+		for {
+			n, err := unix.Readlinkat(dirfd, name, buf)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			if n < len(buf) {
+				return buf[:n], fs.ModeSymlink, int64(n), nil
+			}
+			buf = make([]byte, 2*len(buf))
+		}
+	case unix.S_IFDIR:
+		return nil, fs.ModeDir, 0, nil
+	case unix.S_IFREG:
+	default:
+		return nil, fs.ModeIrregular, st.Size, nil
+	}
+	if st.Size > limit {
+		return nil, fs.FileMode(st.Mode & 0o777), st.Size, errTooLarge
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOENT) {
+			return nil, 0, 0, fmt.Errorf("replaced while being read: %w", err)
+		}
+		return nil, 0, 0, err
+	}
+	defer unix.Close(fd)
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil {
+		return nil, 0, 0, err
+	}
+	if fst.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, fs.ModeIrregular, fst.Size, nil
+	}
+	data := make([]byte, 0, fst.Size+1)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		if n == 0 {
+			break
+		}
+		data = append(data, buf[:n]...)
+		if int64(len(data)) > limit {
+			return nil, fs.FileMode(fst.Mode & 0o777), int64(len(data)), errTooLarge
+		}
+	}
+	return data, fs.FileMode(fst.Mode & 0o777), int64(len(data)), nil
+}
+
+// samePerm compares permission bits as the platform keeps them.
+func samePerm(a, b uint32) bool { return a&0o7777 == b&0o7777 }

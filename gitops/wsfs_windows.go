@@ -5,6 +5,7 @@ package gitops
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -204,3 +205,54 @@ func chmodAt(dirfd dirFD, name string, perm uint32) error {
 	}
 	return dirfd.Chmod(name, fs.FileMode(perm&0o777))
 }
+
+// readAt reads name in dirfd without following it: a regular file's
+// content and permission bits, or a symlink's target (mode
+// fs.ModeSymlink). A directory gives fs.ModeDir and any other kind
+// (a junction, another reparse point) fs.ModeIrregular, without data; a
+// regular file over limit bytes gives its size and errTooLarge.
+// fs.ErrNotExist if nothing is there.
+func readAt(dirfd dirFD, name string, limit int64) ([]byte, fs.FileMode, int64, error) {
+	fi, err := dirfd.Lstat(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, 0, 0, fs.ErrNotExist
+		}
+		return nil, 0, 0, err
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := dirfd.Readlink(name)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		t = strings.ReplaceAll(t, `\`, "/")
+		return []byte(t), fs.ModeSymlink, int64(len(t)), nil
+	case isLinkLike(fi):
+		return nil, fs.ModeIrregular, fi.Size(), nil
+	case fi.IsDir():
+		return nil, fs.ModeDir, 0, nil
+	case !fi.Mode().IsRegular():
+		return nil, fs.ModeIrregular, fi.Size(), nil
+	}
+	if fi.Size() > limit {
+		return nil, fi.Mode().Perm(), fi.Size(), errTooLarge
+	}
+	f, err := dirfd.Open(name)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fi.Mode().Perm(), int64(len(data)), errTooLarge
+	}
+	return data, fi.Mode().Perm(), int64(len(data)), nil
+}
+
+// samePerm compares permission bits as Windows keeps them: only the
+// owner's write bit (the read-only attribute).
+func samePerm(a, b uint32) bool { return a&0o200 == b&0o200 }

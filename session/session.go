@@ -215,7 +215,7 @@ func (s *Session) Close() error {
 // the approval policy; the front end adds its hooks (approver, reviewer,
 // writer...), planner and model.
 func (s *Session) Config() engine.Config {
-	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s}, Ledger: engine.StoreLedger(s.Store),
+	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s}, Ledger: sessionLedger{engine.StoreLedger(s.Store), s},
 		Subscribers: []engine.Subscriber{userGitRecorder{s}}}
 	if pol, err := s.Policy(); err == nil {
 		cfg.Approval = &pol

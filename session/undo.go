@@ -120,10 +120,9 @@ func (s *Session) recordedRestore(ctx context.Context, id string, opts gitops.Re
 	if len(written) > 0 && res.UndoSnapshot != "" && res.ResultSnapshot != "" {
 		store, _ := s.Store()
 		owner := ownerPrefix + rec.ID
-		switch err := store.RecordSnapshotEdits(ctx, owner, "", res.UndoSnapshot, res.ResultSnapshot, written); {
-		case err == nil:
+		if err := store.RecordSnapshotEdits(ctx, owner, "", res.UndoSnapshot, res.ResultSnapshot, written); err == nil {
 			rec.Owner = owner
-		case !errors.Is(err, gitops.ErrNotImplemented):
+		} else {
 			// Undoing it restores the safety snapshot instead (protected).
 			s.log.Error("the restore's writes are not in the ledger; undoing it will restore its safety snapshot instead", "snapshot", id, "err", err)
 		}
@@ -173,7 +172,7 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 	}
 	out := &UndoRunResult{RunID: st.RunID, SnapshotID: st.Snapshots[0], Run: st}
 	owner := "run/" + st.RunID
-	entries, err := ledger(ctx, store, owner)
+	entries, err := store.Ledger(ctx, owner)
 	if err != nil {
 		return nil, fmt.Errorf("undoing run %s: reading what it wrote: %w", st.RunID, err)
 	}
@@ -181,9 +180,7 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 	id := journal.NewRestoreID(time.Now())
 	if len(entries) > 0 || !s.changedWithoutLedger(ctx, store, st) {
 		res, err = s.revert(ctx, store, owner, id, opts, "undoing run "+st.RunID)
-		if errors.Is(err, gitops.ErrNotImplemented) {
-			res, err = nil, nil // a store that cannot revert yet: as a run without a ledger
-		} else if err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("undoing run %s: %w", st.RunID, err)
 		}
 	}
@@ -216,16 +213,6 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 	return out, nil
 }
 
-// ledger is store.Ledger, with a store that keeps none yet (the ledger
-// not built) read as no entries.
-func ledger(ctx context.Context, store *gitops.Store, owner string) ([]gitops.LedgerEntry, error) {
-	entries, err := store.Ledger(ctx, owner)
-	if errors.Is(err, gitops.ErrNotImplemented) {
-		return nil, nil
-	}
-	return entries, err
-}
-
 // changedWithoutLedger says whether run st, which has no ledger, changed
 // the workspace by its snapshots: then it was recorded before undo became
 // a revert. A run whose snapshots all agree wrote nothing to revert.
@@ -243,7 +230,7 @@ func (s *Session) changedWithoutLedger(ctx context.Context, store *gitops.Store,
 // and is never written, whatever opts.OnConflict says; the clean open
 // buffers of the files it wrote get the new text (EditorBuffers).
 func (s *Session) revert(ctx context.Context, store *gitops.Store, owner, id string, opts UndoOptions, why string) (*UndoResult, error) {
-	entries, err := ledger(ctx, store, owner)
+	entries, err := store.Ledger(ctx, owner)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ledger of %s: %w", owner, err)
 	}
@@ -328,7 +315,7 @@ func (s *Session) nameNewerRuns(ctx context.Context, store *gitops.Store, st *en
 			continue
 		}
 		owner := "run/" + r.RunID
-		entries, err := ledger(ctx, store, owner)
+		entries, err := store.Ledger(ctx, owner)
 		if err != nil {
 			return fmt.Errorf("reading the ledger of run %s: %w", r.RunID, err)
 		}
@@ -446,9 +433,7 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 			return nil, err
 		}
 		res, err = s.revert(ctx, store, r.Owner, nid, opts, "undoing "+what)
-		if errors.Is(err, gitops.ErrNotImplemented) && r.Before != "" {
-			res, err = nil, nil // a store that cannot revert yet: by its safety snapshot
-		} else if err != nil {
+		if err != nil {
 			return nil, fmt.Errorf("undoing %s: %w", what, err)
 		}
 	}
@@ -489,4 +474,35 @@ func short(id string) string {
 		return id[:12]
 	}
 	return id
+}
+
+// sessionLedger is the engine's ledger with its revert (a run's rollback
+// on failure) going through the session's, around the editor's buffers:
+// a file with unsaved user edits is never written under them, and the
+// clean open buffers of the files it wrote get the new text, as an undo
+// from any front end does.
+type sessionLedger struct {
+	engine.Ledger
+	s *Session
+}
+
+func (l sessionLedger) Revert(ctx context.Context, owners []string, opts gitops.RevertOptions) (*gitops.RevertResult, error) {
+	id, ok := strings.CutPrefix(opts.RecordAs, "undo/")
+	if len(owners) != 1 || !ok || len(opts.Paths) > 0 {
+		return l.Ledger.Revert(ctx, owners, opts)
+	}
+	store, err := l.s.Store()
+	if err != nil {
+		return nil, err
+	}
+	u, err := l.s.revert(ctx, store, owners[0], id, UndoOptions{DryRun: opts.DryRun, OnConflict: opts.OnConflict}, "the rollback")
+	if err != nil {
+		return nil, err
+	}
+	res := &gitops.RevertResult{Applied: u.Applied, Reverted: u.Reverted, Created: u.Created, Deleted: u.Deleted,
+		Conflicts: u.Conflicts, LeftAlone: u.LeftAlone, Overwritten: u.Overwritten, UndoSnapshot: u.UndoSnapshot}
+	if u.Applied && !opts.DryRun {
+		res.RecordedAs = opts.RecordAs
+	}
+	return res, nil
 }

@@ -75,11 +75,13 @@ func TestHintsWorkWhenPasted(t *testing.T) {
 		t.Fatalf("re-applying the run with %q: greet.go %q", redo2, readFile(t, greet))
 	}
 
-	// A user's edit of a file the run wrote is a conflict: the undo
+	// A user's edit of a line the run wrote is a conflict: the undo
 	// changes nothing (exit 1), names it and the commands that decide
-	// it, each naming the run; pasted, each does what it says.
+	// it, each naming the run; pasted, each does what it says. (An edit
+	// elsewhere in the file is no conflict: the undo keeps it, see
+	// TestUndoKeepsUserLinesAtTheTerminal.)
 	mainGo := filepath.Join(ws, "main.go")
-	os.WriteFile(mainGo, []byte(readFile(t, mainGo)+"// mine\n"), 0o644)
+	os.WriteFile(mainGo, []byte(strings.Replace(readFile(t, mainGo), "greet.Greet(*name)", "greet.Greet(*name) // mine", 1)), 0o644)
 	c := paste(t, filepath.Join(top, "b"), undo)
 	if c.code != exitFailed || !strings.Contains(c.stdout, "conflict: main.go") || !strings.Contains(readFile(t, mainGo), "// mine") || readFile(t, greet) != after {
 		t.Fatalf("undo over a user's edit: exit %d, greet.go undone %v\n%s%s", c.code, readFile(t, greet) != after, c.stdout, c.stderr)

@@ -1,39 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/agentd/agentd/gitops"
-	"github.com/agentd/agentd/workspace"
 )
 
 // Undo is a revert (issue 38): these tests hold it at the terminal (the
 // built binary, hints pasted) and over the protocol (agentd serve).
-
-// needRevert skips until gitops.Store.Revert is on this branch: every
-// test here is about what the revert does, and a stub cannot show it.
-func needRevert(t *testing.T) {
-	t.Helper()
-	ws, err := workspace.Open(t.TempDir(), workspace.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	store, err := gitops.Open(context.Background(), ws, gitops.Options{StateDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	if _, err := store.Revert(context.Background(), []string{"run/probe"}, gitops.RevertOptions{DryRun: true}); errors.Is(err, gitops.ErrNotImplemented) {
-		t.Skip("gitops.Store.Revert is not implemented on this branch yet (gitcore helper); this test runs once it is")
-	}
-}
 
 // undoWS is a workspace with its state dir and the flags naming both.
 type undoWS struct{ ws, state string }
@@ -100,7 +77,6 @@ func itoa(i int) string { return string(rune('0' + i)) }
 // b.txt; undo, undo: a.txt loses run 1's line and keeps the user's, and
 // nothing says "restored".
 func TestUndoTwiceKeepsTheUsersEdit(t *testing.T) {
-	needRevert(t)
 	u := newUndoWS(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
 	u.run(t, map[string]string{"a.txt": "one\nRUN1\nthree\n"})
 	u.write(t, "a.txt", "one\nRUN1\nthree\nmine\n")
@@ -127,7 +103,6 @@ func TestUndoTwiceKeepsTheUsersEdit(t *testing.T) {
 // Issue point 4: undo of an older run reverses that run alone; the newer
 // run's file and status stay.
 func TestUndoOlderRunAlone(t *testing.T) {
-	needRevert(t)
 	u := newUndoWS(t, map[string]string{"a.txt": "a\n"})
 	run1 := u.run(t, map[string]string{"a.txt": "run 1\n"})
 	run2 := u.run(t, map[string]string{"b.txt": "run 2\n"})
@@ -154,7 +129,6 @@ func TestUndoOlderRunAlone(t *testing.T) {
 // nothing and names only the run's file; each printed command, pasted,
 // does what it says.
 func TestConflictingUndoHintsWhenPasted(t *testing.T) {
-	needRevert(t)
 	u := newUndoWS(t, map[string]string{"a.txt": "one\ntwo\nthree\n", "u.txt": "untouched\n"})
 	run := u.run(t, map[string]string{"a.txt": "one\nRUN\nthree\n", "c.txt": "created\n"})
 	u.write(t, "a.txt", "one\nMINE\nthree\n") // the run's own line
@@ -200,7 +174,6 @@ func TestConflictingUndoHintsWhenPasted(t *testing.T) {
 // names it, keep and overwrite do what they say, runId names the run,
 // and the undo's wayBack takes it back keeping a later edit.
 func TestUndoOverTheProtocol(t *testing.T) {
-	needRevert(t)
 	u := newUndoWS(t, map[string]string{"a.txt": "one\ntwo\nthree\n", "u.txt": "untouched\n"})
 	run1 := u.run(t, map[string]string{"a.txt": "one\nRUN\nthree\n", "c.txt": "created\n"})
 	u.write(t, "a.txt", "one\nMINE\nthree\n")

@@ -47,7 +47,7 @@ func TestUndoNamesWhatItCannotUndo(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("mine\n"), 0o644)
 	c := agentdIn(t, ws, agentdBin, env, "undo", "--workspace", ws, "--state-dir", state)
 	if c.code != exitFailed || !strings.Contains(c.stdout, "conflict: new.txt") || !strings.Contains(c.stdout, "--keep-conflicts") ||
-		!strings.Contains(c.stdout, "(restore with --overwrite to replace it)") { // the flag's name, not "restore with overwrite"
+		!strings.Contains(c.stdout, " --overwrite ") { // the flag's name, not "restore with overwrite"
 		t.Fatalf("undo over new.txt: exit %d\n%s%s", c.code, c.stdout, c.stderr)
 	}
 	u := agentdIn(t, ws, agentdBin, env, "undo", "--keep-conflicts", "--workspace", ws, "--state-dir", state)

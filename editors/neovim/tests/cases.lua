@@ -1894,4 +1894,241 @@ function C.terminal_review_reaches_editor()
   H.wait_hunks(b, 0, 'no hunk comes back after the reload')
 end
 
+-- Issue 38 ("Undo is a revert"), point 1: a line the user types into the
+-- buffer while the agent's hunk is pending, accepted and written, stays
+-- through :Agent undo; only the agent's change goes, on disk and in the
+-- buffer.
+function C.undo_keeps_line_typed_during_run()
+  local root = H.workspace({ ['a.txt'] = numbered(10) })
+  H.setup()
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', { { oldText = 'line 3\n', newText = 'line three\n' } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local old_id = H.wait_hunks(b, 1)[1].id
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  feed('OUSER-TYPED-DURING-RUN<Esc>')
+  -- The server rebases the hunk onto the typing (its context holds it: a
+  -- new id), one line lower.
+  H.wait(function()
+    local hs = a.hunks(b)
+    return #hs == 1 and hs[1].id ~= old_id and hs[1].lnum == 4 and hs[1].status == 'pending'
+  end, 'the hunk rebased onto the typed line: ' .. vim.inspect(a.hunks(b)))
+  vim.api.nvim_win_set_cursor(0, { 4, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0)
+  H.wait_run()
+  vim.cmd('write')
+  local typed = 'USER-TYPED-DURING-RUN\n'
+  H.eq(typed .. numbered(10):gsub('line 3\n', 'line three\n'), H.read(root .. '/a.txt'), 'the typed line and the agent\'s change on disk')
+  H.answer_select(function() error('no conflict: :Agent undo must not ask') end)
+  vim.cmd('Agent undo')
+  H.eq(typed .. numbered(10), H.read(root .. '/a.txt'), ':Agent undo took the agent\'s change and kept the typed line')
+  H.wait(function() return H.text(b) == typed .. numbered(10) end, 'the buffer to follow: ' .. H.text(b))
+  H.eq(false, vim.bo[b].modified, 'the reloaded buffer is not modified')
+end
+
+-- Issue 38 point 5: a run edits a.txt and b.txt, the user then changes the
+-- agent's own line in b.txt and a line of c.txt (a file the run never
+-- touched). :Agent undo changes nothing until the user picks one of the
+-- choices vim.ui.select offers. Returns the root, the run id, what the
+-- select was asked, and the buffers of a.txt and b.txt.
+local function conflicting_undo(pick)
+  local root = H.workspace({ ['a.txt'] = numbered(10), ['b.txt'] = numbered(10), ['c.txt'] = numbered(5), ['o.txt'] = 'o\n' })
+  H.setup()
+  local ob = H.open('o.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(two_file_plan()))
+  vim.cmd.buffer(ob)
+  local rid = H.truthy(a.run({ plan_id = pid }), 'run id')
+  H.wait(function() return require('agentd.review').pending_count() == 2 end, 'two hunks')
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  local ab = H.open('a.txt')
+  local bb = H.open('b.txt')
+  H.eq('line five', H.lines(bb)[5], 'the agent\'s line in b.txt')
+  vim.api.nvim_buf_set_lines(bb, 4, 5, false, { 'line five, mine' })
+  vim.cmd('write')
+  local cb = H.open('c.txt')
+  vim.api.nvim_buf_set_lines(cb, 1, 2, false, { 'line 2, mine' })
+  vim.cmd('write')
+  vim.cmd.buffer(ob)
+  local st = {
+    root = root, rid = rid, ab = ab, bb = bb,
+    agent_a = numbered(10):gsub('line 3\n', 'line three\n'),
+    user_b = numbered(10):gsub('line 5\n', 'line five, mine\n'),
+    user_c = numbered(5):gsub('line 2\n', 'line 2, mine\n'),
+  }
+  st.disk = function()
+    return { a = H.read(root .. '/a.txt'), b = H.read(root .. '/b.txt'), c = H.read(root .. '/c.txt') }
+  end
+  st.got = H.capture_notify()
+  st.asked = {}
+  local before = { a = st.agent_a, b = st.user_b, c = st.user_c }
+  vim.ui.select = function(items, opts, cb2)
+    -- Asked before anything is written.
+    H.eq(before, st.disk(), 'nothing changed before the choice')
+    local texts = {}
+    for _, it in ipairs(items) do
+      texts[#texts + 1] = opts.format_item and opts.format_item(it) or tostring(it)
+    end
+    st.asked[#st.asked + 1] = { items = items, texts = texts, prompt = opts.prompt }
+    local choice
+    for i, it in ipairs(items) do
+      if it.choice == pick then
+        choice = items[i]
+      end
+    end
+    H.truthy(choice, 'a choice ' .. pick .. ' among ' .. vim.inspect(texts))
+    vim.schedule(function() cb2(choice) end)
+  end
+  vim.cmd('Agent undo')
+  H.wait(function() return #st.asked == 1 end, 'the undo to ask what to do')
+  local asked = st.asked[1]
+  local said = asked.prompt .. '\n' .. table.concat(asked.texts, '\n')
+  H.truthy(said:find('b.txt', 1, true), 'the conflicting file named: ' .. said)
+  H.truthy(said:find(rid, 1, true), 'the run named: ' .. said)
+  H.eq({ 'keep', 'overwrite', 'diff', 'cancel' }, vim.tbl_map(function(it) return it.choice end, asked.items), 'the choices')
+  st.never_c = function()
+    local all = said
+    for _, n in ipairs(st.got) do
+      all = all .. '\n' .. n.msg
+    end
+    H.eq(nil, all:find('c.txt', 1, true), 'c.txt, which the run never touched, is never named: ' .. all)
+  end
+  return st
+end
+
+-- Keep: the rest of the run is undone, b.txt stays as the user has it.
+function C.undo_conflict_keep()
+  local st = conflicting_undo('keep')
+  H.wait(function() return st.disk().a == numbered(10) end, 'a.txt undone: ' .. vim.inspect(st.disk()))
+  H.eq({ a = numbered(10), b = st.user_b, c = st.user_c }, st.disk(), 'a.txt undone, b.txt and c.txt as the user has them')
+  H.eq(numbered(10), H.text(st.ab), 'a.txt\'s buffer reloaded')
+  H.eq(st.user_b, H.text(st.bb), 'b.txt\'s buffer as it was')
+  H.wait(function() return #st.got > 0 end, 'a report')
+  H.truthy(st.got[#st.got].msg:find('b.txt', 1, true), 'b.txt named as kept: ' .. st.got[#st.got].msg)
+  st.never_c()
+end
+
+-- Cancel: nothing changes, and the way out is said with the run's id.
+function C.undo_conflict_cancel()
+  local st = conflicting_undo('cancel')
+  H.wait(function() return #st.got > 0 end, 'the way out said')
+  H.eq({ a = st.agent_a, b = st.user_b, c = st.user_c }, st.disk(), 'nothing changed')
+  H.truthy(st.got[#st.got].msg:find(':Agent undo ' .. st.rid .. ' keep', 1, true), 'the hint names the run: ' .. st.got[#st.got].msg)
+  st.never_c()
+end
+
+-- Overwrite: b.txt is undone too; the safety snapshot's way back, typed as
+-- said, brings the user's b.txt back.
+function C.undo_conflict_overwrite()
+  local st = conflicting_undo('overwrite')
+  H.wait(function() return st.disk().b == numbered(10) end, 'b.txt overwritten: ' .. vim.inspect(st.disk()))
+  H.eq({ a = numbered(10), b = numbered(10), c = st.user_c }, st.disk(), 'both files undone, c.txt untouched')
+  H.eq(numbered(10), H.text(st.bb), 'b.txt\'s buffer reloaded')
+  H.wait(function() return #st.got > 0 end, 'a report')
+  local msg = st.got[#st.got].msg
+  local back = H.truthy(msg:match(':(Agent undo%-restore[^;\n]*) puts it back'), 'the way back said: ' .. msg)
+  st.never_c()
+  vim.cmd(back)
+  H.eq({ a = st.agent_a, b = st.user_b, c = st.user_c }, st.disk(), vim.inspect(back) .. ' put the run and the user\'s b.txt back')
+  H.eq(st.user_b, H.text(st.bb), 'and b.txt\'s buffer')
+end
+
+-- Show: the conflicts as a diff in a split (the file now against what
+-- overwriting writes); nothing changes.
+function C.undo_conflict_diff()
+  local st = conflicting_undo('diff')
+  H.wait(function() return vim.bo.filetype == 'diff' end, 'a diff split')
+  local text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find('-line five, mine', 1, true) and text:find('+line 5', 1, true), 'the conflict as a diff: ' .. text)
+  H.truthy(text:find(':Agent undo ' .. st.rid .. ' keep', 1, true) and text:find(':Agent undo! ' .. st.rid, 1, true), 'the choices as commands naming the run: ' .. text)
+  H.eq({ a = st.agent_a, b = st.user_b, c = st.user_c }, st.disk(), 'nothing changed')
+  H.eq(nil, text:find('c.txt', 1, true), 'c.txt not in the diff')
+  st.never_c()
+end
+
+-- Issue 38 point 6: after a conflicting undo of the second run, each
+-- command the hint prints, typed as printed, does what it says for that
+-- run: never the run before, never a file neither run touched.
+local function hint_case(which)
+  local root = H.workspace({ ['x.txt'] = numbered(5), ['a.txt'] = numbered(10), ['b.txt'] = numbered(10), ['c.txt'] = numbered(5), ['o.txt'] = 'o\n' })
+  H.setup()
+  local ob = H.open('o.txt')
+  local a = require('agentd')
+  local p1 = H.truthy(a.open_plan(edit_plan('x.txt', { { oldText = 'line 1\n', newText = 'line one\n' } })))
+  vim.cmd.buffer(ob)
+  local r1 = H.truthy(a.run({ plan_id = p1 }), 'run 1')
+  H.wait(function() return require('agentd.review').pending_count() == 1 end, 'run 1\'s hunk')
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  local p2 = H.truthy(a.open_plan(two_file_plan()))
+  vim.cmd.buffer(ob)
+  local r2 = H.truthy(a.run({ plan_id = p2 }), 'run 2')
+  H.truthy(r1 ~= r2, 'two runs')
+  H.wait(function() return require('agentd.review').pending_count() == 2 end, 'run 2\'s hunks')
+  vim.cmd('Agent accept all')
+  H.wait_run()
+  local x1 = numbered(5):gsub('line 1\n', 'line one\n')
+  H.eq(x1, H.read(root .. '/x.txt'), 'run 1 changed x.txt')
+  -- The user's edits: the agent's line in b.txt, and c.txt (no run's).
+  local user_b = numbered(10):gsub('line 5\n', 'line five, mine\n')
+  local user_c = numbered(5):gsub('line 2\n', 'line 2, mine\n')
+  H.write(root .. '/b.txt', user_b)
+  H.write(root .. '/c.txt', user_c)
+  local got = H.capture_notify()
+  H.answer_select(function() return nil end) -- dismissed
+  vim.cmd('Agent undo')
+  local msg
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.msg:find(':Agent undo', 1, true) then
+        msg = n.msg
+        return true
+      end
+    end
+  end, 'the way out said: ' .. vim.inspect(got))
+  local disk = function()
+    return { x = H.read(root .. '/x.txt'), a = H.read(root .. '/a.txt'), b = H.read(root .. '/b.txt'), c = H.read(root .. '/c.txt') }
+  end
+  local agent_a = numbered(10):gsub('line 3\n', 'line three\n')
+  H.eq({ x = x1, a = agent_a, b = user_b, c = user_c }, disk(), 'a dismissed choice changes nothing')
+  local cmd
+  if which == 'keep' then
+    cmd = H.truthy(msg:match(':(Agent undo %S+ keep)'), 'a keep command in: ' .. msg)
+  else
+    cmd = H.truthy(msg:match(':(Agent undo! %S+)'), 'an overwrite command in: ' .. msg)
+  end
+  H.truthy(cmd:find(r2, 1, true), 'the command names run 2 (' .. r2 .. '): ' .. cmd)
+  vim.cmd(cmd)
+  local want_b = which == 'keep' and user_b or numbered(10)
+  H.wait(function() return disk().a == numbered(10) end, cmd .. ' to undo run 2: ' .. vim.inspect(disk()))
+  H.eq({ x = x1, a = numbered(10), b = want_b, c = user_c }, disk(), cmd .. ' undid run 2 alone, as it said')
+end
+
+function C.undo_hint_keep_as_typed()
+  hint_case('keep')
+end
+
+function C.undo_hint_overwrite_as_typed()
+  hint_case('overwrite')
+end
+
+-- Issue 35 point 7: :Agent undo! (as the help writes it) and :Agent! undo
+-- are the same command, not an unknown subcommand.
+function C.undo_bang_forms()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.open('a.txt')
+  local got = H.capture_notify()
+  for _, form in ipairs({ 'Agent undo!', 'Agent! undo', 'Agent undo-restore!' }) do
+    vim.cmd(form)
+    local msg = got[#got] and got[#got].msg or ''
+    H.eq(nil, msg:find('unknown subcommand', 1, true), form .. ': ' .. msg)
+    H.truthy(msg:find('undo', 1, true), form .. ' answered by the server: ' .. msg)
+  end
+end
+
 return C

@@ -14,6 +14,7 @@ import type {
 import {
   ApprovalRequest, ChangeSet, ChangesDidChange, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, fileOpenUnits, hunkAt, isOpen, asksReason, keyEnv,
   logLine, missingModel, modelSpec, moveEdit, runConflict, statusText,
+  OnConflict, UNDO_KEEP, UNDO_OVERWRITE, UNDO_SHOW, UndoResult, conflictDialog, needsChoice, normalizeUndo, undoReport,
 } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
 import { Down, downFromStart, findBinary, missingBinaryMessage, protocolProblem, serverCommand } from './binary';
@@ -847,6 +848,108 @@ function showLeftovers(st: State, l: Leftovers): void {
   });
 }
 
+/** A path of the undo wire (workspace-relative, absolute, or a file URI) as a URI and as the
+ *  name shown. */
+function wireUri(p: string): vscode.Uri {
+  if (/^file:/.test(p)) return vscode.Uri.parse(p);
+  if (path.isAbsolute(p)) return vscode.Uri.file(p);
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  return folder ? vscode.Uri.joinPath(folder.uri, p) : vscode.Uri.file(p);
+}
+const wireRel = (p: string) => vscode.workspace.asRelativePath(wireUri(p), false);
+
+/** undo takes back the last run (agentd/undo/run) or the last restore (agentd/undo/restore). The
+ *  core reverts the agent's own edits on top of the files as they are; where the user changed the
+ *  agent's lines it writes nothing and names the conflicts: the user then chooses, in a modal,
+ *  to undo the rest and keep those files, to overwrite them (a safety snapshot keeps them), to
+ *  see them as diffs, or to cancel (nothing changes). */
+async function undo(st: State, kind: 'run' | 'restore'): Promise<void> {
+  const method = kind === 'run' ? 'agentd/undo/run' : 'agentd/undo/restore';
+  const call = async (params: Record<string, unknown>): Promise<{ raw: Record<string, unknown>; r: UndoResult } | undefined> => {
+    try {
+      const raw = await req<Record<string, unknown>>(method, params);
+      return { raw, r: normalizeUndo(raw) };
+    } catch (e) {
+      if (isRpcError(e) && e.code === -32003) { void vscode.window.showInformationMessage(`agentd: ${e.message}`); return undefined; }
+      if (e instanceof DaemonDown || !isRpcError(e)) throw e;
+      void vscode.window.showErrorMessage(`agentd: undo failed: ${e.message}`);
+      return undefined;
+    }
+  };
+  let res = await call({});
+  if (!res) return;
+  // The same run (or restore) on every later call, whatever happens meanwhile.
+  const target: Record<string, unknown> = kind === 'run' && res.r.runId ? { runId: res.r.runId } : {};
+  const what = kind === 'run' ? `run ${res.r.runId ?? ''}`.trim() : 'the last restore';
+  let choice: OnConflict = '';
+  // A second conflict answer means the files changed again while the user chose: ask again.
+  for (let round = 0; needsChoice(res.r); round++) {
+    if (round === 3) { void vscode.window.showWarningMessage(`agentd: ${what} was not undone: its files keep changing while you choose. Nothing was changed.`); return; }
+    for (const c of res.r.conflicts) st.out.warn(`undo of ${what}: conflict: ${wireRel(c.path)}: ${c.reason}`);
+    const d = conflictDialog(what, res.r, wireRel);
+    let a = await vscode.window.showWarningMessage(d.message, { modal: true, detail: d.detail }, UNDO_KEEP, UNDO_OVERWRITE, UNDO_SHOW);
+    if (a === UNDO_SHOW) {
+      await showUndoConflicts(st, method, target, res.r);
+      // Not modal: the diffs stay usable while the user decides.
+      a = await vscode.window.showWarningMessage(`agentd: undo ${what}? Your edits conflict in ${res.r.conflicts.map((c) => wireRel(c.path)).join(', ')}; nothing has been changed yet.`, UNDO_KEEP, UNDO_OVERWRITE);
+    }
+    if (a !== UNDO_KEEP && a !== UNDO_OVERWRITE) {
+      st.out.info(`undo of ${what} cancelled: nothing changed`);
+      void vscode.window.showInformationMessage(`agentd: undo of ${what} cancelled; nothing was changed.`);
+      return;
+    }
+    choice = a === UNDO_KEEP ? 'keep' : 'overwrite';
+    const next = await call({ ...target, onConflict: choice });
+    if (!next) return;
+    res = next;
+  }
+  const rep = undoReport(what, res.r, choice, wireRel);
+  st.out.info(rep.message.replace(/^agentd: /, ''));
+  const show = rep.warn ? vscode.window.showWarningMessage : vscode.window.showInformationMessage;
+  const back = kind === 'run' ? 'Undo This Undo' : undefined;
+  void (back ? show(rep.message, back) : show(rep.message)).then((x) => x && vscode.commands.executeCommand('agentd.undoRestore'));
+  const leftovers = res.raw.leftovers as Leftovers | undefined;
+  if (leftovers?.text) showLeftovers(st, leftovers);
+  await checkOpenEditors(st, [...res.r.reverted, ...res.r.created, ...res.r.deleted, ...(res.r.overwritten ?? [])]);
+  await refreshSnapshots(st);
+}
+
+/** showUndoConflicts opens, for each conflicting file, the diff editor between the file now and
+ *  what overwriting would write there (the core's diff of a dry run). */
+async function showUndoConflicts(st: State, method: string, target: Record<string, unknown>, r: UndoResult): Promise<void> {
+  let conflicts = r.conflicts;
+  if (conflicts.some((c) => c.diff === undefined)) {
+    const dry = normalizeUndo(await req(method, { ...target, dryRun: true }));
+    conflicts = conflicts.map((c) => ({ ...c, diff: c.diff ?? dry.conflicts.find((x) => x.path === c.path)?.diff }));
+  }
+  for (const c of conflicts) {
+    const file = wireUri(c.path);
+    const now = await vscode.workspace.openTextDocument(file).then((d) => d.getText(), () => '');
+    if (c.diff === undefined) { st.out.warn(`undo conflict ${wireRel(c.path)}: the daemon sent no diff`); continue; }
+    const right = st.review.setSnapshotText(`undo-overwrite/${wireRel(c.path)}`, applyPatchText(now, c.diff, undefined, 'forward'));
+    const left = fs.existsSync(file.fsPath) ? file : file.with({ scheme: DIFF_SCHEME, query: 'side=empty' });
+    await vscode.commands.executeCommand('vscode.diff', left, right, `${path.basename(file.fsPath)} (now ↔ after undo with overwrite)`, { preview: false });
+  }
+}
+
+/** checkOpenEditors: VS Code reloads an unmodified editor of a file the undo wrote; an editor
+ *  with unsaved edits keeps them and now differs from the disk: say so, with the way to compare. */
+async function checkOpenEditors(st: State, paths: string[]): Promise<void> {
+  for (const p of paths) {
+    const u = wireUri(p);
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === u.toString());
+    if (!doc?.isDirty) continue;
+    const disk = await fs.promises.readFile(u.fsPath, 'utf8').catch(() => undefined);
+    if (disk === doc.getText()) continue;
+    st.out.warn(`${wireRel(p)}: the editor has unsaved edits; the undo changed the file on disk`);
+    void vscode.window.showWarningMessage(`agentd: ${wireRel(p)} has unsaved edits in its editor, made before the undo changed the file on disk. Compare them, then save yours or revert the editor.`, 'Compare').then(async (a) => {
+      if (a !== 'Compare') return;
+      await vscode.window.showTextDocument(doc);
+      await vscode.commands.executeCommand('workbench.files.action.compareWithSaved');
+    });
+  }
+}
+
 /** offerLiveRun: a run of the workspace is running or paused. The user resumes it, cancels it
  *  (then the new run starts) or leaves things as they are; never a second run beside it. Returns
  *  whether to start the new run. */
@@ -1052,27 +1155,8 @@ function registerCommands(st: State): void {
     void vscode.window.showInformationMessage(v ? 'agentd: API key saved; the daemon restarts with it.' : 'agentd: API key removed; the daemon restarts without it.');
     await restartDaemon(st, 'the API key changed');
   });
-  reg('agentd.undoRun', async () => {
-    try {
-      const res = await req<{ runId: string; snapshotId: string; restore: RestoreResult; leftovers?: Leftovers }>('agentd/undo/run', {});
-      showRestore(st, res.restore, `the changes of run ${res.runId}`);
-      if (res.leftovers?.text) showLeftovers(st, res.leftovers);
-    } catch (e) {
-      if (isRpcError(e) && e.code === -32003) { void vscode.window.showInformationMessage(`agentd: ${e.message}`); return; }
-      throw e;
-    }
-    await refreshSnapshots(st);
-  });
-  reg('agentd.undoRestore', async () => {
-    try {
-      const res = await req<RestoreResult>('agentd/undo/restore', {});
-      showRestore(st, res, 'the state before the last restore', false);
-    } catch (e) {
-      if (isRpcError(e) && e.code === -32003) { void vscode.window.showInformationMessage(`agentd: ${e.message}`); return; }
-      throw e;
-    }
-    await refreshSnapshots(st);
-  });
+  reg('agentd.undoRun', () => undo(st, 'run'));
+  reg('agentd.undoRestore', () => undo(st, 'restore'));
   reg('agentd.rules', () => manageRules(st));
   reg('agentd.restoreSnapshot', async (n?: SnapNode) => {
     const snap = snapArg(n) ?? await pickSnapshot('agentd: Restore Snapshot');

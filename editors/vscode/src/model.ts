@@ -648,3 +648,103 @@ export function missingModel(o: { model: string; provider: string; baseUrl: stri
   }
   return out;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Undo (agentd/undo/run, agentd/undo/restore): undo is a revert of the agent's own edits; where
+// the user changed the agent's lines there is a conflict, and a conflicting undo changes nothing
+// until the user chooses (docs/protocol.md). The core decides every file; this only words it.
+
+export interface UndoConflict { path: string; reason: string; owners?: string[]; diff?: string }
+/** agentd/undo/run and agentd/undo/restore's result. `applied` false: nothing was written (a dry
+ *  run, or conflicts the caller did not choose for). Paths are the wire's (workspace-relative or
+ *  file URIs). */
+export interface UndoResult {
+  runId?: string;
+  applied: boolean;
+  reverted: string[];
+  created: string[];
+  deleted: string[];
+  conflicts: UndoConflict[];
+  overwritten?: string[];
+  leftAlone: { path: string; message: string }[];
+  undoId?: string;
+  hint?: string;
+}
+export type OnConflict = '' | 'keep' | 'overwrite';
+
+/** The choices of the conflict dialog, in the order shown (Cancel is the dialog's own). */
+export const UNDO_KEEP = 'Undo the rest, keep these files';
+export const UNDO_OVERWRITE = 'Overwrite them';
+export const UNDO_SHOW = 'Show the conflicts';
+
+/** normalizeUndo reads a result of either wire: the revert's ({applied, reverted, conflicts:
+ *  [{path}]}) or the reset's it replaces ({restore: {restored, conflicts: [{uri, message}]}}), so
+ *  that an older daemon is still shown truthfully. */
+export function normalizeUndo(raw: unknown): UndoResult {
+  const r = (raw ?? {}) as Record<string, unknown>;
+  // The revert's fields are at the top (with `applied`); `restore` repeats them in the old shape.
+  const inner = (typeof r.applied !== 'boolean' && r.restore && typeof r.restore === 'object' ? r.restore : r) as Record<string, unknown>;
+  const strs = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+  const pathOf = (c: Record<string, unknown>) => String(c.path ?? c.uri ?? '');
+  const conflicts = (Array.isArray(inner.conflicts) ? inner.conflicts : []).map((c: Record<string, unknown>) => ({
+    path: pathOf(c), reason: String(c.reason ?? c.message ?? ''), owners: strs(c.owners), diff: typeof c.diff === 'string' ? c.diff : undefined,
+  }));
+  const leftAlone = (Array.isArray(inner.leftAlone) ? inner.leftAlone : []).map((c: Record<string, unknown>) => ({ path: pathOf(c), message: String(c.message ?? c.reason ?? '') }));
+  const applied = typeof r.applied === 'boolean' ? r.applied : typeof inner.applied === 'boolean' ? inner.applied as boolean : true;
+  return {
+    runId: typeof r.runId === 'string' ? r.runId : undefined,
+    applied,
+    reverted: strs(inner.reverted ?? inner.restored),
+    created: strs(inner.created),
+    deleted: strs(inner.deleted),
+    conflicts,
+    overwritten: strs(inner.overwritten),
+    leftAlone,
+    undoId: typeof r.undoId === 'string' ? r.undoId : typeof inner.undoSnapshotId === 'string' ? inner.undoSnapshotId : undefined,
+    hint: typeof r.hint === 'string' ? r.hint : undefined,
+  };
+}
+
+/** needsChoice: the undo wrote nothing because files conflict: the user must choose. */
+export function needsChoice(r: UndoResult): boolean {
+  return !r.applied && r.conflicts.length > 0;
+}
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
+
+/** conflictDialog words the modal shown before a conflicting undo: what is undone, which files
+ *  the user changed since, and what each choice does (no flag the user cannot act on). */
+export function conflictDialog(what: string, r: UndoResult, rel: (p: string) => string): { message: string; detail: string } {
+  const files = r.conflicts.map((c) => rel(c.path));
+  const message = `agentd: undoing ${what} conflicts with your edits in ${files.length === 1 ? files[0] : plural(files.length, 'file')}. Nothing has been changed yet.`;
+  // A terminal flag in the reason ("restore with --overwrite") is no choice here: the buttons are.
+  const why = (t: string) => t.replace(/\s*\([^)]*\s--[a-z][^)]*\)/g, '');
+  const lines = r.conflicts.map((c) => `• ${rel(c.path)}${c.reason ? `: ${why(c.reason)}` : ''}`);
+  const rest = r.reverted.length + r.created.length + r.deleted.length;
+  const detail = [
+    `You changed lines the agent wrote in:`, ...lines, '',
+    `${UNDO_KEEP}: ${rest ? `reverts the other ${plural(rest, 'file')} and ` : ''}leaves ${files.length === 1 ? 'this file' : 'these files'} as they are now.`,
+    `${UNDO_OVERWRITE}: puts back the text from before ${what} there too; a safety snapshot keeps your version (agentd: Undo Last Restore brings it back).`,
+    `${UNDO_SHOW}: opens each file now against what overwriting would write.`,
+  ].join('\n');
+  return { message, detail };
+}
+
+/** undoReport words what an applied undo did: what was reverted and what was kept. */
+export function undoReport(what: string, r: UndoResult, choice: OnConflict, rel: (p: string) => string): { message: string; warn: boolean } {
+  const names = (xs: string[]) => xs.map(rel).join(', ');
+  const parts: string[] = [];
+  if (r.reverted.length) parts.push(`reverted ${names(r.reverted)}`);
+  if (r.created.length) parts.push(`put back ${names(r.created)}`);
+  if (r.deleted.length) parts.push(`removed ${names(r.deleted)}`);
+  if (!parts.length) parts.push('no file changed');
+  let message = `agentd: undid ${what}: ${parts.join('; ')}`;
+  let warn = false;
+  if (r.overwritten?.length) message += `; overwrote your edits in ${names(r.overwritten)} (Undo Last Restore brings them back)`;
+  // Kept by the user's choice, or (an older daemon's reset) left alone by the daemon.
+  if (choice !== 'overwrite' && r.conflicts.length) { message += `; kept your version of ${names(r.conflicts.map((c) => c.path))}`; warn = true; }
+  const kept = new Set(choice !== 'overwrite' ? r.conflicts.map((c) => c.path) : []);
+  const alone = r.leftAlone.filter((l) => !kept.has(l.path));
+  if (alone.length) { message += `; left alone ${alone.map((l) => `${rel(l.path)} (${l.message})`).join(', ')}`; warn = true; }
+  return { message, warn };
+}

@@ -148,11 +148,11 @@ M.subs = {
     end
     a().restore(id)
   end,
-  undo = function(_, bang)
-    a().undo(bang and { overwrite = true } or nil)
+  undo = function(args, bang)
+    require('agentd.undo').command('run', args, bang)
   end,
-  ['undo-restore'] = function(_, bang)
-    a().undo_restore(bang and { overwrite = true } or nil)
+  ['undo-restore'] = function(args, bang)
+    require('agentd.undo').command('restore', args, bang)
   end,
   next = function()
     require('agentd.review').jump(1)
@@ -188,12 +188,18 @@ function M.run(o)
     show_status()
     return
   end
+  local bang = o.bang
+  -- :Agent undo! is :Agent! undo (the bang after the subcommand, as the
+  -- help writes it).
+  if not M.subs[sub] and sub:sub(-1) == '!' and M.subs[sub:sub(1, -2)] then
+    sub, bang = sub:sub(1, -2), true
+  end
   local f = M.subs[sub]
   if not f then
     notify(('agentd: unknown subcommand %q; one of: %s'):format(sub, table.concat(M.names(), ', ')), vim.log.levels.ERROR)
     return
   end
-  f(args, o.bang)
+  f(args, bang)
 end
 
 function M.names()
@@ -246,6 +252,8 @@ function M.complete(arglead, cmdline, _)
       cands = step_ids()
     elseif sub == 'restore' then
       cands = snapshot_ids()
+    elseif sub == 'undo' or sub == 'undo!' or sub == 'undo-restore' or sub == 'undo-restore!' then
+      cands = { 'keep', 'overwrite' }
     elseif sub == 'open' then
       return vim.fn.getcompletion(arglead, 'file')
     else

@@ -294,39 +294,23 @@ function M.restore(snapshot_id, opts)
   return after_restore(res, 'restored', (res.undoSnapshotId and res.undoSnapshotId ~= '') and ' (:Agent undo-restore puts them back)' or '')
 end
 
---- Undoes the newest run not yet undone (agentd/undo/run; a second call
---- undoes the run before). opts: { overwrite = true, dryRun = true }.
+--- Undoes a run (agentd/undo/run): the newest not yet undone, or
+--- opts.run_id. The daemon reverts what the agent wrote and keeps the
+--- user's lines; when the user changed the agent's own lines the undo
+--- changes nothing and vim.ui.select offers the choices (opts.ask = false:
+--- only say them). opts: { run_id, on_conflict = 'keep'|'overwrite',
+--- dry_run = true, ask = false }. Returns the result and the raw answer.
 --- The journal is the server's: the plugin keeps no undo state.
 function M.undo(opts)
-  local c = client.current()
-  if not c then
-    return nil
-  end
-  local res, err = client.request_sync(c, 'agentd/undo/run', opts or vim.empty_dict())
-  if not res then
-    notify('agentd: undo: ' .. err, vim.log.levels.WARN)
-    return nil, err
-  end
-  after_restore(res.restore or {}, ('undid run %s (back to snapshot %s)'):format(res.runId or '?', res.snapshotId or '?'), ' (:Agent undo-restore puts it back)')
-  if type(res.leftovers) == 'table' and res.leftovers.text then
-    -- What the undo could not take back, in the server's words.
-    notify('agentd: ' .. res.leftovers.text, vim.log.levels.WARN)
-  end
-  return res.restore, res
+  opts = opts or {}
+  return require('agentd.undo').undo('run', opts.run_id or opts.runId, opts)
 end
 
---- Undoes the newest restore not yet undone (agentd/undo/restore).
+--- Undoes the newest restore or undo not yet undone (agentd/undo/restore),
+--- or opts.id; the same opts and choices as undo().
 function M.undo_restore(opts)
-  local c = client.current()
-  if not c then
-    return nil
-  end
-  local res, err = client.request_sync(c, 'agentd/undo/restore', opts or vim.empty_dict())
-  if not res then
-    notify('agentd: undo-restore: ' .. err, vim.log.levels.WARN)
-    return nil, err
-  end
-  return after_restore(res, 'undid the last restore')
+  opts = opts or {}
+  return require('agentd.undo').undo('restore', opts.id, opts)
 end
 
 --- A short string for the statusline: run status and progress, pending

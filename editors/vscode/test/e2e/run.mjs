@@ -160,6 +160,32 @@ fs.writeFileSync(path.join(ws, 'create.agentd.json'), plan('A create and a modif
   { id: 'mod', tool: 'edit_file', args: { path: 'mod.txt', edits: [{ oldText: 'mod line 3\n', newText: 'mod line three\n' }] } },
 ]));
 fs.writeFileSync(path.join(ws, 'undo.agentd.json'), plan('Undo', [{ id: 'write', tool: 'write_file', args: { path: 'undo.txt', content: 'made by a run\n' } }]));
+// Issue 38 (undo is a revert): undo takes back the agent's edits and never the user's lines.
+// Each case has its own copy of the demo's files, so that it does not depend on the cases before.
+const demoGreet = path.join(repo, 'examples', 'demo', 'greet');
+for (const d of ['u1', 'u5']) {
+  fs.mkdirSync(path.join(ws, d), { recursive: true });
+  for (const f of ['greet.go', 'greet_test.go']) fs.copyFileSync(path.join(demoGreet, f), path.join(ws, d, f));
+}
+fs.copyFileSync(path.join(repo, 'examples', 'demo', 'main.go'), path.join(ws, 'u5', 'main.go'));
+fs.writeFileSync(path.join(ws, 'u5', 'notes.txt'), 'notes the run never touches\n');
+const renameDef = (dir) => ({ id: 'rename_def', tool: 'edit_file', args: { path: `${dir}/greet.go`, edits: [
+  { oldText: '// Hello returns a greeting for name.\nfunc Hello(name string) string {', newText: '// Greet returns a greeting for name.\nfunc Greet(name string) string {' },
+  { oldText: 'b.WriteString(Hello(n))', newText: 'b.WriteString(Greet(n))' }] } });
+fs.writeFileSync(path.join(ws, 'undo1.agentd.json'), plan('Undo keeps typed lines', [
+  { id: 'rename_tests', tool: 'edit_file', args: { path: 'u1/greet_test.go', edits: [
+    { oldText: 'func TestHello(t *testing.T) {', newText: 'func TestGreet(t *testing.T) {' },
+    { oldText: 'if got := Hello(tc.in); got != tc.want {\n\t\t\tt.Errorf("Hello(%q) = %q, want %q"', newText: 'if got := Greet(tc.in); got != tc.want {\n\t\t\tt.Errorf("Greet(%q) = %q, want %q"' }] } },
+  renameDef('u1'),
+]));
+fs.writeFileSync(path.join(ws, 'undo5.agentd.json'), plan('Rename across two files', [
+  renameDef('u5'),
+  { id: 'rename_main', tool: 'edit_file', args: { path: 'u5/main.go', edits: [{ oldText: 'greet.Hello(*name)', newText: 'greet.Greet(*name)' }] } },
+]));
+fs.writeFileSync(path.join(ws, 'undo12.agentd.json'), plan('Creations', [
+  { id: 'make_empty', tool: 'write_file', args: { path: 'u12/empty.txt', content: 'made by the plan\n' } },
+  { id: 'make_other', tool: 'write_file', args: { path: 'u12/other.txt', content: 'other made by the plan\n' } },
+]));
 fs.writeFileSync(path.join(ws, 'rule.agentd.json'), plan('Rule', [{ id: 'ruled', tool: 'run_command', args: { command: 'echo ruled' }, critical: false }]));
 fs.mkdirSync(path.join(ws, 'two'));
 for (const f of ['a', 'b', 'c', 'd']) fs.writeFileSync(path.join(ws, 'two', `${f}.txt`), bulkLines(8, `${f}`).join('\n') + '\n');
@@ -914,6 +940,153 @@ await check('undo the last run: its changes are taken back (agentd/undo/run)', a
   await until('the run completed', async () => (await page.locator('.statusbar-item', { hasText: /agentd 1\/1/ }).count()) > 0, 30000);
   await palette('agentd: Undo Last Run');
   await until('undo.txt taken back', async () => !fs.existsSync(path.join(ws, 'undo.txt')), 30000);
+});
+
+// Issue 38: undo is a revert (points 1, 5 and 12 in VS Code) -----------------------------------
+const newestRun = () => JSON.parse(execFileSync(AGENTD_BIN, ['runs', '--json', '--state-dir', stateDir], { cwd: ws, env }).toString())[0];
+/** runToEnd accepts whatever the run proposes until the run (a new one, not `before`) is over. */
+async function runToEnd(before, what) {
+  await until(`${what}: the run completed`, async () => {
+    const r = newestRun();
+    if (r && r.runId !== before && r.status === 'completed') return true;
+    if ((await page.locator('.statusbar-item', { hasText: /pending/ }).count()) > 0) await palette('agentd: Accept All Changes');
+    return false;
+  }, 90000, 1000);
+  return newestRun().runId;
+}
+const conflictDialogBox = () => page.locator('.monaco-dialog-box', { hasText: 'conflicts with your edits' });
+
+await check('issue 38 point 1: Undo Last Run takes back the agent\'s hunks and keeps a line typed (and auto-saved) during the run', async () => {
+  await settle();
+  const before = newestRun()?.runId;
+  await openFile('u1/greet_test.go');
+  await palette('agentd: Open Plan', 'undo1.agentd.json');
+  await palette('agentd: Run Plan');
+  await openFile('u1/greet_test.go');
+  await until('the pending hunks of greet_test.go', async () => (await lenses()).includes('Accept'), 60000);
+  // The suite runs with files.autoSave off; the user of the issue had it on (code-server's
+  // default: after a delay): turn it on, as a user does, for this case.
+  await palette('File: Toggle Auto Save');
+  try {
+    await gotoLine(3);
+    await page.keyboard.press('End');
+    await page.keyboard.insertText(' // USER-TYPED-DURING-RUN');
+    await until('the typed line auto-saved', async () => disk('u1/greet_test.go').includes('import "testing" // USER-TYPED-DURING-RUN'), 15000);
+    // A context line: the hunks stay pending (once the daemon has moved them). Accept them in
+    // the editor; a click on a lens being drawn again is lost, so click until they are taken.
+    await noUpdatingFor(15000);
+    await until('the hunks of greet_test.go accepted in the editor', async () => {
+      if ((await lenses()).includes('Accept')) await clickLens('Accept', 0).catch(() => undefined);
+      return (await editorText()).includes('func TestGreet(') && !(await lenses()).includes('Accept');
+    }, 30000, 1000);
+    await until('the agent\'s hunks auto-saved with the typed line', async () => {
+      const d = disk('u1/greet_test.go');
+      return d.includes('func TestGreet(') && d.includes('Greet(%q)') && d.includes('// USER-TYPED-DURING-RUN');
+    }, 20000);
+    await runToEnd(before, 'point 1');
+    await until('greet.go renamed on disk', async () => disk('u1/greet.go').includes('func Greet('), 15000);
+    await palette('agentd: Undo Last Run');
+    await until('greet_test.go reverted on disk', async () => disk('u1/greet_test.go').includes('func TestHello('), 30000);
+    const d = disk('u1/greet_test.go');
+    assert(d.includes('import "testing" // USER-TYPED-DURING-RUN'), `the typed line is gone from disk:\n${d}`);
+    assert(!d.includes('Greet'), `an agent's hunk is left on disk:\n${d}`);
+    assert(disk('u1/greet.go').includes('func Hello(') && !disk('u1/greet.go').includes('Greet'), `greet.go not reverted:\n${disk('u1/greet.go')}`);
+    await openFile('u1/greet_test.go');
+    await until('the editor shows the reverted file with the typed line', async () => {
+      const t = await editorText();
+      return t.includes('func TestHello(') && t.includes('// USER-TYPED-DURING-RUN') && !t.includes('TestGreet');
+    }, 15000);
+    assert((await conflictDialogBox().count()) === 0, 'no conflict: the user typed no line of the agent\'s');
+  } finally {
+    await palette('File: Toggle Auto Save');
+  }
+});
+
+await check('issue 38 point 5: a conflicting Undo Last Run asks (Cancel changes nothing; Show the conflicts opens a diff; keep reverts the other file only)', async () => {
+  await settle();
+  const before = newestRun()?.runId;
+  await palette('agentd: Open Plan', 'undo5.agentd.json');
+  await palette('agentd: Run Plan');
+  const runId = await runToEnd(before, 'point 5');
+  await until('both files renamed on disk', async () => disk('u5/greet.go').includes('func Greet(') && disk('u5/main.go').includes('greet.Greet(*name)'), 15000);
+  // The user changes the agent's line in main.go, and a file the run never touched.
+  await openFile('u5/main.go');
+  await gotoLine(15);
+  await page.keyboard.press('End');
+  await page.keyboard.insertText(' // mine');
+  await page.keyboard.press('Control+S');
+  await until('main.go saved', async () => disk('u5/main.go').includes('greet.Greet(*name)) // mine'), 10000);
+  fs.writeFileSync(path.join(ws, 'u5', 'notes.txt'), 'notes the user edited\n');
+  const greet0 = disk('u5/greet.go'), main0 = disk('u5/main.go');
+  await palette('agentd: Undo Last Run');
+  const dialog = conflictDialogBox();
+  await dialog.waitFor({ timeout: 30000 });
+  let t = await dialog.innerText();
+  await page.mouse.move(0, 0);
+  await page.screenshot({ path: path.join(media, 'undo-conflict.png'), clip: await dialog.boundingBox().then((b) => ({ x: Math.max(0, b.x - 16), y: Math.max(0, b.y - 16), width: b.width + 32, height: b.height + 32 })) });
+  assert(t.includes('main.go') && t.includes(runId), `the dialog names main.go and the run ${runId}: ${t}`);
+  assert(!t.includes('greet.go:') && !t.includes('notes.txt') && !t.includes('README'), `the dialog names a file without a conflict: ${t}`);
+  assert(!t.includes('--overwrite'), `a flag the editor cannot pass: ${t}`);
+  for (const b of ['Undo the rest, keep these files', 'Overwrite them', 'Show the conflicts', 'Cancel']) assert(t.includes(b), `choice ${b} missing: ${t}`);
+  // Cancel: nothing changes, the run is not undone.
+  await dialog.locator('.monaco-button', { hasText: /^Cancel$/ }).click();
+  await until('the dialog closed', async () => (await dialog.count()) === 0, 10000);
+  await until('the cancel said', async () => (await notifications()).some((n) => n.includes('cancelled; nothing was changed')), 10000);
+  assert(disk('u5/greet.go') === greet0 && disk('u5/main.go') === main0, 'Cancel changed a file');
+  assert(!newestRun().undone, `Cancel marked the run undone: ${JSON.stringify(newestRun().undone)}`);
+  // Again: Show the conflicts opens main.go now against what overwriting would write.
+  await palette('agentd: Undo Last Run');
+  await dialog.waitFor({ timeout: 30000 });
+  await dialog.locator('.monaco-button', { hasText: /^Show the conflicts$/ }).click();
+  await until('the conflict diff', async () => (await activeTab()).includes('main.go (now ↔ after undo with overwrite)'), 15000);
+  const modified = page.locator('.editor-group-container.active .monaco-diff-editor .editor.modified .view-lines');
+  await until('the overwrite side has the line from before the run', async () => (await modified.innerText()).replace(/\u00a0/g, ' ').includes('greet.Hello(*name)'), 15000);
+  await shot('undo-conflict-diff');
+  assert(disk('u5/greet.go') === greet0 && disk('u5/main.go') === main0, 'showing the conflicts changed a file');
+  // The choices stay offered beside the diff: keep.
+  const keep = page.locator('.notification-toast', { hasText: 'nothing has been changed yet' }).locator('.monaco-button', { hasText: /^Undo the rest, keep these files$/ });
+  await keep.first().waitFor({ timeout: 15000 });
+  await keep.first().click();
+  await until('greet.go reverted', async () => disk('u5/greet.go').includes('func Hello(') && !disk('u5/greet.go').includes('Greet'), 30000);
+  assert(disk('u5/main.go') === main0, `main.go (kept) changed:\n${disk('u5/main.go')}`);
+  assert(disk('u5/notes.txt') === 'notes the user edited\n', 'a file the run never touched changed');
+  await until('the report names what was reverted and what was kept', async () => (await notifications()).some((n) => n.includes('reverted u5/greet.go') && n.includes('kept your version of u5/main.go')), 15000);
+  t = (await notifications()).find((n) => n.includes('reverted u5/greet.go')) ?? '';
+  assert(!t.includes('notes.txt'), `the report names a file the run never touched: ${t}`);
+  await closeEditor();
+});
+
+await check('issue 38 point 12: an empty file where a creation is pending takes the creation; one with other content gets a stale hunk that Re-propose recomputes', async () => {
+  await settle();
+  const before = newestRun()?.runId;
+  await palette('agentd: Open Plan', 'undo12.agentd.json');
+  await palette('agentd: Run Plan');
+  await palette('agentd: Focus on Changes View');
+  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^Changes/ }) });
+  await until('both creations pending', async () => { const x = (await pane.locator('.monaco-list-row').allTextContents()).join(' '); return x.includes('empty.txt') && x.includes('other.txt'); }, 60000);
+  // The user makes both files first: one empty, one with text of their own.
+  fs.mkdirSync(path.join(ws, 'u12'), { recursive: true });
+  fs.writeFileSync(path.join(ws, 'u12', 'empty.txt'), '');
+  fs.writeFileSync(path.join(ws, 'u12', 'other.txt'), 'the user\'s own text\n');
+  await openFile('u12/empty.txt');
+  await palette('agentd: Accept All Changes');
+  await until('the creation written into the empty file', async () => disk('u12/empty.txt') === 'made by the plan\n', 20000);
+  assert(!(await notifications()).some((n) => n.includes('created since the change was computed')), `accepting the creation failed: ${await notifications()}`);
+  assert(disk('u12/other.txt') === 'the user\'s own text\n', `other.txt (the user's text) overwritten:\n${disk('u12/other.txt')}`);
+  await openFile('u12/other.txt');
+  await until('a stale hunk on other.txt offering Re-propose', async () => (await lensRows()).some((r) => r.includes('Re-propose')), 20000);
+  await clickLens('Re-propose');
+  await until('one pending hunk, no stale one beside it', async () => {
+    const rows = await lensRows();
+    return rows.some((r) => r.includes('Accept')) && !rows.some((r) => r.includes('Stale') || r.includes('Re-propose'));
+  }, 20000);
+  await shot('undo12-reproposed');
+  await clickLens('Accept');
+  await page.keyboard.press('Control+S');
+  await until('other.txt has the plan\'s text', async () => disk('u12/other.txt') === 'other made by the plan\n', 15000);
+  await runToEnd(before, 'point 12');
+  const rows = (await pane.locator('.monaco-list-row').allTextContents()).join(' ');
+  assert(!/stale/i.test(rows), `a dead stale hunk left in the Changes view: ${rows}`);
 });
 
 await check('the daemon\'s info lines are logged as info', async () => {

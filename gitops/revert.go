@@ -1,0 +1,543 @@
+package gitops
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/agentd/agentd/diff"
+)
+
+// The revert (Store.Revert): per file, the edits of the owners being
+// reverted are folded newest first onto what the file holds now. Each
+// step takes one edit back: a file exactly as the agent left it gets the
+// agent's Before; a file the user changed too is merged (base the agent's
+// After, ours the file now, theirs the agent's Before), so the user's
+// lines stay. Merging uses diff.Merge3Revert, review's rule: a line the
+// user typed next to the agent's lines is not a change of them; only an
+// overlap (or an insertion at the very point of the agent's) conflicts.
+
+// revEdit is one ledger edit in a fold, its contents loaded.
+type revEdit struct {
+	owner         string
+	entry         LedgerEntry
+	before, after *FileState
+}
+
+// revFile is one path's revert plan.
+type revFile struct {
+	path    string
+	edits   []revEdit  // newest first
+	cur     *FileState // on disk now (nil: absent)
+	curPerm uint32
+	target  *FileState // what the revert writes
+	// conflict is set when an edit cannot be taken back cleanly.
+	conflict *RevertConflict
+	leave    string // why the file is left alone (not a conflict)
+}
+
+// isExec reports a FileState's executable bit.
+func isExec(st *FileState) bool {
+	return st != nil && st.Mode&fs.ModeSymlink == 0 && st.Mode&0o111 != 0
+}
+
+func isLink(st *FileState) bool { return st != nil && st.Mode&fs.ModeSymlink != 0 }
+
+// sameState compares two file states (content, kind, executable bit).
+func sameState(a, b *FileState) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return isLink(a) == isLink(b) && (isLink(a) || isExec(a) == isExec(b)) && bytes.Equal(a.Data, b.Data)
+}
+
+// isText reports whether data can be merged line by line.
+func isText(data []byte) bool { return !diff.IsBinary(data) && utf8.Valid(data) }
+
+// revertStep takes back one edit (before -> after) from cur. It returns
+// the new state, or why it cannot (then cur is returned).
+func revertStep(cur, before, after *FileState) (*FileState, string) {
+	switch {
+	case sameState(cur, after):
+		return before, ""
+	case sameState(cur, before):
+		return cur, "" // already taken back
+	case after == nil:
+		return cur, "a file now stands where the agent deleted one"
+	case before == nil && cur == nil:
+		return nil, "" // the agent's new file is gone already
+	case before == nil:
+		return cur, "you changed the file the agent created"
+	case cur == nil:
+		return cur, "you deleted the file the agent changed"
+	case isLink(cur) || isLink(before) || isLink(after):
+		return cur, "the symlink was changed since the agent changed it"
+	}
+	var data []byte
+	switch {
+	case bytes.Equal(cur.Data, after.Data):
+		data = before.Data
+	case bytes.Equal(cur.Data, before.Data):
+		data = cur.Data
+	case !isText(cur.Data) || !isText(before.Data) || !isText(after.Data):
+		return cur, "a binary file changed since the agent wrote it cannot be merged"
+	default:
+		merged, conflicts := diff.Merge3Revert(after.Data, cur.Data, before.Data)
+		if len(conflicts) > 0 {
+			return cur, "you changed lines the agent wrote"
+		}
+		data = merged
+	}
+	exec := isExec(cur)
+	if isExec(cur) == isExec(after) {
+		exec = isExec(before)
+	}
+	mode := fs.FileMode(0o644)
+	if exec {
+		mode = 0o755
+	}
+	return &FileState{Data: data, Mode: mode}, ""
+}
+
+// fold takes every edit of f back from f.cur: f.target, or f.conflict
+// naming the owners whose edits conflict.
+func (f *revFile) fold() {
+	cur := f.cur
+	var bad []string
+	reason := ""
+	for _, e := range f.edits {
+		next, why := revertStep(cur, e.before, e.after)
+		if why != "" {
+			if reason == "" {
+				reason = why
+			}
+			if !slices.Contains(bad, e.owner) {
+				bad = append(bad, e.owner)
+			}
+			continue
+		}
+		cur = next
+	}
+	f.target = cur
+	if reason != "" {
+		f.conflict = &RevertConflict{Path: f.path, Reason: reason, Owners: bad}
+	}
+}
+
+// overwriteState is what OverwriteConflicts writes: the file as it was
+// before the earliest edit of the fold.
+func (f *revFile) overwriteState() *FileState { return f.edits[len(f.edits)-1].before }
+
+// readCur reads what f's path holds now, through directory handles.
+func (s *Store) readCur(root *wsRoot, f *revFile) {
+	dir, name := splitRel(f.path)
+	dfd, err := root.openDir(dir, false)
+	if errors.Is(err, errNotDir) {
+		f.leave = "a file or symlink is where its directory goes; left as it is"
+		return
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		f.leave = fmt.Sprintf("its directory cannot be opened (%v); left as it is", err)
+		return
+	}
+	defer closeDir(dfd)
+	data, mode, size, err := readAt(dfd, name, s.opts.MaxFileSize)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, errTooLarge):
+		f.leave = fmt.Sprintf("too large (%d bytes, over the snapshot size limit) to be kept for undo; left as it is", size)
+	case err != nil:
+		f.leave = fmt.Sprintf("cannot be read (%v) to be kept for undo; left as it is", err)
+	case mode == fs.ModeDir:
+		f.leave = "a directory is where the file goes; left as it is"
+	case mode == fs.ModeIrregular:
+		f.leave = "a special file (FIFO, socket or device) is there; left as it is"
+	case mode == fs.ModeSymlink:
+		f.cur = &FileState{Data: data, Mode: fs.ModeSymlink}
+	default:
+		f.cur = &FileState{Data: data, Mode: normMode(mode)}
+		f.curPerm = uint32(mode.Perm())
+	}
+}
+
+// gatherRevert loads owners' edits (each owner's newest first) under
+// prefixes, by path.
+func (s *Store) gatherRevert(owners []string, prefixes []string) ([]*revFile, []RestoreConflict, error) {
+	byPath := map[string]*revFile{}
+	var order []*revFile
+	var bad []RestoreConflict
+	for _, o := range owners {
+		es, err := s.readLedger(o)
+		if err != nil {
+			return nil, nil, err
+		}
+		for i := len(es) - 1; i >= 0; i-- {
+			e := es[i]
+			if !inPaths(e.Path, prefixes) {
+				continue
+			}
+			if err := checkRel(e.Path); err != nil {
+				bad = append(bad, RestoreConflict{Path: e.Path, Message: fmt.Sprintf("the ledger of %s names it, but %v; left alone", o, err)})
+				continue
+			}
+			before, err := s.loadState(e.Before)
+			if err == nil {
+				var after *FileState
+				if after, err = s.loadState(e.After); err == nil {
+					f := byPath[e.Path]
+					if f == nil {
+						f = &revFile{path: e.Path}
+						byPath[e.Path] = f
+						order = append(order, f)
+					}
+					f.edits = append(f.edits, revEdit{owner: o, entry: e, before: before, after: after})
+					continue
+				}
+			}
+			return nil, nil, fmt.Errorf("gitops: undo %s: the content of its edit of %s is missing from the snapshot store (%v); run 'agentd snapshot doctor'", o, e.Path, err)
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i].path < order[j].path })
+	return order, bad, nil
+}
+
+// blameNewer looks, for a conflicting file, for edits of other owners
+// recorded after the conflicting ones: if taking those back first would
+// make the file revert cleanly, they are what conflicts (a newer run
+// changed the same lines), and the conflict names them.
+func (s *Store) blameNewer(f *revFile, reverting []string) {
+	owners, err := s.ledgerOwners()
+	if err != nil {
+		return
+	}
+	earliest := f.edits[len(f.edits)-1].entry.At
+	var newer []revEdit
+	for _, o := range owners {
+		if slices.Contains(reverting, o) {
+			continue
+		}
+		es, err := s.readLedger(o)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if e.Path != f.path || !e.At.After(earliest) {
+				continue
+			}
+			b, err1 := s.loadState(e.Before)
+			a, err2 := s.loadState(e.After)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			newer = append(newer, revEdit{owner: o, entry: e, before: b, after: a})
+		}
+	}
+	if len(newer) == 0 {
+		return
+	}
+	sort.SliceStable(newer, func(i, j int) bool { return newer[i].entry.At.After(newer[j].entry.At) })
+	trial := &revFile{path: f.path, cur: f.cur, edits: append(newer, f.edits...)}
+	trial.fold()
+	if trial.conflict != nil {
+		return // still a conflict: the user's own change is in the way
+	}
+	var names []string
+	for _, e := range newer {
+		if !slices.Contains(names, e.owner) {
+			names = append(names, e.owner)
+		}
+	}
+	f.conflict.Owners = names
+	f.conflict.Reason = fmt.Sprintf("%s changed the same lines later; undo %s first", strings.Join(names, ", "), strings.Join(names, ", "))
+}
+
+// revertOp is the journal op that puts f's target in place (ok false: the
+// file already is as the target says).
+func (s *Store) revertOp(f *revFile, target *FileState, sink objSink) (restoreOp, bool, error) {
+	was := &opState{Absent: true}
+	if f.cur != nil {
+		gm := gitModeOf(f.cur.Mode)
+		was = &opState{Hash: hashObject(plumbing.BlobObject, f.cur.Data).String(), Mode: uint32(gm)}
+		if gm != filemode.Symlink {
+			was.Perm = f.curPerm
+		}
+	}
+	if target == nil {
+		if f.cur == nil {
+			return restoreOp{}, false, nil
+		}
+		return restoreOp{Path: f.path, Op: "delete", Was: was}, true, nil
+	}
+	if sameState(f.cur, target) {
+		return restoreOp{}, false, nil
+	}
+	gm := gitModeOf(target.Mode)
+	perm := uint32(0)
+	if gm != filemode.Symlink && f.cur != nil && !isLink(f.cur) {
+		perm = f.curPerm &^ 0o111
+		if gm == filemode.Executable {
+			perm |= (perm & 0o444) >> 2 // x where r
+			if perm&0o100 == 0 {
+				perm |= 0o100
+			}
+		}
+	}
+	h := hashObject(plumbing.BlobObject, target.Data)
+	if err := sink.put(plumbing.BlobObject, h, target.Data); err != nil {
+		return restoreOp{}, false, err
+	}
+	if f.cur != nil && !isLink(f.cur) && gm != filemode.Symlink && bytes.Equal(f.cur.Data, target.Data) {
+		return restoreOp{Path: f.path, Op: "chmod", Mode: uint32(gm), Perm: perm, Hash: h.String(), Was: was}, true, nil
+	}
+	return restoreOp{Path: f.path, Op: "write", Mode: uint32(gm), Perm: perm, Hash: h.String(), Was: was}, true, nil
+}
+
+// unifiedDiff is the diff from a to b at p (for "see the conflicts").
+func unifiedDiff(p string, a, b *FileState) string {
+	var ad, bd []byte
+	ap, bp := p, p
+	if a == nil {
+		ap = ""
+	} else {
+		ad = a.Data
+	}
+	if b == nil {
+		bp = ""
+	} else {
+		bd = b.Data
+	}
+	fd := diff.Compute(ap, bp, ad, bd)
+	if a != nil {
+		fd.OldMode = uint32(gitModeOf(a.Mode))
+	}
+	if b != nil {
+		fd.NewMode = uint32(gitModeOf(b.Mode))
+	}
+	return diff.Unified(fd)
+}
+
+func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions) (*RevertResult, error) {
+	for _, o := range owners {
+		if err := checkOwner(o); err != nil {
+			return nil, fmt.Errorf("gitops: undo: %w", err)
+		}
+	}
+	if opts.RecordAs != "" {
+		if err := checkOwner(opts.RecordAs); err != nil {
+			return nil, fmt.Errorf("gitops: undo: record as: %w", err)
+		}
+	}
+	switch opts.OnConflict {
+	case RefuseOnConflict, KeepConflicts, OverwriteConflicts:
+	default:
+		return nil, fmt.Errorf("gitops: undo: unknown conflict choice %q (use \"\", %q or %q)", opts.OnConflict, KeepConflicts, OverwriteConflicts)
+	}
+	prefixes, err := s.relPaths(opts.Paths)
+	if err != nil {
+		return nil, fmt.Errorf("gitops: undo: %w", err)
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if s.problem != nil && !opts.DryRun {
+		return nil, fmt.Errorf("gitops: undo: %w", s.problem)
+	}
+	res := &RevertResult{Reverted: []string{}, Created: []string{}, Deleted: []string{}, Conflicts: []RevertConflict{}, LeftAlone: []RestoreConflict{}}
+	files, bad, err := s.gatherRevert(owners, prefixes)
+	if err != nil {
+		return nil, err
+	}
+	res.LeftAlone = append(res.LeftAlone, bad...)
+	root, err := openWSRoot(s.root)
+	if err != nil {
+		return nil, fmt.Errorf("gitops: undo: %w", err)
+	}
+	defer root.close()
+
+	// What each file becomes.
+	var todo []*revFile
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.readCur(root, f)
+		if f.leave != "" {
+			res.LeftAlone = append(res.LeftAlone, RestoreConflict{Path: f.path, Message: f.leave})
+			continue
+		}
+		f.fold()
+		if f.conflict != nil {
+			s.blameNewer(f, owners)
+			f.conflict.Diff = unifiedDiff(f.path, f.cur, f.overwriteState())
+			res.Conflicts = append(res.Conflicts, *f.conflict)
+		}
+		todo = append(todo, f)
+	}
+
+	// The ops, and the lists.
+	var pw *packWriter
+	sink := &lazyPackSink{s: s, pw: &pw}
+	abort := func() {
+		if pw != nil {
+			pw.abort()
+			pw = nil
+		}
+	}
+	defer abort()
+	var ops []restoreOp
+	var edits []Edit
+	byPath := map[string]*revFile{}
+	for _, f := range todo {
+		target := f.target
+		if f.conflict != nil {
+			if opts.OnConflict != OverwriteConflicts {
+				continue
+			}
+			target = f.overwriteState()
+		}
+		if target != nil {
+			if why := s.blockedForRevert(root, f.path); why != "" {
+				res.LeftAlone = append(res.LeftAlone, RestoreConflict{Path: f.path, Message: why})
+				continue
+			}
+		}
+		op, ok, err := s.revertOp(f, target, sink)
+		if err != nil {
+			return nil, fmt.Errorf("gitops: undo: store the reverted content of %s: %w; nothing was changed", f.path, err)
+		}
+		if !ok {
+			continue
+		}
+		byPath[f.path] = f
+		ops = append(ops, op)
+		edits = append(edits, Edit{Path: f.path, Before: f.cur, After: target})
+		switch {
+		case f.conflict != nil:
+			res.Overwritten = append(res.Overwritten, f.path)
+		case target == nil:
+			res.Deleted = append(res.Deleted, f.path)
+		case f.cur == nil:
+			res.Created = append(res.Created, f.path)
+		default:
+			res.Reverted = append(res.Reverted, f.path)
+		}
+	}
+	if opts.DryRun || len(ops) == 0 || (len(res.Conflicts) > 0 && opts.OnConflict == RefuseOnConflict) {
+		return res, nil
+	}
+
+	// The safety snapshot: everything the revert touches, as it is now.
+	s.changed = true
+	unsaved := false
+	undo, scan, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "before undo of " + strings.Join(owners, ", "), kind: KindSafety, unsavedCache: &unsaved}, manRefPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("gitops: undo: safety snapshot failed, nothing was changed: %w", err)
+	}
+	if unsaved {
+		s.saveCacheAsync()
+	}
+	extra := map[string]*fileRec{}
+	data := map[string][]byte{}
+	var absent []string
+	state := map[string]*fileRec{}
+	for _, op := range ops {
+		f := byPath[op.Path]
+		var rec *fileRec
+		if f.cur != nil {
+			rec = &fileRec{path: f.path, mode: gitModeOf(f.cur.Mode), hash: plumbing.NewHash(op.Was.Hash), perm: f.curPerm}
+			state[f.path] = rec
+		}
+		sc, inScan := scan.lookup(f.path)
+		switch {
+		case rec == nil && inScan:
+			return nil, fmt.Errorf("gitops: undo: %s was created while the undo was being prepared; nothing was changed, try again", f.path)
+		case rec == nil:
+			if s.files.Ignored(f.path, false) {
+				absent = append(absent, f.path)
+			}
+		case inScan && (sc.hash != rec.hash || sc.mode != rec.mode):
+			return nil, fmt.Errorf("gitops: undo: %s changed while the undo was being prepared; nothing was changed, try again", f.path)
+		case !inScan:
+			extra[f.path] = rec
+			data[f.path] = f.cur.Data
+		}
+	}
+	if len(extra) > 0 || len(absent) > 0 {
+		// Ignored files (and those the scan skipped) the revert touches.
+		if undo, err = s.amendSafety(ctx, undo, extra, data, absent, nil); err != nil {
+			return nil, fmt.Errorf("gitops: undo: saving ignored files for undo failed, nothing was changed: %w", err)
+		}
+	}
+	res.UndoSnapshot = undo.ID
+	if pw != nil {
+		idx, err := pw.finish()
+		pw = nil
+		if err != nil {
+			return nil, fmt.Errorf("gitops: undo: store the reverted contents: %w; nothing was changed", err)
+		}
+		s.packWritten(idx)
+	}
+	if opts.RecordAs != "" {
+		if err := s.recordEditsLocked(opts.RecordAs, "", edits); err != nil {
+			return nil, fmt.Errorf("gitops: undo: %w; nothing was changed", err)
+		}
+		res.RecordedAs = opts.RecordAs
+	}
+
+	// The writes: journaled, all or nothing.
+	sortOps(ops)
+	j := &restoreJournal{Kind: "revert", Undo: undo.ID, Nonce: newNonce(), Phase: phaseApply, Ops: ops}
+	if err := s.writeJournal(j); err != nil {
+		return nil, fmt.Errorf("gitops: undo: write the journal %s: %w; nothing was changed", filepath.Join(s.dir, journalName), err)
+	}
+	a, err := s.newApplier(j.Nonce, nil)
+	if err != nil {
+		return nil, fmt.Errorf("gitops: undo: %w; nothing was changed", err)
+	}
+	defer a.close()
+	a.own = true
+	a.verify = verifyStrict
+	if done, err := a.applyOps(ctx, ops); err != nil {
+		return nil, s.rollback(ctx, j, done, state, err, nil)
+	}
+	if err := s.finishJournal(a, ops); err != nil {
+		return nil, fmt.Errorf("gitops: undo: %w", err)
+	}
+	res.Applied = true
+	return res, nil
+}
+
+// blockedForRevert says why a file cannot be written at p (a file or
+// symlink where one of its directories goes); "" if it can.
+func (s *Store) blockedForRevert(root *wsRoot, p string) string {
+	dir, _ := splitRel(p)
+	if dir == "" {
+		return ""
+	}
+	dfd, err := root.openDir(dir, false)
+	switch {
+	case err == nil:
+		closeDir(dfd)
+		return ""
+	case errors.Is(err, fs.ErrNotExist):
+		return ""
+	case errors.Is(err, errNotDir):
+		return "a file or symlink is where its directory goes; left as it is"
+	}
+	return fmt.Sprintf("its directory cannot be opened (%v); left as it is", err)
+}
