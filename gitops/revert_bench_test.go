@@ -3,7 +3,6 @@ package gitops
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,9 +74,6 @@ func BenchmarkRevert(b *testing.B) {
 		b.StartTimer()
 		res, err := s.Revert(ctx, []string{owner}, RevertOptions{RecordAs: fmt.Sprintf("undo/bench-%d", round)})
 		b.StopTimer()
-		if errors.Is(err, ErrNotImplemented) {
-			b.Skip("Store.Revert is not built yet")
-		}
 		if err != nil {
 			b.Fatal(err)
 		}

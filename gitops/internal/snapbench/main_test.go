@@ -73,10 +73,8 @@ func TestReportOnSmallTree(t *testing.T) {
 			t.Errorf("the report has no %q row:\n%s", row, report)
 		}
 	}
-	// The undo row (agentd's revert against git revert --no-commit). Until
-	// gitops.Store.Revert is built the report must say so in its place;
-	// once it is, the row must be there.
-	if !strings.Contains(report, undoRow+" ") && !(strings.Contains(report, "undo: not measured (") && strings.Contains(report, "not implemented yet)")) {
+	// The undo row (agentd's revert against git revert --no-commit).
+	if !strings.Contains(report, undoRow+" ") {
 		t.Errorf("the report has no %q row:\n%s", undoRow, report)
 	}
 	if !strings.Contains(report, "agentd 242 files (0 skipped), git 242 files") {

@@ -5,7 +5,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -220,6 +219,3 @@ func (b *bench) gitOut(args ...string) (string, error) {
 	}
 	return strings.TrimSpace(string(o)), nil
 }
-
-// errUndoUnavailable: Store.Revert is not built yet on this checkout.
-func undoUnavailable(err error) bool { return errors.Is(err, gitops.ErrNotImplemented) }
