@@ -437,7 +437,16 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 			res.Reverted = append(res.Reverted, f.path)
 		}
 	}
-	if opts.DryRun || len(ops) == 0 || (len(res.Conflicts) > 0 && opts.OnConflict == RefuseOnConflict) {
+	if opts.DryRun || (len(res.Conflicts) > 0 && opts.OnConflict == RefuseOnConflict) {
+		return res, nil
+	}
+	if len(ops) == 0 {
+		// Nothing left to write: the edits are taken back already (a
+		// review rejected them, the user undid them by hand) or every
+		// conflicting file is kept. The undo is done; reporting it as
+		// refused would leave the run "not undone" forever, with no
+		// conflict to resolve.
+		res.Applied = true
 		return res, nil
 	}
 

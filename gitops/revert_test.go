@@ -338,3 +338,29 @@ func TestRevertPathsLimit(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// An undo with nothing left to write (the agent's edits are taken back
+// already, or every conflicting file is kept) is applied: a caller that
+// marks the run undone only when Applied would otherwise be stuck on it,
+// refused with no conflict to resolve (found by the random undo test in
+// session).
+func TestRevertNothingLeftToWriteIsApplied(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"f.txt": "a\n", "g.txt": "1\nX\n3\n"})
+	s := openTestStore(t, root, Options{})
+	agentWrite(t, s, "run/r1", "f.txt", text("A\n"))
+	putState(t, root, "f.txt", text("a\n")) // rejected in review: back as it was
+	res := revertT(t, s, []string{"run/r1"}, RevertOptions{RecordAs: "undo/u1"})
+	if !res.Applied || len(res.Conflicts) != 0 || len(res.Reverted) != 0 || res.UndoSnapshot != "" || readText(t, root, "f.txt") != "a\n" {
+		t.Fatalf("nothing to write: want applied, nothing written: %+v", res)
+	}
+	agentWrite(t, s, "run/r2", "g.txt", text("1\nAGENT\n3\n"))
+	putState(t, root, "g.txt", text("1\nUSER\n3\n")) // the user changed the agent's line
+	if res := revertT(t, s, []string{"run/r2"}, RevertOptions{}); res.Applied || len(res.Conflicts) != 1 {
+		t.Fatalf("a conflict and no choice: want refused: %+v", res)
+	}
+	res = revertT(t, s, []string{"run/r2"}, RevertOptions{OnConflict: KeepConflicts})
+	if !res.Applied || len(res.Conflicts) != 1 || readText(t, root, "g.txt") != "1\nUSER\n3\n" {
+		t.Fatalf("every conflict kept: want applied, the file as it is: %+v", res)
+	}
+}
