@@ -43,6 +43,9 @@ type revFile struct {
 	target  *FileState // what the revert writes
 	// conflict is set when an edit cannot be taken back cleanly.
 	conflict *RevertConflict
+	// gone: a file an edit created is not there any more (taken back
+	// already, or moved or deleted since: by the user, or a newer run).
+	gone bool
 	leave    string // why the file is left alone (not a conflict)
 }
 
@@ -116,6 +119,9 @@ func (f *revFile) fold() {
 	var bad []string
 	reason := ""
 	for _, e := range f.edits {
+		if cur == nil && e.before == nil && e.after != nil {
+			f.gone = true
+		}
 		next, why := revertStep(cur, e.before, e.after)
 		if why != "" {
 			if reason == "" {
@@ -381,6 +387,18 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 			continue
 		}
 		f.fold()
+		if f.conflict == nil && f.gone {
+			// A newer run that moved or deleted the created file carries
+			// its lines on: undoing this one alone would say they are
+			// taken back while they are still there. The newer run is
+			// named, to be undone first; a file the user deleted is
+			// simply gone.
+			f.conflict = &RevertConflict{Path: f.path}
+			s.blameNewer(f, owners)
+			if len(f.conflict.Owners) == 0 {
+				f.conflict = nil
+			}
+		}
 		if f.conflict != nil {
 			s.blameNewer(f, owners)
 			f.conflict.Diff = unifiedDiff(f.path, f.cur, f.overwriteState())
