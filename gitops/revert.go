@@ -45,8 +45,8 @@ type revFile struct {
 	conflict *RevertConflict
 	// gone: a file an edit created is not there any more (taken back
 	// already, or moved or deleted since: by the user, or a newer run).
-	gone bool
-	leave    string // why the file is left alone (not a conflict)
+	gone  bool
+	leave string // why the file is left alone (not a conflict)
 }
 
 // isExec reports a FileState's executable bit.
