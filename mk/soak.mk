@@ -3,9 +3,7 @@
 # (go test runs a few hundred; under -race fewer). Not part of `make test`:
 # run it before a release or after a change to undo, restore or the ledger.
 # A failure prints seed=N; replay it with AGENTD_UNDO_SEED=N.
-# (The test is behind the build tag undorandom until the session's undo is
-# the ledger's revert; the tag then goes away and `make test` runs it.)
 .PHONY: soak-undo
 SOAK_UNDO_SEQS ?= 3000
 soak-undo:
-	AGENTD_UNDO_SEQS=$(SOAK_UNDO_SEQS) $(GO) test -tags undorandom -count=1 -timeout 3h -run 'TestUndoRandomSequences' -v ./session/
+	AGENTD_UNDO_SEQS=$(SOAK_UNDO_SEQS) $(GO) test -count=1 -timeout 3h -run 'TestUndoRandomSequences' -v ./session/

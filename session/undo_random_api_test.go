@@ -1,4 +1,4 @@
-//go:build unix && undorandom
+//go:build unix
 
 package session
 
@@ -23,6 +23,12 @@ type undoOut struct {
 	overwritten []string // replaced; the safety snapshot keeps them
 	leftAlone   []string
 	safety      string
+	// diffs are the conflicts' diffs (what the file holds now to what
+	// overwriting it would write): the way back a kept conflict shows.
+	diffs map[string]string
+	// blamed are the other owners the conflicts name (a newer run that
+	// changed the same lines, or moved the file on).
+	blamed []string
 }
 
 func (o *undoOut) String() string {
@@ -31,32 +37,32 @@ func (o *undoOut) String() string {
 }
 
 func (w *world) undoRun(id string, choice gitops.ConflictChoice) (*undoOut, error) {
-	res, err := w.s.UndoRun(w.ctx, id, gitops.RestoreOptions{Overwrite: choice == gitops.OverwriteConflicts})
+	res, err := w.s.UndoRun(w.ctx, id, UndoOptions{OnConflict: choice})
 	if err != nil {
 		return nil, err
 	}
-	out := fromRestoreResult(res.Restore)
+	out := fromUndoResult(&res.UndoResult)
 	out.what, out.runID = "of run "+w.runLabel(res.RunID), res.RunID
 	return out, nil
 }
 
 func (w *world) undoUndo(choice gitops.ConflictChoice) (*undoOut, error) {
-	res, err := w.s.UndoRestore(w.ctx, gitops.RestoreOptions{Overwrite: choice == gitops.OverwriteConflicts})
+	res, err := w.s.UndoRestore(w.ctx, "", UndoOptions{OnConflict: choice})
 	if err != nil {
 		return nil, err
 	}
-	out := fromRestoreResult(res.Restore)
+	out := fromUndoResult(&res.UndoResult)
 	out.what = "of the undo " + short(res.Undid.ID)
 	return out, nil
 }
 
-// The reset-style undo (before issue 38) applies what it can and leaves
-// conflicting files alone: kept.
-func fromRestoreResult(r *gitops.RestoreResult) *undoOut {
-	out := &undoOut{applied: true, safety: r.UndoSnapshot}
+// fromUndoResult: the session's undo result as the invariant reads it.
+func fromUndoResult(r *UndoResult) *undoOut {
+	out := &undoOut{applied: r.Applied, safety: r.UndoSnapshot, kept: r.Kept, overwritten: r.Overwritten, diffs: map[string]string{}}
 	for _, c := range r.Conflicts {
 		out.conflicts = append(out.conflicts, c.Path)
-		out.kept = append(out.kept, c.Path)
+		out.diffs[c.Path] = c.Diff
+		out.blamed = append(out.blamed, c.Owners...)
 	}
 	for _, c := range r.LeftAlone {
 		out.leftAlone = append(out.leftAlone, strings.TrimSpace(c.Path))

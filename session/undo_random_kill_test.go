@@ -1,4 +1,4 @@
-//go:build unix && undorandom
+//go:build unix
 
 package session
 

@@ -1,4 +1,4 @@
-//go:build !race && unix && undorandom
+//go:build !race && unix
 
 package session
 
