@@ -692,18 +692,24 @@ func (w *world) checkUndo(out *undoOut, target *runRec, choice gitops.ConflictCh
 	}
 }
 
-// carriedBy: file f was created by a newer run the undo's conflicts name
-// (it moved the run's file on; the conflict says to undo it first).
+// carriedBy: the undo's conflicts name a newer run to undo first, and
+// file f was created by a newer run still in effect (a move of the run's
+// file on, perhaps through several runs: the conflict names the first).
 func (w *world) carriedBy(f string, out *undoOut) bool {
 	store, err := w.s.Store()
-	if err != nil {
+	if err != nil || !slices.ContainsFunc(out.blamed, func(o string) bool { return o != "run/"+out.runID }) {
 		return false
 	}
-	for _, o := range out.blamed {
-		if o == "run/"+out.runID {
+	newer := false
+	for _, r := range w.runs {
+		if r.id == out.runID {
+			newer = true
 			continue
 		}
-		es, _ := store.Ledger(w.ctx, o)
+		if !newer || !w.active(r.id) {
+			continue
+		}
+		es, _ := store.Ledger(w.ctx, "run/"+r.id)
 		for _, e := range es {
 			if e.Path == f && e.Before == nil {
 				return true
