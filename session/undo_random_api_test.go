@@ -26,9 +26,6 @@ type undoOut struct {
 	// diffs are the conflicts' diffs (what the file holds now to what
 	// overwriting it would write): the way back a kept conflict shows.
 	diffs map[string]string
-	// blamed are the other owners the conflicts name (a newer run that
-	// changed the same lines, or moved the file on).
-	blamed []string
 }
 
 func (o *undoOut) String() string {
@@ -62,7 +59,6 @@ func fromUndoResult(r *UndoResult) *undoOut {
 	for _, c := range r.Conflicts {
 		out.conflicts = append(out.conflicts, c.Path)
 		out.diffs[c.Path] = c.Diff
-		out.blamed = append(out.blamed, c.Owners...)
 	}
 	for _, c := range r.LeftAlone {
 		out.leftAlone = append(out.leftAlone, strings.TrimSpace(c.Path))

@@ -140,6 +140,9 @@ type world struct {
 	parked    map[string]string   // marker -> where the way back keeps it
 	undoCount int
 	killCount int
+	// keptFiles are files an applied undo kept as they were (conflicts
+	// the user chose to keep): what they hold is the user's from then on.
+	keptFiles map[string]bool
 	// avoid are files the user does not edit now (see knownCommandBug).
 	avoid      map[string]bool
 	lastResult string
@@ -683,21 +686,28 @@ func (w *world) checkUndo(out *undoOut, target *runRec, choice gitops.ConflictCh
 		}
 	}
 	w.checkMarkers(fmt.Sprintf("after undo %s", out.what), named, beforeWhere)
+	if w.keptFiles == nil {
+		w.keptFiles = map[string]bool{}
+	}
+	for _, p := range out.kept {
+		w.keptFiles[p] = true
+	}
 	if out.runID != "" && !w.active(out.runID) {
 		for a, f := range w.agentLines() {
-			if strings.HasPrefix(a, "A"+w.runNumber(out.runID)+"-") && !named[f] && !w.namedOrigin(a, beforeAgent, named) && !w.carriedBy(f, out) {
+			if strings.HasPrefix(a, "A"+w.runNumber(out.runID)+"-") && !named[f] && !w.namedOrigin(a, beforeAgent, named) && !w.carriedBy(f, out) && !w.keptFiles[f] {
 				w.fail("run %s is undone but its line %s is still in %s (not named as a conflict)", w.runLabel(out.runID), a, f)
 			}
 		}
 	}
 }
 
-// carriedBy: the undo's conflicts name a newer run to undo first, and
-// file f was created by a newer run still in effect (a move of the run's
-// file on, perhaps through several runs: the conflict names the first).
+// carriedBy: file f was created by a newer run still in effect (a move
+// of the run's file on, perhaps through several runs: when the old file
+// is gone the undo's conflict names the first to undo; when an undo kept
+// the old file, the lines are in both and the copy is the newer run's).
 func (w *world) carriedBy(f string, out *undoOut) bool {
 	store, err := w.s.Store()
-	if err != nil || !slices.ContainsFunc(out.blamed, func(o string) bool { return o != "run/"+out.runID }) {
+	if err != nil {
 		return false
 	}
 	newer := false
