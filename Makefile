@@ -75,11 +75,14 @@ lint:
 
 # The race detector slows the restore property and swap-race tests tenfold,
 # so under -race they run a quarter of their rounds; the full 500 sequences
-# and 200 rounds run here without it.
+# and 200 rounds run here without it. Likewise the random undo test
+# (session/undo_random_test.go): 40 sequences under -race, 300 here
+# (make soak-undo runs thousands).
 gotest:
 	$(GO) test -race -count=1 ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./internal/repomap/
 	set -o pipefail; $(GO) test -count=1 -run 'TestUndoIsExact|TestRestoreSymlinkSwapRace' -v ./gitops/ | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
+	set -o pipefail; $(GO) test -count=1 -timeout 30m -run 'TestUndoRandomSequences' -v ./session/ | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|sequences, |seed='
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -10,6 +10,16 @@
 # again with agentd run per process (agentd snapshot create / restore
 # --overwrite as separate, cold processes, as agentd run's first snapshot
 # and the terminal pay), and the store size after the initial snapshot.
+#
+# The undo row: the agent changes 10 files of the tree (recorded as a run's
+# ledger edits with Store.RecordEdits before the writes, as the engine
+# does), the user then edits 3 of them on other lines, and agentd's
+# Store.Revert takes the run back (the user's lines stay). git's side is
+# the same change as one commit; git revert refuses to run over
+# uncommitted edits to the files it touches, so the user's edits are the
+# next commit and `git revert --no-commit AGENT_COMMIT` reverts the
+# agent's commit under them (the same three-way merge per file). Both
+# must leave the same bytes.
 # Each row is the median of -reps runs (default 3) and shows the ratio of
 # wall times and, beside it, of CPU times (user + system: this process's
 # own for agentd in process, the commands' for agentd per process and for

@@ -43,7 +43,10 @@ type revFile struct {
 	target  *FileState // what the revert writes
 	// conflict is set when an edit cannot be taken back cleanly.
 	conflict *RevertConflict
-	leave    string // why the file is left alone (not a conflict)
+	// gone: a file an edit created is not there any more (taken back
+	// already, or moved or deleted since: by the user, or a newer run).
+	gone  bool
+	leave string // why the file is left alone (not a conflict)
 }
 
 // isExec reports a FileState's executable bit.
@@ -143,6 +146,9 @@ func (f *revFile) fold() {
 	var bad []string
 	reason := ""
 	for _, e := range f.edits {
+		if cur == nil && e.before == nil && e.after != nil {
+			f.gone = true
+		}
 		next, why := revertStep(cur, e.before, e.after, false)
 		if why != "" {
 			if reason == "" {
@@ -416,6 +422,18 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 			continue
 		}
 		f.fold()
+		if f.conflict == nil && f.gone {
+			// A newer run that moved or deleted the created file carries
+			// its lines on: undoing this one alone would say they are
+			// taken back while they are still there. The newer run is
+			// named, to be undone first; a file the user deleted is
+			// simply gone.
+			f.conflict = &RevertConflict{Path: f.path}
+			s.blameNewer(f, owners)
+			if len(f.conflict.Owners) == 0 {
+				f.conflict = nil
+			}
+		}
 		if f.conflict != nil {
 			s.blameNewer(f, owners)
 			f.conflict.Diff = unifiedDiff(f.path, f.cur, f.overwriteState())
@@ -472,7 +490,16 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 			res.Reverted = append(res.Reverted, f.path)
 		}
 	}
-	if opts.DryRun || len(ops) == 0 || (len(res.Conflicts) > 0 && opts.OnConflict == RefuseOnConflict) {
+	if opts.DryRun || (len(res.Conflicts) > 0 && opts.OnConflict == RefuseOnConflict) {
+		return res, nil
+	}
+	if len(ops) == 0 {
+		// Nothing left to write: the edits are taken back already (a
+		// review rejected them, the user undid them by hand) or every
+		// conflicting file is kept. The undo is done; reporting it as
+		// refused would leave the run "not undone" forever, with no
+		// conflict to resolve.
+		res.Applied = true
 		return res, nil
 	}
 

@@ -338,3 +338,51 @@ func TestRevertPathsLimit(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// An undo with nothing left to write (the agent's edits are taken back
+// already, or every conflicting file is kept) is applied: a caller that
+// marks the run undone only when Applied would otherwise be stuck on it,
+// refused with no conflict to resolve (found by the random undo test in
+// session).
+func TestRevertNothingLeftToWriteIsApplied(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"f.txt": "a\n", "g.txt": "1\nX\n3\n"})
+	s := openTestStore(t, root, Options{})
+	agentWrite(t, s, "run/r1", "f.txt", text("A\n"))
+	putState(t, root, "f.txt", text("a\n")) // rejected in review: back as it was
+	res := revertT(t, s, []string{"run/r1"}, RevertOptions{RecordAs: "undo/u1"})
+	if !res.Applied || len(res.Conflicts) != 0 || len(res.Reverted) != 0 || res.UndoSnapshot != "" || readText(t, root, "f.txt") != "a\n" {
+		t.Fatalf("nothing to write: want applied, nothing written: %+v", res)
+	}
+	agentWrite(t, s, "run/r2", "g.txt", text("1\nAGENT\n3\n"))
+	putState(t, root, "g.txt", text("1\nUSER\n3\n")) // the user changed the agent's line
+	if res := revertT(t, s, []string{"run/r2"}, RevertOptions{}); res.Applied || len(res.Conflicts) != 1 {
+		t.Fatalf("a conflict and no choice: want refused: %+v", res)
+	}
+	res = revertT(t, s, []string{"run/r2"}, RevertOptions{OnConflict: KeepConflicts})
+	if !res.Applied || len(res.Conflicts) != 1 || readText(t, root, "g.txt") != "1\nUSER\n3\n" {
+		t.Fatalf("every conflict kept: want applied, the file as it is: %+v", res)
+	}
+}
+
+// Undoing an older run whose new file a newer run moved on is a conflict
+// naming the newer run: the older run's lines live on in the moved file,
+// so saying they were taken back would be false (random undo test). A
+// created file the user deleted is simply gone.
+func TestRevertOfACreatedFileANewerRunMovedNamesIt(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"keep.txt": "k\n"})
+	s := openTestStore(t, root, Options{})
+	agentWrite(t, s, "run/r1", "n.txt", text("AGENT\n"))
+	agentWrite(t, s, "run/r2", "n.txt", nil) // r2 moves n.txt to m.txt
+	agentWrite(t, s, "run/r2", "m.txt", text("AGENT\n"))
+	res := revertT(t, s, []string{"run/r1"}, RevertOptions{})
+	if res.Applied || len(res.Conflicts) != 1 || res.Conflicts[0].Path != "n.txt" || !slices.Equal(res.Conflicts[0].Owners, []string{"run/r2"}) || readText(t, root, "m.txt") != "AGENT\n" {
+		t.Fatalf("want a conflict on n.txt naming run/r2, nothing written: %+v", res)
+	}
+	agentWrite(t, s, "run/r3", "u.txt", text("AGENT\n"))
+	putState(t, root, "u.txt", nil) // the user deleted it
+	if res := revertT(t, s, []string{"run/r3"}, RevertOptions{}); !res.Applied || len(res.Conflicts) != 0 {
+		t.Fatalf("a created file the user deleted: want applied, no conflict: %+v", res)
+	}
+}

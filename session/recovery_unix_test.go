@@ -20,14 +20,14 @@ import (
 	"github.com/agentd/agentd/journal"
 )
 
-// undoChildEnv makes TestUndoChildProcess, in a child process, undo the
+// settleChildEnv makes TestUndoChildProcess, in a child process, undo the
 // newest run of the workspace it names (its root, a newline, its state dir).
-const undoChildEnv = "AGENTD_TEST_SESSION_UNDO_CHILD"
+const settleChildEnv = "AGENTD_TEST_SESSION_UNDO_CHILD"
 
 // TestUndoChildProcess is the child process of the killed-undo tests; it
-// does nothing unless undoChildEnv is set.
+// does nothing unless settleChildEnv is set.
 func TestUndoChildProcess(t *testing.T) {
-	v := os.Getenv(undoChildEnv)
+	v := os.Getenv(settleChildEnv)
 	if v == "" {
 		return
 	}
@@ -90,7 +90,7 @@ func TestKilledUndoIsSettledInTheJournal(t *testing.T) {
 	s.Close()
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestUndoChildProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), undoChildEnv+"="+ws+"\n"+state, gitops.StopAfterWritesEnv+"=1")
+	cmd.Env = append(os.Environ(), settleChildEnv+"="+ws+"\n"+state, gitops.StopAfterWritesEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

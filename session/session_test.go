@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
 )
 
@@ -125,5 +126,47 @@ func TestPolicyAndRevoke(t *testing.T) {
 	err = s2.Revoke("rule-9")
 	if !errors.As(err, &re) || re.Field != "revoke[0]" || err.Error() != `no remembered rule "rule-9"` || !errors.Is(err, engine.ErrNoSuchRule) {
 		t.Fatalf("revoke of an unknown rule: %v", err)
+	}
+}
+
+// A run that wrote nothing (its step failed before any write) has no
+// ledger, and undoing it takes nothing, even with overwrite: it used to be
+// taken for a run recorded before undo became a revert and undone by
+// restoring its start snapshot over the whole workspace, which took every
+// edit the user had made since (found by the random undo test).
+func TestUndoOfARunThatWroteNothingKeepsUserEdits(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	a := filepath.Join(ws, "a.txt")
+	os.WriteFile(a, []byte("a\n"), 0o644)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cfg := s.Config()
+	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	p, err := engine.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"e","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"not there\n","newText":"x\n"}]}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := engine.New(cfg).Start(ctx, p, engine.RunOptions{Review: engine.ReviewNone})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := run.Wait(ctx); st.Status != engine.RunFailed {
+		t.Fatalf("run: %s, want failed", st.Status)
+	}
+	os.WriteFile(a, []byte("a\nuser\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "new.txt"), []byte("user's file\n"), 0o644)
+	r, err := s.UndoRun(ctx, "", UndoOptions{OnConflict: gitops.OverwriteConflicts})
+	if err != nil || !r.Applied || r.BySnapshot != "" {
+		t.Fatalf("undo: %+v %v; want applied, by the (empty) ledger", r, err)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "a\nuser\n" {
+		t.Errorf("a.txt %q: the user's edit was taken", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); err != nil {
+		t.Errorf("the user's new.txt was taken: %v", err)
 	}
 }

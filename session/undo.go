@@ -271,13 +271,31 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 
 // changedWithoutLedger says whether run st, which has no ledger, changed
 // the workspace by its snapshots: then it was recorded before undo became
-// a revert. A run whose snapshots all agree wrote nothing to revert.
+// a revert. A run whose snapshots all agree wrote nothing to revert. Nor
+// did a run that applied no change and ran no command: every write is in
+// the ledger before it is made, so its snapshots can differ only by the
+// user's edits (a step that failed or was rejected is snapshotted with
+// the file the user typed into while it waited), and restoring its start
+// snapshot would take those edits.
 func (s *Session) changedWithoutLedger(ctx context.Context, store *gitops.Store, st *engine.RunState) bool {
+	if len(st.FilesChanged) == 0 && !ranCommand(st) {
+		return false
+	}
 	if len(st.Snapshots) < 2 {
 		return true
 	}
 	fds, err := store.Diff(ctx, st.Snapshots[0], st.Snapshots[len(st.Snapshots)-1])
 	return err != nil || len(fds) > 0
+}
+
+// ranCommand says whether run st ran a command (its snapshot before one).
+func ranCommand(st *engine.RunState) bool {
+	for _, l := range st.SnapshotLabels {
+		if strings.HasPrefix(l, "before a command") {
+			return true
+		}
+	}
+	return false
 }
 
 // revert takes back owner's edits around the editor's buffers, its own

@@ -60,6 +60,9 @@ var (
 	agentdBin    string
 )
 
+// undoRow names the undo case's row (the test looks for it).
+const undoRow = "undo 10 changed files, user edits in 3 (git revert)"
+
 type bench struct {
 	tree, gitDir string
 	files        []string // regular files of the tree, sorted
@@ -69,6 +72,8 @@ type bench struct {
 	// ls-files does), so the git side adds them with -f to see the same
 	// file set.
 	forced string // a NUL-separated pathspec file; "" if none
+	// undoFiles are the files the undo case may change (undo.go).
+	undoFiles []string
 }
 
 func (b *bench) git(args ...string) error {
@@ -349,6 +354,14 @@ func run(tree, work string, reps int) error {
 	if err := measure("restore 10 modified + 5 created + 5 deleted", "<= 0.50", func() error { return b.modify(10, 5, 5) }, restore, b.gitRestore); err != nil {
 		return err
 	}
+
+	// Undo of a run's 10 changed files, the user having edited 3 of them
+	// since (undo.go): agentd's revert against git revert --no-commit.
+	ua, ug, uca, ucg, err := b.measureUndo(ctx, store, reps)
+	if err != nil {
+		return err
+	}
+	rows = append(rows, row{name: undoRow, agentd: ua, git: ug, agentdCPU: uca, gitCPU: ucg, target: "<= 1.00"})
 
 	// Per process, as agentd run's first snapshot and the terminal pay:
 	// every command loads the stat cache and the pack indexes cold.

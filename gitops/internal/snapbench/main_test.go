@@ -73,6 +73,10 @@ func TestReportOnSmallTree(t *testing.T) {
 			t.Errorf("the report has no %q row:\n%s", row, report)
 		}
 	}
+	// The undo row (agentd's revert against git revert --no-commit).
+	if !strings.Contains(report, undoRow+" ") {
+		t.Errorf("the report has no %q row:\n%s", undoRow, report)
+	}
 	if !strings.Contains(report, "agentd 242 files (0 skipped), git 242 files") {
 		t.Errorf("agentd and git should both see the 240 files, .gitignore and tracked.o:\n%s", report)
 	}
