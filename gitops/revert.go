@@ -581,7 +581,42 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 		return nil, fmt.Errorf("gitops: undo: %w", err)
 	}
 	res.Applied = true
+	s.recordRevertResult(ctx, owners, ops)
 	return res, nil
+}
+
+// recordRevertResult takes the KindRestored snapshot of what a revert
+// wrote, as a restore records its result: the next restore's protection
+// base then counts the files the revert wrote as agentd's (a restore
+// after an undo puts them back instead of calling them the user's), and
+// every other file keeps its state in the previous base, so the user's
+// edits elsewhere, and the conflicts the revert kept, stay the user's. If
+// it fails the revert stands; the next restore compares with an older
+// base, which can only report more conflicts, never overwrite more. The
+// caller holds the store lock.
+func (s *Store) recordRevertResult(ctx context.Context, owners []string, ops []restoreOp) {
+	all, err := s.snapshots("")
+	if err != nil {
+		return
+	}
+	base := ""
+	for _, sn := range all { // newest first
+		if sn.Kind == KindRun || sn.Kind == KindRestored {
+			base = sn.ID
+			break
+		}
+	}
+	if base == "" {
+		return // nothing counts as the agent's yet: a restore asks for overwrite anyway
+	}
+	paths := make([]string, 0, len(ops))
+	for _, op := range ops {
+		paths = append(paths, op.Path)
+	}
+	if _, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after undo of " + strings.Join(owners, ", "), kind: KindRestored,
+		Limit: &SnapshotLimit{Base: base, Paths: paths}}, manRefPrefix); err != nil {
+		s.log.Warn("gitops: could not record what the undo wrote; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)
+	}
 }
 
 // blockedForRevert says why a file cannot be written at p (a file or

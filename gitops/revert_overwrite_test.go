@@ -1,6 +1,7 @@
 package gitops
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -24,5 +25,39 @@ func TestRevertOverwriteKeepsTheUsersOtherLines(t *testing.T) {
 	res := revertT(t, s, []string{"run/r1"}, RevertOptions{OnConflict: OverwriteConflicts})
 	if got := readText(t, root, "f.txt"); !res.Applied || got != "a\nb\nc\nd\ne\nUSER LINE\n" {
 		t.Fatalf("overwrite wrote %q (%+v)", got, res)
+	}
+}
+
+// TestRestoreAfterRevertCountsItsWrites: a restore after an undo treats
+// what the undo wrote as agentd's, as it treats a restore's writes: the
+// undo records its result (KindRestored), so the file is restored, not
+// left alone as "changed by someone else". (Seen in the ACP suite: after
+// /undo, /restore of a run's start left the file.)
+func TestRestoreAfterRevertCountsItsWrites(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "hello\n", "b.txt": "b\n"})
+	s := openTestStore(t, root, Options{})
+	if _, err := s.Snapshot(ctx, SnapshotOptions{RunID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	agentWrite(t, s, "run/r", "a.txt", text("hello world\n"))
+	after, err := s.Snapshot(ctx, SnapshotOptions{RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putState(t, root, "b.txt", text("b by the user\n"))
+	if res := revertT(t, s, []string{"run/r"}, RevertOptions{}); !res.Applied || readText(t, root, "a.txt") != "hello\n" {
+		t.Fatalf("revert: %+v", res)
+	}
+	res, err := s.Restore(ctx, after.ID, RestoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := readText(t, root, "a.txt"); got != "hello world\n" || len(res.Conflicts) != 1 || res.Conflicts[0].Path != "b.txt" {
+		t.Fatalf("restore after the undo: a.txt %q, conflicts %+v (want a.txt restored, b.txt the user's)", got, res.Conflicts)
+	}
+	if got := readText(t, root, "b.txt"); got != "b by the user\n" {
+		t.Fatalf("b.txt = %q: the user's edit was taken", got)
 	}
 }
