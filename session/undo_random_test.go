@@ -72,11 +72,11 @@ func TestUndoRandomSequences(t *testing.T) {
 		t.Fatalf("sh is needed for the command steps: %v", err)
 	}
 	// make test runs the full 300 without -race (Makefile, gotest); under
-	// -race, which slows it about tenfold, 40 keep go test -race ./...
+	// -race, 100 keep go test -race ./...
 	// within its time; make soak-undo runs thousands.
 	seqs := 300
 	if raceOn {
-		seqs = 40
+		seqs = 100
 	}
 	if v := os.Getenv(undoSeqsEnv); v != "" {
 		n, err := strconv.Atoi(v)
@@ -678,13 +678,7 @@ func (w *world) checkUndo(out *undoOut, target *runRec, choice gitops.ConflictCh
 	// are not on disk, but the conflict names the file with a diff to the
 	// state before the agent's first edit, which holds them, and undoing
 	// the run again with overwrite brings them back.
-	for _, p := range out.kept {
-		for _, l := range strings.Split(out.diffs[p], "\n") {
-			if m, ok := strings.CutPrefix(l, "+"); ok && w.owed[m] && beforeWhere[m] == "" && w.parked[m] == "" {
-				w.parked[m] = fmt.Sprintf("the diff of the kept conflict %s (undo %s with overwrite)", p, out.what)
-			}
-		}
-	}
+	w.parkKeptDiffs(out, beforeWhere)
 	w.checkMarkers(fmt.Sprintf("after undo %s", out.what), named, beforeWhere)
 	if w.keptFiles == nil {
 		w.keptFiles = map[string]bool{}
@@ -696,6 +690,18 @@ func (w *world) checkUndo(out *undoOut, target *runRec, choice gitops.ConflictCh
 		for a, f := range w.agentLines() {
 			if strings.HasPrefix(a, "A"+w.runNumber(out.runID)+"-") && !named[f] && !w.namedOrigin(a, beforeAgent, named) && !w.carriedBy(f, out) && !w.keptFiles[f] {
 				w.fail("run %s is undone but its line %s is still in %s (not named as a conflict)", w.runLabel(out.runID), a, f)
+			}
+		}
+	}
+}
+
+// parkKeptDiffs: the user's lines a kept conflict's diff brings back
+// (undoing the run again with overwrite) have that way back.
+func (w *world) parkKeptDiffs(out *undoOut, beforeWhere map[string]string) {
+	for _, p := range out.kept {
+		for _, l := range strings.Split(out.diffs[p], "\n") {
+			if m, ok := strings.CutPrefix(l, "+"); ok && w.owed[m] && beforeWhere[m] == "" && w.parked[m] == "" {
+				w.parked[m] = fmt.Sprintf("the diff of the kept conflict %s (undo %s with overwrite)", p, out.what)
 			}
 		}
 	}
