@@ -133,6 +133,9 @@ func (w *world) killedUndo() {
 			named[p] = true
 		}
 		w.parkKeptDiffs(&undoOut{what: "in a child", kept: r.Kept, diffs: r.Diffs}, beforeWhere)
+		if r.Applied {
+			w.keep(r.Kept)
+		}
 		for _, p := range r.Overwritten {
 			for m, f := range beforeWhere {
 				if f == p && r.Safety != "" {

@@ -493,7 +493,7 @@ func (w *world) agentRun() {
 	}
 	cfg := w.s.Config()
 	cfg.Tools, cfg.Approver, cfg.Reviewer = tools.Builtin(), engine.AllowAll{}, w.reviewer
-	before := w.where()
+	before, beforeIn := w.where(), w.markersIn()
 	run, err := engine.New(cfg).Start(w.ctx, p, engine.RunOptions{Review: rec.review, Mode: "sequential"})
 	if err != nil {
 		w.fail("starting run %d: %v", runN, err)
@@ -541,6 +541,30 @@ func (w *world) agentRun() {
 		}
 	}
 	w.attribute(before, rec)
+	// A whole-file step that took a file's markers charges them to the
+	// run even when a copy is left elsewhere (an undo that kept a moved
+	// file): losing the copy later, the run's undo still brings them back.
+	afterIn := w.markersIn()
+	for f := range rec.wholeFile {
+		for _, m := range beforeIn[f] {
+			if !slices.Contains(afterIn[f], m) && !slices.Contains(w.removedBy[m], rec.id) {
+				w.removedBy[m] = append(w.removedBy[m], rec.id)
+			}
+		}
+	}
+}
+
+// markersIn maps each file to the user's markers it holds.
+func (w *world) markersIn() map[string][]string {
+	m := map[string][]string{}
+	for _, f := range w.files() {
+		for _, l := range w.readLines(f) {
+			if strings.HasPrefix(l, "U") {
+				m[f] = append(m[f], l)
+			}
+		}
+	}
+	return m
 }
 
 func (w *world) decide(set *review.Set, accept bool) {
@@ -680,18 +704,23 @@ func (w *world) checkUndo(out *undoOut, target *runRec, choice gitops.ConflictCh
 	// the run again with overwrite brings them back.
 	w.parkKeptDiffs(out, beforeWhere)
 	w.checkMarkers(fmt.Sprintf("after undo %s", out.what), named, beforeWhere)
-	if w.keptFiles == nil {
-		w.keptFiles = map[string]bool{}
-	}
-	for _, p := range out.kept {
-		w.keptFiles[p] = true
-	}
+	w.keep(out.kept)
 	if out.runID != "" && !w.active(out.runID) {
 		for a, f := range w.agentLines() {
 			if strings.HasPrefix(a, "A"+w.runNumber(out.runID)+"-") && !named[f] && !w.namedOrigin(a, beforeAgent, named) && !w.carriedBy(f, out) && !w.keptFiles[f] {
 				w.fail("run %s is undone but its line %s is still in %s (not named as a conflict)", w.runLabel(out.runID), a, f)
 			}
 		}
+	}
+}
+
+// keep notes the files an applied undo kept as they were.
+func (w *world) keep(paths []string) {
+	if w.keptFiles == nil {
+		w.keptFiles = map[string]bool{}
+	}
+	for _, p := range paths {
+		w.keptFiles[p] = true
 	}
 }
 
