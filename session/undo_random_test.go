@@ -726,10 +726,14 @@ func (w *world) keep(paths []string) {
 
 // parkKeptDiffs: the user's lines a kept conflict's diff brings back
 // (undoing the run again with overwrite) have that way back.
+// That includes lines the undo took from another file: undoing a move
+// deletes the moved file and, the old path being a conflict kept, the
+// lines are in the conflict's diff only (and the safety snapshot).
 func (w *world) parkKeptDiffs(out *undoOut, beforeWhere map[string]string) {
+	now := w.where()
 	for _, p := range out.kept {
 		for _, l := range strings.Split(out.diffs[p], "\n") {
-			if m, ok := strings.CutPrefix(l, "+"); ok && w.owed[m] && beforeWhere[m] == "" && w.parked[m] == "" {
+			if m, ok := strings.CutPrefix(l, "+"); ok && w.owed[m] && now[m] == "" && w.parked[m] == "" {
 				w.parked[m] = fmt.Sprintf("the diff of the kept conflict %s (undo %s with overwrite)", p, out.what)
 			}
 		}
