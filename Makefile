@@ -76,7 +76,7 @@ lint:
 # The race detector slows the restore property and swap-race tests tenfold,
 # so under -race they run a quarter of their rounds; the full 500 sequences
 # and 200 rounds run here without it. Likewise the random undo test
-# (session/undo_random_test.go): 40 sequences under -race, 300 here
+# (session/undo_random_test.go): 100 sequences under -race, 300 here
 # (make soak-undo runs thousands).
 gotest:
 	$(GO) test -race -count=1 ./...

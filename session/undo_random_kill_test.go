@@ -52,7 +52,7 @@ func undoChild() int {
 		return 0
 	}
 	b, _ := json.Marshal(map[string]any{"applied": out.applied, "conflicts": out.conflicts, "kept": out.kept,
-		"overwritten": out.overwritten, "leftAlone": out.leftAlone, "safety": out.safety, "runID": out.runID})
+		"overwritten": out.overwritten, "leftAlone": out.leftAlone, "safety": out.safety, "runID": out.runID, "diffs": out.diffs})
 	fmt.Println("RESULT", string(b))
 	s.Close()
 	return 0
@@ -126,10 +126,15 @@ func (w *world) killedUndo() {
 			Applied                                 bool
 			Conflicts, Kept, Overwritten, LeftAlone []string
 			Safety                                  string
+			Diffs                                   map[string]string
 		}
 		json.Unmarshal([]byte(rest), &r)
 		for _, p := range append(append(r.Conflicts, r.Kept...), append(r.Overwritten, r.LeftAlone...)...) {
 			named[p] = true
+		}
+		w.parkKeptDiffs(&undoOut{what: "in a child", kept: r.Kept, diffs: r.Diffs}, beforeWhere)
+		if r.Applied {
+			w.keep(r.Kept)
 		}
 		for _, p := range r.Overwritten {
 			for m, f := range beforeWhere {

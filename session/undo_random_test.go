@@ -72,11 +72,11 @@ func TestUndoRandomSequences(t *testing.T) {
 		t.Fatalf("sh is needed for the command steps: %v", err)
 	}
 	// make test runs the full 300 without -race (Makefile, gotest); under
-	// -race, which slows it about tenfold, 40 keep go test -race ./...
+	// -race, 100 keep go test -race ./...
 	// within its time; make soak-undo runs thousands.
 	seqs := 300
 	if raceOn {
-		seqs = 40
+		seqs = 100
 	}
 	if v := os.Getenv(undoSeqsEnv); v != "" {
 		n, err := strconv.Atoi(v)
@@ -493,7 +493,7 @@ func (w *world) agentRun() {
 	}
 	cfg := w.s.Config()
 	cfg.Tools, cfg.Approver, cfg.Reviewer = tools.Builtin(), engine.AllowAll{}, w.reviewer
-	before := w.where()
+	before, beforeIn := w.where(), w.markersIn()
 	run, err := engine.New(cfg).Start(w.ctx, p, engine.RunOptions{Review: rec.review, Mode: "sequential"})
 	if err != nil {
 		w.fail("starting run %d: %v", runN, err)
@@ -541,6 +541,30 @@ func (w *world) agentRun() {
 		}
 	}
 	w.attribute(before, rec)
+	// A whole-file step that took a file's markers charges them to the
+	// run even when a copy is left elsewhere (an undo that kept a moved
+	// file): losing the copy later, the run's undo still brings them back.
+	afterIn := w.markersIn()
+	for f := range rec.wholeFile {
+		for _, m := range beforeIn[f] {
+			if !slices.Contains(afterIn[f], m) && !slices.Contains(w.removedBy[m], rec.id) {
+				w.removedBy[m] = append(w.removedBy[m], rec.id)
+			}
+		}
+	}
+}
+
+// markersIn maps each file to the user's markers it holds.
+func (w *world) markersIn() map[string][]string {
+	m := map[string][]string{}
+	for _, f := range w.files() {
+		for _, l := range w.readLines(f) {
+			if strings.HasPrefix(l, "U") {
+				m[f] = append(m[f], l)
+			}
+		}
+	}
+	return m
 }
 
 func (w *world) decide(set *review.Set, accept bool) {
@@ -678,24 +702,39 @@ func (w *world) checkUndo(out *undoOut, target *runRec, choice gitops.ConflictCh
 	// are not on disk, but the conflict names the file with a diff to the
 	// state before the agent's first edit, which holds them, and undoing
 	// the run again with overwrite brings them back.
-	for _, p := range out.kept {
-		for _, l := range strings.Split(out.diffs[p], "\n") {
-			if m, ok := strings.CutPrefix(l, "+"); ok && w.owed[m] && beforeWhere[m] == "" && w.parked[m] == "" {
-				w.parked[m] = fmt.Sprintf("the diff of the kept conflict %s (undo %s with overwrite)", p, out.what)
-			}
-		}
-	}
+	w.parkKeptDiffs(out, beforeWhere)
 	w.checkMarkers(fmt.Sprintf("after undo %s", out.what), named, beforeWhere)
-	if w.keptFiles == nil {
-		w.keptFiles = map[string]bool{}
-	}
-	for _, p := range out.kept {
-		w.keptFiles[p] = true
-	}
+	w.keep(out.kept)
 	if out.runID != "" && !w.active(out.runID) {
 		for a, f := range w.agentLines() {
 			if strings.HasPrefix(a, "A"+w.runNumber(out.runID)+"-") && !named[f] && !w.namedOrigin(a, beforeAgent, named) && !w.carriedBy(f, out) && !w.keptFiles[f] {
 				w.fail("run %s is undone but its line %s is still in %s (not named as a conflict)", w.runLabel(out.runID), a, f)
+			}
+		}
+	}
+}
+
+// keep notes the files an applied undo kept as they were.
+func (w *world) keep(paths []string) {
+	if w.keptFiles == nil {
+		w.keptFiles = map[string]bool{}
+	}
+	for _, p := range paths {
+		w.keptFiles[p] = true
+	}
+}
+
+// parkKeptDiffs: the user's lines a kept conflict's diff brings back
+// (undoing the run again with overwrite) have that way back.
+// That includes lines the undo took from another file: undoing a move
+// deletes the moved file and, the old path being a conflict kept, the
+// lines are in the conflict's diff only (and the safety snapshot).
+func (w *world) parkKeptDiffs(out *undoOut, beforeWhere map[string]string) {
+	now := w.where()
+	for _, p := range out.kept {
+		for _, l := range strings.Split(out.diffs[p], "\n") {
+			if m, ok := strings.CutPrefix(l, "+"); ok && w.owed[m] && now[m] == "" && w.parked[m] == "" {
+				w.parked[m] = fmt.Sprintf("the diff of the kept conflict %s (undo %s with overwrite)", p, out.what)
 			}
 		}
 	}
