@@ -49,6 +49,7 @@ import (
 const (
 	undoSeedEnv = "AGENTD_UNDO_SEED"
 	undoSeqsEnv = "AGENTD_UNDO_SEQS"
+	undoBaseEnv = "AGENTD_UNDO_BASE"
 	// knownBugsEnv=1 also plays what a known, open product bug gets
 	// wrong (knownCommandBug), to see it fail or to check its fix.
 	knownBugsEnv = "AGENTD_UNDO_KNOWN_BUGS"
@@ -93,7 +94,23 @@ func TestUndoRandomSequences(t *testing.T) {
 		}
 		seeds = []uint64{n}
 	} else {
-		base := uint64(time.Now().UnixNano())
+		// A fixed base in go test and make test, so the same sequences
+		// run every time (a failure is the code's, never the draw's);
+		// make soak-undo draws new ones (AGENTD_UNDO_BASE=time, or a
+		// number to replay a soak's whole draw).
+		base := uint64(1)
+		switch v := os.Getenv(undoBaseEnv); v {
+		case "":
+		case "time":
+			base = uint64(time.Now().UnixNano())
+		default:
+			n, err := strconv.ParseUint(v, 10, 64)
+			if err != nil {
+				t.Fatalf("%s=%q: want a number or \"time\"", undoBaseEnv, v)
+			}
+			base = n
+		}
+		t.Logf("%s=%d", undoBaseEnv, base)
 		for i := range seqs {
 			seeds = append(seeds, base+uint64(i)*7919)
 		}
