@@ -161,8 +161,7 @@ type world struct {
 	// the user chose to keep): what they hold is the user's from then on.
 	keptFiles map[string]bool
 	// avoid are files the user does not edit now (see knownCommandBug).
-	avoid      map[string]bool
-	lastResult string
+	avoid map[string]bool
 }
 
 type runRec struct {
