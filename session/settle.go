@@ -171,7 +171,37 @@ func completePending(ctx context.Context, store *gitops.Store, j *journal.Journa
 		line = fmt.Sprintf("the restore to %s is recorded as %s%s", short(rec.SnapshotID), rec.ID, keptSaid)
 		r.UndoBack = []string{"undo", "--restore", rec.ID}
 	}
+	var wrote []string
+	for _, p := range ledgerPaths(ctx, store, rec.Owner) {
+		if !slices.Contains(rec.Kept, p) {
+			wrote = append(wrote, p)
+		}
+	}
+	if len(wrote) > 0 {
+		// Name what it wrote: a user's line it overwrote is then named
+		// here, with the way back (UndoBack) beside it.
+		line += "; it wrote " + strings.Join(wrote, ", ")
+	}
 	return line, j.EndPending(rec.ID)
+}
+
+// ledgerPaths are the files owner's ledger names, in the order first
+// written (none when owner is empty or its ledger cannot be read).
+func ledgerPaths(ctx context.Context, store *gitops.Store, owner string) []string {
+	if owner == "" {
+		return nil
+	}
+	es, err := store.Ledger(ctx, owner)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range es {
+		if !slices.Contains(out, e.Path) {
+			out = append(out, e.Path)
+		}
+	}
+	return out
 }
 
 // dropPending forgets p, which did not happen (why says so), and says so.
