@@ -19,7 +19,10 @@ import (
 // state, so an undo, a three-way revert, keeps it). A command's effect is
 // recorded from the snapshots around it: from the run's snapshot taken
 // before the step's first command to the snapshot after the step
-// (recordCommands). The snapshots themselves say what the workspace held
+// (recordCommands), its before states read from the disk as that first
+// snapshot scanned it (gitops keeps a limited snapshot's disk tree), so a
+// line the user typed earlier in the run, which the limited snapshot
+// leaves out, is not counted as the command's. The snapshots themselves say what the workspace held
 // at each moment: restore-to-snapshot (a reset) and the step's diff use
 // them, and they are limited as follows.
 //

@@ -281,6 +281,21 @@ func (s *Store) reachable(ctx context.Context) (map[plumbing.Hash]struct{}, erro
 		if err := walk(c.TreeHash); err != nil {
 			return nil, fmt.Errorf("gitops: gc: %s: %w", name, err)
 		}
+		// A limited snapshot's disk tree (snapMeta.Disk): what a command
+		// that started there is recorded against. Its subtrees are
+		// mostly the snapshot's own, walked already.
+		if strings.Contains(c.Message, `"disk":`) {
+			if m, err := parseCommitMessage(c.Message); err == nil && m.Disk != "" {
+				if err := walk(plumbing.NewHash(m.Disk)); err != nil {
+					if ctx.Err() != nil {
+						return nil, err
+					}
+					// Only a command's record for undo needs it, and
+					// that falls back to the snapshot's own tree.
+					s.log.Warn("gitops: gc: a snapshot's disk tree cannot be read", "ref", name, "err", err)
+				}
+			}
+		}
 	}
 	return seen, nil
 }

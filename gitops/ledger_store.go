@@ -9,12 +9,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // The ledger on disk: one JSON-lines file per owner under agentd/ledger/
@@ -352,6 +354,12 @@ func (s *Store) recordSnapshotEditsLocked(owner, step, from, to string, prefixes
 	if err != nil {
 		return fmt.Errorf("gitops: record the edits of %s: read snapshot %s: %w", owner, short(a.ID), err)
 	}
+	if err := s.diskBefore(ca, paths, fa); err != nil {
+		// Recorded against the snapshot's own tree, as before Disk was
+		// kept: a line the user typed before the command then counts as
+		// the command's.
+		s.log.Warn("gitops: the disk's tree of a snapshot cannot be read; a command's effect is recorded against the snapshot", "snapshot", short(a.ID), "err", err)
+	}
 	fb, err := s.lookupFiles(cb.TreeHash, paths)
 	if err != nil {
 		return fmt.Errorf("gitops: record the edits of %s: read snapshot %s: %w", owner, short(b.ID), err)
@@ -367,7 +375,13 @@ func (s *Store) recordSnapshotEditsLocked(owner, step, from, to string, prefixes
 	for _, p := range paths {
 		x, inA := fa[p]
 		y, inB := fb[p]
+		if inA == inB && (!inA || x.hash == y.hash && x.mode == y.mode) {
+			continue // the disk held it already when the snapshot before was taken
+		}
 		entries = append(entries, LedgerEntry{Owner: owner, Step: step, Path: p, Before: ref(x, inA), After: ref(y, inB), At: now})
+	}
+	if len(entries) == 0 {
+		return nil
 	}
 	s.changed = true
 	return s.appendLedger(owner, entries)
@@ -383,4 +397,34 @@ func (s *Store) loadState(r *BlobRef) (*FileState, error) {
 		return nil, err
 	}
 	return &FileState{Data: data, Mode: r.Mode}, nil
+}
+
+// diskBefore replaces in fa (paths as a snapshot before records them) each
+// path's state with the disk's as that snapshot scanned it, where the
+// snapshot is limited and recorded the disk's tree (snapMeta.Disk): a
+// limited snapshot keeps the run's earlier version of a path the user
+// changed meanwhile, and what a command changed from there must not
+// count the user's change as the command's. An ignored path the snapshot
+// keeps (snapMeta.Kept) is not in the disk's tree; its recorded state
+// stays.
+func (s *Store) diskBefore(c *object.Commit, paths []string, fa map[string]treeFile) error {
+	meta, err := parseCommitMessage(c.Message)
+	if err != nil || meta.Disk == "" {
+		return nil // not limited: the tree is the disk's
+	}
+	disk, err := s.lookupFiles(plumbing.NewHash(meta.Disk), paths)
+	if err != nil {
+		return err
+	}
+	for _, p := range paths {
+		if slices.Contains(meta.Kept, p) {
+			continue
+		}
+		if f, ok := disk[p]; ok {
+			fa[p] = f
+		} else {
+			delete(fa, p)
+		}
+	}
+	return nil
 }

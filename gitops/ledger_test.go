@@ -173,6 +173,60 @@ func TestRecordSnapshotEdits(t *testing.T) {
 	}
 }
 
+// A command's effect is recorded against the disk as the snapshot before
+// it scanned it, not against the limited tree, which keeps the run's
+// earlier version of a file the user typed into meanwhile: the user's
+// line is not the command's, and undo keeps it. A gc between the two
+// snapshots keeps the disk's tree (the user's version is in no
+// snapshot's tree).
+func TestRecordSnapshotEditsCountsUserLinesBeforeTheCommand(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "one\ntwo\n", "b.txt": "b\n"})
+	s := openTestStore(t, root, Options{})
+	ctx := context.Background()
+	start, err := s.Snapshot(ctx, SnapshotOptions{RunID: "r", Label: "start"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The user types a line into a.txt and b.txt while an earlier step waits.
+	writeTree(t, root, map[string]string{"a.txt": "one\nUSER\ntwo\n", "b.txt": "b\nUSER-B\n"})
+	from, err := s.Snapshot(ctx, SnapshotOptions{RunID: "r", Label: "before a command", Limit: &SnapshotLimit{Base: start.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GC(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The command appends a line to a.txt.
+	writeTree(t, root, map[string]string{"a.txt": "one\nUSER\ntwo\nCMD\n"})
+	to, err := s.Snapshot(ctx, SnapshotOptions{RunID: "r", Label: "after", Limit: &SnapshotLimit{Base: from.ID, ChangedOnDisk: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordSnapshotEdits(ctx, "run/r", "cmd", from.ID, to.ID, nil); err != nil {
+		t.Fatal(err)
+	}
+	es, err := s.Ledger(ctx, "run/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 1 || es[0].Path != "a.txt" {
+		t.Fatalf("want one entry for a.txt (b.txt is the user's alone), got %+v", es)
+	}
+	d, err := s.readBlob(mustHash(t, es[0].Before.Hash))
+	if err != nil || string(d) != "one\nUSER\ntwo\n" {
+		t.Fatalf("the command's before state: %q %v (want the disk's, with the user's line)", d, err)
+	}
+	if _, err := s.Revert(ctx, []string{"run/r"}, RevertOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"a.txt": "one\nUSER\ntwo\n", "b.txt": "b\nUSER-B\n"} {
+		if got, _ := os.ReadFile(filepath.Join(root, p)); string(got) != want {
+			t.Fatalf("after the undo %s holds %q, want %q", p, got, want)
+		}
+	}
+}
+
 // gc keeps every blob a ledger names, and drops the ledger of a run it
 // prunes.
 func TestGCKeepsLedgerBlobs(t *testing.T) {

@@ -206,6 +206,13 @@ type snapMeta struct {
 	// tree, or absent then. A kept path it does not list was kept later:
 	// the snapshot stands for its pre-image.
 	Kept []string `json:"kept,omitempty"`
+	// Disk (limited snapshots, SnapshotLimit) is the tree of the disk as
+	// the snapshot scanned it, which the limited tree leaves out where the
+	// user changed a path the step did not: what a command that starts
+	// here changes is recorded for undo against it (ledger_store.go
+	// recordSnapshotEditsLocked), so a line the user typed earlier is not
+	// credited to the command. gc keeps it as long as the snapshot.
+	Disk string `json:"disk,omitempty"`
 }
 
 // permRecord fills m's permission fields from files. Counting is done in

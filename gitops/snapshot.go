@@ -358,6 +358,9 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	}
 	meta := &snapMeta{RunID: opts.RunID, StepID: opts.StepID, Label: opts.Label, CreatedAt: time.Now().UTC(), Kind: kind,
 		FilesChanged: changed, Changes: changes, ChangesOmitted: omitted, Files: files, Skipped: skipped, Absent: opts.absent, Kept: keptRec}
+	if opts.Limit != nil && root != cacheRoot {
+		meta.Disk = cacheRoot.String()
+	}
 	meta.permRecord(each)
 	for p, f := range ov {
 		if f != nil && f.perm != 0 {

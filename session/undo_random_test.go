@@ -51,22 +51,10 @@ const (
 	undoSeqsEnv = "AGENTD_UNDO_SEQS"
 	undoBaseEnv = "AGENTD_UNDO_BASE"
 	// knownBugsEnv=1 also plays what a known, open product bug gets
-	// wrong (knownCommandBug), to see it fail or to check its fix.
+	// wrong (the kill test's knownKillBug), to see it fail or to check its
+	// fix.
 	knownBugsEnv = "AGENTD_UNDO_KNOWN_BUGS"
 )
-
-// knownCommandBug (open, reported with the random undo test): a command
-// step's effect is recorded in the ledger from the run's snapshot taken
-// as the command starts, which is limited (engine/step_snapshot.go) and
-// so does not hold a line the user typed into the file earlier in the
-// run (while an earlier step waited for review); the snapshot after the
-// step does (the command changed the file). The ledger then says the
-// command wrote the user's line, and undo takes it, silently. The fix
-// needs the disk's state at the command's start (gitops keeps it only as
-// the stat cache's tree), so it is not made here; until it is, the
-// sequences do not edit, during a run, a file a command of that run
-// writes. AGENTD_UNDO_KNOWN_BUGS=1 plays them (seed 1795850005206121433
-// fails that way).
 
 func TestUndoRandomSequences(t *testing.T) {
 	if _, err := exec.LookPath("sh"); err != nil {
@@ -160,8 +148,6 @@ type world struct {
 	// keptFiles are files an applied undo kept as they were (conflicts
 	// the user chose to keep): what they hold is the user's from then on.
 	keptFiles map[string]bool
-	// avoid are files the user does not edit now (see knownCommandBug).
-	avoid map[string]bool
 }
 
 type runRec struct {
@@ -338,12 +324,7 @@ func (w *world) agentLines() map[string]string {
 // file, an agent line replaced by a marker (a conflict for its undo), or
 // a new file of the user's.
 func (w *world) userEdit(when string) {
-	var files []string
-	for _, f := range w.files() {
-		if !w.avoid[f] {
-			files = append(files, f)
-		}
-	}
+	files := w.files()
 	switch r := w.rng.IntN(10); {
 	case r < 6 && len(files) > 0:
 		f := files[w.rng.IntN(len(files))]
@@ -356,10 +337,8 @@ func (w *world) userEdit(when string) {
 		w.say("user (%s): %s into %s at line %d", when, m, f, at+1)
 	case r < 8:
 		var agent []string
-		for l, f := range w.agentLines() {
-			if !w.avoid[f] {
-				agent = append(agent, l)
-			}
+		for l := range w.agentLines() {
+			agent = append(agent, l)
 		}
 		sort.Strings(agent)
 		if len(agent) == 0 {
@@ -518,18 +497,6 @@ func (w *world) agentRun() {
 	rec.id = run.ID()
 	w.runs = append(w.runs, rec)
 	w.say("run %d (%s, review %s): %s", runN, rec.id, rec.review, plan)
-	if os.Getenv(knownBugsEnv) == "" {
-		// knownCommandBug: no edit during the run of a file a command of
-		// the run writes.
-		w.avoid = map[string]bool{}
-		for _, st := range steps {
-			if st.Tool == "run_command" {
-				cmd, _ := st.Args["command"].(string)
-				w.avoid[cmd[strings.LastIndex(cmd, " ")+1:]] = true
-			}
-		}
-		defer func() { w.avoid = nil }()
-	}
 	for done := false; !done; {
 		select {
 		case set := <-w.reviewer.before:

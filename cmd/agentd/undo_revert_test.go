@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -221,5 +222,49 @@ func TestUndoOverTheProtocol(t *testing.T) {
 	}
 	if e := srv.call("agentd/undo/run", map[string]any{"onConflict": "sometimes"}); e["error"] == nil {
 		t.Fatalf("a bad onConflict: %v", e)
+	}
+}
+
+// A line the user types into a file while an earlier step's review
+// prompt is open is the user's, even when a later command step of the
+// same run rewrites that file: undo takes back the command's line and
+// the agent's edit, and keeps the user's (issue 38, point 1, for
+// commands; the random undo test found it).
+func TestUndoKeepsALineTypedBeforeACommandRewroteTheFile(t *testing.T) {
+	u := newUndoWS(t, map[string]string{"a.txt": "one\n", "notes.txt": "n1\nn2\n"})
+	p := writePlan(t, `{"steps":[
+	  {"id":"edit","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"one","newText":"ONE"}]}},
+	  {"id":"cmd","tool":"run_command","args":{"command":"echo CMD >> notes.txt"},"dependsOn":["edit"]}
+	]}`)
+	cmd := exec.Command(agentdBin, append([]string{"run", p, "--review", "before"}, u.flags()...)...)
+	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	var out liveOutput
+	cmd.Stdout, cmd.Stderr = &out, &out
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out.waitFor(t, "apply this change?", 1)
+	u.write(t, "notes.txt", "n1\nUSER\nn2\n") // typed while the prompt waits
+	// y: apply the edit; y: run the command.
+	if _, err := stdin.Write([]byte("y\ny\n")); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("agentd run: %v\n%s", err, out.String())
+	}
+	if got := u.read(t, "notes.txt"); got != "n1\nUSER\nn2\nCMD\n" {
+		t.Fatalf("after the run notes.txt holds %q\n%s", got, out.String())
+	}
+	r := u.agentd(t, "undo")
+	if r.code != 0 {
+		t.Fatalf("undo: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if a, n := u.read(t, "a.txt"), u.read(t, "notes.txt"); a != "one\n" || n != "n1\nUSER\nn2\n" {
+		t.Fatalf("after undo a.txt %q, notes.txt %q (want the agent's edit and the command's line gone, the user's line kept)\n%s", a, n, r.stdout)
 	}
 }
