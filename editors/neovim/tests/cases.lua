@@ -1166,6 +1166,40 @@ function C.create_visible_and_accepted_after_opening()
   H.eq(0, review.pending_count(), 'nothing pending')
 end
 
+-- An empty file where a creation is pending (issue 38, point 12): the user
+-- opens new.txt and writes it, empty, before deciding; ga takes the
+-- creation into it: the file on disk and the buffer hold the agent's text,
+-- nothing is left pending or stale, and the run completes.
+function C.create_into_empty_file_written_first()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'create', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the create to be proposed')
+  vim.cmd.edit(root .. '/new.txt')
+  local nb = vim.api.nvim_get_current_buf()
+  vim.cmd.write()
+  H.eq('', H.read(root .. '/new.txt'), 'the user wrote the file, empty')
+  H.wait(function() return #vim.api.nvim_buf_get_extmarks(nb, -1, 0, -1, {}) > 0 end, 'the create drawn in the empty file')
+  local got = H.capture_notify()
+  vim.cmd('normal ga')
+  H.wait(function() return H.read(root .. '/new.txt') == 'one\ntwo\n' end, 'the creation written into the empty file: ' .. vim.inspect(H.read(root .. '/new.txt')))
+  H.wait(function() return vim.deep_equal(H.lines(nb), { 'one', 'two' }) end, 'the buffer to hold the creation: ' .. vim.inspect(H.lines(nb)))
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'the run completes')
+  H.eq(0, review.pending_count(), 'nothing pending or stale')
+  H.eq({}, a.hunks(nb), 'no hunk left in the file')
+  for _, n in ipairs(got) do
+    H.truthy(not n.msg:find('created since', 1, true), 'no conflict on accept: ' .. n.msg)
+  end
+end
+
 -- A binary file open in a buffer never passes through it (issue 35, point
 -- 2): accepting its deletion works (the server compares the disk, not the
 -- buffer's decoding of the bytes), and nothing is left pending.
