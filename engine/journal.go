@@ -151,8 +151,11 @@ func (j *Journal) Plans() ([]*Plan, error) { return journal.Records[*Plan](j.Jou
 
 // runJournal keeps one run's record up to date: it is a subscriber of the
 // run (so saves never slow the scheduler) that saves the full state at
-// most every JournalInterval on step transitions; the scheduler saves the
-// first and the final state through it.
+// most every JournalInterval on step transitions; a transition that comes
+// sooner is saved once the interval is over (the run may send nothing more
+// for long: paused, or running one slow step), so the record never lags
+// by more than the interval. The scheduler saves the first and the final
+// state through it.
 type runJournal struct {
 	j   *Journal
 	r   *Run
@@ -160,7 +163,8 @@ type runJournal struct {
 
 	mu    sync.Mutex
 	last  time.Time
-	final bool // the final state is saved: nothing older may replace it
+	final bool        // the final state is saved: nothing older may replace it
+	later *time.Timer // the save of a transition that came within the interval
 }
 
 // save records st; once the final state is saved, earlier ones are dropped.
@@ -185,14 +189,37 @@ func (rj *runJournal) OnEvent(ev Event) {
 	// A pause or resume is the run's status, which other processes list
 	// and one-run-at-a-time (Start) reads: saved at once.
 	status := ev.Type == EventRunPaused || ev.Type == EventRunResumed
-	due := !rj.final && (status || time.Since(rj.last) >= JournalInterval)
+	wait := JournalInterval - time.Since(rj.last)
+	due := !rj.final && (status || wait <= 0)
 	if due {
 		rj.last = time.Now()
+		if rj.later != nil {
+			rj.later.Stop() // this save takes its state
+			rj.later = nil
+		}
+	} else if !rj.final && rj.later == nil {
+		rj.later = time.AfterFunc(wait, rj.saveLater)
 	}
 	rj.mu.Unlock()
-	if !due {
+	if due {
+		rj.saveNow()
+	}
+}
+
+// saveLater saves the state a transition left unsaved within the interval.
+func (rj *runJournal) saveLater() {
+	rj.mu.Lock()
+	rj.later = nil
+	if rj.final {
+		rj.mu.Unlock()
 		return
 	}
+	rj.last = time.Now()
+	rj.mu.Unlock()
+	rj.saveNow()
+}
+
+func (rj *runJournal) saveNow() {
 	// State is taken without rj.mu: the scheduler may be saving the final
 	// state through rj and not answering.
 	st := rj.r.State()

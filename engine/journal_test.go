@@ -124,3 +124,43 @@ func TestJournalSavePlan(t *testing.T) {
 		t.Error("a plan without an id was saved")
 	}
 }
+
+// A step transition that comes within JournalInterval of the last save is
+// saved once the interval is over: a run that then sends nothing for long
+// (a slow step, a pause) is not recorded behind what it did. Other
+// processes (agentd runs, agentd review) read the run from the journal.
+func TestJournalSavesTheLastTransitionLater(t *testing.T) {
+	j, err := OpenJournal(t.TempDir(), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness()
+	e := New(Config{Tools: h.reg, Approver: AllowAll{}, Journal: j})
+	r, err := e.Start(t.Context(), mkPlan(t, `[{"id":"a","tool":"op","args":{}},{"id":"b","tool":"op","args":{"sleep":"60s"},"dependsOn":["a"]}]`), RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		r.Cancel()
+		r.Wait(t.Context())
+	}()
+	recorded := func() map[string]StepStatus {
+		got := map[string]StepStatus{}
+		runs, _ := j.Runs()
+		for _, run := range runs {
+			for _, s := range run.Steps {
+				got[s.ID] = s.Status
+			}
+		}
+		return got
+	}
+	// Not a timing assertion: a bound on a record that never comes (b
+	// sleeps for a minute, sending nothing meanwhile).
+	deadline := time.Now().Add(20 * JournalInterval)
+	for got := recorded(); got["a"] != StepCompleted || got["b"] != StepRunning; got = recorded() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the journal holds the steps as %v while the run is at a completed, b running", got)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -3,6 +3,7 @@ package rpc
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 
@@ -99,11 +100,11 @@ func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byt
 		}
 		return fmt.Errorf("%s: the editor did not apply the change (%s): %w", rel, reason, &workspace.ConflictError{Path: rel})
 	}
-	if old == nil && len(cur) == 0 {
-		// A create into the empty buffer of a file not on disk yet (the
-		// user opened it before accepting): the file is created on disk
-		// too, so accepting a create always leaves a file, and the buffer
-		// holds what the disk does.
+	if workspace.EmptyText(old) && workspace.EmptyText(cur) && emptyOnDisk(ws, rel) {
+		// A create into the empty buffer of a file not on disk yet, or
+		// empty there (the user opened or wrote it before accepting):
+		// the file is written on disk too, so accepting a create always
+		// leaves the file, and the buffer holds what the disk does.
 		if mode == 0 {
 			mode = 0o644
 		}
@@ -112,6 +113,15 @@ func (w *editorWriter) WriteFile(ctx context.Context, rel string, old, new []byt
 		}
 	}
 	return nil
+}
+
+// emptyOnDisk reports whether rel is missing on disk or empty there.
+func emptyOnDisk(ws *workspace.Workspace, rel string) bool {
+	fi, err := ws.Stat(rel)
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	return fi.Mode().IsRegular() && fi.Size() == 0
 }
 
 // ReloadParams is agentd/documents/reload's params (server -> client).

@@ -205,6 +205,14 @@ func (w *Workspace) remove(ctx context.Context, writer FileWriter, rel string) e
 	return w.Remove(ctx, rel)
 }
 
+// EmptyText reports whether text is an empty file as editors hold it:
+// nothing, or the one line break of a buffer with a single empty line
+// (Neovim sends an empty buffer as "\n": its 'eol' is set, yet writing
+// it writes nothing). Nothing of the user's is in it.
+func EmptyText(text []byte) bool {
+	return len(text) == 0 || string(text) == "\n" || string(text) == "\r\n"
+}
+
 // CreatedMeanwhile is the conflict of a creation whose file exists now
 // with other content: the review proposes the agent's text again as a
 // change of that file (review.Book.Repropose), or it is rejected.
@@ -240,11 +248,12 @@ func (w *Workspace) applyFile(ctx context.Context, fc *FileChange, accept func(*
 			if bytes.Equal(cur, fc.New) {
 				return true, nil, nil
 			}
-			if len(cur) > 0 {
+			if !EmptyText(cur) {
 				return conflictf("%s", CreatedMeanwhile)
 			}
 			// An empty file (the user opened or created it first) takes
-			// the creation: nothing of the user's is in it.
+			// the creation: nothing of the user's is in it. Its open
+			// buffer may hold one line break (see EmptyText).
 			if err := writer.WriteFile(ctx, fc.Path, cur, fc.New, curMode.Perm()); err != nil {
 				return false, nil, err
 			}

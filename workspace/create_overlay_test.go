@@ -109,3 +109,33 @@ func TestCreateOverAnEmptyFileOnDisk(t *testing.T) {
 		t.Fatalf("the user's new.go was overwritten: %q", got)
 	}
 }
+
+// The same empty file open in an editor that holds it as one empty line
+// (Neovim sends an empty buffer as "\n") takes the creation too; a buffer
+// with text of the user's is still a conflict.
+func TestCreateOverAnEmptyFileOpenAsOneEmptyLine(t *testing.T) {
+	w, root := newWS(t, map[string]string{"a.txt": "a\n"})
+	b := w.Propose(t.Context())
+	if err := b.Write("new.go", []byte("package x\n")); err != nil {
+		t.Fatal(err)
+	}
+	cs := mustBuild(t, b)
+	if err := os.WriteFile(filepath.Join(root, "new.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.OpenOverlay("new.go", []byte("\n"), 1); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{w: w}
+	res, err := w.Apply(t.Context(), cs, nil, rec)
+	if err != nil || len(res.Conflicts) != 0 || !slices.Equal(res.Applied, []string{"new.go"}) {
+		t.Fatalf("Apply onto an empty file open as one empty line = %+v, %v; want new.go written", res, err)
+	}
+	if err := w.OpenOverlay("new.go", []byte("\nmine\n"), 2); err != nil {
+		t.Fatal(err)
+	}
+	res, err = w.Apply(t.Context(), cs, nil, rec)
+	if err != nil || len(res.Conflicts) != 1 || res.Conflicts[0].Reason != CreatedMeanwhile {
+		t.Fatalf("Apply onto a buffer with the user's text = %+v, %v; want the conflict %q", res, err, CreatedMeanwhile)
+	}
+}

@@ -1166,6 +1166,88 @@ function C.create_visible_and_accepted_after_opening()
   H.eq(0, review.pending_count(), 'nothing pending')
 end
 
+-- An empty file where a creation is pending (issue 38, point 12): the user
+-- opens new.txt and writes it, empty, before deciding; ga takes the
+-- creation into it: the file on disk and the buffer hold the agent's text,
+-- nothing is left pending or stale, and the run completes.
+function C.create_into_empty_file_written_first()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'create', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the create to be proposed')
+  vim.cmd.edit(root .. '/new.txt')
+  local nb = vim.api.nvim_get_current_buf()
+  vim.cmd.write()
+  H.eq('', H.read(root .. '/new.txt'), 'the user wrote the file, empty')
+  H.wait(function() return #vim.api.nvim_buf_get_extmarks(nb, -1, 0, -1, {}) > 0 end, 'the create drawn in the empty file')
+  local got = H.capture_notify()
+  vim.cmd('normal ga')
+  H.wait(function() return H.read(root .. '/new.txt') == 'one\ntwo\n' end, 'the creation written into the empty file: ' .. vim.inspect(H.read(root .. '/new.txt')))
+  H.wait(function() return vim.deep_equal(H.lines(nb), { 'one', 'two' }) end, 'the buffer to hold the creation: ' .. vim.inspect(H.lines(nb)))
+  local st = H.wait_run()
+  H.eq('completed', st.status, 'the run completes')
+  H.eq(0, review.pending_count(), 'nothing pending or stale')
+  H.eq({}, a.hunks(nb), 'no hunk left in the file')
+  for _, n in ipairs(got) do
+    H.truthy(not n.msg:find('created since', 1, true), 'no conflict on accept: ' .. n.msg)
+  end
+end
+
+-- A file the user created with other content where a creation is pending
+-- (issue 38, point 12): ga does not write over it; the creation is stale,
+-- :Agent repropose recomputes it as a change of the user's file, and ga
+-- then takes the agent's text, leaving no dead stale hunk.
+function C.create_over_other_content_reproposed()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'create', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the create to be proposed')
+  vim.cmd.edit(root .. '/new.txt')
+  local nb = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(nb, 0, -1, false, { 'mine' })
+  vim.cmd.write()
+  H.eq('mine\n', H.read(root .. '/new.txt'), 'the user wrote the file with their own text')
+  H.wait(function() return #vim.api.nvim_buf_get_extmarks(nb, -1, 0, -1, {}) > 0 end, 'the creation drawn in the file')
+  H.capture_notify()
+  H.answer_select(function() return nil end) -- the failed step's Retry/Skip/Abort: left for later
+  vim.cmd('normal ga')
+  local function file_status()
+    local f = review.sets[review.order[1]].files[1]
+    return f.status
+  end
+  H.wait(function() return file_status() == 'stale' end, 'the creation to be stale: ' .. vim.inspect(review.sets[review.order[1]].files[1]))
+  H.eq('mine\n', H.read(root .. '/new.txt'), 'the user\'s file is not written over')
+  vim.cmd('Agent repropose')
+  H.wait(function()
+    local hs = a.hunks(nb)
+    return #hs >= 1 and vim.iter(hs):all(function(h) return h.status == 'pending' end)
+  end, 'a pending hunk re-proposed, no stale one: ' .. vim.inspect(a.hunks(nb)))
+  vim.cmd('Agent accept all')
+  H.wait(function() return H.read(root .. '/new.txt') == 'one\ntwo\n' or vim.deep_equal(H.lines(nb), { 'one', 'two' }) end,
+    'the agent\'s text taken: ' .. vim.inspect(H.lines(nb)))
+  if vim.bo[nb].modified then
+    vim.cmd.write()
+  end
+  H.eq('one\ntwo\n', H.read(root .. '/new.txt'), 'the file holds the agent\'s text')
+  H.eq({ 'one', 'two' }, H.lines(nb), 'and so does the buffer')
+  H.wait(function() return review.pending_count() == 0 end, 'nothing pending or stale: ' .. review.pending_count())
+  H.eq({}, a.hunks(nb), 'no dead hunk left in the file')
+end
+
 -- A binary file open in a buffer never passes through it (issue 35, point
 -- 2): accepting its deletion works (the server compares the disk, not the
 -- buffer's decoding of the bytes), and nothing is left pending.
