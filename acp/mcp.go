@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -27,9 +27,13 @@ func (s *session) startMCP(ctx context.Context, list []sdk.McpServer) {
 	var servers []mcptools.Server
 	var problems []string
 	var trusted []string
+	var startTimeout, callTimeout time.Duration
 	if len(list) > 0 {
 		var err error
 		if trusted, err = agentsession.ConfigTrustedMCPServers(s.a.opts.Getenv); err != nil {
+			problems = append(problems, err.Error())
+		}
+		if startTimeout, callTimeout, err = agentsession.ConfigMCPTimeouts(s.a.opts.Getenv); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -54,7 +58,8 @@ func (s *session) startMCP(ctx context.Context, list []sdk.McpServer) {
 		}
 	}
 	if len(servers) > 0 {
-		set, errs := mcptools.Start(ctx, servers, mcptools.Options{Dir: s.ws.Root(), Version: s.a.opts.Version, Logger: s.log.With("component", "mcp")})
+		set, errs := mcptools.Start(ctx, servers, mcptools.Options{Dir: s.ws.Root(), Version: s.a.opts.Version, Logger: s.log.With("component", "mcp"),
+			Timeout: startTimeout, CallTimeout: callTimeout})
 		s.mcp = set
 		for _, t := range set.Tools() {
 			if m, ok := t.(*mcptools.Tool); ok {
@@ -96,7 +101,6 @@ func (s *session) mcpTool(name string) (*mcptools.Tool, bool) {
 type shownMCPTool struct {
 	*mcptools.Tool
 	s *session
-	n atomic.Int64
 }
 
 func (t *shownMCPTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*tools.Result, error) {
@@ -111,7 +115,7 @@ func (t *shownMCPTool) Run(ctx context.Context, env *tools.Env, args json.RawMes
 	if st == nil || st.Tool == t.Name() {
 		return t.Tool.Run(ctx, env, args)
 	}
-	id := sdk.ToolCallId(fmt.Sprintf("%s/%s/mcp-%d", env.RunID, env.StepID, t.n.Add(1)))
+	id := sdk.ToolCallId(fmt.Sprintf("%s/%s/mcp-%d", env.RunID, env.StepID, s.mcpCalls.Add(1)))
 	kind := sdk.ToolKindOther
 	if t.ReadOnly() {
 		kind = sdk.ToolKindRead
