@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,7 +129,10 @@ func (t *shownMCPTool) Run(ctx context.Context, env *tools.Env, args json.RawMes
 	status, text := sdk.ToolCallStatusCompleted, ""
 	if res != nil {
 		if o, ok := res.Output.(mcptools.Output); ok {
-			text = o.Text
+			text = shownText(o.Text, len(o.Text))
+			if o.Truncated {
+				text += "\n[the MCP tool's result was cut: results are capped at " + strconv.Itoa(tools.MaxCommandOutput) + " bytes, the head and the tail kept]"
+			}
 		}
 	}
 	if err != nil {

@@ -489,9 +489,14 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*
 		}
 	}
 	out := Output{Text: b.String(), Structured: res.StructuredContent, IsError: res.IsError}
+	full := len(out.Text)
 	out.cap(tools.MaxCommandOutput)
 	if env != nil && env.Output != nil && out.Text != "" {
 		env.Output("stdout", out.Text)
+		if out.Truncated {
+			// Said again at the end, which a view showing the tail keeps.
+			env.Output("stdout", fmt.Sprintf("\n[the MCP tool's result was cut: %d of %d bytes kept]", tools.MaxCommandOutput, full))
+		}
 	}
 	if res.IsError {
 		return &tools.Result{Output: out}, &tools.Error{Code: "MCP_TOOL_ERROR", Message: fmt.Sprintf("%s on the MCP server %s: %s", t.mcpName, t.server, out.Text)}
