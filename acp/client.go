@@ -16,6 +16,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	agentsession "github.com/agentd/agentd/session"
@@ -232,6 +233,12 @@ func (t *readingTool) Run(ctx context.Context, env *tools.Env, args json.RawMess
 type terminalTool struct {
 	tools.Tool
 	s *session
+}
+
+// ReadPaths are the files the command line names, as for agentd's own
+// run_command: the engine asks before one of them is a sensitive file.
+func (t *terminalTool) ReadPaths(args json.RawMessage) []string {
+	return engine.ReadPaths(t.Tool, args)
 }
 
 func (t *terminalTool) Describe(args json.RawMessage) tools.Description {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -17,6 +18,28 @@ import (
 // maxShownOutput is how much of a step's output a tool call shows (the
 // tail; the step's full output stays in the run state).
 const maxShownOutput = 64 << 10
+
+// shownText is the last maxShownOutput bytes of text, of total bytes in
+// all, with a line saying what is not shown when that is not all.
+func shownText(text string, total int) string {
+	text = lastBytes(text, maxShownOutput)
+	if total > len(text) {
+		text = fmt.Sprintf("[… the first %d of %d bytes are not shown: a tool call shows the last %d …]\n", total-len(text), total, maxShownOutput) + text
+	}
+	return text
+}
+
+// lastBytes is at most the last n bytes of s, from a rune's start.
+func lastBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
+}
 
 // watcher turns one run's engine events into session/update
 // notifications: the plan (whole list each time), a tool call per step,
@@ -32,14 +55,17 @@ type watcher struct {
 	status  map[string]engine.StepStatus
 	content map[string][]sdk.ToolCallContent
 	output  map[string]*strings.Builder
-	talking string // the step whose model text was streamed last
+	// streamed counts the bytes of each step's output, shown or not.
+	streamed map[string]int
+	talking  string // the step whose model text was streamed last
 	// pendingSeen counts the approvalPending events of each tool call.
 	pendingSeen map[sdk.ToolCallId]int
 }
 
 func newWatcher(s *session, plan *engine.Plan) *watcher {
 	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{}, pendingSeen: map[sdk.ToolCallId]int{},
-		content: map[string][]sdk.ToolCallContent{}, output: map[string]*strings.Builder{}}
+		content: map[string][]sdk.ToolCallContent{}, output: map[string]*strings.Builder{},
+		streamed: map[string]int{}}
 }
 
 func (w *watcher) setRun(r *engine.Run) {
@@ -323,12 +349,13 @@ func (w *watcher) addOutput(ev engine.Event) {
 		w.output[ev.StepID] = b
 	}
 	b.WriteString(ev.Text)
-	text := b.String()
-	if len(text) > maxShownOutput {
-		text = "…" + text[len(text)-maxShownOutput:]
+	w.streamed[ev.StepID] += len(ev.Text)
+	if b.Len() > maxShownOutput {
+		tail := lastBytes(b.String(), maxShownOutput)
 		b.Reset()
-		b.WriteString(text)
+		b.WriteString(tail)
 	}
+	text := shownText(b.String(), w.streamed[ev.StepID])
 	content := append(append([]sdk.ToolCallContent(nil), w.content[ev.StepID]...), sdk.ToolContent(sdk.TextBlock("```\n"+text+"\n```")))
 	w.mu.Unlock()
 	w.toolCall(ev, sdk.ToolCallStatusInProgress)
@@ -356,7 +383,7 @@ func (w *watcher) finish(ev engine.Event, st engine.StepStatus, status sdk.ToolC
 		content = nil // its proposed diffs were not applied
 	}
 	if b := w.output[ev.StepID]; b != nil && b.Len() > 0 {
-		content = append(content, sdk.ToolContent(sdk.TextBlock("```\n"+b.String()+"\n```")))
+		content = append(content, sdk.ToolContent(sdk.TextBlock("```\n"+shownText(b.String(), w.streamed[ev.StepID])+"\n```")))
 	}
 	w.mu.Unlock()
 	w.s.startCall(w.callID(ev.RunID, ev.StepID), w.starter(ev.RunID, ev.StepID, status))

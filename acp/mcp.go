@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
-	"sync/atomic"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -27,9 +28,13 @@ func (s *session) startMCP(ctx context.Context, list []sdk.McpServer) {
 	var servers []mcptools.Server
 	var problems []string
 	var trusted []string
+	var startTimeout, callTimeout time.Duration
 	if len(list) > 0 {
 		var err error
 		if trusted, err = agentsession.ConfigTrustedMCPServers(s.a.opts.Getenv); err != nil {
+			problems = append(problems, err.Error())
+		}
+		if startTimeout, callTimeout, err = agentsession.ConfigMCPTimeouts(s.a.opts.Getenv); err != nil {
 			problems = append(problems, err.Error())
 		}
 	}
@@ -54,7 +59,8 @@ func (s *session) startMCP(ctx context.Context, list []sdk.McpServer) {
 		}
 	}
 	if len(servers) > 0 {
-		set, errs := mcptools.Start(ctx, servers, mcptools.Options{Dir: s.ws.Root(), Version: s.a.opts.Version, Logger: s.log.With("component", "mcp")})
+		set, errs := mcptools.Start(ctx, servers, mcptools.Options{Dir: s.ws.Root(), Version: s.a.opts.Version, Logger: s.log.With("component", "mcp"),
+			Timeout: startTimeout, CallTimeout: callTimeout})
 		s.mcp = set
 		for _, t := range set.Tools() {
 			if m, ok := t.(*mcptools.Tool); ok {
@@ -96,7 +102,6 @@ func (s *session) mcpTool(name string) (*mcptools.Tool, bool) {
 type shownMCPTool struct {
 	*mcptools.Tool
 	s *session
-	n atomic.Int64
 }
 
 func (t *shownMCPTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*tools.Result, error) {
@@ -111,7 +116,7 @@ func (t *shownMCPTool) Run(ctx context.Context, env *tools.Env, args json.RawMes
 	if st == nil || st.Tool == t.Name() {
 		return t.Tool.Run(ctx, env, args)
 	}
-	id := sdk.ToolCallId(fmt.Sprintf("%s/%s/mcp-%d", env.RunID, env.StepID, t.n.Add(1)))
+	id := sdk.ToolCallId(fmt.Sprintf("%s/%s/mcp-%d", env.RunID, env.StepID, s.mcpCalls.Add(1)))
 	kind := sdk.ToolKindOther
 	if t.ReadOnly() {
 		kind = sdk.ToolKindRead
@@ -124,7 +129,10 @@ func (t *shownMCPTool) Run(ctx context.Context, env *tools.Env, args json.RawMes
 	status, text := sdk.ToolCallStatusCompleted, ""
 	if res != nil {
 		if o, ok := res.Output.(mcptools.Output); ok {
-			text = o.Text
+			text = shownText(o.Text, len(o.Text))
+			if o.Truncated {
+				text += "\n[the MCP tool's result was cut: results are capped at " + strconv.Itoa(tools.MaxCommandOutput) + " bytes, the head and the tail kept]"
+			}
 		}
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -354,6 +355,7 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 	if n := len(s.saved.Conversation.Turns); n > 0 {
 		s.saved.Conversation.Turns[n-1].Learn(s.journal, &st)
 	}
+	s.saved.Run = savedRun(st)
 	s.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s: **%s** — %d of %d steps completed", st.RunID, st.Status, st.CompletedSteps, st.TotalSteps)
@@ -710,4 +712,20 @@ func sizeOf(n int) string {
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d KiB", (n+1023)/1024)
+}
+
+// savedRun is a run's state as the session file keeps it: a step's output
+// longer than a tool call shows (maxShownOutput) is left out with a note,
+// so that the file stays bounded as each result is; the whole output
+// stays in the workspace's run journal (agentd runs show RUN).
+func savedRun(st engine.RunState) *engine.RunState {
+	st.Steps = slices.Clone(st.Steps)
+	for i, step := range st.Steps {
+		if len(step.Output) > maxShownOutput {
+			note, _ := json.Marshal(map[string]string{"omitted": fmt.Sprintf(
+				"the output (%d bytes) is left out of the session file; the run journal keeps it: agentd runs %s --json", len(step.Output), st.RunID)})
+			st.Steps[i].Output = note
+		}
+	}
+	return &st
 }

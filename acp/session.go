@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -48,6 +49,7 @@ type session struct {
 	// client where it offers them) and the editor's MCP servers' tools.
 	tools       *tools.Registry
 	mcp         *mcptools.Set // nil without MCP servers
+	mcpCalls    atomic.Int64  // numbers the MCP calls agent steps make (RUN/STEP/mcp-N)
 	mcpProblems string        // servers that did not start, said after the commands
 	caps        sdk.ClientCapabilities
 	writer      workspace.FileWriter // the client's fs, or nil (disk)

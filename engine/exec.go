@@ -338,7 +338,9 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	}
 	if !dry && cat != tools.CategoryWrite && cat != tools.CategoryDelete {
 		why, handled, err := w.approveSensitive(ctx, t, args)
-		if !handled {
+		// The sensitive question answers for a read; a command that names
+		// a sensitive file is asked about as a command too.
+		if err == nil && why == "" && (!handled || cat != tools.CategoryRead) {
 			why, err = w.approve(ctx, t, cat, risk, desc, "")
 		}
 		if err != nil || why != "" {

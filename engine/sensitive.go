@@ -12,7 +12,8 @@ import (
 
 // Sensitive reads: every read whose content a model sees — a plan's own
 // read_file, an agent step's tools, the planner's exploration, the
-// workspace summary's open files and README — goes through ReadGate, the
+// workspace summary's open files and README, a command whose line names a
+// file (run_command, tools.CommandPaths) — goes through ReadGate, the
 // one place that decides it. A call that would read a file on the
 // workspace's sensitive list (workspace.DefaultSensitive and what
 // .agentd/config.json adds: .env, keys; matched against the path as
@@ -147,6 +148,12 @@ func (w *worker) approveSensitive(ctx context.Context, t tools.Tool, args json.R
 		return "", true, fmt.Errorf("step %q: asking for approval: %w", step.ID, err)
 	}
 	if !v.Allowed {
+		if t.Category() != tools.CategoryRead {
+			// A command naming a sensitive file: what it prints would
+			// reach a model, so it is not run.
+			return fmt.Sprintf("%s was not run: it names %s, a sensitive file (matches %q), and the user did not allow it to be read: %s",
+				t.Name(), v.Path, v.Pattern, v.Reason), true, nil
+		}
 		return v.Reason, true, nil
 	}
 	return "", v.Sensitive, nil

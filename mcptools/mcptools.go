@@ -53,9 +53,21 @@ type Options struct {
 	Dir     string
 	Version string
 	Logger  *slog.Logger
-	// Timeout bounds starting a server and listing its tools (30s if 0).
+	// Timeout bounds starting a server (the initialize handshake) and
+	// listing its tools (DefaultStartTimeout if 0).
 	Timeout time.Duration
+	// CallTimeout bounds each tools/call (DefaultCallTimeout if 0). A
+	// server that does not answer within it is stopped and named with the
+	// end of its stderr; its tools fail from then on, the others go on.
+	CallTimeout time.Duration
 }
+
+// The bounds of a server's handshake and of each call when the user's
+// config sets none (session.ConfigMCPTimeouts).
+const (
+	DefaultStartTimeout = 30 * time.Second
+	DefaultCallTimeout  = 2 * time.Minute
+)
 
 // Set is the running servers of one session.
 type Set struct {
@@ -94,8 +106,11 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Set, []error) 
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.Timeout == 0 {
-		opts.Timeout = 30 * time.Second
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultStartTimeout
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
 	}
 	set := &Set{}
 	var errs []error
@@ -114,10 +129,9 @@ func Start(ctx context.Context, servers []Server, opts Options) (*Set, []error) 
 		}
 		set.mu.Lock()
 		set.sessions = append(set.sessions, cs)
+		srv := &server{cs: cs, name: sv.Name, stderr: tail, timeout: opts.CallTimeout}
 		for _, t := range list {
-			nt := newTool(cs, sv.Name, prefix, t, sv.TrustHints)
-			nt.stderr = tail
-			set.tools = append(set.tools, nt)
+			set.tools = append(set.tools, newTool(srv, prefix, t, sv.TrustHints))
 		}
 		set.mu.Unlock()
 		opts.Logger.Info("MCP server started", "server", sv.Name, "tools", len(list))
@@ -170,11 +184,18 @@ func connect(ctx context.Context, sv Server, opts Options) (cs *mcp.ClientSessio
 		stderrW.Close() // the child has its own copy once started
 	}
 	if err != nil {
+		// Connect stops a stdio server whose handshake failed.
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, nil, nil, fmt.Errorf("did not answer initialize within %s, so agentd stopped it%s", opts.Timeout, tail.said())
+		}
 		return nil, nil, nil, fmt.Errorf("cannot start it: %w%s", err, tail.said())
 	}
 	for tool, err := range cs.Tools(cctx, nil) {
 		if err != nil {
 			_ = cs.Close()
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				return nil, nil, nil, fmt.Errorf("did not answer tools/list within %s, so agentd stopped it%s", opts.Timeout, tail.said())
+			}
 			return nil, nil, nil, fmt.Errorf("cannot list its tools: %w%s", err, tail.said())
 		}
 		list = append(list, tool)
@@ -230,9 +251,9 @@ func (w *logWriter) said() string {
 		lines = append(lines, string(w.buf))
 	}
 	if len(lines) == 0 {
-		return ""
+		return "; it wrote nothing on stderr"
 	}
-	return "; its last stderr lines:\n" + strings.Join(lines, "\n")
+	return "; its stderr ends:\n" + strings.Join(lines, "\n")
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
@@ -268,17 +289,46 @@ func sanitize(s string) string {
 	return s
 }
 
+// server is one running server, shared by its tools.
+type server struct {
+	cs      *mcp.ClientSession
+	name    string
+	stderr  *logWriter    // a stdio server's last stderr lines (nil: http)
+	timeout time.Duration // bounds each call
+
+	mu      sync.Mutex
+	stopped string // why agentd stopped the server ("" while it runs)
+}
+
+// stop ends a server that did not answer in time, once, and says why;
+// its tools fail with that from then on.
+func (sv *server) stop(why string) string {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.stopped != "" {
+		return sv.stopped
+	}
+	_ = sv.cs.Close() // stdin closed, SIGTERM after 5s, then SIGKILL
+	sv.stopped = why + sv.stderr.said()
+	return sv.stopped
+}
+
+func (sv *server) stoppedWhy() string {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	return sv.stopped
+}
+
 // Tool is one MCP tool as an agentd tool, named mcp_SERVER_TOOL.
 type Tool struct {
-	cs      *mcp.ClientSession
+	srv     *server
 	server  string
 	name    string // agentd's name
 	mcpName string
 	desc    string
 	schema  json.RawMessage
-	hint    bool       // the server marked the tool read-only
-	trusted bool       // the user trusts the server's hints
-	stderr  *logWriter // a stdio server's last stderr lines (nil: http)
+	hint    bool // the server marked the tool read-only
+	trusted bool // the user trusts the server's hints
 }
 
 var (
@@ -287,7 +337,8 @@ var (
 	_ tools.UncheckedWriter = (*Tool)(nil)
 )
 
-func newTool(cs *mcp.ClientSession, server, prefix string, t *mcp.Tool, trusted bool) *Tool {
+func newTool(srv *server, prefix string, t *mcp.Tool, trusted bool) *Tool {
+	server := srv.name
 	schema, err := json.Marshal(t.InputSchema)
 	if err != nil || t.InputSchema == nil || string(schema) == "null" {
 		schema = json.RawMessage(`{"type":"object"}`)
@@ -300,7 +351,7 @@ func newTool(cs *mcp.ClientSession, server, prefix string, t *mcp.Tool, trusted 
 	if desc == "" && t.Annotations != nil {
 		desc = t.Annotations.Title
 	}
-	return &Tool{cs: cs, server: server, name: name, mcpName: t.Name, schema: schema,
+	return &Tool{srv: srv, server: server, name: name, mcpName: t.Name, schema: schema,
 		desc: fmt.Sprintf("%s (tool %q of the editor's MCP server %q)", strings.TrimSpace(desc), t.Name, server),
 		hint: t.Annotations != nil && t.Annotations.ReadOnlyHint, trusted: trusted}
 }
@@ -404,15 +455,28 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*
 			return nil, &tools.Error{Code: "INVALID_ARGS", Message: t.name + ": " + err.Error()}
 		}
 	}
-	res, err := t.cs.CallTool(ctx, &mcp.CallToolParams{Name: t.mcpName, Arguments: a})
+	if why := t.srv.stoppedWhy(); why != "" {
+		return nil, &tools.Error{Code: "MCP", Message: fmt.Sprintf("%s: the MCP server %s was stopped earlier in this session and its tools are "+
+			"not available; the session goes on without it. Earlier: %s", t.name, t.server, why)}
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.srv.timeout)
+	defer cancel()
+	res, err := t.srv.cs.CallTool(cctx, &mcp.CallToolParams{Name: t.mcpName, Arguments: a})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		if cctx.Err() != nil {
+			// A server that does not answer is stopped, so that it holds
+			// nothing up, and named with the end of its stderr.
+			why := t.srv.stop(fmt.Sprintf("MCP server %s did not answer tools/call %s within %s, so agentd stopped it; "+
+				"the session goes on without its tools", t.server, t.mcpName, t.srv.timeout))
+			return nil, &tools.Error{Code: "MCP_TIMEOUT", Message: t.name + ": " + why}
+		}
 		// A server that crashed (EOF, a closed pipe) is named with what it
 		// last said; its tools fail from now on, the session goes on.
 		return nil, &tools.Error{Code: "MCP", Message: fmt.Sprintf("%s: calling %s on the MCP server %s failed (%v): the server may have stopped; "+
-			"the session goes on without it%s", t.name, t.mcpName, t.server, err, t.stderr.said())}
+			"the session goes on without it%s", t.name, t.mcpName, t.server, err, t.srv.stderr.said())}
 	}
 	var b strings.Builder
 	for _, c := range res.Content {
@@ -425,9 +489,14 @@ func (t *Tool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*
 		}
 	}
 	out := Output{Text: b.String(), Structured: res.StructuredContent, IsError: res.IsError}
+	full := len(out.Text)
 	out.cap(tools.MaxCommandOutput)
 	if env != nil && env.Output != nil && out.Text != "" {
 		env.Output("stdout", out.Text)
+		if out.Truncated {
+			// Said again at the end, which a view showing the tail keeps.
+			env.Output("stdout", fmt.Sprintf("\n[the MCP tool's result was cut: %d of %d bytes kept]", tools.MaxCommandOutput, full))
+		}
 	}
 	if res.IsError {
 		return &tools.Result{Output: out}, &tools.Error{Code: "MCP_TOOL_ERROR", Message: fmt.Sprintf("%s on the MCP server %s: %s", t.mcpName, t.server, out.Text)}

@@ -137,7 +137,7 @@ func toolResultText(r *engine.ToolCallResult) string {
 	}
 	s := string(data)
 	if len(s) > maxToolResult {
-		s = s[:maxToolResult] + "... (truncated)"
+		s = s[:maxToolResult] + fmt.Sprintf("... (truncated: this tool result is %d bytes; only its first %d are sent to you)", len(s), maxToolResult)
 	}
 	b.WriteString(s)
 	return b.String()

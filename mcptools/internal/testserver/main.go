@@ -4,12 +4,17 @@
 // tail "TAIL"), "crash" writes its text to stderr and exits 3, and
 // "note" (marked read-only, which it is not) writes its text to the file
 // path (relative to the server's directory, the workspace) and to every
-// path of also (e.g. outside the workspace). With MCP_PID_FILE set it
-// writes its pid there, so a test can check that the server was stopped.
+// path of also (e.g. outside the workspace), and "hang" writes its text
+// to stderr and never answers (the server goes on reading). With
+// MCP_PID_FILE set it writes its pid there, so a test can check that the
+// server was stopped. With MCP_HANG=initialize it writes a line to stderr
+// and reads its stdin to the end without ever answering, the handshake
+// included.
 package main
 
 import (
 	"context"
+	"io"
 	"log"
 	"os"
 	"strconv"
@@ -37,6 +42,11 @@ func main() {
 		if err := os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 			log.Fatal(err)
 		}
+	}
+	if os.Getenv("MCP_HANG") == "initialize" {
+		os.Stderr.WriteString("testserver: stuck before the handshake\n")
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		return
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "agentd-testserver", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the text", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
@@ -66,6 +76,11 @@ func main() {
 				}
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "noted"}}}, nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "hang", Description: "Writes text to stderr and never answers"},
+		func(ctx context.Context, req *mcp.CallToolRequest, a textArgs) (*mcp.CallToolResult, any, error) {
+			os.Stderr.WriteString("testserver: " + a.Text + "\n")
+			select {}
 		})
 	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		log.Fatal(err)
