@@ -292,10 +292,8 @@ func (o *RunOptions) UnmarshalJSON(data []byte) error {
 	if o.MaxParallel < 0 {
 		return &OptionError{"maxParallel", "must not be negative"}
 	}
-	switch o.Review {
-	case "", ReviewBefore, ReviewAfter, ReviewNone:
-	default:
-		return &OptionError{"review", fmt.Sprintf("must be before, after or none, not %q", o.Review)}
+	if _, err := review.ParseMode(string(o.Review)); err != nil {
+		return &OptionError{"review", err.Error()}
 	}
 	if o.MaxTokens < 0 || o.MaxCostUSD < 0 {
 		return &OptionError{"budget", "limits must not be negative"}

@@ -144,10 +144,8 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	if p.InitializationOptions != nil {
 		opts = *p.InitializationOptions
 	}
-	switch opts.Review {
-	case "", engine.ReviewBefore, engine.ReviewAfter, engine.ReviewNone:
-	default:
-		return nil, badParam("initializationOptions.review", "must be before, after or none, not %q", opts.Review)
+	if _, err := session.ParseReview("initializationOptions.review", string(opts.Review)); err != nil {
+		return nil, err
 	}
 	rootURI := p.RootURI
 	if len(p.WorkspaceFolders) > 0 && rootURI == "" {

@@ -136,8 +136,12 @@ func cmdRun(ctx context.Context, cmd *cobra.Command, o runOptions, stdout, stder
 
 // checkRunFlags refuses flag values agentd run cannot use, naming the flag.
 func checkRunFlags(o runOptions, stderr io.Writer) int {
-	if o.review != "" && o.review != "before" && o.review != "after" && o.review != "none" {
-		fmt.Fprintf(stderr, "agentd run: --review must be before, after or none, not %q\n", o.review)
+	if _, err := session.ParseReview("--review", o.review); err != nil {
+		if fe := (*session.FieldError)(nil); errors.As(err, &fe) {
+			fmt.Fprintf(stderr, "agentd run: %s %s\n", fe.Field, fe.Message)
+		} else {
+			fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		}
 		return exitUsage
 	}
 	if o.explore != 0 && o.request == "" {
