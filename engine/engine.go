@@ -77,7 +77,10 @@ type RunOptions struct {
 	RunID       string `json:"runId,omitempty"` // generated if empty
 	Mode        string `json:"mode,omitempty"`  // "parallel" (default) or "sequential"
 	MaxParallel int    `json:"maxParallel,omitempty"`
-	// Review defaults to "before" when the engine has a Reviewer, else "none".
+	// Review is set by session.StartRun for every front end (the one
+	// default: session.RunRequest.ReviewMode). Left empty, as engine
+	// tests and library callers may, it is "before" when the engine has a
+	// Reviewer, else "none".
 	Review            ReviewMode `json:"review,omitempty"`
 	RollbackOnFailure bool       `json:"rollbackOnFailure,omitempty"`
 	// DryRun runs the plan without effects, per tool category:
