@@ -72,7 +72,8 @@ func (r RunRequest) ReviewMode() engine.ReviewMode {
 
 // RunOptions composes the run's options from req: its review mode
 // (ReviewMode) and its approval policy. Ask runs under the workspace's
-// policy (or req.Options.Approval), yes and auto under AllowAllPolicy.
+// policy (or req.Options.Approval), yes and auto under AllowAllPolicy
+// with the workspace's denyCommands.
 // Review mode none means one thing everywhere: file changes are applied
 // at once, neither reviewed nor asked about (the policy's write is
 // allow); deletes, commands, git and network still follow the policy.
@@ -85,7 +86,14 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 	var pol engine.ApprovalPolicy
 	switch req.Answer {
 	case AnswerYes, AnswerAuto:
+		// Nothing is asked, but what the workspace refuses stays refused
+		// (docs/acp.md, agentd run --yes): its denyCommands.
+		p, err := s.Policy()
+		if err != nil {
+			return opts, &PolicyError{err}
+		}
 		pol = engine.AllowAllPolicy()
+		pol.DenyCommands = p.DenyCommands
 	case AnswerAsk, "":
 		if req.Options.Approval != nil {
 			pol = *req.Options.Approval

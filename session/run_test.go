@@ -33,6 +33,7 @@ func TestRunOptionsOneRule(t *testing.T) {
 	defer s.Close()
 	saved := engine.DefaultApprovalPolicy()
 	saved.Command = engine.PolicyAllow // the workspace's own choice
+	saved.DenyCommands = []string{"rm -rf *"}
 	if err := s.SavePolicy(saved); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +63,9 @@ func TestRunOptionsOneRule(t *testing.T) {
 		}
 		if opts.Review != c.review || opts.Approval == nil || opts.Approval.Write != c.write || opts.Approval.Command != c.command || opts.Approval.Git != c.git {
 			t.Errorf("%s: review %q approval %+v, want review %q, write %s, command %s, git %s", c.name, opts.Review, opts.Approval, c.review, c.write, c.command, c.git)
+		}
+		if c.req.Options.Approval == nil && (len(opts.Approval.DenyCommands) != 1 || opts.Approval.DenyCommands[0] != "rm -rf *") {
+			t.Errorf("%s: denyCommands %q, want the workspace's [rm -rf *] whatever the answer mode", c.name, opts.Approval.DenyCommands)
 		}
 	}
 	if _, err := s.RunOptions(RunRequest{Answer: "sometimes"}); err == nil {
