@@ -22,15 +22,9 @@ import (
 
 // ---- Approvals -------------------------------------------------------
 
-// policyFor is the engine's approval policy for a session mode: "ask"
-// runs under the engine's default policy, "auto" under AllowAllPolicy
-// (whose denyCommands still apply). The engine decides every call.
-func policyFor(mode string) engine.ApprovalPolicy {
-	if mode == modeAuto {
-		return engine.AllowAllPolicy()
-	}
-	return engine.DefaultApprovalPolicy()
-}
+// A run's policy is composed by the session (session.RunRequest): "ask"
+// runs under the workspace's policy, "auto" under AllowAllPolicy. The
+// engine decides every call.
 
 // Remembered "always" answers are the engine's: with Config.Journal set
 // (openJournal), a question the policy asks is first answered from the

@@ -296,26 +296,16 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 
 // runPlan runs plan in the session's mode and reports the outcome.
 func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReason, error) {
-	mode := s.mode()
-	pol := policyFor(mode)
-	if mode != modeAuto {
-		// The workspace's policy (package session), as the editors and
-		// the terminal read it; auto is the user's "never ask", as
-		// agentd run --yes.
-		p, err := s.sess.Policy()
-		if err != nil {
-			return sdk.StopReasonEndTurn, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": err.Error()}}
-		}
-		pol = p
-	}
-	// Auto applies edits without asking; ask (and /run from plan-only)
-	// holds each change set for the user's review.
-	opts := engine.RunOptions{Approval: &pol, Review: engine.ReviewBefore}
-	if mode == modeAuto {
-		opts.Review = engine.ReviewNone
+	// The session composes the run's policy and review mode, as for every
+	// front end: ask (and /run from plan-only) runs under the workspace's
+	// policy and holds each change set for the user's review; auto asks
+	// nothing and writes changes at once (session.AnswerAuto).
+	req := agentsession.RunRequest{Answer: agentsession.AnswerAsk}
+	if s.mode() == modeAuto {
+		req.Answer = agentsession.AnswerAuto
 	}
 	w := newWatcher(s, plan)
-	opts.Subscribers = []engine.Subscriber{w}
+	req.Options.Subscribers = []engine.Subscriber{w}
 	s.mu.Lock()
 	s.watch = w
 	s.mu.Unlock()
@@ -324,8 +314,11 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 		s.watch = nil
 		s.mu.Unlock()
 	}()
-	run, err := s.eng.Start(ctx, plan, opts)
+	run, err := s.sess.StartRun(ctx, s.eng, plan, req)
 	if err != nil {
+		if pe := (*agentsession.PolicyError)(nil); errors.As(err, &pe) {
+			return sdk.StopReasonEndTurn, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": err.Error()}}
+		}
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) {
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"plan": ve.Error()})

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -104,11 +105,12 @@ func newSessionID() string {
 func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error) {
 	// Where agentd may work and write: refused before anything is opened
 	// or written (the same rules as every front end's).
-	if err := workspace.CheckRoot(cwd, a.opts.AllowBroadWorkspace, "Open the project's own folder in the editor, or start agentd as `agentd acp --allow-broad-workspace`"); err != nil {
-		return nil, sdk.NewInvalidParams(map[string]any{"cwd": err.Error()})
-	}
-	if err := gitops.CheckStateDir(a.opts.StateDir, cwd); err != nil {
-		return nil, sdk.NewInvalidParams(map[string]any{"stateDir": err.Error()})
+	if err := agentsession.CheckPlaces(cwd, a.opts.StateDir, a.opts.AllowBroadWorkspace); err != nil {
+		field := "cwd"
+		if pe := (*agentsession.PlaceError)(nil); errors.As(err, &pe) && pe.Field == "stateDir" {
+			field = "stateDir"
+		}
+		return nil, sdk.NewInvalidParams(map[string]any{field: err.Error()})
 	}
 	ws, err := agentsession.OpenWorkspace(cwd, 0) // the config's maxFileSize, as every front end
 	if err != nil {

@@ -77,7 +77,10 @@ type RunOptions struct {
 	RunID       string `json:"runId,omitempty"` // generated if empty
 	Mode        string `json:"mode,omitempty"`  // "parallel" (default) or "sequential"
 	MaxParallel int    `json:"maxParallel,omitempty"`
-	// Review defaults to "before" when the engine has a Reviewer, else "none".
+	// Review is set by session.StartRun for every front end (the one
+	// default: session.RunRequest.ReviewMode). Left empty, as engine
+	// tests and library callers may, it is "before" when the engine has a
+	// Reviewer, else "none".
 	Review            ReviewMode `json:"review,omitempty"`
 	RollbackOnFailure bool       `json:"rollbackOnFailure,omitempty"`
 	// DryRun runs the plan without effects, per tool category:
@@ -292,10 +295,8 @@ func (o *RunOptions) UnmarshalJSON(data []byte) error {
 	if o.MaxParallel < 0 {
 		return &OptionError{"maxParallel", "must not be negative"}
 	}
-	switch o.Review {
-	case "", ReviewBefore, ReviewAfter, ReviewNone:
-	default:
-		return &OptionError{"review", fmt.Sprintf("must be before, after or none, not %q", o.Review)}
+	if _, err := review.ParseMode(string(o.Review)); err != nil {
+		return &OptionError{"review", err.Error()}
 	}
 	if o.MaxTokens < 0 || o.MaxCostUSD < 0 {
 		return &OptionError{"budget", "limits must not be negative"}

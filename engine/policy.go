@@ -57,7 +57,8 @@ func DefaultApprovalPolicy() ApprovalPolicy {
 	}
 }
 
-// AllowAllPolicy never asks (agentd run --yes); DenyCommands still apply.
+// AllowAllPolicy never asks (agentd run --yes, ACP's auto); the session
+// adds the workspace's DenyCommands, which still refuse (session.RunRequest).
 func AllowAllPolicy() ApprovalPolicy {
 	return ApprovalPolicy{
 		Read: PolicyAllow, Write: PolicyAllow, Delete: PolicyAllow,

@@ -1,5 +1,7 @@
 package review
 
+import "fmt"
+
 // Mode is when file changes are shown to the user (protocol RunOptions
 // review).
 type Mode string
@@ -9,6 +11,18 @@ const (
 	After  Mode = "after"  // applied at once, offered for review
 	None   Mode = "none"   // applied silently
 )
+
+// ParseMode is the one reader of a review mode's name, for every front
+// end and the engine's RunOptions decoder: "" (the default, decided by
+// session.StartRun), before, after or none. The error is what follows the
+// field's name ("--review", "options.review") in each front end's words.
+func ParseMode(name string) (Mode, error) {
+	switch m := Mode(name); m {
+	case "", Before, After, None:
+		return m, nil
+	}
+	return "", fmt.Errorf("must be before, after or none, not %q", name)
+}
 
 // HunkRejection is a rejected hunk and the user's reason.
 type HunkRejection struct {

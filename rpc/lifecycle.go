@@ -3,6 +3,7 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -144,10 +145,8 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	if p.InitializationOptions != nil {
 		opts = *p.InitializationOptions
 	}
-	switch opts.Review {
-	case "", engine.ReviewBefore, engine.ReviewAfter, engine.ReviewNone:
-	default:
-		return nil, badParam("initializationOptions.review", "must be before, after or none, not %q", opts.Review)
+	if _, err := session.ParseReview("initializationOptions.review", string(opts.Review)); err != nil {
+		return nil, err
 	}
 	rootURI := p.RootURI
 	if len(p.WorkspaceFolders) > 0 && rootURI == "" {
@@ -174,13 +173,13 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	// Where agentd may work and write: refused before anything is opened
 	// or written (the same rules as every front end's).
 	if root != "" {
-		if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "Open the project's own folder, or confirm this one in the editor's settings (VS Code: agentd.allowBroadWorkspace; Neovim: allow_broad_workspace = true; initializationOptions.allowBroadWorkspace)"); err != nil {
-			return nil, badParam("rootUri", "%v", err)
-		}
-		if err := gitops.CheckStateDir(stateDir, root); err != nil {
-			field := "stateDir (agentd serve --state-dir or AGENTD_STATE_DIR)"
-			if s.opts.StateDir == "" && opts.StateDir != "" {
-				field = "initializationOptions.stateDir"
+		if err := session.CheckPlaces(root, stateDir, opts.AllowBroadWorkspace); err != nil {
+			field := "rootUri"
+			if pe := (*session.PlaceError)(nil); errors.As(err, &pe) && pe.Field == "stateDir" {
+				field = "stateDir (agentd serve --state-dir or AGENTD_STATE_DIR)"
+				if s.opts.StateDir == "" && opts.StateDir != "" {
+					field = "initializationOptions.stateDir"
+				}
 			}
 			return nil, badParam(field, "%v", err)
 		}

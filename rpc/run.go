@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/journal"
+	"github.com/agentd/agentd/session"
 )
 
 func runMethods() map[string]method {
@@ -159,8 +160,7 @@ func (r *runs) cancelAll() {
 func (r *runs) wait() { r.wg.Wait() }
 
 // runOptions reads agentd/run/start's options with the engine's decoder
-// (engine.RunOptions.UnmarshalJSON, shared by every front end) and fills
-// the session's default review mode.
+// (engine.RunOptions.UnmarshalJSON, shared by every front end).
 func (s *Server) runOptions(raw json.RawMessage) (engine.RunOptions, error) {
 	var out engine.RunOptions
 	if len(raw) > 0 && string(raw) != "null" {
@@ -177,14 +177,6 @@ func (s *Server) runOptions(raw json.RawMessage) (engine.RunOptions, error) {
 		}
 	}
 	out.RunID = "" // the server names runs
-	if out.Review == "" {
-		s.mu.Lock()
-		out.Review = s.initOpts.Review
-		s.mu.Unlock()
-		if out.Review == "" {
-			out.Review = engine.ReviewBefore
-		}
-	}
 	return out, nil
 }
 
@@ -214,30 +206,33 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
+	sess, err := s.session()
+	if err != nil {
+		return nil, err
+	}
 	if opts.RunID == "" {
 		opts.RunID = newID("run-")
 	}
-	e := &runEntry{id: opts.RunID, planID: pl.ID, done: make(chan struct{}), reviewed: !opts.DryRun && opts.Review != engine.ReviewNone}
-	e.out = newCoalescer(OutputInterval, func(ev engine.Event) { s.sendRunEvent(e, ev) })
-	if opts.Approval == nil {
-		// The workspace's policy, as the terminal and ACP read it.
-		pol := DefaultPolicy()
-		if sess, err := s.session(); err == nil {
-			if pol, err = sess.Policy(); err != nil {
-				return nil, err
-			}
-		}
-		opts.Approval = &pol
+	// The session composes the run's policy (the workspace's, or
+	// options.approval) and review mode (options.review, else the
+	// editor's initializationOptions.review, else the one default).
+	req := session.RunRequest{Answer: session.AnswerAsk, Review: opts.Review, Options: opts}
+	if req.Review == "" {
+		s.mu.Lock()
+		req.Review = s.initOpts.Review
+		s.mu.Unlock()
 	}
+	e := &runEntry{id: opts.RunID, planID: pl.ID, done: make(chan struct{}), reviewed: !opts.DryRun && req.ReviewMode() != engine.ReviewNone}
+	e.out = newCoalescer(OutputInterval, func(ev engine.Event) { s.sendRunEvent(e, ev) })
 	// Progress begins before the first event can report on it.
 	s.beginProgress(ctx, e)
-	opts.Subscribers = []engine.Subscriber{engine.SubscriberFunc(func(ev engine.Event) { s.onRunEvent(e, ev) })}
+	req.Options.Subscribers = []engine.Subscriber{engine.SubscriberFunc(func(ev engine.Event) { s.onRunEvent(e, ev) })}
 	s.runs.mu.Lock()
 	s.runs.m[e.id] = e
 	s.runs.mu.Unlock()
 
 	// The run lives as long as the session, not the request.
-	run, err := eng.Start(s.ctx, pl.Clone(), opts)
+	run, err := sess.StartRun(s.ctx, eng, pl.Clone(), req)
 	if err != nil {
 		s.runs.mu.Lock()
 		delete(s.runs.m, e.id)

@@ -16,6 +16,13 @@ func TestFrontEndsBuildNoSession(t *testing.T) {
 	forbidden := []string{
 		"llm.Load(", "llm.NewPlanner(", "llm.NewStepModel(",
 		"engine.OpenJournal(", "journal.Open(", "review.NewBook(", "gitops.Open(",
+		// A run's policy and review mode are composed once (issue 33):
+		// session.StartRun, not the engine's Start with a front end's own
+		// defaults.
+		"eng.Start(", "AllowAllPolicy(", "engine.PolicyAllow",
+		// Where agentd works and writes is checked by the session alone,
+		// with one remedy text (session.CheckPlaces).
+		"CheckRoot(", "CheckStateDir(",
 	}
 	checked := 0
 	for _, dir := range []string{"../rpc", "../acp", "../cmd/agentd"} {
@@ -43,7 +50,7 @@ func TestFrontEndsBuildNoSession(t *testing.T) {
 				}
 				for _, call := range calls {
 					if strings.Contains(code, call) {
-						t.Errorf("%s:%d calls %s: a front end takes it from the session package (session.Open, session.OpenJournal, session.LoadModels, session.NewBook)", f, i+1, call)
+						t.Errorf("%s:%d calls %s: a front end takes it from the session package (session.Open, session.OpenJournal, session.LoadModels, session.NewBook, session.StartRun, session.CheckPlaces)", f, i+1, call)
 					}
 				}
 			}

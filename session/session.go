@@ -89,16 +89,13 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	// Where agentd works and writes, before anything is opened or
-	// written (issue 24): the front ends check it too, to name their own
-	// flag or field.
+	// written (issue 24): front ends that must refuse before they ask
+	// anything else call CheckPlaces first, and name their own field.
 	root := opts.Root
 	if opts.WS != nil {
 		root = opts.WS.Root()
 	}
-	if err := workspace.CheckRoot(root, opts.AllowBroadWorkspace, "Open the project's own folder, or confirm with AllowBroadWorkspace"); err != nil {
-		return nil, err
-	}
-	if err := gitops.CheckStateDir(opts.StateDir, root); err != nil {
+	if err := CheckPlaces(root, opts.StateDir, opts.AllowBroadWorkspace); err != nil {
 		return nil, err
 	}
 	ws := opts.WS
@@ -320,7 +317,7 @@ func (a Snapshotter) Restore(ctx context.Context, req engine.RestoreRequest) (*e
 // without a whole session (agentd runs, agentd rules, a plan's
 // confirmation). It checks the state dir as Open does.
 func OpenJournal(stateDir, root string, log *slog.Logger) (*engine.Journal, error) {
-	if err := gitops.CheckStateDir(stateDir, root); err != nil {
+	if err := checkStateDir(stateDir, root); err != nil {
 		return nil, err
 	}
 	return engine.OpenJournal(stateDir, root, log)

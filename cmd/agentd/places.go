@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/pflag"
 
-	"github.com/agentd/agentd/gitops"
-	"github.com/agentd/agentd/workspace"
+	"github.com/agentd/agentd/session"
 )
 
 // allowBroadFlag confirms a workspace of / or the home directory.
@@ -19,21 +17,10 @@ func addAllowBroadFlag(fs *pflag.FlagSet, allow *bool) {
 }
 
 // checkPlaces applies the core's rules on where agentd works and writes
-// (workspace.CheckRoot, gitops.CheckStateDir) before anything is written;
-// on failure it prints why (as agentd NAME) and returns false.
+// (session.CheckPlaces) before anything is written or asked; on failure it
+// prints why (as agentd NAME) and returns false.
 func checkPlaces(name, dir, stateDir string, allowBroad bool, stderr io.Writer) bool {
-	if err := workspace.CheckRoot(dir, allowBroad, "Open the project's own folder (--workspace DIR), or confirm with "+allowBroadFlag); err != nil {
-		fmt.Fprintf(stderr, "agentd %s: %v\n", name, err)
-		return false
-	}
-	root, err := filepath.Abs(dir)
-	if err != nil {
-		root = dir
-	}
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
-	}
-	if err := gitops.CheckStateDir(stateDir, root); err != nil {
+	if err := session.CheckPlaces(dir, stateDir, allowBroad); err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", name, err)
 		return false
 	}

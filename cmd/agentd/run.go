@@ -136,8 +136,12 @@ func cmdRun(ctx context.Context, cmd *cobra.Command, o runOptions, stdout, stder
 
 // checkRunFlags refuses flag values agentd run cannot use, naming the flag.
 func checkRunFlags(o runOptions, stderr io.Writer) int {
-	if o.review != "" && o.review != "before" && o.review != "after" && o.review != "none" {
-		fmt.Fprintf(stderr, "agentd run: --review must be before, after or none, not %q\n", o.review)
+	if _, err := session.ParseReview("--review", o.review); err != nil {
+		if fe := (*session.FieldError)(nil); errors.As(err, &fe) {
+			fmt.Fprintf(stderr, "agentd run: %s %s\n", fe.Field, fe.Message)
+		} else {
+			fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		}
 		return exitUsage
 	}
 	if o.explore != 0 && o.request == "" {
@@ -272,13 +276,14 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	defer stopAfter()
 
 	interactive := isTerminal(stdin) && !o.yes
-	mode := engine.ReviewMode(o.review)
-	if mode == "" {
-		mode = engine.ReviewAfter
-		if interactive {
-			mode = engine.ReviewBefore
-		}
+	// The run's answer mode and review mode, composed by the session as
+	// for every front end (session.RunRequest: the one default, the one
+	// meaning of --review none).
+	req := session.RunRequest{Answer: session.AnswerAsk, Review: engine.ReviewMode(o.review), Unattended: !isTerminal(stdin)}
+	if o.yes {
+		req.Answer = session.AnswerYes
 	}
+	mode := req.ReviewMode()
 	disp := newDisplay(con, jsonW, plan)
 	t := &terminal{con: con, ws: ws, yes: o.yes, cancel: cancel, quiet: mode == engine.ReviewNone || o.jsonOut, disp: disp}
 	disp.dryRun, disp.render, disp.root = o.dryRun, t.renderChange, ws.Root()
@@ -301,44 +306,27 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	eng := engine.New(cfg)
 
-	opts := engine.RunOptions{
+	req.Options = engine.RunOptions{
 		MaxParallel:       o.parallel,
-		Review:            mode,
 		RollbackOnFailure: o.rollback,
 		DryRun:            o.dryRun,
 		Concurrent:        o.concurrent,
 		StepTimeout:       o.stepTimeout,
 		Planning:          planning,
+		Subscribers:       []engine.Subscriber{disp},
 	}
 	if o.sequential {
-		opts.Mode = "sequential"
+		req.Options.Mode = "sequential"
 	}
-	switch {
-	case o.yes:
-		// Nothing needs asking: the policy allows everything, so the run
-		// shows no approval prompts at all.
-		p := engine.AllowAllPolicy()
-		opts.Approval = &p
-	default:
-		// The workspace's policy (session.Policy), the one the editors and
-		// ACP use; --review none: file changes are applied without asking,
-		// commands and deletes still ask as it says.
-		p, err := sess.Policy()
-		if err != nil {
+	stopSignals := watchInterrupts(con, cancel)
+	defer stopSignals()
+	run, err := sess.StartRun(runCtx, eng, plan, req)
+	if err != nil {
+		disp.close()
+		if pe := (*session.PolicyError)(nil); errors.As(err, &pe) {
 			fmt.Fprintf(stderr, "agentd run: %v (fix or remove the file, or set the policy again from an editor)\n", err)
 			return exitFailed
 		}
-		if mode == engine.ReviewNone {
-			p.Write = engine.PolicyAllow
-		}
-		opts.Approval = &p
-	}
-	opts.Subscribers = []engine.Subscriber{disp}
-	stopSignals := watchInterrupts(con, cancel)
-	defer stopSignals()
-	run, err := eng.Start(runCtx, plan, opts)
-	if err != nil {
-		disp.close()
 		var ve *engine.ValidationError
 		if errors.As(err, &ve) {
 			printProblems(stderr, planName(plan, pos), ve.Problems)
