@@ -32,6 +32,21 @@ func (e *NoSnapshotsError) Error() string {
 // Is makes errors.Is(err, ErrNothingToUndo) hold.
 func (e *NoSnapshotsError) Is(target error) bool { return target == ErrNothingToUndo }
 
+// AlreadyUndoneError is an undo by ID of a run undone already: reverting
+// it again would change nothing but the records. The way back to its
+// changes is the undo of that undo (Undone.UndoID).
+type AlreadyUndoneError struct {
+	RunID  string
+	Undone Undone
+}
+
+func (e *AlreadyUndoneError) Error() string {
+	return fmt.Sprintf("nothing to undo: run %s is undone already (%s); to bring its changes back, undo that undo", e.RunID, e.Undone.At.Local().Format("2006-01-02 15:04"))
+}
+
+// Is makes errors.Is(err, ErrNothingToUndo) hold.
+func (e *AlreadyUndoneError) Is(target error) bool { return target == ErrNothingToUndo }
+
 // How a run was undone.
 const (
 	HowUndo     = "undo"     // an undo of the run (any front end)
@@ -101,7 +116,9 @@ func (j *Journal) UndoneOf(runID string) *Undone {
 // newest run not yet undone, so a second undo steps back to the run
 // before; a dry run changed nothing and is passed over, but a run that
 // changed the workspace without snapshots is a *NoSnapshotsError, never
-// skipped. With id it is the run whose ID is id or starts with it. A run
+// skipped. With id it is the run whose ID is id or starts with it; one
+// undone already is refused (unless its undo kept some of its files as
+// the user had them: undoing it again takes those back too). A run
 // still running or paused is refused.
 func RunToUndo(runs []RunHead, id string) (*RunHead, error) {
 	var st *RunHead
@@ -137,6 +154,11 @@ func RunToUndo(runs []RunHead, id string) (*RunHead, error) {
 		default:
 			return nil, fmt.Errorf("%q matches %d runs: %w", id, len(found), ErrAmbiguousRun)
 		}
+	}
+	if id != "" && st.Undone != nil && len(st.Undone.Kept) == 0 {
+		// Reverting it again would change nothing but the records: the
+		// way back to its changes is the undo of that undo.
+		return nil, &AlreadyUndoneError{RunID: st.RunID, Undone: *st.Undone}
 	}
 	if st.Status == "running" || st.Status == "paused" {
 		return nil, fmt.Errorf("run %s is %s: %w", st.RunID, st.Status, ErrRunStillActive)

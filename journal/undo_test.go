@@ -2,6 +2,7 @@ package journal
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -36,8 +37,15 @@ func TestRunToUndo(t *testing.T) {
 	if _, err := RunToUndo(runs, ""); !errors.Is(err, ErrNothingToUndo) {
 		t.Fatalf("all undone: %v, want ErrNothingToUndo", err)
 	}
+	// By id: a run undone already is refused, naming it (its way back is
+	// the undo of its undo); one whose undo kept files as the user had
+	// them may be undone again (that takes them back too).
+	if _, err := RunToUndo(runs, "run-aa1"); !errors.Is(err, ErrNothingToUndo) || !strings.Contains(err.Error(), "run run-aa1 is undone already") {
+		t.Fatalf("by id, undone already: %v, want it refused and named", err)
+	}
+	runs[2].Undone.Kept = []string{"a.txt"}
 	if st, err := RunToUndo(runs, "run-aa1"); err != nil || st.Snapshots[0] != "s1" {
-		t.Fatalf("by id: %v %v", st, err)
+		t.Fatalf("by id, undone with files kept: %v %v", st, err)
 	}
 	if _, err := RunToUndo(runs, "run-aa"); !errors.Is(err, ErrAmbiguousRun) {
 		t.Fatalf("prefix of two: %v, want ErrAmbiguousRun", err)

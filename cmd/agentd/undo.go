@@ -199,8 +199,11 @@ func (u *undoer) fail(err error) int {
 		return sc.report(u.store, nil, err, gitops.RestoreOptions{}, nil)
 	}
 	var ns *journal.NoSnapshotsError
+	var au *journal.AlreadyUndoneError
 	how := "list the runs with: " + jc.hint("runs")
 	switch {
+	case errors.As(err, &au) && au.Undone.UndoID != "":
+		how = "undo its undo with: " + jc.hint("undo", "--restore", au.Undone.UndoID)
 	case errors.As(err, &ns):
 		how = "undo an older run by its ID: " + jc.hint("undo", "RUN") + " (" + jc.hint("runs") + " lists them)"
 	case errors.Is(err, journal.ErrRunStillActive):

@@ -268,3 +268,23 @@ func TestUndoKeepsALineTypedBeforeACommandRewroteTheFile(t *testing.T) {
 		t.Fatalf("after undo a.txt %q, notes.txt %q (want the agent's edit and the command's line gone, the user's line kept)\n%s", a, n, r.stdout)
 	}
 }
+
+// agentd undo RUN of a run undone already changes nothing and says so,
+// with the way back to its changes (the undo of its undo), which works
+// when pasted; it never reverts the run a second time.
+func TestUndoOfAnUndoneRunIsRefusedWithTheWayBack(t *testing.T) {
+	u := newUndoWS(t, map[string]string{"a.txt": "one\n"})
+	id := u.run(t, map[string]string{"a.txt": "ONE\n"})
+	if r := u.agentd(t, "undo", id); r.code != 0 || u.read(t, "a.txt") != "one\n" {
+		t.Fatalf("undo: exit %d, a.txt %q\n%s%s", r.code, u.read(t, "a.txt"), r.stdout, r.stderr)
+	}
+	u.write(t, "a.txt", "one\nmine\n")
+	again := u.agentd(t, "undo", id)
+	if again.code == 0 || !strings.Contains(again.stderr, "run "+id+" is undone already") || u.read(t, "a.txt") != "one\nmine\n" {
+		t.Fatalf("undo of an undone run: exit %d, a.txt %q\n%s%s", again.code, u.read(t, "a.txt"), again.stdout, again.stderr)
+	}
+	back := paste(t, t.TempDir(), hintAfter(t, again.stderr, "undo its undo with: "))
+	if back.code != 0 || u.read(t, "a.txt") != "ONE\nmine\n" {
+		t.Fatalf("the pasted way back: exit %d, a.txt %q\n%s%s", back.code, u.read(t, "a.txt"), back.stdout, back.stderr)
+	}
+}
