@@ -128,26 +128,31 @@ type SnapshotDiffer interface {
 	ChangedPaths(ctx context.Context, from, to string) ([]string, error)
 }
 
-// nameUnchecked names what the step's calls of tools that run outside
-// agentd (MCP tools: tools.UncheckedWriter) changed in the workspace,
-// between the snapshot before the step's first such call or command and
-// the one after the step: the files are the step's changed files (the
-// summary's "Files changed", the snapshot limits) and the step's output
-// says them. recordCommands has recorded them for undo. It returns the
-// paths it named.
+// nameUnchecked names what the step's commands and calls of tools that
+// run outside agentd (MCP tools: tools.UncheckedWriter) changed in the
+// workspace, between the snapshot before the step's first such call or
+// command and the one after the step: the files are the step's changed
+// files (the summary's "Files changed", the snapshot limits), and for an
+// MCP call the step's output says them. recordCommands has recorded them
+// for undo. It returns the paths an MCP call may have changed (none when
+// the step called no MCP tool).
 func (w *worker) nameUnchecked(ctx context.Context, from, to string) []string {
 	w.mu.Lock()
 	names := slices.Clone(w.unchecked)
 	w.mu.Unlock()
 	d, ok := w.s.cfg.Snapshots.(SnapshotDiffer)
-	if len(names) == 0 || !ok {
+	if !ok {
 		return nil
 	}
 	paths, err := d.ChangedPaths(context.WithoutCancel(ctx), from, to)
 	if err != nil {
 		w.s.log.Warn("listing what an MCP call changed failed", "step", w.j.step.ID, "err", err)
+		what := strings.Join(names, ", ")
+		if what == "" {
+			what = "the commands of step " + w.j.step.ID
+		}
 		w.output("log", fmt.Sprintf("agentd: what %s changed in the workspace cannot be listed (%v); agentd snapshot diff %s %s shows it\n",
-			strings.Join(names, ", "), err, from, to))
+			what, err, from, to))
 		return nil
 	}
 	w.mu.Lock()
@@ -159,6 +164,9 @@ func (w *worker) nameUnchecked(ctx context.Context, from, to string) []string {
 	}
 	w.res.files = append(w.res.files, extra...)
 	w.mu.Unlock()
+	if len(names) == 0 {
+		return nil // a command's files: named in the summary, not offered
+	}
 	if len(extra) > 0 {
 		w.output("log", fmt.Sprintf("agentd: step %s (%s, outside agentd's own tools) changed in the workspace: %s; recorded as the run's, undo takes it back\n",
 			w.j.step.ID, strings.Join(names, ", "), strings.Join(extra, ", ")))

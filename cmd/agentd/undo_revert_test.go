@@ -260,6 +260,10 @@ func TestUndoKeepsALineTypedBeforeACommandRewroteTheFile(t *testing.T) {
 	if got := u.read(t, "notes.txt"); got != "n1\nUSER\nn2\nCMD\n" {
 		t.Fatalf("after the run notes.txt holds %q\n%s", got, out.String())
 	}
+	// The summary names the file the command changed beside the edit's.
+	if _, files, _ := strings.Cut(out.String(), "## Files changed"); !strings.Contains(files, "`notes.txt`") || !strings.Contains(files, "`a.txt`") {
+		t.Fatalf("the summary's files changed do not name a.txt and notes.txt:\n%s", out.String())
+	}
 	r := u.agentd(t, "undo")
 	if r.code != 0 {
 		t.Fatalf("undo: exit %d\n%s%s", r.code, r.stdout, r.stderr)
