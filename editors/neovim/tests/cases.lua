@@ -528,6 +528,56 @@ function C.after_mode_reject()
   H.eq(numbered(20):gsub('line 3\n', 'line three\n'), H.read(H.root .. '/a.txt'), 'disk after rejecting the added line')
 end
 
+-- Issue 35 point 3: after mode writes an open buffer's change to disk at
+-- once (no :write), as the docs say, so agentd review at a terminal can
+-- take it out again.
+function C.after_mode_open_buffer_on_disk_at_once()
+  local got = H.capture_notify()
+  local b = after_two_hunks()
+  local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(all, H.read(H.root .. '/a.txt'), 'after mode: on disk at once, without :write')
+  H.eq(false, vim.bo[b].modified, 'the buffer is saved')
+  local ended
+  H.wait(function()
+    for _, n in ipairs(got) do
+      ended = n.msg:find('completed: 1/1', 1, true) and n.msg or ended
+    end
+    return ended ~= nil
+  end, 'the run\'s end to be notified')
+  H.eq(nil, ended:find('not on disk', 1, true), 'nothing unsaved to name: ' .. ended)
+  local r = vim.system({ H.bin, 'review', '--state-dir', H.tmp .. '/state', '--workspace', H.root },
+    { cwd = H.root, text = true, stdin = 's\nn\ny\n' }):wait(30000)
+  H.eq(0, r.code, 'agentd review: ' .. (r.stdout or '') .. (r.stderr or ''))
+  local want = numbered(20):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(want, H.read(H.root .. '/a.txt'), 'the terminal took the first hunk out of the disk')
+  H.wait(function() return H.text(b) == want end, 'the buffer to follow the disk: ' .. H.text(b))
+end
+
+-- Issue 35 point 3: in before mode a run whose accepted changes are only
+-- in unsaved buffers says so at its end, naming the file and how to save,
+-- not only "completed: 1/1 steps".
+function C.before_mode_run_names_unsaved()
+  local got = H.capture_notify()
+  local b = start_two()
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal gA')
+  H.wait_hunks(b, 0, 'both hunks accepted')
+  H.wait_run()
+  local msg
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.msg:find('completed: 1/1 steps', 1, true) then
+        msg = n.msg
+      end
+    end
+    return msg ~= nil
+  end, 'the run\'s end to be notified')
+  H.truthy(msg:find('a.txt', 1, true) and msg:find('not on disk yet', 1, true) and msg:find(':wa', 1, true),
+    'the end names the unsaved file and how to save: ' .. msg)
+  H.eq(vim.log.levels.WARN, got[#got].level, 'said as a warning')
+  H.truthy(H.read(H.root .. '/a.txt') == numbered(20), 'nothing on disk yet')
+end
+
 -- after mode on a file that is not open: the disk changes at once and a
 -- rejection takes the hunk out of the disk.
 function C.after_mode_reject_unopened()

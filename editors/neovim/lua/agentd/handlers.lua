@@ -336,10 +336,15 @@ local function run_did_change(_, p)
     local s = p.state or {}
     state.append_log(('[%s] run %s'):format(run_id, s.status or 'finished'))
     local lvl = (s.status == 'completed') and vim.log.levels.INFO or vim.log.levels.WARN
-    notify(
-      ('agentd: run %s %s: %d/%d steps%s'):format(run_id, s.status or 'finished', s.completedSteps or 0, s.totalSteps or 0, (s.failedSteps or 0) > 0 and (', ' .. s.failedSteps .. ' failed') or ''),
-      lvl
-    )
+    local msg = ('agentd: run %s %s: %d/%d steps%s'):format(run_id, s.status or 'finished', s.completedSteps or 0, s.totalSteps or 0, (s.failedSteps or 0) > 0 and (', ' .. s.failedSteps .. ' failed') or '')
+    -- The server names the accepted changes still only in buffers (its
+    -- rule, its words); the plugin adds how to save here.
+    state.unsaved = p.unsaved or {}
+    if #state.unsaved > 0 then
+      msg = msg .. '\n' .. (p.note or 'accepted changes are not on disk yet') .. ' (:wa saves them)'
+      lvl = vim.log.levels.WARN
+    end
+    notify(msg, lvl)
   end
   require('agentd.plan').on_run_event(run_id)
   vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
