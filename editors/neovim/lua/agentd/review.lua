@@ -804,8 +804,9 @@ end
 --- Called after the agent's edit landed in buffers (workspace/applyEdit).
 function M.after_agent_edit(_) end
 
---- The buffer's pending or stale hunks where they are now (1-based lines).
-function M.hunks(bufnr)
+--- The buffer's drawn pending or stale hunks where they are now (1-based
+--- lines): the units decided hunk by hunk.
+local function drawn_hunks(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   if later[bufnr] or (not anchors[bufnr] and #M.order > 0) then
     M.draw(bufnr) -- hidden, or opened a moment ago: draw now
@@ -830,6 +831,29 @@ function M.hunks(bufnr)
   return out
 end
 
+--- What is to be decided in the buffer: its hunks (drawn_hunks) and, first,
+--- the pending or stale creation, deletion or move of its file (a whole
+--- unit: `whole = true`, `op`, id its URI, on line 1; a deletion or a move
+--- spans the buffer). A whole modify (a binary or mode-only change) lists
+--- its hunks when it has some.
+function M.hunks(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  local out = drawn_hunks(bufnr)
+  local uri = api.nvim_buf_is_valid(bufnr) and buf_uri(bufnr)
+  if not uri then
+    return out
+  end
+  local wholes = {}
+  for _, sf in ipairs(whole_units(uri)) do
+    local f = sf.file
+    if f.op ~= 'modify' or #(f.hunks or {}) == 0 then
+      local last = (f.op == 'create') and 1 or math.max(1, api.nvim_buf_line_count(bufnr))
+      wholes[#wholes + 1] = { id = f.uri, change_id = sf.set.id, status = f.status, lnum = 1, end_lnum = last, whole = true, op = f.op }
+    end
+  end
+  return vim.list_extend(wholes, out)
+end
+
 function M.pending_count()
   local n = 0
   for _, id in ipairs(M.order) do
@@ -841,7 +865,7 @@ end
 local function hunk_at_cursor(bufnr)
   local lnum = api.nvim_win_get_cursor(0)[1]
   local best
-  for _, h in ipairs(M.hunks(bufnr)) do
+  for _, h in ipairs(drawn_hunks(bufnr)) do
     if lnum >= h.lnum and lnum <= h.end_lnum then
       return h
     end
@@ -1174,7 +1198,7 @@ function M.items()
       -- Where a drawn hunk is now; a buffer not drawn yet has not moved
       -- since the server placed its hunks.
       if b and anchors[b] and not later[b] then
-        for _, h in ipairs(M.hunks(b)) do
+        for _, h in ipairs(drawn_hunks(b)) do
           live[h.change_id .. '\0' .. h.id] = h.lnum
         end
       end
