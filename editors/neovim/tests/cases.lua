@@ -2414,4 +2414,130 @@ function C.undo_bang_forms()
   end
 end
 
+
+-- Issue 35 point 7: ]h in a buffer whose hunks are all decided goes to the
+-- next file's hunk (the docs' promise), and goes away once nothing is left.
+function C.next_hunk_from_decided_buffer()
+  local root = H.workspace({ ['a.txt'] = numbered(10), ['b.txt'] = numbered(10) })
+  H.setup()
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(two_file_plan()))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 2 end, 'both changes proposed')
+  H.wait_hunks(b, 1)
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0, 'a.txt decided')
+  H.truthy(vim.fn.maparg(']h', 'n') ~= '', ']h still mapped in a.txt while b.txt has a hunk')
+  vim.cmd('normal ]h')
+  H.truthy(vim.api.nvim_buf_get_name(0):match('b%.txt$'), ']h went to b.txt: ' .. vim.api.nvim_buf_get_name(0))
+  H.eq(5, vim.fn.line('.'), 'on its hunk')
+  vim.cmd('normal ga')
+  H.wait(function() return review.pending_count() == 0 end, 'nothing pending')
+  H.wait(function() return vim.fn.maparg(']h', 'n') == '' end, ']h unmapped in b.txt once nothing is left')
+  vim.cmd.buffer(b)
+  H.eq('', vim.fn.maparg(']h', 'n'), 'and in a.txt')
+  H.truthy(root, 'root')
+end
+
+-- Issue 35 point 7: the answer to ga naming conflicts, and the step's
+-- failure that follows, are echoed whole with Neovim's own vim.notify, one
+-- line per file, not cut at the command line.
+function C.conflict_messages_not_cut()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'create', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the create to be proposed')
+  H.write(root .. '/new.txt', 'mine\n')
+  vim.cmd.edit(root .. '/new.txt')
+  H.wait(function() return vim.fn.maparg('ga', 'n') ~= '' end, 'the creation drawn with its keys')
+  H.truthy(require('agentd.notify').builtin(), "Neovim's own vim.notify")
+  H.answer_select(function() return nil end)
+  vim.cmd('messages clear')
+  vim.cmd('normal ga')
+  local out
+  H.wait(function()
+    out = vim.api.nvim_exec2('messages', { output = true }).output
+    return out:find('new.txt', 1, true) ~= nil
+  end, 'the conflict said')
+  H.truthy(out:find('or reject it', 1, true), 'the whole message, to its end: ' .. out)
+  H.eq(nil, out:find('(:Agent log)', 1, true), 'not cut: ' .. out)
+end
+
+-- Issue 35 point 7: the quickfix list counts a hunk's changed lines, not
+-- its context lines: a one-line change is +1 -1.
+function C.quickfix_counts_changed_lines()
+  start_two()
+  local items = require('agentd').review()
+  H.eq(2, #items, 'two entries')
+  H.truthy(items[1].text:find('+1 -1 line three', 1, true), 'one line changed: ' .. items[1].text)
+  H.truthy(items[2].text:find('+1 -0 line 15b', 1, true), 'one line added: ' .. items[2].text)
+end
+
+-- Issue 35 point 7: a CRLF file's proposed lines are drawn without ^M.
+function C.crlf_proposed_line_no_cr()
+  H.workspace({ ['a.txt'] = 'ONE\r\nTWO\r\nTHREE\r\n' })
+  H.setup()
+  local b = H.open('a.txt')
+  H.eq('dos', vim.bo[b].fileformat, 'read as a CRLF file')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', { { oldText = 'TWO', newText = 'TWO2' } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  local shown = {}
+  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+    for _, vl in ipairs(m[4].virt_lines or {}) do
+      shown[#shown + 1] = virt_text_of(vl)
+    end
+  end
+  H.eq({ 'TWO2' }, shown, 'the proposed line, without a carriage return')
+  local items = a.review()
+  H.eq(nil, items[1].text:find('\r', 1, true), 'nor in the quickfix list: ' .. vim.inspect(items[1].text))
+end
+
+-- Issue 35 point 7: a skipped step says so once in the plan buffer, not
+-- "(skipped)  skipped".
+function C.plan_skipped_said_once()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.open('a.txt')
+  require('agentd').open_plan(H.plan({ title = 'p', steps = {
+    { id = 's1', tool = 'read_file', args = { path = 'a.txt' }, skip = true },
+  } }))
+  local pb = vim.api.nvim_get_current_buf()
+  local text = H.lines(pb)[2]
+  for _, m in ipairs(ext_details(pb, -1)) do
+    for _, c in ipairs(m[4].virt_text or {}) do
+      text = text .. c[1]
+    end
+  end
+  local _, n = text:gsub('skipped', '')
+  H.eq(1, n, 'skipped said once: ' .. text)
+end
+
+-- Issue 35 point 7: with the binary missing, :checkhealth agentd names the
+-- fixes (:Lazy build agentd, $AGENTD_RELEASE_URL, make build), and says
+-- where the model and its key come from.
+function C.checkhealth_names_fixes()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup({ cmd = { '/nonexistent/agentd', 'serve' }, model = { provider = 'openai', model = 'gpt-x', api_key = 'sk-test' } })
+  vim.cmd('checkhealth agentd')
+  local text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find(':Lazy build agentd', 1, true), ':Lazy build named:\n' .. text)
+  H.truthy(text:find('AGENTD_RELEASE_URL', 1, true), '$AGENTD_RELEASE_URL named:\n' .. text)
+  H.truthy(text:find('make build', 1, true), 'make build named:\n' .. text)
+  H.truthy(text:find('openai:gpt-x (from setup({ model = ... })); key from model.api_key, given to the daemon as $OPENAI_API_KEY', 1, true), 'the model and its key\'s source:\n' .. text)
+end
+
 return C

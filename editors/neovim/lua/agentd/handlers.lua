@@ -4,8 +4,8 @@
 local state = require('agentd.state')
 
 local M = {}
-local function notify(msg, level)
-  return require('agentd.notify').notify(msg, level)
+local function notify(msg, level, opts)
+  return require('agentd.notify').notify(msg, level, opts)
 end
 
 --- Waits for an async callback inside a server request's coroutine. Works
@@ -306,7 +306,9 @@ local function run_did_change(_, p)
   elseif t == 'stepFailed' then
     state.set_step(run_id, ev.stepId, 'failed')
     state.append_log(('[%s] step %s failed: %s'):format(run_id, ev.stepId or '?', ev.error or ''))
-    notify(('agentd: step %s failed: %s'):format(ev.stepId or '?', ev.error or 'no reason given'), vim.log.levels.ERROR)
+    -- Whole: the reason names the files to act on (a dismissed question
+    -- after it waits for :Agent approve, so a message on it answers nothing).
+    notify(('agentd: step %s failed: %s'):format(ev.stepId or '?', ev.error or 'no reason given'), vim.log.levels.ERROR, { whole = true })
   elseif t == 'stepSkipped' or t == 'stepBlocked' then
     state.set_step(run_id, ev.stepId, t == 'stepSkipped' and 'skipped' or 'blocked')
     state.append_log(('[%s] step %s %s%s'):format(run_id, ev.stepId or '?', t == 'stepSkipped' and 'skipped' or 'blocked', ev.reason and (': ' .. ev.reason) or ''))
@@ -344,7 +346,9 @@ local function run_did_change(_, p)
       msg = msg .. '\n' .. (p.note or 'accepted changes are not on disk yet') .. ' (:wa saves them)'
       lvl = vim.log.levels.WARN
     end
-    notify(msg, lvl)
+    -- Whole: the files must be read to act on them (the run is over, its
+    -- approvals dropped above: no prompt of it waits behind this).
+    notify(msg, lvl, { whole = #state.unsaved > 0 or nil })
   end
   require('agentd.plan').on_run_event(run_id)
   vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
