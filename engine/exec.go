@@ -498,6 +498,14 @@ func (w *worker) handleChanges(ctx context.Context, t tools.Tool, cat tools.Cate
 	}
 	// Recorded as the agent's before it is written (ledger.go).
 	ar, err := s.cfg.WS.Apply(ctx, cs, nil, s.cfg.WS.RecordingWriter(s.cfg.Writer, s.recorder(), s.r.id, step.ID))
+	if bs, ok := s.cfg.Writer.(BufferSaver); ok && ar != nil && len(ar.Applied) > 0 {
+		// Applied at once: on disk at once (BufferSaver).
+		reason := fmt.Sprintf("step %s applied its change at once (review %s)", step.ID, s.review)
+		if left := bs.SaveWritten(ctx, ar.Applied, reason); len(left) > 0 {
+			w.output("log", fmt.Sprintf("not on disk yet, unsaved in the editor (they also hold your unsaved edits): %s; save them so the disk has the change",
+				strings.Join(left, ", ")))
+		}
+	}
 	if ar != nil && len(ar.Applied) > 0 {
 		out.applied = ar.Applied
 		w.mu.Lock()

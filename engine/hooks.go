@@ -83,6 +83,19 @@ const (
 	ReviewNone   = review.None   // applied silently
 )
 
+// BufferSaver is a Config.Writer whose writes can land in the editor's
+// open buffers without reaching the disk (the editor server's, through
+// workspace/applyEdit). The rule: a change applied at once (review after
+// or none) is on disk when its step goes on, as the docs say ("written at
+// once"), so that agentd review, a command or another process reads what
+// the editor shows. After such a write the engine asks the writer to save
+// the buffers of paths (relative); it returns the paths left unsaved (the
+// user kept their own unsaved edits out of the disk, or the editor could
+// not save), which the step then names.
+type BufferSaver interface {
+	SaveWritten(ctx context.Context, paths []string, reason string) (unsaved []string)
+}
+
 // HunkRejection is a rejected hunk and the user's reason.
 type HunkRejection = review.HunkRejection
 

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -258,10 +259,8 @@ func (s *Server) unsavedAgentBuffers() []string {
 		return nil
 	}
 	var uris []string
-	for _, b := range ws.Buffers() {
-		if b.AgentUnsaved {
-			uris = append(uris, s.bufferURI(b.Path))
-		}
+	for _, rel := range session.UnsavedAgentFiles(ws) {
+		uris = append(uris, s.bufferURI(rel))
 	}
 	slices.Sort(uris)
 	return uris

@@ -310,6 +310,12 @@ type RunEventParams struct {
 	Event  engine.Event     `json:"event"`
 	State  *engine.RunState `json:"state,omitempty"`
 	Change *ChangeSetInfo   `json:"change,omitempty"`
+	// Unsaved (runFinished only) are the URIs of the open buffers that
+	// hold the agent's changes not on disk yet (session.UnsavedAgentFiles),
+	// and Note says so in words (session.UnsavedNote): the run's end never
+	// claims what the disk does not hold.
+	Unsaved []string `json:"unsaved,omitempty"`
+	Note    string   `json:"note,omitempty"`
 }
 
 // onRunEvent is the run's subscriber (called in order on the engine's
@@ -391,6 +397,15 @@ func (s *Server) sendRunEvent(e *runEntry, ev engine.Event) {
 		compact.RunID = e.id
 	}
 	params := RunEventParams{RunID: e.id, Event: ev, State: &compact, Change: s.inlineChange(ev)}
+	if ev.Type == engine.EventRunFinished {
+		if ws, err := s.workspace(); err == nil {
+			rels := session.UnsavedAgentFiles(ws)
+			for _, rel := range rels {
+				params.Unsaved = append(params.Unsaved, s.bufferURI(rel))
+			}
+			params.Note = session.UnsavedNote(rels)
+		}
+	}
 	if params.Change != nil {
 		// A change set to draw: written at once, not held for a batch (the
 		// frames waiting for one go with it, in order).

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"go.lsp.dev/protocol"
 	"go.lsp.dev/uri"
 
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -175,11 +177,42 @@ type SaveResult struct {
 	Saved []string `json:"saved"`
 }
 
+// SaveWritten implements engine.BufferSaver: the buffers of paths that
+// hold the agent's unsaved edits are saved (agentd/documents/save; one
+// that also holds the user's unsaved edits only if the user agrees). It
+// returns the paths left unsaved.
+func (w *editorWriter) SaveWritten(ctx context.Context, paths []string, reason string) []string {
+	s := (*Server)(w)
+	ws, err := s.workspace()
+	if err != nil {
+		return nil
+	}
+	var uris []string
+	byURI := map[string]string{}
+	for _, rel := range session.UnsavedAgentFiles(ws) {
+		if slices.Contains(paths, rel) {
+			u := s.bufferURI(rel)
+			uris = append(uris, u)
+			byURI[u] = rel
+		}
+	}
+	var left []string
+	for _, u := range s.saveBuffers(ctx, uris, reason) {
+		left = append(left, byURI[u])
+	}
+	return left
+}
+
 // saveAcceptedBuffers asks the editor to save the buffers that received
 // accepted hunks, before a step reads the disk from another process. It
 // returns the URIs left unsaved.
 func (s *Server) saveAcceptedBuffers(ctx context.Context, reason string) []string {
-	uris := s.unsavedAgentBuffers()
+	return s.saveBuffers(ctx, s.unsavedAgentBuffers(), reason)
+}
+
+// saveBuffers asks the editor to save the buffers of uris and returns
+// those left unsaved.
+func (s *Server) saveBuffers(ctx context.Context, uris []string, reason string) []string {
 	if len(uris) == 0 {
 		return nil
 	}

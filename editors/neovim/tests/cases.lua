@@ -528,6 +528,56 @@ function C.after_mode_reject()
   H.eq(numbered(20):gsub('line 3\n', 'line three\n'), H.read(H.root .. '/a.txt'), 'disk after rejecting the added line')
 end
 
+-- Issue 35 point 3: after mode writes an open buffer's change to disk at
+-- once (no :write), as the docs say, so agentd review at a terminal can
+-- take it out again.
+function C.after_mode_open_buffer_on_disk_at_once()
+  local got = H.capture_notify()
+  local b = after_two_hunks()
+  local all = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(all, H.read(H.root .. '/a.txt'), 'after mode: on disk at once, without :write')
+  H.eq(false, vim.bo[b].modified, 'the buffer is saved')
+  local ended
+  H.wait(function()
+    for _, n in ipairs(got) do
+      ended = n.msg:find('completed: 1/1', 1, true) and n.msg or ended
+    end
+    return ended ~= nil
+  end, 'the run\'s end to be notified')
+  H.eq(nil, ended:find('not on disk', 1, true), 'nothing unsaved to name: ' .. ended)
+  local r = vim.system({ H.bin, 'review', '--state-dir', H.tmp .. '/state', '--workspace', H.root },
+    { cwd = H.root, text = true, stdin = 's\nn\ny\n' }):wait(30000)
+  H.eq(0, r.code, 'agentd review: ' .. (r.stdout or '') .. (r.stderr or ''))
+  local want = numbered(20):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.eq(want, H.read(H.root .. '/a.txt'), 'the terminal took the first hunk out of the disk')
+  H.wait(function() return H.text(b) == want end, 'the buffer to follow the disk: ' .. H.text(b))
+end
+
+-- Issue 35 point 3: in before mode a run whose accepted changes are only
+-- in unsaved buffers says so at its end, naming the file and how to save,
+-- not only "completed: 1/1 steps".
+function C.before_mode_run_names_unsaved()
+  local got = H.capture_notify()
+  local b = start_two()
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal gA')
+  H.wait_hunks(b, 0, 'both hunks accepted')
+  H.wait_run()
+  local msg
+  H.wait(function()
+    for _, n in ipairs(got) do
+      if n.msg:find('completed: 1/1 steps', 1, true) then
+        msg = n.msg
+      end
+    end
+    return msg ~= nil
+  end, 'the run\'s end to be notified')
+  H.truthy(msg:find('a.txt', 1, true) and msg:find('not on disk yet', 1, true) and msg:find(':wa', 1, true),
+    'the end names the unsaved file and how to save: ' .. msg)
+  H.eq(vim.log.levels.WARN, got[#got].level, 'said as a warning')
+  H.truthy(H.read(H.root .. '/a.txt') == numbered(20), 'nothing on disk yet')
+end
+
 -- after mode on a file that is not open: the disk changes at once and a
 -- rejection takes the hunk out of the disk.
 function C.after_mode_reject_unopened()
@@ -1246,6 +1296,85 @@ function C.create_over_other_content_reproposed()
   H.eq({ 'one', 'two' }, H.lines(nb), 'and so does the buffer')
   H.wait(function() return review.pending_count() == 0 end, 'nothing pending or stale: ' .. review.pending_count())
   H.eq({}, a.hunks(nb), 'no dead hunk left in the file')
+end
+
+-- Issue 35 point 4: a new file whose buffer the user typed into (not saved,
+-- not on disk) is the user's text for that file: accepting the proposed
+-- creation is a conflict to decide, never the agent's content on disk under
+-- the buffer's text; :Agent repropose then offers the agent's text as a
+-- change of the user's.
+function C.create_into_typed_buffer_is_conflict()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'create', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the create to be proposed')
+  vim.cmd.edit(root .. '/new.txt')
+  local nb = vim.api.nvim_get_current_buf()
+  H.wait(function() return #vim.api.nvim_buf_get_extmarks(nb, -1, 0, -1, {}) > 0 and vim.fn.maparg('ga', 'n') ~= '' end, 'the creation drawn with its keys')
+  vim.cmd('normal! imine')
+  vim.cmd('doautocmd TextChanged')
+  local got = H.capture_notify()
+  H.answer_select(function() return nil end) -- the failed step's question: left for later
+  vim.cmd('normal ga')
+  local function file_status()
+    return review.sets[review.order[1]].files[1].status
+  end
+  H.wait(function() return file_status() ~= 'pending' end, 'the creation decided or a conflict: ' .. vim.inspect(got))
+  H.eq(nil, H.read(root .. '/new.txt'), 'nothing written on disk under the typed buffer')
+  H.eq('stale', file_status(), 'the creation a conflict to decide')
+  H.eq({ 'mine' }, H.lines(nb), 'the buffer keeps the user\'s text')
+  local said = false
+  for _, n in ipairs(got) do
+    said = said or n.msg:find('new.txt', 1, true) ~= nil
+  end
+  H.truthy(said, 'the conflict is said, naming the file: ' .. vim.inspect(got))
+  vim.cmd('Agent repropose')
+  H.wait(function()
+    local hs = a.hunks(nb)
+    return #hs >= 1 and vim.iter(hs):all(function(h) return h.status == 'pending' and not h.whole end)
+  end, 'the agent\'s text offered against the user\'s: ' .. vim.inspect(a.hunks(nb)))
+end
+
+-- Issue 35 point 4: a.hunks() lists the pending creation, deletion or move
+-- of the buffer's file, which is drawn, not only hunks.
+function C.hunks_lists_whole_file_units()
+  local root = H.workspace({ ['a.txt'] = 'a\n', ['old.txt'] = 'x\ny\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'whole', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+    { id = 'rm', tool = 'delete_file', args = { path = 'old.txt' } },
+  } })))
+  H.answer_select(function(items)
+    for _, it in ipairs(items) do
+      if it.kind == 'allow_once' then
+        return it
+      end
+    end
+  end)
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 2 end, 'the create and the delete proposed: ' .. review.pending_count())
+  vim.cmd.edit(root .. '/new.txt')
+  local nb = vim.api.nvim_get_current_buf()
+  local hs = a.hunks(nb)
+  H.eq(1, #hs, 'the creation listed: ' .. vim.inspect(hs))
+  H.eq({ true, 'create', 'pending', 1, 1 }, { hs[1].whole, hs[1].op, hs[1].status, hs[1].lnum, hs[1].end_lnum }, 'as a whole-file unit')
+  local ob = H.open('old.txt')
+  hs = a.hunks(ob)
+  H.eq(1, #hs, 'the deletion listed: ' .. vim.inspect(hs))
+  H.eq({ true, 'delete', 1, 2 }, { hs[1].whole, hs[1].op, hs[1].lnum, hs[1].end_lnum }, 'spanning the buffer')
+  vim.cmd('normal ga')
+  H.wait(function() return #a.hunks(ob) == 0 end, 'the deletion decided: gone from the list')
 end
 
 -- A binary file open in a buffer never passes through it (issue 35, point
@@ -2283,6 +2412,132 @@ function C.undo_bang_forms()
     H.eq(nil, msg:find('unknown subcommand', 1, true), form .. ': ' .. msg)
     H.truthy(msg:find('undo', 1, true), form .. ' answered by the server: ' .. msg)
   end
+end
+
+
+-- Issue 35 point 7: ]h in a buffer whose hunks are all decided goes to the
+-- next file's hunk (the docs' promise), and goes away once nothing is left.
+function C.next_hunk_from_decided_buffer()
+  local root = H.workspace({ ['a.txt'] = numbered(10), ['b.txt'] = numbered(10) })
+  H.setup()
+  local b = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(two_file_plan()))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 2 end, 'both changes proposed')
+  H.wait_hunks(b, 1)
+  vim.api.nvim_win_set_cursor(0, { 3, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 0, 'a.txt decided')
+  H.truthy(vim.fn.maparg(']h', 'n') ~= '', ']h still mapped in a.txt while b.txt has a hunk')
+  vim.cmd('normal ]h')
+  H.truthy(vim.api.nvim_buf_get_name(0):match('b%.txt$'), ']h went to b.txt: ' .. vim.api.nvim_buf_get_name(0))
+  H.eq(5, vim.fn.line('.'), 'on its hunk')
+  vim.cmd('normal ga')
+  H.wait(function() return review.pending_count() == 0 end, 'nothing pending')
+  H.wait(function() return vim.fn.maparg(']h', 'n') == '' end, ']h unmapped in b.txt once nothing is left')
+  vim.cmd.buffer(b)
+  H.eq('', vim.fn.maparg(']h', 'n'), 'and in a.txt')
+  H.truthy(root, 'root')
+end
+
+-- Issue 35 point 7: the answer to ga naming conflicts, and the step's
+-- failure that follows, are echoed whole with Neovim's own vim.notify, one
+-- line per file, not cut at the command line.
+function C.conflict_messages_not_cut()
+  local root = H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  local ab = H.open('a.txt')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(H.plan({ title = 'create', steps = {
+    { id = 'mk', tool = 'write_file', args = { path = 'new.txt', content = 'one\ntwo\n' } },
+  } })))
+  vim.cmd.buffer(ab)
+  a.run({ plan_id = pid })
+  local review = require('agentd.review')
+  H.wait(function() return review.pending_count() == 1 end, 'the create to be proposed')
+  H.write(root .. '/new.txt', 'mine\n')
+  vim.cmd.edit(root .. '/new.txt')
+  H.wait(function() return vim.fn.maparg('ga', 'n') ~= '' end, 'the creation drawn with its keys')
+  H.truthy(require('agentd.notify').builtin(), "Neovim's own vim.notify")
+  H.answer_select(function() return nil end)
+  vim.cmd('messages clear')
+  vim.cmd('normal ga')
+  local out
+  H.wait(function()
+    out = vim.api.nvim_exec2('messages', { output = true }).output
+    return out:find('new.txt', 1, true) ~= nil
+  end, 'the conflict said')
+  H.truthy(out:find('or reject it', 1, true), 'the whole message, to its end: ' .. out)
+  H.eq(nil, out:find('(:Agent log)', 1, true), 'not cut: ' .. out)
+end
+
+-- Issue 35 point 7: the quickfix list counts a hunk's changed lines, not
+-- its context lines: a one-line change is +1 -1.
+function C.quickfix_counts_changed_lines()
+  start_two()
+  local items = require('agentd').review()
+  H.eq(2, #items, 'two entries')
+  H.truthy(items[1].text:find('+1 -1 line three', 1, true), 'one line changed: ' .. items[1].text)
+  H.truthy(items[2].text:find('+1 -0 line 15b', 1, true), 'one line added: ' .. items[2].text)
+end
+
+-- Issue 35 point 7: a CRLF file's proposed lines are drawn without ^M.
+function C.crlf_proposed_line_no_cr()
+  H.workspace({ ['a.txt'] = 'ONE\r\nTWO\r\nTHREE\r\n' })
+  H.setup()
+  local b = H.open('a.txt')
+  H.eq('dos', vim.bo[b].fileformat, 'read as a CRLF file')
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', { { oldText = 'TWO', newText = 'TWO2' } })))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait_hunks(b, 1)
+  local shown = {}
+  for _, m in ipairs(ext_details(b, require('agentd.review').ns)) do
+    for _, vl in ipairs(m[4].virt_lines or {}) do
+      shown[#shown + 1] = virt_text_of(vl)
+    end
+  end
+  H.eq({ 'TWO2' }, shown, 'the proposed line, without a carriage return')
+  local items = a.review()
+  H.eq(nil, items[1].text:find('\r', 1, true), 'nor in the quickfix list: ' .. vim.inspect(items[1].text))
+end
+
+-- Issue 35 point 7: a skipped step says so once in the plan buffer, not
+-- "(skipped)  skipped".
+function C.plan_skipped_said_once()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup()
+  H.open('a.txt')
+  require('agentd').open_plan(H.plan({ title = 'p', steps = {
+    { id = 's1', tool = 'read_file', args = { path = 'a.txt' }, skip = true },
+  } }))
+  local pb = vim.api.nvim_get_current_buf()
+  local text = H.lines(pb)[2]
+  for _, m in ipairs(ext_details(pb, -1)) do
+    for _, c in ipairs(m[4].virt_text or {}) do
+      text = text .. c[1]
+    end
+  end
+  local _, n = text:gsub('skipped', '')
+  H.eq(1, n, 'skipped said once: ' .. text)
+end
+
+-- Issue 35 point 7: with the binary missing, :checkhealth agentd names the
+-- fixes (:Lazy build agentd, $AGENTD_RELEASE_URL, make build), and says
+-- where the model and its key come from.
+function C.checkhealth_names_fixes()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  H.setup({ cmd = { '/nonexistent/agentd', 'serve' }, model = { provider = 'openai', model = 'gpt-x', api_key = 'sk-test' } })
+  vim.cmd('checkhealth agentd')
+  local text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find(':Lazy build agentd', 1, true), ':Lazy build named:\n' .. text)
+  H.truthy(text:find('AGENTD_RELEASE_URL', 1, true), '$AGENTD_RELEASE_URL named:\n' .. text)
+  H.truthy(text:find('make build', 1, true), 'make build named:\n' .. text)
+  H.truthy(text:find('openai:gpt-x (from setup({ model = ... })); key from model.api_key, given to the daemon as $OPENAI_API_KEY', 1, true), 'the model and its key\'s source:\n' .. text)
 end
 
 return C

@@ -125,18 +125,49 @@ local function under(path, root)
   return path == root or vim.startswith(path, root .. '/')
 end
 
---- Whether a file buffer is shown to the server now. A buffer of a file
---- that does not exist yet (a create the user opened before accepting it,
---- or a new file not written yet) is not: its empty text would stand for
+--- Whether a file buffer is shown to the server now. An empty buffer of a
+--- file that does not exist yet (a create the user opened before accepting
+--- it, or a new file not written yet) is not: its emptiness would stand for
 --- the file and hide the proposal. It is attached once the file is on disk
---- (BufReadPost, BufWritePost).
+--- (BufReadPost, BufWritePost), or once the user types into it: then it is
+--- the user's text for that file, and the server must know it (a creation
+--- proposed there is then a conflict to decide, the server's rule, never
+--- written under the user's text).
 local function attachable(bufnr)
   if not is_file_buffer(bufnr) then
     return false
   end
-  return vim.uv.fs_stat(vim.api.nvim_buf_get_name(bufnr)) ~= nil
+  if vim.uv.fs_stat(vim.api.nvim_buf_get_name(bufnr)) ~= nil then
+    return true
+  end
+  return vim.api.nvim_buf_is_loaded(bufnr)
+    and (vim.api.nvim_buf_line_count(bufnr) > 1 or (vim.api.nvim_buf_get_lines(bufnr, 0, 1, false)[1] or '') ~= '')
 end
 M.attachable = attachable
+
+local watching = {} -- [bufnr] = true: an empty new file's buffer, attached once typed into
+
+--- Attaches the buffer of a new file once the user types into it.
+local function watch_new(bufnr)
+  if watching[bufnr] or not is_file_buffer(bufnr) then
+    return
+  end
+  watching[bufnr] = true
+  vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI', 'BufWipeout' }, {
+    buffer = bufnr,
+    callback = function(ev)
+      if ev.event == 'BufWipeout' then
+        watching[bufnr] = nil
+        return true
+      end
+      if attachable(bufnr) then
+        watching[bufnr] = nil
+        M.on_buf(bufnr)
+        return true
+      end
+    end,
+  })
+end
 
 -- The daemon's log lines (log/slog's text format on stderr) go to Neovim's
 -- LSP log at their own level: Neovim logs a server's stderr as errors.
@@ -297,7 +328,9 @@ function M.ensure(bufnr, quiet)
   local root = M.root_of(bufnr)
   local existing = M.get(root)
   if existing then
-    if attachable(bufnr) and not vim.lsp.buf_is_attached(bufnr, existing.id) then
+    if not attachable(bufnr) then
+      watch_new(bufnr)
+    elseif not vim.lsp.buf_is_attached(bufnr, existing.id) then
       local path = vim.fs.normalize(vim.api.nvim_buf_get_name(bufnr))
       if under(path, root) then
         vim.lsp.buf_attach_client(bufnr, existing.id)
@@ -351,6 +384,9 @@ function M.ensure(bufnr, quiet)
     return nil
   end
   local client = vim.lsp.get_client_by_id(id)
+  if not attachable(bufnr) then
+    watch_new(bufnr)
+  end
   -- Attach the other open buffers of this workspace.
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
     if b ~= bufnr and vim.api.nvim_buf_is_loaded(b) and attachable(b) then

@@ -4,8 +4,8 @@
 local state = require('agentd.state')
 
 local M = {}
-local function notify(msg, level)
-  return require('agentd.notify').notify(msg, level)
+local function notify(msg, level, opts)
+  return require('agentd.notify').notify(msg, level, opts)
 end
 
 --- Waits for an async callback inside a server request's coroutine. Works
@@ -306,7 +306,9 @@ local function run_did_change(_, p)
   elseif t == 'stepFailed' then
     state.set_step(run_id, ev.stepId, 'failed')
     state.append_log(('[%s] step %s failed: %s'):format(run_id, ev.stepId or '?', ev.error or ''))
-    notify(('agentd: step %s failed: %s'):format(ev.stepId or '?', ev.error or 'no reason given'), vim.log.levels.ERROR)
+    -- Whole: the reason names the files to act on (a dismissed question
+    -- after it waits for :Agent approve, so a message on it answers nothing).
+    notify(('agentd: step %s failed: %s'):format(ev.stepId or '?', ev.error or 'no reason given'), vim.log.levels.ERROR, { whole = true })
   elseif t == 'stepSkipped' or t == 'stepBlocked' then
     state.set_step(run_id, ev.stepId, t == 'stepSkipped' and 'skipped' or 'blocked')
     state.append_log(('[%s] step %s %s%s'):format(run_id, ev.stepId or '?', t == 'stepSkipped' and 'skipped' or 'blocked', ev.reason and (': ' .. ev.reason) or ''))
@@ -336,10 +338,17 @@ local function run_did_change(_, p)
     local s = p.state or {}
     state.append_log(('[%s] run %s'):format(run_id, s.status or 'finished'))
     local lvl = (s.status == 'completed') and vim.log.levels.INFO or vim.log.levels.WARN
-    notify(
-      ('agentd: run %s %s: %d/%d steps%s'):format(run_id, s.status or 'finished', s.completedSteps or 0, s.totalSteps or 0, (s.failedSteps or 0) > 0 and (', ' .. s.failedSteps .. ' failed') or ''),
-      lvl
-    )
+    local msg = ('agentd: run %s %s: %d/%d steps%s'):format(run_id, s.status or 'finished', s.completedSteps or 0, s.totalSteps or 0, (s.failedSteps or 0) > 0 and (', ' .. s.failedSteps .. ' failed') or '')
+    -- The server names the accepted changes still only in buffers (its
+    -- rule, its words); the plugin adds how to save here.
+    state.unsaved = p.unsaved or {}
+    if #state.unsaved > 0 then
+      msg = msg .. '\n' .. (p.note or 'accepted changes are not on disk yet') .. ' (:wa saves them)'
+      lvl = vim.log.levels.WARN
+    end
+    -- Whole: the files must be read to act on them (the run is over, its
+    -- approvals dropped above: no prompt of it waits behind this).
+    notify(msg, lvl, { whole = #state.unsaved > 0 or nil })
   end
   require('agentd.plan').on_run_event(run_id)
   vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })

@@ -98,7 +98,11 @@ function M.check()
   h.start('agentd: binary')
   local cmd, err = client.command()
   if not cmd then
-    h.error(err)
+    h.error(err, {
+      'lazy.nvim: :Lazy build agentd downloads the release binary for this system into the plugin (its build step); '
+        .. 'set $AGENTD_RELEASE_URL to download from a mirror or your own release page (no network: copy the binary and set cmd)',
+      'from the checkout: make build (writes bin/agentd), then put it on $PATH or set cmd = { "/path/to/agentd", "serve" }',
+    })
   else
     local r = vim.system({ cmd[1], 'version' }, { text = true }):wait(5000)
     local version = vim.trim((r.stdout or '') .. (r.stderr or ''))
@@ -146,12 +150,19 @@ function M.check()
     h.warn(missing .. '. Plan files (:Agent open), tool steps, review, snapshots and undo all work without one; '
       .. ':Agent plan, regenerating a plan and llm/agent steps need one.')
   elseif type(m) == 'table' and m.model then
-    h.ok(('model %s:%s%s (from setup()%s)'):format(m.provider or 'openai', m.model, m.baseUrl and (' at ' .. m.baseUrl) or '', m.api_key and ', key from model.api_key' or ''))
+    local key = m.api_key and ('key from model.api_key, given to the daemon as $' .. config.key_env(m))
+      or (m.provider == 'ollama' and 'no key (a local Ollama)')
+      or ('key from $' .. config.key_env(m) .. ' in the environment Neovim started in')
+    h.ok(('model %s:%s%s (from setup({ model = ... })); %s'):format(m.provider or 'openai', m.model, m.baseUrl and (' at ' .. m.baseUrl) or '', key))
   elseif vim.env.AGENTD_MODEL and vim.env.AGENTD_MODEL ~= '' then
-    h.ok('model ' .. vim.env.AGENTD_MODEL .. ' (from $AGENTD_MODEL)')
+    local provider = vim.env.AGENTD_MODEL:match('^([^:/]+)[:/]') or 'openai'
+    local key = provider == 'ollama' and 'no key (a local Ollama)' or ('key from $' .. config.key_env({ provider = provider }))
+    h.ok(('model %s (from $AGENTD_MODEL in the environment Neovim started in); %s'):format(vim.env.AGENTD_MODEL, key))
   else
-    h.ok('model from ~/.config/agentd/config.json')
+    h.ok('model from ~/.config/agentd/config.json (the daemon reads it, with its key settings)')
   end
+  h.info("Set the model and key in the editor with setup({ model = { provider = 'openai', model = '<model>', api_key = function() ... end } }), "
+    .. 'or start Neovim with $AGENTD_MODEL and $OPENAI_API_KEY / $ANTHROPIC_API_KEY (:help agentd-model)')
 end
 
 return M

@@ -6,8 +6,10 @@
 -- fits, and the whole text goes to :Agent log. A vim.notify of the user's
 -- (nvim-notify, fidget, noice, a test) gets the whole message. A message
 -- that must be read whole to act on, and that no prompt can be waiting
--- behind (a daemon that refused to start: nothing of it ran), is echoed
--- whole ({ whole = true }).
+-- behind, is echoed whole, one line per line ({ whole = true }): a daemon
+-- that refused to start (nothing of it ran), the answer to a key the user
+-- just pressed (ga: each conflicting file in full), a run's end naming the
+-- files still unsaved.
 local M = {}
 
 local hl = {

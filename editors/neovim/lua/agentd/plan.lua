@@ -112,9 +112,12 @@ function M.render(plan_id, problems)
   for i, s in ipairs(plan.steps or {}) do
     local st = status_of(plan, s)
     local label = ({ waiting = 'waiting for you (review or approval)' })[st] or st
+    if st == 'skipped' and s.skip then
+      label = nil -- the line says "(skipped)" already (and the sign)
+    end
     local note = run_of(plan) and state.allowed_note(run_of(plan), s.id)
     local opts = {
-      virt_text = { { ' ' .. label .. (note and (' · ' .. note) or ''), sign_hl[st] or 'Comment' } },
+      virt_text = { { ' ' .. (label or '') .. (note and ((label and ' · ' or '') .. note) or ''), sign_hl[st] or 'Comment' } },
       virt_text_pos = 'eol',
     }
     if signs then

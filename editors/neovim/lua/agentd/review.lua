@@ -8,8 +8,8 @@ local config = require('agentd.config')
 local client = require('agentd.client')
 
 local M = {}
-local function notify(msg, level)
-  return require('agentd.notify').notify(msg, level)
+local function notify(msg, level, opts)
+  return require('agentd.notify').notify(msg, level, opts)
 end
 
 local api = vim.api
@@ -32,6 +32,9 @@ local function is_open(status)
   return status == 'pending' or status == 'stale'
 end
 
+--- The lines of a hunk's text, for display: a CRLF file's line ends
+--- without its carriage return (the buffer, 'fileformat' dos, shows none;
+--- a drawn one would be a ^M).
 local function split_lines(text)
   local lines = {}
   if not text or text == '' then
@@ -44,7 +47,11 @@ local function split_lines(text)
       lines[#lines + 1] = text:sub(pos)
       break
     end
-    lines[#lines + 1] = text:sub(pos, e - 1)
+    local l = text:sub(pos, e - 1)
+    if l:sub(-1) == '\r' then
+      l = l:sub(1, -2)
+    end
+    lines[#lines + 1] = l
     pos = e + 1
   end
   return lines
@@ -463,8 +470,8 @@ local function review_maps()
     { km.reject, reject_hunk, 'agentd: reject the hunk' },
     { km.accept_file, accept_file, 'agentd: accept every hunk in the file' },
     { km.reject_file, reject_file, 'agentd: reject every hunk in the file' },
-    { km.next_hunk, jump_next, 'agentd: next hunk' },
-    { km.prev_hunk, jump_prev, 'agentd: previous hunk' },
+    { km.next_hunk, jump_next, 'agentd: next hunk', true },
+    { km.prev_hunk, jump_prev, 'agentd: previous hunk', true },
     { km.preview, preview, 'agentd: preview the change at the cursor' },
   }
 end
@@ -473,36 +480,46 @@ M.review_maps = review_maps
 --- Sets (on) or removes the review keys of a buffer with open hunks. They
 --- are buffer-local and only in buffers with something to review: a
 --- buffer-local mapping of the user's that one shadows is put back when
---- the hunks are gone; global mappings are never touched.
+--- the hunks are gone; global mappings are never touched. A buffer whose
+--- hunks are all decided keeps ]h and [h (mapped = 'nav') while hunks are
+--- pending elsewhere, so ]h goes on to the next file as the docs say.
 local function set_keymaps(bufnr, on)
-  if on == (mapped[bufnr] or false) or not api.nvim_buf_is_valid(bufnr) then
+  if not api.nvim_buf_is_valid(bufnr) then
+    return
+  end
+  local have = mapped[bufnr]
+  local want = on and 'all' or ((have and M.pending_count() > 0) and 'nav' or nil)
+  if want == have then
     return
   end
   api.nvim_buf_call(bufnr, function()
     for _, m in ipairs(review_maps()) do
       local lhs = m[1]
       if lhs then
-        if on then
+        local should = want == 'all' or (want == 'nav' and m[4] == true)
+        local is = have == 'all' or (have == 'nav' and m[4] == true)
+        if should and not is then
           local prev = vim.fn.maparg(lhs, 'n', false, true)
           if type(prev) == 'table' and prev.buffer == 1 and not (prev.desc or ''):match('^agentd: ') then
             saved_maps[bufnr] = saved_maps[bufnr] or {}
             saved_maps[bufnr][lhs] = prev
           end
           vim.keymap.set('n', lhs, m[2], { buffer = bufnr, desc = m[3], nowait = true })
-        else
+        elseif is and not should then
           pcall(vim.keymap.del, 'n', lhs, { buffer = bufnr })
           local prev = (saved_maps[bufnr] or {})[lhs]
           if prev then
             pcall(vim.fn.mapset, 'n', false, prev)
+            saved_maps[bufnr][lhs] = nil
           end
         end
       end
     end
   end)
-  if not on then
+  if not want then
     saved_maps[bufnr] = nil
   end
-  mapped[bufnr] = on or nil
+  mapped[bufnr] = want
 end
 M.set_keymaps = set_keymaps
 
@@ -629,7 +646,7 @@ function M.draw(bufnr, trust_server)
   if bufnr == api.nvim_get_current_buf() then
     want_maps[bufnr] = nil
     set_keymaps(bufnr, on)
-  elseif on ~= (mapped[bufnr] or false) then
+  elseif on ~= (mapped[bufnr] == 'all') then
     want_maps[bufnr] = on
   end
 end
@@ -804,8 +821,9 @@ end
 --- Called after the agent's edit landed in buffers (workspace/applyEdit).
 function M.after_agent_edit(_) end
 
---- The buffer's pending or stale hunks where they are now (1-based lines).
-function M.hunks(bufnr)
+--- The buffer's drawn pending or stale hunks where they are now (1-based
+--- lines): the units decided hunk by hunk.
+local function drawn_hunks(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
   if later[bufnr] or (not anchors[bufnr] and #M.order > 0) then
     M.draw(bufnr) -- hidden, or opened a moment ago: draw now
@@ -830,6 +848,29 @@ function M.hunks(bufnr)
   return out
 end
 
+--- What is to be decided in the buffer: its hunks (drawn_hunks) and, first,
+--- the pending or stale creation, deletion or move of its file (a whole
+--- unit: `whole = true`, `op`, id its URI, on line 1; a deletion or a move
+--- spans the buffer). A whole modify (a binary or mode-only change) lists
+--- its hunks when it has some.
+function M.hunks(bufnr)
+  bufnr = (bufnr == nil or bufnr == 0) and api.nvim_get_current_buf() or bufnr
+  local out = drawn_hunks(bufnr)
+  local uri = api.nvim_buf_is_valid(bufnr) and buf_uri(bufnr)
+  if not uri then
+    return out
+  end
+  local wholes = {}
+  for _, sf in ipairs(whole_units(uri)) do
+    local f = sf.file
+    if f.op ~= 'modify' or #(f.hunks or {}) == 0 then
+      local last = (f.op == 'create') and 1 or math.max(1, api.nvim_buf_line_count(bufnr))
+      wholes[#wholes + 1] = { id = f.uri, change_id = sf.set.id, status = f.status, lnum = 1, end_lnum = last, whole = true, op = f.op }
+    end
+  end
+  return vim.list_extend(wholes, out)
+end
+
 function M.pending_count()
   local n = 0
   for _, id in ipairs(M.order) do
@@ -841,7 +882,7 @@ end
 local function hunk_at_cursor(bufnr)
   local lnum = api.nvim_win_get_cursor(0)[1]
   local best
-  for _, h in ipairs(M.hunks(bufnr)) do
+  for _, h in ipairs(drawn_hunks(bufnr)) do
     if lnum >= h.lnum and lnum <= h.end_lnum then
       return h
     end
@@ -958,11 +999,17 @@ local function resolve(groups, action, reason)
       end
       return nil, 'retry'
     elseif err then
-      notify('agentd: ' .. action .. ' failed: ' .. err, vim.log.levels.ERROR)
+      notify('agentd: ' .. action .. ' failed: ' .. err, vim.log.levels.ERROR, { whole = true })
     else
       results[#results + 1] = res
+      -- The answer to the key just pressed: every file, in full (one
+      -- line each), not the first one cut to the command line.
+      local lines = {}
       for _, cf in ipairs(res.conflicts or {}) do
-        notify(('agentd: %s: %s'):format(vim.fn.fnamemodify(vim.uri_to_fname(cf.uri), ':~:.'), cf.message), vim.log.levels.WARN)
+        lines[#lines + 1] = ('agentd: %s: %s'):format(vim.fn.fnamemodify(vim.uri_to_fname(cf.uri), ':~:.'), cf.message)
+      end
+      if #lines > 0 then
+        notify(table.concat(lines, '\n'), vim.log.levels.WARN, { whole = true })
       end
       sync(c, change_id)
       local cs = M.sets[change_id]
@@ -1174,7 +1221,7 @@ function M.items()
       -- Where a drawn hunk is now; a buffer not drawn yet has not moved
       -- since the server placed its hunks.
       if b and anchors[b] and not later[b] then
-        for _, h in ipairs(M.hunks(b)) do
+        for _, h in ipairs(drawn_hunks(b)) do
           live[h.change_id .. '\0' .. h.id] = h.lnum
         end
       end
@@ -1190,9 +1237,14 @@ function M.items()
             if not lnum then
               lnum = hunk_start(cs, h) + region(h, cs.review ~= 'after') + 1
             end
-            local nold = h.oldRange['end'].line - h.oldRange.start.line
-            local nnew = h.newRange['end'].line - h.newRange.start.line
-            local first = split_lines(h.newText)[1] or split_lines(h.oldText)[1] or ''
+            -- The changed lines, not the context lines the hunk carries.
+            local nold, nnew = 0, 0
+            for _, d in ipairs(sub_hunks(h)) do
+              nold, nnew = nold + d[2], nnew + d[4]
+            end
+            local d1 = sub_hunks(h)[1]
+            local nl, ol = split_lines(h.newText), split_lines(h.oldText)
+            local first = (d1 and (d1[4] > 0 and nl[d1[3]] or ol[d1[1]])) or nl[1] or ol[1] or ''
             items[#items + 1] = {
               filename = fname,
               lnum = lnum,
@@ -1248,6 +1300,14 @@ end
 
 --- Updates agentd's quickfix list, if there is one (never opens a window).
 function M.refresh_qf()
+  if M.pending_count() == 0 then
+    -- Nothing left anywhere: the ]h [h kept in decided buffers go.
+    for b, v in pairs(mapped) do
+      if v == 'nav' then
+        set_keymaps(b, false)
+      end
+    end
+  end
   if qf_nr() then
     vim.fn.setqflist({}, 'r', { id = qf_id, title = QF_TITLE, items = M.items() })
   end
