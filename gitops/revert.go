@@ -3,9 +3,11 @@ package gitops
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -563,7 +565,7 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 
 	// The writes: journaled, all or nothing.
 	sortOps(ops)
-	j := &restoreJournal{Kind: "revert", Owner: opts.RecordAs, Undo: undo.ID, Nonce: newNonce(), Phase: phaseApply, Ops: ops}
+	j := &restoreJournal{Kind: "revert", Owner: opts.RecordAs, Undo: undo.ID, Nonce: newNonce(), Phase: phaseApply, Ops: ops, Kept: revertKept(res)}
 	if err := s.writeJournal(j); err != nil {
 		return nil, fmt.Errorf("gitops: undo: write the journal %s: %w; nothing was changed", filepath.Join(s.dir, journalName), err)
 	}
@@ -576,6 +578,16 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 	a.verify = verifyStrict
 	if done, err := a.applyOps(ctx, ops); err != nil {
 		return nil, s.rollback(ctx, j, done, state, err, nil)
+	}
+	if opts.RecordAs != "" {
+		// Said before the journal goes: a process killed after this
+		// leaves no journal to recover, and its caller's record of the
+		// undo (still under way) is settled by RevertFinished, which
+		// must not guess from the files (the user may have changed
+		// every one of them since).
+		if err := s.markReverted(opts.RecordAs, &FinishedRevert{Kept: j.Kept}); err != nil {
+			s.log.Warn("gitops: could not mark the undo as finished; if this process dies before its caller records it, the next open guesses from the files", "owner", opts.RecordAs, "err", err)
+		}
 	}
 	if err := s.finishJournal(a, ops); err != nil {
 		return nil, fmt.Errorf("gitops: undo: %w", err)
@@ -637,4 +649,74 @@ func (s *Store) blockedForRevert(root *wsRoot, p string) string {
 		return "a file or symlink is where its directory goes; left as it is"
 	}
 	return fmt.Sprintf("its directory cannot be opened (%v); left as it is", err)
+}
+
+// revertKept are the files the revert res leaves as they are on purpose:
+// its conflicts not overwritten, and the files it left alone, with why.
+func revertKept(res *RevertResult) []RestoreConflict {
+	var kept []RestoreConflict
+	for _, c := range res.Conflicts {
+		if !slices.Contains(res.Overwritten, c.Path) {
+			kept = append(kept, RestoreConflict{Path: c.Path, Message: "a conflict with the undo (" + c.Reason + "); kept as it is"})
+		}
+	}
+	return append(kept, res.LeftAlone...)
+}
+
+// FinishedRevert is what the store keeps of a revert that made all its
+// writes (RevertFinished).
+type FinishedRevert struct {
+	// Kept are the files it left as they are on purpose: its conflicts
+	// (KeepConflicts) and the files it left alone, with why.
+	Kept []RestoreConflict `json:"kept,omitempty"`
+}
+
+// revertedPath is the mark a revert whose writes are recorded under owner
+// (RevertOptions.RecordAs) leaves once they are all made: beside owner's
+// ledger, agentd/ledger/<owner>.reverted.
+func (s *Store) revertedPath(owner string) string {
+	return strings.TrimSuffix(s.ledgerPath(owner), ".jsonl") + ".reverted"
+}
+
+// markReverted durably marks the revert recorded under owner as having
+// made all its writes, with what it kept.
+func (s *Store) markReverted(owner string, fin *FinishedRevert) error {
+	data, err := json.Marshal(fin)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.revertedPath(owner), data, 0o644, syncWrites)
+}
+
+// RevertFinished says whether the revert whose writes are recorded under
+// owner (RevertOptions.RecordAs) made all of them (nil: it did not), and
+// what it kept: it is marked so in the store before its journal is
+// removed (or when the recovery of its journal completes it). A caller
+// that recorded the revert as under way and died before recording it as
+// done (so that no journal was left to recover, or the recovery's report
+// was read) asks this: nil means it made no write (it stopped before its
+// journal, or failed and was rolled back), whatever the files hold now.
+func (s *Store) RevertFinished(ctx context.Context, owner string) (*FinishedRevert, error) {
+	if err := checkOwner(owner); err != nil {
+		return nil, fmt.Errorf("gitops: undo finished: %w", err)
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	name := s.revertedPath(owner)
+	data, err := os.ReadFile(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("gitops: undo finished: read %s: %w", name, err)
+	}
+	var fin FinishedRevert
+	if err := json.Unmarshal(data, &fin); err != nil {
+		// Written atomically: damaged only by hand. It was finished.
+		return &FinishedRevert{}, fmt.Errorf("gitops: undo finished: %s is damaged (%v); what it kept is not known", name, err)
+	}
+	return &fin, nil
 }

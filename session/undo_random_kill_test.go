@@ -58,14 +58,28 @@ func undoChild() int {
 	return 0
 }
 
-// knownKillBug (open, narrowed): an undo killed after the store's
-// revert finished but before the session recorded it used to leave no
-// trace; the session now records it as pending first and settles it at
-// the next open, naming the files it wrote with the way back (settle.go,
-// read here from Session.Recovered). With overwrite, a kill can still
-// lose a user's line unnamed in some window not yet found: seed 1116580
-// with AGENTD_UNDO_KNOWN_BUGS=1 failed once in five tries (timing). Until
-// it is found, killed undos here do not overwrite.
+// A killed undo chooses like any other (overwrite too). Two windows
+// lost a user's line unnamed here, both now closed in the product:
+//   - killed after the store's revert made its writes but before the
+//     session recorded it, the user then editing every file it wrote:
+//     the next open guessed from the files that it never wrote, and
+//     named none (with overwrite, the user's lines it took were in its
+//     safety snapshot, unsaid). The store now marks a revert finished
+//     before its journal goes (gitops.Store.RevertFinished), and settle
+//     asks it (TestKilledUndoAfterItsWritesIsDoneThoughTheUserEditedEveryFile).
+//   - killed after the store's revert made its writes, keeping a
+//     conflict (KeepConflicts), before the session recorded it: the
+//     run was recorded undone with the conflict dropped unsaid, and the
+//     user's lines the run had replaced there with it (on disk nowhere;
+//     the conflict's diff was the way to them). The store now keeps
+//     what a revert kept in its journal and its finished mark, and the
+//     reopen names it (TestKilledUndoAfterItsWritesNamesTheConflictsItKept,
+//     gitops TestRevertCrashNamesItsKeptConflicts).
+//   - killed before it wrote a file the user then edited: the recovery
+//     keeps the file, and what the run had replaced there (the user's
+//     earlier lines) was on disk nowhere, with no way to it. The reopen
+//     now names one (Recovery.KeptBack, "undo RUN"), which the test
+//     pastes, overwriting (TestKilledUndoIsSettledInTheJournal).
 func (w *world) killedUndo() {
 	var target string
 	var active []*runRec
@@ -81,9 +95,6 @@ func (w *world) killedUndo() {
 		target = active[w.rng.IntN(len(active))].id
 	}
 	choice := w.choice()
-	if choice == gitops.OverwriteConflicts && os.Getenv(knownBugsEnv) == "" {
-		choice = gitops.KeepConflicts // knownKillBug
-	}
 	delay := time.Duration(w.rng.IntN(60)) * time.Millisecond
 	w.killCount++
 	beforeWhere := w.where()
@@ -150,7 +161,12 @@ func (w *world) killedUndo() {
 	}
 	// What the reopen says of the killed undo names files too: a file it
 	// wrote is named there, with the way back (undo --restore ID).
-	if rec, err := w.s.Recovered(w.ctx); err == nil && rec != nil && rec.UndoBack != nil {
+	rec, err := w.s.Recovered(w.ctx)
+	if err != nil {
+		w.fail("reopen: what was recovered cannot be read: %v", err)
+		return
+	}
+	if rec != nil && rec.UndoBack != nil {
 		for _, line := range rec.Settled {
 			if _, wrote, ok := strings.Cut(line, "; it wrote "); ok {
 				for _, p := range strings.Split(wrote, ", ") {
@@ -165,6 +181,28 @@ func (w *world) killedUndo() {
 			}
 		}
 		w.say("reopen: %s (way back: %s)", strings.Join(rec.Settled, "; "), strings.Join(rec.UndoBack, " "))
+	}
+	if rec != nil && rec.KeptBack != nil {
+		// Files the recovery kept as the user left them still hold the
+		// run's change, and what it replaced there is on disk nowhere:
+		// the way the reopen names is pasted (overwriting, to have those
+		// lines back; the user's edits it overwrites are in its safety
+		// snapshot) and checked as any undo.
+		var target *runRec
+		for _, r := range w.runs {
+			if r.id == rec.KeptBack[1] {
+				target = r
+			}
+		}
+		before, bw, ba := w.disk(), w.where(), w.agentLines()
+		w.say("the way the reopen names for the kept files: %s, with overwrite", strings.Join(rec.KeptBack, " "))
+		out, err := w.undoRun(rec.KeptBack[1], gitops.OverwriteConflicts)
+		if err != nil {
+			w.fail("the way the reopen names for the kept files (%s) fails: %v", strings.Join(rec.KeptBack, " "), err)
+			return
+		}
+		w.say("  -> %s", out)
+		w.checkUndo(out, target, gitops.OverwriteConflicts, before, bw, ba)
 	}
 	filepath.WalkDir(w.ws, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && strings.HasPrefix(d.Name(), ".agentd-") && strings.HasSuffix(d.Name(), ".tmp") {
