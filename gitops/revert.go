@@ -7,15 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/agentd/agentd/diff"
 )
@@ -597,38 +600,152 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 	return res, nil
 }
 
-// recordRevertResult takes the KindRestored snapshot of what a revert
+// recordRevertResult records the KindRestored snapshot of what a revert
 // wrote, as a restore records its result: the next restore's protection
 // base then counts the files the revert wrote as agentd's (a restore
 // after an undo puts them back instead of calling them the user's), and
 // every other file keeps its state in the previous base, so the user's
-// edits elsewhere, and the conflicts the revert kept, stay the user's. If
-// it fails the revert stands; the next restore compares with an older
-// base, which can only report more conflicts, never overwrite more. The
-// caller holds the store lock.
+// edits elsewhere, and the conflicts the revert kept, stay the user's.
+// Its tree is the base's patched with the revert's own ops (what they
+// left each path as): no second walk of the workspace, which on a large
+// tree cost as much as the rest of the undo. If it fails the revert
+// stands; the next restore compares with an older base, which can only
+// report more conflicts, never overwrite more. The caller holds the
+// store lock.
 func (s *Store) recordRevertResult(ctx context.Context, owners []string, ops []restoreOp) {
 	all, err := s.snapshots("")
 	if err != nil {
 		return
 	}
-	base := ""
+	var base *Snapshot
 	for _, sn := range all { // newest first
 		if sn.Kind == KindRun || sn.Kind == KindRestored {
-			base = sn.ID
+			base = sn
 			break
 		}
 	}
-	if base == "" {
+	if base == nil {
 		return // nothing counts as the agent's yet: a restore asks for overwrite anyway
 	}
-	paths := make([]string, 0, len(ops))
-	for _, op := range ops {
-		paths = append(paths, op.Path)
-	}
-	if _, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after undo of " + strings.Join(owners, ", "), kind: KindRestored,
-		Limit: &SnapshotLimit{Base: base, Paths: paths}}, manRefPrefix); err != nil {
+	if _, err := s.commitPatched(ctx, base, "after undo of "+strings.Join(owners, ", "), ops); err != nil {
 		s.log.Warn("gitops: could not record what the undo wrote; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)
 	}
+}
+
+// commitPatched commits a KindRestored snapshot labelled label: base's
+// tree and metadata with each op's path as the op left it (an ignored
+// path only if it is kept, as a scan would record it). Its recorded
+// changes are against base.
+func (s *Store) commitPatched(ctx context.Context, base *Snapshot, label string, ops []restoreOp) (*Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := s.readCommit(plumbing.NewHash(base.ID))
+	if err != nil {
+		return nil, fmt.Errorf("read the base snapshot %s: %w", short(base.ID), err)
+	}
+	bm, err := parseCommitMessage(c.Message)
+	if err != nil {
+		bm = &snapMeta{}
+	}
+	kept, err := s.loadKept()
+	if err != nil {
+		return nil, err
+	}
+	meta := &snapMeta{Label: label, CreatedAt: time.Now().UTC(), Kind: KindRestored, Files: bm.Files, Skipped: bm.Skipped,
+		DefaultPerm: bm.DefaultPerm, DefaultExecPerm: bm.DefaultExecPerm, Perms: maps.Clone(bm.Perms), EmptyDirs: bm.EmptyDirs, Kept: slices.Clone(bm.Kept)}
+	ov := make(map[string]*treeFile, len(ops))
+	var paths []string
+	for _, op := range ops {
+		_, isKept := kept[op.Path]
+		if op.Op == "mkdir" || (!isKept && s.files.Ignored(op.Path, false)) {
+			continue
+		}
+		if isKept && !slices.Contains(meta.Kept, op.Path) {
+			meta.Kept = append(meta.Kept, op.Path)
+		}
+		paths = append(paths, op.Path)
+		switch op.Op {
+		case "write", "chmod":
+			f := &treeFile{mode: filemode.FileMode(op.Mode), hash: plumbing.NewHash(op.Hash)}
+			if f.mode != filemode.Symlink {
+				f.perm = permOf(op)
+			}
+			ov[op.Path] = f
+		case "delete":
+			ov[op.Path] = nil
+		}
+	}
+	sort.Strings(meta.Kept)
+	old, err := s.lookupFiles(c.TreeHash, paths)
+	if err != nil {
+		return nil, fmt.Errorf("read the base snapshot %s: %w", short(base.ID), err)
+	}
+	var changes []FileChange
+	for p, f := range ov {
+		o, inBase := old[p]
+		switch {
+		case f == nil && inBase:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeDeleted})
+			meta.Files--
+		case f != nil && !inBase:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeAdded})
+			meta.Files++
+		case f != nil && (o.hash != f.hash || o.mode != f.mode && (o.mode == filemode.Symlink || f.mode == filemode.Symlink)):
+			changes = append(changes, FileChange{Path: p, Kind: ChangeModified})
+		case f != nil && o.mode != f.mode:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeMode})
+		}
+		delete(meta.Perms, p)
+		if f != nil && f.perm != 0 && f.perm != meta.perm(p, f.mode) {
+			if meta.Perms == nil {
+				meta.Perms = map[string]uint32{}
+			}
+			meta.Perms[p] = f.perm
+		}
+	}
+	slices.SortFunc(changes, func(a, b FileChange) int { return treeOrder(a.Path, b.Path) })
+	meta.FilesChanged = len(changes)
+	if len(changes) > MaxRecordedChanges {
+		meta.ChangesOmitted = len(changes) - MaxRecordedChanges
+		changes = changes[:MaxRecordedChanges]
+	}
+	meta.Changes = changes
+
+	var pw *packWriter
+	sink := &lazyPackSink{s: s, pw: &pw}
+	defer func() {
+		if pw != nil {
+			pw.abort()
+		}
+	}()
+	s.changed = true
+	root, err := s.patchTree(c.TreeHash, ov, sink)
+	if err != nil {
+		return nil, fmt.Errorf("patch the base snapshot's tree: %w", err)
+	}
+	msg, err := commitMessage(meta)
+	if err != nil {
+		return nil, err
+	}
+	sig := agentdSig
+	sig.When = meta.CreatedAt
+	ch, data, err := encodeObject(&object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root})
+	if err != nil {
+		return nil, err
+	}
+	if err := sink.put(plumbing.CommitObject, ch, data); err != nil {
+		return nil, err
+	}
+	if pw != nil {
+		idx, err := pw.finish()
+		pw = nil
+		if err != nil {
+			return nil, err
+		}
+		s.packWritten(idx)
+	}
+	return s.setSnapshotRef(ch, manRefPrefix, meta)
 }
 
 // blockedForRevert says why a file cannot be written at p (a file or
