@@ -106,6 +106,11 @@ type restoreJournal struct {
 	// Failed says what could not be done (for a rollback journal: why the
 	// restore and its rollback failed), for doctor and the next start.
 	Failed string `json:"failed,omitempty"`
+	// Kept are the files a revert leaves as they are on purpose (its
+	// conflicts, KeepConflicts, and the files it left alone), with why:
+	// the recovery names them with the files it keeps, so a killed undo
+	// completed at the next open does not drop them unsaid.
+	Kept []RestoreConflict `json:"kept,omitempty"`
 }
 
 // testHookApply lets tests fail chosen ops.
@@ -656,6 +661,16 @@ func (s *Store) recoverRestore(ctx context.Context) error {
 	} else {
 		rep.ResultSnapshot = s.recordRecovered(ctx, rep)
 	}
+	if j.Kind == "revert" && j.Owner != "" {
+		// RevertFinished says what became of it, report read or not.
+		if rep.Outcome == RecoveryFinished {
+			if err := s.markReverted(j.Owner, &FinishedRevert{Kept: j.Kept}); err != nil {
+				s.log.Warn("gitops: could not mark the recovered undo as finished", "owner", j.Owner, "err", err)
+			}
+		} else {
+			os.Remove(s.revertedPath(j.Owner))
+		}
+	}
 	if err := s.saveRecovery(rep); err != nil {
 		s.log.Error("gitops: could not record what the recovery of an interrupted operation did", "err", err, "report", rep.String())
 	}
@@ -699,6 +714,9 @@ func (s *Store) runJournal(ctx context.Context, j *restoreJournal, rep *Recovery
 		rep.Outcome = RecoveryFinished
 	}
 	rep.Kept = append(rep.Kept, a.kept...)
+	if j.Phase != phaseRollback {
+		rep.Kept = append(rep.Kept, j.Kept...)
+	}
 	if err == nil {
 		if err = s.finishJournal(a, j.Ops); err == nil {
 			return nil

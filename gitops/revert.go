@@ -3,17 +3,22 @@ package gitops
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/agentd/agentd/diff"
 )
@@ -563,7 +568,7 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 
 	// The writes: journaled, all or nothing.
 	sortOps(ops)
-	j := &restoreJournal{Kind: "revert", Owner: opts.RecordAs, Undo: undo.ID, Nonce: newNonce(), Phase: phaseApply, Ops: ops}
+	j := &restoreJournal{Kind: "revert", Owner: opts.RecordAs, Undo: undo.ID, Nonce: newNonce(), Phase: phaseApply, Ops: ops, Kept: revertKept(res)}
 	if err := s.writeJournal(j); err != nil {
 		return nil, fmt.Errorf("gitops: undo: write the journal %s: %w; nothing was changed", filepath.Join(s.dir, journalName), err)
 	}
@@ -577,6 +582,16 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 	if done, err := a.applyOps(ctx, ops); err != nil {
 		return nil, s.rollback(ctx, j, done, state, err, nil)
 	}
+	if opts.RecordAs != "" {
+		// Said before the journal goes: a process killed after this
+		// leaves no journal to recover, and its caller's record of the
+		// undo (still under way) is settled by RevertFinished, which
+		// must not guess from the files (the user may have changed
+		// every one of them since).
+		if err := s.markReverted(opts.RecordAs, &FinishedRevert{Kept: j.Kept}); err != nil {
+			s.log.Warn("gitops: could not mark the undo as finished; if this process dies before its caller records it, the next open guesses from the files", "owner", opts.RecordAs, "err", err)
+		}
+	}
 	if err := s.finishJournal(a, ops); err != nil {
 		return nil, fmt.Errorf("gitops: undo: %w", err)
 	}
@@ -585,38 +600,152 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 	return res, nil
 }
 
-// recordRevertResult takes the KindRestored snapshot of what a revert
+// recordRevertResult records the KindRestored snapshot of what a revert
 // wrote, as a restore records its result: the next restore's protection
 // base then counts the files the revert wrote as agentd's (a restore
 // after an undo puts them back instead of calling them the user's), and
 // every other file keeps its state in the previous base, so the user's
-// edits elsewhere, and the conflicts the revert kept, stay the user's. If
-// it fails the revert stands; the next restore compares with an older
-// base, which can only report more conflicts, never overwrite more. The
-// caller holds the store lock.
+// edits elsewhere, and the conflicts the revert kept, stay the user's.
+// Its tree is the base's patched with the revert's own ops (what they
+// left each path as): no second walk of the workspace, which on a large
+// tree cost as much as the rest of the undo. If it fails the revert
+// stands; the next restore compares with an older base, which can only
+// report more conflicts, never overwrite more. The caller holds the
+// store lock.
 func (s *Store) recordRevertResult(ctx context.Context, owners []string, ops []restoreOp) {
 	all, err := s.snapshots("")
 	if err != nil {
 		return
 	}
-	base := ""
+	var base *Snapshot
 	for _, sn := range all { // newest first
 		if sn.Kind == KindRun || sn.Kind == KindRestored {
-			base = sn.ID
+			base = sn
 			break
 		}
 	}
-	if base == "" {
+	if base == nil {
 		return // nothing counts as the agent's yet: a restore asks for overwrite anyway
 	}
-	paths := make([]string, 0, len(ops))
-	for _, op := range ops {
-		paths = append(paths, op.Path)
-	}
-	if _, _, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "after undo of " + strings.Join(owners, ", "), kind: KindRestored,
-		Limit: &SnapshotLimit{Base: base, Paths: paths}}, manRefPrefix); err != nil {
+	if _, err := s.commitPatched(ctx, base, "after undo of "+strings.Join(owners, ", "), ops); err != nil {
 		s.log.Warn("gitops: could not record what the undo wrote; the next restore compares with an older snapshot and may report more conflicts", "dir", s.dir, "err", err)
 	}
+}
+
+// commitPatched commits a KindRestored snapshot labelled label: base's
+// tree and metadata with each op's path as the op left it (an ignored
+// path only if it is kept, as a scan would record it). Its recorded
+// changes are against base.
+func (s *Store) commitPatched(ctx context.Context, base *Snapshot, label string, ops []restoreOp) (*Snapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c, err := s.readCommit(plumbing.NewHash(base.ID))
+	if err != nil {
+		return nil, fmt.Errorf("read the base snapshot %s: %w", short(base.ID), err)
+	}
+	bm, err := parseCommitMessage(c.Message)
+	if err != nil {
+		bm = &snapMeta{}
+	}
+	kept, err := s.loadKept()
+	if err != nil {
+		return nil, err
+	}
+	meta := &snapMeta{Label: label, CreatedAt: time.Now().UTC(), Kind: KindRestored, Files: bm.Files, Skipped: bm.Skipped,
+		DefaultPerm: bm.DefaultPerm, DefaultExecPerm: bm.DefaultExecPerm, Perms: maps.Clone(bm.Perms), EmptyDirs: bm.EmptyDirs, Kept: slices.Clone(bm.Kept)}
+	ov := make(map[string]*treeFile, len(ops))
+	var paths []string
+	for _, op := range ops {
+		_, isKept := kept[op.Path]
+		if op.Op == "mkdir" || (!isKept && s.files.Ignored(op.Path, false)) {
+			continue
+		}
+		if isKept && !slices.Contains(meta.Kept, op.Path) {
+			meta.Kept = append(meta.Kept, op.Path)
+		}
+		paths = append(paths, op.Path)
+		switch op.Op {
+		case "write", "chmod":
+			f := &treeFile{mode: filemode.FileMode(op.Mode), hash: plumbing.NewHash(op.Hash)}
+			if f.mode != filemode.Symlink {
+				f.perm = permOf(op)
+			}
+			ov[op.Path] = f
+		case "delete":
+			ov[op.Path] = nil
+		}
+	}
+	sort.Strings(meta.Kept)
+	old, err := s.lookupFiles(c.TreeHash, paths)
+	if err != nil {
+		return nil, fmt.Errorf("read the base snapshot %s: %w", short(base.ID), err)
+	}
+	var changes []FileChange
+	for p, f := range ov {
+		o, inBase := old[p]
+		switch {
+		case f == nil && inBase:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeDeleted})
+			meta.Files--
+		case f != nil && !inBase:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeAdded})
+			meta.Files++
+		case f != nil && (o.hash != f.hash || o.mode != f.mode && (o.mode == filemode.Symlink || f.mode == filemode.Symlink)):
+			changes = append(changes, FileChange{Path: p, Kind: ChangeModified})
+		case f != nil && o.mode != f.mode:
+			changes = append(changes, FileChange{Path: p, Kind: ChangeMode})
+		}
+		delete(meta.Perms, p)
+		if f != nil && f.perm != 0 && f.perm != meta.perm(p, f.mode) {
+			if meta.Perms == nil {
+				meta.Perms = map[string]uint32{}
+			}
+			meta.Perms[p] = f.perm
+		}
+	}
+	slices.SortFunc(changes, func(a, b FileChange) int { return treeOrder(a.Path, b.Path) })
+	meta.FilesChanged = len(changes)
+	if len(changes) > MaxRecordedChanges {
+		meta.ChangesOmitted = len(changes) - MaxRecordedChanges
+		changes = changes[:MaxRecordedChanges]
+	}
+	meta.Changes = changes
+
+	var pw *packWriter
+	sink := &lazyPackSink{s: s, pw: &pw}
+	defer func() {
+		if pw != nil {
+			pw.abort()
+		}
+	}()
+	s.changed = true
+	root, err := s.patchTree(c.TreeHash, ov, sink)
+	if err != nil {
+		return nil, fmt.Errorf("patch the base snapshot's tree: %w", err)
+	}
+	msg, err := commitMessage(meta)
+	if err != nil {
+		return nil, err
+	}
+	sig := agentdSig
+	sig.When = meta.CreatedAt
+	ch, data, err := encodeObject(&object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: root})
+	if err != nil {
+		return nil, err
+	}
+	if err := sink.put(plumbing.CommitObject, ch, data); err != nil {
+		return nil, err
+	}
+	if pw != nil {
+		idx, err := pw.finish()
+		pw = nil
+		if err != nil {
+			return nil, err
+		}
+		s.packWritten(idx)
+	}
+	return s.setSnapshotRef(ch, manRefPrefix, meta)
 }
 
 // blockedForRevert says why a file cannot be written at p (a file or
@@ -637,4 +766,74 @@ func (s *Store) blockedForRevert(root *wsRoot, p string) string {
 		return "a file or symlink is where its directory goes; left as it is"
 	}
 	return fmt.Sprintf("its directory cannot be opened (%v); left as it is", err)
+}
+
+// revertKept are the files the revert res leaves as they are on purpose:
+// its conflicts not overwritten, and the files it left alone, with why.
+func revertKept(res *RevertResult) []RestoreConflict {
+	var kept []RestoreConflict
+	for _, c := range res.Conflicts {
+		if !slices.Contains(res.Overwritten, c.Path) {
+			kept = append(kept, RestoreConflict{Path: c.Path, Message: "a conflict with the undo (" + c.Reason + "); kept as it is"})
+		}
+	}
+	return append(kept, res.LeftAlone...)
+}
+
+// FinishedRevert is what the store keeps of a revert that made all its
+// writes (RevertFinished).
+type FinishedRevert struct {
+	// Kept are the files it left as they are on purpose: its conflicts
+	// (KeepConflicts) and the files it left alone, with why.
+	Kept []RestoreConflict `json:"kept,omitempty"`
+}
+
+// revertedPath is the mark a revert whose writes are recorded under owner
+// (RevertOptions.RecordAs) leaves once they are all made: beside owner's
+// ledger, agentd/ledger/<owner>.reverted.
+func (s *Store) revertedPath(owner string) string {
+	return strings.TrimSuffix(s.ledgerPath(owner), ".jsonl") + ".reverted"
+}
+
+// markReverted durably marks the revert recorded under owner as having
+// made all its writes, with what it kept.
+func (s *Store) markReverted(owner string, fin *FinishedRevert) error {
+	data, err := json.Marshal(fin)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.revertedPath(owner), data, 0o644, syncWrites)
+}
+
+// RevertFinished says whether the revert whose writes are recorded under
+// owner (RevertOptions.RecordAs) made all of them (nil: it did not), and
+// what it kept: it is marked so in the store before its journal is
+// removed (or when the recovery of its journal completes it). A caller
+// that recorded the revert as under way and died before recording it as
+// done (so that no journal was left to recover, or the recovery's report
+// was read) asks this: nil means it made no write (it stopped before its
+// journal, or failed and was rolled back), whatever the files hold now.
+func (s *Store) RevertFinished(ctx context.Context, owner string) (*FinishedRevert, error) {
+	if err := checkOwner(owner); err != nil {
+		return nil, fmt.Errorf("gitops: undo finished: %w", err)
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	name := s.revertedPath(owner)
+	data, err := os.ReadFile(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("gitops: undo finished: read %s: %w", name, err)
+	}
+	var fin FinishedRevert
+	if err := json.Unmarshal(data, &fin); err != nil {
+		// Written atomically: damaged only by hand. It was finished.
+		return &FinishedRevert{}, fmt.Errorf("gitops: undo finished: %s is damaged (%v); what it kept is not known", name, err)
+	}
+	return &fin, nil
 }

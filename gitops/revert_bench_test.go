@@ -12,7 +12,8 @@ import (
 
 // BenchmarkRevert is the undo of a run on a large tree (issue 38, "Undo
 // stays fast"): on a generated tree of 20,000 files, snapshotted once as
-// a session's store is, the agent changes 10 files (recorded with
+// a run's snapshot in a session's store is (the protection base the undo
+// records its result on), the agent changes 10 files (recorded with
 // RecordEdits before the writes, as the engine does), the user edits 3 of
 // them on other lines, and Revert takes the run back. Only the Revert is
 // timed; every round checks the user's lines stayed and the agent's went.
@@ -35,7 +36,9 @@ func BenchmarkRevert(b *testing.B) {
 	}
 	s := openTestStore(b, root, Options{})
 	ctx := context.Background()
-	if _, err := s.Snapshot(ctx, SnapshotOptions{Label: "initial"}); err != nil {
+	// A run's snapshot, as a session's store has: the protection base
+	// the undo records its result on (recordRevertResult).
+	if _, err := s.Snapshot(ctx, SnapshotOptions{Label: "initial", RunID: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	b.ResetTimer()

@@ -46,7 +46,7 @@ func revertChild() int {
 		}
 		return nil
 	}
-	if _, err := s.Revert(context.Background(), []string{"run/r"}, RevertOptions{RecordAs: "undo/u"}); err != nil {
+	if _, err := s.Revert(context.Background(), []string{"run/r"}, RevertOptions{RecordAs: "undo/u", OnConflict: ConflictChoice(os.Getenv("CRASH_CHOICE"))}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -164,5 +164,67 @@ func TestRevertCrashKeepsUserEdits(t *testing.T) {
 	// The way back works: the safety snapshot has the agent's version.
 	if got := string(mustBlob(t, s2, rep.UndoSnapshot, b)); got != "agent\n"+files[b] {
 		t.Fatalf("safety snapshot holds %q", got)
+	}
+}
+
+// TestRevertCrashNamesItsKeptConflicts kills an undo that keeps a
+// conflict (KeepConflicts) in the middle of its writes: the next open
+// completes it and names the conflict it kept, and RevertFinished says
+// so too. Dropped, the undo's run was recorded undone with the agent's
+// change still in the conflicting file and nothing said of it.
+func TestRevertCrashNamesItsKeptConflicts(t *testing.T) {
+	root, stateDir := t.TempDir(), t.TempDir()
+	files := map[string]string{"conflict.txt": "first\n"}
+	for i := range 200 {
+		files[fmt.Sprintf("f%03d.txt", i)] = fmt.Sprintf("original %d\n", i)
+	}
+	writeTree(t, root, files)
+	s := openTestStore(t, root, Options{StateDir: stateDir})
+	for p, c := range files {
+		agentWrite(t, s, "run/r", p, text("agent\n"+c))
+	}
+	// The user changes the agent's line of conflict.txt.
+	putState(t, root, "conflict.txt", text("mine\nfirst\n"))
+	s.Close()
+
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), revertChildEnv+"=1", "CRASH_ROOT="+root, "CRASH_STATE="+stateDir, "CRASH_CHOICE="+string(KeepConflicts))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	if !sc.Scan() || sc.Text() != "MID" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the child did not stop mid-write: %q %s", sc.Text(), stderr.String())
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+
+	s2 := openTestStore(t, root, Options{StateDir: stateDir})
+	rep, err := s2.Recovered(context.Background())
+	if err != nil || rep == nil || rep.Outcome != RecoveryFinished {
+		t.Fatalf("recovery report: %+v %v", rep, err)
+	}
+	t.Logf("recovery said:\n%s", rep)
+	var kept []string
+	for _, k := range rep.Kept {
+		kept = append(kept, k.Path)
+	}
+	if !slices.Equal(kept, []string{"conflict.txt"}) || !strings.Contains(rep.String(), "conflict.txt: a conflict with the undo") {
+		t.Errorf("the recovery keeps %v; want the undo's conflict conflict.txt named", kept)
+	}
+	if got := readText(t, root, "conflict.txt"); got != "mine\nfirst\n" {
+		t.Errorf("conflict.txt = %q, want the user's", got)
+	}
+	fin, err := s2.RevertFinished(context.Background(), "undo/u")
+	if err != nil || fin == nil || len(fin.Kept) != 1 || fin.Kept[0].Path != "conflict.txt" {
+		t.Errorf("RevertFinished = %+v, %v; want finished, conflict.txt kept", fin, err)
 	}
 }

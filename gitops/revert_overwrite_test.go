@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // TestRevertOverwriteKeepsTheUsersOtherLines: overwriting a conflict gives
@@ -59,5 +61,66 @@ func TestRestoreAfterRevertCountsItsWrites(t *testing.T) {
 	}
 	if got := readText(t, root, "b.txt"); got != "b by the user\n" {
 		t.Fatalf("b.txt = %q: the user's edit was taken", got)
+	}
+}
+
+// TestRevertResultIsTheBasePatchedWithItsWrites: the result an undo
+// records (built from the protection base and its own writes, without a
+// second walk of the workspace) is the tree a snapshot limited to the
+// files it wrote, on that base, takes from the disk: a write, a created
+// file, a deleted one, an executable bit, in subdirectories, with the
+// user's edits elsewhere left as the base has them.
+func TestRevertResultIsTheBasePatchedWithItsWrites(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n", "d/b.txt": "b\n", "d/e/gone.txt": "gone\n", "user.txt": "u\n", "x.sh": "#!/bin/sh\n"})
+	s := openTestStore(t, root, Options{})
+	base, err := s.Snapshot(ctx, SnapshotOptions{RunID: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentWrite(t, s, "run/r", "a.txt", text("a agent\n"))
+	agentWrite(t, s, "run/r", "d/b.txt", nil)
+	agentWrite(t, s, "run/r", "d/e/new.txt", text("new\n"))
+	agentWrite(t, s, "run/r", "d/e/gone.txt", nil)
+	agentWrite(t, s, "run/r", "x.sh", &FileState{Data: []byte("#!/bin/sh\necho agent\n"), Mode: 0o755})
+	putState(t, root, "user.txt", text("u by the user\n"))
+	res := revertT(t, s, []string{"run/r"}, RevertOptions{})
+	if !res.Applied || len(res.Conflicts) > 0 {
+		t.Fatalf("revert: %+v", res)
+	}
+	all, err := s.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *Snapshot
+	for _, sn := range all {
+		if sn.Kind == KindRestored {
+			got = sn
+			break
+		}
+	}
+	if got == nil {
+		t.Fatal("the undo recorded no result")
+	}
+	want, err := s.Snapshot(ctx, SnapshotOptions{Label: "limited", Limit: &SnapshotLimit{Base: base.ID, Paths: []string{"a.txt", "d/b.txt", "d/e/new.txt", "d/e/gone.txt", "x.sh"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gc, err := s.readCommit(plumbing.NewHash(got.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wc, err := s.readCommit(plumbing.NewHash(want.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gc.TreeHash != wc.TreeHash {
+		gf, _ := s.snapshotFiles(got.ID)
+		wf, _ := s.snapshotFiles(want.ID)
+		t.Fatalf("the undo's result tree differs from the limited snapshot's:\n got %v\nwant %v", gf, wf)
+	}
+	if got.FilesChanged != want.FilesChanged || got.Files != want.Files {
+		t.Errorf("the result records %d changes of %d files; the limited snapshot %d of %d", got.FilesChanged, got.Files, want.FilesChanged, want.Files)
 	}
 }

@@ -2,6 +2,7 @@ package gitops
 
 import (
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -384,5 +385,55 @@ func TestRevertOfACreatedFileANewerRunMovedNamesIt(t *testing.T) {
 	putState(t, root, "u.txt", nil) // the user deleted it
 	if res := revertT(t, s, []string{"run/r3"}, RevertOptions{}); !res.Applied || len(res.Conflicts) != 0 {
 		t.Fatalf("a created file the user deleted: want applied, no conflict: %+v", res)
+	}
+}
+
+// RevertFinished is what a caller that recorded an undo as under way and
+// died asks at the next open: true only once the revert made all its
+// writes, whatever the files hold since; a revert that failed and was
+// rolled back, or made no write, is not finished.
+func TestRevertFinishedIsMarkedByTheStoreNotGuessedFromFiles(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
+	s := openTestStore(t, root, Options{})
+	ctx := context.Background()
+	agentWrite(t, s, "run/r1", "a.txt", text("agent a\n"))
+	agentWrite(t, s, "run/r1", "b.txt", text("agent b\n"))
+	finished := func(owner string) bool {
+		t.Helper()
+		fin, err := s.RevertFinished(ctx, owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fin != nil
+	}
+	if finished("undo/u1") {
+		t.Fatal("an undo never made is finished")
+	}
+	// A revert failing at its second write is rolled back: not finished.
+	var writes int
+	testHookApply = func(op restoreOp) error {
+		if writes++; writes == 2 { // the rollback's writes go through
+			return fmt.Errorf("injected failure")
+		}
+		return nil
+	}
+	restoreWorkers = 1
+	_, err := s.Revert(ctx, []string{"run/r1"}, RevertOptions{RecordAs: "undo/u1"})
+	testHookApply, restoreWorkers = nil, 8
+	if err == nil || finished("undo/u1") {
+		t.Fatalf("a revert that failed and was rolled back (%v) is finished", err)
+	}
+	res, err := s.Revert(ctx, []string{"run/r1"}, RevertOptions{RecordAs: "undo/u2"})
+	if err != nil || !res.Applied {
+		t.Fatalf("revert: %+v, %v", res, err)
+	}
+	// The user changes every file it wrote: still finished.
+	writeTree(t, root, map[string]string{"a.txt": "a\nmine\n", "b.txt": "mine\n"})
+	if !finished("undo/u2") {
+		t.Fatal("a revert that made all its writes is not finished once the user changed them")
+	}
+	if _, err := s.RevertFinished(ctx, "../x"); err == nil {
+		t.Fatal("a bad owner name is accepted")
 	}
 }

@@ -413,6 +413,17 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 			refPrefix = runRefPrefix + refSafeRunID(opts.RunID) + "/"
 		}
 	}
+	snap, err := s.setSnapshotRef(ch, refPrefix, meta)
+	if err != nil {
+		return nil, err
+	}
+	s.lastCommit.cacheRoot, s.lastCommit.commitRoot = cacheRoot, root
+	return snap, nil
+}
+
+// setSnapshotRef points the next reference under refPrefix at commit ch
+// (every object of it on disk already), whose metadata is meta.
+func (s *Store) setSnapshotRef(ch plumbing.Hash, refPrefix string, meta *snapMeta) (*Snapshot, error) {
 	ref, err := s.nextRef(refPrefix)
 	if err != nil {
 		return nil, err
@@ -428,7 +439,6 @@ func (s *Store) commitSnapshot(ctx context.Context, opts SnapshotOptions, refPre
 	if s.refCache != nil {
 		s.refCache[ref] = ch
 	}
-	s.lastCommit.cacheRoot, s.lastCommit.commitRoot = cacheRoot, root
 	snap := metaToSnapshot(ch, ref, meta)
 	s.metaCache[ch] = snap
 	cp := *snap

@@ -29,6 +29,13 @@ type Recovery struct {
 	// interrupted undo or restore back, keeping what the user wrote
 	// since ("undo --restore ID"); nil when there is none.
 	UndoBack []string
+	// KeptBack is the agentd command (as WayBack) that takes the
+	// interrupted undo's run out of the files the recovery kept as the
+	// user left them ("undo RUN"): there the run's change is still in,
+	// and the lines it replaced (the user's, perhaps) are only in the
+	// run's ledger; undoing the run again merges, or shows the conflict
+	// with the choice to keep or overwrite. nil when nothing was kept.
+	KeptBack []string
 	// WayBack is the agentd command (its arguments, without the binary,
 	// --workspace and --state-dir, which each front end adds as its
 	// other hints do) that puts the workspace back as it was before the
@@ -93,9 +100,7 @@ func (r *Recovery) Message(command func(args ...string) string) string {
 	var b strings.Builder
 	if rep == nil {
 		b.WriteString(strings.TrimPrefix(strings.Join(r.Settled, "\n  "), "\n"))
-		if r.UndoBack != nil {
-			fmt.Fprintf(&b, "\n  to take it back, keeping what you wrote since: %s", command(r.UndoBack...))
-		}
+		r.sayBack(&b, command)
 		return b.String()
 	}
 	switch rep.Outcome {
@@ -118,9 +123,7 @@ func (r *Recovery) Message(command func(args ...string) string) string {
 	for _, l := range r.Settled {
 		fmt.Fprintf(&b, "\n  %s", l)
 	}
-	if r.UndoBack != nil {
-		fmt.Fprintf(&b, "\n  to take it back, keeping what you wrote since: %s", command(r.UndoBack...))
-	}
+	r.sayBack(&b, command)
 	if r.WayBack != nil {
 		fmt.Fprintf(&b, "\n  snapshot %s holds the workspace as it was before it; to go back to it: %s", r.WayBack[2], command(r.WayBack...))
 	}
@@ -145,4 +148,14 @@ func CommandLine(root, stateDir string, args ...string) string {
 		parts = append(parts, "--state-dir", ShellQuote(stateDir))
 	}
 	return strings.Join(parts, " ")
+}
+
+// sayBack says the ways back of a settled undo: UndoBack and KeptBack.
+func (r *Recovery) sayBack(b *strings.Builder, command func(args ...string) string) {
+	if r.UndoBack != nil {
+		fmt.Fprintf(b, "\n  to take it back, keeping what you wrote since: %s", command(r.UndoBack...))
+	}
+	if r.KeptBack != nil {
+		fmt.Fprintf(b, "\n  to take the run's change out of the files kept as you left them too (what it replaced there comes back; where you changed its lines, a conflict to keep or overwrite): %s", command(r.KeptBack...))
+	}
 }

@@ -152,6 +152,16 @@ func TestKilledUndoIsSettledInTheJournal(t *testing.T) {
 	if rec.UndoBack == nil {
 		t.Fatal("no way to take the completed undo back")
 	}
+	// What run 2 replaced in the kept file (its first content) is on
+	// disk nowhere: the recovery names the way to it, undoing run 2
+	// again, which shows it as the conflict's other side.
+	if strings.Join(rec.KeptBack, " ") != "undo "+run2 || !strings.Contains(msg, "files kept as you left them too") {
+		t.Fatalf("the way back for the kept %s is %v; want undo %s", yet, rec.KeptBack, run2)
+	}
+	again, err := s.UndoRun(ctx, rec.KeptBack[1], UndoOptions{DryRun: true})
+	if err != nil || len(again.Conflicts) != 1 || again.Conflicts[0].Path != yet || !strings.Contains(again.Conflicts[0].Diff, "\n+"+files[yet]) {
+		t.Fatalf("undo %s again: %+v, %v; want %s a conflict bringing back %q", run2, again, err, yet, files[yet])
+	}
 	runs, err := s.Journal.Runs()
 	if err != nil {
 		t.Fatal(err)
@@ -233,5 +243,130 @@ func TestPendingUndoOfADeadProcessThatWroteNothingIsDropped(t *testing.T) {
 	}
 	if r, err := s.Journal.RestoreToUndo(""); err == nil {
 		t.Errorf("undo --restore is offered %+v, which never happened", r)
+	}
+}
+
+// Issue 38, crash safety: an undo that overwrote a conflict is killed
+// after the store's revert made all its writes (its journal gone) but
+// before the session recorded it; the user then edits the one file it
+// wrote. The next open must take the undo as done and name that file
+// with the way back, which brings the user's overwritten line back: the
+// files cannot tell (none holds what the undo wrote any more), and an
+// undo taken for never done named nothing, the line lost unsaid.
+func TestKilledUndoAfterItsWritesIsDoneThoughTheUserEditedEveryFile(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("first\n"), 0o644)
+	read := func() string { b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); return string(b) }
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := runFiles(t, s, map[string]string{"a.txt": "agent\n"})
+	// The user changes the agent's line: undoing with overwrite takes it.
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("user's own\n"), 0o644)
+	store, err := s.Store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What UndoRun does up to the store's revert, in a process that dies
+	// right after it (before recording the undo as done).
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	id := "1-killed"
+	if _, err := s.Journal.BeginPending(journal.Pending{Restore: journal.Restore{ID: id, Owner: "undo/" + id, RunID: run}, PID: dead.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := store.Revert(ctx, []string{"run/" + run}, gitops.RevertOptions{OnConflict: gitops.OverwriteConflicts, RecordAs: "undo/" + id})
+	if err != nil || !res.Applied || strings.Join(res.Overwritten, ",") != "a.txt" || read() != "first\n" {
+		t.Fatalf("the revert: %+v, %v; a.txt %q", res, err, read())
+	}
+	// After the kill, the user edits the file the undo wrote.
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("first\nafter the kill\n"), 0o644)
+
+	rec, err := s.Recovered(ctx)
+	if err != nil || rec == nil {
+		t.Fatalf("Recovered = %v, %v; want the killed undo said", rec, err)
+	}
+	msg := rec.Message(func(args ...string) string { return strings.Join(args, " ") })
+	t.Logf("recovery said:\n%s", msg)
+	for _, want := range []string{"run " + run + " is now recorded as undone", "it wrote a.txt", "undo --restore " + id} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the recovery does not say %q", want)
+		}
+	}
+	if u := s.Journal.UndoneOf(run); u == nil {
+		t.Errorf("the run is not recorded as undone, though its undo wrote a.txt")
+	}
+	if rec.UndoBack == nil {
+		t.Fatal("no way back is offered")
+	}
+	back, err := s.UndoRestore(ctx, rec.UndoBack[2], UndoOptions{})
+	if err != nil || !back.Applied {
+		t.Fatalf("the way back %v: %+v, %v", rec.UndoBack, back, err)
+	}
+	if got := read(); !strings.Contains(got, "user's own\n") || !strings.Contains(got, "after the kill\n") {
+		t.Errorf("after the way back a.txt = %q; want the user's line the undo overwrote and the one typed after the kill", got)
+	}
+}
+
+// Issue 38, crash safety: an undo that kept a conflict (KeepConflicts) is
+// killed after the store's revert made its writes but before the session
+// recorded it. The next open records the run undone and names the
+// conflict it kept, with the way to it (undoing the run again shows the
+// conflict, the user's earlier line its other side): dropped, the run
+// was recorded undone with the agent's change still in the file, unsaid.
+func TestKilledUndoAfterItsWritesNamesTheConflictsItKept(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b first\n"), 0o644)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := runFiles(t, s, map[string]string{"a.txt": "a agent\n", "b.txt": "b agent\n"})
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("b mine\n"), 0o644)
+	store, err := s.Store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	id := "1-killed"
+	if _, err := s.Journal.BeginPending(journal.Pending{Restore: journal.Restore{ID: id, Owner: "undo/" + id, RunID: run}, PID: dead.Process.Pid}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := store.Revert(ctx, []string{"run/" + run}, gitops.RevertOptions{OnConflict: gitops.KeepConflicts, RecordAs: "undo/" + id})
+	if err != nil || !res.Applied || len(res.Conflicts) != 1 || res.Conflicts[0].Path != "b.txt" {
+		t.Fatalf("the revert: %+v, %v", res, err)
+	}
+
+	rec, err := s.Recovered(ctx)
+	if err != nil || rec == nil {
+		t.Fatalf("Recovered = %v, %v; want the killed undo said", rec, err)
+	}
+	msg := rec.Message(func(args ...string) string { return strings.Join(args, " ") })
+	t.Logf("recovery said:\n%s", msg)
+	for _, want := range []string{"run " + run + " is now recorded as undone", "except b.txt, kept as you left it", "it wrote a.txt"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the recovery does not say %q", want)
+		}
+	}
+	if u := s.Journal.UndoneOf(run); u == nil || strings.Join(u.Kept, ",") != "b.txt" {
+		t.Errorf("the run is recorded undone as %+v; want b.txt kept", u)
+	}
+	if strings.Join(rec.KeptBack, " ") != "undo "+run {
+		t.Fatalf("the way to the kept conflict is %v; want undo %s", rec.KeptBack, run)
+	}
+	again, err := s.UndoRun(ctx, rec.KeptBack[1], UndoOptions{DryRun: true})
+	if err != nil || len(again.Conflicts) != 1 || again.Conflicts[0].Path != "b.txt" || !strings.Contains(again.Conflicts[0].Diff, "\n+b first") {
+		t.Fatalf("undo %s again: %+v, %v; want the conflict on b.txt bringing back %q", run, again, err, "b first")
 	}
 }

@@ -52,6 +52,7 @@ func settle(ctx context.Context, store *gitops.Store, j *journal.Journal, rep *g
 		owner := p.Restore.Owner
 		var done bool
 		var why string
+		var kept []gitops.RestoreConflict // what a revert with no recovery to report kept
 		switch {
 		case rep != nil && owner != "" && rep.Owner == owner:
 			done = rep.Outcome == gitops.RecoveryFinished
@@ -62,7 +63,9 @@ func settle(ctx context.Context, store *gitops.Store, j *journal.Journal, rep *g
 		case p.PID == os.Getpid() || platform.ProcessExists(p.PID):
 			continue // under way in a live process
 		default:
-			done = !p.Reset && revertWritten(ctx, store, owner)
+			if !p.Reset {
+				done, kept = revertFinished(ctx, store, owner, log)
+			}
 			why = "it stopped before it wrote anything, or was rolled back"
 			if done {
 				why = "it was stopped after it wrote everything, before it was recorded"
@@ -70,7 +73,7 @@ func settle(ctx context.Context, store *gitops.Store, j *journal.Journal, rep *g
 		}
 		var line string
 		if done {
-			line, err = completePending(ctx, store, j, p, rep, r)
+			line, err = completePending(ctx, store, j, p, rep, kept, r)
 		} else {
 			line, err = dropPending(j, p, why)
 		}
@@ -95,18 +98,20 @@ func whatPending(p journal.Pending) string {
 }
 
 // completePending records p as done (the recovery rep completed it, or
-// it had written everything), with what follows from it, and says so.
-func completePending(ctx context.Context, store *gitops.Store, j *journal.Journal, p journal.Pending, rep *gitops.RecoveryReport, r *Recovery) (string, error) {
+// it had written everything, keeping finKept), with what follows from
+// it, and says so.
+func completePending(ctx context.Context, store *gitops.Store, j *journal.Journal, p journal.Pending, rep *gitops.RecoveryReport, finKept []gitops.RestoreConflict, r *Recovery) (string, error) {
 	rec := p.Restore
 	var kept []string
 	if rep != nil {
 		if rec.Before == "" {
 			rec.Before = rep.UndoSnapshot
 		}
-		for _, k := range rep.Kept {
-			if !slices.Contains(rec.Kept, k.Path) {
-				kept = append(kept, k.Path)
-			}
+		finKept = append(rep.Kept, finKept...)
+	}
+	for _, k := range finKept {
+		if !slices.Contains(rec.Kept, k.Path) && !slices.Contains(kept, k.Path) {
+			kept = append(kept, k.Path)
 		}
 	}
 	rec.Kept = append(rec.Kept, kept...)
@@ -167,6 +172,12 @@ func completePending(ctx context.Context, store *gitops.Store, j *journal.Journa
 		}
 		line = fmt.Sprintf("run %s is now recorded as undone (by undo %s)%s", rec.RunID, rec.ID, keptSaid)
 		r.UndoBack = []string{"undo", "--restore", rec.ID}
+		if len(rec.Kept) > 0 {
+			// The run's change is still in the kept files, and what it
+			// replaced there (the user's lines, perhaps) only in its
+			// ledger: undoing the run again brings that back.
+			r.KeptBack = []string{"undo", rec.RunID}
+		}
 	default:
 		line = fmt.Sprintf("the restore to %s is recorded as %s%s", short(rec.SnapshotID), rec.ID, keptSaid)
 		r.UndoBack = []string{"undo", "--restore", rec.ID}
@@ -217,6 +228,30 @@ func dropPending(j *journal.Journal, p journal.Pending, why string) (string, err
 		line = fmt.Sprintf("the restore to %s is not recorded (%s)", short(rec.SnapshotID), why)
 	}
 	return line, j.EndPending(rec.ID)
+}
+
+// revertFinished says whether the revert whose writes the store recorded
+// under owner made them all: the store marks it so before it removes its
+// journal (gitops.Store.RevertFinished). The files are not asked: the
+// user may have changed every one the revert wrote since it was killed,
+// and a revert taken for not done then would name none of them, though
+// with overwrite it took lines of the user's there (the safety snapshot
+// and the way back hold them). A revert of an older agentd, which left
+// no mark, is taken as done when a file holds what it wrote.
+// What it kept (its conflicts, the files it left alone) the store says
+// too: the settled record names them, as the undo would have.
+func revertFinished(ctx context.Context, store *gitops.Store, owner string, log *slog.Logger) (bool, []gitops.RestoreConflict) {
+	if owner == "" {
+		return false, nil
+	}
+	fin, err := store.RevertFinished(ctx, owner)
+	if err != nil {
+		log.Error("whether an interrupted undo finished, or what it kept, cannot be told from the store", "owner", owner, "err", err)
+	}
+	if fin != nil {
+		return true, fin.Kept
+	}
+	return revertWritten(ctx, store, owner), nil
 }
 
 // revertWritten says whether the revert whose writes the store recorded
