@@ -85,15 +85,6 @@ var pending = map[string][]string{
 	"cmd/agentd/usergit.go":     {"engine/tools"},
 	"cmd/agentd/validate.go":    {"engine/tools"},
 	"cmd/agentd/version.go":     {"internal/repomap"},
-	"rpc/approval.go":           {"engine/tools"},
-	"rpc/errors.go":             {"gitops", "journal"},
-	"rpc/lifecycle.go":          {"gitops"},
-	"rpc/run.go":                {"journal"},
-	"rpc/server.go":             {"engine/tools", "gitops"},
-	"rpc/snapshot.go":           {"gitops"},
-	"rpc/snapshot_buffers.go":   {"gitops"},
-	"rpc/tools.go":              {"engine/tools"},
-	"rpc/undo.go":               {"gitops"},
 }
 
 // renderLayers is the table as docs/architecture.md draws it.
