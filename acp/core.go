@@ -14,7 +14,6 @@ import (
 	"io/fs"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
 	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -61,14 +60,14 @@ func reviewChangeSet(ctx context.Context, book *review.Book, ws *workspace.Works
 // Since is left empty: gitops picks the protection base itself (the state
 // the agent last left the workspace in), so files someone else changed
 // since are left alone and reported as conflicts; when it cannot tell,
-// the restore fails with gitops.ErrNoProtectionBase instead of
+// the restore fails with session.ErrNoProtectionBase instead of
 // overwriting, as in every front end.
 // With overwrite, files changed by someone else are restored too.
 // Open buffers follow the same rule as in the editors
 // (session.RestoreAroundBuffers): a file whose buffer holds the user's
 // unsaved edits is left alone and reported. The session records the
 // restore in the journal, so /undo-restore (or any front end) undoes it.
-func restoreSnapshot(ctx context.Context, sess *agentsession.Session, id string, overwrite bool) (*gitops.RestoreResult, error) {
+func restoreSnapshot(ctx context.Context, sess *agentsession.Session, id string, overwrite bool) (*agentsession.RestoreResult, error) {
 	store, err := sess.Store()
 	if err != nil {
 		return nil, err
@@ -77,8 +76,8 @@ func restoreSnapshot(ctx context.Context, sess *agentsession.Session, id string,
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %q: %w (list them with /snapshots)", id, err)
 	}
-	res, err := sess.Restore(ctx, snap.ID, gitops.RestoreOptions{Overwrite: overwrite})
-	if errors.Is(err, gitops.ErrNoProtectionBase) {
+	res, err := sess.Restore(ctx, snap.ID, agentsession.RestoreOptions{Overwrite: overwrite})
+	if errors.Is(err, agentsession.ErrNoProtectionBase) {
 		return nil, fmt.Errorf("%w; to restore anyway, overwriting what anyone changed since: /restore %s --overwrite", err, id)
 	}
 	return res, err

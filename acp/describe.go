@@ -8,7 +8,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
+	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -48,9 +48,9 @@ func (s *session) describeApproval(req engine.ApprovalRequest) (title string, co
 		}
 	}
 	switch {
-	case req.Category == tools.CategoryDelete && len(paths) > 0:
+	case req.Category == agentsession.CategoryDelete && len(paths) > 0:
 		title = "Delete " + strings.Join(paths, ", ")
-	case req.Category == tools.CategoryWrite && len(paths) > 0:
+	case req.Category == agentsession.CategoryWrite && len(paths) > 0:
 		title = "Write " + strings.Join(paths, ", ")
 	case req.Title != "":
 		title = req.Title
@@ -60,7 +60,7 @@ func (s *session) describeApproval(req engine.ApprovalRequest) (title string, co
 	if req.Detail != "" {
 		content = append(content, sdk.ToolContent(sdk.TextBlock(req.Detail)))
 	}
-	if req.Category == tools.CategoryDelete && len(paths) > 0 {
+	if req.Category == agentsession.CategoryDelete && len(paths) > 0 {
 		content = append(content, sdk.ToolContent(sdk.TextBlock("deletes "+strings.Join(paths, ", "))))
 	}
 	return title, content, locs

@@ -11,7 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
+	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -232,17 +232,17 @@ func toolKind(st *engine.Step) sdk.ToolKind {
 	case "search_code", "search_files":
 		return sdk.ToolKindSearch
 	}
-	if t, ok := tools.Builtin().Get(st.Tool); ok {
+	if t, ok := agentsession.BuiltinTools().Get(st.Tool); ok {
 		switch t.Category() {
-		case tools.CategoryRead:
+		case agentsession.CategoryRead:
 			return sdk.ToolKindRead
-		case tools.CategoryWrite:
+		case agentsession.CategoryWrite:
 			return sdk.ToolKindEdit
-		case tools.CategoryDelete:
+		case agentsession.CategoryDelete:
 			return sdk.ToolKindDelete
-		case tools.CategoryCommand, tools.CategoryGit:
+		case agentsession.CategoryCommand, agentsession.CategoryGit:
 			return sdk.ToolKindExecute
-		case tools.CategoryNetwork:
+		case agentsession.CategoryNetwork:
 			return sdk.ToolKindFetch
 		}
 	}

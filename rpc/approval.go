@@ -9,7 +9,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/session"
 )
 
 // ApprovalPolicy is protocol.md's ApprovalPolicy; the engine applies it.
@@ -78,16 +78,16 @@ type ApprovalOption struct {
 
 // ApprovalRequestParams is agentd/approval/request's params.
 type ApprovalRequestParams struct {
-	RunID    string         `json:"runId"`
-	StepID   string         `json:"stepId"`
-	Tool     string         `json:"tool,omitempty"`
-	Category tools.Category `json:"category"`
-	Risk     tools.Risk     `json:"risk"`
-	Title    string         `json:"title"`
-	Detail   string         `json:"detail"`
-	Command  string         `json:"command,omitempty"`
-	Cwd      string         `json:"cwd,omitempty"`
-	ChangeID string         `json:"changeId,omitempty"`
+	RunID    string               `json:"runId"`
+	StepID   string               `json:"stepId"`
+	Tool     string               `json:"tool,omitempty"`
+	Category session.ToolCategory `json:"category"`
+	Risk     session.ToolRisk     `json:"risk"`
+	Title    string               `json:"title"`
+	Detail   string               `json:"detail"`
+	Command  string               `json:"command,omitempty"`
+	Cwd      string               `json:"cwd,omitempty"`
+	ChangeID string               `json:"changeId,omitempty"`
 	// Sensitive: reading a file on the sensitive list (category read).
 	Sensitive bool             `json:"sensitive,omitempty"`
 	Options   []ApprovalOption `json:"options"`

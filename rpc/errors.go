@@ -10,8 +10,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/gitops"
-	"github.com/agentd/agentd/journal"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -78,7 +76,7 @@ func toRPCError(ctx context.Context, err error) error {
 		verr *engine.ValidationError
 		perr *paramError
 		cerr *workspace.ConflictError
-		nsnp *journal.NoSnapshotsError
+		nsnp *session.NoSnapshotsError
 		ferr *session.FieldError
 		rerr *session.RuleError
 		terr *json.UnmarshalTypeError
@@ -95,7 +93,7 @@ func toRPCError(ctx context.Context, err error) error {
 	case errors.As(err, &nsnp):
 		// Undo names the run it cannot undo rather than skip it.
 		return withData(CodeNotFound, map[string]string{"runId": nsnp.RunID, "reason": "noSnapshots"})
-	case errors.Is(err, journal.ErrNothingToUndo), errors.Is(err, journal.ErrNoRestoreToUndo), errors.Is(err, journal.ErrNoSuchRun):
+	case errors.Is(err, session.ErrNothingToUndo), errors.Is(err, session.ErrNoRestoreToUndo), errors.Is(err, session.ErrNoSuchRun):
 		return withData(CodeNotFound, nil)
 	case errors.As(err, &terr):
 		return withData(jsonrpc2.InvalidParams, map[string]string{"field": terr.Field})
@@ -114,10 +112,10 @@ func toRPCError(ctx context.Context, err error) error {
 		return e
 	case errors.Is(err, engine.ErrStaleVersion):
 		return withData(CodeStaleVersion, nil)
-	case errors.Is(err, gitops.ErrNoProtectionBase):
+	case errors.Is(err, session.ErrNoProtectionBase):
 		// Before not found: the message names the snapshot it lacks.
 		return withData(CodeNoProtection, nil)
-	case errors.Is(err, ErrNotFound), errors.Is(err, fs.ErrNotExist), errors.Is(err, gitops.ErrNotFound):
+	case errors.Is(err, ErrNotFound), errors.Is(err, fs.ErrNotExist), errors.Is(err, session.ErrSnapshotNotFound):
 		return withData(CodeNotFound, nil)
 	case errors.Is(err, workspace.ErrOutsideRoot):
 		var pe *workspace.PathError

@@ -12,7 +12,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -168,7 +167,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		stateDir = opts.StateDir
 	}
 	if stateDir == "" {
-		stateDir = gitops.DefaultStateDir()
+		stateDir = session.DefaultStateDir()
 	}
 	// Where agentd may work and write: refused before anything is opened
 	// or written (the same rules as every front end's).
@@ -203,7 +202,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		wsErr error
 	)
 	if root != "" {
-		var openStore func(context.Context, *workspace.Workspace, string) (*gitops.Store, error)
+		var openStore func(context.Context, *workspace.Workspace, string) (*session.Store, error)
 		if s.opts.OpenStore != nil {
 			openStore = s.opts.OpenStore
 		}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/journal"
 	"github.com/agentd/agentd/session"
 )
 
@@ -35,7 +34,7 @@ type runEntry struct {
 	// recorded: the run is another process's, read from the journal.
 	recorded bool
 	// undone is the journal's record that the run was undone.
-	undone *journal.Undone
+	undone *session.Undone
 
 	mu       sync.Mutex
 	final    *engine.RunState // set when finished (or restored)

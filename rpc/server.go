@@ -18,8 +18,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -40,8 +38,8 @@ type Options struct {
 	// PlanMaker makes plans from requests (agentd/plan/create and
 	// regenerate). Without one those methods fail with -32006.
 	PlanMaker PlanMaker
-	// Tools is the tool registry (default tools.Builtin()).
-	Tools *tools.Registry
+	// Tools is the tool registry (default session.BuiltinTools()).
+	Tools *session.ToolRegistry
 	// Configure may add a model, a planner and rules to the engine config
 	// before the engine is created (at initialize). model is the editor's
 	// initializationOptions.model, nil when it sent none.
@@ -51,7 +49,7 @@ type Options struct {
 	// OpenWorkspace and OpenStore replace workspace.Open and gitops.Open
 	// (tests).
 	OpenWorkspace func(root string) (*workspace.Workspace, error)
-	OpenStore     func(ctx context.Context, ws *workspace.Workspace, stateDir string) (*gitops.Store, error)
+	OpenStore     func(ctx context.Context, ws *workspace.Workspace, stateDir string) (*session.Store, error)
 	// RebaseDelay replaces the pause in the typing that the rebase of
 	// pending hunks waits for (default RebaseDelay; tests).
 	RebaseDelay time.Duration
@@ -121,7 +119,7 @@ type Server struct {
 	// review book, policy, undo.
 	sess      *session.Session
 	eng       *engine.Engine
-	registry  *tools.Registry
+	registry  *session.ToolRegistry
 	persist   *persister
 	methods   map[string]method
 	docs      *documents
@@ -165,7 +163,7 @@ func NewServer(opts Options) *Server {
 		log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Tools == nil {
-		opts.Tools = tools.Builtin()
+		opts.Tools = session.BuiltinTools()
 	}
 	s := &Server{
 		opts:     opts,
@@ -554,14 +552,14 @@ func (s *Server) engine() (*engine.Engine, error) {
 	return s.eng, nil
 }
 
-func (s *Server) snapshots() (*gitops.Store, error) {
+func (s *Server) snapshots() (*session.Session, error) {
 	s.mu.Lock()
 	sess := s.sess
 	s.mu.Unlock()
 	if sess == nil {
 		return nil, errors.New("snapshots unavailable: no workspace folder is open")
 	}
-	return sess.Store()
+	return sess, nil
 }
 
 func (s *Server) capabilities() clientCaps {

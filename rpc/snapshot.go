@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/gitops"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -31,9 +31,9 @@ type SnapshotInfo struct {
 	FilesChanged int       `json:"filesChanged"`
 	// Changes are the files changed against the previous snapshot: for a
 	// run's snapshot after a step, what that step changed.
-	Changes        []gitops.FileChange  `json:"changes,omitempty"`
-	ChangesOmitted int                  `json:"changesOmitted,omitempty"`
-	Skipped        []gitops.SkippedFile `json:"skipped,omitempty"`
+	Changes        []session.FileChange  `json:"changes,omitempty"`
+	ChangesOmitted int                   `json:"changesOmitted,omitempty"`
+	Skipped        []session.SkippedFile `json:"skipped,omitempty"`
 }
 
 func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any, error) {
@@ -43,11 +43,11 @@ func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any,
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	store, err := s.snapshots()
+	sess, err := s.snapshots()
 	if err != nil {
 		return nil, err
 	}
-	list, err := store.List(ctx, p.RunID)
+	list, err := sess.Snapshots(ctx, p.RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -66,20 +66,20 @@ func (s *Server) snapshotCreate(ctx context.Context, params json.RawMessage) (an
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	store, err := s.snapshots()
+	sess, err := s.snapshots()
 	if err != nil {
 		return nil, err
 	}
 	if p.Label == "" {
 		p.Label = "manual snapshot"
 	}
-	sn, err := store.Snapshot(ctx, gitops.SnapshotOptions{Label: p.Label})
+	sn, err := sess.TakeSnapshot(ctx, session.SnapshotOptions{Label: p.Label})
 	if err != nil {
 		return nil, err
 	}
 	return struct {
-		ID      string               `json:"id"`
-		Skipped []gitops.SkippedFile `json:"skipped,omitempty"`
+		ID      string                `json:"id"`
+		Skipped []session.SkippedFile `json:"skipped,omitempty"`
 	}{sn.ID, sn.Skipped}, nil
 }
 
@@ -102,11 +102,11 @@ func (s *Server) snapshotDiff(ctx context.Context, params json.RawMessage) (any,
 	if p.From == "" {
 		return nil, badParam("from", "name the snapshot to compare from")
 	}
-	store, err := s.snapshots()
+	sess, err := s.snapshots()
 	if err != nil {
 		return nil, err
 	}
-	fds, err := store.Diff(ctx, p.From, p.To)
+	fds, err := sess.SnapshotDiff(ctx, p.From, p.To)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 		paths = append(paths, rel)
 	}
 	// The store protects what someone else changed (it picks the base).
-	opts := gitops.RestoreOptions{Paths: paths, DryRun: p.DryRun, Overwrite: p.Overwrite}
+	opts := session.RestoreOptions{Paths: paths, DryRun: p.DryRun, Overwrite: p.Overwrite}
 	// The session records the restore, so that agentd/undo/restore (from
 	// any front end) returns to before it.
 	sess, err := s.session()
@@ -186,7 +186,7 @@ func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (a
 }
 
 // restoreResult is res on the wire.
-func (s *Server) restoreResult(res *gitops.RestoreResult) RestoreResult {
+func (s *Server) restoreResult(res *session.RestoreResult) RestoreResult {
 	out := RestoreResult{Restored: []string{}, Deleted: []string{}, Created: []string{}, Conflicts: []ResolveConflict{},
 		LeftAlone: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot, ProtectionBaseID: res.ProtectionBase, ResultSnapshotID: res.ResultSnapshot}
 	for _, r := range res.Restored {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -37,7 +36,7 @@ func (editorBuffers) ReadBuffers(context.Context, []string) {}
 
 // WriteBuffers puts the disk's new text into the open buffers the session
 // chose (w.Refresh).
-func (b editorBuffers) WriteBuffers(ctx context.Context, w session.BufferWrite) []gitops.RestoreConflict {
+func (b editorBuffers) WriteBuffers(ctx context.Context, w session.BufferWrite) []session.RestoreConflict {
 	// Binary and non-UTF-8 files have no buffer text (documents.diskOnly):
 	// the editor reads them again from disk.
 	b.s.reloadDiskOnly(ctx, b.s.docs.diskOnlyPaths(), w.Reason)
@@ -47,11 +46,11 @@ func (b editorBuffers) WriteBuffers(ctx context.Context, w session.BufferWrite) 
 // restoreBuffers puts the disk's restored text into bufs (chosen by
 // session.BuffersToRefresh) through workspace/applyEdit, then asks the
 // editor to save them, saying reason.
-func (s *Server) restoreBuffers(ctx context.Context, ws *workspace.Workspace, reason string, bufs []workspace.BufferState) []gitops.RestoreConflict {
+func (s *Server) restoreBuffers(ctx context.Context, ws *workspace.Workspace, reason string, bufs []workspace.BufferState) []session.RestoreConflict {
 	if !s.capabilities().applyEdit {
 		return nil
 	}
-	var conflicts []gitops.RestoreConflict
+	var conflicts []session.RestoreConflict
 	var edited []string
 	w := (*editorWriter)(s)
 	for _, b := range bufs {
@@ -74,7 +73,7 @@ func (s *Server) restoreBuffers(ctx context.Context, ws *workspace.Workspace, re
 			if errors.As(err, &ce) {
 				msg = "the buffer changed while the restore put the restored text into it; left as it is"
 			}
-			conflicts = append(conflicts, gitops.RestoreConflict{Path: b.Path, Message: msg})
+			conflicts = append(conflicts, session.RestoreConflict{Path: b.Path, Message: msg})
 			continue
 		}
 		edited = append(edited, s.bufferURI(b.Path))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/session"
 )
 
@@ -48,17 +47,17 @@ type undoParams struct {
 }
 
 func (p undoParams) options() (session.UndoOptions, error) {
-	o := session.UndoOptions{DryRun: p.DryRun, OnConflict: gitops.ConflictChoice(p.OnConflict)}
+	o := session.UndoOptions{DryRun: p.DryRun, OnConflict: session.ConflictChoice(p.OnConflict)}
 	switch o.OnConflict {
-	case gitops.RefuseOnConflict, gitops.KeepConflicts, gitops.OverwriteConflicts:
+	case session.RefuseOnConflict, session.KeepConflicts, session.OverwriteConflicts:
 	default:
 		return o, badParam("onConflict", `%q is not a choice: use "" (change nothing on a conflict), "keep" or "overwrite"`, p.OnConflict)
 	}
 	if p.Overwrite {
-		if o.OnConflict == gitops.KeepConflicts {
+		if o.OnConflict == session.KeepConflicts {
 			return o, badParam("overwrite", `overwrite: true contradicts onConflict: "keep"; send one of them`)
 		}
-		o.OnConflict = gitops.OverwriteConflicts
+		o.OnConflict = session.OverwriteConflicts
 	}
 	return o, nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/acp"
-	"github.com/agentd/agentd/internal/repomap"
+	"github.com/agentd/agentd/session"
 )
 
 func newACPCmd(a *app) *cobra.Command {
@@ -45,7 +45,7 @@ func cmdACP(ctx context.Context, lf logFlags, opts acp.Options, stdin io.Reader,
 	logger.Info("agentd acp starting", "version", version, "pid", os.Getpid())
 	opts.Version, opts.Logger = version, logger
 	// The first prompt's repository map then finds its parsers ready.
-	repomap.Prepare(logger.With("component", "repomap"))
+	session.PrepareMaps(logger.With("component", "repomap"))
 	err := acp.Serve(ctx, stdin, stdout, opts)
 	switch {
 	case err == nil:

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/journal"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -213,7 +212,7 @@ func cmdRuns(a *app, jc *journalCmd, args []string, stdout, stderr io.Writer) in
 			if n := len(u.Kept); n > 0 {
 				status += fmt.Sprintf(" (%d file%s kept)", n, plural(n))
 			}
-			if u.How == journal.HowRollback {
+			if u.How == session.HowRollback {
 				status = string(st.Status) + ", rolled back"
 			}
 		}

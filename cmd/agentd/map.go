@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine/llm"
-	"github.com/agentd/agentd/internal/repomap"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -59,7 +58,7 @@ is, so a second run re-reads only the files that changed.
 	fs.Lookup("workspace").DefValue = ""
 	fs.StringVar(&o.request, "request", "", "rank the map for this request `TEXT` (default: no request)")
 	fs.StringArrayVar(&o.focus, "focus", nil, "rank this `PATH` first, as an open file (workspace-relative; repeatable)")
-	fs.IntVar(&o.mapTokens, "map-tokens", 0, fmt.Sprintf("the map's budget in `TOKENS` (default %d, as agentd plan's)", repomap.DefaultTokens))
+	fs.IntVar(&o.mapTokens, "map-tokens", 0, fmt.Sprintf("the map's budget in `TOKENS` (default %d, as agentd plan's)", session.DefaultMapTokens))
 	fs.StringVar(&o.stateDir, "state-dir", "", "agentd's state `DIR`, for the map's cache (default $AGENTD_STATE_DIR, else $XDG_STATE_HOME/agentd)")
 	addAllowBroadFlag(fs, &o.allowBroad)
 	fs.BoolVar(&o.json, "json", false, `print one JSON object: {"files", "sourceFiles", "tokens", "budget", "text"}`)
@@ -86,7 +85,7 @@ type mapJSON struct {
 
 func cmdMap(ctx context.Context, o mapOpts, stdout, stderr io.Writer) int {
 	if o.mapTokens < 0 {
-		fmt.Fprintf(stderr, "agentd map: --map-tokens %d: the budget must be positive (agentd plan's -1 means no map, which leaves nothing to print); leave it out for %d\n", o.mapTokens, repomap.DefaultTokens)
+		fmt.Fprintf(stderr, "agentd map: --map-tokens %d: the budget must be positive (agentd plan's -1 means no map, which leaves nothing to print); leave it out for %d\n", o.mapTokens, session.DefaultMapTokens)
 		return exitUsage
 	}
 	if fi, err := os.Stat(o.wsDir); err != nil || !fi.IsDir() {

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -289,7 +288,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	disp.dryRun, disp.render, disp.root = o.dryRun, t.renderChange, ws.Root()
 
 	cfg := sess.Config()
-	cfg.Tools, cfg.Approver, cfg.Reviewer, cfg.Inputter, cfg.Logger = tools.Builtin(), t, t, t, logger
+	cfg.Tools, cfg.Approver, cfg.Reviewer, cfg.Inputter, cfg.Logger = session.BuiltinTools(), t, t, t, logger
 	if interactive {
 		cfg.OnFailure = t
 	}

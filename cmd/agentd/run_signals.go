@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/session"
 )
 
 // watchInterrupts handles Ctrl-C (and SIGTERM, SIGHUP) during a run. The first
@@ -36,13 +36,13 @@ func watchInterrupts(con *console, cancel context.CancelCauseFunc) (stop func())
 			// The terminal is gone: nobody can press Ctrl-C again, so
 			// stop at once and leave no command running.
 			cancel(errHangup)
-			tools.KillAllCommands()
+			session.KillAllCommands()
 			return
 		}
-		n := tools.RunningCommands()
+		n := session.RunningCommands()
 		msg := "cancelling"
 		if n > 0 {
-			msg += fmt.Sprintf(": waiting up to %s for %d command%s to stop", tools.KillGrace, n, plural(n))
+			msg += fmt.Sprintf(": waiting up to %s for %d command%s to stop", session.CommandKillGrace(), n, plural(n))
 		}
 		// Cancel first: a prompt holding the console ends with the run.
 		cancel(signalCause(sig))
@@ -52,7 +52,7 @@ func watchInterrupts(con *console, cancel context.CancelCauseFunc) (stop func())
 		case <-done:
 			return
 		}
-		k := tools.KillAllCommands()
+		k := session.KillAllCommands()
 		con.Println(con.paint("31", fmt.Sprintf("killed %d command%s; Ctrl-C again to quit without waiting for the run to end", k, plural(k))))
 		select {
 		case <-sigs:

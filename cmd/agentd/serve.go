@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/internal/repomap"
 	"github.com/agentd/agentd/rpc"
+	"github.com/agentd/agentd/session"
 )
 
 // stdio joins stdin and stdout into the server's connection.
@@ -79,7 +79,7 @@ func cmdServe(ctx context.Context, lf logFlags, stateDir string, stdout, stderr 
 	})
 	logger.Info("agentd serve starting", "version", version, "pid", os.Getpid())
 	// The first plan's repository map then finds its parsers ready.
-	repomap.Prepare(logger.With("component", "repomap"))
+	session.PrepareMaps(logger.With("component", "repomap"))
 	err := srv.Serve(ctx, stdio{in: pollableStdin(), out: out})
 	switch {
 	case err == nil:

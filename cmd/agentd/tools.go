@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/session"
 )
 
 func newToolsCmd(a *app) *cobra.Command {
@@ -22,16 +22,16 @@ action (read, write, command, ...), the default risk that approvals go by (a ste
 "risk" overrides it), and the arguments (required ones first, optional ones with a ?).`,
 		Args: noArgs,
 		RunE: a.action(func(cmd *cobra.Command, args []string) int {
-			printTools(a.stdout, tools.Builtin())
+			printTools(a.stdout, session.BuiltinTools())
 			return exitOK
 		}),
 	}
 }
 
 // printTools writes one line per tool: name, category, risk, arguments.
-func printTools(w io.Writer, reg *tools.Registry) {
+func printTools(w io.Writer, reg *session.ToolRegistry) {
 	list := reg.List()
-	slices.SortFunc(list, func(a, b tools.Tool) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(list, func(a, b session.Tool) int { return strings.Compare(a.Name(), b.Name()) })
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tKIND\tRISK\tARGS")
 	for _, t := range list {
@@ -42,8 +42,8 @@ func printTools(w io.Writer, reg *tools.Registry) {
 
 // toolRisk is the tool's default risk, "varies" when it depends on the
 // call (git: status is low, commit high).
-func toolRisk(t tools.Tool) string {
-	if _, ok := t.(tools.RiskAssessor); ok {
+func toolRisk(t session.Tool) string {
+	if session.RiskVaries(t) {
 		return string(t.Risk()) + " (varies)"
 	}
 	return string(t.Risk())

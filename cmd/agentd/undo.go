@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/gitops"
-	"github.com/agentd/agentd/journal"
 	"github.com/agentd/agentd/session"
 )
 
@@ -70,28 +69,28 @@ func (f undoFlags) options() session.UndoOptions {
 	o := session.UndoOptions{DryRun: f.dryRun || f.diff}
 	switch {
 	case f.keep:
-		o.OnConflict = gitops.KeepConflicts
+		o.OnConflict = session.KeepConflicts
 	case f.overwrite:
-		o.OnConflict = gitops.OverwriteConflicts
+		o.OnConflict = session.OverwriteConflicts
 	}
 	return o
 }
 
 // undoJSON is agentd undo --json's output.
 type undoJSON struct {
-	RunID       string                   `json:"runId,omitempty"`
-	Undid       string                   `json:"undid,omitempty"` // with --restore: the restore or undo taken back
-	Applied     bool                     `json:"applied"`
-	DryRun      bool                     `json:"dryRun,omitempty"`
-	UndoID      string                   `json:"undoId,omitempty"`
-	Reverted    []string                 `json:"reverted"`
-	Created     []string                 `json:"created"`
-	Deleted     []string                 `json:"deleted"`
-	Conflicts   []gitops.RevertConflict  `json:"conflicts"`
-	Overwritten []string                 `json:"overwritten"`
-	LeftAlone   []gitops.RestoreConflict `json:"leftAlone"`
-	Kept        []string                 `json:"kept"`
-	BySnapshot  string                   `json:"bySnapshot,omitempty"`
+	RunID       string                    `json:"runId,omitempty"`
+	Undid       string                    `json:"undid,omitempty"` // with --restore: the restore or undo taken back
+	Applied     bool                      `json:"applied"`
+	DryRun      bool                      `json:"dryRun,omitempty"`
+	UndoID      string                    `json:"undoId,omitempty"`
+	Reverted    []string                  `json:"reverted"`
+	Created     []string                  `json:"created"`
+	Deleted     []string                  `json:"deleted"`
+	Conflicts   []session.RevertConflict  `json:"conflicts"`
+	Overwritten []string                  `json:"overwritten"`
+	LeftAlone   []session.RestoreConflict `json:"leftAlone"`
+	Kept        []string                  `json:"kept"`
+	BySnapshot  string                    `json:"bySnapshot,omitempty"`
 	// Hints are the commands that decide the conflicts (keep,
 	// overwrite, diff) and the way back (undo).
 	Hints     map[string]string  `json:"hints,omitempty"`
@@ -135,9 +134,9 @@ func cmdUndo(a *app, jc *journalCmd, args []string, f undoFlags) int {
 				}
 				continue
 			}
-			opts.OnConflict = gitops.KeepConflicts
+			opts.OnConflict = session.KeepConflicts
 			if ans == 'o' {
-				opts.OnConflict = gitops.OverwriteConflicts
+				opts.OnConflict = session.OverwriteConflicts
 			}
 			u.f.keep, u.f.overwrite = ans == 'k', ans == 'o'
 			break
@@ -192,23 +191,23 @@ func (u *undoer) again(flags ...string) string {
 func (u *undoer) fail(err error) int {
 	a, jc, sc := u.a, u.jc, u.sc
 	if u.f.restore {
-		if errors.Is(err, journal.ErrNoRestoreToUndo) {
+		if errors.Is(err, session.ErrNoRestoreToUndo) {
 			fmt.Fprintf(a.stderr, "agentd undo --restore: %v in %s (restores and undos by agentd snapshot restore, agentd undo, the editors and ACP are recorded)\n", err, sc.root)
 			return exitFailed
 		}
 		return sc.report(u.store, nil, err, gitops.RestoreOptions{}, nil)
 	}
-	var ns *journal.NoSnapshotsError
-	var au *journal.AlreadyUndoneError
+	var ns *session.NoSnapshotsError
+	var au *session.AlreadyUndoneError
 	how := "list the runs with: " + jc.hint("runs")
 	switch {
 	case errors.As(err, &au) && au.Undone.UndoID != "":
 		how = "undo its undo with: " + jc.hint("undo", "--restore", au.Undone.UndoID)
 	case errors.As(err, &ns):
 		how = "undo an older run by its ID: " + jc.hint("undo", "RUN") + " (" + jc.hint("runs") + " lists them)"
-	case errors.Is(err, journal.ErrRunStillActive):
+	case errors.Is(err, session.ErrRunStillActive):
 		how = "cancel it, then undo it"
-	case errors.Is(err, journal.ErrNothingToUndo), errors.Is(err, journal.ErrNoSuchRun), errors.Is(err, journal.ErrAmbiguousRun):
+	case errors.Is(err, session.ErrNothingToUndo), errors.Is(err, session.ErrNoSuchRun), errors.Is(err, session.ErrAmbiguousRun):
 	default:
 		return sc.report(u.store, nil, err, gitops.RestoreOptions{}, nil)
 	}
@@ -251,10 +250,10 @@ func (u *undoer) print(res *session.UndoResult) int {
 			Deleted: nonNil(res.Deleted), Conflicts: res.Conflicts, Overwritten: nonNil(res.Overwritten), LeftAlone: res.LeftAlone,
 			Kept: nonNil(res.Kept), BySnapshot: res.BySnapshot, Hints: hints}
 		if out.Conflicts == nil {
-			out.Conflicts = []gitops.RevertConflict{}
+			out.Conflicts = []session.RevertConflict{}
 		}
 		if out.LeftAlone == nil {
-			out.LeftAlone = []gitops.RestoreConflict{}
+			out.LeftAlone = []session.RestoreConflict{}
 		}
 		if u.run != nil {
 			out.RunID, out.Leftovers = u.run.RunID, u.run.Leftovers

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/session"
 )
 
@@ -41,7 +40,7 @@ func mayHaveChanged(st *engine.RunState) bool {
 	for _, s := range st.Steps {
 		started[s.ID] = s.Attempts > 0
 	}
-	reg := tools.Builtin()
+	reg := session.BuiltinTools()
 	for _, s := range plan.Steps {
 		if !started[s.ID] {
 			continue
@@ -52,7 +51,7 @@ func mayHaveChanged(st *engine.RunState) bool {
 			}
 			continue
 		}
-		if t, ok := reg.Get(s.Tool); !ok || t.Category() != tools.CategoryRead {
+		if t, ok := reg.Get(s.Tool); !ok || t.Category() != session.CategoryRead {
 			return true
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -117,7 +116,7 @@ func loadPlan(ctx context.Context, path string) (*engine.Plan, []engine.Problem,
 	if err != nil {
 		return nil, nil, err
 	}
-	p, problems := engine.CheckPlanFile(path, data, tools.Builtin(), 0)
+	p, problems := engine.CheckPlanFile(path, data, session.BuiltinTools(), 0)
 	return p, problems, nil
 }
 

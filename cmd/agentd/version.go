@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 
-	"github.com/agentd/agentd/internal/repomap"
+	"github.com/agentd/agentd/session"
 )
 
 // commit is set at build time with -ldflags "-X main.commit=..." (make
@@ -38,5 +38,5 @@ func versionLine() string {
 			}
 		}
 	}
-	return fmt.Sprintf("agentd %s (commit %s, %s/%s, %s parsers)", version, c, runtime.GOOS, runtime.GOARCH, repomap.Parsers())
+	return fmt.Sprintf("agentd %s (commit %s, %s/%s, %s parsers)", version, c, runtime.GOOS, runtime.GOARCH, session.MapParsers())
 }
