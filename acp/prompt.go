@@ -483,7 +483,9 @@ func (s *session) undoRun(ctx context.Context, u undoArgs) error {
 	}
 	// A session that ran nothing undoes as every front end does: the
 	// workspace's newest run not yet undone.
-	res, err := s.sess.UndoRun(ctx, id, u.opts)
+	opts := u.opts
+	opts.ShowLater = true // Shown once said (reportUndo)
+	res, err := s.sess.UndoRun(ctx, id, opts)
 	if err != nil {
 		var ns *journal.NoSnapshotsError
 		if errors.As(err, &ns) || errors.Is(err, journal.ErrNothingToUndo) || errors.Is(err, journal.ErrNoSuchRun) || errors.Is(err, journal.ErrAmbiguousRun) {
@@ -507,7 +509,9 @@ func (s *session) undoRun(ctx context.Context, u undoArgs) error {
 // undoRestore undoes a restore or an undo (the named one, else the newest
 // not yet undone), from any front end.
 func (s *session) undoRestore(ctx context.Context, u undoArgs) error {
-	res, err := s.sess.UndoRestore(ctx, u.id, u.opts)
+	opts := u.opts
+	opts.ShowLater = true // Shown once said (reportUndo)
+	res, err := s.sess.UndoRestore(ctx, u.id, opts)
 	if errors.Is(err, journal.ErrNoRestoreToUndo) {
 		return sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 	}
@@ -525,6 +529,7 @@ func (s *session) undoRestore(ctx context.Context, u undoArgs) error {
 // reportUndo says what an undo of what did, or why it changed nothing and
 // the commands (again, which names it) that decide its conflicts.
 func (s *session) reportUndo(res *agentsession.UndoResult, what, again string, showDiff bool) {
+	defer s.sess.Shown(res.Unshown)
 	var b strings.Builder
 	list := func(name string, paths []string) {
 		if len(paths) > 0 {

@@ -370,3 +370,63 @@ func TestKilledUndoAfterItsWritesNamesTheConflictsItKept(t *testing.T) {
 		t.Fatalf("undo %s again: %+v, %v; want the conflict on b.txt bringing back %q", run, again, err, "b first")
 	}
 }
+
+// Issue 38, crash safety: an undo done and recorded, its process killed
+// before the front end printed the result (UndoOptions.ShowLater, as
+// agentd undo and ACP's /undo ask), is said by the next open with its
+// way back: what an overwrite took is never named nowhere. Once shown
+// (Session.Shown) there is nothing to say.
+func TestUndoKilledBeforeItsResultWasShownIsSaid(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("first\n"), 0o644)
+	read := func() string { b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); return string(b) }
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := runFiles(t, s, map[string]string{"a.txt": "agent\n"})
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("user's own\n"), 0o644)
+	res, err := s.UndoRun(ctx, run, UndoOptions{OnConflict: gitops.OverwriteConflicts, ShowLater: true})
+	if err != nil || !res.Applied || res.Unshown == "" || read() != "first\n" {
+		t.Fatalf("undo: %+v, %v; a.txt %q", res, err, read())
+	}
+	// The process dies here, before it printed the result: its pending
+	// record is left with a dead process's ID.
+	ps, err := s.Journal.PendingRestores()
+	if err != nil || len(ps) != 1 || ps[0].Restore.ID != res.Unshown {
+		t.Fatalf("pending records %+v, %v; want the undo %s under way until shown", ps, err, res.Unshown)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ps[0].PID = dead.Process.Pid
+	if _, err := s.Journal.BeginPending(ps[0]); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.Recovered(ctx)
+	if err != nil || rec == nil {
+		t.Fatalf("Recovered = %v, %v; want the unshown undo said", rec, err)
+	}
+	msg := rec.Message(func(args ...string) string { return strings.Join(args, " ") })
+	for _, want := range []string{"stopped before its result was shown", "run " + run, "it wrote a.txt", "undo --restore " + res.Unshown} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the next open does not say %q:\n%s", want, msg)
+		}
+	}
+	back, err := s.UndoRestore(ctx, res.Unshown, UndoOptions{})
+	if err != nil || !back.Applied || read() != "user's own\n" {
+		t.Fatalf("the way back: %+v, %v; a.txt %q (want the user's line back)", back, err, read())
+	}
+	// Shown: nothing left to say.
+	res2, err := s.UndoRun(ctx, run, UndoOptions{OnConflict: gitops.OverwriteConflicts, ShowLater: true})
+	if err != nil || !res2.Applied {
+		t.Fatalf("undo again: %+v, %v", res2, err)
+	}
+	s.Shown(res2.Unshown)
+	if ps, _ := s.Journal.PendingRestores(); len(ps) != 0 {
+		t.Fatalf("after Shown, still under way: %+v", ps)
+	}
+}

@@ -133,12 +133,19 @@ func completePending(ctx context.Context, store *gitops.Store, j *journal.Journa
 			}
 		}
 	}
-	if have, err := j.RestoreByID(rec.ID); err != nil {
+	have, err := j.RestoreByID(rec.ID)
+	if err != nil {
 		return "", err
-	} else if have == nil {
+	}
+	if have == nil {
 		if _, err := j.RecordRestore(rec); err != nil {
 			return "", err
 		}
+	} else {
+		// Recorded as done by the process that did it, which was
+		// stopped before its front end showed the result
+		// (UndoOptions.ShowLater): said here instead.
+		rec.Kept = have.Kept
 	}
 	keptSaid := ""
 	if len(rec.Kept) > 0 {
@@ -181,6 +188,9 @@ func completePending(ctx context.Context, store *gitops.Store, j *journal.Journa
 	default:
 		line = fmt.Sprintf("the restore to %s is recorded as %s%s", short(rec.SnapshotID), rec.ID, keptSaid)
 		r.UndoBack = []string{"undo", "--restore", rec.ID}
+	}
+	if have != nil {
+		line = "an undo was stopped before its result was shown: " + line
 	}
 	var wrote []string
 	for _, p := range ledgerPaths(ctx, store, rec.Owner) {

@@ -36,6 +36,14 @@ type UndoOptions struct {
 	// named), keep those files as they are and undo the rest, or
 	// overwrite them behind a safety snapshot.
 	OnConflict gitops.ConflictChoice
+	// ShowLater keeps the undo recorded as under way after it is done,
+	// until the front end has shown its result and calls Shown(Unshown):
+	// a process killed in between (the undo done, its result never
+	// printed) leaves it to the next open, which says what it did and
+	// its way back (settle.go), so what it overwrote is never named
+	// nowhere. A front end that shows the result as it returns (the
+	// editor server's answer) leaves it false.
+	ShowLater bool
 }
 
 // UndoResult is what an undo did (or would do, DryRun; or refused to do:
@@ -48,6 +56,9 @@ type UndoResult struct {
 	// UndoID is the undo's own record (journal.Restore.ID), set when it
 	// was applied: undoing it (UndoRestore(UndoID)) is the way back.
 	UndoID string
+	// Unshown (UndoOptions.ShowLater) is what to pass to Shown once the
+	// result is shown ("" when nothing waits for it).
+	Unshown string
 	// Owner is what was taken back: "run/<id>", "undo/<id>",
 	// "restore/<id>" (empty when a snapshot was restored instead).
 	Owner       string
@@ -172,6 +183,26 @@ func (s *Session) failedPending(store *gitops.Store, id string) {
 	}
 }
 
+// Shown says the front end has shown the result of an undo made with
+// UndoOptions.ShowLater (its UndoResult.Unshown): it is no longer under
+// way. An empty id does nothing.
+func (s *Session) Shown(id string) {
+	if id != "" && s.Journal != nil {
+		s.endPending(id)
+	}
+}
+
+// endUnlessShownLater ends the pending record id of a revert when it
+// returns, unless the revert was applied and opts.ShowLater asks the
+// front end to end it once shown (then res.Unshown names it).
+func (s *Session) endUnlessShownLater(id string, opts UndoOptions, res *UndoResult) {
+	if opts.ShowLater && res != nil && res.Applied && !res.DryRun {
+		res.Unshown = id
+		return
+	}
+	s.endPending(id)
+}
+
 // endPending forgets the pending record id: the operation is recorded as
 // done, or did not happen.
 func (s *Session) endPending(id string) {
@@ -237,7 +268,9 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 			return nil, fmt.Errorf("undoing run %s: %w", st.RunID, err)
 		}
 		if !opts.DryRun {
-			defer s.endPending(id)
+			defer func() {
+				s.endUnlessShownLater(id, opts, &out.UndoResult)
+			}()
 		}
 	}
 	if res == nil {
@@ -524,7 +557,9 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 			return nil, fmt.Errorf("undoing %s: %w", what, err)
 		}
 		if !opts.DryRun {
-			defer s.endPending(nid)
+			defer func() {
+				s.endUnlessShownLater(nid, opts, &out.UndoResult)
+			}()
 		}
 	}
 	if res == nil {

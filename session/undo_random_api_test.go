@@ -26,6 +26,8 @@ type undoOut struct {
 	// diffs are the conflicts' diffs (what the file holds now to what
 	// overwriting it would write): the way back a kept conflict shows.
 	diffs map[string]string
+	// unshown: the undo waits for Session.Shown (world.showLater).
+	unshown string
 }
 
 func (o *undoOut) String() string {
@@ -34,7 +36,7 @@ func (o *undoOut) String() string {
 }
 
 func (w *world) undoRun(id string, choice gitops.ConflictChoice) (*undoOut, error) {
-	res, err := w.s.UndoRun(w.ctx, id, UndoOptions{OnConflict: choice})
+	res, err := w.s.UndoRun(w.ctx, id, UndoOptions{OnConflict: choice, ShowLater: w.showLater})
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +57,7 @@ func (w *world) undoUndo(choice gitops.ConflictChoice) (*undoOut, error) {
 
 // fromUndoResult: the session's undo result as the invariant reads it.
 func fromUndoResult(r *UndoResult) *undoOut {
-	out := &undoOut{applied: r.Applied, safety: r.UndoSnapshot, kept: r.Kept, overwritten: r.Overwritten, diffs: map[string]string{}}
+	out := &undoOut{applied: r.Applied, safety: r.UndoSnapshot, kept: r.Kept, overwritten: r.Overwritten, diffs: map[string]string{}, unshown: r.Unshown}
 	for _, c := range r.Conflicts {
 		out.conflicts = append(out.conflicts, c.Path)
 		out.diffs[c.Path] = c.Diff

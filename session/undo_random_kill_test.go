@@ -38,7 +38,9 @@ func TestMain(m *testing.M) {
 // undoChild undoes UNDO_RUN (or the newest run) in UNDO_WS and prints
 // READY before it starts, then the result as JSON.
 func undoChild() int {
-	w := &world{ctx: context.Background(), ws: os.Getenv("UNDO_WS"), state: os.Getenv("UNDO_STATE")}
+	// As agentd undo does: the undo stays under way until its result is
+	// printed (UndoOptions.ShowLater).
+	w := &world{ctx: context.Background(), ws: os.Getenv("UNDO_WS"), state: os.Getenv("UNDO_STATE"), showLater: true}
 	s, err := Open(w.ctx, Options{Root: w.ws, StateDir: w.state})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
@@ -54,6 +56,7 @@ func undoChild() int {
 	b, _ := json.Marshal(map[string]any{"applied": out.applied, "conflicts": out.conflicts, "kept": out.kept,
 		"overwritten": out.overwritten, "leftAlone": out.leftAlone, "safety": out.safety, "runID": out.runID, "diffs": out.diffs})
 	fmt.Println("RESULT", string(b))
+	s.Shown(out.unshown)
 	s.Close()
 	return 0
 }
@@ -80,9 +83,12 @@ func undoChild() int {
 //     earlier lines) was on disk nowhere, with no way to it. The reopen
 //     now names one (Recovery.KeptBack, "undo RUN"), which the test
 //     pastes, overwriting (TestKilledUndoIsSettledInTheJournal).
-//
-// One window is open still: killed after the undo was recorded as done,
-// before its result was printed (unsaidUndo, knownKillBug).
+//   - killed after the undo was recorded as done, before its result was
+//     printed: nothing was interrupted for the next open to say, and
+//     what an overwrite took was named nowhere (seed 1795859176660929864).
+//     The undo now stays under way until its front end has shown the
+//     result (UndoOptions.ShowLater, Session.Shown), so the next open
+//     says it, with its way back.
 func (w *world) killedUndo() {
 	var target string
 	var active []*runRec
@@ -101,12 +107,6 @@ func (w *world) killedUndo() {
 	delay := time.Duration(w.rng.IntN(60)) * time.Millisecond
 	w.killCount++
 	beforeWhere := w.where()
-	recorded := map[string]bool{}
-	if rs, err := w.s.Journal.Restores(); err == nil {
-		for _, r := range rs {
-			recorded[r.ID] = true
-		}
-	}
 	w.close()
 	exe, err := os.Executable()
 	if err != nil {
@@ -191,9 +191,6 @@ func (w *world) killedUndo() {
 		}
 		w.say("reopen: %s (way back: %s)", strings.Join(rec.Settled, "; "), strings.Join(rec.UndoBack, " "))
 	}
-	if !strings.HasPrefix(strings.TrimSpace(result), "RESULT ") && (rec == nil || rec.UndoBack == nil) {
-		w.unsaidUndo(recorded, named, beforeWhere)
-	}
 	if rec != nil && rec.KeptBack != nil {
 		// Files the recovery kept as the user left them still hold the
 		// run's change, and what it replaced there is on disk nowhere:
@@ -223,40 +220,6 @@ func (w *world) killedUndo() {
 		return nil
 	})
 	w.checkMarkers("after a killed undo and a reopen", named, beforeWhere)
-}
-
-// unsaidUndo: knownKillBug (open). An undo killed after the session
-// recorded it as done, before its front end printed the result, is said
-// by nothing: the next open has nothing interrupted to report (the store
-// and the journal are in order), so what it overwrote is named nowhere,
-// though its record's way back (undo --restore ID, which `agentd undo
-// --restore` picks as the newest) holds it. Saying it needs the record
-// kept as unsaid until a front end has printed it, in every front end;
-// not done here. Until it is, a record the killed child made is taken as
-// naming the files its ledger holds, with that way back, unless
-// AGENTD_UNDO_KNOWN_BUGS=1 (seed 1795859176660929864 failed that way).
-func (w *world) unsaidUndo(recorded, named map[string]bool, beforeWhere map[string]string) {
-	rs, err := w.s.Journal.Restores()
-	if err != nil {
-		return
-	}
-	for _, r := range rs {
-		if recorded[r.ID] || r.Owner == "" {
-			continue
-		}
-		w.say("knownKillBug: the child recorded undo %s as done and was killed before it printed it; nothing says it", r.ID)
-		if os.Getenv(knownBugsEnv) != "" {
-			continue
-		}
-		for _, p := range ledgerPaths(w.ctx, mustStore(w), r.Owner) {
-			named[p] = true
-			for m, f := range beforeWhere {
-				if f == p && w.parked[m] == "" {
-					w.parked[m] = "undo --restore " + r.ID + ", " + p
-				}
-			}
-		}
-	}
 }
 
 func mustStore(w *world) *gitops.Store {

@@ -132,6 +132,8 @@ type world struct {
 	ctx       context.Context
 	ws, state string
 	s         *Session
+	// showLater: undos wait for Shown, as agentd undo's (the killed child).
+	showLater bool
 	reviewer  *randReviewer
 	trace     []string // what happened, for the failure report
 	failures  []string

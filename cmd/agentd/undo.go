@@ -111,6 +111,10 @@ func cmdUndo(a *app, jc *journalCmd, args []string, f undoFlags) int {
 	jc.root = sc.root
 	u := &undoer{a: a, jc: jc, sc: sc, store: store, f: f, target: firstArg(args)}
 	opts := f.options()
+	// The undo stays recorded as under way until its result is printed:
+	// killed in between, the next command that opens the store says what
+	// it did, with its way back.
+	opts.ShowLater = true
 	for {
 		res, err := u.do(opts)
 		if err != nil {
@@ -239,6 +243,7 @@ func (u *undoer) hints(res *session.UndoResult) map[string]string {
 }
 
 func (u *undoer) print(res *session.UndoResult) int {
+	defer u.sc.sess.Shown(res.Unshown)
 	a := u.a
 	hints := u.hints(res)
 	code := exitOK
