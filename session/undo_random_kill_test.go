@@ -222,11 +222,6 @@ func (w *world) killedUndo() {
 	w.checkMarkers("after a killed undo and a reopen", named, beforeWhere)
 }
 
-func mustStore(w *world) *gitops.Store {
-	st, _ := w.s.Store()
-	return st
-}
-
 func orNewest(id string) string {
 	if id == "" {
 		return "the newest run"

@@ -50,10 +50,6 @@ const (
 	undoSeedEnv = "AGENTD_UNDO_SEED"
 	undoSeqsEnv = "AGENTD_UNDO_SEQS"
 	undoBaseEnv = "AGENTD_UNDO_BASE"
-	// knownBugsEnv=1 also plays what a known, open product bug gets
-	// wrong (the kill test's knownKillBug), to see it fail or to check its
-	// fix.
-	knownBugsEnv = "AGENTD_UNDO_KNOWN_BUGS"
 )
 
 func TestUndoRandomSequences(t *testing.T) {
