@@ -223,7 +223,7 @@ func openSession(t *testing.T, conn *sdk.ClientSideConnection, caps sdk.ClientCa
 	return ns
 }
 
-func start(t *testing.T, c *testClient, opts Options) (*sdk.ClientSideConnection, func()) {
+func start(t *testing.T, c sdk.Client, opts Options) (*sdk.ClientSideConnection, func()) {
 	conn, stop, _ := startWire(t, c, opts)
 	return conn, stop
 }
@@ -257,7 +257,7 @@ func (w *wireLog) messages(t *testing.T) []map[string]any {
 }
 
 // startWire is start that also records what the agent writes.
-func startWire(t *testing.T, c *testClient, opts Options) (*sdk.ClientSideConnection, func(), *wireLog) {
+func startWire(t *testing.T, c sdk.Client, opts Options) (*sdk.ClientSideConnection, func(), *wireLog) {
 	t.Helper()
 	wire := &wireLog{}
 	aIn, cOut := io.Pipe()

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -78,7 +80,7 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 		close(done)
 	}()
 
-	text, files := s.promptText(blocks)
+	parts := s.promptText(blocks)
 	for _, b := range blocks {
 		if b.Image != nil {
 			// The session file keeps a note of the image, not its bytes.
@@ -97,7 +99,7 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 		// Before anything else: what a crash interrupted, and the way back.
 		s.say(recovered + "\n")
 	}
-	stop, err := s.turn(ctx, text, files, imgs)
+	stop, err := s.turn(ctx, parts, imgs)
 	s.syncPlannerUsage()
 	if serr := s.save(); serr != nil && err == nil {
 		err = serr
@@ -115,30 +117,64 @@ func (s *session) prompt(ctx context.Context, blocks []sdk.ContentBlock) (sdk.Pr
 		TotalTokens: u.InputTokens + u.OutputTokens}}, nil
 }
 
+// promptParts is what a prompt's blocks say: the request (each text block
+// and embedded file a paragraph of its own, never glued to the next), the
+// workspace files it links to, and the slash command one of its text
+// blocks starts with, if any.
+type promptParts struct {
+	text  string
+	files []string
+	// cmd and arg are the slash command (a text block starting with
+	// /NAME) and the rest of its block; beside is the prompt's other
+	// text (and embedded files), joined as text is.
+	isCmd    bool
+	cmd, arg string
+	beside   string
+	// also names a second slash command; a prompt runs one.
+	also string
+}
+
 // promptText joins the prompt's text and embedded files into the request,
-// and returns the workspace files it links to.
-func (s *session) promptText(blocks []sdk.ContentBlock) (string, []string) {
-	var b strings.Builder
-	var files []string
+// a blank line between blocks, and finds its slash command.
+func (s *session) promptText(blocks []sdk.ContentBlock) promptParts {
+	var p promptParts
+	var all, beside []string
 	for _, c := range blocks {
+		part := ""
 		switch {
 		case c.Text != nil:
-			b.WriteString(c.Text.Text)
+			part = strings.TrimSpace(c.Text.Text)
+			if cmd, arg, ok := slashCommand(part); ok {
+				if !p.isCmd {
+					p.isCmd, p.cmd, p.arg = true, cmd, arg
+					all = append(all, part)
+					continue
+				}
+				if p.also == "" {
+					p.also = "/" + cmd
+				}
+			}
 		case c.ResourceLink != nil:
 			if rel, ok := s.relOf(c.ResourceLink.Uri); ok {
-				files = append(files, rel)
+				p.files = append(p.files, rel)
 			}
 		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
 			r := c.Resource.Resource.TextResourceContents
 			name := r.Uri
 			if rel, ok := s.relOf(r.Uri); ok {
 				name = rel
-				files = append(files, rel)
+				p.files = append(p.files, rel)
 			}
-			fmt.Fprintf(&b, "\n\n<file name=%q>\n%s\n</file>\n", name, r.Text)
+			part = fmt.Sprintf("<file name=%q>\n%s\n</file>", name, r.Text)
+		}
+		if part != "" {
+			all = append(all, part)
+			beside = append(beside, part)
 		}
 	}
-	return strings.TrimSpace(b.String()), files
+	p.text = strings.Join(all, "\n\n")
+	p.beside = strings.Join(beside, "\n\n")
+	return p
 }
 
 // relOf turns a file URI or absolute path into a workspace path.
@@ -151,15 +187,33 @@ func (s *session) relOf(uri string) (string, bool) {
 	return rel, err == nil
 }
 
-// turn does what the prompt asks and returns the stop reason.
-func (s *session) turn(ctx context.Context, text string, files []string, imgs []llm.Image) (sdk.StopReason, error) {
-	if cmd, arg, ok := slashCommand(text); ok {
-		return s.command(ctx, cmd, arg, files, imgs)
+// turn does what the prompt asks and returns the stop reason. A prompt
+// with a slash command in one of its text blocks runs that command; the
+// text beside it is part of /plan's request, and otherwise is sent
+// nowhere, which the chat says (docs/acp.md, "Slash
+// commands").
+func (s *session) turn(ctx context.Context, p promptParts, imgs []llm.Image) (sdk.StopReason, error) {
+	if p.isCmd {
+		if p.also != "" {
+			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf(
+				"this prompt has two slash commands, /%s and %s, so neither ran: send one command per prompt", p.cmd, p.also)})
+		}
+		arg := p.arg
+		if p.beside != "" {
+			if p.cmd == "plan" {
+				arg = strings.TrimSpace(arg + "\n\n" + p.beside)
+			} else {
+				s.say(fmt.Sprintf("Not sent: /%s runs alone, so the text beside it went to no model:\n> %s\n\nSend it as a prompt of its own to have it planned.\n",
+					p.cmd, strings.ReplaceAll(clip(p.beside, 300), "\n", "\n> ")))
+			}
+		}
+		return s.command(ctx, p.cmd, arg, p.files, imgs)
 	}
+	text := p.text
 	if text == "" {
 		return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": "say what you want done"})
 	}
-	plan, err := s.makePlan(ctx, text, files, imgs)
+	plan, err := s.makePlan(ctx, text, p.files, imgs)
 	if err != nil {
 		return sdk.StopReasonEndTurn, err
 	}
@@ -170,14 +224,32 @@ func (s *session) turn(ctx context.Context, text string, files []string, imgs []
 	return s.runPlan(ctx, plan)
 }
 
+// clip shortens s to about n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// slashCommand reads a text block that starts with /NAME: a command word
+// with no further slash, so a block that starts with a path
+// (/home/me/a.go is broken) is a request, not an unknown command.
 func slashCommand(text string) (cmd, arg string, ok bool) {
+	text = strings.TrimSpace(text)
 	if !strings.HasPrefix(text, "/") {
 		return "", "", false
 	}
-	f := strings.SplitN(strings.TrimPrefix(text, "/"), " ", 2)
-	cmd = strings.TrimSpace(f[0])
-	if len(f) > 1 {
-		arg = strings.TrimSpace(f[1])
+	rest := strings.TrimPrefix(text, "/")
+	cmd, arg = rest, ""
+	if i := strings.IndexFunc(rest, unicode.IsSpace); i >= 0 {
+		cmd, arg = rest[:i], strings.TrimSpace(rest[i:])
+	}
+	if strings.Contains(cmd, "/") {
+		return "", "", false
 	}
 	return cmd, arg, true
 }

@@ -29,7 +29,14 @@ func Merge3Adjacent(base, ours, theirs []byte) (merged []byte, conflicts []Confl
 // change): an insertion at the point where the other side's change
 // begins goes before it, unless both insert there (whose order nobody can
 // tell), so a line typed just above the agent's changed lines stays.
+//
+// A line break added or taken away at the very end of the file (an
+// editor that saves with a final newline, Neovim's fixeol, the agent's
+// text had none) is no change of the agent's last line: the merge is
+// made as if base and theirs ended as ours does, so the file keeps the
+// final newline state ours gave it (FinalNewlineOnly).
 func Merge3Revert(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	base, theirs = endAsOurs(base, ours, theirs)
 	return merge3(base, ours, theirs, ruleRevert, false)
 }
 
@@ -38,7 +45,53 @@ func Merge3Revert(base, ours, theirs []byte) (merged []byte, conflicts []Conflic
 // user's edits replaces only the lines where they clash with the agent's,
 // and keeps the user's other lines (the conflicts are still reported).
 func Merge3RevertTheirs(base, ours, theirs []byte) (merged []byte, conflicts []Conflict) {
+	base, theirs = endAsOurs(base, ours, theirs)
 	return merge3(base, ours, theirs, ruleRevert, true)
+}
+
+// FinalNewlineOnly reports whether a and b differ only in a line break at
+// the very end: one is the other with "\n" (or "\r\n") added.
+func FinalNewlineOnly(a, b []byte) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if len(a) == 0 || !bytes.HasPrefix(b, a) || hasFinalNewline(a) {
+		return false
+	}
+	rest := string(b[len(a):])
+	return rest == "\n" || rest == "\r\n"
+}
+
+func hasFinalNewline(b []byte) bool { return len(b) > 0 && b[len(b)-1] == '\n' }
+
+// endAsOurs makes base and theirs end as ours does (with or without a
+// final line break) when ours changed that against base, so the merge
+// sees no change of the last line where there is only the line break.
+func endAsOurs(base, ours, theirs []byte) ([]byte, []byte) {
+	if len(base) == 0 || len(ours) == 0 || hasFinalNewline(base) == hasFinalNewline(ours) {
+		return base, theirs
+	}
+	return setFinalNewline(base, ours), setFinalNewline(theirs, ours)
+}
+
+// setFinalNewline is b ending as like does: with like's final line break
+// ("\n" or "\r\n"), or without one. An empty b stays empty.
+func setFinalNewline(b, like []byte) []byte {
+	if len(b) == 0 {
+		return b
+	}
+	trimmed := bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+	if !hasFinalNewline(b) {
+		trimmed = b
+	}
+	if !hasFinalNewline(like) {
+		return trimmed
+	}
+	eol := "\n"
+	if bytes.HasSuffix(like, []byte("\r\n")) {
+		eol = "\r\n"
+	}
+	return append(append([]byte(nil), trimmed...), eol...)
 }
 
 // Merge3Theirs is Merge3Adjacent that takes theirs where the two sides

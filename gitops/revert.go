@@ -97,6 +97,8 @@ func revertOne(cur, before, after *FileState, overwrite bool) (*FileState, strin
 		return cur, "a file now stands where the agent deleted one"
 	case before == nil && cur == nil:
 		return nil, "" // the agent's new file is gone already
+	case before == nil && !isLink(cur) && !isLink(after) && diff.FinalNewlineOnly(cur.Data, after.Data):
+		return nil, "" // only the final line break differs (diff.Merge3Revert's rule)
 	case before == nil:
 		return cur, "you changed the file the agent created"
 	case cur == nil:

@@ -11,6 +11,7 @@ import (
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
+	"github.com/agentd/agentd/workspace"
 )
 
 // Undo is a revert, restore is a reset (docs/protocol.md "Undo"). Undo of
@@ -405,8 +406,16 @@ func (s *Session) revert(ctx context.Context, store *gitops.Store, owner, id str
 		for _, c := range res.LeftAlone {
 			skip = append(skip, c.Path)
 		}
+		// The buffers to refresh are those of the files this revert
+		// covers: not the excluded ones (it never wrote them), and none
+		// at all when it covers no file (an empty scope is not "all").
+		skip = append(skip, exclude...)
+		var refresh []workspace.BufferState
+		if len(paths) > 0 {
+			refresh = buffersToRefresh(s.WS, written, skip, paths)
+		}
 		failed := s.Buffers.WriteBuffers(ctx, BufferWrite{Reason: why + " put the undone text into the buffer", Written: written,
-			Deleted: res.Deleted, Refresh: buffersToRefresh(s.WS, written, skip, paths)})
+			Deleted: res.Deleted, Refresh: refresh})
 		out.LeftAlone = append(out.LeftAlone, failed...)
 	}
 	return out, nil

@@ -252,10 +252,10 @@ func (c *chat) turn(shown, request string) {
 		}
 		showPlan(c.con, p)
 	}
-	lvl, file := "warn", ""
+	lvl, file := planLogLevel(c.o.verbose).String(), ""
 	ro := runOptions{planPath: c.j.PlanFile(p.ID), wsDir: c.root, stateDir: c.o.w.stateDir, review: c.o.review, yes: c.o.yes,
 		allowBroad: c.o.w.allowBroad,
-		model:      c.o.model, parallel: 4, stepTimeout: engine.DefaultStepTimeout, log: logFlags{file: &file, level: &lvl}}
+		model:      c.o.model, parallel: 4, stepTimeout: engine.DefaultStepTimeout, log: logFlags{file: &file, level: &lvl}, brief: true}
 	c.con.Hold(func() { runWith(c.a.ctx, ro, c.a.stdout, c.a.stderr) })
 	st := c.runOf(p.ID)
 	t.Learn(c.j, st)

@@ -135,6 +135,20 @@ func wireModel(cfg *engine.Config, wsRoot, model string) error {
 	return nil
 }
 
+// planLogLevel is the planner's log level at the terminal: warn, info
+// with --verbose, or what AGENTD_LOG says.
+func planLogLevel(verbose bool) slog.Level {
+	name := "warn"
+	if verbose {
+		name = "info"
+	}
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(logLevelDefault(name))); err != nil {
+		return slog.LevelWarn
+	}
+	return l
+}
+
 // makePlan asks the configured model for a plan; on failure it prints the
 // error and returns a nil plan with the exit code.
 func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.Writer, po planOpts) (*engine.Plan, int) {
@@ -149,7 +163,10 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 	models, err := session.LoadModels(session.ModelOptions{Root: ws.Root(), Model: model, StateDir: po.stateDir,
 		// The model client's log lines (a retry after a 429) print above
 		// the live line, never over it.
-		Logger: slog.New(slog.NewTextHandler(live, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+		// A retry is one line in the terminal's words; other records
+		// only from warn up, unless --verbose or AGENTD_LOG asks for more.
+		Logger: slog.New(frontLog{say: func(line string) { fmt.Fprintf(live, "agentd %s: %s\n", cmd, line) },
+			next: slog.NewTextHandler(live, &slog.HandlerOptions{Level: planLogLevel(po.verbose)})})})
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
 		return nil, exitUsage

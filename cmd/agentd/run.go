@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,6 +51,9 @@ type runOptions struct {
 	explore     int      // with request: the planner's exploration rounds, as agentd plan --explore
 	maxFileSize sizeFlag // files larger than this are not read by tools nor kept in snapshots
 	log         logFlags
+	// brief: a chat turn's run, whose summary is a few lines (briefSummary);
+	// the turn's line after it gives the tokens and cost.
+	brief bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -226,7 +230,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	if con.tty {
 		logOut = consoleLog{con} // above the status line, never over it
 	}
-	logger, closeLog, ok := o.log.logger("run", logOut)
+	logger, closeLog, ok := o.log.frontLogger("run", logOut, func(line string) { fmt.Fprintln(logOut, "agentd run: "+line) })
 	if !ok {
 		return exitUsage
 	}
@@ -362,11 +366,18 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		newJSONEncoder(stdout).Encode(jsonResult{Type: "result", State: &st, Summary: st.Summary, Undo: undo})
 	} else {
 		fmt.Fprintln(stdout)
-		fmt.Fprint(stdout, st.Summary)
+		if o.brief {
+			fmt.Fprint(stdout, briefSummary(&st))
+		} else {
+			fmt.Fprint(stdout, st.Summary)
+		}
 		if note := pendingNote(t.runPending(st.RunID), hintCommand(ws.Root(), o.stateDir, "review", st.RunID)); note != "" {
 			fmt.Fprintf(stdout, "\n%s\n", note)
 		}
-		if undo != "" {
+		switch {
+		case undo != "" && o.brief:
+			fmt.Fprintln(stdout, "/undo undoes the run")
+		case undo != "":
 			fmt.Fprintf(stdout, "\nUndo the whole run: %s\n", undo)
 		}
 		if side != nil {
@@ -410,4 +421,46 @@ func planName(p *engine.Plan, pos []string) string {
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// briefSummary is a chat turn's run in a few lines: its status and steps,
+// the files it changed, and what failed. The whole summary stays in the
+// journal (agentd runs RUN); the turn's line gives the tokens and cost.
+func briefSummary(st *engine.RunState) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %s: %s, %d of %d steps completed", st.RunID, st.Status, st.CompletedSteps, st.TotalSteps)
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{st.FailedSteps, "failed"}, {st.SkippedSteps, "skipped"}, {st.BlockedSteps, "blocked"}} {
+		if c.n > 0 {
+			fmt.Fprintf(&b, ", %d %s", c.n, c.what)
+		}
+	}
+	b.WriteString("\n")
+	if n := len(st.FilesChanged); n > 0 {
+		files := st.FilesChanged
+		more := ""
+		if n > 6 {
+			files, more = files[:6], fmt.Sprintf(" and %d more", n-6)
+		}
+		fmt.Fprintf(&b, "changed: %s%s\n", strings.Join(files, ", "), more)
+	}
+	firstLine := func(s string) string {
+		s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+		if len(s) > 200 {
+			s = s[:200] + "…"
+		}
+		return s
+	}
+	for _, step := range st.Steps {
+		if step.Status == engine.StepFailed && step.Error != "" {
+			fmt.Fprintf(&b, "step %s failed: %s\n", step.ID, firstLine(step.Error))
+			break
+		}
+	}
+	if st.Error != "" && st.FailedSteps == 0 {
+		fmt.Fprintf(&b, "%s\n", firstLine(st.Error))
+	}
+	return b.String()
 }

@@ -10,6 +10,11 @@ import (
 	"github.com/agentd/agentd/engine"
 )
 
+// RetryMessage is the message of the log record Call writes before each
+// retry, with the attributes model, attempt, wait (a time.Duration) and
+// err; a terminal front end says it in its own words (cmd/agentd).
+const RetryMessage = "model call failed; retrying"
+
 // RetryPolicy bounds the provider client's own retries of retryable errors.
 // The zero value means the defaults below.
 type RetryPolicy struct {
@@ -114,7 +119,7 @@ func (c *Client) Call(ctx context.Context, budget engine.Budget, req *Request) (
 			if !ok {
 				return nil, engine.Usage{}, fmt.Errorf("not retried: the server asks to wait longer than %v: %w", pol.MaxRetryAfter, lastErr)
 			}
-			c.Logger.Info("model call failed; retrying", "model", c.Spec.Label, "attempt", attempt+1, "wait", d, "err", lastErr)
+			c.Logger.Info(RetryMessage, "model", c.Spec.Label, "attempt", attempt+1, "wait", d, "err", lastErr)
 			t := time.NewTimer(d)
 			select {
 			case <-ctx.Done():
