@@ -86,7 +86,10 @@ type worker struct {
 	// (step_snapshot.go), ignored the ignored files then (ignored.go);
 	// under s.snapOrder.mu.
 	cmdFrom string
-	ignored map[string]fileStamp
+	// cmdSaves numbers the editor's saves before the step's first command
+	// (workspace.SaveSeq): later ones are the user's, not the command's.
+	cmdSaves uint64
+	ignored  map[string]fileStamp
 	// unchecked names the tools of the step's calls that run outside
 	// agentd (tools.UncheckedWriter: MCP tools); under mu.
 	unchecked []string

@@ -25,6 +25,14 @@ type Ledger interface {
 	Revert(ctx context.Context, owners []string, opts gitops.RevertOptions) (*gitops.RevertResult, error)
 }
 
+// SavesLedger is a Ledger that records a command's effect starting from
+// the files the user saved in the editor while it ran
+// (gitops.Store.RecordSnapshotEditsOver): a save is the user's, not the
+// command's.
+type SavesLedger interface {
+	RecordSnapshotEditsOver(ctx context.Context, owner, step, from, to string, saved map[string]*gitops.FileState) error
+}
+
 // RunOwner is the ledger owner of a run's edits.
 func RunOwner(runID string) string { return "run/" + runID }
 
@@ -48,6 +56,14 @@ func (l storeLedger) RecordSnapshotEdits(ctx context.Context, owner, step, from,
 		return err
 	}
 	return s.RecordSnapshotEdits(ctx, owner, step, from, to, paths)
+}
+
+func (l storeLedger) RecordSnapshotEditsOver(ctx context.Context, owner, step, from, to string, saved map[string]*gitops.FileState) error {
+	s, err := l()
+	if err != nil {
+		return err
+	}
+	return s.RecordSnapshotEditsOver(ctx, owner, step, from, to, saved)
 }
 
 func (l storeLedger) Revert(ctx context.Context, owners []string, opts gitops.RevertOptions) (*gitops.RevertResult, error) {

@@ -39,9 +39,12 @@ import (
 //     new from the disk unless another command ran since the previous
 //     snapshot), and while any runs, every path that changes on disk is
 //     the run's. So the user's edits made before a command started stay
-//     the user's; an edit the user makes on disk while a command runs
-//     cannot be told from the command's and counts as the agent's (the
-//     restore's undo snapshot still holds it).
+//     the user's. A file the user saves in the editor while a command
+//     runs (didSave: workspace.SavedSince) is the user's too: the
+//     command's effect on it is recorded from what was saved. An edit
+//     another program makes on disk meanwhile cannot be told from the
+//     command's and counts as the agent's (the restore's undo snapshot
+//     still holds it).
 
 // stepSnapshots serialises a run's snapshots (so the list is in time
 // order) and keeps what decides their limits.
@@ -94,6 +97,9 @@ func (w *worker) commandStarted(ctx context.Context) func() {
 		// The command's effect is what changed from here to the
 		// snapshot after the step (recordCommands).
 		w.cmdFrom = snaps[len(snaps)-1]
+		if s.cfg.WS != nil {
+			w.cmdSaves = s.cfg.WS.SaveSeq()
+		}
 		w.ignoredBefore(ctx)
 	}
 	s.snapOrder.commands++
@@ -116,7 +122,23 @@ func (w *worker) recordCommands(ctx context.Context, from, to string) {
 	if s.recorder() == nil {
 		return
 	}
-	if err := s.cfg.Ledger.RecordSnapshotEdits(context.WithoutCancel(ctx), RunOwner(s.r.id), w.j.step.ID, from, to, nil); err != nil {
+	var saved map[string][]byte
+	if s.cfg.WS != nil {
+		saved = s.cfg.WS.SavedSince(w.cmdSaves)
+	}
+	var err error
+	if sl, ok := s.cfg.Ledger.(SavesLedger); ok && len(saved) > 0 {
+		// The files the user saved in the editor while the commands ran:
+		// their effect starts from what was saved.
+		states := make(map[string]*gitops.FileState, len(saved))
+		for p, data := range saved {
+			states[p] = &gitops.FileState{Data: data}
+		}
+		err = sl.RecordSnapshotEditsOver(context.WithoutCancel(ctx), RunOwner(s.r.id), w.j.step.ID, from, to, states)
+	} else {
+		err = s.cfg.Ledger.RecordSnapshotEdits(context.WithoutCancel(ctx), RunOwner(s.r.id), w.j.step.ID, from, to, nil)
+	}
+	if err != nil {
 		s.log.Warn("recording a command's effect failed", "step", w.j.step.ID, "from", from, "to", to, "err", err)
 		w.output("log", fmt.Sprintf("agentd: what the commands of step %s changed is not recorded for undo (%v); agentd snapshot restore %s brings back the state before them\n", w.j.step.ID, err, from))
 	}

@@ -177,6 +177,24 @@ func (s *Store) RecordSnapshotEdits(ctx context.Context, owner, step, from, to s
 	return s.recordSnapshotEditsLocked(owner, step, from, to, prefixes)
 }
 
+// RecordSnapshotEditsOver is RecordSnapshotEdits of a command's effect
+// where saved are the files known to have been written by someone else
+// while the command ran (the user's saves in the editor): path -> the
+// content saved. Such a path's edit starts from what was saved, and is
+// none when the snapshot after holds just that: the user's save is not
+// the command's.
+func (s *Store) RecordSnapshotEditsOver(ctx context.Context, owner, step, from, to string, saved map[string]*FileState) error {
+	if err := checkOwner(owner); err != nil {
+		return fmt.Errorf("gitops: record edits: %w", err)
+	}
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return s.recordSnapshotEditsLocked(owner, step, from, to, nil, saved)
+}
+
 // Ledger lists owner's edits in the order they were recorded (nil, nil
 // when there are none).
 func (s *Store) Ledger(ctx context.Context, owner string) ([]LedgerEntry, error) {

@@ -319,8 +319,9 @@ func (s *Store) dropRunLedgers(runs map[string]bool) error {
 }
 
 // recordSnapshotEditsLocked records what changed between snapshots from
-// and to, under prefixes.
-func (s *Store) recordSnapshotEditsLocked(owner, step, from, to string, prefixes []string) error {
+// and to, under prefixes. saved are states known to come from elsewhere
+// meanwhile (RecordSnapshotEditsOver): a path's edit starts there.
+func (s *Store) recordSnapshotEditsLocked(owner, step, from, to string, prefixes []string, saved ...map[string]*FileState) error {
 	a, err := s.getLocked(from)
 	if err != nil {
 		return fmt.Errorf("gitops: record the edits of %s: the snapshot before: %w", owner, err)
@@ -372,19 +373,53 @@ func (s *Store) recordSnapshotEditsLocked(owner, step, from, to string, prefixes
 	}
 	now := time.Now().UTC()
 	var entries []LedgerEntry
+	var fromSaved []Edit
 	for _, p := range paths {
 		x, inA := fa[p]
 		y, inB := fb[p]
+		if st := savedState(saved, p); st != nil {
+			if inB && hashObject(plumbing.BlobObject, st.Data) == y.hash {
+				continue // what was saved is what the snapshot after holds
+			}
+			e := Edit{Path: p, Before: st}
+			if inB {
+				data, err := s.readBlob(y.hash)
+				if err != nil {
+					return fmt.Errorf("gitops: record the edits of %s: read %s in snapshot %s: %w", owner, p, short(b.ID), err)
+				}
+				e.After = &FileState{Data: data, Mode: fsModeOf(y.mode)}
+			}
+			if inA {
+				e.Before.Mode = fsModeOf(x.mode)
+			}
+			fromSaved = append(fromSaved, e)
+			continue
+		}
 		if inA == inB && (!inA || x.hash == y.hash && x.mode == y.mode) {
 			continue // the disk held it already when the snapshot before was taken
 		}
 		entries = append(entries, LedgerEntry{Owner: owner, Step: step, Path: p, Before: ref(x, inA), After: ref(y, inB), At: now})
+	}
+	if len(fromSaved) > 0 {
+		if err := s.recordEditsLocked(owner, step, fromSaved); err != nil {
+			return err
+		}
 	}
 	if len(entries) == 0 {
 		return nil
 	}
 	s.changed = true
 	return s.appendLedger(owner, entries)
+}
+
+// savedState is path's state in saved (nil: none given).
+func savedState(saved []map[string]*FileState, path string) *FileState {
+	for _, m := range saved {
+		if st := m[path]; st != nil {
+			return st
+		}
+	}
+	return nil
 }
 
 // loadState reads a ledger side's content (nil: absent).

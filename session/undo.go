@@ -620,6 +620,15 @@ type sessionLedger struct {
 	s *Session
 }
 
+// RecordSnapshotEditsOver records a command's effect from the user's
+// saves made while it ran (engine.SavesLedger), when the ledger can.
+func (l sessionLedger) RecordSnapshotEditsOver(ctx context.Context, owner, step, from, to string, saved map[string]*gitops.FileState) error {
+	if sl, ok := l.Ledger.(engine.SavesLedger); ok {
+		return sl.RecordSnapshotEditsOver(ctx, owner, step, from, to, saved)
+	}
+	return l.Ledger.RecordSnapshotEdits(ctx, owner, step, from, to, nil)
+}
+
 func (l sessionLedger) Revert(ctx context.Context, owners []string, opts gitops.RevertOptions) (*gitops.RevertResult, error) {
 	id, ok := strings.CutPrefix(opts.RecordAs, "undo/")
 	if len(owners) != 1 || !ok || len(opts.Paths) > 0 {

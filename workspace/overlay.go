@@ -112,15 +112,17 @@ func (w *Workspace) SaveOverlay(p string, text []byte) error {
 		return err
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	o, ok := w.overlays[r.real]
 	if !ok {
+		w.mu.Unlock()
 		return &PathError{Path: p, Err: ErrNotOpen}
 	}
 	if text != nil {
 		o.text = bytes.Clone(text)
 	}
 	o.agentUnsaved, o.userUnsaved = false, false
+	w.mu.Unlock()
+	w.noteSave(r.real)
 	return nil
 }
 

@@ -30,6 +30,8 @@ type Workspace struct {
 	overlays map[string]*overlay // by real (symlink-resolved) rel
 
 	applyMu sync.Mutex // serialises Apply and Revert so two never interleave on one file
+
+	saves saveLog // the editor's saves (saves.go)
 }
 
 // Open opens root (made absolute and symlink-resolved).
