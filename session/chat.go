@@ -373,6 +373,30 @@ func (cs *ChatStore) AddTurn(ctx context.Context, id, request string, plan *engi
 	return t, nil
 }
 
+// PlanChanged shows the plan of a chat turn as it is now (edited, or
+// made again); a plan of no chat turn is left alone.
+func (cs *ChatStore) PlanChanged(ctx context.Context, plan *engine.Plan) {
+	if plan == nil {
+		return
+	}
+	id := cs.chatOfPlan(plan.ID)
+	if id == "" {
+		return
+	}
+	_, err := cs.update(ctx, id, func(c *Chat) error {
+		for i := len(c.Turns) - 1; i >= 0; i-- {
+			if t := c.Turns[i]; t.PlanID == plan.ID {
+				t.SetPlan(plan)
+				return nil
+			}
+		}
+		return errNoTurn
+	})
+	if err != nil && !errors.Is(err, errNoTurn) {
+		cs.j.Log().Error("a chat turn's new plan is not kept in its chat", "chat", id, "plan", plan.ID, "err", err)
+	}
+}
+
 // chatOfPlan is the chat whose turn made plan planID ("" if none): this
 // process's turns first, else every chat read.
 func (cs *ChatStore) chatOfPlan(planID string) string {
