@@ -16,12 +16,14 @@ import (
 // session, and agentd/chat/changed tells the editor to load it again.
 
 func chatMethods() map[string]method {
+	// Async: they read and write the chats' records (and wait for
+	// another process's lock on them) off the connection's read loop.
 	return map[string]method{
-		"agentd/chat/new":    {call: (*Server).chatNew},
-		"agentd/chat/list":   {call: (*Server).chatList},
-		"agentd/chat/load":   {call: (*Server).chatLoad},
-		"agentd/chat/rename": {call: (*Server).chatRename},
-		"agentd/chat/delete": {call: (*Server).chatDelete},
+		"agentd/chat/new":    {call: (*Server).chatNew, async: true},
+		"agentd/chat/list":   {call: (*Server).chatList, async: true},
+		"agentd/chat/load":   {call: (*Server).chatLoad, async: true},
+		"agentd/chat/rename": {call: (*Server).chatRename, async: true},
+		"agentd/chat/delete": {call: (*Server).chatDelete, async: true},
 	}
 }
 
