@@ -2,12 +2,17 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/internal/fakemodel"
+	agentsession "github.com/agentd/agentd/session"
 )
 
 // TestPromptsAreTurnsOfAConversation: each prompt's planner is told the
@@ -18,7 +23,9 @@ func TestPromptsAreTurnsOfAConversation(t *testing.T) {
 	url := fake.Start(t)
 	ws, state := t.TempDir(), t.TempDir()
 	c := &testClient{}
-	conn, stop := start(t, c, modelOptions(url, state))
+	conn, stopServe := start(t, c, modelOptions(url, state))
+	var once sync.Once
+	stop := func() { once.Do(stopServe) }
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
 	ctx := context.Background()
@@ -56,5 +63,25 @@ func TestPromptsAreTurnsOfAConversation(t *testing.T) {
 	third := planRequest("look again")
 	if !strings.Contains(third, "Turn 2. The user asked: read it back") || !strings.Contains(third, "The user undid this turn's run") {
 		t.Errorf("the third prompt's planner was not told of turn 2 and the undo:\n%s", third)
+	}
+	stop()
+
+	// The conversation is the workspace's chat (the editors' agentd/chat/*,
+	// agentd chat --resume): the session names it, and it holds the turns.
+	matches, _ := filepath.Glob(filepath.Join(state, "workspaces", "*", "journal", "acp", "sessions", string(ns.SessionId)+".json"))
+	var saved savedSession
+	if len(matches) != 1 {
+		t.Fatalf("saved session files: %v", matches)
+	}
+	if data, err := os.ReadFile(matches[0]); err != nil || json.Unmarshal(data, &saved) != nil || saved.ChatID == "" || len(saved.Conversation.Turns) != 0 {
+		t.Fatalf("the saved session names no chat (or keeps its own turns): %v %+v", err, saved)
+	}
+	var chat agentsession.Chat
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(filepath.Dir(matches[0]))), "chats", saved.ChatID+".json"))
+	if err != nil || json.Unmarshal(data, &chat) != nil {
+		t.Fatalf("the session's chat %s is not in the chat store: %v", saved.ChatID, err)
+	}
+	if len(chat.Turns) != 3 || chat.Turns[1].Request != "read it back" || !chat.Turns[1].Undone || chat.Turns[0].Status != "completed" {
+		t.Fatalf("the session's chat: %+v", chat)
 	}
 }

@@ -309,6 +309,31 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string, 
 	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID, /undo, /undo-restore, /rules and /revoke ID", cmd)})
 }
 
+// chat is the session's chat (made at its first prompt) and what the
+// planner of its next turn is told of the turns before; "" when the chat
+// store cannot keep one (logged: the prompt is planned alone).
+func (s *session) chat(ctx context.Context) (id, prior string) {
+	s.mu.Lock()
+	id = s.saved.ChatID
+	s.mu.Unlock()
+	if id != "" {
+		prior, err := s.sess.ChatContext(id, "in the editor")
+		if err == nil {
+			return id, prior
+		}
+		s.log.Warn("the session's chat cannot be read; a new chat starts", "chat", id, "error", err)
+	}
+	c, err := s.sess.NewChat(ctx, "")
+	if err != nil {
+		s.log.Error("no chat can be kept for the session; the prompt is planned without the turns before", "error", err)
+		return "", ""
+	}
+	s.mu.Lock()
+	s.saved.ChatID = c.ID
+	s.mu.Unlock()
+	return c.ID, ""
+}
+
 // makePlan asks the planner for a plan and shows it.
 func (s *session) makePlan(ctx context.Context, request string, files []string, imgs []llm.Image) (*engine.Plan, error) {
 	if s.planner == nil {
@@ -318,9 +343,7 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 	// The turns before this one (what they asked and planned, the user's
 	// review decisions and reasons, what failed, what was undone), as
 	// every conversation's planner is told them (session.Conversation).
-	s.mu.Lock()
-	prior := s.saved.Conversation.Context("in the editor")
-	s.mu.Unlock()
+	chatID, prior := s.chat(ctx)
 	req := llm.CreateRequest{Request: prior + request, Workspace: s.ws, OpenFiles: files, Images: imgs,
 		// A sensitive file the planner's model wants to read asks
 		// (session/request_permission), as a step's read does.
@@ -351,8 +374,12 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 	}
 	s.mu.Lock()
 	s.saved.Plan = plan
-	s.saved.Conversation.Add(request, plan)
 	s.mu.Unlock()
+	if chatID != "" {
+		if _, err := s.sess.AddChatTurn(ctx, chatID, request, plan); err != nil {
+			s.log.Error("the prompt's turn is not kept in the session's chat", "chat", chatID, "error", err)
+		}
+	}
 	if err := savePlan(s.journal, plan); err != nil {
 		return nil, err
 	}
@@ -417,11 +444,9 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 	if fp := run.Plan(); fp != nil {
 		s.saved.Plan = fp
 	}
-	if n := len(s.saved.Conversation.Turns); n > 0 {
-		s.saved.Conversation.Turns[n-1].Learn(s.journal, &st)
-	}
 	s.saved.Run = savedRun(st)
 	s.mu.Unlock()
+	s.sess.ChatStore().LearnRun(context.WithoutCancel(ctx), &st) // the turn that made the plan
 	var b strings.Builder
 	fmt.Fprintf(&b, "Run %s: **%s** — %d of %d steps completed", st.RunID, st.Status, st.CompletedSteps, st.TotalSteps)
 	if st.FailedSteps > 0 {
@@ -565,11 +590,7 @@ func (s *session) undoRun(ctx context.Context, u undoArgs) error {
 		}
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
 	}
-	if res.Applied && !res.DryRun {
-		s.mu.Lock()
-		s.saved.Conversation.Undid(res.RunID)
-		s.mu.Unlock()
-	}
+	// The chat turn that ran it is marked undone by the session's undo.
 	s.reportUndo(&res.UndoResult, "run "+res.RunID, "/undo "+res.RunID, u.diff)
 	if res.Leftovers != nil && res.Applied && !res.DryRun {
 		// What the undo could not take back, in the session's words.

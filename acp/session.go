@@ -89,8 +89,13 @@ type savedSession struct {
 	CostUSD      float64             `json:"costUSD"`
 	UpdatedAt    time.Time           `json:"updatedAt"`
 	Transcript   []sdk.SessionUpdate `json:"transcript,omitempty"`
-	// Conversation is what each prompt's planner is told about the turns
-	// before it (session.Conversation, as agentd chat's).
+	// ChatID is the session's chat in the workspace's chat store: its
+	// conversation, what each prompt's planner is told about the turns
+	// before it (session.Conversation), shared with the editors'
+	// agentd/chat/* and agentd chat --resume.
+	ChatID string `json:"chatId,omitempty"`
+	// Conversation is where sessions saved before the chat store kept
+	// their turns; a loaded one moves them into a chat.
 	Conversation agentsession.Conversation `json:"conversation,omitempty"`
 }
 
@@ -147,6 +152,14 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		if err != nil {
 			_ = sess.Close()
 			return nil, err
+		}
+	}
+	if len(s.saved.Conversation.Turns) > 0 && s.saved.ChatID == "" {
+		// A session saved before the chat store: its turns become a chat.
+		if c, err := sess.ChatStore().Import(ctx, "", s.saved.Conversation); err != nil {
+			s.log.Error("the session's earlier turns are not kept as a chat", "error", err)
+		} else {
+			s.saved.ChatID, s.saved.Conversation = c.ID, agentsession.Conversation{}
 		}
 	}
 	s.store, _ = sess.Store()

@@ -82,6 +82,7 @@ func toRPCError(ctx context.Context, err error) error {
 		terr *json.UnmarshalTypeError
 		serr *json.SyntaxError
 		aerr *engine.ActiveRunError
+		chnf *session.ChatNotFoundError
 	)
 	switch {
 	case errors.As(err, &perr):
@@ -93,6 +94,8 @@ func toRPCError(ctx context.Context, err error) error {
 	case errors.As(err, &nsnp):
 		// Undo names the run it cannot undo rather than skip it.
 		return withData(CodeNotFound, map[string]string{"runId": nsnp.RunID, "reason": "noSnapshots"})
+	case errors.As(err, &chnf):
+		return withData(CodeNotFound, map[string]string{"chatId": chnf.ID})
 	case errors.Is(err, session.ErrNothingToUndo), errors.Is(err, session.ErrNoRestoreToUndo), errors.Is(err, session.ErrNoSuchRun):
 		return withData(CodeNotFound, nil)
 	case errors.As(err, &terr):

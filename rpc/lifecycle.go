@@ -231,6 +231,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	if sess != nil {
 		s.sess, s.ws = sess, sess.WS
 		sess.Buffers = editorBuffers{s, sess.WS}
+		sess.ChatStore().OnChange(s.chatChanged) // agentd/chat/changed
 		s.changes.Book = sess.Book
 		cfg := sess.Config()
 		cfg.Tools = s.registry

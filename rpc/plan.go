@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -191,6 +192,8 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 		WorkDoneToken json.RawMessage `json:"workDoneToken"`
 		ExploreRounds int             `json:"exploreRounds"`
 		MapTokens     int             `json:"mapTokens"`
+		// ChatID makes the plan a turn of that chat (agentd/chat/new).
+		ChatID string `json:"chatId"`
 	}
 	if err := decode(params, &p); err != nil {
 		return nil, err
@@ -202,6 +205,20 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 		return nil, errNoModel
 	}
 	req := PlanRequest{Request: p.Request, ExploreRounds: p.ExploreRounds, MapTokens: p.MapTokens, Approve: (*approver)(s).Approve}
+	var sess *session.Session
+	if p.ChatID != "" {
+		// The chat's turns before this one, as every conversation's
+		// planner is told them (session.Conversation).
+		var err error
+		if sess, err = s.session(); err != nil {
+			return nil, err
+		}
+		prior, err := sess.ChatContext(p.ChatID, "in the editor")
+		if err != nil {
+			return nil, err
+		}
+		req.Request = prior + p.Request
+	}
 	var end func()
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()
@@ -212,13 +229,20 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	if err != nil {
 		return nil, err
 	}
-	if pl.Request == "" {
-		pl.Request = p.Request
+	if pl.Request == "" || p.ChatID != "" {
+		pl.Request = p.Request // the user's words; the chat keeps the rest
 	}
 	if err := s.validatePlan(pl); err != nil {
 		return nil, err
 	}
-	return s.storePlan(pl, "model", "created from a request")
+	pl, err = s.storePlan(pl, "model", "created from a request")
+	if err != nil || sess == nil {
+		return pl, err
+	}
+	if _, err := sess.AddChatTurn(ctx, p.ChatID, p.Request, pl); err != nil {
+		return nil, err
+	}
+	return pl, nil
 }
 
 func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, error) {
@@ -353,6 +377,7 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 	}
 	s.plans.m[p.PlanID] = np
 	s.plans.mu.Unlock()
+	s.chatPlanChanged(ctx, np)
 	return np, nil
 }
 
@@ -371,16 +396,36 @@ func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (an
 	if s.opts.PlanMaker == nil {
 		return nil, errNoModel
 	}
-	pl, err := s.opts.PlanMaker.MakePlan(ctx, PlanRequest{Request: cur.Request, Previous: cur.Clone(), Feedback: p.Feedback})
+	prev := cur.Clone()
+	if sess, err := s.session(); err == nil {
+		// A chat turn's plan is made again in the light of the turns
+		// before it, as it was made.
+		if prior, ok := sess.ChatStore().ContextOfPlan(cur.ID, "in the editor"); ok {
+			prev.Request = prior + cur.Request
+		}
+	}
+	pl, err := s.opts.PlanMaker.MakePlan(ctx, PlanRequest{Request: prev.Request, Previous: prev, Feedback: p.Feedback})
 	if err != nil {
 		return nil, err
 	}
 	pl.ID = cur.ID
+	pl.Request = cur.Request
 	pl.Version = cur.Version + 1
 	pl.CreatedAt = cur.CreatedAt
 	pl.History = append(append([]engine.PlanUpdate(nil), cur.History...), pl.History...)
 	if err := s.validatePlan(pl); err != nil {
 		return nil, err
 	}
-	return s.storePlan(pl, "model", "regenerated: "+p.Feedback)
+	pl, err = s.storePlan(pl, "model", "regenerated: "+p.Feedback)
+	if err == nil {
+		s.chatPlanChanged(ctx, pl)
+	}
+	return pl, err
+}
+
+// chatPlanChanged shows a chat turn's plan as edited or made again.
+func (s *Server) chatPlanChanged(ctx context.Context, pl *engine.Plan) {
+	if sess, err := s.session(); err == nil {
+		sess.ChatStore().PlanChanged(ctx, pl)
+	}
 }

@@ -197,7 +197,7 @@ func registerMethods() map[string]method {
 	m := map[string]method{}
 	for _, group := range []map[string]method{
 		lifecycleMethods(), documentMethods(), planMethods(), runMethods(),
-		changeMethods(), reproposeMethods(), snapshotMethods(), undoMethods(), policyMethods(), toolMethods(),
+		changeMethods(), reproposeMethods(), snapshotMethods(), undoMethods(), policyMethods(), toolMethods(), chatMethods(),
 	} {
 		for name, h := range group {
 			if _, dup := m[name]; dup {
@@ -572,5 +572,5 @@ func (s *Server) capabilities() clientCaps {
 var ServerToClient = []string{
 	"agentd/run/didChange", "window/workDoneProgress/create", "$/progress", "agentd/approval/request",
 	"window/showMessageRequest", "workspace/applyEdit", "agentd/documents/save", "agentd/changes/didChange",
-	"agentd/documents/reload",
+	"agentd/documents/reload", "agentd/chat/changed",
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
@@ -95,3 +96,7 @@ func RiskVaries(t Tool) bool {
 	_, ok := t.(tools.RiskAssessor)
 	return ok
 }
+
+// ModelRetryMessage is the log message of a model call that failed and
+// is tried again: a front end says it in its own words instead.
+const ModelRetryMessage = llm.RetryMessage

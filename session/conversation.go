@@ -19,7 +19,10 @@ import (
 // Turn is what the next turns are told about one turn. A front end keeps
 // it with its conversation (ACP saves it with the session).
 type Turn struct {
-	Request   string           `json:"request"`
+	Request string `json:"request"`
+	// PlanID is the plan made for the turn (a chat's turns: the run of
+	// that plan, from any front end, is learned into the turn).
+	PlanID    string           `json:"planId,omitempty"`
 	PlanTitle string           `json:"planTitle,omitempty"`
 	PlanSteps []string         `json:"planSteps,omitempty"` // "id [tool] what it acts on"
 	RunID     string           `json:"runId,omitempty"`

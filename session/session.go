@@ -76,6 +76,9 @@ type Session struct {
 
 	policyMu sync.Mutex
 
+	// chats are the workspace's chats (chat.go), in its journal.
+	chats *ChatStore
+
 	// userGit holds, per run in progress, the user's repository as it was
 	// at the run's start (usergit.go).
 	userGitMu sync.Mutex
@@ -115,6 +118,11 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	}
 	s := &Session{WS: ws, log: log, storeReady: make(chan struct{}), userGit: map[string]*userGitRun{}}
 	j, err := engine.OpenJournal(opts.StateDir, ws.Root(), log)
+	if err == nil {
+		s.chats = NewChatStore(j)
+	} else {
+		s.chats = NewChatStore(nil)
+	}
 	s.Book = NewBook(j, func(cs string, err error) {
 		log.Error("the review of a change set is not recorded", "change", cs, "err", err)
 	})
@@ -216,7 +224,7 @@ func (s *Session) Close() error {
 // writer...), planner and model.
 func (s *Session) Config() engine.Config {
 	cfg := engine.Config{WS: s.WS, Journal: s.Journal, Book: s.Book, Snapshots: Snapshotter{s}, Ledger: sessionLedger{engine.StoreLedger(s.Store), s},
-		Subscribers: []engine.Subscriber{userGitRecorder{s}}}
+		Subscribers: []engine.Subscriber{userGitRecorder{s}, chatRecorder{s}}}
 	if pol, err := s.Policy(); err == nil {
 		cfg.Approval = &pol
 	} else {

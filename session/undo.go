@@ -298,6 +298,7 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 		if err := s.Journal.MarkUndoneBy(st.RunID, journal.Undone{How: journal.HowUndo, UndoID: out.UndoID, Kept: out.Kept}); err != nil {
 			return nil, fmt.Errorf("run %s is undone but that is not recorded (the next undo would pick it again): %w", st.RunID, err)
 		}
+		s.chats.Undid(ctx, st.RunID) // the chat turn that ran it, if any
 	}
 	out.Leftovers = s.Leftovers(ctx, st.RunID, st.SkippedFiles)
 	return out, nil
@@ -598,6 +599,7 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 			if err := s.Journal.Unmark(r.RunID); err != nil {
 				return nil, fmt.Errorf("run %s is back but still recorded as undone: %w", r.RunID, err)
 			}
+			s.chats.Redone(ctx, r.RunID) // its chat turn is not undone any more
 		}
 	}
 	return out, nil

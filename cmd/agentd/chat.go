@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -28,6 +29,8 @@ type chatOptions struct {
 	review  string
 	verbose bool
 	explore int
+	resume  string // --resume: the chat to continue
+	list    bool   // --list: list the chats and end
 }
 
 // chatTurn is one turn: what the core keeps of it for the next turns, and
@@ -57,7 +60,11 @@ func newChatCmd(a *app) *cobra.Command {
 		Long: `A conversation with the model at the terminal (also 'agentd' with no arguments on a
 terminal). Each turn makes a plan from your request, with the repository map and exploration,
 shows it and runs it with the usual review; the turn (plan, your review decisions and
-reasons, results, failures) is context for the next. /help lists the commands.`,
+reasons, results, failures) is context for the next. /help lists the commands.
+
+The conversation is kept as a chat of the workspace, the same chats the editors (VS Code,
+Neovim) and ACP sessions show: --list lists them, --resume CHAT continues one, wherever it
+was started.`,
 		Args: noArgs,
 		RunE: a.action(func(cmd *cobra.Command, args []string) int {
 			return cmdChat(a, o)
@@ -69,6 +76,8 @@ reasons, results, failures) is context for the next. /help lists the commands.`,
 	fs.BoolVar(&o.yes, "yes", false, "answer yes to every approval and review")
 	fs.StringVar(&o.review, "review", "", "show file changes `MODE`: before, after or none (default: before)")
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "show the model's text as it streams in while it plans")
+	fs.StringVar(&o.resume, "resume", "", "continue the chat `CHAT` (agentd chat --list shows them), started here, in an editor or over ACP")
+	fs.BoolVar(&o.list, "list", false, "list the workspace's chats, the latest first, and end")
 	fs.IntVar(&o.explore, "explore", 0, "let the model read and search the workspace for up to `N` rounds before each plan (default 6; -1: none)")
 	completeDirs(cmd, "workspace", "state-dir")
 	completeWords(cmd, "review", "before", "after", "none")
@@ -82,8 +91,9 @@ type chat struct {
 	j       *engine.Journal
 	con     *console
 	turns   []*chatTurn
-	conv    session.Conversation
-	confirm bool // /plan: the next plan waits for r/e/q
+	chats   *session.ChatStore
+	chatID  string // the chat this conversation is kept as ("" until its first turn)
+	confirm bool   // /plan: the next plan waits for r/e/q
 }
 
 func cmdChat(a *app, o chatOptions) int {
@@ -101,6 +111,9 @@ func cmdChat(a *app, o chatOptions) int {
 	}
 	root := ws.Root()
 	ws.Close()
+	if o.list {
+		return listChats(a, o, root)
+	}
 	if !chatModelReady(root, o.model, a.stderr) {
 		return exitUsage
 	}
@@ -109,8 +122,18 @@ func cmdChat(a *app, o chatOptions) int {
 		fmt.Fprintf(a.stderr, "agentd chat: %v\n", err)
 		return exitFailed
 	}
-	c := &chat{a: a, o: o, root: root, j: j, con: newConsole(a.stdout, stdin)}
-	c.con.Println(c.con.paint("1", "agentd chat") + " in " + root + c.modelNote() + "\n/help lists the commands; Ctrl-D ends the conversation.")
+	c := &chat{a: a, o: o, root: root, j: j, con: newConsole(a.stdout, stdin), chats: session.NewChatStore(j)}
+	resumed := ""
+	if o.resume != "" {
+		ch, err := c.chats.Get(o.resume)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "agentd chat --resume: %v\n", chatErr(err))
+			return exitUsage
+		}
+		c.chatID = ch.ID
+		resumed = fmt.Sprintf("\ncontinuing chat %s %q (%d turn%s before this one)", ch.ID, ch.Title, len(ch.Turns), plural(len(ch.Turns)))
+	}
+	c.con.Println(c.con.paint("1", "agentd chat") + " in " + root + c.modelNote() + resumed + "\n/help lists the commands; Ctrl-D ends the conversation.")
 	for {
 		q := "›"
 		if c.failed() != nil {
@@ -139,7 +162,79 @@ func (c *chat) modelNote() string {
 }
 
 // failed is the last turn when it failed and was not undone.
-func (c *chat) failed() *session.Turn { return c.conv.Failed() }
+func (c *chat) failed() *session.Turn {
+	if c.chatID == "" {
+		return nil
+	}
+	ch, err := c.chats.Get(c.chatID)
+	if err != nil {
+		return nil
+	}
+	return ch.Failed()
+}
+
+// context is what the planner of the next turn is told of the turns
+// before (session.Conversation), as the chat holds them now: its turns
+// here, in an editor or over ACP.
+func (c *chat) context() string {
+	if c.chatID == "" {
+		return ""
+	}
+	prior, err := c.chats.Context(c.chatID, "at the terminal")
+	if err != nil {
+		c.con.Println(fmt.Sprintf("agentd chat: %v; this turn is planned without the turns before", chatErr(err)))
+		return ""
+	}
+	return prior
+}
+
+// keep records the turn in the chat, making the chat at the first turn.
+func (c *chat) keep(request string, p *engine.Plan) {
+	if c.chatID == "" {
+		ch, err := c.chats.New(c.a.ctx, "")
+		if err != nil {
+			c.con.Println(fmt.Sprintf("agentd chat: the conversation is not kept: %v", err))
+			return
+		}
+		c.chatID = ch.ID
+		c.con.Println(c.con.paint("90", fmt.Sprintf("chat %s (agentd chat --resume %s continues it, here or in an editor)", ch.ID, ch.ID)))
+	}
+	if _, err := c.chats.AddTurn(c.a.ctx, c.chatID, request, p); err != nil {
+		c.con.Println(fmt.Sprintf("agentd chat: the turn is not kept in chat %s: %v", c.chatID, err))
+	}
+}
+
+// chatErr words a chat store error for the terminal.
+func chatErr(err error) error {
+	var nf *session.ChatNotFoundError
+	if errors.As(err, &nf) {
+		return fmt.Errorf("no chat %q in this workspace: agentd chat --list shows the chats", nf.ID)
+	}
+	return err
+}
+
+// listChats prints the workspace's chats, the latest first.
+func listChats(a *app, o chatOptions, root string) int {
+	j, err := session.OpenJournal(o.w.stateDir, root, nil)
+	if err != nil {
+		fmt.Fprintf(a.stderr, "agentd chat: %v\n", err)
+		return exitFailed
+	}
+	list, err := session.NewChatStore(j).List()
+	if err != nil {
+		fmt.Fprintf(a.stderr, "agentd chat --list: %v\n", err)
+		return exitFailed
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(a.stdout, "no chats in this workspace yet; agentd chat starts one")
+		return exitOK
+	}
+	for _, ch := range list {
+		fmt.Fprintf(a.stdout, "%s  %s  %2d turn%s  %s\n", ch.ID, ch.UpdatedAt.Local().Format("2006-01-02 15:04"), ch.Turns, plural(ch.Turns), orDash(ch.Title))
+	}
+	fmt.Fprintln(a.stdout, "agentd chat --resume CHAT continues one")
+	return exitOK
+}
 
 func (c *chat) wsArgs(args ...string) []string {
 	args = append(args, "--workspace", c.root)
@@ -221,7 +316,7 @@ func (c *chat) turn(shown, request string) {
 	t := &chatTurn{}
 	budget := engine.NewBudget(0, 0)
 	var used engine.Usage
-	p, _ := makePlan(c.a.ctx, "chat", c.conv.Context("at the terminal")+request, c.root, c.o.model, c.a.stderr,
+	p, _ := makePlan(c.a.ctx, "chat", c.context()+request, c.root, c.o.model, c.a.stderr,
 		planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore,
 			con: c.con, yes: c.o.yes})
 	t.tokens, t.costUSD = used.InputTokens+used.OutputTokens, used.CostUSD
@@ -232,7 +327,9 @@ func (c *chat) turn(shown, request string) {
 	p.ID = requestPlanID(shown, time.Now())
 	p.Request = shown
 	t.plan = p
-	t.Turn = c.conv.Add(shown, p)
+	t.Turn = &session.Turn{Request: shown}
+	t.SetPlan(p)
+	c.keep(shown, p)
 	c.turns = append(c.turns, t)
 	if c.confirm {
 		c.confirm = false
@@ -245,6 +342,7 @@ func (c *chat) turn(shown, request string) {
 		}
 		p, t.plan = np, np
 		t.SetPlan(np)
+		c.chats.PlanChanged(c.a.ctx, np)
 	} else {
 		if err := c.j.SavePlan(p); err != nil {
 			c.con.Println(fmt.Sprintf("agentd chat: cannot save the plan: %v", err))
@@ -259,6 +357,7 @@ func (c *chat) turn(shown, request string) {
 	c.con.Hold(func() { runWith(c.a.ctx, ro, c.a.stdout, c.a.stderr) })
 	st := c.runOf(p.ID)
 	t.Learn(c.j, st)
+	c.chats.LearnRun(context.WithoutCancel(c.a.ctx), st) // the chat's turn, as the run's own session learned it
 	c.usage(t, st)
 }
 

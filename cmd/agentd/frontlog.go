@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/engine/llm"
+	"github.com/agentd/agentd/session"
 )
 
 // frontLog is the log of a terminal command (plan, chat, run): the model
@@ -26,7 +26,7 @@ func (h frontLog) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (h frontLog) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == llm.RetryMessage {
+	if r.Message == session.ModelRetryMessage {
 		h.say(retryLine(r))
 		return nil
 	}
