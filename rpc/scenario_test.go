@@ -51,6 +51,7 @@ import (
 //	expect-buffer PATH              editor buffer equals want/PATH
 //	snapshot-first                  remember the run's first snapshot
 //	restore [conflicts=A,B]         agentd/snapshot/restore it; exactly these conflicts
+//	undo                            agentd/undo/run of the run; it must be applied
 //	write-disk PATH "TEXT"          the user writes a file on disk (Go-quoted TEXT)
 //	restart                         new daemon, same state dir, initialize
 //	expect-pending N                number of pending change sets
@@ -611,6 +612,12 @@ func (sc *scenario) do(lineNo int, line string) {
 		}
 		if res.UndoSnapshotID == "" {
 			t.Errorf("restore gave no undo snapshot")
+		}
+	case "undo":
+		var res map[string]any
+		sc.ed.mustCall("agentd/undo/run", map[string]any{"runId": sc.runID}, &res)
+		if res["applied"] != true {
+			t.Errorf("line %d: undo not applied: %v", lineNo, res)
 		}
 	case "expect-pending":
 		n, _ := strconv.Atoi(arg(1))

@@ -298,6 +298,13 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 		if err := s.Journal.MarkUndoneBy(st.RunID, journal.Undone{How: journal.HowUndo, UndoID: out.UndoID, Kept: out.Kept}); err != nil {
 			return nil, fmt.Errorf("run %s is undone but that is not recorded (the next undo would pick it again): %w", st.RunID, err)
 		}
+		// Its change sets still open (review after: on disk, not yet
+		// reviewed) are closed with it: the undo took their writes back.
+		if s.Book != nil {
+			if _, err := s.Book.Withdraw(context.WithoutCancel(ctx), st.RunID, "the run was undone"); err != nil {
+				s.log.Warn("the undone run's open change sets are still listed as pending", "run", st.RunID, "err", err)
+			}
+		}
 		s.chats.Undid(ctx, st.RunID) // the chat turn that ran it, if any
 	}
 	out.Leftovers = s.Leftovers(ctx, st.RunID, st.SkippedFiles)

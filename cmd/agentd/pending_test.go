@@ -44,3 +44,26 @@ func TestReviewAfterSaysWhatIsPending(t *testing.T) {
 		t.Errorf("agentd runs after the review:\n%s", runs.stdout)
 	}
 }
+
+// Undoing a run whose `after` change sets are still pending review closes
+// them with it (the undo took their writes back): agentd runs no longer
+// says they are pending, and agentd review has nothing of that run left.
+func TestUndoClosesTheRunsPendingSets(t *testing.T) {
+	u := newUndoWS(t, map[string]string{"a.txt": "one\n"})
+	p := writePlan(t, `{"title":"t","steps":[{"id":"a","tool":"write_file","args":{"path":"a.txt","content":"ONE\n"}}]}`)
+	r := u.agentd(t, "run", p, "--review", "after", "--yes")
+	if r.code != 0 || !strings.Contains(r.stdout, "1 change set pending review") {
+		t.Fatalf("run --review after: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if un := u.agentd(t, "undo"); un.code != 0 || u.read(t, "a.txt") != "one\n" {
+		t.Fatalf("undo: exit %d, a.txt %q\n%s%s", un.code, u.read(t, "a.txt"), un.stdout, un.stderr)
+	}
+	runs := u.agentd(t, "runs")
+	if strings.Contains(runs.stdout, "pending") || !strings.Contains(runs.stdout, "undone") {
+		t.Errorf("agentd runs after the undo:\n%s%s", runs.stdout, runs.stderr)
+	}
+	rev := u.agentd(t, "review")
+	if strings.Contains(rev.stdout, "apply") || strings.Contains(rev.stdout, "keep this") {
+		t.Errorf("agentd review still offers the undone run's change:\n%s%s", rev.stdout, rev.stderr)
+	}
+}
