@@ -430,3 +430,47 @@ func TestUndoKilledBeforeItsResultWasShownIsSaid(t *testing.T) {
 		t.Fatalf("after Shown, still under way: %+v", ps)
 	}
 }
+
+// The same with "keep" where every file the run wrote conflicts: the undo
+// writes nothing (the store keeps no mark of it), is recorded done, and
+// is killed before it is shown. The next open says it, naming the file
+// kept and the way to the lines the run replaced there (undo RUN).
+func TestUndoThatKeptEverythingKilledBeforeShownIsSaid(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("mine\n"), 0o644)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	run := runFiles(t, s, map[string]string{"a.txt": "agent\n"})
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("changed again\n"), 0o644)
+	res, err := s.UndoRun(ctx, run, UndoOptions{OnConflict: gitops.KeepConflicts, ShowLater: true})
+	if err != nil || !res.Applied || res.Unshown == "" || len(res.Kept) != 1 {
+		t.Fatalf("undo: %+v, %v", res, err)
+	}
+	ps, err := s.Journal.PendingRestores()
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("pending records %+v, %v", ps, err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	ps[0].PID = dead.Process.Pid
+	if _, err := s.Journal.BeginPending(ps[0]); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.Recovered(ctx)
+	if err != nil || rec == nil {
+		t.Fatalf("Recovered = %v, %v; want the unshown undo said", rec, err)
+	}
+	msg := rec.Message(func(args ...string) string { return strings.Join(args, " ") })
+	if !strings.Contains(msg, "except a.txt, kept as you left it") || strings.Join(rec.KeptBack, " ") != "undo "+run {
+		t.Fatalf("the next open says:\n%s\n(kept back: %v); want a.txt named as kept and undo %s as the way to the run's lines", msg, rec.KeptBack, run)
+	}
+	if u := s.Journal.UndoneOf(run); u == nil || len(u.Kept) != 1 {
+		t.Fatalf("the run's record: %+v", u)
+	}
+}

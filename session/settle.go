@@ -63,6 +63,13 @@ func settle(ctx context.Context, store *gitops.Store, j *journal.Journal, rep *g
 		case p.PID == os.Getpid() || platform.ProcessExists(p.PID):
 			continue // under way in a live process
 		default:
+			if have, err := j.RestoreByID(p.Restore.ID); err == nil && have != nil {
+				// Recorded as done (an undo that wrote nothing, keeping
+				// every conflict, leaves the store no mark), and stopped
+				// before its front end showed it (UndoOptions.ShowLater).
+				done = true
+				break
+			}
 			if !p.Reset {
 				done, kept = revertFinished(ctx, store, owner, log)
 			}
