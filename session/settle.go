@@ -199,16 +199,24 @@ func completePending(ctx context.Context, store *gitops.Store, j *journal.Journa
 	if have != nil {
 		line = "an undo was stopped before its result was shown: " + line
 	}
-	var wrote []string
+	var wrote, maybe []string
 	for _, p := range ledgerPaths(ctx, store, rec.Owner) {
 		if !slices.Contains(rec.Kept, p) {
 			wrote = append(wrote, p)
+		} else {
+			// Kept as the user left it, and in its ledger: it was to
+			// write it, and may have before it stopped (the user
+			// changed it since): what it replaced is in its way back.
+			maybe = append(maybe, p)
 		}
 	}
 	if len(wrote) > 0 {
 		// Name what it wrote: a user's line it overwrote is then named
 		// here, with the way back (UndoBack) beside it.
 		line += "; it wrote " + strings.Join(wrote, ", ")
+	}
+	if len(maybe) > 0 {
+		line += "; it may have written " + strings.Join(maybe, ", ") + " before it stopped"
 	}
 	return line, j.EndPending(rec.ID)
 }

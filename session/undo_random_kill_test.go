@@ -177,14 +177,21 @@ func (w *world) killedUndo() {
 	}
 	if rec != nil && rec.UndoBack != nil {
 		for _, line := range rec.Settled {
+			var names []string
 			if _, wrote, ok := strings.Cut(line, "; it wrote "); ok {
-				for _, p := range strings.Split(wrote, ", ") {
-					named[p] = true
-					// The way back keeps what the undo overwrote there.
-					for m, f := range beforeWhere {
-						if f == p && w.parked[m] == "" {
-							w.parked[m] = strings.Join(rec.UndoBack, " ") + ", " + p
-						}
+				wrote, _, _ = strings.Cut(wrote, "; ")
+				names = append(names, strings.Split(wrote, ", ")...)
+			}
+			if _, maybe, ok := strings.Cut(line, "; it may have written "); ok {
+				maybe = strings.TrimSuffix(maybe, " before it stopped")
+				names = append(names, strings.Split(maybe, ", ")...)
+			}
+			for _, p := range names {
+				named[p] = true
+				// The way back keeps what the undo overwrote there.
+				for m, f := range beforeWhere {
+					if f == p && w.parked[m] == "" {
+						w.parked[m] = strings.Join(rec.UndoBack, " ") + ", " + p
 					}
 				}
 			}
