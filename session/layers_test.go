@@ -73,8 +73,6 @@ var pending = map[string][]string{
 	"cmd/agentd/plan.go":      {"engine/llm"},
 	"cmd/agentd/plan_keep.go": {"engine/llm"},
 	"cmd/agentd/plan_live.go": {"engine/llm"},
-	"cmd/agentd/snapshot.go":  {"gitops"},
-	"cmd/agentd/undo.go":      {"gitops"},
 }
 
 // renderLayers is the table as docs/architecture.md draws it.
