@@ -377,21 +377,12 @@ func unifiedDiff(p string, a, b *FileState) string {
 	return diff.Unified(fd)
 }
 
+// revert is Store.Revert under its checks: it finds what each file
+// becomes, stops there on a dry run or a refused conflict, else takes the
+// safety snapshot and applies the writes, journaled, all or nothing.
 func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions) (*RevertResult, error) {
-	for _, o := range owners {
-		if err := checkOwner(o); err != nil {
-			return nil, fmt.Errorf("gitops: undo: %w", err)
-		}
-	}
-	if opts.RecordAs != "" {
-		if err := checkOwner(opts.RecordAs); err != nil {
-			return nil, fmt.Errorf("gitops: undo: record as: %w", err)
-		}
-	}
-	switch opts.OnConflict {
-	case RefuseOnConflict, KeepConflicts, OverwriteConflicts:
-	default:
-		return nil, fmt.Errorf("gitops: undo: unknown conflict choice %q (use \"\", %q or %q)", opts.OnConflict, KeepConflicts, OverwriteConflicts)
+	if err := checkRevertOptions(owners, opts); err != nil {
+		return nil, err
 	}
 	prefixes, err := s.relPaths(opts.Paths)
 	if err != nil {
@@ -417,7 +408,90 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 	}
 	defer root.close()
 
-	// What each file becomes.
+	todo, err := s.foldRevert(ctx, root, files, owners, res)
+	if err != nil {
+		return nil, err
+	}
+
+	// The ops, and the lists.
+	var pw *packWriter
+	sink := &lazyPackSink{s: s, pw: &pw}
+	abort := func() {
+		if pw != nil {
+			pw.abort()
+			pw = nil
+		}
+	}
+	defer abort()
+	ops, edits, byPath, err := s.revertOps(root, todo, opts, sink, res)
+	if err != nil {
+		return nil, err
+	}
+	if opts.DryRun || (len(res.Conflicts) > 0 && opts.OnConflict == RefuseOnConflict) {
+		return res, nil
+	}
+	if len(ops) == 0 {
+		// Nothing left to write: the edits are taken back already (a
+		// review rejected them, the user undid them by hand) or every
+		// conflicting file is kept. The undo is done; reporting it as
+		// refused would leave the run "not undone" forever, with no
+		// conflict to resolve.
+		res.Applied = true
+		return res, nil
+	}
+
+	undo, state, err := s.revertSafety(ctx, owners, ops, byPath)
+	if err != nil {
+		return nil, err
+	}
+	res.UndoSnapshot = undo.ID
+	if pw != nil {
+		idx, err := pw.finish()
+		pw = nil
+		if err != nil {
+			return nil, fmt.Errorf("gitops: undo: store the reverted contents: %w; nothing was changed", err)
+		}
+		s.packWritten(idx)
+	}
+	if opts.RecordAs != "" {
+		if err := s.recordEditsLocked(opts.RecordAs, "", edits); err != nil {
+			return nil, fmt.Errorf("gitops: undo: %w; nothing was changed", err)
+		}
+		res.RecordedAs = opts.RecordAs
+	}
+	if err := s.applyRevert(ctx, owners, opts, undo, ops, state, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkRevertOptions refuses owners and options a revert cannot use,
+// naming the one at fault.
+func checkRevertOptions(owners []string, opts RevertOptions) error {
+	for _, o := range owners {
+		if err := checkOwner(o); err != nil {
+			return fmt.Errorf("gitops: undo: %w", err)
+		}
+	}
+	if opts.RecordAs != "" {
+		if err := checkOwner(opts.RecordAs); err != nil {
+			return fmt.Errorf("gitops: undo: record as: %w", err)
+		}
+	}
+	switch opts.OnConflict {
+	case RefuseOnConflict, KeepConflicts, OverwriteConflicts:
+	default:
+		return fmt.Errorf("gitops: undo: unknown conflict choice %q (use \"\", %q or %q)", opts.OnConflict, KeepConflicts, OverwriteConflicts)
+	}
+	return nil
+}
+
+// foldRevert finds what each file becomes: it reads the file now and
+// folds the owners' edits onto it. A file it cannot touch goes to
+// res.LeftAlone; a conflict goes to res.Conflicts (with the newer owners
+// to undo first, and its diff) and stays in the files it returns, for
+// OverwriteConflicts.
+func (s *Store) foldRevert(ctx context.Context, root *wsRoot, files []*revFile, owners []string, res *RevertResult) ([]*revFile, error) {
 	var todo []*revFile
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
@@ -448,17 +522,14 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 		}
 		todo = append(todo, f)
 	}
+	return todo, nil
+}
 
-	// The ops, and the lists.
-	var pw *packWriter
-	sink := &lazyPackSink{s: s, pw: &pw}
-	abort := func() {
-		if pw != nil {
-			pw.abort()
-			pw = nil
-		}
-	}
-	defer abort()
+// revertOps are the journal ops that put each file as the revert leaves
+// it (their contents stored through sink), the edits they make (for
+// RecordAs) and the files by path; it fills res's lists of what is
+// reverted, created, deleted, overwritten or left alone.
+func (s *Store) revertOps(root *wsRoot, todo []*revFile, opts RevertOptions, sink objSink, res *RevertResult) ([]restoreOp, []Edit, map[string]*revFile, error) {
 	var ops []restoreOp
 	var edits []Edit
 	byPath := map[string]*revFile{}
@@ -478,7 +549,7 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 		}
 		op, ok, err := s.revertOp(f, target, sink)
 		if err != nil {
-			return nil, fmt.Errorf("gitops: undo: store the reverted content of %s: %w; nothing was changed", f.path, err)
+			return nil, nil, nil, fmt.Errorf("gitops: undo: store the reverted content of %s: %w; nothing was changed", f.path, err)
 		}
 		if !ok {
 			continue
@@ -497,25 +568,19 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 			res.Reverted = append(res.Reverted, f.path)
 		}
 	}
-	if opts.DryRun || (len(res.Conflicts) > 0 && opts.OnConflict == RefuseOnConflict) {
-		return res, nil
-	}
-	if len(ops) == 0 {
-		// Nothing left to write: the edits are taken back already (a
-		// review rejected them, the user undid them by hand) or every
-		// conflicting file is kept. The undo is done; reporting it as
-		// refused would leave the run "not undone" forever, with no
-		// conflict to resolve.
-		res.Applied = true
-		return res, nil
-	}
+	return ops, edits, byPath, nil
+}
 
-	// The safety snapshot: everything the revert touches, as it is now.
+// revertSafety takes the safety snapshot: everything the revert touches,
+// as it is now (ignored files and those the scan skipped amended in). It
+// refuses a file created or changed since it was read, and returns the
+// snapshot and the files' states a rollback puts back.
+func (s *Store) revertSafety(ctx context.Context, owners []string, ops []restoreOp, byPath map[string]*revFile) (*Snapshot, map[string]*fileRec, error) {
 	s.changed = true
 	unsaved := false
 	undo, scan, err := s.snapshotLocked(ctx, SnapshotOptions{Label: "before undo of " + strings.Join(owners, ", "), kind: KindSafety, unsavedCache: &unsaved}, manRefPrefix)
 	if err != nil {
-		return nil, fmt.Errorf("gitops: undo: safety snapshot failed, nothing was changed: %w", err)
+		return nil, nil, fmt.Errorf("gitops: undo: safety snapshot failed, nothing was changed: %w", err)
 	}
 	if unsaved {
 		s.saveCacheAsync()
@@ -534,13 +599,13 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 		sc, inScan := scan.lookup(f.path)
 		switch {
 		case rec == nil && inScan:
-			return nil, fmt.Errorf("gitops: undo: %s was created while the undo was being prepared; nothing was changed, try again", f.path)
+			return nil, nil, fmt.Errorf("gitops: undo: %s was created while the undo was being prepared; nothing was changed, try again", f.path)
 		case rec == nil:
 			if s.files.Ignored(f.path, false) {
 				absent = append(absent, f.path)
 			}
 		case inScan && (sc.hash != rec.hash || sc.mode != rec.mode):
-			return nil, fmt.Errorf("gitops: undo: %s changed while the undo was being prepared; nothing was changed, try again", f.path)
+			return nil, nil, fmt.Errorf("gitops: undo: %s changed while the undo was being prepared; nothing was changed, try again", f.path)
 		case !inScan:
 			extra[f.path] = rec
 			data[f.path] = f.cur.Data
@@ -549,40 +614,31 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 	if len(extra) > 0 || len(absent) > 0 {
 		// Ignored files (and those the scan skipped) the revert touches.
 		if undo, err = s.amendSafety(ctx, undo, extra, data, absent, nil); err != nil {
-			return nil, fmt.Errorf("gitops: undo: saving ignored files for undo failed, nothing was changed: %w", err)
+			return nil, nil, fmt.Errorf("gitops: undo: saving ignored files for undo failed, nothing was changed: %w", err)
 		}
 	}
-	res.UndoSnapshot = undo.ID
-	if pw != nil {
-		idx, err := pw.finish()
-		pw = nil
-		if err != nil {
-			return nil, fmt.Errorf("gitops: undo: store the reverted contents: %w; nothing was changed", err)
-		}
-		s.packWritten(idx)
-	}
-	if opts.RecordAs != "" {
-		if err := s.recordEditsLocked(opts.RecordAs, "", edits); err != nil {
-			return nil, fmt.Errorf("gitops: undo: %w; nothing was changed", err)
-		}
-		res.RecordedAs = opts.RecordAs
-	}
+	return undo, state, nil
+}
 
-	// The writes: journaled, all or nothing.
+// applyRevert makes the revert's writes: journaled, all or nothing (a
+// failed write rolls back to state). It marks the revert finished for
+// its RecordAs owner before the journal goes, then records what it
+// wrote, and sets res.Applied.
+func (s *Store) applyRevert(ctx context.Context, owners []string, opts RevertOptions, undo *Snapshot, ops []restoreOp, state map[string]*fileRec, res *RevertResult) error {
 	sortOps(ops)
 	j := &restoreJournal{Kind: "revert", Owner: opts.RecordAs, Undo: undo.ID, Nonce: newNonce(), Phase: phaseApply, Ops: ops, Kept: revertKept(res)}
 	if err := s.writeJournal(j); err != nil {
-		return nil, fmt.Errorf("gitops: undo: write the journal %s: %w; nothing was changed", filepath.Join(s.dir, journalName), err)
+		return fmt.Errorf("gitops: undo: write the journal %s: %w; nothing was changed", filepath.Join(s.dir, journalName), err)
 	}
 	a, err := s.newApplier(j.Nonce, nil)
 	if err != nil {
-		return nil, fmt.Errorf("gitops: undo: %w; nothing was changed", err)
+		return fmt.Errorf("gitops: undo: %w; nothing was changed", err)
 	}
 	defer a.close()
 	a.own = true
 	a.verify = verifyStrict
 	if done, err := a.applyOps(ctx, ops); err != nil {
-		return nil, s.rollback(ctx, j, done, state, err, nil)
+		return s.rollback(ctx, j, done, state, err, nil)
 	}
 	if opts.RecordAs != "" {
 		// Said before the journal goes: a process killed after this
@@ -595,11 +651,11 @@ func (s *Store) revert(ctx context.Context, owners []string, opts RevertOptions)
 		}
 	}
 	if err := s.finishJournal(a, ops); err != nil {
-		return nil, fmt.Errorf("gitops: undo: %w", err)
+		return fmt.Errorf("gitops: undo: %w", err)
 	}
 	res.Applied = true
 	s.recordRevertResult(ctx, owners, ops)
-	return res, nil
+	return nil
 }
 
 // recordRevertResult records the KindRestored snapshot of what a revert

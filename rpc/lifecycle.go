@@ -31,12 +31,9 @@ func lifecycleMethods() map[string]method {
 	}
 }
 
-// ModelOptions is initializationOptions.model.
-type ModelOptions struct {
-	Provider string `json:"provider,omitempty"`
-	Model    string `json:"model,omitempty"`
-	BaseURL  string `json:"baseUrl,omitempty"`
-}
+// ModelOptions is initializationOptions.model: the session's type, so
+// that the editor's choice reaches the model settings as it was decoded.
+type ModelOptions = session.EditorModel
 
 type initOptions struct {
 	StateDir string `json:"stateDir"`

@@ -22,6 +22,8 @@ type (
 	RestoreResult   = gitops.RestoreResult
 	RestoreConflict = gitops.RestoreConflict
 	RevertConflict  = gitops.RevertConflict
+	GCResult        = gitops.GCResult
+	DoctorReport    = gitops.DoctorReport
 	// Store is the snapshot store; a front end only hands a way to open
 	// one to Options.OpenStore (tests).
 	Store = gitops.Store

@@ -3,12 +3,10 @@ package session
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -67,17 +65,14 @@ func (e *ConfigError) Unwrap() error { return e.Err }
 // A file that is not JSON is left to the model settings, which report it
 // (llm.Load).
 func ConfigMaxFileSize(root string, getenv func(string) string) (int64, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	user, err := configSize(llm.ConfigPath(getenv))
+	user, err := userConfigFile(getenv).size()
 	if err != nil {
 		return 0, err
 	}
 	if root == "" {
 		return user, nil
 	}
-	ws, err := configSize(filepath.Join(root, ".agentd", "config.json"))
+	ws, err := readConfigFile(filepath.Join(root, ".agentd", "config.json")).size()
 	if err != nil {
 		return 0, err
 	}
@@ -91,22 +86,11 @@ func ConfigMaxFileSize(root string, getenv func(string) string) (int64, error) {
 	return user, nil
 }
 
-// configSize reads the maxFileSize key of one config file; 0 when the file
-// or the key is missing (or the file is not JSON).
-func configSize(f string) (int64, error) {
-	if f == "" {
-		return 0, nil
-	}
-	data, err := os.ReadFile(f)
-	if err != nil {
-		return 0, nil
-	}
-	var c map[string]json.RawMessage
-	if json.Unmarshal(data, &c) != nil {
-		return 0, nil
-	}
-	raw, ok := c[MaxFileSizeKey]
-	if !ok || string(raw) == "null" {
+// size is the file's maxFileSize; 0 when the file or the key is missing
+// (or the file is not JSON).
+func (c *configFile) size() (int64, error) {
+	raw, ok := c.value(MaxFileSizeKey)
+	if !ok {
 		return 0, nil
 	}
 	var str string
@@ -115,7 +99,7 @@ func configSize(f string) (int64, error) {
 	}
 	n, err := ParseSize(str)
 	if err != nil {
-		return 0, &ConfigError{File: f, Key: MaxFileSizeKey, Err: err}
+		return 0, &ConfigError{File: c.path, Key: MaxFileSizeKey, Err: err}
 	}
 	return n, nil
 }
@@ -157,29 +141,15 @@ const TrustedMCPServersKey = "mcpTrustedServers"
 // to make a server's word enough. A value that is not a list of names is
 // an error naming the file and the key.
 func ConfigTrustedMCPServers(getenv func(string) string) ([]string, error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	f := llm.ConfigPath(getenv)
-	if f == "" {
-		return nil, nil
-	}
-	data, err := os.ReadFile(f)
-	if err != nil {
-		return nil, nil
-	}
-	var c map[string]json.RawMessage
-	if json.Unmarshal(data, &c) != nil {
-		return nil, nil // the model settings report a file that is not JSON
-	}
-	raw, ok := c[TrustedMCPServersKey]
-	if !ok || string(raw) == "null" {
+	c := userConfigFile(getenv)
+	raw, ok := c.value(TrustedMCPServersKey)
+	if !ok {
 		return nil, nil
 	}
 	var names []string
 	if err := json.Unmarshal(raw, &names); err != nil {
 		return nil, fmt.Errorf("%s: %s: want a list of MCP server names, as the editor names them (%v); fix it or remove the key: no server's hints are trusted then",
-			f, TrustedMCPServersKey, err)
+			c.path, TrustedMCPServersKey, err)
 	}
 	return names, nil
 }

@@ -3,10 +3,7 @@ package session
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"time"
-
-	"github.com/agentd/agentd/engine/llm"
 )
 
 // The keys of the user's config file that bound the editor's MCP servers:
@@ -24,24 +21,10 @@ const (
 // mcpTrustedServers only the user's config file is read. A value that is
 // not a positive duration is an error naming the file and the key.
 func ConfigMCPTimeouts(getenv func(string) string) (start, call time.Duration, err error) {
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	f := llm.ConfigPath(getenv)
-	if f == "" {
-		return 0, 0, nil
-	}
-	data, err := os.ReadFile(f)
-	if err != nil {
-		return 0, 0, nil
-	}
-	var c map[string]json.RawMessage
-	if json.Unmarshal(data, &c) != nil {
-		return 0, 0, nil // the model settings report a file that is not JSON
-	}
+	c := userConfigFile(getenv)
 	read := func(key string) (time.Duration, error) {
-		raw, ok := c[key]
-		if !ok || string(raw) == "null" {
+		raw, ok := c.value(key)
+		if !ok {
 			return 0, nil
 		}
 		var d time.Duration
@@ -56,7 +39,7 @@ func ConfigMCPTimeouts(getenv func(string) string) (start, call time.Duration, e
 			err = fmt.Errorf("not a string or a number")
 		}
 		if err != nil || d <= 0 {
-			return 0, fmt.Errorf("%s: %s: %s is not a duration: write e.g. \"30s\" or \"2m\" (fix it or remove the key: the default is used then)", f, key, raw)
+			return 0, fmt.Errorf("%s: %s: %s is not a duration: write e.g. \"30s\" or \"2m\" (fix it or remove the key: the default is used then)", c.path, key, raw)
 		}
 		return d, nil
 	}

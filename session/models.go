@@ -17,7 +17,7 @@ type ModelOptions struct {
 	// Model, if set, replaces the configured default model.
 	Model string
 	// Editor, if set, is the editor's model choice (llm.Settings.SetEditor).
-	Editor *llm.EditorOptions
+	Editor *EditorModel
 	// Getenv replaces os.Getenv (tests).
 	Getenv func(string) string
 	// LoadLogger logs what loading the settings notices (slog.Default if
@@ -32,6 +32,11 @@ type ModelOptions struct {
 	// files that changed (llm.Planner.WatchMaps).
 	WatchMaps bool
 }
+
+// EditorModel is the model an editor chooses in its
+// initializationOptions.model ({provider, model, baseUrl}): one type for
+// the editor server's wire and the model settings it changes.
+type EditorModel = llm.EditorOptions
 
 // Models are a workspace's model settings, and, when a model is
 // configured, its planner and step model.

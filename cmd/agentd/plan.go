@@ -219,7 +219,7 @@ type serveModel struct {
 	stateDir string // --state-dir, for the planner's repository map cache
 
 	mu      sync.Mutex
-	editor  *llm.EditorOptions
+	editor  *session.EditorModel
 	ws      *workspace.Workspace
 	planner *llm.Planner // nil without a configured model
 	loadErr error
@@ -247,7 +247,7 @@ func (m *serveModel) close() {
 func (m *serveModel) setEditorModel(o rpc.ModelOptions) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.editor = &llm.EditorOptions{Provider: o.Provider, Model: o.Model, BaseURL: o.BaseURL}
+	m.editor = &o
 }
 
 // configure is rpc.Options.Configure: it loads the model settings for the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -181,49 +182,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	con := newConsole(conOut, stdin)
 
-	var plan *engine.Plan
-	var planning *engine.PlanningUsage
-	if o.request != "" {
-		if planFromRequest == nil {
-			fmt.Fprintln(stderr, "agentd run: --request needs a model, and this build has no planner")
-			return exitUsage
-		}
-		p, used, code := planFromRequest(ctx, o, con, stderr)
-		if p == nil {
-			return code
-		}
-		planning = used
-		ws, err := workspace.Open(o.wsDir, workspace.Options{})
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
-			return exitUsage
-		}
-		root := ws.Root()
-		ws.Close()
-		j, err := session.OpenJournal(o.stateDir, root, nil)
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd run: %v\n", err)
-			return exitFailed
-		}
-		if p.ID == "" {
-			p.ID = requestPlanID(o.request, time.Now())
-		}
-		hint := func(args ...string) string { return hintCommand(root, o.stateDir, args...) }
-		if plan, code = confirmPlan(ctx, con, p, j, o.yes, hint); plan == nil {
-			return code
-		}
-	} else {
-		p, problems, err := loadPlan(ctx, pos[0])
-		if err != nil {
-			fmt.Fprintf(stderr, "agentd run: %v\n", err)
-			return exitUsage
-		}
-		if len(problems) > 0 {
-			printProblems(stderr, pos[0], problems)
-			fmt.Fprintf(stderr, "agentd run: %s is not a valid plan (%d problems); fix them and run again\n", pos[0], len(problems))
-			return exitUsage
-		}
-		plan = p
+	plan, planning, code := runPlan(ctx, o, pos, con, stderr)
+	if plan == nil {
+		return code
 	}
 
 	logOut := stderr
@@ -236,36 +197,9 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	}
 	defer closeLog()
 
-	// One session per workspace (package session), as the editor server
-	// and ACP build it: workspace, journal, review book, snapshot store,
-	// approval policy.
-	// The flag's limit, else the config's maxFileSize (the session reads
-	// it for every front end), else the default.
-	ws, err := session.OpenWorkspace(o.wsDir, int64(o.maxFileSize))
-	if err != nil {
-		var ce *session.ConfigError
-		if errors.As(err, &ce) {
-			fmt.Fprintf(stderr, "agentd run: %v; or give --max-file-size SIZE\n", err)
-		} else {
-			fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
-		}
-		return exitUsage
-	}
-	if o.request == "" && !checkRunWorkspace(ctx, planName(plan, pos), plan, ws, stderr) {
-		ws.Close()
-		return exitUsage
-	}
-	// Snapshots keep files up to the same size as tools read.
-	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun,
-		AllowBroadWorkspace: o.allowBroad}
-	sess, err := session.Open(ctx, sopts)
-	if err != nil {
-		ws.Close()
-		fmt.Fprintf(stderr, "agentd run: %v\n", err)
-		if !o.noSnapshots && !o.dryRun {
-			fmt.Fprintln(stderr, "(run with --no-snapshots to go on without undo, or choose another --state-dir)")
-		}
-		return exitFailed
+	ws, sess, code := openRunSession(ctx, o, plan, pos, logger, stderr)
+	if sess == nil {
+		return code
 	}
 	defer sess.Close()
 	rec, err := sess.Recovered(ctx)
@@ -326,26 +260,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 	run, err := sess.StartRun(runCtx, eng, plan, req)
 	if err != nil {
 		disp.close()
-		if pe := (*session.PolicyError)(nil); errors.As(err, &pe) {
-			fmt.Fprintf(stderr, "agentd run: %v (fix or remove the file, or set the policy again from an editor)\n", err)
-			return exitFailed
-		}
-		var ve *engine.ValidationError
-		if errors.As(err, &ve) {
-			printProblems(stderr, planName(plan, pos), ve.Problems)
-			if errors.Is(err, engine.ErrNoModel) {
-				fmt.Fprintln(stderr, "agentd run: or pass --model PROVIDER:MODEL (for example --model openai:gpt-4o), or --dry-run to see the plan run without one")
-			}
-			return exitUsage
-		}
-		var active *engine.ActiveRunError
-		if errors.As(err, &active) {
-			fmt.Fprintf(stderr, "agentd run: not started: %v (see agentd runs).\n"+
-				"  Finish it where it runs (resume or cancel it in that editor or terminal), or run this one beside it with --concurrent.\n", err)
-			return exitFailed
-		}
-		fmt.Fprintf(stderr, "agentd run: %v\n", err)
-		return exitFailed
+		return sayNotStarted(stderr, err, planName(plan, pos))
 	}
 	disp.setRun(run)
 	st, err := run.Wait(context.WithoutCancel(ctx))
@@ -355,12 +270,129 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "agentd run: %v\n", err)
 		return exitFailed
 	}
+	return sayRunEnd(ctx, o, sess, t, ws.Root(), st, stdout, stderr)
+}
+
+// runPlan is the plan to run: the one --request has a model make (and
+// the user confirms), or the plan file, checked. Without a plan it
+// returns the exit code, with the reason already printed.
+func runPlan(ctx context.Context, o runOptions, pos []string, con *console, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int) {
+	if o.request == "" {
+		p, problems, err := loadPlan(ctx, pos[0])
+		if err != nil {
+			fmt.Fprintf(stderr, "agentd run: %v\n", err)
+			return nil, nil, exitUsage
+		}
+		if len(problems) > 0 {
+			printProblems(stderr, pos[0], problems)
+			fmt.Fprintf(stderr, "agentd run: %s is not a valid plan (%d problems); fix them and run again\n", pos[0], len(problems))
+			return nil, nil, exitUsage
+		}
+		return p, nil, exitOK
+	}
+	if planFromRequest == nil {
+		fmt.Fprintln(stderr, "agentd run: --request needs a model, and this build has no planner")
+		return nil, nil, exitUsage
+	}
+	p, used, code := planFromRequest(ctx, o, con, stderr)
+	if p == nil {
+		return nil, nil, code
+	}
+	ws, err := workspace.Open(o.wsDir, workspace.Options{})
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
+		return nil, nil, exitUsage
+	}
+	root := ws.Root()
+	ws.Close()
+	j, err := session.OpenJournal(o.stateDir, root, nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		return nil, nil, exitFailed
+	}
+	if p.ID == "" {
+		p.ID = requestPlanID(o.request, time.Now())
+	}
+	hint := func(args ...string) string { return hintCommand(root, o.stateDir, args...) }
+	plan, code := confirmPlan(ctx, con, p, j, o.yes, hint)
+	if plan == nil {
+		return nil, nil, code
+	}
+	return plan, used, exitOK
+}
+
+// openRunSession opens the workspace and the run's session. Without a
+// session it returns the exit code, with the reason already printed.
+func openRunSession(ctx context.Context, o runOptions, plan *engine.Plan, pos []string, logger *slog.Logger, stderr io.Writer) (*workspace.Workspace, *session.Session, int) {
+	// One session per workspace (package session), as the editor server
+	// and ACP build it: workspace, journal, review book, snapshot store,
+	// approval policy.
+	// The flag's limit, else the config's maxFileSize (the session reads
+	// it for every front end), else the default.
+	ws, err := session.OpenWorkspace(o.wsDir, int64(o.maxFileSize))
+	if err != nil {
+		var ce *session.ConfigError
+		if errors.As(err, &ce) {
+			fmt.Fprintf(stderr, "agentd run: %v; or give --max-file-size SIZE\n", err)
+		} else {
+			fmt.Fprintf(stderr, "agentd run: workspace %s: %v\n", o.wsDir, err)
+		}
+		return nil, nil, exitUsage
+	}
+	if o.request == "" && !checkRunWorkspace(ctx, planName(plan, pos), plan, ws, stderr) {
+		ws.Close()
+		return nil, nil, exitUsage
+	}
+	// Snapshots keep files up to the same size as tools read.
+	sopts := session.Options{WS: ws, StateDir: o.stateDir, Logger: logger, NoSnapshots: o.noSnapshots || o.dryRun,
+		AllowBroadWorkspace: o.allowBroad}
+	sess, err := session.Open(ctx, sopts)
+	if err != nil {
+		ws.Close()
+		fmt.Fprintf(stderr, "agentd run: %v\n", err)
+		if !o.noSnapshots && !o.dryRun {
+			fmt.Fprintln(stderr, "(run with --no-snapshots to go on without undo, or choose another --state-dir)")
+		}
+		return nil, nil, exitFailed
+	}
+	return ws, sess, exitOK
+}
+
+// sayNotStarted says why the session did not start the run, and what to
+// do, and returns the exit code.
+func sayNotStarted(stderr io.Writer, err error, name string) int {
+	if pe := (*session.PolicyError)(nil); errors.As(err, &pe) {
+		fmt.Fprintf(stderr, "agentd run: %v (fix or remove the file, or set the policy again from an editor)\n", err)
+		return exitFailed
+	}
+	var ve *engine.ValidationError
+	if errors.As(err, &ve) {
+		printProblems(stderr, name, ve.Problems)
+		if errors.Is(err, engine.ErrNoModel) {
+			fmt.Fprintln(stderr, "agentd run: or pass --model PROVIDER:MODEL (for example --model openai:gpt-4o), or --dry-run to see the plan run without one")
+		}
+		return exitUsage
+	}
+	var active *engine.ActiveRunError
+	if errors.As(err, &active) {
+		fmt.Fprintf(stderr, "agentd run: not started: %v (see agentd runs).\n"+
+			"  Finish it where it runs (resume or cancel it in that editor or terminal), or run this one beside it with --concurrent.\n", err)
+		return exitFailed
+	}
+	fmt.Fprintf(stderr, "agentd run: %v\n", err)
+	return exitFailed
+}
+
+// sayRunEnd prints the ended run's summary (or its JSON result), what
+// is left to review, how to undo it and what it left in the repository,
+// and returns the exit code.
+func sayRunEnd(ctx context.Context, o runOptions, sess *session.Session, t *terminal, root string, st engine.RunState, stdout, stderr io.Writer) int {
 	// What the run left in your repository, recorded by the session for
 	// undo (the summary lists the files left out of snapshots itself).
 	side := sess.Leftovers(context.WithoutCancel(ctx), st.RunID, nil)
 	undo := ""
 	if len(st.Snapshots) > 0 && mayHaveChanged(&st) {
-		undo = hintCommand(ws.Root(), o.stateDir, "undo", st.RunID)
+		undo = hintCommand(root, o.stateDir, "undo", st.RunID)
 	}
 	if o.jsonOut {
 		newJSONEncoder(stdout).Encode(jsonResult{Type: "result", State: &st, Summary: st.Summary, Undo: undo})
@@ -371,7 +403,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 		} else {
 			fmt.Fprint(stdout, st.Summary)
 		}
-		if note := pendingNote(t.runPending(st.RunID), hintCommand(ws.Root(), o.stateDir, "review", st.RunID)); note != "" {
+		if note := pendingNote(t.runPending(st.RunID), hintCommand(root, o.stateDir, "review", st.RunID)); note != "" {
 			fmt.Fprintf(stdout, "\n%s\n", note)
 		}
 		switch {

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/session"
 )
 
@@ -22,18 +21,19 @@ func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
 func (l *stringList) Type() string       { return "stringList" }
 
 // snapCmd is what every snapshot subcommand shares: the workspace and state
-// flags, --json, and the store they open.
+// flags, --json, and the session they open.
 type snapCmd struct {
 	a      *app
 	name   string // "snapshot list", "undo": the command, in messages
-	root   string // the workspace's root, once the store is open
+	root   string // the workspace's root, once the session is open
 	w      wsFlags
 	asJSON bool
 	// restoreArgs are the arguments after the command that a printed
 	// "restore anyway" hint repeats (the snapshot ID, --path P...).
 	restoreArgs []string
-	// sess is the workspace's session, once open: restores go through it
-	// so that the journal records them (agentd undo --restore).
+	// sess is the workspace's session, once open: the commands go
+	// through it, and restores are recorded in the journal by it (agentd
+	// undo --restore).
 	sess *session.Session
 }
 
@@ -41,7 +41,7 @@ func newSnapshotCmd(a *app) *cobra.Command {
 	group := groupCmd(a, "snapshot", "create, list, show, diff, restore and gc snapshots")
 	group.Long = `Snapshots record the workspace in a shadow git repository outside it (your own .git is
 never touched); agentd run and the editors take them before and after every step.`
-	sub := func(use, short string, args cobra.PositionalArgs, body func(sc *snapCmd, st *gitops.Store, args []string) int) (*cobra.Command, *snapCmd) {
+	sub := func(use, short string, args cobra.PositionalArgs, body func(sc *snapCmd, sess *session.Session, args []string) int) (*cobra.Command, *snapCmd) {
 		sc := &snapCmd{a: a}
 		cmd := &cobra.Command{Use: use, Short: short, Args: args}
 		addWSFlags(cmd.Flags(), &sc.w)
@@ -49,13 +49,13 @@ never touched); agentd run and the editors take them before and after every step
 		completeDirs(cmd, "workspace", "state-dir")
 		cmd.RunE = a.action(func(cmd *cobra.Command, args []string) int {
 			sc.name = "snapshot " + cmd.Name()
-			defer gitops.OneShot()()
-			store, code := sc.open()
-			if store == nil {
+			defer session.OneShot()()
+			sess, code := sc.open()
+			if sess == nil {
 				return code
 			}
-			defer store.Close()
-			return body(sc, store, args)
+			defer sess.Close()
+			return body(sc, sess, args)
 		})
 		if strings.Contains(use, " ID") || strings.Contains(use, " A") {
 			// show ID, diff A [B], restore ID: Tab completes snapshot IDs.
@@ -66,8 +66,8 @@ never touched); agentd run and the editors take them before and after every step
 	}
 
 	var label string
-	create, _ := sub("create", "record the workspace now", noArgs, func(sc *snapCmd, store *gitops.Store, _ []string) int {
-		snap, err := store.Snapshot(sc.a.ctx, gitops.SnapshotOptions{Label: label})
+	create, _ := sub("create", "record the workspace now", noArgs, func(sc *snapCmd, sess *session.Session, _ []string) int {
+		snap, err := sess.TakeSnapshot(sc.a.ctx, session.SnapshotOptions{Label: label})
 		if err != nil {
 			return sc.fail(err)
 		}
@@ -79,17 +79,17 @@ never touched); agentd run and the editors take them before and after every step
 	create.Flags().StringVar(&label, "label", "", "a `LABEL` for the snapshot")
 
 	var run string
-	list, _ := sub("list", "list snapshots, newest first", noArgs, func(sc *snapCmd, store *gitops.Store, _ []string) int {
-		list, err := store.List(sc.a.ctx, run)
+	list, _ := sub("list", "list snapshots, newest first", noArgs, func(sc *snapCmd, sess *session.Session, _ []string) int {
+		list, err := sess.Snapshots(sc.a.ctx, run)
 		if err != nil {
 			return sc.fail(err)
 		}
 		if list == nil {
-			list = []*gitops.Snapshot{}
+			list = []*session.Snapshot{}
 		}
 		return sc.out(list, func() {
 			if len(list) == 0 {
-				fmt.Fprintf(sc.a.stderr, "no snapshots yet; take one with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "snapshot", "create"))
+				fmt.Fprintf(sc.a.stderr, "no snapshots yet; take one with: %s\n", hintCommand(sc.root, sc.w.stateDir, "snapshot", "create"))
 				return
 			}
 			tw := tabwriter.NewWriter(sc.a.stdout, 0, 4, 2, ' ', 0)
@@ -104,14 +104,14 @@ never touched); agentd run and the editors take them before and after every step
 	list.Flags().StringVar(&run, "run", "", "only the snapshots of run `RUN`")
 
 	var files bool
-	show, _ := sub("show ID", "one snapshot (--files: its files, one per line)", argsBetween(1, 1, "the snapshot ID"), func(sc *snapCmd, store *gitops.Store, args []string) int {
-		snap, err := store.Get(sc.a.ctx, args[0])
+	show, _ := sub("show ID", "one snapshot (--files: its files, one per line)", argsBetween(1, 1, "the snapshot ID"), func(sc *snapCmd, sess *session.Session, args []string) int {
+		snap, err := sess.SnapshotByID(sc.a.ctx, args[0])
 		if err != nil {
 			return sc.fail(err)
 		}
 		stdout := sc.a.stdout
 		if files {
-			list, err := store.Files(sc.a.ctx, snap.ID)
+			list, err := sess.SnapshotFiles(sc.a.ctx, snap.ID)
 			if err != nil {
 				return sc.fail(err)
 			}
@@ -134,12 +134,12 @@ never touched); agentd run and the editors take them before and after every step
 	show.Flags().BoolVar(&files, "files", false, "list the snapshot's files")
 
 	var binary bool
-	diffCmd, _ := sub("diff A [B]", "unified diff from snapshot A to B (default: the workspace now)", argsBetween(1, 2, "snapshot A and optionally B"), func(sc *snapCmd, store *gitops.Store, args []string) int {
+	diffCmd, _ := sub("diff A [B]", "unified diff from snapshot A to B (default: the workspace now)", argsBetween(1, 2, "snapshot A and optionally B"), func(sc *snapCmd, sess *session.Session, args []string) int {
 		to := ""
 		if len(args) == 2 {
 			to = args[1]
 		}
-		fds, err := store.Diff(sc.a.ctx, args[0], to)
+		fds, err := sess.SnapshotDiff(sc.a.ctx, args[0], to)
 		if err != nil {
 			return sc.fail(err)
 		}
@@ -155,15 +155,15 @@ never touched); agentd run and the editors take them before and after every step
 	})
 	diffCmd.Flags().BoolVar(&binary, "binary", false, "write binary files' content into the diff, as git diff --binary does (for git apply)")
 
-	var ro gitops.RestoreOptions
+	var ro session.RestoreOptions
 	var paths stringList
-	restore, _ := sub("restore ID", "make the workspace match snapshot ID", argsBetween(1, 1, "the snapshot ID to restore"), func(sc *snapCmd, store *gitops.Store, args []string) int {
+	restore, _ := sub("restore ID", "make the workspace match snapshot ID", argsBetween(1, 1, "the snapshot ID to restore"), func(sc *snapCmd, sess *session.Session, args []string) int {
 		ro.Paths = paths
 		sc.restoreArgs = []string{args[0]}
 		for _, p := range paths {
 			sc.restoreArgs = append(sc.restoreArgs, "--path", p)
 		}
-		return sc.restore(store, args[0], ro)
+		return sc.restore(args[0], ro)
 	})
 	restore.Long = `Makes the workspace match snapshot ID. A safety snapshot is taken first, so the restore
 can be undone (the command to do it is printed). Files changed since the agent's last
@@ -175,8 +175,8 @@ restore changed.`
 	restore.Flags().BoolVar(&ro.DryRun, "dry-run", false, "list what restore would do and change nothing")
 	restore.Flags().BoolVar(&ro.Overwrite, "overwrite", false, "restore files changed by someone else too")
 
-	sub("gc", "prune old runs and unreferenced objects", noArgs, func(sc *snapCmd, store *gitops.Store, _ []string) int {
-		res, err := store.GC(sc.a.ctx)
+	sub("gc", "prune old runs and unreferenced objects", noArgs, func(sc *snapCmd, sess *session.Session, _ []string) int {
+		res, err := sess.CollectGarbage(sc.a.ctx)
 		if err != nil {
 			return sc.fail(err)
 		}
@@ -184,8 +184,8 @@ restore changed.`
 			fmt.Fprintf(sc.a.stdout, "pruned %d runs and %d objects; store %d -> %d bytes\n", res.RunsPruned, res.ObjectsPruned, res.BytesBefore, res.BytesAfter)
 		})
 	})
-	sub("doctor", "finish or roll back an interrupted restore, or say what is wrong and which snapshot holds your state", noArgs, func(sc *snapCmd, store *gitops.Store, _ []string) int {
-		rep, err := store.Doctor(sc.a.ctx)
+	sub("doctor", "finish or roll back an interrupted restore, or say what is wrong and which snapshot holds your state", noArgs, func(sc *snapCmd, sess *session.Session, _ []string) int {
+		rep, err := sess.Doctor(sc.a.ctx)
 		if rep == nil {
 			return sc.fail(err)
 		}
@@ -206,8 +206,9 @@ restore changed.`
 	return group
 }
 
-// open opens the workspace's snapshot store, or prints why not.
-func (sc *snapCmd) open() (*gitops.Store, int) {
+// open opens the workspace's session and waits for its snapshot store,
+// or prints why not.
+func (sc *snapCmd) open() (*session.Session, int) {
 	if !checkPlaces(sc.name, sc.w.dir, sc.w.stateDir, sc.w.allowBroad, sc.a.stderr) {
 		return nil, exitUsage
 	}
@@ -216,19 +217,18 @@ func (sc *snapCmd) open() (*gitops.Store, int) {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
 		return nil, exitFailed
 	}
-	store, err := sess.Store()
-	if err != nil {
+	if err := sess.StoreReady(); err != nil {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\n", sc.name, err)
 		return nil, exitFailed
 	}
 	sc.sess = sess
-	sc.root = store.Root()
+	sc.root = sess.WS.Root()
 	rec, err := sess.Recovered(sc.a.ctx)
 	sayRecovery(sc.a.stderr, sc.name, rec, err, sc.root, sc.w.stateDir)
-	if prob := store.Problem(); prob != nil && sc.name != "snapshot doctor" {
+	if prob := sess.StoreProblem(); prob != nil && sc.name != "snapshot doctor" {
 		fmt.Fprintf(sc.a.stderr, "agentd %s: warning: %s\n", sc.name, pasteable(prob.Error(), sc.root, sc.w.stateDir))
 	}
-	return store, exitOK
+	return sess, exitOK
 }
 
 // out prints v as JSON with --json, else runs text.
@@ -258,24 +258,24 @@ func (sc *snapCmd) fail(err error) int {
 // restore restores snapshot id and reports it; agentd snapshot restore and
 // agentd undo share it. Protection (which files count as someone else's)
 // is the store's rule: the same for the editor, agentd run and the CLI.
-func (sc *snapCmd) restore(store *gitops.Store, id string, ro gitops.RestoreOptions) int {
+func (sc *snapCmd) restore(id string, ro session.RestoreOptions) int {
 	res, err := sc.sess.Restore(sc.a.ctx, id, ro)
-	return sc.report(store, res, err, ro, nil)
+	return sc.report(res, err, ro, nil)
 }
 
 // report prints what a restore did (or why it did not); before, if set,
 // prints first (agentd undo's line about the run).
-func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err error, ro gitops.RestoreOptions, before func()) int {
+func (sc *snapCmd) report(res *session.RestoreResult, err error, ro session.RestoreOptions, before func()) int {
 	cmd := sc.name
 	stdout := sc.a.stdout
-	if errors.Is(err, gitops.ErrNoProtectionBase) {
+	if errors.Is(err, session.ErrNoProtectionBase) {
 		again := append(strings.Fields(cmd), sc.restoreArgs...)
 		again = append(again, "--overwrite")
-		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nto restore anyway: %s\n", cmd, err, hintCommand(store.Root(), sc.w.stateDir, again...))
+		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nto restore anyway: %s\n", cmd, err, hintCommand(sc.root, sc.w.stateDir, again...))
 		return exitFailed
 	}
-	if errors.Is(err, gitops.ErrInterruptedRestore) {
-		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nrestore it with --overwrite, or see the store's state with: %s\n", cmd, err, hintCommand(store.Root(), sc.w.stateDir, "snapshot", "doctor"))
+	if errors.Is(err, session.ErrInterruptedRestore) {
+		fmt.Fprintf(sc.a.stderr, "agentd %s: %v\nrestore it with --overwrite, or see the store's state with: %s\n", cmd, err, hintCommand(sc.root, sc.w.stateDir, "snapshot", "doctor"))
 		return exitFailed
 	}
 	if err != nil {
@@ -313,10 +313,10 @@ func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err er
 		}
 		if len(res.Conflicts) > 0 && !ro.Overwrite {
 			again := append(strings.Fields(cmd), sc.restoreArgs...)
-			fmt.Fprintf(stdout, "to restore the conflicting files too: %s\n", hintCommand(store.Root(), sc.w.stateDir, append(again, "--overwrite")...))
+			fmt.Fprintf(stdout, "to restore the conflicting files too: %s\n", hintCommand(sc.root, sc.w.stateDir, append(again, "--overwrite")...))
 		}
 		if res.UndoSnapshot != "" && !ro.DryRun && changed > 0 { // nothing done: nothing to undo
-			fmt.Fprintf(stdout, "undo with: %s\n", hintCommand(store.Root(), sc.w.stateDir, "snapshot", "restore", res.UndoSnapshot[:12]))
+			fmt.Fprintf(stdout, "undo with: %s\n", hintCommand(sc.root, sc.w.stateDir, "snapshot", "restore", res.UndoSnapshot[:12]))
 		}
 	})
 	if code == exitOK && len(res.Conflicts) > 0 {
@@ -327,7 +327,7 @@ func (sc *snapCmd) report(store *gitops.Store, res *gitops.RestoreResult, err er
 
 // printChanges says which files the snapshot changed against the previous
 // one (for a run's snapshot: what its step changed).
-func printChanges(w io.Writer, snap *gitops.Snapshot) {
+func printChanges(w io.Writer, snap *session.Snapshot) {
 	for _, c := range snap.Changes {
 		who := ""
 		if snap.StepID != "" {
@@ -340,7 +340,7 @@ func printChanges(w io.Writer, snap *gitops.Snapshot) {
 	}
 }
 
-func printSkipped(w io.Writer, skipped []gitops.SkippedFile) {
+func printSkipped(w io.Writer, skipped []session.SkippedFile) {
 	for _, s := range skipped {
 		fmt.Fprintf(w, "skipped: %s (%d bytes): %s\n", s.Path, s.Size, s.Reason)
 	}
@@ -353,13 +353,13 @@ func (sc *snapCmd) completeSnapshots(cmd *cobra.Command, args []string, toComple
 	if quiet.a.ctx == nil {
 		quiet.a.ctx = context.Background()
 	}
-	defer gitops.OneShot()()
-	store, _ := quiet.open()
-	if store == nil {
+	defer session.OneShot()()
+	sess, _ := quiet.open()
+	if sess == nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	defer store.Close()
-	list, err := store.List(quiet.a.ctx, "")
+	defer sess.Close()
+	list, err := sess.Snapshots(quiet.a.ctx, "")
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

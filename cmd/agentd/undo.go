@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/session"
 )
 
@@ -103,13 +102,13 @@ func cmdUndo(a *app, jc *journalCmd, args []string, f undoFlags) int {
 		name = "undo --restore"
 	}
 	sc := &snapCmd{a: a, name: name, w: jc.w, asJSON: jc.jsonOut, restoreArgs: args}
-	store, code := sc.open()
-	if store == nil {
+	sess, code := sc.open()
+	if sess == nil {
 		return code
 	}
-	defer sc.sess.Close()
+	defer sess.Close()
 	jc.root = sc.root
-	u := &undoer{a: a, jc: jc, sc: sc, store: store, f: f, target: firstArg(args)}
+	u := &undoer{a: a, jc: jc, sc: sc, f: f, target: firstArg(args)}
 	opts := f.options()
 	// The undo stays recorded as under way until its result is printed:
 	// killed in between, the next command that opens the store says what
@@ -153,7 +152,6 @@ type undoer struct {
 	a      *app
 	jc     *journalCmd
 	sc     *snapCmd
-	store  *gitops.Store
 	f      undoFlags
 	target string // the run, or with --restore the restore or undo; "" the newest
 	run    *session.UndoRunResult
@@ -199,7 +197,7 @@ func (u *undoer) fail(err error) int {
 			fmt.Fprintf(a.stderr, "agentd undo --restore: %v in %s (restores and undos by agentd snapshot restore, agentd undo, the editors and ACP are recorded)\n", err, sc.root)
 			return exitFailed
 		}
-		return sc.report(u.store, nil, err, gitops.RestoreOptions{}, nil)
+		return sc.report(nil, err, session.RestoreOptions{}, nil)
 	}
 	var ns *session.NoSnapshotsError
 	var au *session.AlreadyUndoneError
@@ -213,7 +211,7 @@ func (u *undoer) fail(err error) int {
 		how = "cancel it, then undo it"
 	case errors.Is(err, session.ErrNothingToUndo), errors.Is(err, session.ErrNoSuchRun), errors.Is(err, session.ErrAmbiguousRun):
 	default:
-		return sc.report(u.store, nil, err, gitops.RestoreOptions{}, nil)
+		return sc.report(nil, err, session.RestoreOptions{}, nil)
 	}
 	fmt.Fprintf(a.stderr, "agentd undo: %v (journal of %s); %s\n", err, sc.root, how)
 	return exitFailed
