@@ -1430,6 +1430,12 @@ await check('review keys work only with a hunk under the cursor (agentd.hunkUnde
 const statusItem = (re) => page.locator('.statusbar-item', { hasText: re });
 const changesPane = () => page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^Changes/ }) });
 const changeRow = (name) => changesPane().locator('.monaco-list-row', { hasText: name }).first();
+/** changesEnd shows the end of the Changes view, where the newest change sets are: the sets
+ *  the speed case leaves pending (hundreds of rows) stay above, out of the rendered rows. */
+async function changesEnd() {
+  await palette('agentd: Focus on Changes View');
+  await page.keyboard.press('End');
+}
 /** allowDialogs answers an approval modal, if one is up, with Allow once. */
 async function allowDialogs() {
   const allow = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Allow once$/ });
@@ -1490,9 +1496,9 @@ await check('issue 35 point 4: the Changes view lists creations, deletions and m
   await settle();
   await palette('agentd: Open Plan', 'p4.agentd.json');
   await palette('agentd: Run Plan');
-  await palette('agentd: Focus on Changes View');
   await until('the four whole-file changes listed', async () => {
     await allowDialogs();
+    await changesEnd();
     const rows = (await changesPane().locator('.monaco-list-row').allTextContents()).join(' | ');
     return /new\.txt.*create/.test(rows) && /typed\.txt.*create/.test(rows) && /old\.txt.*delete/.test(rows) && /moved\.txt.*move/.test(rows);
   }, 60000, 300);
@@ -1503,7 +1509,7 @@ await check('issue 35 point 4: the Changes view lists creations, deletions and m
   await openFile('p4/typed.txt');
   await editor().click();
   await page.keyboard.type('mine');
-  await palette('agentd: Focus on Changes View');
+  await changesEnd();
   await changeRow('typed.txt').hover();
   await changeRow('typed.txt').locator('.action-label[aria-label^="Accept File"]').click();
   const conflict = page.locator('.notification-toast', { hasText: 'typed.txt' });
@@ -1521,9 +1527,14 @@ await check('issue 35 point 4: the Changes view lists creations, deletions and m
   // The move's diff: Accept File in its title, then no Accept File there.
   // The rows move as the decided ones go: click until the move's diff is the one open.
   await until('the diff of the move', async () => {
+    await changesEnd();
     await changeRow('moved.txt').click();
     return until('its tab', async () => (await activeTab()).includes('moved.txt'), 2000).then(() => true, () => false);
   }, 20000, 200);
+  // The old file's text goes to the new path.
+  const modified = page.locator('.editor-group-container.active .monaco-diff-editor .editor.modified .view-lines');
+  await until('the moved text on the proposed side', async () => (await modified.innerText()).includes('moving'), 15000);
+  await shot('p35-move-diff');
   const title = page.locator('.editor-group-container.active .editor-actions');
   await title.locator('.action-label[aria-label^="Accept File"]').click();
   await until('the move done', async () => fs.existsSync(path.join(ws, 'p4', 'moved.txt')) && !fs.existsSync(path.join(ws, 'p4', 'mv.txt')), 15000);
