@@ -1,5 +1,5 @@
-// Finding the agentd binary: the one bundled in the extension, else agentd.path, else `agentd`
-// on PATH. No vscode import (unit-tested).
+// Finding the agentd binary: agentd.path when set, else the one bundled in the extension, else
+// `agentd` on PATH. No vscode import (unit-tested).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -19,14 +19,15 @@ export function bundledPath(extensionDir: string, platform = process.platform, a
   return path.join(extensionDir, 'bin', `${platform}-${arch}`, exeName(platform));
 }
 
-/** findBinary: the bundled binary first (a platform .vsix has one), else the agentd.path
- *  setting, else `agentd` on PATH; undefined when none is there. */
+/** findBinary: the agentd.path setting when set (the user's choice wins over the binary a
+ *  platform .vsix bundles; a setting naming no executable is missing, nothing else is tried),
+ *  else the bundled binary, else `agentd` on PATH; undefined when none is there. */
 export function findBinary(setting: string, envPath = process.env.PATH ?? '', extensionDir?: string): string | undefined {
+  if (setting) return executable(setting) ? setting : undefined;
   if (extensionDir) {
     const b = bundledPath(extensionDir);
     if (executable(b)) return b;
   }
-  if (setting) return executable(setting) ? setting : undefined;
   for (const dir of envPath.split(path.delimiter)) if (dir && executable(path.join(dir, exeName()))) return path.join(dir, exeName());
   return undefined;
 }

@@ -13,7 +13,7 @@ import type {
 } from 'vscode-languageclient/node';
 import {
   ApprovalRequest, ChangeSet, ChangesDidChange, Plan, RunState, activeRun, agentOnly, applyPatchText, approvalPrompt, fileOpenUnits, hunkAt, isOpen, asksReason, keyEnv,
-  logLine, missingModel, modelSpec, moveEdit, runConflict, statusText,
+  logLine, missingModel, modelSpec, moveEdit, runConflict, statusText, waitingOnUser, RestartGate,
   OnConflict, UNDO_KEEP, UNDO_OVERWRITE, UNDO_SHOW, UndoResult, conflictDialog, needsChoice, normalizeUndo, undoReport,
 } from './model';
 import { DIFF_SCHEME, Metrics, Review } from './review';
@@ -57,6 +57,10 @@ interface State {
   /** Why there is no daemon (no binary, it died, it did not start): said again by every command
    *  that needs it, with the fix. */
   down?: Down;
+  /** The settings the daemon was started with: a change event restarts it once (RestartGate). */
+  gate: RestartGate;
+  /** The restart under way: a restart asked for meanwhile waits for it, never runs beside it. */
+  restarting?: Promise<void>;
 }
 
 /** The daemon is not there: the message says why and what to do. */
@@ -107,12 +111,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   status.name = 'agentd';
   status.command = { command: 'workbench.view.extension.agentd', title: 'Show agentd' };
   const diagnostics = vscode.languages.createDiagnosticCollection('agentd');
-  const st: State = { context, out, review, plan, planView, changes, snapshots, status, diagnostics, metrics };
+  const gate = new RestartGate(RestartGate.key((k) => cfg.get(k)));
+  const st: State = { context, out, review, plan, planView, changes, snapshots, status, diagnostics, metrics, gate };
   state = st;
   review.resync = (uri, ids) => resyncFile(st, uri, ids);
 
   context.subscriptions.push(out, review, planView, status, diagnostics,
-    vscode.window.createTreeView('agentd.changes', { treeDataProvider: changes }),
+    // Several files or hunks can be selected and accepted or rejected at once.
+    vscode.window.createTreeView('agentd.changes', { treeDataProvider: changes, canSelectMany: true }),
     vscode.window.createTreeView('agentd.snapshots', { treeDataProvider: snapshots }),
     vscode.languages.registerCodeLensProvider({ scheme: 'file' }, review),
     vscode.languages.registerHoverProvider({ scheme: 'file' }, review),
@@ -138,8 +144,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     attachClient(st, c);
     void sendPolicy(st);
     metrics.record('activationToDaemonMs', performance.now() - t0, { loadMs: tActivate - t0, setupMs: tSetup - tActivate, ...startTimes });
-    out.info(`daemon started in ${Math.round(performance.now() - t0)} ms`);
+    out.info(`daemon started in ${Math.round(performance.now() - t0)} ms (${bin})`);
     void refreshAll(st);
+    void restorePlanView(st);
   } catch (e) {
     client = undefined;
     // A refused protocol version is its own whole message (binary.ts, protocolProblem).
@@ -185,8 +192,15 @@ async function stopClient(): Promise<void> {
 
 /** restartDaemon stops the daemon (if any) and starts it again with the current settings:
  *  agentd.path, the model, the key and the log level apply without a window reload. */
-async function restartDaemon(st: State, why: string): Promise<void> {
+function restartDaemon(st: State, why: string): Promise<void> {
+  const next = (st.restarting ?? Promise.resolve()).then(() => restartNow(st, why));
+  st.restarting = next.finally(() => { if (st.restarting === next) st.restarting = undefined; });
+  return next;
+}
+
+async function restartNow(st: State, why: string): Promise<void> {
   st.out.info(`restarting the daemon: ${why}`);
+  st.gate.started(RestartGate.key((k) => vscode.workspace.getConfiguration('agentd').get(k)));
   await stopClient();
   st.review.clear();
   st.run = undefined;
@@ -221,7 +235,13 @@ async function restartDaemon(st: State, why: string): Promise<void> {
  *  the daemon; approval settings go to the daemon's policy (agentd/policy/set). */
 async function onSettings(st: State, e: vscode.ConfigurationChangeEvent): Promise<void> {
   const restart = ['agentd.path', 'agentd.model', 'agentd.provider', 'agentd.modelBaseUrl', 'agentd.logLevel', 'agentd.allowBroadWorkspace'].filter((k) => e.affectsConfiguration(k));
-  if (restart.length) { await restartDaemon(st, `${restart.join(', ')} changed`); return; }
+  // Once per change of the values: an event that brings the values the daemon runs with
+  // already (VS Code may send two for one edit) restarts nothing.
+  if (restart.length && st.gate.changed(RestartGate.key((k) => vscode.workspace.getConfiguration('agentd').get(k)))) {
+    await restartDaemon(st, `${restart.join(', ')} changed`);
+    return;
+  }
+  if (restart.length) { st.out.debug(`${restart.join(', ')}: the daemon already runs with these values`); return; }
   if (e.affectsConfiguration('agentd.approval') && client) await sendPolicy(st);
 }
 
@@ -367,7 +387,7 @@ function onDaemonExit(code: number | null, signal: NodeJS.Signals | null): void 
 
 /** attachClient installs the handlers of the daemon's notifications and requests. */
 function attachClient(st: State, c: LanguageClient): void {
-  c.onNotification('agentd/run/didChange', (p: { runId: string; event: RunEvent; state?: RunState }) => onRunEvent(st, p));
+  c.onNotification('agentd/run/didChange', (p: { runId: string; event: RunEvent; state?: RunState; unsaved?: string[]; note?: string }) => onRunEvent(st, p));
   c.onNotification('agentd/changes/didChange', (p: ChangesDidChange) => {
     const t0 = performance.now();
     st.review.updateFiles(p);
@@ -404,7 +424,23 @@ async function saveDocuments(st: State, p: SaveRequest): Promise<{ saved: string
     if (!doc) continue;
     if (!doc.isDirty || await doc.save()) saved.push(u);
   }
+  if (saved.length) st.out.info(`documents/save: saved ${saved.map(rel).join(', ')} (${p.reason})`);
   return { saved };
+}
+
+/** showUnsaved says the daemon's note on a run whose accepted changes are only in unsaved
+ *  editors, with Save All: it saves exactly those editors (a run's end never looks done while
+ *  the disk does not have its changes). */
+function showUnsaved(st: State, runId: string, uris: string[], note?: string): void {
+  const rel = (u: string) => vscode.workspace.asRelativePath(vscode.Uri.parse(u));
+  const text = note ?? `the accepted changes of ${uris.map(rel).join(', ')} are only in the editor, not on disk yet`;
+  st.out.warn(`run ${runId}: ${text}`);
+  void vscode.window.showWarningMessage(`agentd: run ${runId}: ${text}`, 'Save All').then(async (a) => {
+    if (a !== 'Save All') return;
+    const docs = vscode.workspace.textDocuments.filter((d) => uris.includes(d.uri.toString()) && d.isDirty);
+    const ok = await Promise.all(docs.map((d) => d.save()));
+    st.out.info(`run ${runId}: saved ${docs.filter((_, i) => ok[i]).map((d) => rel(d.uri.toString())).join(', ') || 'nothing'}`);
+  });
 }
 
 interface RunEvent { seq: number; type: string; runId: string; stepId?: string; status?: string; error?: string; changeId?: string; snapshotId?: string; reason?: string }
@@ -433,14 +469,14 @@ function showRunProgress(st: State, c: LanguageClient, token: string | number): 
 
 function updateStatus(st: State): void {
   const n = st.review.pendingCount();
-  st.status.text = statusText(st.run, n);
+  st.status.text = statusText(st.run, n, waitingOnUser(st.run, (id) => st.plan.stepState(id)?.status));
   st.status.tooltip = st.run ? `agentd run ${st.run.runId}: ${st.run.status}, ${Math.round(st.run.progress * 100)}%` + (n ? `\n${n} hunks pending review` : '') : (n ? `${n} hunks pending review` : 'agentd');
   void vscode.commands.executeCommand('setContext', 'agentd.hasPlan', !!st.plan.plan);
   void vscode.commands.executeCommand('setContext', 'agentd.runActive', st.run?.status === 'running');
   void vscode.commands.executeCommand('setContext', 'agentd.runPaused', st.run?.status === 'paused');
 }
 
-async function onRunEvent(st: State, p: { runId: string; event: RunEvent; state?: RunState }): Promise<void> {
+async function onRunEvent(st: State, p: { runId: string; event: RunEvent; state?: RunState; unsaved?: string[]; note?: string }): Promise<void> {
   const ev = p.event;
   if (p.state) st.run = { ...(st.run?.runId === p.runId ? st.run : {}), ...p.state } as RunState;
   switch (ev.type) {
@@ -451,7 +487,7 @@ async function onRunEvent(st: State, p: { runId: string; event: RunEvent; state?
     case 'stepRetrying': if (ev.stepId) st.plan.stepEvent(ev.stepId, 'retrying', ev.error); break;
     case 'approvalPending': case 'stepProgress': if (ev.stepId && ev.status) st.plan.stepEvent(ev.stepId, ev.status); break;
     case 'stepFinished': case 'stepSkipped': case 'stepBlocked': case 'stepFailed':
-      if (ev.stepId) st.plan.stepEvent(ev.stepId, ev.status ?? ({ stepFinished: 'completed', stepSkipped: 'skipped', stepBlocked: 'blocked', stepFailed: 'failed' } as Record<string, string>)[ev.type], ev.error);
+      if (ev.stepId) st.plan.stepEvent(ev.stepId, ev.status ?? ({ stepFinished: 'completed', stepSkipped: 'skipped', stepBlocked: 'blocked', stepFailed: 'failed' } as Record<string, string>)[ev.type], ev.error, ev.reason);
       if (ev.type === 'stepFailed') st.out.warn(`step ${ev.stepId} failed: ${ev.error ?? ''}`);
       break;
     case 'changeProposed':
@@ -467,6 +503,9 @@ async function onRunEvent(st: State, p: { runId: string; event: RunEvent; state?
       void refreshSnapshots(st);
       const s = p.state ?? st.run;
       if (s && s.status !== 'completed') void vscode.window.showWarningMessage(`agentd: run ${s.runId} ${s.status}${s.error ? `: ${s.error}` : ''}`);
+      // The daemon names the accepted changes still only in editors (review before): the run
+      // is not over on disk until they are saved.
+      if (p.unsaved?.length) showUnsaved(st, p.runId, p.unsaved, p.note);
       break;
     }
   }
@@ -516,22 +555,22 @@ async function resyncFile(st: State, uri: string, ids: string[]): Promise<void> 
 }
 
 /** saveAfterMode: in after mode a change is on disk. The server puts it into an open editor
- *  (workspace/applyEdit) and a rejection takes it out there: an editor whose unsaved text is the
- *  disk's plus or minus the agent's change alone is saved; one with the user's own edits too is
- *  left to the user, who is told. */
+ *  (workspace/applyEdit) and saves it there itself (agentd/documents/save, answered by
+ *  saveDocuments); a rejection takes it out of the editor: an editor whose unsaved text is the
+ *  disk's minus the rejected hunks alone is saved; one with the user's own edits too is left to
+ *  the user, who is told. */
 const afterSeen = new Map<string, string>();
 async function saveAfterMode(st: State, cs: ChangeSet): Promise<void> {
   for (const f of cs.files) {
-    if (!f.patch) continue;
+    if (!f.patch || !f.hunks.some((h) => h.status === 'rejected')) continue;
     const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === f.uri);
     if (!doc?.isDirty) continue;
     const disk = await vscode.workspace.fs.readFile(doc.uri).then((b) => Buffer.from(b).toString('utf8'), () => undefined);
     if (disk === undefined) continue;
     const buf = doc.getText();
-    // Proposed: the disk plus every hunk. Decided since: the disk (with all hunks, saved before)
-    // minus the rejected ones.
+    // The disk (with all hunks: the server saved them) minus the rejected ones.
     const rejected = f.hunks.map((h) => h.status === 'rejected');
-    const ok = agentOnly(disk, buf, f.patch, undefined, 'forward') || agentOnly(disk, buf, f.patch, rejected, 'reverse');
+    const ok = agentOnly(disk, buf, f.patch, rejected, 'reverse');
     const key = `${cs.id}|${f.uri}|${doc.version}`;
     if (ok) {
       if (await doc.save()) st.out.info(`after mode: saved ${vscode.workspace.asRelativePath(doc.uri)} (the change of step ${cs.stepId ?? '?'})`);
@@ -551,14 +590,49 @@ async function refreshAll(st: State): Promise<void> {
 
 async function refreshSnapshots(st: State): Promise<void> {
   const list = await req<SnapshotInfo[]>('agentd/snapshot/list', {}).catch(() => undefined);
-  if (list) st.snapshots.set(list);
+  if (!list) return;
+  st.snapshots.set(list);
+  // Runs are listed by their plan's title, asked for once per run (a title does not change).
+  const ids = [...new Set(list.map((s) => s.runId).filter((id): id is string => !!id && !st.snapshots.titles.has(id)))];
+  if (!ids.length) return;
+  const titles = new Map<string, string>();
+  await Promise.all(ids.map(async (id) => {
+    const r = await req<RunState & { finalPlan?: Plan; originalPlan?: Plan }>('agentd/run/get', { runId: id }).catch(() => undefined);
+    // A run going on has no final plan yet: its plan is the one shown, when it is that run's.
+    const shown = st.run?.runId === id && st.plan.plan?.id === r?.planId ? st.plan.plan?.title : undefined;
+    const t = r?.finalPlan?.title || r?.originalPlan?.title || shown;
+    if (t) titles.set(id, t);
+  }));
+  if (titles.size) st.snapshots.setTitles(titles);
+}
+
+/** restorePlanView: a window opened (or reloaded) shows the workspace's current plan and run,
+ *  as the daemon has them: the run going on, else the newest. A new daemon knows the run from
+ *  the journal with its plan, which it is given again so the plan can be run or edited. */
+async function restorePlanView(st: State): Promise<void> {
+  if (st.plan.plan) return;
+  const runs = await req<RunState[]>('agentd/run/list', {}).catch(() => [] as RunState[]);
+  const r = activeRun(runs) ?? runs[0];
+  if (!r) return;
+  const full = await req<RunState & { finalPlan?: Plan; originalPlan?: Plan }>('agentd/run/get', { runId: r.runId }).catch(() => undefined);
+  if (!full || st.plan.plan) return;
+  let plan = await req<Plan>('agentd/plan/get', { planId: full.planId }).catch(() => undefined);
+  const kept = full.finalPlan ?? full.originalPlan;
+  if (!plan && kept) plan = await req<Plan>('agentd/plan/load', { plan: kept }).catch(() => undefined);
+  if (!plan || st.plan.plan) return;
+  const { finalPlan: _f, originalPlan: _o, ...run } = full;
+  st.plan.setPlan(plan);
+  st.run = { ...run, planId: plan.id };
+  st.plan.setRun(st.run);
+  updateStatus(st);
+  st.out.info(`plan view: ${plan.title ?? plan.id} and its ${st.run.status} run ${st.run.runId}, from the daemon`);
 }
 
 async function askApproval(st: State, r: ApprovalRequest): Promise<{ outcome: 'selected'; optionId: string; reason?: string } | { outcome: 'cancelled' }> {
   const p = approvalPrompt(r, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
   // The first button is the default (Enter): Reject for a high-risk call (approvalPrompt).
   // Dismissing answers this request only, as cancelled (reject once), never another.
-  const pick = await vscode.window.showWarningMessage(p.message, { modal: true, detail: p.detail }, ...p.buttons.map((b) => ({ title: b.title, optionId: b.optionId })));
+  const pick = await vscode.window.showWarningMessage(p.message, { modal: true, detail: p.detail }, ...p.buttons.map((b) => ({ title: b.title, optionId: b.optionId, isCloseAffordance: b.isCloseAffordance })));
   if (!pick) { st.out.info(`approval for step ${r.stepId} dismissed: not allowed this time`); return { outcome: 'cancelled' }; }
   st.out.info(`approval for step ${r.stepId}: ${pick.title}`);
   return { outcome: 'selected', optionId: pick.optionId };
@@ -686,7 +760,11 @@ async function resolve(st: State, changeId: string, decisions: Decision[], reaso
     return;
   }
   st.out.info(`${changeId}: ${decisions.map((d) => `${d.action} ${d.hunkId ?? (d.uri ? vscode.workspace.asRelativePath(vscode.Uri.parse(d.uri)) : 'all')}`).join(', ')} -> ${res.status}; applied [${res.applied.join(' ')}] rejected [${res.rejected.join(' ')}]${res.conflicts.length ? ` conflicts ${res.conflicts.length}` : ''}`);
-  for (const c of res.conflicts) void vscode.window.showWarningMessage(`agentd: ${vscode.workspace.asRelativePath(vscode.Uri.parse(c.uri))}: ${c.message}`);
+  for (const c of res.conflicts) {
+    // The daemon's message may name the file already: not twice.
+    const rel = vscode.workspace.asRelativePath(vscode.Uri.parse(c.uri));
+    void vscode.window.showWarningMessage(`agentd: ${c.message.startsWith(`${rel}: `) ? c.message : `${rel}: ${c.message}`}`);
+  }
   await fetchChangeSet(st, changeId);
 }
 
@@ -1136,16 +1214,27 @@ function registerCommands(st: State): void {
   reg('agentd.moveStepDown', move(1));
   reg('agentd.removeStep', async (n?: PlanNode) => { const stepId = stepArg(st, n); if (stepId) await editPlan(st, [{ op: 'remove', stepId }]); });
 
-  reg('agentd.acceptHunk', (r?: HunkRef) => decideHunk(st, r, 'accept'));
-  reg('agentd.rejectHunk', (r?: HunkRef) => decideHunk(st, r, 'reject'));
-  reg('agentd.acceptFile', (r?: { uri?: string } | vscode.Uri) => decideFile(st, r, 'accept'));
-  reg('agentd.rejectFile', (r?: { uri?: string } | vscode.Uri) => decideFile(st, r, 'reject'));
+  // From the Changes view with several items selected, VS Code passes the clicked item and the
+  // selection: each selected item is decided (files and hunks alike).
+  const each = (action: 'accept' | 'reject', one: (r: any) => Promise<void>) => async (r?: any, sel?: unknown) => {
+    const nodes = Array.isArray(sel) && sel.length > 1 ? sel as ChangeNode[] : undefined;
+    if (!nodes) { await one(r); return; }
+    for (const n of nodes) {
+      if (n.type === 'file') await decideFile(st, { uri: n.uri }, action);
+      else if (n.type === 'hunk') await decideHunk(st, { changeId: n.changeId, uri: n.uri, hunkId: n.hunkId }, action);
+      else if (n.type === 'changeset') await decideAll(st, n, action);
+    }
+  };
+  reg('agentd.acceptHunk', each('accept', (r?: HunkRef) => decideHunk(st, r, 'accept')));
+  reg('agentd.rejectHunk', each('reject', (r?: HunkRef) => decideHunk(st, r, 'reject')));
+  reg('agentd.acceptFile', each('accept', (r?: { uri?: string } | vscode.Uri) => decideFile(st, r, 'accept')));
+  reg('agentd.rejectFile', each('reject', (r?: { uri?: string } | vscode.Uri) => decideFile(st, r, 'reject')));
   // All: every open change set, whatever a menu passes (a view's title or an editor's title may
   // pass the focused item or the file); one set: the Changes view's inline action.
   reg('agentd.acceptAll', () => decideAll(st, undefined, 'accept'));
   reg('agentd.rejectAll', () => decideAll(st, undefined, 'reject'));
-  reg('agentd.acceptChangeSet', (n?: ChangeNode) => n?.type === 'changeset' && decideAll(st, n, 'accept'));
-  reg('agentd.rejectChangeSet', (n?: ChangeNode) => n?.type === 'changeset' && decideAll(st, n, 'reject'));
+  reg('agentd.acceptChangeSet', each('accept', async (n?: ChangeNode) => { if (n?.type === 'changeset') await decideAll(st, n, 'accept'); }));
+  reg('agentd.rejectChangeSet', each('reject', async (n?: ChangeNode) => { if (n?.type === 'changeset') await decideAll(st, n, 'reject'); }));
   reg('agentd.nextHunk', () => gotoHunk(st, 1));
   reg('agentd.previousHunk', () => gotoHunk(st, -1));
   reg('agentd.reviewAll', (n?: ChangeNode) => reviewAll(st, n));

@@ -71,6 +71,18 @@ export interface StepState {
   allowedBy?: { ruleId: string; command?: string };
 }
 
+/** stepDescription is the text beside a step in the Plan view: what it does, its tool, its
+ *  time and attempts, why it did not run (a blocked, skipped or cancelled step's reason, as the
+ *  core words it: "dependency x was rejected"), and the rule that allowed it. */
+export function stepDescription(step: Pick<Step, 'description' | 'tool' | 'kind'>, st: StepState | undefined): string {
+  const parts = [step.description ?? '', step.tool ?? step.kind ?? ''].filter(Boolean);
+  if (st?.durationMs !== undefined) parts.push(formatDuration(st.durationMs));
+  if (st?.attempts && st.attempts > 1) parts.push(`attempt ${st.attempts}`);
+  if (st?.reason && (st.status === 'blocked' || st.status === 'skipped' || st.status === 'cancelled')) parts.push(st.reason);
+  if (st?.allowedBy) parts.push(stepNotes({ ...st, reason: undefined }).join(''));
+  return parts.join(' · ');
+}
+
 /** stepNotes are the notes shown with a step: its reason, and the rule that allowed it. */
 export function stepNotes(st: StepState | undefined): string[] {
   if (!st) return [];
@@ -82,7 +94,7 @@ export function stepNotes(st: StepState | undefined): string[] {
 
 export interface RunState {
   runId: string; planId: string; planVersion?: number; status: string; progress: number;
-  completedSteps: number; failedSteps: number; skippedSteps: number; totalSteps: number;
+  completedSteps: number; failedSteps: number; skippedSteps: number; blockedSteps?: number; totalSteps: number;
   currentSteps: string[]; elapsedMs?: number; etaMs?: number; steps?: StepState[]; snapshots?: string[];
   error?: string;
 }
@@ -397,14 +409,24 @@ export function formatDuration(ms: number | undefined): string {
   return `${m} min ${Math.round(s - m * 60)} s`;
 }
 
-/** statusText is the status bar's text: the run's progress and the pending hunk count. */
-export function statusText(run: RunState | undefined, pendingHunks: number): string {
+/** waitingOnUser: every step the run is on waits for the user (an approval, a review, or what
+ *  to do about a step that failed: Retry, Skip or Abort), so the run goes on only when the user
+ *  acts: no time estimate holds then. */
+export function waitingOnUser(run: Pick<RunState, 'status' | 'currentSteps'> | undefined, statusOf: (stepId: string) => string | undefined): boolean {
+  return !!run && run.status === 'running' && run.currentSteps.length > 0 && run.currentSteps.every((id) => statusOf(id) === 'waiting' || statusOf(id) === 'failed');
+}
+
+/** statusText is the status bar's text: the run's progress and the pending hunk count. While
+ *  the run only waits for the user (waitingOnUser) it says so instead of a time left, which
+ *  would stand still. */
+export function statusText(run: RunState | undefined, pendingHunks: number, waiting = false): string {
   const parts: string[] = [];
   if (run) {
-    const done = run.completedSteps + run.failedSteps + run.skippedSteps;
-    const icon = run.status === 'running' ? '$(sync~spin)' : run.status === 'paused' ? '$(debug-pause)' : run.status === 'completed' ? '$(check)' : '$(error)';
+    const done = run.completedSteps + run.failedSteps + run.skippedSteps + (run.blockedSteps ?? 0);
+    const icon = run.status === 'running' ? (waiting ? '$(bell)' : '$(sync~spin)') : run.status === 'paused' ? '$(debug-pause)' : run.status === 'completed' ? '$(check)' : '$(error)';
     let t = `${icon} agentd ${done}/${run.totalSteps}`;
     if (run.status !== 'running') t += ` ${run.status}`;
+    else if (waiting) t += ' · waiting for you';
     else if (run.etaMs !== undefined) t += ` · ${formatDuration(run.etaMs)} left`;
     parts.push(t);
   } else {
@@ -421,7 +443,7 @@ export const stepIcons: Record<string, string> = {
 };
 
 /** approvalPrompt is the text of the approval modal: what runs where, or which file goes. */
-export function approvalPrompt(r: ApprovalRequest, root?: string): { message: string; detail: string; buttons: { title: string; optionId: string; kind: string }[] } {
+export function approvalPrompt(r: ApprovalRequest, root?: string): { message: string; detail: string; buttons: { title: string; optionId: string; kind: string; isCloseAffordance: boolean }[] } {
   const lines: string[] = [];
   if (r.command) lines.push(`Command: ${r.command}`);
   if (r.cwd) lines.push(`Folder: ${root && !r.cwd.startsWith('/') ? (r.cwd === '.' ? root : `${root}/${r.cwd.replace(/^\.\//, '')}`) : r.cwd}`);
@@ -430,7 +452,14 @@ export function approvalPrompt(r: ApprovalRequest, root?: string): { message: st
   // The first button is the modal's default (Enter): for a high-risk call it is Reject, so a
   // key pressed by accident never runs it.
   const order = r.risk === 'high' ? ['reject_once', 'allow_once', 'allow_always', 'reject_always'] : ['allow_once', 'allow_always', 'reject_once', 'reject_always'];
-  const buttons = [...r.options].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind)).map((o) => ({ title: o.name, optionId: o.optionId, kind: o.kind }));
+  // Escape answers "reject this time". Below high risk, Reject is the modal's close affordance:
+  // VS Code then shows no Cancel of its own beside it (a Cancel that did what Reject does).
+  // At high risk Enter must press Reject, so Reject is the first button and VS Code's Cancel
+  // stays; the detail says it is the same answer.
+  const closeReject = r.risk !== 'high';
+  const buttons = [...r.options].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind))
+    .map((o) => ({ title: o.name, optionId: o.optionId, kind: o.kind, isCloseAffordance: closeReject && o.kind === 'reject_once' }));
+  if (buttons.some((b) => b.kind === 'reject_once')) lines.push(closeReject ? 'Escape rejects it this time.' : 'Enter or Escape rejects it this time (Cancel is the same).');
   return { message: `agentd: ${r.title}`, detail: lines.join('\n'), buttons };
 }
 
@@ -747,4 +776,29 @@ export function undoReport(what: string, r: UndoResult, choice: OnConflict, rel:
   const alone = r.leftAlone.filter((l) => !kept.has(l.path));
   if (alone.length) { message += `; left alone ${alone.map((l) => `${rel(l.path)} (${l.message})`).join(', ')}`; warn = true; }
   return { message, warn };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings that restart the daemon
+
+/** The settings the daemon is started with: a change of one restarts it. */
+export const RESTART_SETTINGS = ['path', 'model', 'provider', 'modelBaseUrl', 'logLevel', 'allowBroadWorkspace'];
+
+/** RestartGate coalesces settings-change events: the daemon restarts when the values it is
+ *  started with differ from those of its last start, once per such change. VS Code may fire
+ *  more than one change event for one edit (the settings editor writes the file, which is read
+ *  again); a second event with the same values restarts nothing. */
+export class RestartGate {
+  constructor(private key: string) {}
+  static key(get: (setting: string) => unknown): string {
+    return JSON.stringify(RESTART_SETTINGS.map((k) => get(k) ?? null));
+  }
+  /** changed records the values of a change event; true when the daemon must restart. */
+  changed(key: string): boolean {
+    if (key === this.key) return false;
+    this.key = key;
+    return true;
+  }
+  /** started records the values the daemon was (re)started with for another reason. */
+  started(key: string): void { this.key = key; }
 }

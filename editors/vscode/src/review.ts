@@ -58,6 +58,8 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
       vscode.window.onDidChangeTextEditorSelection((e) => this.updateContext(e.textEditor)),
       vscode.window.onDidChangeActiveTextEditor((ed) => this.updateContext(ed)),
       vscode.window.onDidChangeTextEditorVisibleRanges((e) => this.onScroll(e.textEditor)),
+      vscode.window.tabGroups.onDidChangeTabs(() => this.updateActivePending()),
+      vscode.window.tabGroups.onDidChangeTabGroups(() => this.updateActivePending()),
     );
   }
 
@@ -179,16 +181,16 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
 
   private changed(uris: Set<string>): void {
     for (const ed of vscode.window.visibleTextEditors) if (uris.has(ed.document.uri.toString())) this.draw(ed);
-    // The paths with something to decide: the editor title's Accept / Reject File show on them,
-    // in the file's editor and in its diff (both sides have the file's path).
+    // The paths with something to decide: the multi-file diff's Accept / Reject All show while
+    // there is one (agentd.hasPending); a file's diff asks agentd.activePending.
     const paths = new Set<string>();
     for (const cs of this.sets.values()) for (const f of cs.files) if (fileOpenUnits(f) > 0) paths.add(vscode.Uri.parse(f.uri).fsPath);
     const key = [...paths].sort().join('\n');
     if (key !== this.pendingPaths) {
       this.pendingPaths = key;
-      void vscode.commands.executeCommand('setContext', 'agentd.pendingPaths', [...paths]);
       void vscode.commands.executeCommand('setContext', 'agentd.hasPending', paths.size > 0);
     }
+    this.updateActivePending();
     for (const u of uris) this.contentEmitter.fire(vscode.Uri.parse(u).with({ scheme: DIFF_SCHEME, query: 'side=proposed' }));
     this.lensEmitter.fire();
     this.changedEmitter.fire();
@@ -286,6 +288,22 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     a.n++; a.sum += ms; a.max = Math.max(a.max, ms); a.hunks = Math.max(a.hunks, hunks);
   }
 
+  /** agentd.activePending: the active tab (a file, or a diff of it, either side) has something to
+   *  decide. The editor title's Accept File / Reject File show on it only, and go as soon as the
+   *  file is decided (a when-clause on a list of paths was not re-read by the title). */
+  private updateActivePending(): void {
+    const input = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    const uris: vscode.Uri[] = [];
+    if (input instanceof vscode.TabInputTextDiff) uris.push(input.original, input.modified);
+    else if (input instanceof vscode.TabInputText) uris.push(input.uri);
+    const paths = new Set(uris.map((u) => u.path));
+    let pending = false;
+    for (const cs of this.sets.values()) for (const f of cs.files) {
+      if (fileOpenUnits(f) > 0 && (paths.has(vscode.Uri.parse(f.uri).path) || (f.oldUri && paths.has(vscode.Uri.parse(f.oldUri).path)))) pending = true;
+    }
+    this.setContext('agentd.activePending', pending);
+  }
+
   private context = new Map<string, boolean>();
 
   /** updateContext sets agentd.hunkUnderCursor (the keybindings' condition) and
@@ -379,7 +397,10 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     // The side of a file that does not exist (before a create, after a delete).
     if (q.get('side') === 'empty') return '';
     const file = u.with({ scheme: 'file', query: '' });
-    const doc = await vscode.workspace.openTextDocument(file).then((d) => d, () => undefined);
+    // A pending move's new path is not there yet: its text is the old path's.
+    const move = [...this.sets.values()].flatMap((cs) => cs.files).find((f) => f.uri === file.toString() && f.op === 'move' && f.oldUri);
+    const doc = await vscode.workspace.openTextDocument(file).then((d) => d, () =>
+      move?.oldUri ? vscode.workspace.openTextDocument(vscode.Uri.parse(move.oldUri)).then((d) => d, () => undefined) : undefined);
     const text = doc ? doc.getText() : '';
     let out = text;
     for (const cs of this.sets.values()) {
@@ -397,11 +418,14 @@ export class Review implements vscode.CodeLensProvider, vscode.TextDocumentConte
     const file = vscode.Uri.parse(uri);
     const name = file.path.split('/').pop() ?? uri;
     const proposed = Review.proposedUri(uri);
-    const op = cs?.files.find((f) => f.uri === uri)?.op;
+    const f = cs?.files.find((x) => x.uri === uri);
+    const op = f?.op;
     // A file that is not there on one side (a create before it is accepted, a delete after it
     // is) is an empty document, not an error.
     const empty = file.with({ scheme: DIFF_SCHEME, query: 'side=empty' });
     if (cs?.review === 'after') return { left: op === 'create' ? empty : proposed, right: op === 'delete' ? empty : file, title: `${name} (before agentd ↔ now)` };
-    return { left: op === 'create' ? empty : file, right: op === 'delete' ? empty : proposed, title: `${name} (now ↔ proposed by agentd)` };
+    // A move: the file at its old path against what lands at the new one.
+    const now = op === 'create' ? empty : op === 'move' && f?.oldUri ? vscode.Uri.parse(f.oldUri) : file;
+    return { left: now, right: op === 'delete' ? empty : proposed, title: `${name} (now ↔ proposed by agentd)` };
   }
 }

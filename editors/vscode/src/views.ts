@@ -1,6 +1,6 @@
 // The Plan, Changes and Snapshots views.
 import * as vscode from 'vscode';
-import { ChangeSet, Plan, RunState, StepState, fileCounts, fileOpenUnits, formatDuration, hunkSpan, setCounts, isOpen, stepIcons, stepNotes } from './model';
+import { ChangeSet, Plan, RunState, StepState, fileCounts, fileOpenUnits, hunkSpan, setCounts, isOpen, stepDescription, stepIcons, stepNotes } from './model';
 
 export interface Problem { stepId?: string; field?: string; message: string }
 
@@ -17,6 +17,9 @@ export class PlanTree implements vscode.TreeDataProvider<PlanNode> {
   readonly onDidChangeTreeData = this.emitter.event;
 
   setPlan(plan: Plan | undefined, uri?: vscode.Uri): void {
+    // Another plan: the step states shown are those of a run of the plan before, whose step
+    // ids may be the same; they go (a new version of the same plan keeps them).
+    if (plan?.id !== this.plan?.id) { this.resetSteps(); this.run = undefined; }
     this.plan = plan;
     if (uri) this.planUri = uri;
     this.problems = [];
@@ -24,15 +27,18 @@ export class PlanTree implements vscode.TreeDataProvider<PlanNode> {
   }
   setProblems(p: Problem[]): void { this.problems = p; this.emitter.fire(undefined); }
   setRun(run: RunState | undefined): void {
+    // A run of another plan (a terminal's, or the plan before) is not drawn on this one's steps.
+    if (run && this.plan && run.planId && run.planId !== this.plan.id) return;
     this.run = run;
     if (run?.steps) for (const s of run.steps) this.steps.set(s.id, s);
     this.emitter.fire(undefined);
   }
   resetSteps(): void { this.steps.clear(); this.started.clear(); }
-  stepEvent(stepId: string, status: string, error?: string): void {
+  stepEvent(stepId: string, status: string, error?: string, reason?: string): void {
     const cur = this.steps.get(stepId) ?? { id: stepId, status };
     cur.status = status;
     if (error) cur.error = error;
+    if (reason) cur.reason = reason;
     if (status === 'running') this.started.set(stepId, Date.now());
     else if (this.started.has(stepId) && cur.durationMs === undefined) cur.durationMs = Date.now() - this.started.get(stepId)!;
     this.steps.set(stepId, cur);
@@ -66,11 +72,7 @@ export class PlanTree implements vscode.TreeDataProvider<PlanNode> {
     const status = st?.status ?? (step.skip ? 'skipped' : 'pending');
     const it = new vscode.TreeItem(step.id);
     const problems = this.problems.filter((p) => p.stepId === step.id);
-    const parts = [step.description ?? '', step.tool ?? step.kind ?? ''].filter(Boolean);
-    if (st?.durationMs !== undefined) parts.push(formatDuration(st.durationMs));
-    if (st?.attempts && st.attempts > 1) parts.push(`attempt ${st.attempts}`);
-    if (st?.allowedBy) parts.push(stepNotes({ ...st, reason: undefined }).join(''));
-    it.description = parts.join(' · ');
+    it.description = stepDescription(step, st);
     it.tooltip = new vscode.MarkdownString([`**${step.id}** — ${status}`, step.description ?? '', st?.error ? `Error: ${st.error}` : '', ...stepNotes(st),
       ...problems.map((p) => `⚠ ${p.field ? p.field + ': ' : ''}${p.message}`)].filter(Boolean).join('\n\n'));
     it.iconPath = problems.length
@@ -150,7 +152,11 @@ export class SnapshotsTree implements vscode.TreeDataProvider<SnapNode> {
   private readonly emitter = new vscode.EventEmitter<SnapNode | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   snaps: SnapshotInfo[] = [];
+  /** Each run's title (its plan's), by run id: a run is listed by what it did, its id in the
+   *  tooltip. */
+  readonly titles = new Map<string, string>();
   set(list: SnapshotInfo[]): void { this.snaps = list; this.emitter.fire(undefined); }
+  setTitles(t: Map<string, string>): void { for (const [k, v] of t) this.titles.set(k, v); this.emitter.fire(undefined); }
 
   getChildren(n?: SnapNode): SnapNode[] {
     if (!n) {
@@ -168,7 +174,11 @@ export class SnapshotsTree implements vscode.TreeDataProvider<SnapNode> {
 
   getTreeItem(n: SnapNode): vscode.TreeItem {
     if (n.type === 'run') {
-      const it = new vscode.TreeItem(`run ${n.runId}`, vscode.TreeItemCollapsibleState.Expanded);
+      const title = this.titles.get(n.runId);
+      const it = new vscode.TreeItem(title ?? `run ${n.runId}`, vscode.TreeItemCollapsibleState.Expanded);
+      const first = this.snaps.filter((s) => s.runId === n.runId).map((s) => s.createdAt).sort()[0];
+      if (first) it.description = new Date(first).toLocaleString();
+      it.tooltip = `${title ? `${title}\n` : ''}run ${n.runId}`;
       it.iconPath = new vscode.ThemeIcon('run-all');
       return it;
     }

@@ -202,6 +202,25 @@ fs.writeFileSync(path.join(ws, 'pause.agentd.json'), plan('Pause', [
   { id: 'p2', tool: 'run_command', args: { command: 'sleep 10' }, dependsOn: ['p1'] },
   { id: 'p3', tool: 'run_command', args: { command: 'sleep 1' }, dependsOn: ['p2'] },
 ]));
+// Issue 35: what the editor shows is what is on disk, whole-file units, the Plan view's states.
+fs.writeFileSync(path.join(ws, 'unsaved.txt'), bulkLines(6, 'unsaved').join('\n') + '\n');
+fs.writeFileSync(path.join(ws, 'unsaved.agentd.json'), plan('Unsaved edit', [
+  { id: 'edit', tool: 'edit_file', args: { path: 'unsaved.txt', edits: [{ oldText: 'unsaved line 3\n', newText: 'unsaved line three\n' }] } },
+]));
+fs.mkdirSync(path.join(ws, 'p4'));
+fs.writeFileSync(path.join(ws, 'p4', 'old.txt'), 'old\n');
+fs.writeFileSync(path.join(ws, 'p4', 'mv.txt'), 'moving\n');
+fs.writeFileSync(path.join(ws, 'p4.agentd.json'), plan('Whole files', [
+  { id: 'mk', tool: 'write_file', args: { path: 'p4/new.txt', content: 'new by the agent\n' } },
+  { id: 'typed', tool: 'write_file', args: { path: 'p4/typed.txt', content: 'the agent\'s text\n' } },
+  { id: 'rm', tool: 'delete_file', args: { path: 'p4/old.txt' } },
+  { id: 'mv', tool: 'move_file', args: { from: 'p4/mv.txt', to: 'p4/moved.txt' } },
+]));
+fs.writeFileSync(path.join(ws, 'blk.txt'), bulkLines(4, 'blk').join('\n') + '\n');
+fs.writeFileSync(path.join(ws, 'blocked.agentd.json'), plan('Blocked', [
+  { id: 'change', tool: 'edit_file', args: { path: 'blk.txt', edits: [{ oldText: 'blk line 2\n', newText: 'blk line two\n' }] } },
+  { id: 'after', tool: 'read_file', args: { path: 'blk.txt' }, dependsOn: ['change'] },
+]));
 fs.writeFileSync(path.join(ws, 'risk.agentd.json'), plan('Risk', [{ id: 'risky', tool: 'run_command', args: { command: 'touch ran.txt' }, critical: false }]));
 
 // The project's fake model server (internal/fakemodel) for the model-driven step.
@@ -1405,6 +1424,123 @@ await check('review keys work only with a hunk under the cursor (agentd.hunkUnde
   // The file's lens is on its first line, and VS Code fills in lenses as they come into view.
   await page.keyboard.press('Control+Home');
   await until('nine hunks left in the file', async () => (await lenses()).includes('Accept All (9)'), 15000);
+});
+
+// Issue 35 (VS Code) -------------------------------------------------------------------------
+const statusItem = (re) => page.locator('.statusbar-item', { hasText: re });
+const changesPane = () => page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^Changes/ }) });
+const changeRow = (name) => changesPane().locator('.monaco-list-row', { hasText: name }).first();
+/** changesEnd shows the end of the Changes view, where the newest change sets are: the sets
+ *  the speed case leaves pending (hundreds of rows) stay above, out of the rendered rows. */
+async function changesEnd() {
+  await palette('agentd: Focus on Changes View');
+  await page.keyboard.press('End');
+}
+/** allowDialogs answers an approval modal, if one is up, with Allow once. */
+async function allowDialogs() {
+  const allow = page.locator('.monaco-dialog-box .monaco-button', { hasText: /^Allow once$/ });
+  if (await allow.count()) await allow.first().click().catch(() => undefined);
+}
+
+await check('issue 35 point 3: a before-mode run whose accepted change is only in an unsaved editor says so, with Save All; waiting for you, no time left', async () => {
+  await settle();
+  await openFile('unsaved.txt');
+  await palette('agentd: Open Plan', 'unsaved.agentd.json');
+  await palette('agentd: Run Plan');
+  await until('the hunk of unsaved.txt', async () => (await lenses()).includes('Accept'), 60000);
+  // The run only waits for the user's review: the status bar says so, not a time left.
+  await until('the status bar says the run waits for you', async () => (await statusItem(/waiting for you/).count()) > 0, 15000);
+  assert(!(await statusItem(/agentd .* left/).count()), `a time left while waiting: ${await statusItem(/agentd/).allTextContents()}`);
+  await clickLens('Accept');
+  await until('the accepted hunk in the editor', async () => (await editorText()).includes('unsaved line three'), 15000);
+  const toast = page.locator('.notification-toast', { hasText: 'not on disk yet' });
+  await toast.first().waitFor({ timeout: 60000 });
+  const t = await toast.first().innerText();
+  assert(t.includes('unsaved.txt'), `the note names the file: ${t}`);
+  assert(disk('unsaved.txt').includes('unsaved line 3\n'), 'not on disk before Save All');
+  await shot('p35-unsaved-note');
+  await toast.first().locator('.monaco-button', { hasText: /^Save All$/ }).click();
+  await until('Save All wrote it', async () => disk('unsaved.txt').includes('unsaved line three\n'), 15000);
+});
+
+await check('issue 35 point 6: the Snapshots view lists a run by its plan\'s title, with its id in the tooltip', async () => {
+  await palette('agentd: Focus on Snapshots View');
+  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^Snapshots/ }) });
+  await until('the run listed by its title', async () => (await pane.locator('.monaco-list-row').allTextContents()).some((x) => x.includes('Unsaved edit')), 15000);
+  await shot('p35-snapshots-titles');
+});
+
+await check('issue 35 point 6: after a window reload the Plan view shows the current plan and its run; another plan shows none of its states', async () => {
+  await reload();
+  await palette('agentd: Focus on Plan View');
+  await until('the plan and its completed step after the reload', async () => /edit completed/.test((await planRow('edit').getAttribute('aria-label')) ?? ''), 30000);
+  await shot('p35-plan-after-reload');
+  // shift.agentd.json has a step of the same id: the state of the run before is not its.
+  await palette('agentd: Open Plan', 'shift.agentd.json');
+  await until('the new plan\'s step pending', async () => /edit pending/.test((await planRow('edit').getAttribute('aria-label')) ?? ''), 15000);
+});
+
+await check('issue 35 point 6: a step blocked after its dependency\'s change was rejected says why', async () => {
+  await settle();
+  await openFile('blk.txt');
+  await palette('agentd: Open Plan', 'blocked.agentd.json');
+  await palette('agentd: Run Plan');
+  await until('the hunk of blk.txt', async () => (await lenses()).includes('Reject'), 60000);
+  await clickLens('Reject');
+  await palette('agentd: Focus on Plan View');
+  await until('the blocked step names its dependency', async () => /dependency "change" was skipped/.test(await planRow('after').innerText()), 30000);
+  await shot('p35-blocked-reason');
+});
+
+await check('issue 35 point 4: the Changes view lists creations, deletions and moves; a new file\'s typed buffer is a conflict on accept; multi-select; the diff\'s Accept File goes once decided', async () => {
+  await settle();
+  await palette('agentd: Open Plan', 'p4.agentd.json');
+  await palette('agentd: Run Plan');
+  await until('the four whole-file changes listed', async () => {
+    await allowDialogs();
+    await changesEnd();
+    const rows = (await changesPane().locator('.monaco-list-row').allTextContents()).join(' | ');
+    return /new\.txt.*create/.test(rows) && /typed\.txt.*create/.test(rows) && /old\.txt.*delete/.test(rows) && /moved\.txt.*move/.test(rows);
+  }, 60000, 300);
+  await shot('p35-whole-files');
+  // The user makes the file the agent would create (as the Explorer's New File does: empty on
+  // disk) and types into it without saving: accepting the creation must not write under it.
+  fs.writeFileSync(path.join(ws, 'p4', 'typed.txt'), '');
+  await openFile('p4/typed.txt');
+  await editor().click();
+  await page.keyboard.type('mine');
+  await changesEnd();
+  await changeRow('typed.txt').hover();
+  await changeRow('typed.txt').locator('.action-label[aria-label^="Accept File"]').click();
+  const conflict = page.locator('.notification-toast', { hasText: 'typed.txt' });
+  await conflict.first().waitFor({ timeout: 30000 });
+  assert(/created since/.test(await conflict.first().innerText()), `the conflict says what happened: ${await conflict.first().innerText()}`);
+  assert(disk('p4/typed.txt') === '', `written under the user's buffer: ${JSON.stringify(disk('p4/typed.txt'))}`);
+  await until('typed.txt stale in the Changes view', async () => /stale/.test(await changeRow('typed.txt').innerText()), 15000);
+  await shot('p35-typed-conflict');
+  // Two files selected, one Accept File: both decided.
+  await changeRow('new.txt').click();
+  await changeRow('old.txt').click({ modifiers: ['Control'] });
+  await changeRow('old.txt').hover();
+  await changeRow('old.txt').locator('.action-label[aria-label^="Accept File"]').click();
+  await until('new.txt created and old.txt deleted', async () => fs.existsSync(path.join(ws, 'p4', 'new.txt')) && !fs.existsSync(path.join(ws, 'p4', 'old.txt')), 15000);
+  // The move's diff: Accept File in its title, then no Accept File there.
+  // The rows move as the decided ones go: click until the move's diff is the one open.
+  await until('the diff of the move', async () => {
+    await changesEnd();
+    await changeRow('moved.txt').click();
+    return until('its tab', async () => (await activeTab()).includes('moved.txt'), 2000).then(() => true, () => false);
+  }, 20000, 200);
+  // The old file's text goes to the new path.
+  const modified = page.locator('.editor-group-container.active .monaco-diff-editor .editor.modified .view-lines');
+  await until('the moved text on the proposed side', async () => (await modified.innerText()).includes('moving'), 15000);
+  await shot('p35-move-diff');
+  const title = page.locator('.editor-group-container.active .editor-actions');
+  await title.locator('.action-label[aria-label^="Accept File"]').click();
+  await until('the move done', async () => fs.existsSync(path.join(ws, 'p4', 'moved.txt')) && !fs.existsSync(path.join(ws, 'p4', 'mv.txt')), 15000);
+  await until('Accept File gone from the decided file\'s diff', async () => (await title.locator('.action-label[aria-label^="Accept File"], .action-label[aria-label^="Reject File"]').count()) === 0, 15000);
+  await shot('p35-diff-decided');
+  await closeEditor();
 });
 
 await check('after mode: the change is in the open editor at once; rejecting a hunk takes it out; saved, the disk has the other', async () => {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findBinary, missingBinaryMessage, serverCommand } from '../../src/binary';
+import { bundledPath, findBinary, missingBinaryMessage, serverCommand } from '../../src/binary';
 
 test('findBinary: the setting, else agentd on PATH, else undefined', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-bin-'));
@@ -16,6 +16,20 @@ test('findBinary: the setting, else agentd on PATH, else undefined', () => {
   assert.equal(findBinary('', `/nonexistent${path.delimiter}${dir}`), bin);
   assert.equal(findBinary('', '/nonexistent'), undefined);
   assert.equal(findBinary('', dir + '/sub'), undefined);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('findBinary: agentd.path wins over the binary a platform .vsix bundles (issue 35 point 6)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-bin-'));
+  const extDir = path.join(dir, 'ext');
+  const bundled = bundledPath(extDir);
+  fs.mkdirSync(path.dirname(bundled), { recursive: true });
+  fs.writeFileSync(bundled, '#!/bin/sh\n', { mode: 0o755 });
+  const mine = path.join(dir, 'my-agentd');
+  fs.writeFileSync(mine, '#!/bin/sh\n', { mode: 0o755 });
+  assert.equal(findBinary(mine, '', extDir), mine, 'the setting, not the bundled binary');
+  assert.equal(findBinary('', '', extDir), bundled, 'no setting: the bundled binary');
+  assert.equal(findBinary(path.join(dir, 'missing'), '', extDir), undefined, 'a setting naming nothing is reported, not replaced by the bundled binary');
   fs.rmSync(dir, { recursive: true });
 });
 

@@ -13,7 +13,7 @@ test('bundledPath is bin/<platform>-<arch>/agentd[.exe], as vsce names the targe
   assert.equal(exeName('win32'), 'agentd.exe');
 });
 
-test('findBinary: the bundled binary first, then agentd.path, then PATH', () => {
+test('findBinary: agentd.path first, then the bundled binary, then PATH', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agentd-bundle-'));
   const ext = path.join(dir, 'ext');
   const onPath = path.join(dir, 'path');
@@ -25,11 +25,13 @@ test('findBinary: the bundled binary first, then agentd.path, then PATH', () => 
   // No bundle: the setting, else PATH.
   assert.equal(findBinary(setting, onPath, ext), setting);
   assert.equal(findBinary('', onPath, ext), pathBin);
-  // A bundle wins over both.
+  // A bundle wins over PATH; the setting, the user's choice, over the bundle (issue 35 point 6:
+  // the bundled binary used to win, and agentd.path was ignored).
   const b = bundledPath(ext);
   fs.mkdirSync(path.dirname(b), { recursive: true });
   fs.writeFileSync(b, '#!/bin/sh\n', { mode: 0o755 });
-  assert.equal(findBinary(setting, onPath, ext), b);
+  assert.equal(findBinary(setting, onPath, ext), setting);
+  assert.equal(findBinary('', onPath, ext), b);
   assert.equal(findBinary('', '', ext), b);
   fs.rmSync(dir, { recursive: true });
 });

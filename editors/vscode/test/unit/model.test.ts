@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import {
   ChangeSet, FileInfo, applyPatchText, approvalPrompt, fileLenses, followEdit, hunkAt, hunkLenses, asksReason, moveEdit,
   nextHunkLine, hunkSpan, parsePatch, isOpen, statusText, viewHunks, countPending, replayEdits, lensWindow, lensWindowStale, inWindow,
-  fileOpenUnits, ghostText, hoverDiff, agentOnly, activeRun, runConflict, logLine, missingModel, modelSpec, keyEnv, stepNotes, stepIcons,
+  fileOpenUnits, ghostText, hoverDiff, agentOnly, activeRun, runConflict, logLine, missingModel, modelSpec, keyEnv, stepNotes, stepIcons, stepDescription, waitingOnUser, RestartGate,
 } from '../../src/model';
 
 // greet.go before and after renaming Hello to Greet: two hunks, as the server sends them
@@ -261,6 +261,17 @@ test('approvalPrompt shows the command and folder and orders the four options', 
   assert.match(d.detail, /old\.txt/);
 });
 
+test('approvalPrompt: one Reject, which Escape answers (issue 35 point 6)', () => {
+  const options = [{ optionId: 'ra', name: 'Always reject', kind: 'reject_always' as const }, { optionId: 'ao', name: 'Allow once', kind: 'allow_once' as const },
+    { optionId: 'ro', name: 'Reject', kind: 'reject_once' as const }, { optionId: 'aa', name: 'Always allow', kind: 'allow_always' as const }];
+  const low = approvalPrompt({ runId: 'r', stepId: 'w', category: 'write', risk: 'medium', title: 'Write a.txt', options });
+  assert.deepEqual(low.buttons.filter((b) => b.isCloseAffordance).map((b) => b.optionId), ['ro'], 'Reject is the close affordance: VS Code adds no Cancel');
+  assert.match(low.detail, /Escape rejects it this time/);
+  const high = approvalPrompt({ runId: 'r', stepId: 't', category: 'command', risk: 'high', title: 'Run x', command: 'x', options });
+  assert.equal(high.buttons[0].optionId, 'ro', 'high risk: Reject stays the default button');
+  assert.match(high.detail, /Escape rejects it this time \(Cancel is the same\)/);
+});
+
 test('statusText and counts', () => {
   assert.equal(countPending([cs('before')]), 2);
   assert.equal(isOpen(cs('before')), true);
@@ -270,6 +281,8 @@ test('statusText and counts', () => {
   const run = { runId: 'r', planId: 'p', status: 'running', progress: 0.5, completedSteps: 2, failedSteps: 0, skippedSteps: 1, totalSteps: 6, currentSteps: [], etaMs: 4000 };
   assert.equal(statusText(run, 0), '$(sync~spin) agentd 3/6 · 4.0 s left');
   assert.equal(statusText({ ...run, status: 'failed' }, 1), '$(error) agentd 3/6 failed  $(diff) 1 pending');
+  // Waiting for the user: no time left shown (it would stand still), but what the run waits for.
+  assert.equal(statusText({ ...run, currentSteps: ['a'] }, 1, true), '$(bell) agentd 3/6 · waiting for you  $(diff) 1 pending');
   assert.equal(asksReason({ reasonToModel: true }), true);
   assert.equal(asksReason({ reasonToModel: false }), false);
   assert.equal(asksReason(undefined), false);
@@ -367,4 +380,32 @@ test('the approval modal\'s default (first) button is not allow for a high-risk 
   assert.equal(high.buttons.length, 4);
   const low = approvalPrompt({ runId: 'r', stepId: 't', category: 'command', risk: 'low', title: 'Run ls', command: 'ls', options });
   assert.equal(low.buttons[0].kind, 'allow_once');
+});
+
+test('waitingOnUser: every current step waits for the user (issue 35 point 6)', () => {
+  const run = { status: 'running', currentSteps: ['a', 'b'] };
+  assert.equal(waitingOnUser(run, () => 'waiting'), true);
+  assert.equal(waitingOnUser(run, (id) => (id === 'a' ? 'waiting' : 'running')), false, 'one step still works');
+  assert.equal(waitingOnUser(run, (id) => (id === 'a' ? 'waiting' : 'failed')), true, 'a failed step waits for Retry, Skip or Abort');
+  assert.equal(waitingOnUser({ ...run, currentSteps: [] }, () => 'waiting'), false);
+  assert.equal(waitingOnUser({ ...run, status: 'paused' }, () => 'waiting'), false);
+});
+
+test('stepDescription: a blocked step says why (issue 35 point 6)', () => {
+  const step = { description: 'run the tests', tool: 'run_command' };
+  assert.equal(stepDescription(step, { id: 'test', status: 'blocked', reason: 'dependency rename_def was rejected' }), 'run the tests · run_command · dependency rename_def was rejected');
+  assert.equal(stepDescription(step, { id: 'test', status: 'completed', reason: 'r', durationMs: 1500 }), 'run the tests · run_command · 1.5 s');
+  assert.equal(stepDescription(step, undefined), 'run the tests · run_command');
+});
+
+test('RestartGate: one restart per change of the values, however many events (issue 35 point 6)', () => {
+  let v: Record<string, unknown> = { modelBaseUrl: 'http://a' };
+  const key = () => RestartGate.key((k) => v[k]);
+  const g = new RestartGate(key());
+  assert.equal(g.changed(key()), false, 'an event with the values the daemon runs with');
+  v = { modelBaseUrl: 'http://b' };
+  assert.equal(g.changed(key()), true, 'the edit restarts');
+  assert.equal(g.changed(key()), false, 'a second event for the same edit does not');
+  v = { modelBaseUrl: 'http://b', logLevel: 'debug' };
+  assert.equal(g.changed(key()), true);
 });
