@@ -40,10 +40,10 @@ func UnsavedNote(paths []string) string {
 	if len(paths) == 0 {
 		return ""
 	}
-	files := fmt.Sprintf("%d files are", len(paths))
+	files := fmt.Sprintf("%d files", len(paths))
 	if len(paths) == 1 {
-		files = "1 file is"
+		files = "1 file"
 	}
-	return fmt.Sprintf("the accepted changes of %s only in the editor, not on disk yet: %s; save them (a command, agentd review or another program reads the disk)",
+	return fmt.Sprintf("the accepted changes to %s are only in the editor, not on disk yet: %s; save them (a command, agentd review or another program reads the disk)",
 		files, strings.Join(paths, ", "))
 }
