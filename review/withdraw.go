@@ -2,6 +2,7 @@ package review
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 )
@@ -35,6 +36,7 @@ func (b *Book) Withdraw(ctx context.Context, runID, reason string) ([]string, er
 	slices.SortFunc(sets, func(a, c *Set) int { return a.CreatedAt.Compare(c.CreatedAt) })
 	var ids []string
 	var told []Synced
+	var errs []error
 	for _, s := range sets {
 		open := func() []Unit {
 			var us []Unit
@@ -52,8 +54,15 @@ func (b *Book) Withdraw(ctx context.Context, runID, reason string) ([]string, er
 			continue
 		}
 		end, err := b.begin(ctx, s, open)
+		var ce *ChangedError
+		if errors.As(err, &ce) {
+			// Decided elsewhere since this book looked (refused once,
+			// now taken): what is still open is closed all the same.
+			end, err = b.begin(ctx, s, open)
+		}
 		if err != nil {
-			return ids, fmt.Errorf("closing change set %s of undone run %s: %w", s.ID, runID, err)
+			errs = append(errs, fmt.Errorf("closing change set %s of undone run %s: %w", s.ID, runID, err))
+			continue
 		}
 		res := &Result{Applied: []string{}, Rejected: []string{}, Conflicts: []Conflict{}}
 		b.mu.Lock()
@@ -79,5 +88,5 @@ func (b *Book) Withdraw(ctx context.Context, runID, reason string) ([]string, er
 	if k != nil {
 		b.tell(k, told)
 	}
-	return ids, nil
+	return ids, errors.Join(errs...)
 }
