@@ -79,7 +79,7 @@ lint:
 # (session/undo_random_test.go): 100 sequences under -race, 300 here
 # (make soak-undo runs thousands).
 gotest:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
 	CGO_ENABLED=0 $(GO) test -count=1 ./internal/repomap/
 	set -o pipefail; $(GO) test -count=1 -run 'TestUndoIsExact|TestRestoreSymlinkSwapRace' -v ./gitops/ | grep -E '^(=== RUN|--- |ok|FAIL|PASS)'
 	set -o pipefail; $(GO) test -count=1 -timeout 30m -run 'TestUndoRandomSequences' -v ./session/ | grep -E '^(=== RUN|--- |ok|FAIL|PASS)|sequences, |seed='

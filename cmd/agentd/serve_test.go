@@ -21,6 +21,12 @@ type lspConn struct {
 	in  io.WriteCloser
 	out *bufio.Reader
 	id  int
+	// keep: call keeps the server's other messages it reads while it
+	// waits for its answer, and read gives them first (a test that waits
+	// for a notification the server may send before the answer to the
+	// request that caused it). Without it they are dropped.
+	keep   bool
+	queued []map[string]any
 }
 
 func (c *lspConn) send(msg map[string]any) {
@@ -33,6 +39,17 @@ func (c *lspConn) send(msg map[string]any) {
 }
 
 func (c *lspConn) read() map[string]any {
+	c.t.Helper()
+	if len(c.queued) > 0 {
+		m := c.queued[0]
+		c.queued = c.queued[1:]
+		return m
+	}
+	return c.readWire()
+}
+
+// readWire reads the next message from the server.
+func (c *lspConn) readWire() map[string]any {
 	c.t.Helper()
 	n := -1
 	for {
@@ -65,9 +82,12 @@ func (c *lspConn) call(method string, params any) map[string]any {
 	c.id++
 	c.send(map[string]any{"id": c.id, "method": method, "params": params})
 	for {
-		m := c.read()
+		m := c.readWire()
 		if id, ok := m["id"].(float64); ok && int(id) == c.id && m["method"] == nil {
 			return m
+		}
+		if c.keep {
+			c.queued = append(c.queued, m)
 		}
 	}
 }
