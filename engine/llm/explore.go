@@ -163,6 +163,23 @@ func (p *Planner) describeCall(item *engine.ContextItem) string {
 // one final call that asks for the plan now. It returns the messages so
 // far (for a repair round) and the answer's text.
 func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) ([]Message, string, []engine.ContextItem, error) {
+	return p.exploreFor(ctx, req, user, planAnswer)
+}
+
+// answerKind is what an exploration ends with: a plan (JSON, by the plan
+// schema) or an answer in words (Answer).
+type answerKind struct {
+	what   string // "plan" or "answer": the word in errors
+	system func(p *Planner) string
+	json   *OutputSchema
+	final  string // the text asking for it when the exploration is over
+	asking string // the progress line for that call
+}
+
+var planAnswer = answerKind{what: "plan", system: (*Planner).system,
+	json: &OutputSchema{Name: "plan", Schema: planSchema}, final: finalCall, asking: "asking for the plan"}
+
+func (p *Planner) exploreFor(ctx context.Context, req CreateRequest, user string, kind answerKind) ([]Message, string, []engine.ContextItem, error) {
 	rounds := req.ExploreRounds
 	if rounds == 0 {
 		rounds = DefaultExploreRounds
@@ -182,19 +199,19 @@ func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) (
 	used := 0
 	over := ""
 	for round := 0; ; round++ {
-		r := &Request{System: p.system(), Messages: msgs}
+		r := &Request{System: kind.system(p), Messages: msgs}
 		final := round >= rounds || over != ""
 		if !final {
 			r.Tools = p.exploreDefs()
 		} else {
-			r.JSON = &OutputSchema{Name: "plan", Schema: planSchema}
+			r.JSON = kind.json
 			if rounds > 0 {
 				if over == "" {
 					over = fmt.Sprintf("all %d rounds are used", rounds)
 				}
-				msgs = append(msgs, Message{Role: "user", Content: fmt.Sprintf(finalCall, over)})
+				msgs = append(msgs, Message{Role: "user", Content: fmt.Sprintf(kind.final, over)})
 				r.Messages = msgs
-				progress(Progress{Message: "asking for the plan"})
+				progress(Progress{Message: kind.asking})
 			}
 		}
 		r.OnText = req.OnText
@@ -209,16 +226,16 @@ func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) (
 		resp, err := p.call(ctx, req.Budget, r)
 		if err != nil {
 			if round > 0 {
-				return nil, "", items, fmt.Errorf("plan (exploration round %d): %w", round+1, err)
+				return nil, "", items, fmt.Errorf("%s (exploration round %d): %w", kind.what, round+1, err)
 			}
-			return nil, "", items, fmt.Errorf("plan: %w", err)
+			return nil, "", items, fmt.Errorf("%s: %w", kind.what, err)
 		}
 		if len(resp.ToolCalls) == 0 {
 			return msgs, resp.Text, items, nil
 		}
 		if final {
-			return nil, "", items, fmt.Errorf("plan: the model kept calling tools after %s and the call that asked for the plan; "+
-				"use a model that follows tool-use instructions, or set the exploration rounds to 0", over)
+			return nil, "", items, fmt.Errorf("%s: the model kept calling tools after %s and the call that asked for the %s; "+
+				"use a model that follows tool-use instructions, or set the exploration rounds to 0", kind.what, over, kind.what)
 		}
 		msgs = append(msgs, Message{Role: "assistant", Content: resp.Text, ToolCalls: resp.ToolCalls})
 		for i, tc := range resp.ToolCalls {
@@ -229,7 +246,7 @@ func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) (
 			var content string
 			var item *engine.ContextItem
 			if over != "" {
-				content = `{"error": "the exploration budget is used up; answer with the plan"}`
+				content = `{"error": "the exploration budget is used up; answer with the ` + kind.what + `"}`
 			} else {
 				var err error
 				content, item, err = p.exploreCall(ctx, req, tc)

@@ -163,27 +163,9 @@ func (p *Planner) Create(ctx context.Context, req CreateRequest) (*engine.Plan, 
 	if err := p.settings.CheckImages(p.Model, req.Images); err != nil {
 		return nil, err
 	}
-	summary, err := workspaceSummary(ctx, req.readGate(), req.OpenFiles, req.Selection, p.SummaryTokens, req.progress)
+	user, err := p.userMessage(ctx, req, "Request", exploreGuide)
 	if err != nil {
 		return nil, err
-	}
-	rmap, err := p.repositoryMap(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	user := "## Request\n" + req.Request + "\n\n"
-	if summary != "" {
-		user += "# Workspace\n" + summary
-	}
-	if rmap != "" {
-		user += "\n## " + rmap
-	}
-	rounds := req.ExploreRounds
-	if rounds == 0 {
-		rounds = DefaultExploreRounds
-	}
-	if rounds > 0 {
-		user += "\n" + fmt.Sprintf(exploreGuide, rounds)
 	}
 	msgs, text, items, err := p.explore(ctx, req, user)
 	if err != nil {
@@ -200,6 +182,35 @@ func (p *Planner) Create(ctx context.Context, req CreateRequest) (*engine.Plan, 
 	}
 	plan.CreatedAt = time.Now().UTC()
 	return plan, nil
+}
+
+// userMessage is the first message of a plan or an answer: the request
+// under its heading, the workspace's summary, the repository map, and the
+// guide to exploring (guide, with the rounds) when the model may explore.
+func (p *Planner) userMessage(ctx context.Context, req CreateRequest, heading, guide string) (string, error) {
+	summary, err := workspaceSummary(ctx, req.readGate(), req.OpenFiles, req.Selection, p.SummaryTokens, req.progress)
+	if err != nil {
+		return "", err
+	}
+	rmap, err := p.repositoryMap(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	user := "## " + heading + "\n" + req.Request + "\n\n"
+	if summary != "" {
+		user += "# Workspace\n" + summary
+	}
+	if rmap != "" {
+		user += "\n## " + rmap
+	}
+	rounds := req.ExploreRounds
+	if rounds == 0 {
+		rounds = DefaultExploreRounds
+	}
+	if rounds > 0 {
+		user += "\n" + fmt.Sprintf(guide, rounds)
+	}
+	return user, nil
 }
 
 // Regenerate revises plan from the user's feedback; the result is a new
