@@ -347,6 +347,31 @@ func (cs *ChatStore) Context(id, where string) (string, error) {
 	return c.Context(where), nil
 }
 
+// QuestionContext is Context for a question asked now (answered in
+// words, no plan).
+func (cs *ChatStore) QuestionContext(id, where string) (string, error) {
+	c, err := cs.Get(id)
+	if err != nil {
+		return "", err
+	}
+	return c.QuestionContext(where), nil
+}
+
+// AddAnswer records a question turn of the chat id: the question, the
+// answer and what was read for it. A chat without a title takes the
+// question's.
+func (cs *ChatStore) AddAnswer(ctx context.Context, id, question, answer string, read []string) (*Turn, error) {
+	var t *Turn
+	_, err := cs.update(ctx, id, func(c *Chat) error {
+		t = c.AddAnswer(question, answer, read)
+		if c.Title == "" {
+			c.Title = titleOf(question)
+		}
+		return nil
+	})
+	return t, err
+}
+
 // AddTurn records a turn of the chat id: the request and the plan made
 // for it (the run of that plan, from any front end, is learned into the
 // turn). A chat without a title takes the first request's.

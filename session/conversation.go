@@ -33,6 +33,12 @@ type Turn struct {
 	Undone    bool             `json:"undone,omitempty"`
 	// StartSnapshot is the run's start snapshot ("" without snapshots).
 	StartSnapshot string `json:"startSnapshot,omitempty"`
+	// Question marks a turn that asked a question: it was answered in
+	// words (Answer), after reading what Read names, with no plan and no
+	// change to the workspace.
+	Question bool     `json:"question,omitempty"`
+	Answer   string   `json:"answer,omitempty"`
+	Read     []string `json:"read,omitempty"` // "read_file cart/cart.go (why)"
 }
 
 // Conversation is a conversation's turns, oldest first.
@@ -44,6 +50,14 @@ type Conversation struct {
 func (c *Conversation) Add(request string, plan *engine.Plan) *Turn {
 	t := &Turn{Request: request}
 	t.SetPlan(plan)
+	c.Turns = append(c.Turns, t)
+	return t
+}
+
+// AddAnswer records a question turn: the question, the answer given and
+// what was read to give it.
+func (c *Conversation) AddAnswer(question, answer string, read []string) *Turn {
+	t := &Turn{Request: question, Question: true, Answer: answer, Read: read}
 	c.Turns = append(c.Turns, t)
 	return t
 }
@@ -141,12 +155,35 @@ func (t *Turn) Learn(j *engine.Journal, st *engine.RunState) {
 // new request (where names the front end: "at the terminal", "in the
 // editor"); "" before the first turn.
 func (c *Conversation) Context(where string) string {
+	return c.context(where, "\nNow the user asks (plan only this, in the light of the turns above):\n")
+}
+
+// QuestionContext is Context for a question the user asks now: it is to
+// be answered in words, with no plan.
+func (c *Conversation) QuestionContext(where string) string {
+	return c.context(where, "\nNow the user asks a question (answer it in words, in the light of the turns above; make no plan):\n")
+}
+
+// answerLines bounds how much of an earlier answer the next turns are told.
+const answerLines = 60
+
+func (c *Conversation) context(where, now string) string {
 	if len(c.Turns) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "This request is one turn of a conversation %s. The turns so far, oldest first:\n", where)
 	for i, t := range c.Turns {
+		if t.Question {
+			fmt.Fprintf(&b, "\nTurn %d. The user asked a question: %s\n", i+1, t.Request)
+			if len(t.Read) > 0 {
+				fmt.Fprintf(&b, "Read to answer it: %s\n", strings.Join(t.Read, "; "))
+			}
+			if t.Answer != "" {
+				fmt.Fprintf(&b, "The answer given:\n%s\n", headLines(t.Answer, answerLines))
+			}
+			continue
+		}
 		fmt.Fprintf(&b, "\nTurn %d. The user asked: %s\n", i+1, t.Request)
 		if t.PlanTitle != "" || len(t.PlanSteps) > 0 {
 			fmt.Fprintf(&b, "The plan %q:\n", t.PlanTitle)
@@ -173,7 +210,7 @@ func (c *Conversation) Context(where string) string {
 			b.WriteString("The user undid this turn's run: the workspace is back as it was before it.\n")
 		}
 	}
-	b.WriteString("\nNow the user asks (plan only this, in the light of the turns above):\n")
+	b.WriteString(now)
 	return b.String()
 }
 
@@ -193,6 +230,16 @@ func tailLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// headLines is the first n lines of s, with a line saying how many were
+// left out.
+func headLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n(%d more lines of the answer left out)", len(lines)-n)
 	}
 	return strings.Join(lines, "\n")
 }
