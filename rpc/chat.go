@@ -24,6 +24,7 @@ func chatMethods() map[string]method {
 		"agentd/chat/load":   {call: (*Server).chatLoad, async: true},
 		"agentd/chat/rename": {call: (*Server).chatRename, async: true},
 		"agentd/chat/delete": {call: (*Server).chatDelete, async: true},
+		"agentd/chat/ask":    {call: (*Server).chatAsk, async: true},
 	}
 }
 

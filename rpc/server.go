@@ -572,5 +572,5 @@ func (s *Server) capabilities() clientCaps {
 var ServerToClient = []string{
 	"agentd/run/didChange", "window/workDoneProgress/create", "$/progress", "agentd/approval/request",
 	"window/showMessageRequest", "workspace/applyEdit", "agentd/documents/save", "agentd/changes/didChange",
-	"agentd/documents/reload", "agentd/chat/changed",
+	"agentd/documents/reload", "agentd/chat/changed", "agentd/chat/stream",
 }

@@ -357,19 +357,21 @@ func (cs *ChatStore) QuestionContext(id, where string) (string, error) {
 	return c.QuestionContext(where), nil
 }
 
-// AddAnswer records a question turn of the chat id: the question, the
-// answer and what was read for it. A chat without a title takes the
-// question's.
-func (cs *ChatStore) AddAnswer(ctx context.Context, id, question, answer string, read []string) (*Turn, error) {
-	var t *Turn
+// AddAnswer records a question turn of the chat id (Conversation.AddAnswer)
+// and returns it with its index in the chat's turns. A chat without a
+// title takes the question's.
+func (cs *ChatStore) AddAnswer(ctx context.Context, id string, t Turn) (*Turn, int, error) {
+	var added *Turn
+	idx := 0
 	_, err := cs.update(ctx, id, func(c *Chat) error {
-		t = c.AddAnswer(question, answer, read)
+		added = c.AddAnswer(t)
+		idx = len(c.Turns) - 1
 		if c.Title == "" {
-			c.Title = titleOf(question)
+			c.Title = titleOf(t.Request)
 		}
 		return nil
 	})
-	return t, err
+	return added, idx, err
 }
 
 // AddTurn records a turn of the chat id: the request and the plan made

@@ -22,8 +22,8 @@ func TestChatQuestionTurnIsToldToLaterTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("more\n", answerLines+5)
-	if _, err := s.ChatStore().AddAnswer(ctx, c.ID, "how is the discount computed?", "A tenth of the total.\n"+long,
-		[]string{"read_file cart/discount.go (the discount rule)"}); err != nil {
+	if _, _, err := s.ChatStore().AddAnswer(ctx, c.ID, Turn{Request: "how is the discount computed?", Answer: "A tenth of the total.\n" + long,
+		Read: []string{"read_file cart/discount.go (the discount rule)"}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

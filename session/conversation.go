@@ -54,12 +54,12 @@ func (c *Conversation) Add(request string, plan *engine.Plan) *Turn {
 	return t
 }
 
-// AddAnswer records a question turn: the question, the answer given and
-// what was read to give it.
-func (c *Conversation) AddAnswer(question, answer string, read []string) *Turn {
-	t := &Turn{Request: question, Question: true, Answer: answer, Read: read}
-	c.Turns = append(c.Turns, t)
-	return t
+// AddAnswer records a question turn (t.Request the question, t.Answer,
+// t.Read; t.Status "cancelled" when the user stopped the answer).
+func (c *Conversation) AddAnswer(t Turn) *Turn {
+	t.Question = true
+	c.Turns = append(c.Turns, &t)
+	return &t
 }
 
 // SetPlan records the plan the turn runs (after an edit, the edited one).
@@ -181,6 +181,9 @@ func (c *Conversation) context(where, now string) string {
 			}
 			if t.Answer != "" {
 				fmt.Fprintf(&b, "The answer given:\n%s\n", headLines(t.Answer, answerLines))
+			}
+			if t.Status == engine.RunCancelled {
+				b.WriteString("The user stopped the answer there.\n")
 			}
 			continue
 		}

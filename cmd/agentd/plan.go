@@ -282,17 +282,27 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 // MakePlan implements rpc.PlanMaker (create, and regenerate when
 // req.Previous is set).
 func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine.Plan, error) {
+	pl, cr, err := m.createRequest(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if req.Previous != nil {
+		return pl.Regenerate(ctx, req.Previous, req.Feedback)
+	}
+	return pl.Create(ctx, cr)
+}
+
+// createRequest is the planner and its request for req: the open files
+// and the selection resolved in the workspace.
+func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*llm.Planner, llm.CreateRequest, error) {
 	m.mu.Lock()
 	pl, ws, loadErr := m.planner, m.ws, m.loadErr
 	m.mu.Unlock()
 	if loadErr != nil {
-		return nil, fmt.Errorf("%w: %v", engine.ErrNoModel, loadErr)
+		return nil, llm.CreateRequest{}, fmt.Errorf("%w: %v", engine.ErrNoModel, loadErr)
 	}
 	if pl == nil {
-		return nil, fmt.Errorf("%w; %s", engine.ErrNoModel, llm.NoModelHelp)
-	}
-	if req.Previous != nil {
-		return pl.Regenerate(ctx, req.Previous, req.Feedback)
+		return nil, llm.CreateRequest{}, fmt.Errorf("%w; %s", engine.ErrNoModel, llm.NoModelHelp)
 	}
 	cr := llm.CreateRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
 		Approve: req.Approve}
@@ -314,7 +324,22 @@ func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine
 			}
 		}
 	}
-	return pl.Create(ctx, cr)
+	return pl, cr, nil
+}
+
+// Answer implements rpc.Answerer (agentd/chat/ask): the planner's model
+// reads with the exploration tools and answers in words.
+func (m *serveModel) Answer(ctx context.Context, req rpc.PlanRequest, onText func(string)) (*rpc.Answer, error) {
+	pl, cr, err := m.createRequest(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	cr.OnText = onText
+	a, err := pl.Answer(ctx, cr)
+	if err != nil {
+		return nil, err
+	}
+	return &rpc.Answer{Text: a.Text, Read: a.Read}, nil
 }
 
 // linesOf returns lines from..to (0-based, inclusive).

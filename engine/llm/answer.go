@@ -14,6 +14,8 @@ type Answer struct {
 	Text string
 	// Context is what the model read to answer, in the order it read it.
 	Context []engine.ContextItem
+	// Read says each of them for people: "Read cart/cart.go (why)".
+	Read []string
 }
 
 // answerGuide tells the model how to explore before it answers.
@@ -62,5 +64,13 @@ func (p *Planner) Answer(ctx context.Context, req CreateRequest) (*Answer, error
 	if text == "" {
 		return nil, errors.New("answer: the model answered with no text; ask again, or say it another way")
 	}
-	return &Answer{Text: text, Context: items}, nil
+	a := &Answer{Text: text, Context: items}
+	for i := range items {
+		line := p.describeCall(&items[i])
+		if items[i].Why != "" {
+			line += " (" + items[i].Why + ")"
+		}
+		a.Read = append(a.Read, line)
+	}
+	return a, nil
 }

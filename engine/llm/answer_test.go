@@ -40,6 +40,9 @@ func TestAnswerReadsThenAnswersInWords(t *testing.T) {
 			if len(ans.Context) != 1 || ans.Context[0].Tool != "read_file" || ans.Context[0].Why != "the discount rule" {
 				t.Errorf("context %+v", ans.Context)
 			}
+			if len(ans.Read) != 1 || !strings.Contains(ans.Read[0], "cart/discount.go") || !strings.HasSuffix(ans.Read[0], "(the discount rule)") {
+				t.Errorf("read %q", ans.Read)
+			}
 			mu.Lock()
 			if !strings.Contains(streamed.String(), "a tenth of the total") {
 				t.Errorf("the answer did not stream: %q", streamed.String())
