@@ -37,10 +37,13 @@ type ChatView struct {
 	CreatedAt time.Time       `json:"createdAt"`
 	UpdatedAt time.Time       `json:"updatedAt"`
 	Turns     []*session.Turn `json:"turns"`
+	// Condensed lists the turns (1-based) the next request condenses to
+	// fit (session.ChatContextTokens).
+	Condensed []int `json:"condensed,omitempty"`
 }
 
 func chatView(c *session.Chat) ChatView {
-	v := ChatView{ChatID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Turns: c.Turns}
+	v := ChatView{ChatID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Turns: c.Turns, Condensed: c.Condensed()}
 	if v.Turns == nil {
 		v.Turns = []*session.Turn{}
 	}

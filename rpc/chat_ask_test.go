@@ -3,11 +3,14 @@ package rpc
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/agentd/agentd/session"
 )
 
 // askingPlanMaker answers questions by streaming its pieces (Answerer)
@@ -150,5 +153,30 @@ func TestChatAskCancelKeepsWhatWasSaid(t *testing.T) {
 	}
 	if len(v.Turns) != 1 || !v.Turns[0].Question || v.Turns[0].Answer != "It starts" || v.Turns[0].Status != "cancelled" {
 		t.Fatalf("the stopped question as kept: %+v", v.Turns)
+	}
+}
+
+// agentd/chat/load says which turns the next request condenses, before
+// the user sends it.
+func TestChatLoadSaysWhatTheNextRequestCondenses(t *testing.T) {
+	old := session.ChatContextTokens
+	session.ChatContextTokens = 1
+	defer func() { session.ChatContextTokens = old }()
+	pm := &askingPlanMaker{pieces: []string{strings.Repeat("a long answer line\n", 20)}}
+	ed := chatEditor(t, t.TempDir(), t.TempDir(), pm)
+	var made struct {
+		ChatID string `json:"chatId"`
+	}
+	ed.mustCall("agentd/chat/new", map[string]any{}, &made)
+	var v ChatView
+	for i, want := range [][]int{nil, nil, nil, {1}, {1, 2}} {
+		ed.mustCall("agentd/chat/load", map[string]any{"chatId": made.ChatID}, &v)
+		if fmt.Sprint(v.Condensed) != fmt.Sprint(want) {
+			t.Fatalf("after %d turns chat/load says %v condensed, want %v", i, v.Condensed, want)
+		}
+		ed.mustCall("agentd/chat/ask", map[string]any{"chatId": made.ChatID, "question": fmt.Sprintf("question %d", i+1)}, nil)
+	}
+	if q := pm.asks[4].Request; !strings.Contains(q, "(Turns 1-2 are condensed to fit") || !strings.Contains(pm.asks[3].Request, "(Turn 1 is condensed") {
+		t.Errorf("the fifth question (or the fourth) does not say the condensing:\n%s", q)
 	}
 }

@@ -171,50 +171,138 @@ func (c *Conversation) context(where, now string) string {
 	if len(c.Turns) == 0 {
 		return ""
 	}
+	blocks, condensed := c.blocks()
 	var b strings.Builder
 	fmt.Fprintf(&b, "This request is one turn of a conversation %s. The turns so far, oldest first:\n", where)
-	for i, t := range c.Turns {
-		if t.Question {
-			fmt.Fprintf(&b, "\nTurn %d. The user asked a question: %s\n", i+1, t.Request)
-			if len(t.Read) > 0 {
-				fmt.Fprintf(&b, "Read to answer it: %s\n", strings.Join(t.Read, "; "))
-			}
-			if t.Answer != "" {
-				fmt.Fprintf(&b, "The answer given:\n%s\n", headLines(t.Answer, answerLines))
-			}
-			if t.Status == engine.RunCancelled {
-				b.WriteString("The user stopped the answer there.\n")
-			}
-			continue
+	if len(condensed) > 0 {
+		which := "Turns " + turnList(condensed) + " are"
+		if len(condensed) == 1 {
+			which = fmt.Sprintf("Turn %d is", condensed[0])
 		}
-		fmt.Fprintf(&b, "\nTurn %d. The user asked: %s\n", i+1, t.Request)
-		if t.PlanTitle != "" || len(t.PlanSteps) > 0 {
-			fmt.Fprintf(&b, "The plan %q:\n", t.PlanTitle)
-			for _, s := range t.PlanSteps {
-				fmt.Fprintf(&b, "  - %s\n", s)
-			}
-		}
-		if t.Status != "" {
-			fmt.Fprintf(&b, "Result: %s\n", t.Status)
-		}
-		for _, s := range t.Steps {
-			fmt.Fprintf(&b, "  %s\n", s)
-		}
-		if len(t.Review) > 0 {
-			b.WriteString("The user's review of its changes:\n")
-			for _, r := range t.Review {
-				fmt.Fprintf(&b, "  %s\n", r)
-			}
-		}
-		if t.Failure != "" {
-			fmt.Fprintf(&b, "What failed:\n%s\n", t.Failure)
-		}
-		if t.Undone {
-			b.WriteString("The user undid this turn's run: the workspace is back as it was before it.\n")
-		}
+		fmt.Fprintf(&b, "(%s condensed to fit: the requests, plans, results, failed steps, the user's review decisions and undos "+
+			"are all here; the other step lines, command output and answers past %d lines are left out.)\n", which, condensedAnswerLines)
+	}
+	for _, bl := range blocks {
+		b.WriteString(bl)
 	}
 	b.WriteString(now)
 	return b.String()
+}
+
+// ChatContextTokens bounds what the turns before a request may take of it
+// (a token taken as 4 characters). Over it, the oldest turns are condensed,
+// one by one, oldest first, until the rest fits (Condensed); the newest
+// keepWhole turns are never condensed, and what a condensed turn keeps (its
+// request, plan, result, failed steps, the user's review decisions and
+// reasons, its undo) is never left out, even when the whole stays over.
+// Condensing is worked out anew for each request from the turns as the
+// chat keeps them, which it never changes: nothing is lost, and a chat
+// that shrinks (a deleted branch) or a larger bound gets them whole again.
+var ChatContextTokens = 16000
+
+const (
+	keepWhole            = 2 // the newest turns never condensed
+	condensedAnswerLines = 5 // what a condensed question turn keeps of its answer
+)
+
+// Condensed lists the turns (1-based) the next request condenses to keep
+// the conversation within ChatContextTokens; nil when it fits whole. A
+// chat view shows it before the user sends.
+func (c *Conversation) Condensed() []int {
+	_, cond := c.blocks()
+	return cond
+}
+
+// blocks renders every turn for the next request, condensing the oldest
+// ones while the whole is over ChatContextTokens.
+func (c *Conversation) blocks() ([]string, []int) {
+	blocks := make([]string, len(c.Turns))
+	size := 0
+	for i, t := range c.Turns {
+		blocks[i] = t.block(i+1, false)
+		size += len(blocks[i])
+	}
+	var condensed []int
+	for i := 0; i < len(c.Turns)-keepWhole && size > ChatContextTokens*4; i++ {
+		short := c.Turns[i].block(i+1, true)
+		if len(short) >= len(blocks[i]) {
+			continue
+		}
+		size += len(short) - len(blocks[i])
+		blocks[i] = short
+		condensed = append(condensed, i+1)
+	}
+	return blocks, condensed
+}
+
+// block is turn n as the next request is told it; condensed leaves out its
+// step lines but the failed ones, the commands' output and the answer past
+// condensedAnswerLines lines.
+func (t *Turn) block(n int, condensed bool) string {
+	var b strings.Builder
+	if t.Question {
+		fmt.Fprintf(&b, "\nTurn %d. The user asked a question: %s\n", n, t.Request)
+		if len(t.Read) > 0 && !condensed {
+			fmt.Fprintf(&b, "Read to answer it: %s\n", strings.Join(t.Read, "; "))
+		}
+		if t.Answer != "" {
+			lines := answerLines
+			if condensed {
+				lines = condensedAnswerLines
+			}
+			fmt.Fprintf(&b, "The answer given:\n%s\n", headLines(t.Answer, lines))
+		}
+		if t.Status == engine.RunCancelled {
+			b.WriteString("The user stopped the answer there.\n")
+		}
+		return b.String()
+	}
+	fmt.Fprintf(&b, "\nTurn %d. The user asked: %s\n", n, t.Request)
+	if t.PlanTitle != "" || len(t.PlanSteps) > 0 {
+		fmt.Fprintf(&b, "The plan %q:\n", t.PlanTitle)
+		for _, s := range t.PlanSteps {
+			fmt.Fprintf(&b, "  - %s\n", s)
+		}
+	}
+	if t.Status != "" {
+		fmt.Fprintf(&b, "Result: %s\n", t.Status)
+	}
+	for _, s := range t.Steps {
+		if !condensed || strings.Contains(s, ": "+string(engine.StepFailed)) {
+			fmt.Fprintf(&b, "  %s\n", s)
+		}
+	}
+	if len(t.Review) > 0 {
+		b.WriteString("The user's review of its changes:\n")
+		for _, r := range t.Review {
+			fmt.Fprintf(&b, "  %s\n", r)
+		}
+	}
+	if t.Failure != "" && !condensed {
+		fmt.Fprintf(&b, "What failed:\n%s\n", t.Failure)
+	}
+	if t.Undone {
+		b.WriteString("The user undid this turn's run: the workspace is back as it was before it.\n")
+	}
+	return b.String()
+}
+
+// turnList says turns as "1-3, 5".
+func turnList(ns []int) string {
+	var parts []string
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ns[i], ns[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ns[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
 }
 
 // FixRequest is the request that hands a failed turn back to the model
