@@ -17,6 +17,27 @@ local hunk_at_cursor, file_of_hunk, draw_set = draw.hunk_at_cursor, draw.file_of
 local M = {}
 local model_driven = S.reason_to_model
 
+--- Why a refusal means the change moved under the user (the client
+--- recipe of docs/protocol.md): a hunk id the server no longer has
+--- (-32602 on a hunkId), a set that is gone (-32003), a unit another
+--- agentd process decided since (-32005). nil for any other error.
+local function went_stale(e)
+  if not e then
+    return nil
+  end
+  if e.code == -32602 and type(e.data) == 'table' and tostring(e.data.field or ''):match('hunkId$') then
+    return 'its hunk changed since it was drawn'
+  elseif e.code == -32003 then
+    return 'it is gone from the server'
+  elseif e.code == -32005 then
+    return 'it was decided in another agentd process since'
+  end
+end
+
+--- Sends decisions (grouped by change set, oldest set first) and applies
+--- the answers. A decision the server refuses because the change moved
+--- under the user is not guessed again: the set is fetched and redrawn,
+--- and the user is told to decide again. Returns the list of results.
 local function resolve(groups, action, reason)
   local c = client.current()
   if not c then
@@ -28,6 +49,7 @@ local function resolve(groups, action, reason)
   end
   local results = {}
   local touched = {}
+  local redrawn = {}
   for _, change_id in ipairs(groups.order) do
     local decisions = groups[change_id]
     local params = { changeId = change_id, decisions = decisions }
@@ -35,14 +57,10 @@ local function resolve(groups, action, reason)
       params.reason = reason
     end
     local res, err, e = client.request_sync(c, 'agentd/changes/resolve', params)
-    if err and e and e.code == -32602 and type(e.data) == 'table' and tostring(e.data.field or ''):match('hunkId$') and not groups.retried then
-      -- The server rebased the hunk under the latest typing (new id) before
-      -- its notification reached us: take the server's view and try again.
-      local fresh = client.request_sync(c, 'agentd/changes/get', { changeId = change_id })
-      if fresh then
-        sync.on_did_change({ changeId = change_id, status = fresh.status, files = fresh.files })
-      end
-      return nil, 'retry'
+    local why = err and went_stale(e)
+    if why then
+      sync.refetch(c, change_id, e.code == -32003)
+      redrawn[#redrawn + 1] = ('agentd: the change was redrawn as the server has it now (%s): decide again'):format(why)
     elseif err then
       notify('agentd: ' .. action .. ' failed: ' .. err, vim.log.levels.ERROR, { whole = true })
     else
@@ -56,15 +74,24 @@ local function resolve(groups, action, reason)
       if #lines > 0 then
         notify(table.concat(lines, '\n'), vim.log.levels.WARN, { whole = true })
       end
-      sync.take_server_view(c, change_id)
+      if not S.sets[change_id] then
+        -- A set decided before the plugin drew it: now it holds it too.
+        sync.refetch(c, change_id)
+      else
+        sync.take_server_view(c, change_id)
+      end
       local cs = S.sets[change_id]
       if cs then
         touched[#touched + 1] = cs
+        -- The files the decisions covered (a decision without uri: every
+        -- file of the set).
         local seen = {}
         for _, d in ipairs(decisions) do
-          if d.uri and not seen[d.uri] then
-            seen[d.uri] = true
-            reload_unshown({ uri = d.uri })
+          for _, f in ipairs(d.uri and { { uri = d.uri } } or cs.files or {}) do
+            if not seen[f.uri] then
+              seen[f.uri] = true
+              reload_unshown({ uri = f.uri })
+            end
           end
         end
       end
@@ -75,6 +102,9 @@ local function resolve(groups, action, reason)
   end
   nav.refresh_qf()
   vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  if #redrawn > 0 then
+    notify(table.concat(redrawn, '\n'), vim.log.levels.WARN, { whole = true })
+  end
   return results
 end
 
@@ -86,34 +116,38 @@ local function add(groups, change_id, d)
   table.insert(groups[change_id], d)
 end
 
---- Decisions for a scope at the cursor: 'hunk', 'file' or 'all'. Only
---- open (pending or stale) units are named, so "reject all" never takes
---- out what was already accepted.
-local function collect(scope, action)
-  local groups = { order = {} }
-  local bufnr = api.nvim_get_current_buf()
-  local skipped = 0
-  local function each_file(sf)
-    local f = sf.file
-    if is_whole(f) then
-      if f.status == 'pending' or (f.status == 'stale' and action == 'reject') then
-        add(groups, sf.set.id, { uri = f.uri, action = action })
-      elseif f.status == 'stale' then
-        skipped = skipped + 1
-      end
-      return
-    end
-    for _, h in ipairs(f.hunks or {}) do
-      if h.status == 'pending' or (h.status == 'stale' and action == 'reject') then
-        add(groups, sf.set.id, { uri = f.uri, hunkId = h.id, action = action })
-      elseif h.status == 'stale' then
-        skipped = skipped + 1
-      end
+--- The sets the server holds with a unit still to decide (pending or
+--- stale, by its counts), oldest first, that keep(set) accepts: the
+--- server's list, not the plugin's, so a set not drawn yet or decided
+--- elsewhere counts as the server has it. nil and a message on error.
+local function open_sets(keep)
+  local list, err = client.request_sync(client.current(), 'agentd/changes/list', vim.empty_dict())
+  if not list then
+    return nil, err
+  end
+  local out = {}
+  for _, s in ipairs(list) do
+    if s.counts and S.open_units(s.counts) > 0 and keep(s) then
+      out[#out + 1] = s
     end
   end
-  local function finish(where)
-    if skipped > 0 then
-      notify(('agentd: %d stale change%s left out: they no longer apply (:Agent repropose recomputes them)'):format(skipped, skipped == 1 and '' or 's'), vim.log.levels.WARN)
+  return out
+end
+
+--- Decisions for a scope at the cursor: 'hunk' (the unit the user sees at
+--- the cursor, named by its id), 'file', a plan step or 'all'. A file,
+--- a step or everything is decided as the client recipe says: one
+--- decision per open change set, without a hunk id (with the file's uri
+--- for a file), so the server decides which units are still open ("accept
+--- all never overrides a rejection, reject all never reverts an
+--- acceptance").
+local function collect(scope, action)
+  local groups = { order = {}, model = {} }
+  local bufnr = api.nvim_get_current_buf()
+  local function whole_sets(sets, d, where)
+    for _, s in ipairs(sets) do
+      add(groups, s.id, vim.tbl_extend('force', d, { action = action }))
+      groups.model[s.id] = s.reasonToModel == true
     end
     if #groups.order == 0 then
       return nil, 'nothing pending ' .. where
@@ -132,12 +166,15 @@ local function collect(scope, action)
               add(groups, cs.id, { uri = f.uri, hunkId = h.id, action = action })
             end
           end
-        else
-          each_file({ set = cs, file = f })
+        elseif is_open(f.status) then
+          add(groups, cs.id, { uri = f.uri, action = action })
         end
       end
     end
-    return finish('in this preview')
+    if #groups.order == 0 then
+      return nil, 'nothing pending in this preview'
+    end
+    return groups
   end
   -- In the plan buffer, the keys decide the changes of the step on the
   -- cursor's line.
@@ -147,15 +184,14 @@ local function collect(scope, action)
     if not step then
       return nil, 'no step on this line'
     end
-    for _, id in ipairs(S.order) do
-      local cs = S.sets[id]
-      if cs.stepId == step and (not cs.runId or require('agentd.plan').run_plan[cs.runId] == nil or require('agentd.plan').run_plan[cs.runId] == plan_id) then
-        for _, f in ipairs(cs.files or {}) do
-          each_file({ set = cs, file = f })
-        end
-      end
+    local run_plan = require('agentd.plan').run_plan
+    local sets, err = open_sets(function(s)
+      return s.stepId == step and (not s.runId or run_plan[s.runId] == nil or run_plan[s.runId] == plan_id)
+    end)
+    if not sets then
+      return nil, err
     end
-    return finish('for step ' .. step)
+    return whole_sets(sets, {}, 'for step ' .. step)
   end
   local uri = buf_uri(bufnr)
   if scope == 'hunk' then
@@ -163,8 +199,8 @@ local function collect(scope, action)
     if not h then
       local w = uri and whole_units(uri)[1]
       if w then
-        each_file(w)
-        return finish('in this file')
+        add(groups, w.set.id, { uri = w.file.uri, action = action })
+        return groups
       end
       return nil, 'no hunk at the cursor (:Agent next finds the next one)'
     end
@@ -183,17 +219,26 @@ local function collect(scope, action)
     if not uri then
       return nil, 'this buffer is not a file'
     end
-    for _, sf in ipairs(files_for_uri(uri)) do
-      each_file(sf)
-    end
-    return finish('in this file')
-  elseif scope == 'all' then
-    for _, id in ipairs(S.order) do
-      for _, f in ipairs(S.sets[id].files or {}) do
-        each_file({ set = S.sets[id], file = f })
+    local sets, err = open_sets(function(s)
+      for _, f in ipairs(s.files or {}) do
+        if f.uri == uri and f.counts and S.open_units(f.counts) > 0 then
+          return true
+        end
       end
+      return false
+    end)
+    if not sets then
+      return nil, err
     end
-    return finish('anywhere')
+    return whole_sets(sets, { uri = uri }, 'in this file')
+  elseif scope == 'all' then
+    local sets, err = open_sets(function()
+      return true
+    end)
+    if not sets then
+      return nil, err
+    end
+    return whole_sets(sets, {}, 'anywhere')
   end
   return nil, ("scope must be 'hunk', 'file' or 'all', not %s"):format(vim.inspect(scope))
 end
@@ -204,17 +249,7 @@ function M.accept(scope)
     notify('agentd: ' .. err, vim.log.levels.WARN)
     return nil
   end
-  local res, again = resolve(groups, 'accept')
-  if again == 'retry' then
-    groups, err = collect(scope or 'hunk', 'accept')
-    if not groups then
-      notify('agentd: ' .. err, vim.log.levels.WARN)
-      return nil
-    end
-    groups.retried = true
-    res = resolve(groups, 'accept')
-  end
-  return res
+  return resolve(groups, 'accept')
 end
 
 function M.reject(scope, reason)
@@ -226,26 +261,18 @@ function M.reject(scope, reason)
   end
   if reason == nil and scope ~= 'hunk' then
     for _, id in ipairs(groups.order) do
-      if model_driven(id) then
+      if groups.model[id] or model_driven(id) then
         reason = vim.fn.input('agentd: why reject? (sent to the model; empty for no reason) ')
         break
       end
     end
   end
-  local res, again = resolve(groups, 'reject', reason)
-  if again == 'retry' then
-    groups, err = collect(scope, 'reject')
-    if not groups then
-      notify('agentd: ' .. err, vim.log.levels.WARN)
-      return nil
-    end
-    groups.retried = true
-    res = resolve(groups, 'reject', reason)
-  end
-  return res
+  return resolve(groups, 'reject', reason)
 end
 
-
+--- :Agent repropose: the stale (or, with a scope, all undecided) changes
+--- recomputed by the server against the file's current text
+--- (agentd/changes/repropose); the new set replaces the old one.
 function M.repropose(scope)
   scope = scope or 'hunk'
   local c = client.current()
@@ -293,8 +320,13 @@ function M.repropose(scope)
   end
   local out = {}
   for _, p in ipairs(asks) do
-    local cs, err = client.request_sync(c, 'agentd/changes/repropose', p)
-    if not cs then
+    local cs, err, e = client.request_sync(c, 'agentd/changes/repropose', p)
+    local why = not cs and went_stale(e)
+    if why then
+      -- As for a decision: redrawn, never guessed.
+      sync.refetch(c, p.changeId, e.code == -32003)
+      notify(('agentd: the change was redrawn as the server has it now (%s): re-propose again'):format(why), vim.log.levels.WARN)
+    elseif not cs then
       notify('agentd: re-propose failed: ' .. err, vim.log.levels.ERROR)
     else
       sync.put(cs)

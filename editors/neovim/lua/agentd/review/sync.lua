@@ -151,6 +151,53 @@ local function sync(c, change_id)
   cs.files = files
 end
 
+--- Takes the server's whole view of a change set after a decision it
+--- refused because the change moved under the user (the client recipe of
+--- docs/protocol.md): the set fetched again (agentd/changes/get) and
+--- redrawn where the server says its hunks are; a set the server no longer
+--- has (gone: -32003, or get finds none) is checked against
+--- agentd/changes/list and dropped when it is not listed. Synchronous.
+function M.refetch(c, change_id, gone)
+  local fresh, _, e = nil, nil, nil
+  if not gone then
+    fresh, _, e = client.request_sync(c, 'agentd/changes/get', { changeId = change_id })
+  end
+  local uris, seen = {}, {}
+  local function note(cs)
+    for _, f in ipairs(cs and cs.files or {}) do
+      if not seen[f.uri] then
+        seen[f.uri] = true
+        uris[#uris + 1] = f.uri
+      end
+    end
+  end
+  if fresh then
+    note(S.sets[change_id])
+    note(fresh)
+    if not S.sets[change_id] then
+      S.order[#S.order + 1] = change_id
+    end
+    S.sets[change_id] = fresh
+  elseif gone or (e and e.code == -32003) then
+    local list = client.request_sync(c, 'agentd/changes/list', vim.empty_dict())
+    local listed = {}
+    for _, s in ipairs(list or {}) do
+      listed[s.id] = true
+    end
+    for i = #S.order, 1, -1 do
+      local id = S.order[i]
+      if list and not listed[id] then
+        note(S.sets[id])
+        S.sets[id] = nil
+        table.remove(S.order, i)
+      end
+    end
+  end
+  draw_uris(uris, true)
+  nav.refresh_qf()
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+end
+
 --- The daemon of root stopped: its change sets are gone from the editor
 --- (they stay in the workspace's state; :Agent review reloads them).
 function M.clear_root(root)
