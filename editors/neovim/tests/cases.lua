@@ -2177,6 +2177,104 @@ function C.terminal_review_reaches_editor()
   H.wait_hunks(b, 0, 'no hunk comes back after the reload')
 end
 
+-- The client recipe (docs/protocol.md, "decide all"): accept all asks the
+-- server which sets are open (agentd/changes/list) and sends one decision
+-- per set without a hunk id, so a set the plugin has not drawn yet (its
+-- changeProposed held back here) is decided too.
+function C.accept_all_decides_set_not_drawn_yet()
+  H.workspace({ ['a.txt'] = numbered(20) })
+  H.setup()
+  local b = H.open('a.txt')
+  local review = require('agentd.review')
+  local held = {}
+  local proposed = review.proposed
+  review.proposed = function(cs) held[#held + 1] = cs end
+  local a = require('agentd')
+  local pid = H.truthy(a.open_plan(edit_plan('a.txt', two_edits)))
+  vim.cmd.buffer(b)
+  a.run({ plan_id = pid })
+  H.wait(function() return #held == 1 end, 'the change set proposed (and held back from the plugin)')
+  review.proposed = proposed
+  H.eq(0, #a.hunks(b), 'nothing drawn yet')
+  vim.cmd('Agent accept all')
+  local want = numbered(20):gsub('line 3\n', 'line three\n'):gsub('line 15\n', 'line 15\nline 15b\n')
+  H.wait(function() return H.text(b) == want end, 'both hunks accepted into the buffer: ' .. H.text(b))
+  H.eq(0, review.pending_count(), 'nothing pending')
+  H.eq({ pending = 0, accepted = 2, rejected = 0, stale = 0, total = 2 }, review.set_counts(review.sets[held[1].id]), 'the plugin holds the set as the server decided it')
+end
+
+-- The client recipe, "decide all": a hunk decided in another agentd
+-- process (agentd review at a terminal) before the plugin heard of it
+-- (its didChange held back here): accept all leaves the server to decide
+-- what is still open, so the other hunk is accepted and the terminal's
+-- rejection stands, with no refusal.
+function C.accept_all_after_terminal_decided_one()
+  local b = start_two()
+  local review = require('agentd.review')
+  local on_did_change = review.on_did_change
+  review.on_did_change = function() end
+  -- At the terminal: hunk by hunk, leave the first out; the input ends
+  -- there, so the second stays pending.
+  local r = vim.system({ H.bin, 'review', '--state-dir', H.tmp .. '/state', '--workspace', H.root },
+    { cwd = H.root, text = true, stdin = 's\nn\n' }):wait(30000)
+  H.wait(function()
+    local cs = require('agentd.client').request_sync(nil, 'agentd/changes/get', { changeId = review.order[1] })
+    return cs and cs.counts.rejected == 1 and cs.counts.pending == 1
+  end, 'the daemon to hold the terminal\'s decision: ' .. (r.stdout or '') .. (r.stderr or ''))
+  H.eq(2, #require('agentd').hunks(b), 'the plugin still draws both hunks')
+  local got = H.capture_notify()
+  vim.cmd('Agent accept all')
+  review.on_did_change = on_did_change
+  H.wait_hunks(b, 0, 'both hunks decided')
+  H.eq(numbered(20):gsub('line 15\n', 'line 15\nline 15b\n'), H.text(b), 'the second hunk accepted, the first left out as the terminal decided')
+  for _, n in ipairs(got) do
+    H.truthy(n.level < vim.log.levels.WARN, 'no refusal or warning: ' .. vim.inspect(got))
+  end
+  H.eq({ pending = 0, accepted = 1, rejected = 1, stale = 0, total = 2 }, review.set_counts(review.sets[review.order[1]]), 'the set as the server has it')
+end
+
+-- The client recipe, "a stale hunk id": typing re-anchors a hunk (new id)
+-- and ga is pressed before the plugin heard of it (the didChange held
+-- back). The server refuses the old id; the plugin does not guess which
+-- new hunk it meant: it fetches the set, redraws it, says so in one line,
+-- and decides nothing. Pressed again, ga accepts the hunk now drawn.
+function C.stale_hunk_id_redrawn_not_guessed()
+  local b = start_two()
+  local a = require('agentd')
+  local review = require('agentd.review')
+  local old_ids = vim.tbl_map(function(h) return h.id end, a.hunks(b))
+  local change_id = a.hunks(b)[1].change_id
+  local on_did_change = review.on_did_change
+  review.on_did_change = function() end
+  vim.api.nvim_win_set_cursor(0, { 1, 0 })
+  feed('Otyped one<Esc>')
+  feed('otyped two<Esc>')
+  H.wait(function()
+    local cs = require('agentd.client').request_sync(nil, 'agentd/changes/get', { changeId = change_id })
+    return cs and cs.files[1].hunks[1].id ~= old_ids[1]
+  end, 'the server to re-anchor the first hunk (a new id)')
+  review.on_did_change = on_did_change
+  H.eq(old_ids[1], a.hunks(b)[1].id, 'the plugin still draws the old id')
+  local got = H.capture_notify()
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  vim.cmd('normal ga')
+  local said = {}
+  for _, n in ipairs(got) do
+    said[#said + 1] = n.msg
+  end
+  said = table.concat(said, '\n')
+  H.truthy(said:find('redrawn', 1, true) and said:find('decide again', 1, true), 'says the change was redrawn and to decide again: ' .. said)
+  H.eq(1, #vim.split(vim.trim(said), '\n'), 'in one line: ' .. said)
+  H.eq('typed one\ntyped two\n' .. numbered(20), H.text(b), 'nothing decided')
+  local hs = a.hunks(b)
+  H.eq(2, #hs, 'both hunks drawn')
+  H.truthy(hs[1].id ~= old_ids[1] and hs[1].lnum == 5, 'the first hunk redrawn with its new id: ' .. vim.inspect(hs))
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  vim.cmd('normal ga')
+  H.wait_hunks(b, 1, 'decided again, it is accepted')
+  H.eq('typed one\ntyped two\n' .. numbered(20):gsub('line 3\n', 'line three\n'), H.text(b), 'the hunk drawn is the one accepted')
+end
+
 -- Issue 38 ("Undo is a revert"), point 1: a line the user types into the
 -- buffer while the agent's hunk is pending, accepted and written, stays
 -- through :Agent undo; only the agent's change goes, on disk and in the

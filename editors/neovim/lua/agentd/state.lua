@@ -1,5 +1,5 @@
 -- What the plugin knows from the server: the latest run state, step
--- statuses, the log, and the last restore. Change sets live in review.lua.
+-- statuses, the log, and the last restore. Change sets live in review/ (review/store.lua).
 local function notify(msg, level)
   return require('agentd.notify').notify(msg, level)
 end
