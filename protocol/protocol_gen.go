@@ -333,8 +333,8 @@ type ApprovalRequestParams struct {
 	RunID     string           `json:"runId"`
 	StepID    string           `json:"stepId"`
 	Tool      string           `json:"tool,omitempty"`
-	Category  ToolCategory     `json:"category"`
-	Risk      Risk             `json:"risk"`
+	Category  string           `json:"category"`
+	Risk      string           `json:"risk"`
 	Title     string           `json:"title"`
 	Detail    string           `json:"detail"`
 	Command   string           `json:"command,omitempty"`
@@ -345,26 +345,26 @@ type ApprovalRequestParams struct {
 }
 
 type ApprovalOption struct {
-	OptionID string             `json:"optionId"`
-	Name     string             `json:"name"`
-	Kind     ApprovalOptionKind `json:"kind"`
+	OptionID string `json:"optionId"`
+	Name     string `json:"name"`
+	Kind     string `json:"kind"`
 }
 
 type ApprovalResult struct {
-	Outcome  ApprovalOutcome `json:"outcome"`
-	OptionID string          `json:"optionId,omitempty"`
-	Reason   string          `json:"reason,omitempty"`
+	Outcome  string `json:"outcome"`
+	OptionID string `json:"optionId,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 type Decision struct {
 	URI    string `json:"uri,omitempty"`
 	HunkID string `json:"hunkId,omitempty"`
-	Action Action `json:"action"`
+	Action string `json:"action"`
 }
 
 type ResolveResult struct {
 	ChangeID  string            `json:"changeId"`
-	Status    ChangeStatus      `json:"status"`
+	Status    string            `json:"status"`
 	Applied   []string          `json:"applied"`
 	Rejected  []string          `json:"rejected"`
 	Conflicts []ResolveConflict `json:"conflicts"`
@@ -379,36 +379,36 @@ type ResolveConflict struct {
 // ChangeSet: A change set: one step's proposed change to files, reviewed hunk
 // by hunk.
 type ChangeSet struct {
-	ID            string       `json:"id"`
-	RunID         string       `json:"runId,omitempty"`
-	StepID        string       `json:"stepId,omitempty"`
-	Status        ChangeStatus `json:"status"`
-	Review        ReviewMode   `json:"review"`
-	Files         []FileInfo   `json:"files"`
-	Counts        Counts       `json:"counts"`
-	ReasonToModel bool         `json:"reasonToModel"`
+	ID            string     `json:"id"`
+	RunID         string     `json:"runId,omitempty"`
+	StepID        string     `json:"stepId,omitempty"`
+	Status        string     `json:"status"`
+	Review        string     `json:"review"`
+	Files         []FileInfo `json:"files"`
+	Counts        Counts     `json:"counts"`
+	ReasonToModel bool       `json:"reasonToModel"`
 }
 
 // FileInfo: A file of a change set. whole: the file is decided as one unit
 // whose id is its relative path.
 type FileInfo struct {
-	URI      string       `json:"uri"`
-	Op       FileOp       `json:"op"`
-	OldURI   string       `json:"oldUri,omitempty"`
-	BaseHash string       `json:"baseHash"`
-	Binary   bool         `json:"binary,omitempty"`
-	Status   ChangeStatus `json:"status"`
-	Patch    *string      `json:"patch,omitempty"`
-	Hunks    []HunkInfo   `json:"hunks"`
-	Whole    bool         `json:"whole"`
-	Counts   Counts       `json:"counts"`
+	URI      string     `json:"uri"`
+	Op       string     `json:"op"`
+	OldURI   string     `json:"oldUri,omitempty"`
+	BaseHash string     `json:"baseHash"`
+	Binary   bool       `json:"binary,omitempty"`
+	Status   string     `json:"status"`
+	Patch    *string    `json:"patch,omitempty"`
+	Hunks    []HunkInfo `json:"hunks"`
+	Whole    bool       `json:"whole"`
+	Counts   Counts     `json:"counts"`
 }
 
 // HunkInfo: A hunk: a review unit. oldRange and newRange are in the text the
 // set was computed on; at is where it starts in the file now.
 type HunkInfo struct {
 	ID       string     `json:"id"`
-	Status   HunkStatus `json:"status"`
+	Status   string     `json:"status"`
 	OldRange Range      `json:"oldRange"`
 	NewRange Range      `json:"newRange"`
 	At       Position   `json:"at"`
@@ -431,8 +431,8 @@ type Position struct {
 }
 
 type WordDiff struct {
-	Range Range    `json:"range"`
-	Kind  WordKind `json:"kind"`
+	Range Range  `json:"range"`
+	Kind  string `json:"kind"`
 }
 
 // Counts: Decision units by status (a whole file is one unit).
@@ -445,11 +445,12 @@ type Counts struct {
 }
 
 type ChangesDidChangeParams struct {
-	ChangeID string       `json:"changeId"`
-	Status   ChangeStatus `json:"status"`
-	Files    []FileInfo   `json:"files"`
-	Counts   Counts       `json:"counts"`
-	Version  *int         `json:"version,omitempty"`
+	ChangeID string     `json:"changeId"`
+	Status   string     `json:"status"`
+	Files    []FileInfo `json:"files"`
+	Counts   Counts     `json:"counts"`
+	// The buffer version (textDocument/didChange) the ranges were computed on.
+	Version *int32 `json:"version,omitempty"`
 }
 
 type PolicyState struct {
@@ -459,16 +460,16 @@ type PolicyState struct {
 
 // ApprovalPolicy: The workspace's approval policy.
 type ApprovalPolicy struct {
-	Read                   PolicySetting `json:"read,omitempty"`
-	Write                  PolicySetting `json:"write,omitempty"`
-	Delete                 PolicySetting `json:"delete,omitempty"`
-	Command                PolicySetting `json:"command,omitempty"`
-	Git                    PolicySetting `json:"git,omitempty"`
-	Network                PolicySetting `json:"network,omitempty"`
-	RequireApprovalForRisk Risk          `json:"requireApprovalForRisk,omitempty"`
-	AutoApproveReadonly    bool          `json:"autoApproveReadonly,omitempty"`
-	AllowCommands          []string      `json:"allowCommands,omitempty"`
-	DenyCommands           []string      `json:"denyCommands,omitempty"`
+	Read                   string   `json:"read,omitempty"`
+	Write                  string   `json:"write,omitempty"`
+	Delete                 string   `json:"delete,omitempty"`
+	Command                string   `json:"command,omitempty"`
+	Git                    string   `json:"git,omitempty"`
+	Network                string   `json:"network,omitempty"`
+	RequireApprovalForRisk string   `json:"requireApprovalForRisk,omitempty"`
+	AutoApproveReadonly    bool     `json:"autoApproveReadonly,omitempty"`
+	AllowCommands          []string `json:"allowCommands,omitempty"`
+	DenyCommands           []string `json:"denyCommands,omitempty"`
 }
 
 type RunStartResult struct {
@@ -488,7 +489,7 @@ type RunEventParams struct {
 // Event: A run event (agentd/run/didChange).
 type Event struct {
 	Seq         int        `json:"seq"`
-	Type        EventType  `json:"type"`
+	Type        string     `json:"type"`
 	RunID       string     `json:"runId"`
 	StepID      string     `json:"stepId,omitempty"`
 	Time        time.Time  `json:"time"`
@@ -512,7 +513,7 @@ type RunState struct {
 	RunID            string            `json:"runId"`
 	PlanID           string            `json:"planId,omitempty"`
 	PlanVersion      int               `json:"planVersion"`
-	Status           RunStatus         `json:"status"`
+	Status           string            `json:"status"`
 	Progress         float64           `json:"progress"`
 	CompletedSteps   int               `json:"completedSteps"`
 	FailedSteps      int               `json:"failedSteps"`
@@ -557,7 +558,7 @@ type Usage struct {
 
 type StepState struct {
 	ID                      string          `json:"id"`
-	Status                  StepStatus      `json:"status"`
+	Status                  string          `json:"status"`
 	Attempts                int             `json:"attempts"`
 	StartedAt               time.Time       `json:"startedAt,omitempty"`
 	EndedAt                 time.Time       `json:"endedAt,omitempty"`
@@ -671,7 +672,7 @@ type KeptFile struct {
 
 type Undone struct {
 	At     time.Time `json:"at"`
-	How    UndoneHow `json:"how"`
+	How    string    `json:"how"`
 	UndoID string    `json:"undoId,omitempty"`
 	Kept   []string  `json:"kept,omitempty"`
 }
@@ -680,7 +681,7 @@ type SnapshotInfo struct {
 	ID             string        `json:"id"`
 	RunID          string        `json:"runId,omitempty"`
 	StepID         string        `json:"stepId,omitempty"`
-	Kind           SnapshotKind  `json:"kind"`
+	Kind           string        `json:"kind"`
 	Label          string        `json:"label"`
 	CreatedAt      time.Time     `json:"createdAt"`
 	FilesChanged   int           `json:"filesChanged"`
@@ -690,13 +691,13 @@ type SnapshotInfo struct {
 }
 
 type FileChange struct {
-	Path string             `json:"path"`
-	Kind SnapshotChangeKind `json:"kind"`
+	Path string `json:"path"`
+	Kind string `json:"kind"`
 }
 
 type SnapshotFile struct {
 	URI    string `json:"uri"`
-	Op     FileOp `json:"op"`
+	Op     string `json:"op"`
 	Patch  string `json:"patch"`
 	Binary bool   `json:"binary,omitempty"`
 }
@@ -715,8 +716,8 @@ type RestoreResult struct {
 type ToolInfo struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description"`
-	Category    ToolCategory    `json:"category"`
-	Risk        Risk            `json:"risk"`
+	Category    string          `json:"category"`
+	Risk        string          `json:"risk"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 }
 
@@ -830,13 +831,13 @@ type Problem struct {
 
 // Rule: A remembered "always" answer.
 type Rule struct {
-	ID        string       `json:"id"`
-	Category  ToolCategory `json:"category"`
-	Tool      string       `json:"tool,omitempty"`
-	Command   string       `json:"command,omitempty"`
-	Allow     bool         `json:"allow"`
-	CreatedAt time.Time    `json:"createdAt"`
-	Reason    string       `json:"reason,omitempty"`
+	ID        string    `json:"id"`
+	Category  string    `json:"category"`
+	Tool      string    `json:"tool,omitempty"`
+	Command   string    `json:"command,omitempty"`
+	Allow     bool      `json:"allow"`
+	CreatedAt time.Time `json:"createdAt"`
+	Reason    string    `json:"reason,omitempty"`
 }
 
 type PlanEdit struct {
@@ -925,10 +926,10 @@ type Budget struct {
 // RunOptions: A run's options (every front end decodes them with
 // engine.RunOptions).
 type RunOptions struct {
-	Mode        RunMode `json:"mode,omitempty"`
-	MaxParallel int     `json:"maxParallel,omitempty"`
+	Mode        string `json:"mode,omitempty"`
+	MaxParallel int    `json:"maxParallel,omitempty"`
 	// Default: initializationOptions.review, else before.
-	Review ReviewMode `json:"review,omitempty"`
+	Review string `json:"review,omitempty"`
 	// Replaces the workspace's policy for this run.
 	Approval          *ApprovalPolicy `json:"approval,omitempty"`
 	RollbackOnFailure bool            `json:"rollbackOnFailure,omitempty"`
@@ -962,8 +963,8 @@ type SkipStepParams struct {
 }
 
 type ChangesListParams struct {
-	RunID  string       `json:"runId,omitempty"`
-	Status ChangeStatus `json:"status,omitempty"`
+	RunID  string `json:"runId,omitempty"`
+	Status string `json:"status,omitempty"`
 }
 
 type ChangeIDParams struct {
@@ -1021,19 +1022,19 @@ type SnapshotRestoreParams struct {
 
 type UndoRunParams struct {
 	// Empty: the newest run not undone.
-	RunID      string     `json:"runId,omitempty"`
-	OnConflict OnConflict `json:"onConflict,omitempty"`
-	DryRun     bool       `json:"dryRun,omitempty"`
+	RunID      string `json:"runId,omitempty"`
+	OnConflict string `json:"onConflict,omitempty"`
+	DryRun     bool   `json:"dryRun,omitempty"`
 	// Older clients: onConflict overwrite.
 	Overwrite bool `json:"overwrite,omitempty"`
 }
 
 type UndoRestoreParams struct {
 	// Empty: the newest restore or undo not undone.
-	ID         string     `json:"id,omitempty"`
-	OnConflict OnConflict `json:"onConflict,omitempty"`
-	DryRun     bool       `json:"dryRun,omitempty"`
-	Overwrite  bool       `json:"overwrite,omitempty"`
+	ID         string `json:"id,omitempty"`
+	OnConflict string `json:"onConflict,omitempty"`
+	DryRun     bool   `json:"dryRun,omitempty"`
+	Overwrite  bool   `json:"overwrite,omitempty"`
 }
 
 type RuleRef struct {
@@ -1095,6 +1096,6 @@ type InitializationOptions struct {
 	StateDir            string          `json:"stateDir,omitempty"`
 	AllowBroadWorkspace bool            `json:"allowBroadWorkspace,omitempty"`
 	Model               *ModelOptions   `json:"model,omitempty"`
-	Review              ReviewMode      `json:"review,omitempty"`
+	Review              string          `json:"review,omitempty"`
 	ClientFeatures      *ClientFeatures `json:"clientFeatures,omitempty"`
 }

@@ -239,6 +239,7 @@ export interface ChangesDidChangeParams {
   status: ChangeStatus;
   files: FileInfo[];
   counts: Counts;
+  /** The buffer version (textDocument/didChange) the ranges were computed on. */
   version?: number;
 }
 

@@ -51,9 +51,12 @@ type Property struct {
 	Optional bool `json:"optional,omitempty"`
 	// Pointer: the Go field is a pointer, so that an optional zero value
 	// (an empty string, 0) is still sent, or a required one can be null.
-	Pointer       bool   `json:"pointer,omitempty"`
-	Embedded      bool   `json:"embedded,omitempty"`
-	GoName        string `json:"goName,omitempty"`
+	Pointer  bool   `json:"pointer,omitempty"`
+	Embedded bool   `json:"embedded,omitempty"`
+	GoName   string `json:"goName,omitempty"`
+	// GoType replaces the Go type of a base-typed property (int32 for a
+	// buffer version, as LSP has it).
+	GoType        string `json:"goType,omitempty"`
 	Documentation string `json:"documentation,omitempty"`
 }
 
@@ -266,10 +269,13 @@ func (s *Schema) goType(t Type, optional, pointer bool) string {
 		return base
 	case "reference":
 		if s.isEnum(t.Name) {
+			// A field of an enumeration is a plain string in Go, so the
+			// core's string types convert without ceremony; the
+			// enumeration's constants name its values.
 			if pointer {
-				return "*" + t.Name
+				return "*string"
 			}
-			return t.Name
+			return "string"
 		}
 		if optional || pointer {
 			return "*" + t.Name
@@ -360,7 +366,14 @@ func (s *Schema) Go() ([]byte, error) {
 			if p.Optional {
 				tag += ",omitempty"
 			}
-			fmt.Fprintf(&b, "\t%s %s `json:%q`\n", GoName(p), s.goType(p.Type, p.Optional, p.Pointer), tag)
+			typ := s.goType(p.Type, p.Optional, p.Pointer)
+			if p.GoType != "" {
+				typ = p.GoType
+				if p.Pointer {
+					typ = "*" + typ
+				}
+			}
+			fmt.Fprintf(&b, "\t%s %s `json:%q`\n", GoName(p), typ, tag)
 		}
 		b.WriteString("}\n\n")
 	}
