@@ -4,7 +4,6 @@ import (
 	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/session"
-	"github.com/agentd/agentd/workspace"
 )
 
 // The wire's shapes are package protocol's, generated from the one schema
@@ -40,8 +39,6 @@ type (
 )
 
 func wireCounts(c review.Counts) wire.Counts { return wire.Counts(c) }
-
-func wirePosition(p workspace.Position) wire.Position { return wire.Position(p) }
 
 func wireFileChanges(cs []session.FileChange) []wire.FileChange {
 	if cs == nil {
