@@ -127,7 +127,7 @@ export interface ApprovalRequestParams {
   category: ToolCategory;
   risk: Risk;
   title: string;
-  detail: string;
+  detail?: string;
   command?: string;
   cwd?: string;
   changeId?: string;
@@ -189,7 +189,7 @@ export interface FileInfo {
   status: ChangeStatus;
   patch?: string;
   hunks: HunkInfo[];
-  whole: boolean;
+  whole?: boolean;
   counts: Counts;
 }
 
@@ -202,7 +202,7 @@ export interface HunkInfo {
   status: HunkStatus;
   oldRange: Range;
   newRange: Range;
-  at: Position;
+  at?: Position;
   oldText?: string;
   newText?: string;
   wordDiff?: WordDiff[];

@@ -54,6 +54,9 @@ type Property struct {
 	Pointer  bool   `json:"pointer,omitempty"`
 	Embedded bool   `json:"embedded,omitempty"`
 	GoName   string `json:"goName,omitempty"`
+	// TSOptional: always sent, but optional in TypeScript, where a
+	// client copes with its absence (test fixtures, older servers).
+	TSOptional bool `json:"tsOptional,omitempty"`
 	// GoType replaces the Go type of a base-typed property (int32 for a
 	// buffer version, as LSP has it).
 	GoType        string `json:"goType,omitempty"`
@@ -466,7 +469,7 @@ func (s *Schema) TypeScript() []byte {
 			}
 			tsComment(&b, "  ", p.Documentation)
 			opt := ""
-			if p.Optional {
+			if p.Optional || p.TSOptional {
 				opt = "?"
 			}
 			typ := s.tsType(p.Type)
