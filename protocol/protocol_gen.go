@@ -593,7 +593,7 @@ type Plan struct {
 	Title     string        `json:"title,omitempty"`
 	Request   string        `json:"request,omitempty"`
 	Steps     []Step        `json:"steps"`
-	CreatedAt time.Time     `json:"createdAt"`
+	CreatedAt time.Time     `json:"createdAt,omitzero"`
 	History   []PlanUpdate  `json:"history,omitempty"`
 	Context   []ContextItem `json:"context,omitempty"`
 }

@@ -381,7 +381,7 @@ export interface Plan {
   title?: string;
   request?: string;
   steps: Step[];
-  createdAt: string;
+  createdAt?: string;
   history?: PlanUpdate[];
   context?: ContextItem[];
 }

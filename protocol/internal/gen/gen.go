@@ -54,6 +54,8 @@ type Property struct {
 	Pointer  bool   `json:"pointer,omitempty"`
 	Embedded bool   `json:"embedded,omitempty"`
 	GoName   string `json:"goName,omitempty"`
+	// OmitZero: omitted when zero (Go omitzero: a time not set).
+	OmitZero bool `json:"omitZero,omitempty"`
 	// TSOptional: always sent, but optional in TypeScript, where a
 	// client copes with its absence (test fixtures, older servers).
 	TSOptional bool `json:"tsOptional,omitempty"`
@@ -369,6 +371,9 @@ func (s *Schema) Go() ([]byte, error) {
 			if p.Optional {
 				tag += ",omitempty"
 			}
+			if p.OmitZero {
+				tag += ",omitzero"
+			}
 			typ := s.goType(p.Type, p.Optional, p.Pointer)
 			if p.GoType != "" {
 				typ = p.GoType
@@ -469,7 +474,7 @@ func (s *Schema) TypeScript() []byte {
 			}
 			tsComment(&b, "  ", p.Documentation)
 			opt := ""
-			if p.Optional || p.TSOptional {
+			if p.Optional || p.OmitZero || p.TSOptional {
 				opt = "?"
 			}
 			typ := s.tsType(p.Type)
