@@ -9,7 +9,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/session"
 )
 
 // ApprovalPolicy is protocol.md's ApprovalPolicy; the engine applies it.
@@ -69,42 +68,11 @@ const (
 	optRejectAlways = engine.AnswerRejectAlways
 )
 
-// ApprovalOption is one answer offered to the user.
-type ApprovalOption struct {
-	OptionID string `json:"optionId"`
-	Name     string `json:"name"`
-	Kind     string `json:"kind"`
-}
-
-// ApprovalRequestParams is agentd/approval/request's params.
-type ApprovalRequestParams struct {
-	RunID    string               `json:"runId"`
-	StepID   string               `json:"stepId"`
-	Tool     string               `json:"tool,omitempty"`
-	Category session.ToolCategory `json:"category"`
-	Risk     session.ToolRisk     `json:"risk"`
-	Title    string               `json:"title"`
-	Detail   string               `json:"detail"`
-	Command  string               `json:"command,omitempty"`
-	Cwd      string               `json:"cwd,omitempty"`
-	ChangeID string               `json:"changeId,omitempty"`
-	// Sensitive: reading a file on the sensitive list (category read).
-	Sensitive bool             `json:"sensitive,omitempty"`
-	Options   []ApprovalOption `json:"options"`
-}
-
-// ApprovalResult is the client's answer.
-type ApprovalResult struct {
-	Outcome  string `json:"outcome"` // selected | cancelled
-	OptionID string `json:"optionId,omitempty"`
-	Reason   string `json:"reason,omitempty"`
-}
-
 var approvalOptions = []ApprovalOption{
-	{optAllowOnce, "Allow once", optAllowOnce},
-	{optAllowAlways, "Always allow", optAllowAlways},
-	{optRejectOnce, "Reject", optRejectOnce},
-	{optRejectAlways, "Always reject", optRejectAlways},
+	{OptionID: optAllowOnce, Name: "Allow once", Kind: optAllowOnce},
+	{OptionID: optAllowAlways, Name: "Always allow", Kind: optAllowAlways},
+	{OptionID: optRejectOnce, Name: "Reject", Kind: optRejectOnce},
+	{OptionID: optRejectAlways, Name: "Always reject", Kind: optRejectAlways},
 }
 
 func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
@@ -118,7 +86,7 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	var optionID, reason string
 	if s.capabilities().approvalRequest {
 		params := ApprovalRequestParams{
-			RunID: req.RunID, StepID: req.StepID, Tool: req.Tool, Category: req.Category, Risk: req.Risk,
+			RunID: req.RunID, StepID: req.StepID, Tool: req.Tool, Category: string(req.Category), Risk: string(req.Risk),
 			Title: req.Title, Detail: req.Detail, Command: req.Command, Cwd: req.Cwd, ChangeID: req.ChangeID,
 			Sensitive: req.Sensitive, Options: approvalOptions,
 		}

@@ -93,7 +93,7 @@ func (s *Server) changesList(ctx context.Context, params json.RawMessage) (any, 
 				continue
 			}
 			ci := s.changeInfo(c, false)
-			if p.Status != "" && ci.Status != p.Status {
+			if p.Status != "" && string(ci.Status) != p.Status {
 				continue
 			}
 			out = append(out, ci)
@@ -116,29 +116,6 @@ func (s *Server) changesGet(ctx context.Context, params json.RawMessage) (any, e
 	var ci ChangeSetInfo
 	s.changes.Read(func() { ci = s.changeInfo(c, true) })
 	return ci, nil
-}
-
-// Decision is one entry of agentd/changes/resolve's decisions.
-type Decision struct {
-	URI    string `json:"uri,omitempty"`
-	HunkID string `json:"hunkId,omitempty"`
-	Action string `json:"action"`
-}
-
-// ResolveConflict is a hunk that could not be applied or reverted.
-type ResolveConflict struct {
-	URI     string `json:"uri"`
-	HunkID  string `json:"hunkId,omitempty"`
-	Message string `json:"message"`
-}
-
-// ResolveResult is agentd/changes/resolve's and /revert's result.
-type ResolveResult struct {
-	ChangeID  string            `json:"changeId"`
-	Status    string            `json:"status"`
-	Applied   []string          `json:"applied"`
-	Rejected  []string          `json:"rejected"`
-	Conflicts []ResolveConflict `json:"conflicts"`
 }
 
 type stepInfoKey struct{}
@@ -231,7 +208,7 @@ func (s *Server) changesRevert(ctx context.Context, params json.RawMessage) (any
 // resolveResult turns a review result into the wire result (the book has
 // recorded the set in the journal).
 func (s *Server) resolveResult(c *changeRecord, res *review.Result) *ResolveResult {
-	out := &ResolveResult{ChangeID: c.ID, Status: res.Status, Applied: res.Applied, Rejected: res.Rejected, Conflicts: []ResolveConflict{}}
+	out := &ResolveResult{ChangeID: c.ID, Status: string(res.Status), Applied: res.Applied, Rejected: res.Rejected, Conflicts: []ResolveConflict{}}
 	for _, cf := range res.Conflicts {
 		out.Conflicts = append(out.Conflicts, ResolveConflict{URI: s.uriOf(cf.Path), HunkID: cf.Unit, Message: cf.Message})
 	}

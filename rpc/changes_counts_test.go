@@ -38,7 +38,7 @@ func (sc *scenario) expectNoticeCounts(lineNo int, kv map[string]string) {
 		}
 		*dst = n
 	}
-	if last.Counts != want {
+	if review.Counts(last.Counts) != want {
 		t.Errorf("line %d: didChange counts %+v, want %+v", lineNo, last.Counts, want)
 	}
 	srv := sc.ed.srv
@@ -54,7 +54,7 @@ func (sc *scenario) expectNoticeCounts(lineNo int, kv map[string]string) {
 			fileCounts[sc.uri(f.Path)] = f.Counts()
 		}
 	})
-	if last.Counts != setCounts {
+	if review.Counts(last.Counts) != setCounts {
 		t.Errorf("line %d: didChange counts %+v, review's %+v", lineNo, last.Counts, setCounts)
 	}
 	if got := sc.change().Counts; got != last.Counts {
@@ -64,7 +64,7 @@ func (sc *scenario) expectNoticeCounts(lineNo int, kv map[string]string) {
 		t.Errorf("line %d: the didChange lists no file", lineNo)
 	}
 	for _, f := range last.Files {
-		if w, ok := fileCounts[f.URI]; !ok || f.Counts != w {
+		if w, ok := fileCounts[f.URI]; !ok || review.Counts(f.Counts) != w {
 			t.Errorf("line %d: %s: didChange counts %+v, review's %s", lineNo, sc.relOfURI(f.URI), f.Counts, fmtCounts(w, ok))
 		}
 	}

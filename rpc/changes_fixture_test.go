@@ -61,9 +61,9 @@ func TestChangesFixtureFollowsReview(t *testing.T) {
 			s.Files = append(s.Files, reviewFile(fi, false))
 		}
 		server[s.ID] = s
-		checkSetInfo(t, c.Set.ID, s, c.Set.Status, c.Set.Counts, c.Set.Files)
+		checkSetInfo(t, c.Set.ID, s, c.Set.Status, review.Counts(c.Set.Counts), c.Set.Files)
 		checkAt(t, c.Set.ID, s, c.Set.Files, c.Expect.Files)
-		if c.Expect.Status != c.Set.Status || c.Expect.Counts != c.Set.Counts || c.Expect.Open != c.Set.Counts.Pending+c.Set.Counts.Stale {
+		if c.Expect.Status != c.Set.Status || c.Expect.Counts != review.Counts(c.Set.Counts) || c.Expect.Open != review.Counts(c.Set.Counts).Pending+review.Counts(c.Set.Counts).Stale {
 			t.Errorf("%s: expect says %s %+v (open %d), the set %s %+v", c.Set.ID, c.Expect.Status, c.Expect.Counts, c.Expect.Open, c.Set.Status, c.Set.Counts)
 		}
 	}
@@ -99,9 +99,9 @@ func TestChangesFixtureFollowsReview(t *testing.T) {
 				h.Status = e.Status
 			}
 		}
-		checkSetInfo(t, step.About, s, p.Status, p.Counts, p.Files)
+		checkSetInfo(t, step.About, s, p.Status, review.Counts(p.Counts), p.Files)
 		checkAt(t, step.About, s, p.Files, step.Expect.Files)
-		if step.Expect.Status != p.Status || step.Expect.Counts != p.Counts {
+		if step.Expect.Status != p.Status || step.Expect.Counts != review.Counts(p.Counts) {
 			t.Errorf("%s: expect says %s %+v, the notice %s %+v", step.About, step.Expect.Status, step.Expect.Counts, p.Status, p.Counts)
 		}
 		if got := openOver(); got != step.TotalOpen {
@@ -159,7 +159,7 @@ func checkSetInfo(t *testing.T, what string, s *review.Set, status string, count
 		if got := f.Summary(); got != fi.Status {
 			t.Errorf("%s: %s: status %s, review's %s", what, fi.URI, fi.Status, got)
 		}
-		if got := f.Counts(); got != fi.Counts {
+		if got := f.Counts(); got != review.Counts(fi.Counts) {
 			t.Errorf("%s: %s: counts %+v, review's %+v", what, fi.URI, fi.Counts, got)
 		}
 		if got := f.WholeFile(); got != fi.Whole {

@@ -107,7 +107,7 @@ func (s *Server) inlineChange(ev engine.Event) *ChangeSetInfo {
 	}
 	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Review: string(c.Review), Files: []FileInfo{}}
 	s.changes.Read(func() {
-		ci.Status, ci.Counts, ci.ReasonToModel = c.Status(), c.Counts(), c.ReasonToModel
+		ci.Status, ci.Counts, ci.ReasonToModel = string(c.Status()), wireCounts(c.Counts()), c.ReasonToModel
 		for _, fr := range c.Files {
 			// Without the patch: it repeats the hunks' texts (half the bytes).
 			ci.Files = append(ci.Files, s.fileInfoWith(c.Review, fr, true, false))

@@ -9,19 +9,6 @@ import (
 	"github.com/agentd/agentd/workspace"
 )
 
-// ChangesDidChangeParams is agentd/changes/didChange's params.
-type ChangesDidChangeParams struct {
-	ChangeID string     `json:"changeId"`
-	Status   string     `json:"status"`
-	Files    []FileInfo `json:"files"`
-	// Counts are the whole set's (review.Set.Counts, as on the ChangeSet),
-	// not only the files listed: the editor takes them as they are and
-	// never adds up its own copy of the set.
-	Counts review.Counts `json:"counts"`
-	// Version is the buffer version the ranges are computed on.
-	Version *int32 `json:"version,omitempty"`
-}
-
 // onUserEdit rebases the pending hunks of every change set that touches
 // rel onto the buffer the user just edited, or marks them stale, and tells
 // the editor. Runs once the user's typing pauses or before the next other
@@ -44,7 +31,7 @@ func (s *Server) onUserEdit(uri, rel string, edits []workspace.TextEdit) {
 				notes = append(notes, nil) // the editor moved the hunks itself
 				continue
 			}
-			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Counts: c.Counts(), Version: &version}
+			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: string(c.Status()), Counts: wireCounts(c.Counts()), Version: &version}
 			for _, fr := range c.Files {
 				if fr.Path == b.Path {
 					n.Files = append(n.Files, s.fileInfo(c.Review, fr, true))
@@ -141,7 +128,7 @@ func (s *Server) supersede(ctx context.Context, cs *workspace.ChangeSet) {
 		}
 		var n *ChangesDidChangeParams
 		s.changes.Read(func() {
-			n = &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Counts: c.Counts(), Files: []FileInfo{}}
+			n = &ChangesDidChangeParams{ChangeID: c.ID, Status: string(c.Status()), Counts: wireCounts(c.Counts()), Files: []FileInfo{}}
 			for _, fr := range c.Files {
 				n.Files = append(n.Files, s.fileInfo(c.Review, fr, true))
 			}

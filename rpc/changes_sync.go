@@ -54,7 +54,7 @@ func (s *Server) onChangesSynced(synced []review.Synced) {
 				continue
 			}
 			c := sy.Set
-			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: c.Status(), Counts: c.Counts(), Files: []FileInfo{}}
+			n := &ChangesDidChangeParams{ChangeID: c.ID, Status: string(c.Status()), Counts: wireCounts(c.Counts()), Files: []FileInfo{}}
 			for _, fr := range c.Files {
 				if slices.Contains(sy.Paths, fr.Path) {
 					n.Files = append(n.Files, s.fileInfo(c.Review, fr, true))

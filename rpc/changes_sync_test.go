@@ -128,7 +128,7 @@ func TestDecisionInAnotherProcessReachesEditor(t *testing.T) {
 	from := noteCount(sc.ed)
 	other.decide(sc.changeID, review.Decision{Path: "notes.txt", HunkID: first, Action: review.Reject})
 	n := waitChangeNote(t, sc.ed, from, sc.changeID)
-	if n.Status != review.Partial || n.Counts != (review.Counts{Pending: 1, Rejected: 1, Total: 2}) {
+	if n.Status != review.Partial || review.Counts(n.Counts) != (review.Counts{Pending: 1, Rejected: 1, Total: 2}) {
 		t.Fatalf("notice: status %s counts %+v, want partial with one rejected and one pending", n.Status, n.Counts)
 	}
 	if len(n.Files) != 1 || len(n.Files[0].Hunks) != 2 || n.Files[0].Hunks[0].Status != review.Rejected || n.Files[0].Hunks[1].Status != review.Pending {
@@ -184,7 +184,7 @@ func TestSetFinishedInAnotherProcessEndsTheWait(t *testing.T) {
 		t.Fatalf("the other process: %+v", res)
 	}
 	n := waitChangeNote(t, sc.ed, from, sc.changeID)
-	if n.Status != review.Accepted || n.Counts != (review.Counts{Accepted: 2, Total: 2}) || len(n.Files) != 1 {
+	if n.Status != review.Accepted || review.Counts(n.Counts) != (review.Counts{Accepted: 2, Total: 2}) || len(n.Files) != 1 {
 		t.Fatalf("notice: %+v, want the set accepted", n)
 	}
 	sc.do(0, "expect-run completed")
@@ -219,7 +219,7 @@ func TestStaleDecisionRefusedOnce(t *testing.T) {
 	if got := sc.disk("notes.txt"); got != afterTerminal {
 		t.Errorf("the refused decision changed the file:\n%s", got)
 	}
-	if n := waitChangeNote(t, sc.ed, from, sc.changeID); n.Counts != (review.Counts{Pending: 1, Rejected: 1, Total: 2}) {
+	if n := waitChangeNote(t, sc.ed, from, sc.changeID); review.Counts(n.Counts) != (review.Counts{Pending: 1, Rejected: 1, Total: 2}) {
 		t.Errorf("the editor was told %+v, want the terminal's rejection", n.Counts)
 	}
 	recs, _ := review.Recorded(other.book.Journal(), "")

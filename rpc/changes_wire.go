@@ -5,63 +5,12 @@ import (
 	"unicode/utf16"
 
 	"github.com/agentd/agentd/diff"
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
 
 // Wire shapes of change sets (docs/protocol.md, "Shapes").
-
-// LSPRange is an LSP range.
-type LSPRange = workspace.Range
-
-// HunkInfo is one hunk on the wire.
-type HunkInfo struct {
-	ID       string   `json:"id"`
-	Status   string   `json:"status"`
-	OldRange LSPRange `json:"oldRange"`
-	NewRange LSPRange `json:"newRange"`
-	// At is where the hunk starts in the file as it is now (character
-	// 0): review.File.Starts. Decisions do not rebase the other ranges.
-	At       workspace.Position `json:"at"`
-	OldText  *string            `json:"oldText,omitempty"`
-	NewText  *string            `json:"newText,omitempty"`
-	WordDiff []Word             `json:"wordDiff,omitempty"`
-}
-
-// Word is an intra-line change for display.
-type Word struct {
-	Range LSPRange `json:"range"`
-	Kind  string   `json:"kind"` // insert | delete
-}
-
-// FileInfo is one file of a change set on the wire.
-type FileInfo struct {
-	URI      string     `json:"uri"`
-	Op       string     `json:"op"`
-	OldURI   string     `json:"oldUri,omitempty"`
-	BaseHash string     `json:"baseHash"`
-	Binary   bool       `json:"binary,omitempty"`
-	Status   string     `json:"status"`
-	Patch    *string    `json:"patch,omitempty"`
-	Hunks    []HunkInfo `json:"hunks"`
-	// Whole: the file is decided as one unit whose id is its relative
-	// path (review.File.WholeFile); hunks may still be listed for display.
-	Whole  bool          `json:"whole"`
-	Counts review.Counts `json:"counts"`
-}
-
-// ChangeSetInfo is protocol.md's ChangeSet.
-type ChangeSetInfo struct {
-	ID     string        `json:"id"`
-	RunID  string        `json:"runId,omitempty"`
-	StepID string        `json:"stepId,omitempty"`
-	Status string        `json:"status"`
-	Review string        `json:"review"`
-	Files  []FileInfo    `json:"files"`
-	Counts review.Counts `json:"counts"`
-	// ReasonToModel: a rejection reason reaches a model step.
-	ReasonToModel bool `json:"reasonToModel"`
-}
 
 func (s *Server) uriOf(rel string) string {
 	if ws, err := s.workspace(); err == nil {
@@ -79,13 +28,13 @@ func lineRange(start, n int) LSPRange {
 	if start > 0 {
 		start--
 	}
-	return LSPRange{Start: workspace.Position{Line: start}, End: workspace.Position{Line: start + n}}
+	return LSPRange{Start: wire.Position{Line: start}, End: wire.Position{Line: start + n}}
 }
 
 // changeInfo renders a set; the caller holds the book (Read).
 func (s *Server) changeInfo(c *changeRecord, texts bool) ChangeSetInfo {
-	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Status: c.Status(), Review: string(c.Review), Files: []FileInfo{},
-		Counts: c.Counts(), ReasonToModel: c.ReasonToModel}
+	ci := ChangeSetInfo{ID: c.ID, RunID: c.RunID, StepID: c.StepID, Status: string(c.Status()), Review: string(c.Review), Files: []FileInfo{},
+		Counts: wireCounts(c.Counts()), ReasonToModel: c.ReasonToModel}
 	for _, fr := range c.Files {
 		ci.Files = append(ci.Files, s.fileInfo(c.Review, fr, texts))
 	}
@@ -101,8 +50,8 @@ func (s *Server) fileInfo(mode review.Mode, fr *review.File, texts bool) FileInf
 // fileInfoWith renders one file, with the hunks' texts and the file's
 // unified diff (patch) as asked; the caller holds the book (Read).
 func (s *Server) fileInfoWith(mode review.Mode, fr *review.File, texts, patch bool) FileInfo {
-	fi := FileInfo{URI: s.uriOf(fr.Path), Op: string(fr.Op), BaseHash: fr.BaseHash, Binary: fr.Binary, Status: fr.Summary(), Hunks: []HunkInfo{},
-		Whole: fr.WholeFile(), Counts: fr.Counts()}
+	fi := FileInfo{URI: s.uriOf(fr.Path), Op: string(fr.Op), BaseHash: fr.BaseHash, Binary: fr.Binary, Status: string(fr.Summary()), Hunks: []HunkInfo{},
+		Whole: fr.WholeFile(), Counts: wireCounts(fr.Counts())}
 	if fr.OldPath != "" {
 		fi.OldURI = s.uriOf(fr.OldPath)
 	}
@@ -127,8 +76,8 @@ func (s *Server) fileInfoWith(mode review.Mode, fr *review.File, texts, patch bo
 	enc := s.encoding()
 	at := fr.Starts(mode)
 	for i, h := range fr.Hunks {
-		hi := HunkInfo{ID: h.ID, Status: h.Status, OldRange: lineRange(h.Hunk.OldStart, h.Hunk.OldLines), NewRange: lineRange(h.Hunk.NewStart, h.Hunk.NewLines),
-			At: workspace.Position{Line: at[i]}}
+		hi := HunkInfo{ID: h.ID, Status: string(h.Status), OldRange: lineRange(h.Hunk.OldStart, h.Hunk.OldLines), NewRange: lineRange(h.Hunk.NewStart, h.Hunk.NewLines),
+			At: wire.Position{Line: at[i]}}
 		if texts {
 			o, n := h.Hunk.OldText(), h.Hunk.NewText()
 			hi.OldText, hi.NewText = &o, &n
@@ -167,9 +116,9 @@ func wordDiff(h diff.Hunk, enc workspace.PositionEncoding) []Word {
 				if sp.Kind == diff.Insert {
 					line, text, kind = newLine+k, ins[k].Text, "insert"
 				}
-				out = append(out, Word{Kind: kind, Range: LSPRange{
-					Start: workspace.Position{Line: line, Character: units(text[:clamp(sp.Start, len(text))], enc)},
-					End:   workspace.Position{Line: line, Character: units(text[:clamp(sp.End, len(text))], enc)},
+				out = append(out, Word{Kind: string(kind), Range: LSPRange{
+					Start: wire.Position{Line: line, Character: units(text[:clamp(sp.Start, len(text))], enc)},
+					End:   wire.Position{Line: line, Character: units(text[:clamp(sp.End, len(text))], enc)},
 				}})
 			}
 		}

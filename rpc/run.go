@@ -179,12 +179,6 @@ func (s *Server) runOptions(raw json.RawMessage) (engine.RunOptions, error) {
 	return out, nil
 }
 
-// RunStartResult is agentd/run/start's result.
-type RunStartResult struct {
-	RunID      string `json:"runId"`
-	SnapshotID string `json:"snapshotId"`
-}
-
 func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, error) {
 	var p struct {
 		PlanID  string          `json:"planId"`

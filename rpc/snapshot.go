@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/session"
@@ -18,22 +17,6 @@ func snapshotMethods() map[string]method {
 		"agentd/snapshot/diff":    {call: (*Server).snapshotDiff, async: true},
 		"agentd/snapshot/restore": {call: (*Server).snapshotRestore, async: true},
 	}
-}
-
-// SnapshotInfo is one entry of agentd/snapshot/list.
-type SnapshotInfo struct {
-	ID           string    `json:"id"`
-	RunID        string    `json:"runId,omitempty"`
-	StepID       string    `json:"stepId,omitempty"`
-	Kind         string    `json:"kind"`
-	Label        string    `json:"label"`
-	CreatedAt    time.Time `json:"createdAt"`
-	FilesChanged int       `json:"filesChanged"`
-	// Changes are the files changed against the previous snapshot: for a
-	// run's snapshot after a step, what that step changed.
-	Changes        []session.FileChange  `json:"changes,omitempty"`
-	ChangesOmitted int                   `json:"changesOmitted,omitempty"`
-	Skipped        []session.SkippedFile `json:"skipped,omitempty"`
 }
 
 func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any, error) {
@@ -53,8 +36,8 @@ func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any,
 	}
 	out := make([]SnapshotInfo, 0, len(list))
 	for _, sn := range list {
-		out = append(out, SnapshotInfo{ID: sn.ID, RunID: sn.RunID, StepID: sn.StepID, Kind: sn.Kind, Label: sn.Label, CreatedAt: sn.CreatedAt,
-			FilesChanged: sn.FilesChanged, Changes: sn.Changes, ChangesOmitted: sn.ChangesOmitted, Skipped: sn.Skipped})
+		out = append(out, SnapshotInfo{ID: sn.ID, RunID: sn.RunID, StepID: sn.StepID, Kind: string(sn.Kind), Label: sn.Label, CreatedAt: sn.CreatedAt,
+			FilesChanged: sn.FilesChanged, Changes: wireFileChanges(sn.Changes), ChangesOmitted: sn.ChangesOmitted, Skipped: wireSkipped(sn.Skipped)})
 	}
 	return out, nil
 }
@@ -81,14 +64,6 @@ func (s *Server) snapshotCreate(ctx context.Context, params json.RawMessage) (an
 		ID      string                `json:"id"`
 		Skipped []session.SkippedFile `json:"skipped,omitempty"`
 	}{sn.ID, sn.Skipped}, nil
-}
-
-// SnapshotFile is one file of agentd/snapshot/diff.
-type SnapshotFile struct {
-	URI    string `json:"uri"`
-	Op     string `json:"op"`
-	Patch  string `json:"patch"`
-	Binary bool   `json:"binary,omitempty"`
 }
 
 func (s *Server) snapshotDiff(ctx context.Context, params json.RawMessage) (any, error) {
@@ -121,25 +96,11 @@ func (s *Server) snapshotDiff(ctx context.Context, params json.RawMessage) (any,
 		case fd.OldPath != fd.NewPath:
 			op = "move"
 		}
-		files = append(files, SnapshotFile{URI: s.uriOf(path), Op: op, Patch: diff.Unified(fd), Binary: fd.Binary})
+		files = append(files, SnapshotFile{URI: s.uriOf(path), Op: string(op), Patch: diff.Unified(fd), Binary: fd.Binary})
 	}
 	return struct {
 		Files []SnapshotFile `json:"files"`
 	}{files}, nil
-}
-
-// RestoreResult is agentd/snapshot/restore's result.
-type RestoreResult struct {
-	Restored  []string          `json:"restored"`
-	Deleted   []string          `json:"deleted"`
-	Created   []string          `json:"created"`
-	Conflicts []ResolveConflict `json:"conflicts"`
-	// LeftAlone lists files not touched for other reasons (ignored, left
-	// out of the target), with why.
-	LeftAlone        []ResolveConflict `json:"leftAlone"`
-	UndoSnapshotID   string            `json:"undoSnapshotId"`
-	ProtectionBaseID string            `json:"protectionBaseId,omitempty"`
-	ResultSnapshotID string            `json:"resultSnapshotId,omitempty"`
 }
 
 func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (any, error) {

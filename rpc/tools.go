@@ -13,15 +13,6 @@ func toolMethods() map[string]method {
 	}
 }
 
-// ToolInfo describes one tool (agentd/tools/list).
-type ToolInfo struct {
-	Name        string               `json:"name"`
-	Description string               `json:"description"`
-	Category    session.ToolCategory `json:"category"`
-	Risk        session.ToolRisk     `json:"risk"`
-	InputSchema json.RawMessage      `json:"inputSchema"`
-}
-
 func (s *Server) toolsList(ctx context.Context, params json.RawMessage) (any, error) {
 	out := []ToolInfo{}
 	for _, t := range s.opts.Tools.List() {
@@ -29,7 +20,7 @@ func (s *Server) toolsList(ctx context.Context, params json.RawMessage) (any, er
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		out = append(out, ToolInfo{Name: t.Name(), Description: t.Description(), Category: t.Category(), Risk: t.Risk(), InputSchema: schema})
+		out = append(out, ToolInfo{Name: t.Name(), Description: t.Description(), Category: string(t.Category()), Risk: string(t.Risk()), InputSchema: schema})
 	}
 	return out, nil
 }

@@ -62,60 +62,6 @@ func (p undoParams) options() (session.UndoOptions, error) {
 	return o, nil
 }
 
-// UndoConflict is a file an undo cannot take back cleanly: the user
-// changed the agent's own lines, or holds unsaved edits in the editor.
-type UndoConflict struct {
-	URI  string `json:"uri"`
-	Path string `json:"path"`
-	// Reason says why (Message is the same, for clients of a restore's
-	// conflicts).
-	Reason  string `json:"reason"`
-	Message string `json:"message"`
-	// Owners are the ledger owners whose edits conflict: "run/<id>" of
-	// the run undone, and of any newer run that changed the file too.
-	Owners []string `json:"owners,omitempty"`
-	// Diff is a unified diff from the file now to what "overwrite" would
-	// write.
-	Diff string `json:"diff,omitempty"`
-}
-
-// WayBack is the request that takes an undo back.
-type WayBack struct {
-	Method string         `json:"method"`
-	Params map[string]any `json:"params"`
-}
-
-// UndoResult is what agentd/undo/run and agentd/undo/restore share.
-type UndoResult struct {
-	Applied      bool              `json:"applied"`
-	DryRun       bool              `json:"dryRun,omitempty"`
-	UndoID       string            `json:"undoId,omitempty"`
-	Reverted     []string          `json:"reverted"`
-	Conflicts    []UndoConflict    `json:"conflicts"`
-	Overwritten  []string          `json:"overwritten"`
-	LeftAloneNow []ResolveConflict `json:"leftAlone"`
-	Kept         []string          `json:"kept"`
-	// BySnapshot says why a snapshot was restored instead of a revert
-	// (what is undone was recorded before undo became a revert).
-	BySnapshot string   `json:"bySnapshot,omitempty"`
-	WayBack    *WayBack `json:"wayBack,omitempty"`
-}
-
-// UndoRunResult is agentd/undo/run's result.
-type UndoRunResult struct {
-	RunID      string `json:"runId"`
-	SnapshotID string `json:"snapshotId"`
-	UndoResult
-	Created []string `json:"created"`
-	Deleted []string `json:"deleted"`
-	// Restore is the same in a restore's shape (clients of before undo
-	// became a revert read it).
-	Restore RestoreResult `json:"restore"`
-	// Leftovers is what the undo could not take back, worded by the
-	// session (omitted when there is nothing).
-	Leftovers *session.Leftovers `json:"leftovers,omitempty"`
-}
-
 func (s *Server) undoRun(ctx context.Context, params json.RawMessage) (any, error) {
 	var p undoParams
 	if err := decode(params, &p); err != nil {
@@ -136,21 +82,7 @@ func (s *Server) undoRun(ctx context.Context, params json.RawMessage) (any, erro
 	s.readRecordedRuns() // the run lists show it undone
 	u, rr := s.undoResult(&res.UndoResult)
 	return UndoRunResult{RunID: res.RunID, SnapshotID: res.SnapshotID, UndoResult: u, Created: rr.Created, Deleted: rr.Deleted,
-		Restore: rr, Leftovers: res.Leftovers}, nil
-}
-
-// UndoRestoreResult is agentd/undo/restore's result: a restore's fields
-// (restored, created, deleted, undoSnapshotId; conflicts and leftAlone
-// are the undo's, a superset) and an undo's.
-type UndoRestoreResult struct {
-	Restored []string `json:"restored"`
-	Created  []string `json:"created"`
-	Deleted  []string `json:"deleted"`
-	UndoResult
-	UndoSnapshotID   string `json:"undoSnapshotId"`
-	ResultSnapshotID string `json:"resultSnapshotId,omitempty"`
-	// Undid is the ID of the restore or undo this took back.
-	Undid string `json:"undid"`
+		Restore: rr, Leftovers: wireLeftovers(res.Leftovers)}, nil
 }
 
 func (s *Server) undoRestore(ctx context.Context, params json.RawMessage) (any, error) {
@@ -198,7 +130,7 @@ func (s *Server) undoResult(res *session.UndoResult) (UndoResult, RestoreResult)
 		return out
 	}
 	u := UndoResult{Applied: res.Applied, DryRun: res.DryRun, UndoID: res.UndoID, Reverted: uris(res.Reverted), Conflicts: []UndoConflict{},
-		Overwritten: uris(res.Overwritten), LeftAloneNow: []ResolveConflict{}, Kept: uris(res.Kept), BySnapshot: res.BySnapshot}
+		Overwritten: uris(res.Overwritten), LeftAlone: []ResolveConflict{}, Kept: uris(res.Kept), BySnapshot: res.BySnapshot}
 	rr := RestoreResult{Restored: uris(res.Reverted), Created: uris(res.Created), Deleted: uris(res.Deleted), Conflicts: []ResolveConflict{},
 		LeftAlone: []ResolveConflict{}, UndoSnapshotID: res.UndoSnapshot}
 	if res.Restore != nil {
@@ -211,7 +143,7 @@ func (s *Server) undoResult(res *session.UndoResult) (UndoResult, RestoreResult)
 		}
 	}
 	for _, c := range res.LeftAlone {
-		u.LeftAloneNow = append(u.LeftAloneNow, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
+		u.LeftAlone = append(u.LeftAlone, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
 		if res.Restore == nil {
 			rr.LeftAlone = append(rr.LeftAlone, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
 		}

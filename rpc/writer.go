@@ -126,12 +126,6 @@ func emptyOnDisk(ws *workspace.Workspace, rel string) bool {
 	return fi.Mode().IsRegular() && fi.Size() == 0
 }
 
-// ReloadParams is agentd/documents/reload's params (server -> client).
-type ReloadParams struct {
-	URIs   []string `json:"uris"`
-	Reason string   `json:"reason"`
-}
-
 // reloadDiskOnly tells the editor to read again from disk those of rels
 // open in buffers that cannot hold their bytes (binary or non-UTF-8: the
 // daemon wrote them on disk). An editor that does not know the request
@@ -161,20 +155,6 @@ func toProtocolRange(r workspace.Range) protocol.Range {
 		Start: protocol.Position{Line: uint32(r.Start.Line), Character: uint32(r.Start.Character)},
 		End:   protocol.Position{Line: uint32(r.End.Line), Character: uint32(r.End.Character)},
 	}
-}
-
-// SaveParams is agentd/documents/save's params (server -> client).
-type SaveParams struct {
-	URIs   []string `json:"uris"`
-	Reason string   `json:"reason"`
-	// UserEdited are the URIs of URIs whose buffers also hold the user's
-	// own unsaved edits: the editor saves those only if the user agrees.
-	UserEdited []string `json:"userEdited,omitempty"`
-}
-
-// SaveResult is the client's answer.
-type SaveResult struct {
-	Saved []string `json:"saved"`
 }
 
 // SaveWritten implements engine.BufferSaver: the buffers of paths that

@@ -33,7 +33,12 @@ type layer struct {
 var layers = []layer{
 	{"cmd/agentd", []string{"rpc", "acp", "session", "engine", "review", "workspace", "diff", "internal/shellcmd"}},
 	{"acp", []string{"session", "engine", "review", "workspace", "diff", "mcptools"}},
-	{"rpc", []string{"session", "engine", "review", "workspace", "diff"}},
+	{"rpc", []string{"protocol", "session", "engine", "review", "workspace", "diff"}},
+	// The wire's types, generated from docs/protocol.schema.json: they
+	// import nothing of the module, so rpc converts the core's at its edge.
+	{"protocol", nil},
+	{"protocol/generate", []string{"protocol/internal/gen"}},
+	{"protocol/internal/gen", nil},
 	{"session", []string{"engine", "engine/llm", "engine/tools", "mcptools", "review", "journal", "gitops", "workspace", "diff",
 		"internal/repomap", "internal/platform", "internal/shellcmd"}},
 	{"mcptools", []string{"engine/tools"}},

@@ -3,54 +3,13 @@
 // unit tests run it under Node alone. Every rule (what is pending, what is stale, what a decision
 // does) stays in the server: this file only turns what the server says into what is drawn.
 
-export interface Position { line: number; character: number }
-export interface Range { start: Position; end: Position }
-
-export interface WordDiff { range: Range; kind: 'insert' | 'delete' }
-
-export interface HunkInfo {
-  id: string;
-  status: 'pending' | 'accepted' | 'rejected' | 'stale';
-  oldRange: Range;
-  newRange: Range;
-  /** Where the hunk starts in the file as it is now (`character` 0): the ranges are those of the
-   *  text the set was computed on, and deciding a hunk does not move the others'. */
-  at?: Position;
-  oldText?: string;
-  newText?: string;
-  wordDiff?: WordDiff[];
-}
-
-/** Counts of review units (a whole file is one unit), on each file and on the set. */
-export interface Counts { pending: number; accepted: number; rejected: number; stale: number; total: number }
-
-export interface FileInfo {
-  uri: string;
-  op: 'create' | 'modify' | 'delete' | 'move';
-  oldUri?: string;
-  baseHash: string;
-  binary?: boolean;
-  status: string;
-  patch?: string;
-  hunks: HunkInfo[];
-  /** Decided as one unit (its unit id is the relative path); hunks may still be listed for display. */
-  whole?: boolean;
-  /** The file's units by status, as the server counts them (never counted here). */
-  counts: Counts;
-}
-
-export interface ChangeSet {
-  id: string;
-  runId?: string;
-  stepId?: string;
-  status: string;
-  review: 'before' | 'after';
-  files: FileInfo[];
-  /** The set's units by status, as the server counts them (never added up here). */
-  counts: Counts;
-  /** A rejection reason reaches a model step (the server says so; never guessed from the plan). */
-  reasonToModel: boolean;
-}
+// The wire's types are generated from the protocol's schema (docs/protocol.schema.json,
+// `go generate ./protocol`); they are re-exported here under the names the extension uses.
+import type { ApprovalRequestParams as ApprovalRequest, ChangeSet, ChangesDidChangeParams as ChangesDidChange, Counts, FileInfo, HunkInfo, Range } from './protocol.gen';
+export type {
+  ApprovalOption, ApprovalRequestParams as ApprovalRequest, ChangeSet, ChangesDidChangeParams as ChangesDidChange,
+  Counts, FileInfo, HunkInfo, Position, Range, WordDiff,
+} from './protocol.gen';
 
 export interface Step {
   id: string;
@@ -99,12 +58,6 @@ export interface RunState {
   error?: string;
 }
 
-export interface ApprovalOption { optionId: string; name: string; kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always' }
-
-export interface ApprovalRequest {
-  runId: string; stepId: string; tool?: string; category: string; risk: string; title: string;
-  detail?: string; command?: string; cwd?: string; changeId?: string; options: ApprovalOption[];
-}
 
 // ---------------------------------------------------------------------------------------------
 // Patches
@@ -516,7 +469,6 @@ export function countPending(sets: Iterable<ChangeSet>): number {
 
 /** agentd/changes/didChange's params: the set's status and counts, and the files the typing
  *  touched, each with its own. */
-export interface ChangesDidChange { changeId: string; status: string; counts: Counts; files: FileInfo[]; version?: number }
 
 /** applyFilesChanged applies agentd/changes/didChange to cs: the files it lists replace ours, and
  *  the set's status and counts are the notice's (the server's whole set, including units decided
