@@ -48,6 +48,7 @@ const (
 	MethodChatLoad                     = "agentd/chat/load"
 	MethodChatRename                   = "agentd/chat/rename"
 	MethodChatDelete                   = "agentd/chat/delete"
+	MethodChatAsk                      = "agentd/chat/ask"
 	MethodWindowWorkDoneProgressCreate = "window/workDoneProgress/create"
 	MethodApprovalRequest              = "agentd/approval/request"
 	MethodWindowShowMessageRequest     = "window/showMessageRequest"
@@ -66,6 +67,7 @@ const (
 	MethodRunDidChange                 = "agentd/run/didChange"
 	MethodProgress                     = "$/progress"
 	MethodChangesDidChange             = "agentd/changes/didChange"
+	MethodChatStream                   = "agentd/chat/stream"
 	MethodChatChanged                  = "agentd/chat/changed"
 )
 
@@ -107,6 +109,7 @@ var Methods = []MethodInfo{
 	{MethodChatLoad, ClientToServer, false},
 	{MethodChatRename, ClientToServer, false},
 	{MethodChatDelete, ClientToServer, false},
+	{MethodChatAsk, ClientToServer, false},
 	{MethodWindowWorkDoneProgressCreate, ServerToClient, false},
 	{MethodApprovalRequest, ServerToClient, false},
 	{MethodWindowShowMessageRequest, ServerToClient, false},
@@ -125,6 +128,7 @@ var Methods = []MethodInfo{
 	{MethodRunDidChange, ServerToClient, true},
 	{MethodProgress, ServerToClient, true},
 	{MethodChangesDidChange, ServerToClient, true},
+	{MethodChatStream, ServerToClient, true},
 	{MethodChatChanged, ServerToClient, true},
 }
 
@@ -810,6 +814,13 @@ type Turn struct {
 	Failure       string   `json:"failure,omitempty"`
 	Undone        bool     `json:"undone,omitempty"`
 	StartSnapshot string   `json:"startSnapshot,omitempty"`
+	// The turn asked a question (agentd/chat/ask): answered in words, no plan.
+	Question bool `json:"question,omitempty"`
+	// The answer to a question turn (what was said before a cancel, when status is
+	// cancelled).
+	Answer string `json:"answer,omitempty"`
+	// What the model read to answer: "Read a.go (why)".
+	Read []string `json:"read,omitempty"`
 }
 
 type ChatSummary struct {
@@ -853,6 +864,8 @@ type Chat struct {
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	Turns     []Turn    `json:"turns"`
+	// The turns (1-based) the chat's next request condenses to fit.
+	Condensed []int `json:"condensed,omitempty"`
 }
 
 type LeftoverCommit struct {
@@ -1098,4 +1111,45 @@ type InitializationOptions struct {
 	Model               *ModelOptions   `json:"model,omitempty"`
 	Review              string          `json:"review,omitempty"`
 	ClientFeatures      *ClientFeatures `json:"clientFeatures,omitempty"`
+}
+
+type ChatAskParams struct {
+	ChatID   string       `json:"chatId"`
+	Question string       `json:"question"`
+	Context  *PlanContext `json:"context,omitempty"`
+	// A $/progress token (a string) for the reads.
+	WorkDoneToken json.RawMessage `json:"workDoneToken,omitempty"`
+}
+
+// ChatAskResult: The question turn as the chat records it (Turn's fields) and
+// its index.
+type ChatAskResult struct {
+	ChatID        string   `json:"chatId"`
+	Turn          int      `json:"turn"`
+	Request       string   `json:"request"`
+	PlanID        string   `json:"planId,omitempty"`
+	PlanTitle     string   `json:"planTitle,omitempty"`
+	PlanSteps     []string `json:"planSteps,omitempty"`
+	RunID         string   `json:"runId,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	Steps         []string `json:"steps,omitempty"`
+	Review        []string `json:"review,omitempty"`
+	Failure       string   `json:"failure,omitempty"`
+	Undone        bool     `json:"undone,omitempty"`
+	StartSnapshot string   `json:"startSnapshot,omitempty"`
+	// The turn asked a question (agentd/chat/ask): answered in words, no plan.
+	Question bool `json:"question,omitempty"`
+	// The answer to a question turn (what was said before a cancel, when status is
+	// cancelled).
+	Answer string `json:"answer,omitempty"`
+	// What the model read to answer: "Read a.go (why)".
+	Read []string `json:"read,omitempty"`
+}
+
+type ChatStreamParams struct {
+	ChatID string `json:"chatId"`
+	// The turn's 0-based index.
+	Turn int `json:"turn"`
+	// The next piece of the answer.
+	Text string `json:"text"`
 }

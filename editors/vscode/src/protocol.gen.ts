@@ -41,6 +41,7 @@ export const Method = {
   ChatLoad: 'agentd/chat/load',
   ChatRename: 'agentd/chat/rename',
   ChatDelete: 'agentd/chat/delete',
+  ChatAsk: 'agentd/chat/ask',
   WindowWorkDoneProgressCreate: 'window/workDoneProgress/create',
   ApprovalRequest: 'agentd/approval/request',
   WindowShowMessageRequest: 'window/showMessageRequest',
@@ -59,6 +60,7 @@ export const Method = {
   RunDidChange: 'agentd/run/didChange',
   Progress: '$/progress',
   ChangesDidChange: 'agentd/changes/didChange',
+  ChatStream: 'agentd/chat/stream',
   ChatChanged: 'agentd/chat/changed',
 } as const;
 
@@ -596,6 +598,12 @@ export interface Turn {
   failure?: string;
   undone?: boolean;
   startSnapshot?: string;
+  /** The turn asked a question (agentd/chat/ask): answered in words, no plan. */
+  question?: boolean;
+  /** The answer to a question turn (what was said before a cancel, when status is cancelled). */
+  answer?: string;
+  /** What the model read to answer: "Read a.go (why)". */
+  read?: string[];
 }
 
 export interface ChatSummary {
@@ -639,6 +647,8 @@ export interface Chat {
   createdAt: string;
   updatedAt: string;
   turns: Turn[];
+  /** The turns (1-based) the chat's next request condenses to fit. */
+  condensed?: number[];
 }
 
 export interface LeftoverCommit {
@@ -884,4 +894,43 @@ export interface InitializationOptions {
   model?: ModelOptions;
   review?: ReviewMode;
   clientFeatures?: ClientFeatures;
+}
+
+export interface ChatAskParams {
+  chatId: string;
+  question: string;
+  context?: PlanContext;
+  /** A $/progress token (a string) for the reads. */
+  workDoneToken?: unknown;
+}
+
+/** The question turn as the chat records it (Turn's fields) and its index. */
+export interface ChatAskResult {
+  chatId: string;
+  turn: number;
+  request: string;
+  planId?: string;
+  planTitle?: string;
+  planSteps?: string[];
+  runId?: string;
+  status?: string;
+  steps?: string[];
+  review?: string[];
+  failure?: string;
+  undone?: boolean;
+  startSnapshot?: string;
+  /** The turn asked a question (agentd/chat/ask): answered in words, no plan. */
+  question?: boolean;
+  /** The answer to a question turn (what was said before a cancel, when status is cancelled). */
+  answer?: string;
+  /** What the model read to answer: "Read a.go (why)". */
+  read?: string[];
+}
+
+export interface ChatStreamParams {
+  chatId: string;
+  /** The turn's 0-based index. */
+  turn: number;
+  /** The next piece of the answer. */
+  text: string;
 }
