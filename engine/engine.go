@@ -153,7 +153,7 @@ const NoModelFix = "configure one with AGENTD_MODEL (e.g. openai:gpt-4o with OPE
 // steps) when the engine has none: a run of p would fail at the first of
 // them, so front ends refuse it up front. Nil when the engine has a model.
 func (e *Engine) MissingModel(p *Plan) []Problem {
-	if e.cfg.Model != nil || p == nil {
+	if p == nil || (e.cfg.Model != nil && modelConfigured(e.cfg.Model)) {
 		return nil
 	}
 	var probs []Problem
@@ -164,6 +164,14 @@ func (e *Engine) MissingModel(p *Plan) []Problem {
 		}
 	}
 	return probs
+}
+
+// modelConfigured: a step model that may be without a model for now (the
+// daemon's, which the editor can set later: session.ModelSwitch) says
+// whether it has one.
+func modelConfigured(m StepModel) bool {
+	c, ok := m.(interface{ Configured() bool })
+	return !ok || c.Configured()
 }
 
 // Start validates p and starts running it; it returns at once. The run

@@ -197,7 +197,7 @@ func registerMethods() map[string]method {
 	m := map[string]method{}
 	for _, group := range []map[string]method{
 		lifecycleMethods(), documentMethods(), planMethods(), runMethods(),
-		changeMethods(), reproposeMethods(), snapshotMethods(), undoMethods(), policyMethods(), toolMethods(), chatMethods(),
+		changeMethods(), reproposeMethods(), snapshotMethods(), undoMethods(), policyMethods(), toolMethods(), chatMethods(), modelMethods(),
 	} {
 		for name, h := range group {
 			if _, dup := m[name]; dup {

@@ -218,11 +218,10 @@ type serveModel struct {
 	log      *slog.Logger
 	stateDir string // --state-dir, for the planner's repository map cache
 
-	mu      sync.Mutex
-	editor  *session.EditorModel
-	ws      *workspace.Workspace
-	planner *llm.Planner // nil without a configured model
-	loadErr error
+	mu     sync.Mutex
+	editor *session.EditorModel
+	ws     *workspace.Workspace
+	models *session.ModelSwitch // nil before initialize; agentd/model/set changes its model
 }
 
 func newServeModel(log *slog.Logger) *serveModel {
@@ -236,10 +235,10 @@ func newServeModel(log *slog.Logger) *serveModel {
 // when the daemon stops.
 func (m *serveModel) close() {
 	m.mu.Lock()
-	pl := m.planner
+	ms := m.models
 	m.mu.Unlock()
-	if pl != nil {
-		pl.Close()
+	if ms != nil {
+		ms.Close()
 	}
 }
 
@@ -263,20 +262,39 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 	if cfg.WS != nil {
 		root = cfg.WS.Root()
 	}
-	models, err := session.LoadModels(session.ModelOptions{Root: root, Editor: m.editor, LoadLogger: m.log,
+	m.models = session.NewModelSwitch(session.ModelOptions{Root: root, Editor: m.editor, LoadLogger: m.log,
 		Logger: m.log.With("component", "llm"), Tools: cfg.Tools, StateDir: m.stateDir,
 		WatchMaps: true}) // a long-lived daemon: later plans' maps re-check only changed files
-	if err != nil {
-		m.loadErr = err
+	// The editor may set a model later (agentd/model/set): the engine asks
+	// the switch at each model call.
+	m.models.Wire(cfg)
+	if err := m.models.LoadErr(); err != nil {
 		m.log.Warn("model settings not loaded; plan/create and llm steps will fail", "err", err)
-		return
-	}
-	if !models.Configured() {
+	} else if !m.models.Configured() {
 		m.log.Info("no model configured", "help", llm.NoModelHelp)
-		return
 	}
-	m.planner = models.Planner
-	models.Wire(cfg)
+}
+
+// SetModel implements rpc.ModelSetter (agentd/model/set).
+func (m *serveModel) SetModel(ctx context.Context, c session.ModelChoice) (session.ModelInfo, error) {
+	m.mu.Lock()
+	ms := m.models
+	m.mu.Unlock()
+	if ms == nil {
+		return session.ModelInfo{}, errors.New("no workspace is open yet: send initialize first")
+	}
+	return ms.Set(ctx, c)
+}
+
+// ModelInfo implements rpc.ModelSetter (agentd/model/get).
+func (m *serveModel) ModelInfo(ctx context.Context) (session.ModelInfo, error) {
+	m.mu.Lock()
+	ms := m.models
+	m.mu.Unlock()
+	if ms == nil {
+		return session.ModelInfo{}, errors.New("no workspace is open yet: send initialize first")
+	}
+	return ms.Info(), nil
 }
 
 // MakePlan implements rpc.PlanMaker (create, and regenerate when
@@ -296,13 +314,14 @@ func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine
 // and the selection resolved in the workspace.
 func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*llm.Planner, llm.CreateRequest, error) {
 	m.mu.Lock()
-	pl, ws, loadErr := m.planner, m.ws, m.loadErr
+	ms, ws := m.models, m.ws
 	m.mu.Unlock()
-	if loadErr != nil {
-		return nil, llm.CreateRequest{}, fmt.Errorf("%w: %v", engine.ErrNoModel, loadErr)
-	}
-	if pl == nil {
+	if ms == nil {
 		return nil, llm.CreateRequest{}, fmt.Errorf("%w; %s", engine.ErrNoModel, llm.NoModelHelp)
+	}
+	pl, err := ms.Planner()
+	if err != nil {
+		return nil, llm.CreateRequest{}, err
 	}
 	cr := llm.CreateRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
 		Approve: req.Approve}

@@ -119,7 +119,10 @@ func TestServeModel(t *testing.T) {
 	sm := newServeModel(nil)
 	cfg := engine.Config{Tools: tools.Builtin(), WS: ws}
 	sm.configure(&cfg, nil)
-	if _, err := sm.MakePlan(t.Context(), rpc.PlanRequest{Request: "x"}); !errors.Is(err, engine.ErrNoModel) || cfg.Model != nil {
+	// The engine has the daemon's model switch (a model set later through
+	// agentd/model/set reaches it) and refuses model steps while it has none.
+	llmPlan := &engine.Plan{Steps: []*engine.Step{{ID: "ask", Kind: engine.KindLLM, Prompt: "hi"}}}
+	if _, err := sm.MakePlan(t.Context(), rpc.PlanRequest{Request: "x"}); !errors.Is(err, engine.ErrNoModel) || len(engine.New(cfg).MissingModel(llmPlan)) != 1 {
 		t.Fatalf("err = %v", err)
 	}
 

@@ -2638,4 +2638,146 @@ function C.checkhealth_names_fixes()
   H.truthy(text:find('openai:gpt-x (from setup({ model = ... })); key from model.api_key, given to the daemon as $OPENAI_API_KEY', 1, true), 'the model and its key\'s source:\n' .. text)
 end
 
+
+-- Issue 35 point 7: with no Go and no network, the build says what failed
+-- (the URL, curl's error) and the three ways on; :checkhealth agentd
+-- names the same and keeps the last failure. The network is a closed
+-- local port: nothing leaves the machine.
+function C.install_offline_says_what_to_do()
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local tcp = vim.uv.new_tcp()
+  tcp:bind('127.0.0.1', 0)
+  local port = tcp:getsockname().port
+  tcp:close() -- nothing listens there now
+  local url = ('http://127.0.0.1:%d/agentd-release'):format(port)
+  local path = vim.env.PATH
+  vim.env.PATH = '/usr/bin:/bin'
+  vim.env.AGENTD_RELEASE_URL = url
+  H.eq(0, vim.fn.executable('go'), 'no Go on this PATH')
+  local root = H.tmp .. '/plugin-root'
+  vim.fn.mkdir(root, 'p')
+  local ok, err = pcall(require('agentd.install').build, root)
+  -- lazy.nvim runs the repository's build.lua the same way: its output.
+  local repo = require('agentd.install').repo_root()
+  local r = vim.system({ H.nvim, '--headless', '-u', 'NONE', '-i', 'NONE', '-n', '-l', repo .. '/build.lua' }, { text = true }):wait(60000)
+  vim.env.PATH = path
+  vim.env.AGENTD_RELEASE_URL = nil
+  H.eq(false, ok, 'the build failed')
+  err = tostring(err)
+  for _, want in ipairs({ url .. '/SHA256SUMS', 'curl: (7)', 'no Go on PATH', 'AGENTD_RELEASE_URL', 'file:///', ':Lazy build agentd', 'install Go', "cmd = { '/path/to/agentd', 'serve' }" }) do
+    H.truthy(err:find(want, 1, true), 'the build\'s message names ' .. want .. ':\n' .. err)
+  end
+  local out = (r.stdout or '') .. (r.stderr or '')
+  H.truthy(r.code ~= 0 and out:find('curl: (7)', 1, true) and out:find('AGENTD_RELEASE_URL', 1, true) and out:find(':Lazy build agentd', 1, true),
+    'build.lua (what lazy runs) says the same:\n' .. out)
+  H.eq(0, vim.fn.filereadable(require('agentd.install').binary(root)), 'nothing installed')
+  -- :checkhealth agentd with no binary: the fixes, and the last failure.
+  H.setup({ cmd = { '/nonexistent/agentd', 'serve' } })
+  vim.cmd('checkhealth agentd')
+  local text = table.concat(H.lines(0), '\n')
+  for _, want in ipairs({ ':Lazy build agentd', 'AGENTD_RELEASE_URL', 'install Go', 'the last :Lazy build agentd failed', url, 'curl: (7)' }) do
+    H.truthy(text:find(want, 1, true), 'checkhealth names ' .. want .. ':\n' .. text)
+  end
+end
+
+-- Issue 35 point 7 / issue 37: :Agent model sets the model while the daemon
+-- runs; the next plan goes to it at the fake model server, with no restart;
+-- :checkhealth agentd says which model and from where; completion offers
+-- the providers, known models and subcommands.
+function C.model_set_without_restart()
+  vim.env.AGENTD_MODEL, vim.env.OPENAI_API_KEY, vim.env.OPENAI_BASE_URL = nil, nil, nil
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local url = H.fakemodel({ { text = vim.json.encode({ title = 'Read a', steps = { { id = 'read', tool = 'read_file', args = { path = 'a.txt' } } } }) } })
+  H.setup()
+  H.open('a.txt')
+  local pid = require('agentd.client').pids[H.root]
+  local got = H.capture_notify()
+  vim.cmd('Agent plan read a.txt')
+  H.truthy(got[#got] and got[#got].msg:find(':Agent model', 1, true), 'without a model, :Agent plan names :Agent model: ' .. vim.inspect(got))
+  local comp = vim.fn.getcompletion('Agent model ', 'cmdline')
+  for _, want in ipairs({ 'key', 'reset', 'openai:', 'anthropic:', 'ollama:', 'openai:gpt-4o' }) do
+    H.truthy(vim.tbl_contains(comp, want), 'completes ' .. want .. ': ' .. vim.inspect(comp))
+  end
+  vim.cmd('Agent model openai:fake-picked ' .. url)
+  H.truthy(got[#got].msg:find('model openai:fake-picked', 1, true) and got[#got].msg:find('from :Agent model', 1, true), 'said: ' .. got[#got].msg)
+  vim.cmd('Agent plan read a.txt')
+  H.wait(function() return (H.lines(0)[1] or ''):find('Read a', 1, true) ~= nil end, 'the plan from the model set in the editor')
+  H.eq(pid, require('agentd.client').pids[H.root], 'the same daemon (no restart)')
+  local r = vim.system({ 'curl', '-fsS', url:gsub('/v1$', '') .. '/requests' }, { text = true }):wait(10000)
+  local bodies = vim.json.decode(r.stdout)
+  H.eq(1, #bodies, 'one model call')
+  H.eq('fake-picked', bodies[1].model, 'the plan went to the model set with :Agent model')
+  vim.cmd('checkhealth agentd')
+  local text = table.concat(H.lines(0), '\n')
+  H.truthy(text:find('OK model openai:fake-picked (openai:fake-picked at ' .. url .. ') from :Agent model', 1, true), 'checkhealth names the model and its source:\n' .. text)
+end
+
+-- The API key typed for :Agent model key (inputsecret) reaches the daemon
+-- and nowhere else: not the command-line or input history, not :messages,
+-- not a shada file written after, not lsp.log at debug level, not the
+-- plugin's log, not :checkhealth (which says it is set and from where).
+-- Driven in an interactive child Neovim: the keys take the real input path.
+function C.model_key_not_kept()
+  vim.env.AGENTD_MODEL, vim.env.OPENAI_API_KEY = nil, nil
+  H.workspace({ ['a.txt'] = 'a\n' })
+  local key = 'sk-typed-secret-0451'
+  local o = H.child()
+  local lsplog = H.tmp .. '/lsp-state'
+  o.lua(([[
+    vim.env.XDG_STATE_HOME = %q
+    vim.o.shadafile = '' -- the child runs with -i NONE; :wshada below writes as a user's Neovim would
+    vim.o.shada = "!,'100,<50,s10,h,:100,@100,/100" -- what a user's shada keeps: every history
+    vim.lsp.set_log_level('debug')
+    require('agentd').setup({ cmd = { %q, 'serve' }, state_dir = %q, notify_steps = false,
+      model = { provider = 'openai', model = 'fake', baseUrl = 'http://127.0.0.1:9/v1' } })
+    vim.cmd.edit(%q)
+  ]]):format(lsplog, H.bin, H.tmp .. '/state', H.root .. '/a.txt'))
+  H.wait(function()
+    return o.lua([[local c = vim.lsp.get_clients({ name = 'agentd' })[1] return c ~= nil and c.initialized]])
+  end, 'the child\'s daemon')
+  o.input(':Agent model key<CR>')
+  local mode
+  local ok = vim.wait(15000, function()
+    mode = o.lua('return { vim.api.nvim_get_mode().mode, vim.fn.getcmdtype() }')
+    return mode[1] == 'c' and (mode[2] == '@' or mode[2] == '-') -- inputsecret()'s prompt, not the : line
+  end, 10)
+  H.truthy(ok, 'the key prompt: ' .. vim.inspect(mode) .. vim.inspect(o.lua("return vim.fn.execute('messages')")))
+  o.input(key .. '<CR>')
+  local info
+  H.wait(function()
+    info = o.lua([[
+      local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+      return require('agentd.client').request_sync(c, 'agentd/model/get', vim.empty_dict(), 5000)
+    ]])
+    return info and info.key and info.key.set
+  end, 'the key to reach the daemon')
+  H.eq('command', info.key.source, 'the key came from the editor')
+  local shada = H.tmp .. '/after.shada'
+  local seen = o.lua(([[
+    vim.cmd('checkhealth agentd')
+    local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+    vim.cmd('wshada! %s')
+    local hist = {}
+    for _, h in ipairs({ 'cmd', 'search', 'expr', 'input', 'debug' }) do
+      for i = 1, vim.fn.histnr(h) do
+        hist[#hist + 1] = vim.fn.histget(h, i)
+      end
+    end
+    local f = io.open(%q, 'rb')
+    local sh = f and f:read('*a') or ''
+    if f then f:close() end
+    local lf = io.open(vim.lsp.get_log_path(), 'rb')
+    local ll = lf and lf:read('*a') or ''
+    if lf then lf:close() end
+    return { health = health, hist = table.concat(hist, '\n'), messages = vim.fn.execute('messages'), shada = sh,
+      lsplog = ll, log = table.concat(require('agentd.state').log, '\n'), cmdline = vim.fn.getreg(':') }
+  ]]):format(shada, shada))
+  H.truthy(#seen.shada > 0 and #seen.lsplog > 0, ('the shada file (%d bytes) and lsp.log (%d bytes) were written'):format(#seen.shada, #seen.lsplog))
+  H.truthy(seen.hist:find('Agent model key', 1, true), 'the command is in the history: ' .. seen.hist)
+  for what, text in pairs(seen) do
+    H.truthy(not text:find(key, 1, true), 'the key is in ' .. what .. ':\n' .. text)
+  end
+  H.truthy(seen.health:find('API key typed in :Agent model key', 1, true), 'checkhealth says where the key came from:\n' .. seen.health)
+end
+
 return C

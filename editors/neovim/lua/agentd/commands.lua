@@ -83,7 +83,7 @@ end
 M.subs = {
   plan = function(args)
     -- Say what is missing before the user types a request.
-    local missing = require('agentd.config').model_missing()
+    local missing = require('agentd.model').missing()
     if missing then
       notify('agentd: :Agent plan needs a model: ' .. missing, vim.log.levels.ERROR)
       return
@@ -176,6 +176,9 @@ M.subs = {
   rules = function(args)
     require('agentd.rules').run(args)
   end,
+  model = function(args)
+    require('agentd.model').command(args)
+  end,
   status = show_status,
   log = show_log,
 }
@@ -254,6 +257,8 @@ function M.complete(arglead, cmdline, _)
       cands = snapshot_ids()
     elseif sub == 'undo' or sub == 'undo!' or sub == 'undo-restore' or sub == 'undo-restore!' then
       cands = { 'keep', 'overwrite' }
+    elseif sub == 'model' then
+      cands = require('agentd.model').complete()
     elseif sub == 'open' then
       return vim.fn.getcompletion(arglead, 'file')
     else

@@ -99,8 +99,10 @@ function M.check()
   local cmd, err = client.command()
   if not cmd then
     h.error(err, {
-      'lazy.nvim: :Lazy build agentd downloads the release binary for this system into the plugin (its build step); '
-        .. 'set $AGENTD_RELEASE_URL to download from a mirror or your own release page (no network: copy the binary and set cmd)',
+      'lazy.nvim: :Lazy build agentd installs it into the plugin: with Go on PATH it builds from source, '
+        .. 'else it downloads the release binary for this system',
+      'no network, or a blocked host: set $AGENTD_RELEASE_URL to a reachable mirror or to a local folder holding the release '
+        .. '(file:///path/to/folder), then :Lazy build agentd; or install Go (https://go.dev/dl/) and :Lazy build agentd',
       'from the checkout: make build (writes bin/agentd), then put it on $PATH or set cmd = { "/path/to/agentd", "serve" }',
     })
   else
@@ -125,6 +127,11 @@ function M.check()
       end
     end
   end
+  local ffile = require('agentd.install').failure_file()
+  local okf, failed = pcall(vim.fn.readfile, ffile)
+  if okf and #failed > 0 then
+    h.warn(('the last :Lazy build agentd failed (kept in %s until a build succeeds):\n'):format(ffile) .. table.concat(failed, '\n'))
+  end
   local running = vim.lsp.get_clients({ name = 'agentd' })
   if #running > 0 then
     for _, c in ipairs(running) do
@@ -145,8 +152,21 @@ function M.check()
 
   h.start('agentd: model')
   local m = config.options.model
-  local missing = config.model_missing()
-  if missing then
+  -- The running daemon knows best (a model set with :Agent model, its
+  -- profiles, the workspace's config); it never answers with the key.
+  local c = client.get(client.root_of(0))
+  local info = c and c.initialized and client.request_sync(c, 'agentd/model/get', vim.empty_dict(), 5000) or nil
+  local missing = not info and config.model_missing()
+  if info then
+    local model = require('agentd.model')
+    if not info.configured then
+      h.warn((info.problem or 'no model is set') .. '. Set one with :Agent model. Plan files (:Agent open), tool steps, review, snapshots and undo all work without one.')
+    elseif info.problem then
+      h.error(model.describe(info) .. ': ' .. info.problem .. ' (:Agent model key gives the key)')
+    else
+      h.ok(model.describe(info))
+    end
+  elseif missing then
     h.warn(missing .. '. Plan files (:Agent open), tool steps, review, snapshots and undo all work without one; '
       .. ':Agent plan, regenerating a plan and llm/agent steps need one.')
   elseif type(m) == 'table' and m.model then
@@ -161,7 +181,9 @@ function M.check()
   else
     h.ok('model from ~/.config/agentd/config.json (the daemon reads it, with its key settings)')
   end
-  h.info("Set the model and key in the editor with setup({ model = { provider = 'openai', model = '<model>', api_key = function() ... end } }), "
+  h.info('Change the model while agentd runs with :Agent model, and give its key with :Agent model key (not shown, not saved; '
+    .. 'the daemon keeps it until it stops). To keep them across restarts: '
+    .. "setup({ model = { provider = 'openai', model = '<model>', api_key = function() ... end } }), "
     .. 'or start Neovim with $AGENTD_MODEL and $OPENAI_API_KEY / $ANTHROPIC_API_KEY (:help agentd-model)')
 end
 

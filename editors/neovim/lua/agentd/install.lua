@@ -50,6 +50,26 @@ local function sha256_file(path)
   error('no sha256sum, shasum or certutil to check the download with', 0)
 end
 
+--- What to do when the release cannot be downloaded (and Go is not there
+--- to build from source), in plain words: what failed, and the three ways
+--- on (:help agentd-install).
+function M.download_failed(url, why)
+  return table.concat({
+    ('agentd: could not download the agentd binary from %s: %s'):format(url, why ~= '' and why or 'no reason given'),
+    vim.fn.executable('go') == 1 and 'Any of these installs it:' or 'There is no Go on PATH to build it from source instead. Any of these installs it:',
+    '  - set $AGENTD_RELEASE_URL to a reachable mirror of the release, or to a local folder holding its archive and SHA256SUMS '
+      .. '(file:///path/to/folder), then run :Lazy build agentd',
+    '  - install Go (https://go.dev/dl/), then run :Lazy build agentd (it builds agentd from the plugin\'s source)',
+    "  - put an agentd binary on $PATH, or set cmd = { '/path/to/agentd', 'serve' } in require('agentd').setup()",
+  }, '\n')
+end
+
+--- Where build() keeps the message of its last failure (read by
+--- :checkhealth agentd; removed by a build that succeeds).
+function M.failure_file()
+  return vim.fn.stdpath('state') .. '/agentd-build-error.txt'
+end
+
 --- Downloads the release archive for this platform from base_url, checks
 --- its SHA256 against base_url/SHA256SUMS, and unpacks agentd into
 --- <root>/bin/. Returns the binary's path; raises an error naming the
@@ -62,7 +82,16 @@ function M.fetch(root, base_url)
   vim.fn.mkdir(tmp, 'p')
   local function get(name)
     local dst = tmp .. '/' .. name
-    run({ 'curl', '-fsSL', '--retry', '2', '-o', dst, base_url .. '/' .. name })
+    local url = base_url .. '/' .. name
+    if url:match('^file://') and vim.fn.filereadable(url:sub(8)) == 0 then
+      vim.fn.delete(tmp, 'rf')
+      error(M.download_failed(url, 'no such file: ' .. url:sub(8)), 0)
+    end
+    local r = vim.system({ 'curl', '-fsSL', '--retry', '2', '-o', dst, url }, { text = true }):wait(600000)
+    if r.code ~= 0 then
+      vim.fn.delete(tmp, 'rf')
+      error(M.download_failed(url, vim.trim((r.stderr or '') .. (r.stdout or '')) .. (' (curl exit %s)'):format(tostring(r.code))), 0)
+    end
     return dst
   end
   local sums = table.concat(vim.fn.readfile(get('SHA256SUMS')), '\n')
@@ -107,8 +136,21 @@ function M.fetch(root, base_url)
   return dst
 end
 
---- lazy.nvim's build step: go build when Go is there, else fetch().
+--- lazy.nvim's build step: go build when Go is there, else fetch(). A
+--- failure is raised (lazy shows it) and kept for :checkhealth agentd.
 function M.build(root, opts)
+  local ok, res = pcall(M.build_now, root, opts)
+  local file = M.failure_file()
+  if ok then
+    vim.fn.delete(file)
+    return res
+  end
+  pcall(vim.fn.mkdir, vim.fs.dirname(file), 'p')
+  pcall(vim.fn.writefile, vim.split(tostring(res), '\n'), file)
+  error(res, 0)
+end
+
+function M.build_now(root, opts)
   opts = opts or {}
   root = root or M.repo_root()
   if not opts.fetch and vim.fn.executable('go') == 1 then
