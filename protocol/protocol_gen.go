@@ -43,6 +43,8 @@ const (
 	MethodToolsList                    = "agentd/tools/list"
 	MethodPolicyGet                    = "agentd/policy/get"
 	MethodPolicySet                    = "agentd/policy/set"
+	MethodModelGet                     = "agentd/model/get"
+	MethodModelSet                     = "agentd/model/set"
 	MethodChatNew                      = "agentd/chat/new"
 	MethodChatList                     = "agentd/chat/list"
 	MethodChatLoad                     = "agentd/chat/load"
@@ -104,6 +106,8 @@ var Methods = []MethodInfo{
 	{MethodToolsList, ClientToServer, false},
 	{MethodPolicyGet, ClientToServer, false},
 	{MethodPolicySet, ClientToServer, false},
+	{MethodModelGet, ClientToServer, false},
+	{MethodModelSet, ClientToServer, false},
 	{MethodChatNew, ClientToServer, false},
 	{MethodChatList, ClientToServer, false},
 	{MethodChatLoad, ClientToServer, false},
@@ -1152,4 +1156,47 @@ type ChatStreamParams struct {
 	Turn int `json:"turn"`
 	// The next piece of the answer.
 	Text string `json:"text"`
+}
+
+// ModelSetParams: agentd/model/set's params (the key is never echoed or
+// logged).
+type ModelSetParams struct {
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	BaseURL  string `json:"baseUrl,omitempty"`
+	ApiKey   string `json:"apiKey,omitempty"`
+	Reset    bool   `json:"reset,omitempty"`
+}
+
+// ModelKeyInfo: Whether the model has its key and where it comes from (never
+// the key).
+type ModelKeyInfo struct {
+	Env    string `json:"env,omitempty"`
+	Set    bool   `json:"set"`
+	Needed bool   `json:"needed"`
+	Source string `json:"source,omitempty"`
+	From   string `json:"from,omitempty"`
+}
+
+type ModelProfile struct {
+	Name     string `json:"name"`
+	Provider string `json:"provider"`
+	Model    string `json:"model"`
+	BaseURL  string `json:"baseUrl,omitempty"`
+}
+
+// ModelInfo: The model in force and where it and its key come from.
+type ModelInfo struct {
+	Configured bool           `json:"configured"`
+	Model      string         `json:"model,omitempty"`
+	Provider   string         `json:"provider,omitempty"`
+	Name       string         `json:"name,omitempty"`
+	BaseURL    string         `json:"baseUrl,omitempty"`
+	Profile    string         `json:"profile,omitempty"`
+	Source     string         `json:"source,omitempty"`
+	From       string         `json:"from,omitempty"`
+	Key        ModelKeyInfo   `json:"key"`
+	Problem    string         `json:"problem,omitempty"`
+	Profiles   []ModelProfile `json:"profiles"`
+	Providers  []string       `json:"providers"`
 }

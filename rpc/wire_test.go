@@ -40,6 +40,7 @@ func TestCoreRecordsMatchTheSchema(t *testing.T) {
 		{ApprovalPolicy{}, wire.ApprovalPolicy{}}, {Rule{}, wire.Rule{}}, {PolicyState{}, wire.PolicyState{}},
 		{session.Turn{}, wire.Turn{}}, {session.ChatSummary{}, wire.ChatSummary{}}, {ChatView{}, wire.Chat{}},
 		{RunEventParams{}, wire.RunEventParams{}}, {session.Leftovers{}, wire.Leftovers{}},
+		{session.ModelInfo{}, wire.ModelInfo{}}, {session.ModelChoice{}, wire.ModelSetParams{}}, {chatStream{}, wire.ChatStreamParams{}},
 	} {
 		got, want := jsonFields(reflect.TypeOf(c.core)), jsonFields(reflect.TypeOf(c.schema))
 		if !reflect.DeepEqual(got, want) {

@@ -36,6 +36,8 @@ export const Method = {
   ToolsList: 'agentd/tools/list',
   PolicyGet: 'agentd/policy/get',
   PolicySet: 'agentd/policy/set',
+  ModelGet: 'agentd/model/get',
+  ModelSet: 'agentd/model/set',
   ChatNew: 'agentd/chat/new',
   ChatList: 'agentd/chat/list',
   ChatLoad: 'agentd/chat/load',
@@ -933,4 +935,45 @@ export interface ChatStreamParams {
   turn: number;
   /** The next piece of the answer. */
   text: string;
+}
+
+/** agentd/model/set's params (the key is never echoed or logged). */
+export interface ModelSetParams {
+  provider?: string;
+  model?: string;
+  baseUrl?: string;
+  apiKey?: string;
+  reset?: boolean;
+}
+
+/** Whether the model has its key and where it comes from (never the key). */
+export interface ModelKeyInfo {
+  env?: string;
+  set: boolean;
+  needed: boolean;
+  source?: string;
+  from?: string;
+}
+
+export interface ModelProfile {
+  name: string;
+  provider: string;
+  model: string;
+  baseUrl?: string;
+}
+
+/** The model in force and where it and its key come from. */
+export interface ModelInfo {
+  configured: boolean;
+  model?: string;
+  provider?: string;
+  name?: string;
+  baseUrl?: string;
+  profile?: string;
+  source?: string;
+  from?: string;
+  key: ModelKeyInfo;
+  problem?: string;
+  profiles: ModelProfile[];
+  providers: string[];
 }
