@@ -3,11 +3,8 @@ package rpc
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
-	"sync"
 
-	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/session"
 )
 
@@ -61,49 +58,25 @@ func (s *Server) chatAsk(ctx context.Context, params json.RawMessage) (any, erro
 	if err != nil {
 		return nil, err
 	}
-	c, err := sess.Chat(p.ChatID)
-	if err != nil {
-		return nil, err
-	}
-	// The chat's turns before this one, as every conversation's model is
-	// told them (session.Conversation), asked to answer in words.
-	prior := c.QuestionContext("in the editor")
-	turn := len(c.Turns)
-	req := PlanRequest{Request: prior + p.Question, Approve: (*approver)(s).Approve}
+	req := PlanRequest{Approve: (*approver)(s).Approve}
 	if p.Context != nil {
 		req.URIs, req.Selection = p.Context.URIs, p.Context.Selection
 	}
 	var end func()
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()
-	var mu sync.Mutex
-	var streamed strings.Builder
-	onText := func(text string) {
-		if text == "" {
-			return
+	answer := func(ctx context.Context, request string, onText func(string)) (string, []string, error) {
+		r := req
+		r.Request = request
+		a, err := ans.Answer(ctx, r, onText)
+		if err != nil {
+			return "", nil, err
 		}
-		mu.Lock()
-		streamed.WriteString(text)
-		mu.Unlock()
+		return a.Text, a.Read, nil
+	}
+	t, idx, err := sess.ChatStore().Ask(ctx, p.ChatID, "in the editor", p.Question, answer, func(turn int, text string) {
 		s.notifyBatched(chatStreamMethod, chatStream{ChatID: p.ChatID, Turn: turn, Text: text})
-	}
-	a, err := ans.Answer(ctx, req, onText)
-	if err != nil {
-		if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
-			return nil, err
-		}
-		// Stopped by the user: the turn keeps what was said so far, so the
-		// chat shows it and the next turns know the answer was cut.
-		mu.Lock()
-		so := streamed.String()
-		mu.Unlock()
-		t := session.Turn{Request: p.Question, Answer: strings.TrimSpace(so), Status: engine.RunCancelled}
-		if _, _, rerr := sess.ChatStore().AddAnswer(context.WithoutCancel(ctx), p.ChatID, t); rerr != nil {
-			s.log.Warn("the stopped question was not recorded", "chat", p.ChatID, "error", rerr)
-		}
-		return nil, err
-	}
-	t, idx, err := sess.ChatStore().AddAnswer(ctx, p.ChatID, session.Turn{Request: p.Question, Answer: a.Text, Read: a.Read})
+	})
 	if err != nil {
 		return nil, err
 	}

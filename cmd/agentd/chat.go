@@ -43,6 +43,7 @@ type chatTurn struct {
 }
 
 const chatHelp = `Type what you want changed; each turn makes a plan, shows it and runs it with the review.
+  /ask Q, ? Q   ask a question: answered in words from the workspace, no plan, nothing written
   /plan         show the last plan; the next plan waits for [r]un/[e]dit/[q]uit before it runs
   /undo         undo the last run (the same undo as agentd undo)
   /diff         what the last turn's run changed (from its start snapshot to now)
@@ -188,16 +189,25 @@ func (c *chat) context() string {
 	return prior
 }
 
+// ensureChat makes the chat at the first turn; false when it cannot.
+func (c *chat) ensureChat() bool {
+	if c.chatID != "" {
+		return true
+	}
+	ch, err := c.chats.New(c.a.ctx, "")
+	if err != nil {
+		c.con.Println(fmt.Sprintf("agentd chat: the conversation is not kept: %v", err))
+		return false
+	}
+	c.chatID = ch.ID
+	c.con.Println(c.con.paint("90", fmt.Sprintf("chat %s (agentd chat --resume %s continues it, here or in an editor)", ch.ID, ch.ID)))
+	return true
+}
+
 // keep records the turn in the chat, making the chat at the first turn.
 func (c *chat) keep(request string, p *engine.Plan) {
-	if c.chatID == "" {
-		ch, err := c.chats.New(c.a.ctx, "")
-		if err != nil {
-			c.con.Println(fmt.Sprintf("agentd chat: the conversation is not kept: %v", err))
-			return
-		}
-		c.chatID = ch.ID
-		c.con.Println(c.con.paint("90", fmt.Sprintf("chat %s (agentd chat --resume %s continues it, here or in an editor)", ch.ID, ch.ID)))
+	if !c.ensureChat() {
+		return
 	}
 	if _, err := c.chats.AddTurn(c.a.ctx, c.chatID, request, p); err != nil {
 		c.con.Println(fmt.Sprintf("agentd chat: the turn is not kept in chat %s: %v", c.chatID, err))
@@ -259,7 +269,7 @@ func (c *chat) command(line string) {
 	switch {
 	case line == "":
 		return
-	case word == "/help" || word == "/?":
+	case word == "/help" || word == "/?" || line == "?":
 		c.con.Println(chatHelp)
 	case word == "/undo":
 		if c.sub(c.wsArgs("undo")...) == exitOK {
@@ -270,6 +280,10 @@ func (c *chat) command(line string) {
 				}
 			}
 		}
+	case word == "/ask":
+		c.ask(rest)
+	case strings.HasPrefix(line, "?") && line != "?":
+		c.ask(strings.TrimSpace(line[1:]))
 	case word == "/runs":
 		c.sub(c.wsArgs("runs")...)
 	case word == "/diff":
