@@ -2638,4 +2638,7 @@ function C.checkhealth_names_fixes()
   H.truthy(text:find('openai:gpt-x (from setup({ model = ... })); key from model.api_key, given to the daemon as $OPENAI_API_KEY', 1, true), 'the model and its key\'s source:\n' .. text)
 end
 
+-- :Agent chat's cases live in chat_cases.lua.
+require('chat_cases')(C)
+
 return C

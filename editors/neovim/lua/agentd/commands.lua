@@ -178,6 +178,9 @@ M.subs = {
   end,
   status = show_status,
   log = show_log,
+  chat = function(args, _, o)
+    require('agentd.chat').command(args, o)
+  end,
 }
 
 function M.run(o)
@@ -199,7 +202,7 @@ function M.run(o)
     notify(('agentd: unknown subcommand %q; one of: %s'):format(sub, table.concat(M.names(), ', ')), vim.log.levels.ERROR)
     return
   end
-  f(args, bang)
+  f(args, bang, o)
 end
 
 function M.names()
@@ -254,6 +257,8 @@ function M.complete(arglead, cmdline, _)
       cands = snapshot_ids()
     elseif sub == 'undo' or sub == 'undo!' or sub == 'undo-restore' or sub == 'undo-restore!' then
       cands = { 'keep', 'overwrite' }
+    elseif sub == 'chat' then
+      cands = { 'new', 'list', 'ask' }
     elseif sub == 'open' then
       return vim.fn.getcompletion(arglead, 'file')
     else
