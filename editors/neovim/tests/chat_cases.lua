@@ -226,4 +226,92 @@ return function(C)
     wait_text('### Plan: Read a', 'the resumed turn')
     H.truthy(transcript():find('read the file a.txt', 1, true), 'its request')
   end
+
+  -- <C-c> in the chat stops a question being answered ($/cancelRequest):
+  -- the turn is kept with what was said so far, marked stopped.
+  function C.chat_cancel_question()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ { text = 'It starts here and goes on for a long while.', fault = 'stall' } })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('? tell me everything')
+    wait_text('It starts', 'the first piece')
+    H.truthy(chat().busy(), 'still answering')
+    vim.api.nvim_feedkeys(vim.keycode('<C-c>'), 'mx', false)
+    wait_text('### agentd (stopped)', 'the stopped turn')
+    H.truthy(transcript():find('## 1. You asked\ntell me everything', 1, true), 'the turn is kept:\n' .. transcript())
+    H.eq(nil, chat().busy(), 'nothing runs any more')
+  end
+
+  -- #buffer, #file:path and #diagnostics reach plan/create (uris, and the
+  -- diagnostics as text); # completes the items and workspace paths; an
+  -- unknown #file refuses the message, saying which.
+  function C.chat_context_items()
+    H.workspace({ ['a.txt'] = 'a\n', ['sub/b.txt'] = 'b\n' })
+    model({ plan_reply('Read a', read_a) })
+    local ab = H.open('a.txt')
+    local ns = vim.api.nvim_create_namespace('chat-test')
+    vim.diagnostic.set(ns, ab, { { lnum = 0, col = 0, severity = vim.diagnostic.severity.ERROR, message = 'a is not b', source = 'lint' } })
+    local sent = {}
+    local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+    local orig = c.request
+    c.request = function(method, params, ...)
+      sent[#sent + 1] = { method = method, params = params }
+      return orig(method, params, ...)
+    end
+    local got = H.capture_notify()
+    vim.cmd('Agent chat')
+    local ctx = require('agentd.chat.context')
+    local _, ib = chat().bufs()
+    vim.api.nvim_buf_set_lines(ib, 0, -1, false, { 'look at #fi' })
+    vim.api.nvim_win_set_cursor(0, { 1, 11 })
+    H.eq(8, ctx.omnifunc(1, ''), 'the item starts at #')
+    H.eq({ '#file:' }, vim.tbl_map(function(i) return i.word end, ctx.omnifunc(0, '#fi')), '#fi completes to #file:')
+    local words = vim.tbl_map(function(i) return i.word end, ctx.omnifunc(0, '#file:sub'))
+    H.eq({ '#file:sub/b.txt' }, words, 'workspace paths complete')
+    H.eq(4, #ctx.omnifunc(0, '#'), 'every item after #')
+    send('read #file:nope.txt')
+    H.wait(function()
+      for _, n in ipairs(got) do
+        if n.msg:find('#file:nope.txt: no such file', 1, true) then
+          return true
+        end
+      end
+    end, 'the refusal naming the file: ' .. vim.inspect(got))
+    send('fix #buffer using #file:sub/b.txt and #diagnostics')
+    wait_text('### Plan: Read a')
+    local p
+    for _, s in ipairs(sent) do
+      if s.method == 'agentd/plan/create' then
+        p = s.params
+      end
+    end
+    H.eq({ vim.uri_from_fname(H.root .. '/a.txt'), vim.uri_from_fname(H.root .. '/sub/b.txt') }, p.context.uris, 'the uris')
+    H.truthy(p.request:find('Diagnostics of a.txt:\na.txt:1:1: error: a is not b (lint)', 1, true), 'the diagnostics as text: ' .. p.request)
+    H.eq(p.chatId, chat().chat_id(), 'a turn of the chat')
+  end
+
+  -- R on a turn revises its plan in words (agentd/plan/regenerate), and e
+  -- opens it in the plan buffer.
+  function C.chat_revise_and_edit_turn()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Read a', read_a), plan_reply('Read a twice', {
+      read_a[1], { id = 'again', description = 'read a again', tool = 'read_file', args = { path = 'a.txt' }, dependsOn = { 'read' } },
+    }) })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('read the file a.txt')
+    wait_text('### Plan: Read a')
+    local asked
+    vim.ui.input = function(opts, cb)
+      asked = opts.prompt
+      cb('read it twice')
+    end
+    press_on('^### Plan: Read a', 'R')
+    H.truthy(asked, 'R asks what should change')
+    wait_text('### Plan: Read a twice', 'the revised card')
+    press_on('^### Plan: Read a twice', 'e')
+    H.truthy(vim.b.agentd_plan, 'the plan buffer is shown')
+    H.truthy(H.lines(0)[3] and H.lines(0)[3]:match('^again%s+read_file'), 'its steps: ' .. vim.inspect(H.lines(0)))
+  end
 end

@@ -174,6 +174,10 @@ function M.refresh()
       return
     end
     S.view = view
+    local pd = S.pending
+    if pd and pd.cancelled and #(view.turns or {}) > (pd.turns_before or 0) then
+      S.pending = nil
+    end
     client.request(c, 'agentd/changes/list', vim.empty_dict(), function(_, list)
       S.loading = nil
       if id ~= S.chat_id then
@@ -246,7 +250,7 @@ end
 --- Why a message cannot be sent now, or nil.
 local function busy()
   local p = S.pending
-  if p then
+  if p and not p.cancelled then
     return p.kind == 'ask' and 'a question is being answered' or (p.kind == 'revise' and 'a plan is being revised' or 'a plan is being made')
   end
   for _, t in ipairs(S.view and S.view.turns or {}) do
@@ -310,7 +314,7 @@ function M.send(message, ask)
     end
     method, params = 'agentd/plan/create', { request = r.text, chatId = S.chat_id, context = r.context }
   end
-  S.pending = { kind = ask and 'ask' or 'plan', request = message, text = '', chips = r.chips, client = c }
+  S.pending = { kind = ask and 'ask' or 'plan', request = message, text = '', chips = r.chips, client = c, turns_before = #(S.view and S.view.turns or {}) }
   local pd = S.pending
   local ok, id = c.request(method, params, function(err, res)
     if S.pending ~= pd then
@@ -336,10 +340,17 @@ end
 --- the plan being made ($/cancelRequest), else the running turn's run.
 function M.cancel()
   local p = S.pending
-  if p and p.id and p.client then
+  if p and p.id and p.client and not p.cancelled then
+    -- Neovim's client drops the answer to a cancelled request: the plan
+    -- being made is gone at once; a stopped answer stays drawn until the
+    -- chat has its turn (the server keeps what was said, agentd/chat/changed).
     p.cancelled = true
     p.client.cancel_request(p.id)
+    if p.kind ~= 'ask' then
+      S.pending = nil
+    end
     M.draw()
+    M.refresh()
     return true
   end
   for _, t in ipairs(S.view and S.view.turns or {}) do
