@@ -171,6 +171,12 @@ return function(C)
     press_on('^### Plan: Write b', 'r')
     wait_text('- b.txt  pending', 'the change summary line of b.txt')
     H.truthy(transcript():find(': running**', 1, true), 'the run is shown running:\n' .. transcript())
+    wait_text('- step w: waiting', 'the live step line')
+    -- <CR> on the file line opens the file at its review, in the window
+    -- the chat was opened from.
+    press_on('^%- b%.txt  pending', '<CR>')
+    H.truthy(vim.api.nvim_buf_get_name(0):match('/b%.txt$'), '<CR> opened b.txt: ' .. vim.api.nvim_buf_get_name(0))
+    H.truthy(#vim.api.nvim_buf_get_extmarks(0, -1, 0, -1, {}) > 0, 'its proposal is drawn')
     send('and another thing')
     H.wait(function()
       for _, n in ipairs(got) do
