@@ -10,6 +10,7 @@ vim.api.nvim_create_user_command('Agent', function(o)
 end, {
   nargs = '*',
   bang = true,
+  range = true, -- :'<,'>Agent chat
   complete = function(arglead, cmdline, pos)
     return require('agentd.commands').complete(arglead, cmdline, pos)
   end,

@@ -2779,5 +2779,7 @@ function C.model_key_not_kept()
   end
   H.truthy(seen.health:find('API key typed in :Agent model key', 1, true), 'checkhealth says where the key came from:\n' .. seen.health)
 end
+-- :Agent chat's cases live in chat_cases.lua.
+require('chat_cases')(C)
 
 return C

@@ -15,7 +15,7 @@ shift 2
 if [ $# -gt 0 ]; then
   cases=("$@")
 else
-  mapfile -t cases < <(sed -n 's/^function C\.\([a-z][a-z0-9_]*\)().*/\1/p' "$here/cases.lua")
+  mapfile -t cases < <(sed -n 's/^ *function C\.\([a-z][a-z0-9_]*\)().*/\1/p' "$here/cases.lua" "$here/chat_cases.lua")
 fi
 passed=0 failed=0 failures=()
 for c in "${cases[@]}"; do

@@ -181,6 +181,9 @@ M.subs = {
   end,
   status = show_status,
   log = show_log,
+  chat = function(args, _, o)
+    require('agentd.chat').command(args, o)
+  end,
 }
 
 function M.run(o)
@@ -202,7 +205,7 @@ function M.run(o)
     notify(('agentd: unknown subcommand %q; one of: %s'):format(sub, table.concat(M.names(), ', ')), vim.log.levels.ERROR)
     return
   end
-  f(args, bang)
+  f(args, bang, o)
 end
 
 function M.names()
@@ -259,6 +262,8 @@ function M.complete(arglead, cmdline, _)
       cands = { 'keep', 'overwrite' }
     elseif sub == 'model' then
       cands = require('agentd.model').complete()
+    elseif sub == 'chat' then
+      cands = { 'new', 'list', 'ask' }
     elseif sub == 'open' then
       return vim.fn.getcompletion(arglead, 'file')
     else

@@ -351,11 +351,26 @@ local function run_did_change(_, p)
     notify(msg, lvl, { whole = #state.unsaved > 0 or nil })
   end
   require('agentd.plan').on_run_event(run_id)
+  if package.loaded['agentd.chat'] then
+    require('agentd.chat').on_run_event(run_id)
+  end
   vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
 end
 
 local function changes_did_change(_, p)
   require('agentd.review').on_did_change(p)
+  if package.loaded['agentd.chat'] then
+    require('agentd.chat').on_changes()
+  end
+end
+
+-- The chat buffer (agentd.chat) draws these; without it open, nothing to do.
+local function chat_note(name)
+  return function(_, p)
+    if package.loaded['agentd.chat'] then
+      require('agentd.chat')[name](p)
+    end
+  end
 end
 
 local function log_message(_, p)
@@ -377,6 +392,8 @@ function M.table()
     ['agentd/changes/didChange'] = changes_did_change,
     ['window/logMessage'] = log_message,
     ['window/showMessage'] = show_message,
+    ['agentd/chat/changed'] = chat_note('on_changed'),
+    ['agentd/chat/stream'] = chat_note('on_stream'),
   }
 end
 

@@ -1,7 +1,9 @@
 // Command fakemodel serves the project's scripted fake model
 // (internal/fakemodel) over HTTP for the Neovim plugin's tests: the
 // replies are read from a JSON file ([{"text": "...", "toolCalls": [{"id",
-// "name", "args"}]}]), the base URL is printed on stdout, GET /requests
+// "name", "args"}], "fault": "stall"}]; fault is one of internal/fakemodel's
+// faults, e.g. "stall": the first piece of the stream, then nothing until
+// the request is cancelled), the base URL is printed on stdout, GET /requests
 // lists the request bodies received so far, and the server stops when stdin
 // closes.
 package main
@@ -35,6 +37,7 @@ func run() error {
 	}
 	var replies []struct {
 		Text      string `json:"text"`
+		Fault     string `json:"fault"`
 		ToolCalls []struct {
 			ID   string `json:"id"`
 			Name string `json:"name"`
@@ -46,7 +49,7 @@ func run() error {
 	}
 	srv := fakemodel.New()
 	for _, r := range replies {
-		rep := fakemodel.Reply{Text: r.Text}
+		rep := fakemodel.Reply{Text: r.Text, Fault: fakemodel.Fault(r.Fault)}
 		for _, tc := range r.ToolCalls {
 			rep.ToolCalls = append(rep.ToolCalls, fakemodel.ToolCall{ID: tc.ID, Name: tc.Name, Args: tc.Args})
 		}

@@ -108,6 +108,9 @@ local function resolve(groups, action, reason)
   return results
 end
 
+-- The chat's change summary decides a file of a turn the same way.
+M.resolve = resolve
+
 local function add(groups, change_id, d)
   if not groups[change_id] then
     groups[change_id] = {}

@@ -1,0 +1,148 @@
+-- The chat transcript as Markdown lines: one section per turn (the
+-- request; a question's answer; a plan turn's card, run, change summary,
+-- review and undo), with what each line is (for the keys) and the folds
+-- (the plan card, a failure's output).
+local R = {}
+
+local function rel(root, uri)
+  local p = vim.uri_to_fname(uri)
+  if root and vim.startswith(p, root .. '/') then
+    return p:sub(#root + 2)
+  end
+  return vim.fn.fnamemodify(p, ':~:.')
+end
+
+local function counts_text(f)
+  local c = f.counts or {}
+  local parts = {}
+  for _, k in ipairs({ 'pending', 'stale', 'accepted', 'rejected' }) do
+    if (c[k] or 0) > 0 then
+      parts[#parts + 1] = ('%d %s'):format(c[k], k)
+    end
+  end
+  return #parts > 0 and (' (' .. table.concat(parts, ', ') .. ')') or ''
+end
+
+--- The live status of each of a running turn's steps, from the run's
+--- notifications (agentd/run/didChange); nil when none arrived yet.
+local function live_steps(t)
+  local st = require('agentd.state').steps[t.runId]
+  if not st then
+    return nil
+  end
+  local out = {}
+  for _, s in ipairs(t.planSteps or {}) do
+    local id = s:match('^(%S+)')
+    out[#out + 1] = ('step %s: %s'):format(id, st[id] or 'pending')
+  end
+  return out
+end
+
+--- Builds the transcript. view: chat/load's result (nil: a chat not
+--- loaded yet); x: { chat_id, root, changes = { [runId] = {ChangeSet} },
+--- pending = { kind, request, text, chips, cancelled } }.
+--- Returns { lines, meta = { [lnum] = { turn, kind, uri, runId } },
+--- folds = { [lnum] = level expr }, cards = { lnum of each card header } }.
+function R.build(view, x)
+  local lines, meta, folds, cards = {}, {}, {}, {}
+  local function add(line, m, fold)
+    for _, l in ipairs(vim.split(line, '\n', { plain = true })) do
+      lines[#lines + 1] = l
+      meta[#lines] = m
+      folds[#lines] = fold or '0'
+      fold = (fold == '>1') and '1' or fold
+    end
+  end
+  view = view or { turns = {} }
+  local title = (view.title and view.title ~= '') and view.title or 'new chat'
+  add(('# %s  (%s)'):format(title, x.chat_id or '?'))
+  add('_<CR> sends · ?question asks · #buffer #selection #file: #diagnostics · :help agentd-chat_')
+  local condensed = {}
+  for _, n in ipairs(view.condensed or {}) do
+    condensed[n] = true
+  end
+  for i, t in ipairs(view.turns or {}) do
+    local m = { turn = i }
+    add('', m)
+    local head = ('## %d. You%s'):format(i, t.question and ' asked' or '')
+    if condensed[i] then
+      head = head .. '  _(condensed in the next request: its output and long answer are shortened)_'
+    end
+    add(head, { turn = i, kind = 'turn' })
+    add(t.request or '', m)
+    if t.question then
+      add('', m)
+      add(t.status == 'cancelled' and '### agentd (stopped)' or '### agentd', m)
+      for _, r in ipairs(t.read or {}) do
+        add('> ' .. r, m)
+      end
+      add((t.answer and t.answer ~= '') and t.answer or '_(no answer)_', m)
+    elseif t.planId then
+      add('', m)
+      cards[#cards + 1] = #lines + 1
+      add(('### Plan: %s  (r run · e edit · R revise · za)'):format(t.planTitle or t.planId), { turn = i, kind = 'card' }, '>1')
+      add('Request: ' .. (t.request or ''):gsub('\n.*', ' …'), m, '1')
+      for j, s in ipairs(t.planSteps or {}) do
+        add(('%d. %s'):format(j, s), m, '1')
+      end
+      if t.runId then
+        add('', m)
+        add(('**Run %s: %s**'):format(t.runId, t.status or '?'), { turn = i, kind = 'run' })
+        local steps = (t.status == 'running' and live_steps(t)) or t.steps or {}
+        for _, s in ipairs(steps) do
+          add('- ' .. s, m)
+        end
+        if t.failure and t.failure ~= '' then
+          add('Failure (za unfolds the output):', m, '>1')
+          for _, l in ipairs(vim.split(t.failure, '\n')) do
+            add('    ' .. l, m, '1')
+          end
+        end
+        local sets = (x.changes or {})[t.runId] or {}
+        local any = false
+        for _, cs in ipairs(sets) do
+          for _, f in ipairs(cs.files or {}) do
+            if not any then
+              add('Changes (ga accept, gr reject the file; <CR> opens its review):', m)
+              any = true
+            end
+            add(('- %s  %s%s'):format(rel(x.root, f.uri), f.status or cs.status or '?', counts_text(f)), { turn = i, kind = 'file', uri = f.uri, changeId = cs.id, runId = t.runId })
+          end
+        end
+        if t.review and #t.review > 0 then
+          add('Decisions:', m)
+          for _, r in ipairs(t.review) do
+            add('- ' .. r, m)
+          end
+        end
+        if t.undone then
+          add('_This turn was undone: its changes were taken back._', m)
+        elseif t.status ~= 'running' then
+          add('_u undoes this turn._', m)
+        end
+      else
+        add('_Not run yet: r runs the plan._', m)
+      end
+    end
+  end
+  local p = x.pending
+  if p then
+    local m = { kind = 'pending' }
+    add('', m)
+    add(p.kind == 'ask' and '## You asked' or (p.kind == 'revise' and '## Revising the plan' or '## You'), m)
+    add(p.request, m)
+    if p.chips and #p.chips > 0 then
+      add('_context: ' .. table.concat(p.chips, ', ') .. '_', m)
+    end
+    add('', m)
+    if p.kind == 'ask' then
+      add(p.cancelled and '### agentd (stopping…)' or '### agentd (answering… <C-c> stops)', m)
+      add(p.text ~= '' and p.text or '…', m)
+    else
+      add(p.cancelled and '_stopping…_' or '_making a plan… (<C-c> stops)_', m)
+    end
+  end
+  return { lines = lines, meta = meta, folds = folds, cards = cards }
+end
+
+return R

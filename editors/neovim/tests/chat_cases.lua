@@ -1,0 +1,323 @@
+-- :Agent chat (lua/agentd/chat/) driven headless against the real daemon
+-- and the project's fake model. cases.lua adds these to its table; run.sh
+-- lists them from this file too.
+local H = require('helpers')
+
+return function(C)
+  local function chat()
+    return require('agentd.chat')
+  end
+
+  local function model(replies)
+    local url = H.fakemodel(replies)
+    vim.env.OPENAI_API_KEY = 'test-key'
+    H.setup({ model = { provider = 'openai', model = 'fake', baseUrl = url }, notify_steps = false })
+    return url
+  end
+
+  --- The request bodies the fake model received, decoded.
+  local function requests(url)
+    local r = vim.system({ 'curl', '-s', url:gsub('/v1$', '') .. '/requests' }, { text = true }):wait()
+    return vim.json.decode(r.stdout ~= '' and r.stdout or '[]') or {}
+  end
+
+  local function transcript()
+    return H.text((chat().bufs()))
+  end
+
+  local function wait_text(s, what)
+    H.wait(function()
+      return transcript():find(s, 1, true) ~= nil
+    end, (what or s) .. ' in the chat; it has:\n' .. transcript(), 30000)
+  end
+
+  --- Writes a message in the input and sends it with the key (<CR> in
+  --- normal mode, or <C-s> in insert mode).
+  local function send(text, insert)
+    local _, ib = chat().bufs()
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_buf(w) == ib then
+        vim.api.nvim_set_current_win(w)
+      end
+    end
+    vim.api.nvim_buf_set_lines(ib, 0, -1, false, vim.split(text, '\n'))
+    if insert then
+      vim.api.nvim_feedkeys('A' .. vim.keycode('<C-s>'), 'mx', false)
+    else
+      vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'mx', false)
+    end
+  end
+
+  --- Puts the cursor of the transcript's window on the first line matching
+  --- pat and presses keys there.
+  local function press_on(pat, keys)
+    local tb = chat().bufs()
+    local win
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_buf(w) == tb then
+        win = w
+      end
+    end
+    vim.api.nvim_set_current_win(H.truthy(win, 'the transcript is shown'))
+    for i, l in ipairs(H.lines(tb)) do
+      if l:find(pat) then
+        vim.api.nvim_win_set_cursor(win, { i, 0 })
+        vim.api.nvim_feedkeys(vim.keycode(keys), 'mx', false)
+        return i, win
+      end
+    end
+    error('no line matching ' .. pat .. ' in:\n' .. transcript(), 2)
+  end
+
+  local function plan_reply(title, steps)
+    return { text = vim.json.encode({ title = title, steps = steps }) }
+  end
+  local read_a = { { id = 'read', description = 'read a', tool = 'read_file', args = { path = 'a.txt' } } }
+
+  -- Two turns: the plan card is drawn (folded) for each, and the second
+  -- turn's planner request, as the fake model received it, carries turn 1.
+  function C.chat_two_turns()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    local url = model({ plan_reply('Read a', read_a), plan_reply('Read a again', read_a) })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    local tb, ib = chat().bufs()
+    H.eq(ib, vim.api.nvim_get_current_buf(), 'the input is focused')
+    H.eq('markdown', vim.bo[tb].filetype, 'the transcript is Markdown')
+    send('read the file a.txt')
+    wait_text('### Plan: Read a', 'turn 1 plan card')
+    H.truthy(transcript():find('## 1. You\nread the file a.txt', 1, true), 'turn 1 request:\n' .. transcript())
+    local card, win = press_on('^### Plan: Read a', '')
+    H.truthy(vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(card + 1) end) ~= -1, 'the card is folded')
+    vim.api.nvim_feedkeys('za', 'mx', false)
+    H.eq(-1, vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(card + 1) end), 'za unfolds the card')
+    H.truthy(transcript():find('1. read [read_file]', 1, true), 'its step in words:\n' .. transcript())
+    send('now read it again', true)
+    wait_text('### Plan: Read a again', 'turn 2 plan card')
+    H.eq(-1, vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(card + 1) end), 'the opened card stays open after a redraw')
+    local reqs = requests(url)
+    local last = vim.json.encode(reqs[#reqs])
+    H.truthy(last:find('now read it again', 1, true), 'turn 2 asked: ' .. last:sub(1, 3000))
+    H.truthy(last:find('read the file a.txt', 1, true) and last:find('Read a', 1, true), 'turn 2 planner request carries turn 1: ' .. last:sub(1, 3000))
+  end
+
+  -- :'<,'>Agent chat: the input starts with #selection, and the lines
+  -- selected reach plan/create's context (the model is shown them).
+  function C.chat_selection_context()
+    H.workspace({ ['a.txt'] = 'alpha\nbravo-selected\ncharlie-selected\ndelta\n' })
+    local url = model({ plan_reply('Read a', read_a) })
+    H.open('a.txt')
+    local sent = {}
+    local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+    local orig = c.request
+    c.request = function(method, params, ...)
+      sent[#sent + 1] = { method = method, params = params }
+      return orig(method, params, ...)
+    end
+    vim.cmd('normal! 2GVj' .. vim.keycode('<Esc>'))
+    vim.cmd("'<,'>Agent chat")
+    local _, ib = chat().bufs()
+    H.eq('#selection ', H.lines(ib)[1], 'the input names the selection')
+    send('#selection explain these lines')
+    wait_text('### Plan: Read a')
+    local ctx
+    for _, s in ipairs(sent) do
+      if s.method == 'agentd/plan/create' then
+        ctx = s.params.context
+      end
+    end
+    H.truthy(ctx and ctx.selection, 'plan/create has a selection: ' .. vim.inspect(sent))
+    H.eq({ start = { line = 1, character = 0 }, ['end'] = { line = 2, character = 16 } }, ctx.selection.range, 'the selected lines')
+    H.truthy(ctx.selection.uri:match('/a%.txt$'), 'of a.txt')
+    local body = vim.json.encode(requests(url))
+    H.truthy(body:find('bravo-selected\\ncharlie-selected', 1, true), 'the model was shown the selection: ' .. body:sub(1, 3000))
+  end
+
+  -- ?question asks (agentd/chat/ask): the answer streams into the buffer
+  -- before the request is answered, and stays as the turn's answer.
+  function C.chat_question_streams()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ { text = 'The file a.txt holds one line: the letter a.' } })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    local seen = {}
+    local on_stream = chat().on_stream
+    chat().on_stream = function(p)
+      on_stream(p)
+      -- What the buffer shows right after each piece, while the answer is
+      -- still coming (the request not answered yet).
+      seen[#seen + 1] = { text = transcript(), busy = chat().busy() }
+    end
+    send('? what is in a.txt?')
+    wait_text('### agentd\n', 'the answered turn')
+    H.truthy(#seen > 0, 'agentd/chat/stream pieces arrived')
+    H.truthy(seen[1].busy and seen[1].text:find('answering', 1, true), 'the first piece was drawn while answering:\n' .. (seen[1] and seen[1].text or ''))
+    H.truthy(seen[#seen].text:find('The file a.txt holds one line: the letter a.', 1, true), 'the streamed pieces made the answer:\n' .. seen[#seen].text)
+    H.truthy(transcript():find('## 1. You asked\nwhat is in a.txt?', 1, true), 'the question turn:\n' .. transcript())
+    H.truthy(transcript():find('The file a.txt holds one line: the letter a.', 1, true), 'the answer is kept')
+  end
+
+  -- A plan turn that writes: r runs it; a message sent while it runs is
+  -- refused with the reason; ga on the file line accepts the file; u undoes
+  -- the turn (agentd/undo/run with its runId) and the turn says so.
+  function C.chat_run_accept_and_undo_turn()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Write b', { { id = 'w', description = 'write b', tool = 'write_file', args = { path = 'b.txt', content = 'bee\n' } } }) })
+    H.open('a.txt')
+    local got = H.capture_notify()
+    vim.cmd('Agent chat')
+    send('write b.txt')
+    wait_text('### Plan: Write b')
+    press_on('^### Plan: Write b', 'r')
+    wait_text('- b.txt  pending', 'the change summary line of b.txt')
+    H.truthy(transcript():find(': running**', 1, true), 'the run is shown running:\n' .. transcript())
+    wait_text('- step w: waiting', 'the live step line')
+    -- <CR> on the file line opens the file at its review, in the window
+    -- the chat was opened from.
+    press_on('^%- b%.txt  pending', '<CR>')
+    H.truthy(vim.api.nvim_buf_get_name(0):match('/b%.txt$'), '<CR> opened b.txt: ' .. vim.api.nvim_buf_get_name(0))
+    H.truthy(#vim.api.nvim_buf_get_extmarks(0, -1, 0, -1, {}) > 0, 'its proposal is drawn')
+    send('and another thing')
+    H.wait(function()
+      for _, n in ipairs(got) do
+        if n.msg:find('not sent: run run-', 1, true) then
+          return true
+        end
+      end
+    end, 'the refusal while the run goes: ' .. vim.inspect(got))
+    local _, ib = chat().bufs()
+    H.eq({ 'and another thing' }, H.lines(ib), 'the refused message stays in the input')
+    vim.api.nvim_buf_set_lines(ib, 0, -1, false, { '' })
+    press_on('^%- b%.txt  pending', 'ga')
+    wait_text(': completed**', 'the run completed')
+    H.eq('bee\n', H.read(root .. '/b.txt'), 'accepted: written')
+    wait_text('- b.txt  accepted')
+    press_on('^%*%*Run run%-', 'u')
+    wait_text('This turn was undone', 'the turn marked undone')
+    H.eq(nil, H.read(root .. '/b.txt'), 'undo this turn took b.txt back')
+    local said = false
+    for _, n in ipairs(got) do
+      said = said or n.msg:find('undid run-', 1, true) ~= nil
+    end
+    H.truthy(said, ':Agent undo\'s message: ' .. vim.inspect(got))
+  end
+
+  -- A chat survives a restart of the daemon: :Agent chat list offers it
+  -- and resumes it with its turns.
+  function C.chat_resume_after_restart()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Read a', read_a) })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('read the file a.txt')
+    wait_text('### Plan: Read a')
+    local id = chat().chat_id()
+    local pid = require('agentd.client').pids[H.root]
+    H.stop()
+    H.wait(function() return #vim.lsp.get_clients({ name = 'agentd' }) == 0 end, 'the daemon to stop')
+    vim.cmd('only')
+    vim.cmd('Agent chat new')
+    H.wait(function() return chat().chat_id() ~= id and transcript():find('new chat', 1, true) end, 'a new empty chat')
+    H.truthy(require('agentd.client').pids[H.root] ~= pid, 'a new daemon')
+    local asked = H.answer_select(function(items)
+      for _, it in ipairs(items) do
+        if it.chatId == id then
+          return it
+        end
+      end
+    end)
+    vim.cmd('Agent chat list')
+    H.wait(function() return chat().chat_id() == id end, 'the chat resumed')
+    H.truthy(#asked[1].items >= 2, 'both chats listed: ' .. vim.inspect(asked[1].items))
+    wait_text('### Plan: Read a', 'the resumed turn')
+    H.truthy(transcript():find('read the file a.txt', 1, true), 'its request')
+  end
+
+  -- <C-c> in the chat stops a question being answered ($/cancelRequest):
+  -- the turn is kept with what was said so far, marked stopped.
+  function C.chat_cancel_question()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ { text = 'It starts here and goes on for a long while.', fault = 'stall' } })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('? tell me everything')
+    wait_text('It starts', 'the first piece')
+    H.truthy(chat().busy(), 'still answering')
+    vim.api.nvim_feedkeys(vim.keycode('<C-c>'), 'mx', false)
+    wait_text('### agentd (stopped)', 'the stopped turn')
+    H.truthy(transcript():find('## 1. You asked\ntell me everything', 1, true), 'the turn is kept:\n' .. transcript())
+    H.eq(nil, chat().busy(), 'nothing runs any more')
+  end
+
+  -- #buffer, #file:path and #diagnostics reach plan/create (uris, and the
+  -- diagnostics as text); # completes the items and workspace paths; an
+  -- unknown #file refuses the message, saying which.
+  function C.chat_context_items()
+    H.workspace({ ['a.txt'] = 'a\n', ['sub/b.txt'] = 'b\n' })
+    model({ plan_reply('Read a', read_a) })
+    local ab = H.open('a.txt')
+    local ns = vim.api.nvim_create_namespace('chat-test')
+    vim.diagnostic.set(ns, ab, { { lnum = 0, col = 0, severity = vim.diagnostic.severity.ERROR, message = 'a is not b', source = 'lint' } })
+    local sent = {}
+    local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+    local orig = c.request
+    c.request = function(method, params, ...)
+      sent[#sent + 1] = { method = method, params = params }
+      return orig(method, params, ...)
+    end
+    local got = H.capture_notify()
+    vim.cmd('Agent chat')
+    local ctx = require('agentd.chat.context')
+    local _, ib = chat().bufs()
+    vim.api.nvim_buf_set_lines(ib, 0, -1, false, { 'look at #fi' })
+    vim.api.nvim_win_set_cursor(0, { 1, 11 })
+    H.eq(8, ctx.omnifunc(1, ''), 'the item starts at #')
+    H.eq({ '#file:' }, vim.tbl_map(function(i) return i.word end, ctx.omnifunc(0, '#fi')), '#fi completes to #file:')
+    local words = vim.tbl_map(function(i) return i.word end, ctx.omnifunc(0, '#file:sub'))
+    H.eq({ '#file:sub/b.txt' }, words, 'workspace paths complete')
+    H.eq(4, #ctx.omnifunc(0, '#'), 'every item after #')
+    send('read #file:nope.txt')
+    H.wait(function()
+      for _, n in ipairs(got) do
+        if n.msg:find('#file:nope.txt: no such file', 1, true) then
+          return true
+        end
+      end
+    end, 'the refusal naming the file: ' .. vim.inspect(got))
+    send('fix #buffer using #file:sub/b.txt and #diagnostics')
+    wait_text('### Plan: Read a')
+    local p
+    for _, s in ipairs(sent) do
+      if s.method == 'agentd/plan/create' then
+        p = s.params
+      end
+    end
+    H.eq({ vim.uri_from_fname(H.root .. '/a.txt'), vim.uri_from_fname(H.root .. '/sub/b.txt') }, p.context.uris, 'the uris')
+    H.truthy(p.request:find('Diagnostics of a.txt:\na.txt:1:1: error: a is not b (lint)', 1, true), 'the diagnostics as text: ' .. p.request)
+    H.eq(p.chatId, chat().chat_id(), 'a turn of the chat')
+  end
+
+  -- R on a turn revises its plan in words (agentd/plan/regenerate), and e
+  -- opens it in the plan buffer.
+  function C.chat_revise_and_edit_turn()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Read a', read_a), plan_reply('Read a twice', {
+      read_a[1], { id = 'again', description = 'read a again', tool = 'read_file', args = { path = 'a.txt' }, dependsOn = { 'read' } },
+    }) })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('read the file a.txt')
+    wait_text('### Plan: Read a')
+    local asked
+    vim.ui.input = function(opts, cb)
+      asked = opts.prompt
+      cb('read it twice')
+    end
+    press_on('^### Plan: Read a', 'R')
+    H.truthy(asked, 'R asks what should change')
+    wait_text('### Plan: Read a twice', 'the revised card')
+    press_on('^### Plan: Read a twice', 'e')
+    H.truthy(vim.b.agentd_plan, 'the plan buffer is shown')
+    H.truthy(H.lines(0)[3] and H.lines(0)[3]:match('^again%s+read_file'), 'its steps: ' .. vim.inspect(H.lines(0)))
+  end
+end
