@@ -337,8 +337,15 @@ func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*l
 		if sel := req.Selection; sel != nil {
 			if rel, _, err := ws.Resolve(sel.URI); err == nil {
 				if data, err := ws.ReadFile(ctx, rel); err == nil {
-					cr.Selection = &llm.Selection{Path: rel, StartLine: sel.Range.Start.Line + 1, EndLine: sel.Range.End.Line + 1,
-						Text: linesOf(string(data), sel.Range.Start.Line, sel.Range.End.Line)}
+					// An LSP range that ends at character 0 of a line (a
+					// linewise selection, as editors send it) ends on the
+					// line before.
+					end := sel.Range.End.Line
+					if sel.Range.End.Character == 0 && end > sel.Range.Start.Line {
+						end--
+					}
+					cr.Selection = &llm.Selection{Path: rel, StartLine: sel.Range.Start.Line + 1, EndLine: end + 1,
+						Text: linesOf(string(data), sel.Range.Start.Line, end)}
 				}
 			}
 		}

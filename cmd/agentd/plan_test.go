@@ -157,6 +157,16 @@ func TestServeModel(t *testing.T) {
 	if !strings.Contains(string(srv.Requests()[1].Body), "name it r2") {
 		t.Error("feedback not in the prompt")
 	}
+	// A linewise selection of lines 3-4 ends at character 0 of line 5: the
+	// model is shown lines 3-4, not 3-5.
+	srv.Push(fakemodel.Reply{Text: `{"steps":[{"id":"r","tool":"read_file","args":{"path":"main.go"}}]}`})
+	if _, err := sm.MakePlan(t.Context(), rpc.PlanRequest{Request: "explain these", Selection: &rpc.Selection{URI: ws.URI("main.go"),
+		Range: workspace.Range{Start: workspace.Position{Line: 2}, End: workspace.Position{Line: 4}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if body := string(srv.Requests()[2].Body); !strings.Contains(body, "Selection in main.go (lines 3-4)") {
+		t.Errorf("a linewise selection: %s", body)
+	}
 }
 
 // A plan the repair round could not fix is shown with its problems and
