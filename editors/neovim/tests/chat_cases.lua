@@ -28,7 +28,9 @@ return function(C)
   local function wait_text(s, what)
     H.wait(function()
       return transcript():find(s, 1, true) ~= nil
-    end, (what or s) .. ' in the chat; it has:\n' .. transcript(), 30000)
+    end, function()
+      return (what or s) .. ' in the chat; it has:\n' .. transcript()
+    end, 30000)
   end
 
   --- Writes a message in the input and sends it with the key (<CR> in

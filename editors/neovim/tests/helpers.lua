@@ -56,10 +56,12 @@ function H.setup(opts)
   return require('agentd').setup(o)
 end
 
+--- Waits until cond() holds; what (a string, or a function giving one when
+--- the wait has timed out, so it tells the state at the end) names it.
 function H.wait(cond, what, ms)
   local ok = vim.wait(ms or 15000, cond, 10)
   if not ok then
-    error('timed out waiting for ' .. what, 2)
+    error('timed out waiting for ' .. (type(what) == 'function' and what() or what), 2)
   end
 end
 

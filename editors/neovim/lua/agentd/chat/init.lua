@@ -174,8 +174,12 @@ function M.refresh()
       return
     end
     S.view = view
+    -- The turn being made is in the chat now (the server records it before
+    -- it answers the request): its card replaces the "making a plan…" echo,
+    -- and its keys work at once, whatever comes first, the chat's news or
+    -- the answer.
     local pd = S.pending
-    if pd and pd.cancelled and #(view.turns or {}) > (pd.turns_before or 0) then
+    if pd and (pd.cancelled or pd.kind == 'plan') and #(view.turns or {}) > (pd.turns_before or 0) then
       S.pending = nil
     end
     client.request(c, 'agentd/changes/list', vim.empty_dict(), function(_, list)
@@ -317,12 +321,12 @@ function M.send(message, ask)
   S.pending = { kind = ask and 'ask' or 'plan', request = message, text = '', chips = r.chips, client = c, turns_before = #(S.view and S.view.turns or {}) }
   local pd = S.pending
   local ok, id = c.request(method, params, function(err, res)
-    if S.pending ~= pd then
-      return
-    end
     if not err and not ask and res and res.id then
       require('agentd.plan').plans[res.id] = res
       require('agentd.state').last_plan = res.id
+    end
+    if S.pending ~= pd then
+      return -- the chat already has the turn (refresh above), or it was stopped
     end
     finish(err and (err.message or vim.inspect(err)) or nil, err)
   end)
