@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -171,16 +170,15 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
-	pl := models.Planner
 	con := po.con
 	if con == nil {
 		con = newConsole(stderr, stdin)
 	}
-	plan, err := pl.Create(ctx, llm.CreateRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
+	plan, err := models.MakePlan(ctx, session.PlanRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
 		OnProgress: live.progress, OnWarnings: live.warnings, OnText: live.streamed, Budget: po.budget,
 		Approve: live.approver(con, po.yes)})
 	live.done(plan)
-	used := pl.Used()
+	used := models.PlannerUsed()
 	if po.used != nil {
 		*po.used = used
 	}
@@ -196,10 +194,7 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		case errors.As(err, &ve):
 			fmt.Fprintf(stderr, "agentd %s: the model's plan is still invalid after a repair round:\n", cmd)
 			printProblems(stderr, "plan", ve.Problems)
-			var re *llm.RepairError
-			if errors.As(err, &re) {
-				keepInvalidPlan(cmd, request, ws.Root(), po.stateDir, re, stderr)
-			}
+			keepInvalidPlan(cmd, request, ws.Root(), po.stateDir, err, stderr)
 			return nil, exitUsage
 		case ctx.Err() != nil:
 			fmt.Fprintf(stderr, "agentd %s: cancelled\n", cmd)
@@ -221,7 +216,7 @@ type serveModel struct {
 	mu      sync.Mutex
 	editor  *session.EditorModel
 	ws      *workspace.Workspace
-	planner *llm.Planner // nil without a configured model
+	models  *session.Models // nil without a configured model
 	loadErr error
 }
 
@@ -236,11 +231,9 @@ func newServeModel(log *slog.Logger) *serveModel {
 // when the daemon stops.
 func (m *serveModel) close() {
 	m.mu.Lock()
-	pl := m.planner
+	models := m.models
 	m.mu.Unlock()
-	if pl != nil {
-		pl.Close()
-	}
+	_ = models.Close()
 }
 
 // setEditorModel records the editor's initializationOptions.model.
@@ -272,10 +265,10 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 		return
 	}
 	if !models.Configured() {
-		m.log.Info("no model configured", "help", llm.NoModelHelp)
+		m.log.Info("no model configured", "help", session.NoModelHelp)
 		return
 	}
-	m.planner = models.Planner
+	m.models = models
 	models.Wire(cfg)
 }
 
@@ -283,21 +276,18 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 // req.Previous is set).
 func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine.Plan, error) {
 	m.mu.Lock()
-	pl, ws, loadErr := m.planner, m.ws, m.loadErr
+	models, ws, loadErr := m.models, m.ws, m.loadErr
 	m.mu.Unlock()
 	if loadErr != nil {
 		return nil, fmt.Errorf("%w: %v", engine.ErrNoModel, loadErr)
 	}
-	if pl == nil {
-		return nil, fmt.Errorf("%w; %s", engine.ErrNoModel, llm.NoModelHelp)
-	}
 	if req.Previous != nil {
-		return pl.Regenerate(ctx, req.Previous, req.Feedback)
+		return models.RegeneratePlan(ctx, req.Previous, req.Feedback)
 	}
-	cr := llm.CreateRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
+	cr := session.PlanRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
 		Approve: req.Approve}
 	if req.Progress != nil {
-		cr.OnProgress = func(p llm.Progress) { req.Progress(p.String()) }
+		cr.OnProgress = func(p session.PlanProgress) { req.Progress(p.String()) }
 	}
 	if ws != nil {
 		for _, u := range req.URIs {
@@ -308,13 +298,13 @@ func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine
 		if sel := req.Selection; sel != nil {
 			if rel, _, err := ws.Resolve(sel.URI); err == nil {
 				if data, err := ws.ReadFile(ctx, rel); err == nil {
-					cr.Selection = &llm.Selection{Path: rel, StartLine: sel.Range.Start.Line + 1, EndLine: sel.Range.End.Line + 1,
+					cr.Selection = &session.PlanSelection{Path: rel, StartLine: sel.Range.Start.Line + 1, EndLine: sel.Range.End.Line + 1,
 						Text: linesOf(string(data), sel.Range.Start.Line, sel.Range.End.Line)}
 				}
 			}
 		}
 	}
-	return pl.Create(ctx, cr)
+	return models.MakePlan(ctx, cr)
 }
 
 // linesOf returns lines from..to (0-based, inclusive).
