@@ -17,8 +17,6 @@ import (
 
 	"github.com/agentd/agentd/diff"
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
-	"github.com/agentd/agentd/gitops"
 	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -134,7 +132,7 @@ func (c clientBuffers) ReadBuffers(ctx context.Context, paths []string) {
 // only. Without fs.writeTextFile, the overlays of the files written are
 // read again through the client. It returns the files the editor could
 // not be given, with why.
-func (c clientBuffers) WriteBuffers(ctx context.Context, w agentsession.BufferWrite) []gitops.RestoreConflict {
+func (c clientBuffers) WriteBuffers(ctx context.Context, w agentsession.BufferWrite) []agentsession.RestoreConflict {
 	s := c.s
 	if !s.caps.Fs.WriteTextFile {
 		s.refreshOverlays(ctx, append(append([]string(nil), w.Written...), w.Deleted...))
@@ -149,7 +147,7 @@ func (c clientBuffers) WriteBuffers(ctx context.Context, w agentsession.BufferWr
 			rels = append(rels, b.Path)
 		}
 	}
-	var failed []gitops.RestoreConflict
+	var failed []agentsession.RestoreConflict
 	for _, rel := range rels {
 		abs := filepath.Join(s.ws.Root(), filepath.FromSlash(rel))
 		content, err := os.ReadFile(abs)
@@ -164,7 +162,7 @@ func (c clientBuffers) WriteBuffers(ctx context.Context, w agentsession.BufferWr
 		if _, err := s.a.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: sdk.SessionId(s.id), Path: abs, Content: string(content)}); err != nil {
 			s.log.Warn("restored file not written through the editor", "path", rel, "err", err)
 			s.dropOverlay(rel)
-			failed = append(failed, gitops.RestoreConflict{Path: rel, Message: fmt.Sprintf("written on disk, but the editor refused the new text (reload it from disk): %v", err)})
+			failed = append(failed, agentsession.RestoreConflict{Path: rel, Message: fmt.Sprintf("written on disk, but the editor refused the new text (reload it from disk): %v", err)})
 			continue
 		}
 		s.setOverlay(rel, content, true)
@@ -187,51 +185,13 @@ func (s *session) refreshOverlays(ctx context.Context, rels []string) {
 	}
 }
 
-// readingTool reads the files its call names through the client first.
-type readingTool struct {
-	tools.Tool
-	s *session
-}
-
-type describingReadingTool struct {
-	readingTool
-	d tools.Describer
-}
-
-func (t *describingReadingTool) Describe(args json.RawMessage) tools.Description {
-	return t.d.Describe(args)
-}
-
-func wrapReads(t tools.Tool, s *session) tools.Tool {
-	if d, ok := t.(tools.Describer); ok {
-		return &describingReadingTool{readingTool{t, s}, d}
-	}
-	return &readingTool{t, s}
-}
-
-func (t *readingTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*tools.Result, error) {
-	var a map[string]any
-	if json.Unmarshal(args, &a) == nil {
-		for _, k := range []string{"path", "from", "to"} {
-			p, ok := a[k].(string)
-			if !ok || p == "" {
-				continue
-			}
-			if rel, _, err := t.s.ws.Resolve(p); err == nil {
-				t.s.readThroughClient(ctx, rel)
-			}
-		}
-	}
-	return t.Tool.Run(ctx, env, args)
-}
-
 // ---- Commands in the client's terminal ---------------------------------
 
 // terminalTool runs run_command in the client's terminal (terminal/*):
 // the user sees it live in the editor. Approval, snapshots and the
 // step's output work as for agentd's own run_command.
 type terminalTool struct {
-	tools.Tool
+	agentsession.Tool
 	s *session
 }
 
@@ -241,37 +201,37 @@ func (t *terminalTool) ReadPaths(args json.RawMessage) []string {
 	return engine.ReadPaths(t.Tool, args)
 }
 
-func (t *terminalTool) Describe(args json.RawMessage) tools.Description {
-	if d, ok := t.Tool.(tools.Describer); ok {
+func (t *terminalTool) Describe(args json.RawMessage) agentsession.ToolDescription {
+	if d, ok := t.Tool.(agentsession.ToolDescriber); ok {
 		return d.Describe(args)
 	}
-	return tools.Description{}
+	return agentsession.ToolDescription{}
 }
 
 // terminalOutputLimit bounds what the client keeps of a command's output.
 const terminalOutputLimit = 1 << 20
 
-func (t *terminalTool) Run(ctx context.Context, env *tools.Env, raw json.RawMessage) (*tools.Result, error) {
+func (t *terminalTool) Run(ctx context.Context, env *agentsession.ToolEnv, raw json.RawMessage) (*agentsession.ToolResult, error) {
 	s := t.s
-	var a tools.RunCommandArgs
+	var a agentsession.RunCommandArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, &tools.Error{Code: "INVALID_ARGS", Message: "run_command: " + err.Error()}
+		return nil, &agentsession.ToolError{Code: "INVALID_ARGS", Message: "run_command: " + err.Error()}
 	}
 	if strings.TrimSpace(a.Command) == "" {
-		return nil, &tools.Error{Code: "INVALID_ARGS", Message: "run_command: command is empty"}
+		return nil, &agentsession.ToolError{Code: "INVALID_ARGS", Message: "run_command: command is empty"}
 	}
 	dir := s.ws.Root()
 	if a.Cwd != "" {
 		_, abs, err := s.ws.Resolve(a.Cwd)
 		if err != nil {
-			return nil, &tools.Error{Code: "INVALID_ARGS", Message: "run_command: cwd: " + err.Error()}
+			return nil, &agentsession.ToolError{Code: "INVALID_ARGS", Message: "run_command: cwd: " + err.Error()}
 		}
 		dir = abs
 	}
 	if a.Timeout != "" {
 		d, err := time.ParseDuration(a.Timeout)
 		if err != nil || d <= 0 {
-			return nil, &tools.Error{Code: "INVALID_ARGS", Message: fmt.Sprintf("run_command: timeout %q is not a positive Go duration such as \"30s\"", a.Timeout)}
+			return nil, &agentsession.ToolError{Code: "INVALID_ARGS", Message: fmt.Sprintf("run_command: timeout %q is not a positive Go duration such as \"30s\"", a.Timeout)}
 		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d)
@@ -284,7 +244,7 @@ func (t *terminalTool) Run(ctx context.Context, env *tools.Env, raw json.RawMess
 	slices.SortFunc(envVars, func(x, y sdk.EnvVariable) int { return strings.Compare(x.Name, y.Name) })
 	sid := sdk.SessionId(s.id)
 	start := time.Now()
-	term, err := s.a.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: sid, Command: tools.Shell, Args: []string{"-c", a.Command},
+	term, err := s.a.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{SessionId: sid, Command: agentsession.CommandShell(), Args: []string{"-c", a.Command},
 		Cwd: &dir, Env: envVars, OutputByteLimit: sdk.Ptr(terminalOutputLimit)})
 	if err != nil {
 		return nil, fmt.Errorf("run_command: starting %q in the editor's terminal: %w", a.Command, err)
@@ -303,7 +263,7 @@ func (t *terminalTool) Run(ctx context.Context, env *tools.Env, raw json.RawMess
 		return nil, fmt.Errorf("run_command: waiting for %q in the editor's terminal: %w", a.Command, werr)
 	}
 	out, oerr := s.a.conn.TerminalOutput(bg, sdk.TerminalOutputRequest{SessionId: sid, TerminalId: tid})
-	res := tools.RunCommandOutput{DurationMs: time.Since(start).Milliseconds(), ExitCode: -1}
+	res := agentsession.RunCommandOutput{DurationMs: time.Since(start).Milliseconds(), ExitCode: -1}
 	if oerr == nil {
 		res.Stdout, res.Truncated = out.Output, out.Truncated
 		if out.ExitStatus != nil && exit.ExitCode == nil && exit.Signal == nil {
@@ -316,7 +276,7 @@ func (t *terminalTool) Run(ctx context.Context, env *tools.Env, raw json.RawMess
 	if exit.Signal != nil {
 		res.Signal = *exit.Signal
 	}
-	result := &tools.Result{Output: res}
+	result := &agentsession.ToolResult{Output: res}
 	ok := a.OkExitCodes
 	if len(ok) == 0 {
 		ok = []int{0}
@@ -325,11 +285,11 @@ func (t *terminalTool) Run(ctx context.Context, env *tools.Env, raw json.RawMess
 	case stopped && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.TimedOut = true
 		result.Output = res
-		return result, &tools.Error{Code: "TIMEOUT", Retryable: true, Message: fmt.Sprintf("run_command: %q did not finish within %s and was stopped", a.Command, a.Timeout)}
+		return result, &agentsession.ToolError{Code: "TIMEOUT", Retryable: true, Message: fmt.Sprintf("run_command: %q did not finish within %s and was stopped", a.Command, a.Timeout)}
 	case stopped:
 		return result, fmt.Errorf("run_command: %q was stopped: %w", a.Command, ctx.Err())
 	case !slices.Contains(ok, res.ExitCode):
-		return result, &tools.Error{Code: "EXIT_CODE", Message: fmt.Sprintf("run_command: %q exited with code %d", a.Command, res.ExitCode)}
+		return result, &agentsession.ToolError{Code: "EXIT_CODE", Message: fmt.Sprintf("run_command: %q exited with code %d", a.Command, res.ExitCode)}
 	}
 	return result, nil
 }

@@ -93,9 +93,6 @@ func restoreSnapshot(ctx context.Context, sess *agentsession.Session, id string,
 // sessionRecord names a session's record in the journal.
 func sessionRecord(id string) string { return "acp/sessions/" + id + ".json" }
 
-// savePlan records a plan the planner made, as the editor server does.
-func savePlan(j *engine.Journal, p *engine.Plan) error { return j.SavePlan(p) }
-
 // errNotFound is a missing saved session.
 var errNotFound = fs.ErrNotExist
 

@@ -12,7 +12,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/mcptools"
 	agentsession "github.com/agentd/agentd/session"
 )
@@ -104,7 +103,7 @@ type shownMCPTool struct {
 	s *session
 }
 
-func (t *shownMCPTool) Run(ctx context.Context, env *tools.Env, args json.RawMessage) (*tools.Result, error) {
+func (t *shownMCPTool) Run(ctx context.Context, env *agentsession.ToolEnv, args json.RawMessage) (*agentsession.ToolResult, error) {
 	s := t.s
 	s.mu.Lock()
 	w := s.watch
@@ -131,7 +130,7 @@ func (t *shownMCPTool) Run(ctx context.Context, env *tools.Env, args json.RawMes
 		if o, ok := res.Output.(mcptools.Output); ok {
 			text = shownText(o.Text, len(o.Text))
 			if o.Truncated {
-				text += "\n[the MCP tool's result was cut: results are capped at " + strconv.Itoa(tools.MaxCommandOutput) + " bytes, the head and the tail kept]"
+				text += "\n[the MCP tool's result was cut: results are capped at " + strconv.Itoa(agentsession.MaxCommandOutput()) + " bytes, the head and the tail kept]"
 			}
 		}
 	}

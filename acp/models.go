@@ -111,8 +111,8 @@ func (s *session) applyModel(id string) error {
 			Data: map[string]any{"sessionId": s.id, "reason": "promptRunning"}}
 	}
 	s.settings.Model = id
-	if s.planner != nil {
-		s.planner.Model = id
+	if s.models != nil {
+		s.models.Planner.Model = id
 	}
 	s.saved.Model = id
 	return nil

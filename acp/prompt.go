@@ -16,9 +16,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/llm"
-	"github.com/agentd/agentd/gitops"
-	"github.com/agentd/agentd/journal"
 	agentsession "github.com/agentd/agentd/session"
 )
 
@@ -192,7 +189,7 @@ func (s *session) relOf(uri string) (string, bool) {
 // text beside it is part of /plan's request, and otherwise is sent
 // nowhere, which the chat says (docs/acp.md, "Slash
 // commands").
-func (s *session) turn(ctx context.Context, p promptParts, imgs []llm.Image) (sdk.StopReason, error) {
+func (s *session) turn(ctx context.Context, p promptParts, imgs []agentsession.Image) (sdk.StopReason, error) {
 	if p.isCmd {
 		if p.also != "" {
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf(
@@ -255,7 +252,7 @@ func slashCommand(text string) (cmd, arg string, ok bool) {
 }
 
 // command runs one of availableCommands.
-func (s *session) command(ctx context.Context, cmd, arg string, files []string, imgs []llm.Image) (sdk.StopReason, error) {
+func (s *session) command(ctx context.Context, cmd, arg string, files []string, imgs []agentsession.Image) (sdk.StopReason, error) {
 	switch cmd {
 	case "plan":
 		if arg == "" {
@@ -309,42 +306,37 @@ func (s *session) command(ctx context.Context, cmd, arg string, files []string, 
 	return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"prompt": fmt.Sprintf("unknown command /%s; the commands are /plan, /run, /snapshots, /restore ID, /undo, /undo-restore, /rules and /revoke ID", cmd)})
 }
 
-// chat is the session's chat (made at its first prompt) and what the
-// planner of its next turn is told of the turns before; "" when the chat
-// store cannot keep one (logged: the prompt is planned alone).
-func (s *session) chat(ctx context.Context) (id, prior string) {
+// chat is the session's chat (made at its first prompt); "" when the
+// chat store cannot keep one (logged: the prompt is planned alone).
+func (s *session) chat(ctx context.Context) string {
 	s.mu.Lock()
-	id = s.saved.ChatID
+	id := s.saved.ChatID
 	s.mu.Unlock()
 	if id != "" {
-		prior, err := s.sess.ChatContext(id, "in the editor")
+		_, err := s.sess.Chat(id)
 		if err == nil {
-			return id, prior
+			return id
 		}
 		s.log.Warn("the session's chat cannot be read; a new chat starts", "chat", id, "error", err)
 	}
 	c, err := s.sess.NewChat(ctx, "")
 	if err != nil {
 		s.log.Error("no chat can be kept for the session; the prompt is planned without the turns before", "error", err)
-		return "", ""
+		return ""
 	}
 	s.mu.Lock()
 	s.saved.ChatID = c.ID
 	s.mu.Unlock()
-	return c.ID, ""
+	return c.ID
 }
 
 // makePlan asks the planner for a plan and shows it.
-func (s *session) makePlan(ctx context.Context, request string, files []string, imgs []llm.Image) (*engine.Plan, error) {
-	if s.planner == nil {
+func (s *session) makePlan(ctx context.Context, request string, files []string, imgs []agentsession.Image) (*engine.Plan, error) {
+	if s.models == nil {
 		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
-			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, llm.NoModelHelp)}}
+			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, agentsession.NoModelHelp)}}
 	}
-	// The turns before this one (what they asked and planned, the user's
-	// review decisions and reasons, what failed, what was undone), as
-	// every conversation's planner is told them (session.Conversation).
-	chatID, prior := s.chat(ctx)
-	req := llm.CreateRequest{Request: prior + request, Workspace: s.ws, OpenFiles: files, Images: imgs,
+	req := agentsession.PlanRequest{Workspace: s.ws, OpenFiles: files, Images: imgs,
 		// A sensitive file the planner's model wants to read asks
 		// (session/request_permission), as a step's read does.
 		Approve: (*approver)(s).Approve}
@@ -356,8 +348,24 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 			return s.ws.ReadFile(ctx, rel)
 		}
 	}
-	plan, err := s.planner.Create(ctx, req)
-	s.syncPlannerUsage()
+	// The turns before this one (what they asked and planned, the user's
+	// review decisions and reasons, what failed, what was undone), as
+	// every conversation's planner is told them (session.ChatStore.PlanTurn);
+	// the plan is kept in the workspace's plan store, as every front
+	// end's.
+	plan, chatID, err := s.sess.PlanChatTurn(ctx, agentsession.ChatTurn{ChatID: s.chat(ctx), Where: "in the editor", Request: request,
+		Plan: func(ctx context.Context, request string) (*engine.Plan, error) {
+			req.Request = request
+			defer s.syncPlannerUsage()
+			return s.models.MakePlan(ctx, req)
+		},
+		Keep: func(plan *engine.Plan) (*engine.Plan, error) {
+			return s.sess.Plans().Store(plan, "model", "created from a request")
+		}})
+	if tn := (*agentsession.TurnNotKeptError)(nil); errors.As(err, &tn) {
+		s.log.Error("the prompt's turn is not kept in the session's chat", "chat", chatID, "error", tn.Err)
+		err = nil
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -369,20 +377,9 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 		}
 		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "making the plan: " + err.Error()}}
 	}
-	if plan.ID == "" {
-		plan.ID = "plan-" + strings.TrimPrefix(newSessionID(), "sess-")
-	}
 	s.mu.Lock()
 	s.saved.Plan = plan
 	s.mu.Unlock()
-	if chatID != "" {
-		if _, err := s.sess.AddChatTurn(ctx, chatID, request, plan); err != nil {
-			s.log.Error("the prompt's turn is not kept in the session's chat", "chat", chatID, "error", err)
-		}
-	}
-	if err := savePlan(s.journal, plan); err != nil {
-		return nil, err
-	}
 	s.send(sdk.UpdatePlan(planEntries(plan, nil)...), true)
 	var b strings.Builder
 	fmt.Fprintf(&b, "**%s** — %d steps:\n", plan.Title, len(plan.Steps))
@@ -540,9 +537,9 @@ func parseUndo(cmd, arg string) (undoArgs, error) {
 			if u.opts.OnConflict != "" {
 				return u, usage
 			}
-			u.opts.OnConflict = gitops.KeepConflicts
+			u.opts.OnConflict = agentsession.KeepConflicts
 			if f == "--overwrite" {
-				u.opts.OnConflict = gitops.OverwriteConflicts
+				u.opts.OnConflict = agentsession.OverwriteConflicts
 			}
 		case "--diff":
 			u.diff, u.opts.DryRun = true, true
@@ -584,8 +581,8 @@ func (s *session) undoRun(ctx context.Context, u undoArgs) error {
 	opts.ShowLater = true // Shown once said (reportUndo)
 	res, err := s.sess.UndoRun(ctx, id, opts)
 	if err != nil {
-		var ns *journal.NoSnapshotsError
-		if errors.As(err, &ns) || errors.Is(err, journal.ErrNothingToUndo) || errors.Is(err, journal.ErrNoSuchRun) || errors.Is(err, journal.ErrAmbiguousRun) {
+		var ns *agentsession.NoSnapshotsError
+		if errors.As(err, &ns) || errors.Is(err, agentsession.ErrNothingToUndo) || errors.Is(err, agentsession.ErrNoSuchRun) || errors.Is(err, agentsession.ErrAmbiguousRun) {
 			return sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 		}
 		return &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": "undo: " + err.Error()}}
@@ -605,7 +602,7 @@ func (s *session) undoRestore(ctx context.Context, u undoArgs) error {
 	opts := u.opts
 	opts.ShowLater = true // Shown once said (reportUndo)
 	res, err := s.sess.UndoRestore(ctx, u.id, opts)
-	if errors.Is(err, journal.ErrNoRestoreToUndo) {
+	if errors.Is(err, agentsession.ErrNoRestoreToUndo) {
 		return sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 	}
 	if err != nil {
@@ -718,7 +715,7 @@ func (s *session) listRules() error {
 // undoable says whether /undo-restore takes this one back: a restore and
 // an undo of a run are recorded restores; an undo of a restore is not (a
 // second /undo-restore takes back the restore before it).
-func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, head, again string, undoable bool) {
+func (s *session) reportRestore(ctx context.Context, res *agentsession.RestoreResult, head, again string, undoable bool) {
 	var b strings.Builder
 	b.WriteString(head)
 	list := func(name string, paths []string) {
@@ -755,8 +752,8 @@ func (s *session) reportRestore(ctx context.Context, res *gitops.RestoreResult, 
 // setting: a prompt whose image was dropped would be answered about
 // something the model never saw. Audio is refused the same way: no
 // provider agentd speaks is sent audio.
-func (s *session) promptImages(blocks []sdk.ContentBlock) ([]llm.Image, error) {
-	var imgs []llm.Image
+func (s *session) promptImages(blocks []sdk.ContentBlock) ([]agentsession.Image, error) {
+	var imgs []agentsession.Image
 	first := -1
 	for i, c := range blocks {
 		refuse := func(msg string) error {
@@ -770,14 +767,14 @@ func (s *session) promptImages(blocks []sdk.ContentBlock) ([]llm.Image, error) {
 		}
 		model := s.currentModel()
 		if model == "" {
-			return nil, refuse(fmt.Sprintf("this prompt has an image, but no model is configured: %v; %s", engine.ErrNoModel, llm.NoModelHelp))
+			return nil, refuse(fmt.Sprintf("this prompt has an image, but no model is configured: %v; %s", engine.ErrNoModel, agentsession.NoModelHelp))
 		}
 		data, err := base64.StdEncoding.DecodeString(c.Image.Data)
 		if err != nil {
 			return nil, refuse(fmt.Sprintf("the image's data is not base64 (%v); the client sent a broken image block", err))
 		}
-		img := llm.Image{MIMEType: c.Image.MimeType, Data: data}
-		if err := s.settings.CheckImages(model, []llm.Image{img}); err != nil {
+		img := agentsession.Image{MIMEType: c.Image.MimeType, Data: data}
+		if err := s.settings.CheckImages(model, []agentsession.Image{img}); err != nil {
 			msg := "this prompt has an image, so it was not run: " + err.Error()
 			if others := s.visionChoices(); len(others) > 0 && !slices.Contains(others, model) {
 				msg += fmt.Sprintf(", or choose a model that takes images in the model selector: %s", strings.Join(others, ", "))

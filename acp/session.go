@@ -16,9 +16,6 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/llm"
-	"github.com/agentd/agentd/engine/tools"
-	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/mcptools"
 	"github.com/agentd/agentd/review"
 	agentsession "github.com/agentd/agentd/session"
@@ -37,18 +34,18 @@ type session struct {
 	journal *engine.Journal // the workspace's; the session is a record in it
 	log     *slog.Logger
 	ws      *workspace.Workspace
-	store   *gitops.Store
+	store   *agentsession.Store
 	sess    *agentsession.Session // the workspace's session: store, journal, book, policy, undo
 	eng     *engine.Engine
-	// planner is nil when no model is configured.
-	planner *llm.Planner
+	// models are nil when no model is configured.
+	models *agentsession.Models
 	// settings are the session's own model settings (their Model is the
 	// session's model); defaultModel is the configured default.
-	settings     *llm.Settings
+	settings     *agentsession.ModelSettings
 	defaultModel string
 	// tools is the session's registry: the built-in tools (through the
 	// client where it offers them) and the editor's MCP servers' tools.
-	tools       *tools.Registry
+	tools       *agentsession.ToolRegistry
 	mcp         *mcptools.Set // nil without MCP servers
 	mcpCalls    atomic.Int64  // numbers the MCP calls agent steps make (RUN/STEP/mcp-N)
 	mcpProblems string        // servers that did not start, said after the commands
@@ -187,8 +184,8 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 		s.log.Warn("model settings not loaded; prompts cannot be planned", "err", err)
 	} else if models.Configured() {
 		s.settings, s.defaultModel = models.Settings, models.Settings.Model
-		s.planner = models.Planner
-		s.planner.Logger = s.log.With("component", "planner")
+		s.models = models
+		s.models.Planner.Logger = s.log.With("component", "planner")
 		cfg.Model = &countingModel{models.Step, s}
 		cfg.Planner = &recoverer{s: s}
 		cfg.Rules = append(cfg.Rules, engine.DefaultRules()...)
@@ -200,23 +197,15 @@ func newSession(ctx context.Context, a *agent, cwd, id string) (*session, error)
 
 // toolRegistry is the built-in tools, with the client's terminal and
 // file system standing in where the client declares them.
-func (s *session) toolRegistry() *tools.Registry {
-	reg := tools.Builtin()
-	if !s.caps.Terminal && !s.caps.Fs.ReadTextFile {
-		return reg
+func (s *session) toolRegistry() *agentsession.ToolRegistry {
+	var et agentsession.EditorTools
+	if s.caps.Terminal {
+		et.RunCommand = func(t agentsession.Tool) agentsession.Tool { return &terminalTool{Tool: t, s: s} }
 	}
-	out := tools.NewRegistry()
-	for _, t := range reg.List() {
-		switch {
-		case s.caps.Terminal && t.Name() == "run_command":
-			out.Register(&terminalTool{Tool: t, s: s})
-		case s.caps.Fs.ReadTextFile && (t.Category() == tools.CategoryRead || t.Category() == tools.CategoryWrite || t.Category() == tools.CategoryDelete):
-			out.Register(wrapReads(t, s))
-		default:
-			out.Register(t)
-		}
+	if s.caps.Fs.ReadTextFile {
+		et.Read = s.readThroughClient
 	}
-	return out
+	return agentsession.ToolsThroughEditor(s.ws, et)
 }
 
 func (s *session) close() {
@@ -225,10 +214,8 @@ func (s *session) close() {
 			s.log.Debug("stopping MCP servers", "err", err)
 		}
 	}
-	s.book.Close() // what review.RecordDelay holds back is recorded
-	if s.planner != nil {
-		_ = s.planner.Close() // the map's file watcher
-	}
+	s.book.Close()       // what review.RecordDelay holds back is recorded
+	_ = s.models.Close() // the map's file watcher
 	if s.sess != nil {
 		_ = s.sess.Close()
 	} else if s.ws != nil {

@@ -34,11 +34,11 @@ func (m *countingModel) RunStep(ctx context.Context, call engine.ModelCall) (*en
 
 // syncPlannerUsage counts what the planner used since it was last looked at.
 func (s *session) syncPlannerUsage() {
-	if s.planner == nil {
+	if s.models == nil {
 		return
 	}
 	s.mu.Lock()
-	cur := s.planner.Used()
+	cur := s.models.Planner.Used()
 	d := engine.Usage{InputTokens: cur.InputTokens - s.plannerSeen.InputTokens, OutputTokens: cur.OutputTokens - s.plannerSeen.OutputTokens,
 		CostUSD: cur.CostUSD - s.plannerSeen.CostUSD}
 	s.plannerSeen = cur
@@ -75,7 +75,7 @@ type recoverer struct {
 
 func (r *recoverer) Recover(ctx context.Context, req engine.RecoveryRequest) (*engine.RecoveryDecision, error) {
 	id := r.begin(req.StepID, "recover", fmt.Sprintf("Recover from the failure of step %s (asking the model)", req.StepID), req.Error)
-	dec, err := r.s.planner.Recover(ctx, req)
+	dec, err := r.s.models.Planner.Recover(ctx, req)
 	note := ""
 	if dec != nil {
 		note = "decision: " + dec.Action
@@ -89,7 +89,7 @@ func (r *recoverer) Recover(ctx context.Context, req engine.RecoveryRequest) (*e
 
 func (r *recoverer) RePlan(ctx context.Context, req engine.RePlanRequest) ([]*engine.Step, error) {
 	id := r.begin(req.StepID, "replan", fmt.Sprintf("Extend the plan for step %s (asking the model)", req.StepID), req.Suggestion)
-	steps, err := r.s.planner.RePlan(ctx, req)
+	steps, err := r.s.models.Planner.RePlan(ctx, req)
 	ids := make([]string, len(steps))
 	for i, st := range steps {
 		ids[i] = st.ID

@@ -205,7 +205,8 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		}
 		sess, wsErr = session.Open(s.ctx, session.Options{Root: root, StateDir: stateDir, Logger: s.log,
 			Background: true, Daemon: true, GCInterval: GCInterval,
-			OpenWorkspace: s.opts.OpenWorkspace, OpenStore: openStore, AllowBroadWorkspace: opts.AllowBroadWorkspace})
+			OpenWorkspace: s.opts.OpenWorkspace, OpenStore: openStore, AllowBroadWorkspace: opts.AllowBroadWorkspace,
+			Plans: s.plans.PlanStore}) // the plans kept so far, and from now on in the journal
 		if wsErr != nil {
 			s.log.Error("opening the workspace failed", "root", root, "error", wsErr)
 			sess = nil
@@ -275,8 +276,8 @@ func (s *Server) restore() {
 	if p == nil {
 		return
 	}
-	for _, pl := range p.loadPlans() {
-		s.plans.put(pl)
+	if sess, err := s.session(); err == nil {
+		sess.Plans() // the plans the journal recorded join the server's
 	}
 	s.readRecordedRuns()
 	s.keepChanges()

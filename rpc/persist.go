@@ -7,7 +7,8 @@ import (
 )
 
 // persister is the server's use of the workspace's journal
-// (engine.Journal, shared with agentd run): plans and the session policy.
+// (engine.Journal, shared with agentd run); plans are the session's
+// (session.PlanStore).
 // Runs and remembered approval rules are recorded by the engine itself,
 // change sets and their review state by the review book (keepChanges). A save that fails returns an error naming the file and
 // what to do; handlers return it instead of acknowledging.
@@ -22,28 +23,6 @@ func (p *persister) journal() *engine.Journal {
 		return nil
 	}
 	return p.j
-}
-
-func (p *persister) savePlan(pl *engine.Plan) error {
-	if p == nil {
-		return nil
-	}
-	if err := p.j.SavePlan(pl); err != nil {
-		p.log.Error("saving a plan failed", "plan", pl.ID, "error", err)
-		return err
-	}
-	return nil
-}
-
-func (p *persister) loadPlans() []*engine.Plan {
-	if p == nil {
-		return nil
-	}
-	pls, err := p.j.Plans()
-	if err != nil {
-		p.log.Error("reading saved plans failed", "error", err)
-	}
-	return pls
 }
 
 func (p *persister) loadRuns() []engine.RunState {

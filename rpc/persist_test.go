@@ -78,6 +78,7 @@ func TestFailedSaveNotAcknowledged(t *testing.T) {
 	}
 	s := NewServer(Options{})
 	s.persist = p
+	s.plans = &plans{session.NewPlanStore(p.j, nil)} // the session's plan store, saving in the journal
 	pl := &engine.Plan{Title: "t", Steps: []*engine.Step{{ID: "a", Tool: "read_file"}}}
 	if _, err := s.storePlan(pl, "load", "loaded"); err == nil {
 		t.Fatal("storePlan acknowledged a plan it could not save")

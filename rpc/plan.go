@@ -9,9 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentd/agentd/engine"
@@ -31,30 +29,19 @@ func planMethods() map[string]method {
 	}
 }
 
-// plans holds the latest version of every plan.
-type plans struct {
-	mu sync.Mutex
-	m  map[string]*engine.Plan
-	// lastRun maps plan id to its latest run id.
-	lastRun map[string]string
-}
+// plans are the server's plans: the session's store (session.PlanStore,
+// one store and one version rule for every front end), kept in memory
+// until a workspace's session keeps them in its journal.
+type plans struct{ *session.PlanStore }
 
-func newPlans() *plans { return &plans{m: map[string]*engine.Plan{}, lastRun: map[string]string{}} }
+func newPlans() *plans { return &plans{session.NewPlanStore(nil, nil)} }
 
 func (p *plans) get(id string) (*engine.Plan, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pl, ok := p.m[id]
+	pl, ok := p.Get(id)
 	if !ok {
 		return nil, notFound("plan", id)
 	}
 	return pl, nil
-}
-
-func (p *plans) put(pl *engine.Plan) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.m[pl.ID] = pl
 }
 
 func newID(prefix string) string {
@@ -152,34 +139,10 @@ func (s *Server) validatePlan(p *engine.Plan) error {
 	return nil
 }
 
-// storePlan gives p an id and a version, persists it and records it; a
-// plan that cannot be saved is not acknowledged.
+// storePlan keeps p in the plan store (an id, the next version, a
+// history entry); a plan that cannot be saved is not acknowledged.
 func (s *Server) storePlan(p *engine.Plan, source, reason string) (*engine.Plan, error) {
-	now := time.Now().UTC()
-	if p.ID == "" {
-		p.ID = newID("plan-")
-	}
-	prevVersion := 0
-	if old, err := s.plans.get(p.ID); err == nil {
-		prevVersion = old.Version
-		if p.CreatedAt.IsZero() {
-			p.CreatedAt = old.CreatedAt
-		}
-	}
-	if p.Version <= prevVersion {
-		p.Version = prevVersion + 1
-	}
-	if p.CreatedAt.IsZero() {
-		p.CreatedAt = now
-	}
-	if source != "" {
-		p.History = append(p.History, engine.PlanUpdate{Version: p.Version, Time: now, Source: source, Reason: reason})
-	}
-	if err := s.persist.savePlan(p); err != nil {
-		return nil, err
-	}
-	s.plans.put(p)
-	return p, nil
+	return s.plans.Store(p, source, reason)
 }
 
 func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, error) {
@@ -204,20 +167,14 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	if s.opts.PlanMaker == nil {
 		return nil, errNoModel
 	}
-	req := PlanRequest{Request: p.Request, ExploreRounds: p.ExploreRounds, MapTokens: p.MapTokens, Approve: (*approver)(s).Approve}
-	var sess *session.Session
+	req := PlanRequest{ExploreRounds: p.ExploreRounds, MapTokens: p.MapTokens, Approve: (*approver)(s).Approve}
+	var chats *session.ChatStore // nil: a plan of no chat
 	if p.ChatID != "" {
-		// The chat's turns before this one, as every conversation's
-		// planner is told them (session.Conversation).
-		var err error
-		if sess, err = s.session(); err != nil {
-			return nil, err
-		}
-		prior, err := sess.ChatContext(p.ChatID, "in the editor")
+		sess, err := s.session()
 		if err != nil {
 			return nil, err
 		}
-		req.Request = prior + p.Request
+		chats = sess.ChatStore()
 	}
 	var end func()
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
@@ -225,21 +182,20 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	if p.Context != nil {
 		req.URIs, req.Selection = p.Context.URIs, p.Context.Selection
 	}
-	pl, err := s.opts.PlanMaker.MakePlan(ctx, req)
+	// The chat's turns before this one, as every conversation's planner
+	// is told them (session.ChatStore.PlanTurn).
+	pl, _, err := chats.PlanTurn(ctx, session.ChatTurn{ChatID: p.ChatID, Where: "in the editor", Request: p.Request,
+		Plan: func(ctx context.Context, request string) (*engine.Plan, error) {
+			req.Request = request
+			return s.opts.PlanMaker.MakePlan(ctx, req)
+		},
+		Keep: func(pl *engine.Plan) (*engine.Plan, error) {
+			if err := s.validatePlan(pl); err != nil {
+				return nil, err
+			}
+			return s.storePlan(pl, "model", "created from a request")
+		}})
 	if err != nil {
-		return nil, err
-	}
-	if pl.Request == "" || p.ChatID != "" {
-		pl.Request = p.Request // the user's words; the chat keeps the rest
-	}
-	if err := s.validatePlan(pl); err != nil {
-		return nil, err
-	}
-	pl, err = s.storePlan(pl, "model", "created from a request")
-	if err != nil || sess == nil {
-		return pl, err
-	}
-	if _, err := sess.AddChatTurn(ctx, p.ChatID, p.Request, pl); err != nil {
 		return nil, err
 	}
 	return pl, nil
@@ -310,18 +266,11 @@ type PlanSummary struct {
 }
 
 func (s *Server) planList(ctx context.Context, params json.RawMessage) (any, error) {
-	s.plans.mu.Lock()
-	out := make([]PlanSummary, 0, len(s.plans.m))
-	for _, pl := range s.plans.m {
-		out = append(out, PlanSummary{ID: pl.ID, Title: pl.Title, Version: pl.Version, CreatedAt: pl.CreatedAt, LastRun: s.plans.lastRun[pl.ID]})
+	list := s.plans.List()
+	out := make([]PlanSummary, 0, len(list))
+	for _, pl := range list {
+		out = append(out, PlanSummary{ID: pl.ID, Title: pl.Title, Version: pl.Version, CreatedAt: pl.CreatedAt, LastRun: s.plans.LastRun(pl.ID)})
 	}
-	s.plans.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
-			return out[i].CreatedAt.After(out[j].CreatedAt)
-		}
-		return out[i].ID < out[j].ID
-	})
 	return out, nil
 }
 
@@ -339,44 +288,21 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 	if err != nil {
 		return nil, err
 	}
-	cur, err := s.plans.get(p.PlanID)
-	if err != nil {
+	if _, err := s.plans.get(p.PlanID); err != nil {
 		return nil, err
-	}
-	if p.Version != cur.Version {
-		return nil, fmt.Errorf("plan %s: version %d is stale, the plan is at version %d; get it again and redo the edit: %w",
-			p.PlanID, p.Version, cur.Version, engine.ErrStaleVersion)
-	}
-	for i, e := range p.Edits {
-		switch e.Op {
-		case "update", "insert", "remove", "move", "skip", "unskip":
-		default:
-			return nil, badParam(fmt.Sprintf("edits[%d].op", i), "unknown op %q (update, insert, remove, move, skip, unskip)", e.Op)
-		}
 	}
 	reason := p.Reason
 	if reason == "" {
 		reason = "edited in the editor"
 	}
-	np, err := eng.EditPlan(cur, p.Edits, reason)
+	// The store checks the version and keeps the next one; the engine
+	// checks the ops, steps and tools.
+	np, err := s.plans.Edit(p.PlanID, p.Version, func(cur *engine.Plan) (*engine.Plan, error) {
+		return eng.EditPlan(cur, p.Edits, reason)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if np.Version <= cur.Version {
-		np.Version = cur.Version + 1
-	}
-	// Re-check against a concurrent edit.
-	s.plans.mu.Lock()
-	if latest := s.plans.m[p.PlanID]; latest != nil && latest.Version != cur.Version {
-		s.plans.mu.Unlock()
-		return nil, fmt.Errorf("plan %s changed while editing (now version %d): %w", p.PlanID, latest.Version, engine.ErrStaleVersion)
-	}
-	if err := s.persist.savePlan(np); err != nil {
-		s.plans.mu.Unlock()
-		return nil, err
-	}
-	s.plans.m[p.PlanID] = np
-	s.plans.mu.Unlock()
 	s.chatPlanChanged(ctx, np)
 	return np, nil
 }
@@ -408,15 +334,7 @@ func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (an
 	if err != nil {
 		return nil, err
 	}
-	pl.ID = cur.ID
-	pl.Request = cur.Request
-	pl.Version = cur.Version + 1
-	pl.CreatedAt = cur.CreatedAt
-	pl.History = append(append([]engine.PlanUpdate(nil), cur.History...), pl.History...)
-	if err := s.validatePlan(pl); err != nil {
-		return nil, err
-	}
-	pl, err = s.storePlan(pl, "model", "regenerated: "+p.Feedback)
+	pl, err = s.plans.Regenerated(cur, pl, p.Feedback, s.validatePlan)
 	if err == nil {
 		s.chatPlanChanged(ctx, pl)
 	}

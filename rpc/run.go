@@ -247,9 +247,7 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 		s.runs.mu.Unlock()
 	}
 	e.mu.Unlock()
-	s.plans.mu.Lock()
-	s.plans.lastRun[pl.ID] = e.id
-	s.plans.mu.Unlock()
+	s.plans.SetLastRun(pl.ID, e.id)
 
 	// The engine recorded the run in the workspace's journal before Start
 	// returned, and records its progress and final state.

@@ -105,16 +105,3 @@ func LoadSettings(opts ModelOptions) (*llm.Settings, error) {
 	}
 	return settings, nil
 }
-
-// MapPlanner is a planner without a model, for its repository map alone
-// (agentd map): the same map, cache and state dir as the planner of
-// LoadModels, with no model settings to load (a bad model config does not
-// stop a map).
-func MapPlanner(stateDir string, log *slog.Logger) *llm.Planner {
-	p := llm.NewPlanner(&llm.Settings{}, nil)
-	p.StateDir = stateDir
-	if log != nil {
-		p.Logger = log
-	}
-	return p
-}

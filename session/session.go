@@ -55,6 +55,10 @@ type Options struct {
 	// (tests).
 	OpenWorkspace func(root string) (*workspace.Workspace, error)
 	OpenStore     func(ctx context.Context, ws *workspace.Workspace, stateDir string) (*gitops.Store, error)
+	// Plans, if set, is the store of plans the front end kept before the
+	// workspace was open (an editor server's, NewPlanStore(nil, ...)): the
+	// session keeps its plans in the journal from now on (Session.Plans).
+	Plans *PlanStore
 }
 
 // Session is one workspace's session.
@@ -78,6 +82,11 @@ type Session struct {
 
 	// chats are the workspace's chats (chat.go), in its journal.
 	chats *ChatStore
+
+	// plans are the workspace's plans (plans.go), in its journal; loaded
+	// at the first use (plansOnce).
+	plans     *PlanStore
+	plansOnce sync.Once
 
 	// userGit holds, per run in progress, the user's repository as it was
 	// at the run's start (usergit.go).
@@ -116,7 +125,10 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	if maxSize <= 0 {
 		maxSize = ws.MaxFileSize() // what tools read, snapshots keep
 	}
-	s := &Session{WS: ws, log: log, storeReady: make(chan struct{}), userGit: map[string]*userGitRun{}}
+	s := &Session{WS: ws, log: log, storeReady: make(chan struct{}), userGit: map[string]*userGitRun{}, plans: opts.Plans}
+	if s.plans == nil {
+		s.plans = NewPlanStore(nil, log)
+	}
 	j, err := engine.OpenJournal(opts.StateDir, ws.Root(), log)
 	if err == nil {
 		s.chats = NewChatStore(j)
@@ -186,6 +198,14 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		return nil, s.storeErr
 	}
 	return s, nil
+}
+
+// Plans is the workspace's store of plans, for every front end (the one
+// version rule: PlanStore). The first call loads the plans the journal
+// recorded.
+func (s *Session) Plans() *PlanStore {
+	s.plansOnce.Do(func() { s.plans.keep(s.Journal, s.log) })
+	return s.plans
 }
 
 // Store is the snapshot store, waiting for it if it is being opened.

@@ -174,22 +174,8 @@ func (c *chat) failed() *session.Turn {
 	return ch.Failed()
 }
 
-// context is what the planner of the next turn is told of the turns
-// before (session.Conversation), as the chat holds them now: its turns
-// here, in an editor or over ACP.
-func (c *chat) context() string {
-	if c.chatID == "" {
-		return ""
-	}
-	prior, err := c.chats.Context(c.chatID, "at the terminal")
-	if err != nil {
-		c.con.Println(fmt.Sprintf("agentd chat: %v; this turn is planned without the turns before", chatErr(err)))
-		return ""
-	}
-	return prior
-}
-
-// ensureChat makes the chat at the first turn; false when it cannot.
+// ensureChat makes the chat before a question that is its first turn;
+// false when it cannot.
 func (c *chat) ensureChat() bool {
 	if c.chatID != "" {
 		return true
@@ -204,15 +190,8 @@ func (c *chat) ensureChat() bool {
 	return true
 }
 
-// keep records the turn in the chat, making the chat at the first turn.
-func (c *chat) keep(request string, p *engine.Plan) {
-	if !c.ensureChat() {
-		return
-	}
-	if _, err := c.chats.AddTurn(c.a.ctx, c.chatID, request, p); err != nil {
-		c.con.Println(fmt.Sprintf("agentd chat: the turn is not kept in chat %s: %v", c.chatID, err))
-	}
-}
+// errNoPlan is a turn whose planning failed; makePlan said why.
+var errNoPlan = errors.New("no plan")
 
 // chatErr words a chat store error for the terminal.
 func chatErr(err error) error {
@@ -330,20 +309,43 @@ func (c *chat) turn(shown, request string) {
 	t := &chatTurn{}
 	budget := engine.NewBudget(0, 0)
 	var used engine.Usage
-	p, _ := makePlan(c.a.ctx, "chat", c.context()+request, c.root, c.o.model, c.a.stderr,
-		planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore,
-			con: c.con, yes: c.o.yes})
+	// The chat's turns before this one, as every conversation's planner
+	// is told them (session.ChatStore.PlanTurn); the chat starts with
+	// the first turn that makes a plan.
+	p, id, err := c.chats.PlanTurn(c.a.ctx, session.ChatTurn{ChatID: c.chatID, NewChat: true, Where: "at the terminal",
+		Request: shown, Ask: request,
+		Plan: func(ctx context.Context, request string) (*engine.Plan, error) {
+			p, _ := makePlan(ctx, "chat", request, c.root, c.o.model, c.a.stderr,
+				planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore,
+					con: c.con, yes: c.o.yes})
+			if p == nil {
+				return nil, errNoPlan // makePlan said why
+			}
+			return p, nil
+		},
+		Keep: func(p *engine.Plan) (*engine.Plan, error) {
+			p.ID = requestPlanID(shown, time.Now())
+			return p, nil
+		}})
 	t.tokens, t.costUSD = used.InputTokens+used.OutputTokens, used.CostUSD
+	if id != "" && c.chatID == "" {
+		c.chatID = id
+		c.con.Println(c.con.paint("90", fmt.Sprintf("chat %s (agentd chat --resume %s continues it, here or in an editor)", id, id)))
+	}
+	if tn := (*session.TurnNotKeptError)(nil); errors.As(err, &tn) {
+		c.con.Println("agentd chat: " + tn.Error())
+		err = nil
+	}
+	if err != nil && !errors.Is(err, errNoPlan) {
+		c.con.Println(fmt.Sprintf("agentd chat: %v", chatErr(err)))
+	}
 	if p == nil {
 		c.con.Println("no plan this turn; say it another way, or /help")
 		return
 	}
-	p.ID = requestPlanID(shown, time.Now())
-	p.Request = shown
 	t.plan = p
 	t.Turn = &session.Turn{Request: shown}
 	t.SetPlan(p)
-	c.keep(shown, p)
 	c.turns = append(c.turns, t)
 	if c.confirm {
 		c.confirm = false

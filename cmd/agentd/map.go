@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -114,13 +113,12 @@ func cmdMap(ctx context.Context, o mapOpts, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	live := newPlanLive("map", stderr)
-	pl := session.MapPlanner(o.stateDir, slog.New(slog.NewTextHandler(live, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	defer pl.Close()
 	if live.tty {
-		live.progress(llm.Progress{Message: "mapping " + ws.Root()})
+		live.progress(session.PlanProgress{Message: "mapping " + ws.Root()})
 	}
 	t0 := time.Now()
-	rm, err := pl.RepositoryMap(ctx, ws, llm.MapQuery{Request: strings.TrimSpace(o.request), Focus: focus, Tokens: o.mapTokens})
+	rm, err := session.RepositoryMap(ctx, ws, o.stateDir, slog.New(slog.NewTextHandler(live, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		session.MapQuery{Request: strings.TrimSpace(o.request), Focus: focus, Tokens: o.mapTokens})
 	live.done(nil)
 	if err != nil {
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {

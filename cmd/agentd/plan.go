@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -171,16 +170,15 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
-	pl := models.Planner
 	con := po.con
 	if con == nil {
 		con = newConsole(stderr, stdin)
 	}
-	plan, err := pl.Create(ctx, llm.CreateRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
+	plan, err := models.MakePlan(ctx, session.PlanRequest{Request: request, Workspace: ws, ExploreRounds: po.explore, MapTokens: po.mapTokens,
 		OnProgress: live.progress, OnWarnings: live.warnings, OnText: live.streamed, Budget: po.budget,
 		Approve: live.approver(con, po.yes)})
 	live.done(plan)
-	used := pl.Used()
+	used := models.PlannerUsed()
 	if po.used != nil {
 		*po.used = used
 	}
@@ -196,10 +194,7 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		case errors.As(err, &ve):
 			fmt.Fprintf(stderr, "agentd %s: the model's plan is still invalid after a repair round:\n", cmd)
 			printProblems(stderr, "plan", ve.Problems)
-			var re *llm.RepairError
-			if errors.As(err, &re) {
-				keepInvalidPlan(cmd, request, ws.Root(), po.stateDir, re, stderr)
-			}
+			keepInvalidPlan(cmd, request, ws.Root(), po.stateDir, err, stderr)
 			return nil, exitUsage
 		case ctx.Err() != nil:
 			fmt.Fprintf(stderr, "agentd %s: cancelled\n", cmd)
@@ -271,7 +266,7 @@ func (m *serveModel) configure(cfg *engine.Config, model *rpc.ModelOptions) {
 	if err := m.models.LoadErr(); err != nil {
 		m.log.Warn("model settings not loaded; plan/create and llm steps will fail", "err", err)
 	} else if !m.models.Configured() {
-		m.log.Info("no model configured", "help", llm.NoModelHelp)
+		m.log.Info("no model configured", "help", session.NoModelHelp)
 	}
 }
 
@@ -312,21 +307,21 @@ func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine
 
 // createRequest is the planner and its request for req: the open files
 // and the selection resolved in the workspace.
-func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*llm.Planner, llm.CreateRequest, error) {
+func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*session.Planner, session.PlanRequest, error) {
 	m.mu.Lock()
 	ms, ws := m.models, m.ws
 	m.mu.Unlock()
 	if ms == nil {
-		return nil, llm.CreateRequest{}, fmt.Errorf("%w; %s", engine.ErrNoModel, llm.NoModelHelp)
+		return nil, session.PlanRequest{}, fmt.Errorf("%w; %s", engine.ErrNoModel, session.NoModelHelp)
 	}
 	pl, err := ms.Planner()
 	if err != nil {
-		return nil, llm.CreateRequest{}, err
+		return nil, session.PlanRequest{}, err
 	}
-	cr := llm.CreateRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
+	cr := session.PlanRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
 		Approve: req.Approve}
 	if req.Progress != nil {
-		cr.OnProgress = func(p llm.Progress) { req.Progress(p.String()) }
+		cr.OnProgress = func(p session.PlanProgress) { req.Progress(p.String()) }
 	}
 	if ws != nil {
 		for _, u := range req.URIs {
@@ -344,7 +339,7 @@ func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*l
 					if sel.Range.End.Character == 0 && end > sel.Range.Start.Line {
 						end--
 					}
-					cr.Selection = &llm.Selection{Path: rel, StartLine: sel.Range.Start.Line + 1, EndLine: end + 1,
+					cr.Selection = &session.PlanSelection{Path: rel, StartLine: sel.Range.Start.Line + 1, EndLine: end + 1,
 						Text: linesOf(string(data), sel.Range.Start.Line, end)}
 				}
 			}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
-	"github.com/agentd/agentd/engine/llm"
+	"github.com/agentd/agentd/session"
 )
 
 // planOpts are `agentd plan`'s planner options.
@@ -23,7 +23,7 @@ type planOpts struct {
 	used      *engine.Usage // if set, receives what the planner used
 	verbose   bool          // show the model's text as it streams
 	// con, if set, asks before the planner's model reads a sensitive file
-	// (llm.CreateRequest.Approve); nil, or standard input closed: the file
+	// (session.PlanRequest.Approve); nil, or standard input closed: the file
 	// is left out with a note. yes allows every such read.
 	con *console
 	yes bool
@@ -96,7 +96,7 @@ func (l *planLive) draw() {
 	l.line = true
 }
 
-func (l *planLive) progress(p llm.Progress) {
+func (l *planLive) progress(p session.PlanProgress) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.phase = p.String()
@@ -107,7 +107,7 @@ func (l *planLive) progress(p llm.Progress) {
 	fmt.Fprintf(l.w, "agentd %s: %s\n", l.cmd, p.String())
 }
 
-// approver is llm.CreateRequest.Approve at the terminal: the planner's
+// approver is session.PlanRequest.Approve at the terminal: the planner's
 // model wants to read a sensitive file (engine.ReadGate). The live line
 // stops while the question is on screen. With standard input closed the
 // answer is engine.ErrCannotAsk: the file is left out, and the planner
@@ -151,7 +151,7 @@ func (l *planLive) println(s string) {
 	l.draw()
 }
 
-// streamed is llm.CreateRequest.OnText: with verbose, the model's text in
+// streamed is session.PlanRequest.OnText: with verbose, the model's text in
 // whole lines above the live line.
 func (l *planLive) streamed(s string) {
 	if !l.verbose {
