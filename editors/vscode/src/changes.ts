@@ -2,10 +2,11 @@
 // after mode's saves, and the user's decisions (hunk, file, set, all) by the client recipe
 // (decide.ts), with the diff views and Re-propose.
 import * as vscode from 'vscode';
-import { ChangeSet, agentOnly, asksReason, fileOpenUnits, hunkAt, isOpen } from './model';
+import { ChangeSet, agentOnly, asksReason, fileOpenUnits, isOpen } from './model';
 import { DIFF_SCHEME, Review } from './review';
 import { ChangeNode } from './views';
-import { DaemonDown, errText, isRpcError } from './errors';
+import { DaemonDown, errText } from './errors';
+import { Decision, DecideIO, ResolveResult, decide, openSetIds } from './decide';
 import { Reg, State } from './state';
 import { refreshSnapshots } from './snapshots';
 
@@ -104,26 +105,34 @@ async function reasonFor(st: State, changeId: string): Promise<string | undefine
   return r === undefined ? null : r || undefined;
 }
 
-interface ResolveResult { changeId: string; status: string; applied: string[]; rejected: string[]; conflicts: { uri: string; hunkId: string; message: string }[] }
+/** The editor's side of the client recipe (decide.ts). */
+function decideIO(st: State): DecideIO {
+  return {
+    resolve: (changeId, decisions, reason) => st.daemon.req<ResolveResult>('agentd/changes/resolve', { changeId, decisions, reason }),
+    refetch: async (changeId) => { await fetchChangeSet(st, changeId); },
+    relist: async (changeId) => {
+      const list = await st.daemon.req<ChangeSet[]>('agentd/changes/list', {});
+      const listed = new Set(list.map((c) => c.id));
+      for (const id of [...st.review.sets.keys()]) if (!listed.has(id)) st.review.removeChangeSet(id);
+      for (const c of list) if (isOpen(c) && (c.id === changeId || !st.review.sets.has(c.id))) await fetchChangeSet(st, c.id);
+    },
+    redrawn: (line, why) => {
+      st.out.info(`decision not sent again: ${why}; redrawn as the daemon has it`);
+      void vscode.window.showWarningMessage(line);
+    },
+  };
+}
 
-interface Decision { uri?: string; hunkId?: string; action: 'accept' | 'reject'; line?: number }
-
-async function resolve(st: State, changeId: string, decisions: Decision[], reason?: string, retried = false): Promise<void> {
-  let res: ResolveResult;
+async function resolve(st: State, changeId: string, decisions: Decision[], reason?: string): Promise<void> {
+  let res: ResolveResult | undefined;
   try {
-    res = await st.daemon.req<ResolveResult>('agentd/changes/resolve', { changeId, decisions: decisions.map(({ line: _l, ...d }) => d), reason });
+    res = await decide(decideIO(st), changeId, decisions, reason);
   } catch (e) {
     if (e instanceof DaemonDown) throw e;
-    // The user's typing may have rebased the hunk since the lens was drawn: the server gave it
-    // a new id. Take the server's current view and decide the hunk now at the same line.
-    if (!retried && isRpcError(e) && (e.code === -32602 || e.code === -32003) && decisions.some((d) => d.hunkId)) {
-      await fetchChangeSet(st, changeId);
-      const again = decisions.map((d) => (d.hunkId && d.uri && d.line !== undefined ? { ...d, hunkId: currentHunkId(st, changeId, d.uri, d.hunkId, d.line) } : d));
-      if (again.some((d, i) => d.hunkId !== decisions[i].hunkId)) return resolve(st, changeId, again, reason, true);
-    }
     void vscode.window.showErrorMessage(`agentd: ${errText(e)}`);
     return;
   }
+  if (!res) return;
   st.out.info(`${changeId}: ${decisions.map((d) => `${d.action} ${d.hunkId ?? (d.uri ? vscode.workspace.asRelativePath(vscode.Uri.parse(d.uri)) : 'all')}`).join(', ')} -> ${res.status}; applied [${res.applied.join(' ')}] rejected [${res.rejected.join(' ')}]${res.conflicts.length ? ` conflicts ${res.conflicts.length}` : ''}`);
   for (const c of res.conflicts) {
     // The daemon's message may name the file already: not twice.
@@ -133,14 +142,6 @@ async function resolve(st: State, changeId: string, decisions: Decision[], reaso
   await fetchChangeSet(st, changeId);
 }
 
-/** currentHunkId maps a hunk id from a lens to the hunk the review shows now at that place. */
-function currentHunkId(st: State, changeId: string, uri: string, hunkId: string, line: number): string {
-  const hs = st.review.hunks(uri);
-  if (hs.some((h) => h.id === hunkId && h.changeId === changeId)) return hunkId;
-  const at = hunkAt(hs.filter((h) => h.changeId === changeId), line);
-  return at ? at.id : hunkId;
-}
-
 function refOrCursor(st: State, ref: HunkRef | undefined): HunkRef | undefined {
   if (ref?.changeId && ref.hunkId) return ref;
   if (ref && 'hunkId' in ref && ref.changeId) return ref;
@@ -148,13 +149,14 @@ function refOrCursor(st: State, ref: HunkRef | undefined): HunkRef | undefined {
   return h ? { changeId: h.changeId, uri: h.uri, hunkId: h.id, line: h.start + h.focus } : undefined;
 }
 
+/** decideHunk decides the hunk of a lens or view item, else the one under the cursor, by the id
+ *  it was drawn with (a stale id is redrawn, never remapped: decide.ts). */
 async function decideHunk(st: State, ref: HunkRef | undefined, action: 'accept' | 'reject'): Promise<void> {
   const r = refOrCursor(st, ref);
   if (!r?.changeId) { void vscode.window.showInformationMessage('agentd: no pending hunk under the cursor'); return; }
   let reason: string | undefined;
   if (action === 'reject') { const x = await reasonFor(st, r.changeId); if (x === null) return; reason = x; }
-  const hunkId = r.uri && r.hunkId && r.line !== undefined ? currentHunkId(st, r.changeId, r.uri, r.hunkId, r.line) : r.hunkId;
-  await resolve(st, r.changeId, [{ uri: r.uri, hunkId, action, line: r.line }], reason);
+  await resolve(st, r.changeId, [{ uri: r.uri, hunkId: r.hunkId, action }], reason);
 }
 
 /** fileUriOf: the file a command is about: a lens or view item's `{uri}`, the Uri an editor
@@ -179,10 +181,10 @@ async function decideFile(st: State, ref: { uri?: string } | vscode.Uri | undefi
   }
 }
 
+/** decideAll decides one set (the Changes view's item) or every open set as the daemon lists
+ *  them (one not drawn yet included), one resolve without hunkId per set (the client recipe). */
 async function decideAll(st: State, node: ChangeNode | undefined, action: 'accept' | 'reject'): Promise<void> {
-  // Every open set as the daemon has it (one not drawn yet included), not only those shown.
-  const ids = node?.changeId ? [node.changeId]
-    : [...new Set([...(await st.daemon.req<ChangeSet[]>('agentd/changes/list', {})).filter(isOpen).map((c) => c.id), ...[...st.review.sets.values()].filter(isOpen).map((c) => c.id)])];
+  const ids = node?.changeId ? [node.changeId] : openSetIds(await st.daemon.req<ChangeSet[]>('agentd/changes/list', {}));
   if (!ids.length) { void vscode.window.showInformationMessage('agentd: nothing pending review'); return; }
   for (const id of ids) {
     let reason: string | undefined;
