@@ -10,9 +10,15 @@ export type ApprovalAnswer = { outcome: 'selected'; optionId: string; reason?: s
 export async function askApproval(st: State, r: ApprovalRequest): Promise<ApprovalAnswer> {
   const p = approvalPrompt(r, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
   // The first button is the default (Enter): Reject for a high-risk call (approvalPrompt).
-  // Dismissing answers this request only, as cancelled (reject once), never another.
+  // Below high risk Reject is the close affordance (Escape answers it, no Cancel). At high risk
+  // VS Code adds its own Cancel: it, Escape and the close button answer exactly what Reject
+  // answers (reject once, this request only), so the run records the same as for Reject.
   const pick = await vscode.window.showWarningMessage(p.message, { modal: true, detail: p.detail }, ...p.buttons.map((b) => ({ title: b.title, optionId: b.optionId, isCloseAffordance: b.isCloseAffordance })));
-  if (!pick) { st.out.info(`approval for step ${r.stepId} dismissed: not allowed this time`); return { outcome: 'cancelled' }; }
+  if (!pick) {
+    const reject = p.buttons.find((b) => b.kind === 'reject_once');
+    st.out.info(`approval for step ${r.stepId} dismissed (Cancel, Escape or close): ${reject ? `${reject.title}, this time` : 'not allowed this time'}`);
+    return reject ? { outcome: 'selected', optionId: reject.optionId } : { outcome: 'cancelled' };
+  }
   st.out.info(`approval for step ${r.stepId}: ${pick.title}`);
   return { outcome: 'selected', optionId: pick.optionId };
 }
