@@ -222,6 +222,8 @@ fs.writeFileSync(path.join(ws, 'blocked.agentd.json'), plan('Blocked', [
   { id: 'after', tool: 'read_file', args: { path: 'blk.txt' }, dependsOn: ['change'] },
 ]));
 fs.writeFileSync(path.join(ws, 'risk.agentd.json'), plan('Risk', [{ id: 'risky', tool: 'run_command', args: { command: 'touch ran.txt' }, critical: false }]));
+// A git read (risk low, category git: the default policy asks): the approval below high risk.
+fs.writeFileSync(path.join(ws, 'gitread.agentd.json'), plan('Git read', [{ id: 'status', tool: 'git', args: { action: 'status' }, critical: false }]));
 
 // The project's fake model server (internal/fakemodel) for the model-driven step.
 const FAKEMODEL_BIN = process.env.FAKEMODEL_BIN;
@@ -1576,6 +1578,78 @@ await check('after mode: the change is in the open editor at once; rejecting a h
   const d = disk('after.txt');
   assert(d.includes('after line 10\n') && d.includes('after line 30 changed by agentd\n'), `after.txt on disk:\n${d}`);
   assert(d.split('\n').length === 41, `after.txt has ${d.split('\n').length - 1} lines, want 40`);
+});
+
+// Issue 35 point 6, in the front end: the approval modal's answers, and one restart per edit.
+const runSteps = (runId) => JSON.parse(execFileSync(AGENTD_BIN, ['runs', runId, '--json', '--state-dir', stateDir], { cwd: ws, env }).toString()).steps;
+const dialogButtons = () => page.locator('.monaco-dialog-box .dialog-buttons .monaco-button').allInnerTexts().then((a) => a.map((t) => t.trim()));
+const runEnded = (n) => until('the run ends', async () => (await page.locator('.statusbar-item', { hasText: new RegExp(`agentd \\d+/${n} (partial|failed|completed|cancelled)`) }).count()) > 0, 30000);
+
+await check('issue 35 point 6: below high risk the approval has one Reject and no Cancel; Escape rejects it', async () => {
+  await settle();
+  await palette('agentd: Open Plan', 'gitread.agentd.json');
+  await palette('agentd: Run Plan');
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ timeout: 30000 });
+  assert((await dialog.innerText()).includes('git status'), await dialog.innerText());
+  await shot('approval-low-risk');
+  const b = await dialogButtons();
+  assert(b.filter((t) => t === 'Reject').length === 1 && !b.includes('Cancel'), `one Reject, no Cancel: ${b.join(' | ')}`);
+  assert((await dialog.innerText()).includes('Escape rejects it this time'), await dialog.innerText());
+  await page.keyboard.press('Escape');
+  await runEnded(1);
+  const s = runSteps(newestRun().runId)[0];
+  assert(s.status === 'skipped' && s.reason === 'approval denied', `the step rejected as Reject does: ${JSON.stringify(s)}`);
+});
+
+await check('issue 35 point 6: a high-risk approval keeps VS Code\'s Cancel, which rejects like Reject (the command does not run)', async () => {
+  await settle();
+  fs.rmSync(path.join(ws, 'ran.txt'), { force: true });
+  await palette('agentd: Open Plan', 'risk.agentd.json');
+  await palette('agentd: Run Plan');
+  const dialog = page.locator('.monaco-dialog-box');
+  await dialog.waitFor({ timeout: 30000 });
+  const b = await dialogButtons();
+  assert(b.filter((t) => t === 'Reject').length === 1 && b.includes('Cancel'), `Reject and VS Code's Cancel: ${b.join(' | ')}`);
+  assert((await dialog.innerText()).includes('(Cancel is the same)'), `the modal says what Cancel does: ${await dialog.innerText()}`);
+  await shot('approval-high-risk');
+  await dialog.locator('.dialog-buttons .monaco-button', { hasText: /^Cancel$/ }).click();
+  await runEnded(1);
+  assert(!fs.existsSync(path.join(ws, 'ran.txt')), 'Cancel ran the high-risk command');
+  // The same record as Reject (the high-risk case above presses Enter on it): not "cancelled".
+  const s = runSteps(newestRun().runId)[0];
+  assert(s.status === 'skipped' && s.reason === 'approval denied', `Cancel answered as Reject does: ${JSON.stringify(s)}`);
+});
+
+/** The agentd output channel's log, as the window writes it. */
+function agentdLog() {
+  const logs = execFileSync('find', [userDir, '-path', '*agentd*', '-name', '*.log']).toString().trim().split('\n').filter(Boolean);
+  return logs.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
+}
+const count = (text, re) => (text.match(re) ?? []).length;
+
+await check('issue 35 point 6: one base-URL edit in the Settings UI restarts the daemon once', async () => {
+  await settle();
+  const byUrl = /restarting the daemon: agentd\.modelBaseUrl changed/g, byPath = /restarting the daemon: agentd\.path changed/g;
+  const before = agentdLog();
+  const url0 = count(before, byUrl), path0 = count(before, byPath);
+  await setSetting('agentd.modelBaseUrl', 'http://127.0.0.1:9/v1');
+  await until('the restart for the base URL', async () => count(agentdLog(), byUrl) > url0, 30000, 300);
+  // A barrier: a restart for another setting (the same binary, spelled another way) is queued
+  // after everything the base-URL edit caused (the change events and restarts run in order), so
+  // once it is logged, every restart of the base-URL edit is too.
+  await setSetting('agentd.path', `${path.dirname(AGENTD_BIN)}/./${path.basename(AGENTD_BIN)}`);
+  await until('the restart for the path', async () => count(agentdLog(), byPath) > path0, 30000, 300);
+  const n = count(agentdLog(), byUrl) - url0;
+  assert(n === 1, `one edit of agentd.modelBaseUrl restarted the daemon ${n} times`);
+  // Back as it was (more restarts), and a daemon that answers.
+  await setSetting('agentd.modelBaseUrl', '');
+  await setSetting('agentd.path', AGENTD_BIN);
+  await palette('agentd: Focus on Plan View');
+  await until('a plan opens again', async () => {
+    await palette('agentd: Open Plan', 'ctx.agentd.json');
+    return (await planIds()).join(' ').includes('one');
+  }, 30000, 2000);
 });
 
 await check('agentd.path changed without a reload: a missing binary is reported by each command that needs it; fixed, the daemon starts', async () => {
