@@ -19,6 +19,7 @@ import {
 import { DIFF_SCHEME, Metrics, Review } from './review';
 import { Down, downFromStart, findBinary, missingBinaryMessage, protocolProblem, serverCommand } from './binary';
 import { ChangeNode, ChangesTree, PlanNode, PlanTree, Problem, SnapNode, SnapshotInfo, SnapshotsTree } from './views';
+import { attachChat, registerChatView } from './chat/view';
 
 let client: LanguageClient | undefined;
 let lc: typeof import('vscode-languageclient/node') | undefined;
@@ -128,6 +129,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.onDidChangeConfiguration((e) => void onSettings(st, e)),
   );
   registerCommands(st);
+  context.subscriptions.push(registerChatView(context, { showPlan: (p) => { plan.setPlan(p); updateStatus(st); } }));
   updateStatus(st);
   status.show();
   const tSetup = performance.now();
@@ -387,6 +389,7 @@ function onDaemonExit(code: number | null, signal: NodeJS.Signals | null): void 
 
 /** attachClient installs the handlers of the daemon's notifications and requests. */
 function attachClient(st: State, c: LanguageClient): void {
+  attachChat(c); // first: it wraps onNotification so the chat view sees agentd/run/didChange too
   c.onNotification('agentd/run/didChange', (p: { runId: string; event: RunEvent; state?: RunState; unsaved?: string[]; note?: string }) => onRunEvent(st, p));
   c.onNotification('agentd/changes/didChange', (p: ChangesDidChange) => {
     const t0 = performance.now();
@@ -941,7 +944,7 @@ const wireRel = (p: string) => vscode.workspace.asRelativePath(wireUri(p), false
  *  agent's lines it writes nothing and names the conflicts: the user then chooses, in a modal,
  *  to undo the rest and keep those files, to overwrite them (a safety snapshot keeps them), to
  *  see them as diffs, or to cancel (nothing changes). */
-async function undo(st: State, kind: 'run' | 'restore'): Promise<void> {
+async function undo(st: State, kind: 'run' | 'restore', runId?: string): Promise<void> {
   const method = kind === 'run' ? 'agentd/undo/run' : 'agentd/undo/restore';
   const call = async (params: Record<string, unknown>): Promise<{ raw: Record<string, unknown>; r: UndoResult } | undefined> => {
     try {
@@ -954,7 +957,8 @@ async function undo(st: State, kind: 'run' | 'restore'): Promise<void> {
       return undefined;
     }
   };
-  let res = await call({});
+  // A run named (the chat view's "Undo this turn"), else the newest run not undone.
+  let res = await call(runId ? { runId } : {});
   if (!res) return;
   // The same run (or restore) on every later call, whatever happens meanwhile.
   const target: Record<string, unknown> = kind === 'run' && res.r.runId ? { runId: res.r.runId } : {};
@@ -1251,7 +1255,7 @@ function registerCommands(st: State): void {
     void vscode.window.showInformationMessage(v ? 'agentd: API key saved; the daemon restarts with it.' : 'agentd: API key removed; the daemon restarts without it.');
     await restartDaemon(st, 'the API key changed');
   });
-  reg('agentd.undoRun', () => undo(st, 'run'));
+  reg('agentd.undoRun', (a?: { runId?: string }) => undo(st, 'run', a?.runId));
   reg('agentd.undoRestore', () => undo(st, 'restore'));
   reg('agentd.rules', () => manageRules(st));
   reg('agentd.restoreSnapshot', async (n?: SnapNode) => {
