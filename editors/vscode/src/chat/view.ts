@@ -339,12 +339,12 @@ function html(webview: vscode.Webview, media: vscode.Uri): string {
 <link rel="stylesheet" href="${css}"><title>agentd chat</title></head>
 <body>
 <header id="head"><span id="title" title="the chat's title"></span>
-<button id="history" title="Earlier chats (agentd/chat/list)">History</button><button id="new" title="Start a new chat">New chat</button></header>
+<button id="history" class="link" title="Earlier chats of this workspace">History</button><button id="new" class="link" title="Start a new chat">New chat</button></header>
 <section id="historyList" hidden></section>
 <main id="turns" aria-live="polite"></main>
 <div id="notice" role="status" hidden></div>
 <footer id="input">
-<textarea id="text" rows="3" placeholder="Ask agentd to change something (Enter sends, Shift+Enter: new line)" aria-label="Message"></textarea>
+<textarea id="text" rows="2" placeholder="Ask agentd to change something (Enter sends, Shift+Enter: new line)" aria-label="Message"></textarea>
 <div id="row"><span id="modes" role="radiogroup" aria-label="Mode"><button id="modePlan" role="radio" aria-checked="true" title="Make a plan for this request, to read and run">Plan</button><button id="modeAsk" role="radio" aria-checked="false" title="Ask a question: an answer in words, no plan, nothing changed">Ask</button></span>
 <span id="context" title="What the next message sends as context"></span><button id="stop" hidden>Stop</button><button id="send" class="primary">Send</button></div>
 </footer>

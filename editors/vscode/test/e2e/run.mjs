@@ -666,6 +666,9 @@ await check('cancel from the progress notification cancels the run', async () =>
   await until('its notification gone', async () => (await cancel.count()) === 0, 30000);
 });
 
+// The chat view (issue 36): test/e2e/chat.mjs.
+await (await import('./chat.mjs')).chatCases({ page, check, until, assert, palette, reload, fakeURL, ws, results, media });
+
 
 // Second round (issue 27) -------------------------------------------------------------------
 const lensRows = () => editor().locator('.codelens-decoration').allInnerTexts();
