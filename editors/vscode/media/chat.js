@@ -204,6 +204,8 @@
     for (const t of s.turns) main.append(drawTurn(t, s.busy));
     if (stick) main.scrollTop = main.scrollHeight;
     showNotice(s.notice);
+    $('condensed').hidden = !s.condensed;
+    $('condensed').textContent = s.condensed || '';
     $('stop').hidden = !s.working;
     $('context').textContent = s.context ? 'context: ' + s.context : 'no file as context';
     $('send').title = s.busy ? s.busy : 'Send (Enter)';

@@ -22,7 +22,8 @@ export interface ChatTurn {
   read?: string[];
 }
 
-export interface ChatLoad { chatId: string; title: string; createdAt?: string; updatedAt?: string; turns: ChatTurn[] }
+/** `condensed`: the turns (1-based) the chat's next request will condense (docs/protocol.md, "Condensing"). */
+export interface ChatLoad { chatId: string; title: string; createdAt?: string; updatedAt?: string; turns: ChatTurn[]; condensed?: number[] }
 export interface ChatSummary { chatId: string; title: string; createdAt?: string; updatedAt?: string; turns: number }
 
 /** A step of a run as agentd/run/get (or the events) tell it. */
@@ -78,6 +79,8 @@ export interface ViewState {
   notice?: Notice;
   history?: ChatSummary[];
   context?: string;
+  /** Said before sending: which turns the next request condenses. */
+  condensed?: string;
 }
 
 const LIVE = new Set(['running', 'paused']);
@@ -276,6 +279,8 @@ export class ChatModel {
         status: p.kind === 'ask' ? 'answering' : 'planning', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false });
     }
     const working = p ? { plan: 'making a plan…', ask: 'answering…', revise: 'revising the plan…' }[p.kind] : undefined;
-    return { chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context };
+    const c = this.chat?.condensed ?? [];
+    const condensed = c.length ? `The next message condenses turn${c.length === 1 ? '' : 's'} ${c.join(', ')} (the chat is long): their requests, plans, outcomes and your decisions stay; command output goes.` : undefined;
+    return { condensed, chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context };
   }
 }

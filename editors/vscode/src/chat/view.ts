@@ -344,6 +344,7 @@ function html(webview: vscode.Webview, media: vscode.Uri): string {
 <main id="turns" aria-live="polite"></main>
 <div id="notice" role="status" hidden></div>
 <footer id="input">
+<div id="condensed" class="muted" hidden></div>
 <textarea id="text" rows="2" placeholder="Ask agentd to change something (Enter sends, Shift+Enter: new line)" aria-label="Message"></textarea>
 <div id="row"><span id="modes" role="radiogroup" aria-label="Mode"><button id="modePlan" role="radio" aria-checked="true" title="Make a plan for this request, to read and run">Plan</button><button id="modeAsk" role="radio" aria-checked="false" title="Ask a question: an answer in words, no plan, nothing changed">Ask</button></span>
 <span id="context" title="What the next message sends as context"></span><button id="stop" hidden>Stop</button><button id="send" class="primary">Send</button></div>

@@ -122,16 +122,29 @@ export async function chatCases(h) {
     assert((await turn(0).locator('button.undo').count()) === 1, 'turn 1 can still be undone');
   });
 
+  await check('chat: Ask answers a question in words (agentd/chat/ask): no plan, nothing run; the model is told the turns before', async () => {
+    await push({ text: 'chat/a.txt now says "alpha one"; chat/b.txt says "beta" again (turn 2 was undone).' });
+    await chat().locator('#modeAsk').click();
+    await say('what do the two files say now?');
+    await until('the answer in turn 3', async () => (await turnText(2)).includes('now says "alpha one"'), 60000);
+    const t3 = await turnText(2);
+    assert(!/Run|Undo this turn/.test(t3), `a question turn has nothing to run or undo: ${t3}`);
+    const asked = (await requests()).filter((b) => b.includes('what do the two files say now?'));
+    assert(asked.length >= 1 && asked[0].includes('Turn 1. The user asked: make alpha say one'), 'the question\'s request carries turn 1');
+    assert(disk('chat/b.txt') === 'beta\n' && disk('chat/a.txt') === 'alpha one\n', 'nothing written');
+    await chat().locator('#modePlan').click();
+  });
+
   await check('chat: after a window reload the chat is drawn again from the daemon; history lists it; rename', async () => {
     await reload();
     await focusChat();
     await layout(true);
     await until('both turns again', async () => (await turnText(0)).includes('Alpha says one') && (await turnText(1)).includes('Beta says two, twice'), 60000);
-    await until('turn 2 still undone', async () => (await turnText(1)).includes('undone'), 15000);
+    await until('turn 2 still undone, the answer of turn 3 kept', async () => (await turnText(1)).includes('undone') && (await turnText(2)).includes('now says "alpha one"'), 15000);
     assert((await chat().locator('#title').innerText()) === 'make alpha say one', 'the title');
     await chat().locator('#history').click();
     const row = chat().locator('#historyList .chat.current');
-    await until('the chat in the history, with its 2 turns', async () => /make alpha say one.*2 turns/.test((await row.innerText().catch(() => '')).replace(/\s+/g, ' ')), 15000);
+    await until('the chat in the history, with its 3 turns', async () => /make alpha say one.*3 turns/.test((await row.innerText().catch(() => '')).replace(/\s+/g, ' ')), 15000);
     await row.locator('button', { hasText: 'Rename' }).click();
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible' });

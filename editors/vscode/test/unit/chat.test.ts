@@ -132,4 +132,6 @@ test('a plan being made shows the request at once; New chat forgets the chat', (
   assert.equal(s.title, 'Untitled chat');
   m.clear();
   assert.deepEqual([m.view().turns.length, m.view().chatId, m.busyReason()], [0, undefined, undefined]);
+  m.load({ chatId: 'chat-2', title: 'long', turns: [], condensed: [1, 2] });
+  assert.match(m.view().condensed ?? '', /condenses turns 1, 2/);
 });
