@@ -42,10 +42,13 @@ export async function chatCases(h) {
   }
   const fileRow = (i, rel) => turn(i).locator(`.file[data-uri$="${rel}"]`);
   // The chat as a user who works in it lays it out: the other agentd views collapsed and the side
-  // bar wider (both put back at the end, for the cases after these).
+  // bar wider (put back at the end, with the chat collapsed, for the cases after these).
   const others = ['Plan', 'Changes', 'Snapshots'];
   const header = (name) => page.locator('.pane-header', { hasText: new RegExp(`^\\s*${name}`) }).first();
   async function layout(chatWide) {
+    // The cases after these list many rows in the Changes view: the chat gives them its room.
+    const chatOpen = (await header('Chat').getAttribute('aria-expanded')) === 'true';
+    if (!chatWide && chatOpen) await header('Chat').click();
     for (const name of others) {
       const open = (await header(name).getAttribute('aria-expanded')) === 'true';
       if (open === chatWide) await header(name).click();
