@@ -20,6 +20,7 @@ import { RunDidChange, onRunEvent, registerRunCommands, runsDied, showRunProgres
 import { SaveRequest, refreshAll, registerChangeCommands, resyncFile, saveDocuments } from './changes';
 import { askApproval, registerApprovalCommands } from './approvals';
 import { registerSnapshotCommands } from './snapshots';
+import { attachChat, registerChatView } from './chat/view';
 
 let daemon: Daemon | undefined;
 
@@ -74,6 +75,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   registerSnapshotCommands(st, reg);
   registerDaemonCommands(d, context, out, reg);
   reg('agentd.refresh', () => refreshAll(st));
+  context.subscriptions.push(registerChatView(context, { showPlan: (p) => { plan.setPlan(p); updateStatus(st); } }));
   updateStatus(st);
   status.show();
   const tSetup = performance.now();
@@ -116,6 +118,7 @@ function registrar(st: State): Reg {
 
 /** attachClient installs the handlers of the daemon's notifications and requests. */
 function attachClient(st: State, c: LanguageClient): void {
+  attachChat(c); // first: it wraps onNotification so the chat view sees agentd/run/didChange too
   c.onNotification('agentd/run/didChange', (p: RunDidChange) => onRunEvent(st, p));
   c.onNotification('agentd/changes/didChange', (p: ChangesDidChange) => {
     const t0 = performance.now();

@@ -105,7 +105,7 @@ const wireRel = (p: string) => vscode.workspace.asRelativePath(wireUri(p), false
  *  agent's lines it writes nothing and names the conflicts: the user then chooses, in a modal,
  *  to undo the rest and keep those files, to overwrite them (a safety snapshot keeps them), to
  *  see them as diffs, or to cancel (nothing changes). */
-async function undo(st: State, kind: 'run' | 'restore'): Promise<void> {
+async function undo(st: State, kind: 'run' | 'restore', runId?: string): Promise<void> {
   const method = kind === 'run' ? 'agentd/undo/run' : 'agentd/undo/restore';
   const call = async (params: Record<string, unknown>): Promise<{ raw: Record<string, unknown>; r: UndoResult } | undefined> => {
     try {
@@ -118,7 +118,8 @@ async function undo(st: State, kind: 'run' | 'restore'): Promise<void> {
       return undefined;
     }
   };
-  let res = await call({});
+  // A run named (the chat view's "Undo this turn"), else the newest run not undone.
+  let res = await call(runId ? { runId } : {});
   if (!res) return;
   // The same run (or restore) on every later call, whatever happens meanwhile.
   const target: Record<string, unknown> = kind === 'run' && res.r.runId ? { runId: res.r.runId } : {};
@@ -216,7 +217,7 @@ async function compareWithSnapshot(st: State, snap: SnapshotInfo): Promise<void>
 
 /** The snapshot and undo commands. */
 export function registerSnapshotCommands(st: State, reg: Reg): void {
-  reg('agentd.undoRun', () => undo(st, 'run'));
+  reg('agentd.undoRun', (a?: { runId?: string }) => undo(st, 'run', a?.runId));
   reg('agentd.undoRestore', () => undo(st, 'restore'));
   reg('agentd.restoreSnapshot', async (n?: SnapNode) => {
     const snap = snapArg(n) ?? await pickSnapshot(st, 'agentd: Restore Snapshot');

@@ -669,6 +669,7 @@ await check('cancel from the progress notification cancels the run', async () =>
 });
 
 
+
 // Second round (issue 27) -------------------------------------------------------------------
 const lensRows = () => editor().locator('.codelens-decoration').allInnerTexts();
 async function gotoLine(n) { await palette('Go to Line/Column'); await page.keyboard.type(String(n)); await page.keyboard.press('Enter'); }
@@ -1651,6 +1652,10 @@ await check('issue 35 point 6: one base-URL edit in the Settings UI restarts the
     return (await planIds()).join(' ').includes('one');
   }, 30000, 2000);
 });
+// The chat view (issue 36): test/e2e/chat.mjs. Last but the two that break agentd.path: its
+// layout (the other views collapsed while it is shown) would change the room of the views that
+// the cases before it count rows in.
+await (await import('./chat.mjs')).chatCases({ page, check, until, assert, palette, reload, fakeURL, ws, results, media });
 
 await check('agentd.path changed without a reload: a missing binary is reported by each command that needs it; fixed, the daemon starts', async () => {
   await setSetting('agentd.path', '/nonexistent/agentd');

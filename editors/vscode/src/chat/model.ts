@@ -1,0 +1,286 @@
+// The chat view's model: what the daemon says about a chat (agentd/chat/load, the turns' plans,
+// runs and change sets) turned into what the webview draws, and the view's own state (a request
+// in flight, an answer streaming in, why a new message is refused now). No `vscode` import: the
+// unit tests run it under Node. Every rule stays the daemon's: this only words what it says.
+import { ChangeSet, Plan, Step } from '../model';
+
+/** A turn as agentd/chat/load returns it (docs/protocol.md, "Chats"). */
+export interface ChatTurn {
+  request: string;
+  planId?: string;
+  planTitle?: string;
+  planSteps?: string[];
+  runId?: string;
+  status?: string;
+  steps?: string[];
+  review?: string[];
+  failure?: string;
+  undone?: boolean;
+  startSnapshot?: string;
+  question?: boolean;
+  answer?: string;
+  read?: string[];
+}
+
+/** `condensed`: the turns (1-based) the chat's next request will condense (docs/protocol.md, "Condensing"). */
+export interface ChatLoad { chatId: string; title: string; createdAt?: string; updatedAt?: string; turns: ChatTurn[]; condensed?: number[] }
+export interface ChatSummary { chatId: string; title: string; createdAt?: string; updatedAt?: string; turns: number }
+
+/** A step of a run as agentd/run/get (or the events) tell it. */
+export interface RunStep { id: string; status: string; error?: string; reason?: string; output?: string }
+/** The run of a turn, as far as the chat view needs it. */
+export interface RunInfo { runId: string; planId?: string; status: string; error?: string; steps?: RunStep[] }
+
+/** agentd/run/didChange's params (the fields the chat reads). */
+export interface RunDidChange {
+  runId: string;
+  event: { type: string; stepId?: string; status?: string; error?: string; reason?: string; text?: string };
+  state?: { runId: string; planId?: string; status: string; error?: string };
+}
+
+/** agentd/chat/stream's params: the next piece of the answer to the question that will be turn
+ *  `turn` (0-based) of the chat. */
+export interface ChatStream { chatId: string; turn: number; text: string }
+
+// What the webview draws --------------------------------------------------------------------
+
+export interface StepView { id: string; tool: string; words: string; status?: string; error?: string; output?: string }
+export interface FileView { uri: string; rel: string; op: string; changeId: string; status: string; open: number; words: string }
+export interface TurnView {
+  index: number;
+  request: string;
+  kind: 'plan' | 'question';
+  answer?: string;
+  read?: string[];
+  /** The answer is still coming. */
+  streaming?: boolean;
+  plan?: { id: string; title: string; request: string; version?: number };
+  steps: StepView[];
+  runId?: string;
+  /** The run's status, or "not run" for a plan not run yet. */
+  status: string;
+  failure?: string;
+  review?: string[];
+  changes: FileView[];
+  undone: boolean;
+  canRun: boolean;
+  canRevise: boolean;
+  canUndo: boolean;
+}
+export interface Notice { text: string; level: 'info' | 'warn' | 'error' }
+export interface ViewState {
+  chatId?: string;
+  title: string;
+  turns: TurnView[];
+  /** A request in flight (making a plan, answering, revising): shown, with Stop where it can be cancelled. */
+  working?: string;
+  /** Why a new message is refused now; undefined when one can be sent. */
+  busy?: string;
+  notice?: Notice;
+  history?: ChatSummary[];
+  context?: string;
+  /** Said before sending: which turns the next request condenses. */
+  condensed?: string;
+}
+
+const LIVE = new Set(['running', 'paused']);
+
+/** target says what a step acts on, from its args: a file, a move, a command, a search. */
+export function stepTarget(step: Step): string {
+  const a = (step.args && typeof step.args === 'object' ? step.args : {}) as Record<string, unknown>;
+  const s = (k: string) => (typeof a[k] === 'string' ? (a[k] as string) : undefined);
+  if (s('from') && s('to')) return `${s('from')} → ${s('to')}`;
+  if (s('command')) return `$ ${s('command')}`;
+  if (s('path')) return s('path')!;
+  if (s('pattern') || s('query')) return `“${s('pattern') ?? s('query')}”`;
+  if (typeof step.prompt === 'string') return step.prompt as string;
+  return '';
+}
+
+/** stepWords is a plan step in words: the daemon's own words for it (the turn's planSteps,
+ *  "w [write_file] writes a.txt") when it has them, else its description or target. */
+export function stepWords(step: Step, daemonWords?: string[]): { id: string; tool: string; words: string } {
+  const tool = step.tool ?? step.kind ?? '';
+  const said = daemonWords?.find((w) => w.startsWith(`${step.id} [`));
+  const words = said ? said.slice(said.indexOf('] ') + 2) : [step.description, stepTarget(step)].filter(Boolean).join(': ');
+  return { id: step.id, tool, words };
+}
+
+/** fileWords: a file of a change set, as the summary says it. */
+export function fileWords(op: string, c: { pending: number; accepted: number; rejected: number; stale: number; total: number }): string {
+  const what = { create: 'created', delete: 'deleted', move: 'moved', modify: 'modified' }[op] ?? op;
+  const parts: string[] = [];
+  if (c.pending) parts.push(`${c.pending} pending`);
+  if (c.stale) parts.push(`${c.stale} stale`);
+  if (c.accepted) parts.push(`${c.accepted} accepted`);
+  if (c.rejected) parts.push(`${c.rejected} rejected`);
+  return parts.length ? `${what} · ${parts.join(', ')}` : what;
+}
+
+/** turnView draws one turn from what the daemon said: the turn, its plan, its run (live or
+ *  fetched) and its change sets. */
+export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run: RunInfo | undefined, sets: ChangeSet[], rel: (uri: string) => string): TurnView {
+  if (t.question) {
+    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false };
+  }
+  const runSteps = new Map((run?.steps ?? []).map((s) => [s.id, s]));
+  const steps: StepView[] = plan
+    ? plan.steps.map((s) => {
+      const r = runSteps.get(s.id);
+      return { ...stepWords(s, t.planSteps), status: r?.status, error: r?.error ?? r?.reason, output: r?.output || undefined };
+    })
+    // No plan from the daemon (it was forgotten): the turn's own words.
+    : (t.planSteps ?? []).map((w) => {
+      const m = /^(\S+) \[([^\]]*)\] ?(.*)$/.exec(w);
+      const id = m ? m[1] : w;
+      const r = runSteps.get(id);
+      return { id, tool: m ? m[2] : '', words: m ? m[3] : '', status: r?.status, error: r?.error ?? r?.reason, output: r?.output || undefined };
+    });
+  const runId = t.runId ?? run?.runId;
+  const status = (run && runId === run.runId ? run.status : undefined) ?? t.status ?? (runId ? 'running' : 'not run');
+  const changes: FileView[] = [];
+  for (const cs of sets) {
+    for (const f of cs.files) {
+      changes.push({ uri: f.uri, rel: rel(f.uri), op: f.op, changeId: cs.id, status: f.status, open: f.counts.pending + f.counts.stale, words: fileWords(f.op, f.counts) });
+    }
+  }
+  const planId = t.planId ?? plan?.id;
+  const undone = !!t.undone;
+  return {
+    index, request: t.request, kind: 'plan',
+    plan: planId ? { id: planId, title: plan?.title ?? t.planTitle ?? '(untitled plan)', request: plan?.request ?? t.request, version: plan?.version } : undefined,
+    steps, runId, status, failure: t.failure, review: t.review, changes, undone,
+    canRun: !!planId && !runId,
+    canRevise: !!planId && !runId,
+    canUndo: !!runId && !LIVE.has(status) && !undone,
+  };
+}
+
+/** ChatModel is the chat view's state: the chat as last loaded, the plans, runs and change sets
+ *  of its turns, the request in flight and the answer streaming in. */
+export class ChatModel {
+  chat?: ChatLoad;
+  plans = new Map<string, Plan>();
+  runs = new Map<string, RunInfo>();
+  changes = new Map<string, ChangeSet[]>();
+  history?: ChatSummary[];
+  notice?: Notice;
+  context?: string;
+  /** A request in flight: its words, and for a question the answer so far. */
+  pending?: { kind: 'plan' | 'ask' | 'revise'; text: string; turn?: number; answer: string };
+
+  constructor(readonly rel: (uri: string) => string = (u) => u) {}
+
+  get chatId(): string | undefined { return this.chat?.chatId; }
+
+  /** load takes a chat as agentd/chat/load returns it; another chat forgets the last one's. */
+  load(c: ChatLoad): void {
+    if (this.chat?.chatId !== c.chatId) { this.plans.clear(); this.runs.clear(); this.changes.clear(); }
+    this.chat = c;
+  }
+
+  /** clear shows no chat (New chat: the next message starts one). */
+  clear(): void {
+    this.chat = undefined;
+    this.plans.clear(); this.runs.clear(); this.changes.clear();
+    this.pending = undefined;
+  }
+
+  /** turnOfRun: the turn a run belongs to (its runId, else a live run of the turn's plan). */
+  turnOfRun(runId: string, planId?: string): number {
+    const turns = this.chat?.turns ?? [];
+    const i = turns.findIndex((t) => t.runId === runId);
+    if (i >= 0) return i;
+    if (!planId) return -1;
+    for (let j = turns.length - 1; j >= 0; j--) if (turns[j].planId === planId && !turns[j].runId) return j;
+    return -1;
+  }
+
+  /** runEvent applies agentd/run/didChange; returns whether a turn of this chat shows that run. */
+  runEvent(p: RunDidChange): boolean {
+    const planId = p.state?.planId ?? this.runs.get(p.runId)?.planId;
+    const i = this.turnOfRun(p.runId, planId);
+    if (i < 0) return false;
+    const r: RunInfo = this.runs.get(p.runId) ?? { runId: p.runId, planId, status: 'running', steps: [] };
+    if (p.state) { r.status = p.state.status; r.error = p.state.error; r.planId = p.state.planId ?? r.planId; }
+    const ev = p.event;
+    if (ev.stepId) {
+      r.steps = r.steps ?? [];
+      let s = r.steps.find((x) => x.id === ev.stepId);
+      if (!s) { s = { id: ev.stepId, status: 'pending' }; r.steps.push(s); }
+      const ended: Record<string, string> = { stepFinished: 'completed', stepSkipped: 'skipped', stepBlocked: 'blocked', stepFailed: 'failed', stepStarted: 'running', stepRetrying: 'retrying' };
+      if (ev.type === 'stepOutput' && ev.text) s.output = (s.output ?? '') + ev.text;
+      else if (ended[ev.type] || ev.status) s.status = ev.status ?? ended[ev.type];
+      if (ev.error) s.error = ev.error;
+      if (ev.reason) s.reason = ev.reason;
+    }
+    if (ev.type === 'runFinished' && p.state) r.status = p.state.status;
+    this.runs.set(p.runId, r);
+    return true;
+  }
+
+  /** setRun takes a run as agentd/run/get returns it (its steps with their output). */
+  setRun(r: RunInfo): void {
+    const live = this.runs.get(r.runId);
+    // A fetched state never takes back what a newer event said about the run's end.
+    if (live && !LIVE.has(live.status) && LIVE.has(r.status)) r = { ...r, status: live.status };
+    this.runs.set(r.runId, r);
+  }
+
+  /** startPending: a request went out (a plan being made, a question, a revision). For a
+   *  question, `turn` is the index its turn will have (the stream names it). */
+  startPending(kind: 'plan' | 'ask' | 'revise', text: string): void {
+    this.pending = { kind, text, turn: kind === 'revise' ? undefined : this.chat?.turns.length ?? 0, answer: '' };
+    this.notice = undefined;
+  }
+
+  /** streamed appends a piece of the answer (agentd/chat/stream); false when it is not this
+   *  chat's question in flight. */
+  streamed(p: ChatStream): boolean {
+    if (!this.pending || this.pending.kind !== 'ask' || p.chatId !== this.chatId) return false;
+    if (this.pending.turn !== undefined && p.turn !== this.pending.turn) return false;
+    this.pending.turn = p.turn;
+    this.pending.answer += p.text;
+    return true;
+  }
+
+  endPending(): void { this.pending = undefined; }
+
+  /** busyReason: why a message cannot be sent now (a turn runs, a request is in flight);
+   *  undefined when it can. Messages are not queued yet: the reason is shown instead. */
+  busyReason(): string | undefined {
+    if (this.pending) {
+      const what = { plan: 'agentd is still making the plan of your last message', ask: 'agentd is still answering your question', revise: 'agentd is still revising a plan' }[this.pending.kind];
+      return `${what}: wait for it, or press Stop. Messages are not queued yet.`;
+    }
+    const turns = this.chat?.turns ?? [];
+    for (let i = turns.length - 1; i >= 0; i--) {
+      const v = this.turn(i);
+      if (v && LIVE.has(v.status)) return `turn ${i + 1} is still ${v.status} (run ${v.runId}): decide its changes or cancel the run, then send. Messages are not queued yet.`;
+    }
+    return undefined;
+  }
+
+  turn(i: number): TurnView | undefined {
+    const t = this.chat?.turns[i];
+    if (!t) return undefined;
+    const run = t.runId ? this.runs.get(t.runId) : [...this.runs.values()].find((r) => t.planId && r.planId === t.planId && LIVE.has(r.status));
+    return turnView(i, t, t.planId ? this.plans.get(t.planId) : undefined, run, t.runId ? this.changes.get(t.runId) ?? [] : [], this.rel);
+  }
+
+  /** view is everything the webview draws. */
+  view(): ViewState {
+    const turns = (this.chat?.turns ?? []).map((_, i) => this.turn(i)!);
+    const p = this.pending;
+    // The turn being made is shown before the daemon records it: the question with its answer so
+    // far, or the request with "making a plan".
+    if (p && p.kind !== 'revise' && p.turn !== undefined && p.turn >= turns.length) {
+      turns.push({ index: turns.length, request: p.text, kind: p.kind === 'ask' ? 'question' : 'plan', answer: p.kind === 'ask' ? p.answer : undefined, streaming: true,
+        status: p.kind === 'ask' ? 'answering' : 'planning', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false });
+    }
+    const working = p ? { plan: 'making a plan…', ask: 'answering…', revise: 'revising the plan…' }[p.kind] : undefined;
+    const c = this.chat?.condensed ?? [];
+    const condensed = c.length ? `The next message condenses turn${c.length === 1 ? '' : 's'} ${c.join(', ')} (the chat is long): their requests, plans, outcomes and your decisions stay; command output goes.` : undefined;
+    return { condensed, chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context };
+  }
+}

@@ -1,0 +1,354 @@
+// The chat view: a webview view of agentd's own in its sidebar (it works in VS Code, code-server
+// and VSCodium, with or without Copilot). The webview is thin: it draws the state this host posts
+// (ChatModel.view) and posts the user's actions back; the host talks to the daemon. The chat is
+// the daemon's (agentd/chat/*): the view draws it again from agentd/chat/load on
+// agentd/chat/changed and after a window reload. Running a plan, deciding a file, opening its
+// diff and undoing a run go through the extension's own commands, so they behave as they do
+// from the Plan and Changes views.
+import * as vscode from 'vscode';
+import type { LanguageClient } from 'vscode-languageclient/node';
+import { ChangeSet, Plan } from '../model';
+import { ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo } from './model';
+
+/** What the view needs of the extension besides the daemon: show a plan in the Plan view (the
+ *  plan editor; Run Plan runs the plan shown there). */
+export interface ChatHooks { showPlan(plan: Plan): void }
+
+/** The message the webview posts (media/chat.js). */
+type FromView =
+  | { type: 'ready' }
+  | { type: 'send'; mode: 'plan' | 'ask'; text: string }
+  | { type: 'stop' }
+  | { type: 'run' | 'edit' | 'undo'; turn: number }
+  | { type: 'revise'; turn: number; feedback: string }
+  | { type: 'accept' | 'reject' | 'diff'; uri: string; changeId: string; turn: number }
+  | { type: 'new' | 'history' | 'closeHistory' }
+  | { type: 'open' | 'rename' | 'delete'; chatId: string };
+
+const CURRENT = 'agentd.chat.current';
+let provider: ChatViewProvider | undefined;
+
+/** registerChatView registers the chat view (agentd.chat) and its title commands. */
+export function registerChatView(context: vscode.ExtensionContext, hooks: ChatHooks): vscode.Disposable {
+  provider = new ChatViewProvider(context, hooks);
+  return vscode.Disposable.from(
+    vscode.window.registerWebviewViewProvider('agentd.chat', provider, { webviewOptions: { retainContextWhenHidden: false } }),
+    vscode.commands.registerCommand('agentd.chat.new', () => provider?.newChat()),
+    vscode.commands.registerCommand('agentd.chat.history', () => provider?.toggleHistory()),
+    vscode.window.onDidChangeActiveTextEditor(() => provider?.contextChanged()),
+    vscode.window.onDidChangeTextEditorSelection(() => provider?.contextChanged()),
+    { dispose: () => { provider = undefined; } },
+  );
+}
+
+/** attachChat gives the chat view a started daemon. Call it before the extension installs its
+ *  own notification handlers: the client library keeps one handler per method, so the
+ *  extension's agentd/run/didChange handler is wrapped to tell the chat view too. */
+export function attachChat(c: LanguageClient): void {
+  const on = c.onNotification.bind(c) as (m: string, h: (p: any) => void) => vscode.Disposable;
+  const alsoChat: Record<string, (p: any) => void> = { 'agentd/run/didChange': (p: RunDidChange) => provider?.onRun(p) };
+  (c as { onNotification: unknown }).onNotification = (type: string | { method: string }, handler: (p: any) => void) => {
+    const extra = alsoChat[typeof type === 'string' ? type : type.method];
+    return on(typeof type === 'string' ? type : type.method, extra ? (p: any) => { try { extra(p); } catch { /* the view's trouble is not the extension's */ } return handler(p); } : handler);
+  };
+  on('agentd/run/didChange', alsoChat['agentd/run/didChange']);
+  on('agentd/chat/changed', (p: { chatId: string }) => provider?.onChanged(p.chatId));
+  on('agentd/chat/stream', (p: ChatStream) => provider?.onStream(p));
+  provider?.setClient(c);
+}
+
+interface RpcError { code: number; message: string }
+const isRpcError = (e: unknown): e is RpcError => !!e && typeof e === 'object' && typeof (e as RpcError).code === 'number';
+const errText = (e: unknown) => (e instanceof Error || isRpcError(e) ? (e as { message: string }).message : String(e));
+
+class ChatViewProvider implements vscode.WebviewViewProvider {
+  private view?: vscode.WebviewView;
+  private client?: LanguageClient;
+  private readonly model = new ChatModel((u) => vscode.workspace.asRelativePath(vscode.Uri.parse(u), false));
+  private inFlight?: vscode.CancellationTokenSource;
+  private loading?: Promise<void>;
+  private again = false;
+
+  constructor(private readonly context: vscode.ExtensionContext, private readonly hooks: ChatHooks) {}
+
+  setClient(c: LanguageClient): void {
+    this.client = c;
+    void this.refresh();
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const media = vscode.Uri.joinPath(this.context.extensionUri, 'media');
+    view.webview.options = { enableScripts: true, localResourceRoots: [media] };
+    view.webview.html = html(view.webview, media);
+    view.webview.onDidReceiveMessage((m: FromView) => void this.act(m).catch((e) => this.say(`agentd: ${errText(e)}`, 'error')));
+    view.onDidChangeVisibility(() => { if (view.visible) void this.refresh(); });
+    view.onDidDispose(() => { if (this.view === view) this.view = undefined; });
+  }
+
+  private req<T>(method: string, params: unknown, token?: vscode.CancellationToken): Promise<T> {
+    if (!this.client) return Promise.reject(new Error('the daemon is not running (open a folder, or run "agentd: Restart Daemon")'));
+    return token ? this.client.sendRequest<T>(method, params, token) : this.client.sendRequest<T>(method, params);
+  }
+
+  private post(): void {
+    this.model.context = contextWords();
+    void this.view?.webview.postMessage({ type: 'state', state: this.model.view() });
+  }
+
+  private say(text: string, level: 'info' | 'warn' | 'error' = 'info'): void {
+    this.model.notice = { text, level };
+    this.post();
+  }
+
+  contextChanged(): void {
+    if (this.view?.visible && contextWords() !== this.model.context) this.post();
+  }
+
+  /** refresh loads the current chat again with its turns' plans, runs and change sets; calls
+   *  that come while one loads make one more load after it. */
+  refresh(): Promise<void> {
+    if (this.loading) { this.again = true; return this.loading; }
+    this.loading = (async () => {
+      do {
+        this.again = false;
+        await this.loadNow().catch((e) => this.say(`agentd: the chat could not be loaded: ${errText(e)}`, 'error'));
+      } while (this.again);
+    })().finally(() => { this.loading = undefined; });
+    return this.loading;
+  }
+
+  private async loadNow(): Promise<void> {
+    if (this.model.history) this.model.history = (await this.req<{ chats: ChatSummary[] }>('agentd/chat/list', {})).chats;
+    const id = this.context.workspaceState.get<string>(CURRENT);
+    if (!id || !this.client) { this.post(); return; }
+    let chat: ChatLoad;
+    try {
+      chat = await this.req<ChatLoad>('agentd/chat/load', { chatId: id });
+    } catch (e) {
+      // A chat deleted (here or in another front end): start a new one.
+      if (isRpcError(e) && e.code === -32003) { await this.context.workspaceState.update(CURRENT, undefined); this.model.clear(); this.post(); return; }
+      throw e;
+    }
+    this.model.load(chat);
+    await Promise.all(chat.turns.map(async (t) => {
+      if (t.planId) {
+        const p = await this.req<Plan>('agentd/plan/get', { planId: t.planId }).catch(() => undefined);
+        if (p) this.model.plans.set(t.planId, p);
+      }
+      if (t.runId) await this.loadRun(t.runId);
+    }));
+    this.post();
+  }
+
+  /** loadRun fetches a run's steps (with their output) and its change sets. */
+  private async loadRun(runId: string): Promise<void> {
+    const [r, sets] = await Promise.all([
+      this.req<RunInfo>('agentd/run/get', { runId }).catch(() => undefined),
+      this.req<ChangeSet[]>('agentd/changes/list', { runId }).catch(() => undefined),
+    ]);
+    if (r) this.model.setRun(r);
+    if (sets) this.model.changes.set(runId, sets);
+  }
+
+  onChanged(chatId: string): void {
+    if (chatId === this.model.chatId || this.model.history) void this.refresh();
+  }
+
+  onRun(p: RunDidChange): void {
+    if (!this.model.runEvent(p)) return;
+    this.post();
+    if (['changeProposed', 'stepFinished', 'stepFailed', 'runFinished', 'stepSkipped'].includes(p.event.type)) {
+      void this.loadRun(p.runId).then(() => this.post());
+    }
+  }
+
+  onStream(p: ChatStream): void {
+    if (this.model.streamed(p)) this.post();
+  }
+
+  newChat(): void {
+    if (this.model.pending) { this.say(this.model.busyReason()!, 'warn'); return; }
+    void this.context.workspaceState.update(CURRENT, undefined);
+    this.model.clear();
+    this.model.notice = undefined;
+    this.post();
+  }
+
+  async toggleHistory(): Promise<void> {
+    if (this.model.history) { this.model.history = undefined; this.post(); return; }
+    this.model.history = (await this.req<{ chats: ChatSummary[] }>('agentd/chat/list', {})).chats;
+    this.post();
+  }
+
+  private async open(chatId: string): Promise<void> {
+    if (this.model.pending) { this.say(this.model.busyReason()!, 'warn'); return; }
+    await this.context.workspaceState.update(CURRENT, chatId);
+    this.model.history = undefined;
+    this.model.notice = undefined;
+    await this.refresh();
+  }
+
+  private async act(m: FromView): Promise<void> {
+    switch (m.type) {
+      case 'ready': this.post(); void this.refresh(); return;
+      case 'send': return this.send(m.mode, m.text);
+      case 'stop':
+        if (this.inFlight) this.inFlight.cancel();
+        else await vscode.commands.executeCommand('agentd.cancel');
+        return;
+      case 'run': case 'edit': {
+        const planId = this.model.chat?.turns[m.turn]?.planId;
+        if (!planId) return;
+        // The Plan view shows the plan; Run Plan runs it as the one-shot command does (the
+        // review setting, the workspace's approvals, one run at a time).
+        const plan = await this.req<Plan>('agentd/plan/get', { planId });
+        this.hooks.showPlan(plan);
+        if (m.type === 'run') await vscode.commands.executeCommand('agentd.runPlan');
+        else await vscode.commands.executeCommand('agentd.plan.focus');
+        return;
+      }
+      case 'revise': return this.revise(m.turn, m.feedback);
+      case 'accept': case 'reject':
+        // The file in every open change set (no hunk id: the server decides what is open).
+        await vscode.commands.executeCommand(m.type === 'accept' ? 'agentd.acceptFile' : 'agentd.rejectFile', { uri: m.uri });
+        await this.refreshRun(m.turn);
+        return;
+      case 'diff': await vscode.commands.executeCommand('agentd.openDiff', { uri: m.uri, changeId: m.changeId }); return;
+      case 'undo': {
+        const runId = this.model.chat?.turns[m.turn]?.runId;
+        if (!runId) return;
+        await vscode.commands.executeCommand('agentd.undoRun', { runId });
+        await this.refresh();
+        return;
+      }
+      case 'new': this.newChat(); return;
+      case 'history': return this.toggleHistory();
+      case 'closeHistory': this.model.history = undefined; this.post(); return;
+      case 'open': return this.open(m.chatId);
+      case 'rename': {
+        const c = this.model.history?.find((x) => x.chatId === m.chatId) ?? (this.model.chatId === m.chatId ? { title: this.model.chat?.title ?? '' } : undefined);
+        const title = await vscode.window.showInputBox({ title: 'agentd: Rename Chat', value: c?.title ?? '', prompt: 'The chat\'s new title', validateInput: (v) => (v.trim() ? undefined : 'a title cannot be empty') });
+        if (!title) return;
+        await this.req('agentd/chat/rename', { chatId: m.chatId, title });
+        await this.refresh();
+        return;
+      }
+      case 'delete': {
+        const c = this.model.history?.find((x) => x.chatId === m.chatId);
+        const a = await vscode.window.showWarningMessage(`Delete the chat "${c?.title || m.chatId}"?`, { modal: true, detail: 'Its record goes; its plans, runs, snapshots and their undo stay.' }, 'Delete');
+        if (a !== 'Delete') return;
+        await this.req('agentd/chat/delete', { chatId: m.chatId });
+        if (this.model.chatId === m.chatId) { await this.context.workspaceState.update(CURRENT, undefined); this.model.clear(); }
+        await this.refresh();
+        return;
+      }
+    }
+  }
+
+  private async refreshRun(turn: number): Promise<void> {
+    const runId = this.model.chat?.turns[turn]?.runId;
+    if (runId) await this.loadRun(runId);
+    this.post();
+  }
+
+  /** send makes a turn: a plan (agentd/plan/create with the chat's id) or a question
+   *  (agentd/chat/ask), with the active editor and its selection as context. A message sent
+   *  while a turn runs is refused with the reason. */
+  private async send(mode: 'plan' | 'ask', text: string): Promise<void> {
+    const request = text.trim();
+    if (!request) return;
+    const busy = this.model.busyReason();
+    if (busy) { this.say(`Not sent: ${busy}`, 'warn'); return; }
+    if (!this.client) { this.say('agentd: the daemon is not running (open a folder, or run "agentd: Restart Daemon").', 'error'); return; }
+    let chatId = this.model.chatId;
+    if (!chatId) {
+      const made = await this.req<ChatSummary>('agentd/chat/new', {});
+      chatId = made.chatId;
+      await this.context.workspaceState.update(CURRENT, chatId);
+      this.model.load({ chatId, title: made.title, turns: [] });
+    }
+    const context = editorContext();
+    this.model.startPending(mode, request);
+    this.post();
+    const cts = new vscode.CancellationTokenSource();
+    this.inFlight = cts;
+    try {
+      if (mode === 'plan') await this.req<Plan>('agentd/plan/create', { request, chatId, context }, cts.token);
+      else await this.req('agentd/chat/ask', { chatId, question: request, context }, cts.token);
+    } catch (e) {
+      if (isRpcError(e) && e.code === -32800) this.model.notice = { text: mode === 'plan' ? 'Stopped: no plan was made.' : 'Stopped: the answer so far is kept in the turn.', level: 'info' };
+      else if (isRpcError(e) && e.code === -32601) this.model.notice = { text: 'This agentd cannot answer questions yet (it has no agentd/chat/ask): update agentd, or send the message as Plan.', level: 'error' };
+      else this.model.notice = { text: `agentd: ${mode === 'plan' ? 'no plan was made' : 'no answer'}: ${errText(e)}`, level: 'error' };
+    } finally {
+      this.inFlight = undefined;
+      cts.dispose();
+      this.model.endPending();
+    }
+    await this.refresh();
+  }
+
+  /** revise makes the turn's plan again with the user's words (agentd/plan/regenerate). */
+  private async revise(turn: number, feedback: string): Promise<void> {
+    const planId = this.model.chat?.turns[turn]?.planId;
+    if (!planId || !feedback.trim()) return;
+    const busy = this.model.busyReason();
+    if (busy) { this.say(`Not sent: ${busy}`, 'warn'); return; }
+    this.model.startPending('revise', feedback);
+    this.post();
+    const cts = new vscode.CancellationTokenSource();
+    this.inFlight = cts;
+    try {
+      await this.req<Plan>('agentd/plan/regenerate', { planId, feedback: feedback.trim() }, cts.token);
+    } catch (e) {
+      this.model.notice = isRpcError(e) && e.code === -32800 ? { text: 'Stopped: the plan stays as it was.', level: 'info' } : { text: `agentd: the plan was not revised: ${errText(e)}`, level: 'error' };
+    } finally {
+      this.inFlight = undefined;
+      cts.dispose();
+      this.model.endPending();
+    }
+    await this.refresh();
+  }
+}
+
+/** editorContext: the active editor and its selection, as agentd/plan/create takes them. */
+function editorContext(): { uris: string[]; selection?: { uri: string; range: vscode.Range } } | undefined {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed || ed.document.uri.scheme !== 'file') return undefined;
+  const uri = ed.document.uri.toString();
+  return { uris: [uri], selection: ed.selection.isEmpty ? undefined : { uri, range: new vscode.Range(ed.selection.start, ed.selection.end) } };
+}
+
+/** contextWords: the context chip under the input, what the next message sends. */
+function contextWords(): string | undefined {
+  const ed = vscode.window.activeTextEditor;
+  if (!ed || ed.document.uri.scheme !== 'file') return undefined;
+  const rel = vscode.workspace.asRelativePath(ed.document.uri, false);
+  const s = ed.selection;
+  return s.isEmpty ? rel : `${rel}:${s.start.line + 1}-${s.end.line + 1}`;
+}
+
+function html(webview: vscode.Webview, media: vscode.Uri): string {
+  const nonce = Array.from({ length: 32 }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(Math.random() * 62)]).join('');
+  const css = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css'));
+  const js = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.js'));
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}'; img-src ${webview.cspSource};">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${css}"><title>agentd chat</title></head>
+<body>
+<header id="head"><span id="title" title="the chat's title"></span>
+<button id="history" class="link" title="Earlier chats of this workspace">History</button><button id="new" class="link" title="Start a new chat">New chat</button></header>
+<section id="historyList" hidden></section>
+<main id="turns" aria-live="polite"></main>
+<div id="notice" role="status" hidden></div>
+<footer id="input">
+<div id="condensed" class="muted" hidden></div>
+<textarea id="text" rows="2" placeholder="Ask agentd to change something (Enter sends, Shift+Enter: new line)" aria-label="Message"></textarea>
+<div id="row"><span id="modes" role="radiogroup" aria-label="Mode"><button id="modePlan" role="radio" aria-checked="true" title="Make a plan for this request, to read and run">Plan</button><button id="modeAsk" role="radio" aria-checked="false" title="Ask a question: an answer in words, no plan, nothing changed">Ask</button></span>
+<span id="context" title="What the next message sends as context"></span><button id="stop" hidden>Stop</button><button id="send" class="primary">Send</button></div>
+</footer>
+<script nonce="${nonce}" src="${js}"></script>
+</body></html>`;
+}

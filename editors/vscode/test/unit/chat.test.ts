@@ -1,0 +1,137 @@
+// The chat view's model (src/chat/model.ts): a turn as the daemon tells it drawn as a plan card,
+// its run's progress, its change summary and its undo; the view's own states (a request in
+// flight, an answer streaming in, a message refused while a turn runs).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ChatModel, ChatTurn, stepWords, turnView } from '../../src/chat/model';
+import { ChangeSet, Plan } from '../../src/model';
+
+const rel = (u: string) => u.replace(/^file:\/\/\/ws\//, '');
+const plan: Plan = {
+  id: 'plan-1', version: 2, title: 'Say hi', request: 'make the greeting say hi',
+  steps: [
+    { id: 'w', tool: 'edit_file', args: { path: 'greet/greet.go', edits: [] } },
+    { id: 't', tool: 'run_command', args: { command: 'go test ./...' } },
+    { id: 'm', tool: 'move_file', args: { from: 'a.txt', to: 'b.txt' }, description: 'rename the notes' },
+  ],
+};
+const counts = (p: number, a = 0, r = 0) => ({ pending: p, accepted: a, rejected: r, stale: 0, total: p + a + r });
+const set = (id: string, files: [string, string, ReturnType<typeof counts>][]): ChangeSet => ({
+  id, runId: 'run-1', stepId: 'w', status: 'pending', review: 'before', reasonToModel: false, counts: counts(1),
+  files: files.map(([uri, op, c]) => ({ uri, op: op as 'modify', baseHash: '', status: c.pending ? 'pending' : 'accepted', hunks: [], counts: c })),
+});
+
+test('a plan turn not run yet: the card has the title, the request and each step in words; Run and Revise, no Undo', () => {
+  const t: ChatTurn = { request: 'make the greeting say hi', planId: 'plan-1', planTitle: 'Say hi', planSteps: ['w [edit_file] edits greet/greet.go', 't [run_command] $ go test ./...'] };
+  const v = turnView(0, t, plan, undefined, [], rel);
+  assert.equal(v.kind, 'plan');
+  assert.deepEqual(v.plan, { id: 'plan-1', title: 'Say hi', request: 'make the greeting say hi', version: 2 });
+  assert.deepEqual(v.steps.map((s) => [s.id, s.tool, s.words]), [
+    ['w', 'edit_file', 'edits greet/greet.go'],
+    ['t', 'run_command', '$ go test ./...'],
+    ['m', 'move_file', 'rename the notes: a.txt → b.txt'],
+  ]);
+  assert.equal(v.status, 'not run');
+  assert.deepEqual([v.canRun, v.canRevise, v.canUndo], [true, true, false]);
+});
+
+test('a step without the daemon\'s words is said from its args', () => {
+  assert.deepEqual(stepWords({ id: 'r', tool: 'read_file', args: { path: 'a.go' } }), { id: 'r', tool: 'read_file', words: 'a.go' });
+  assert.deepEqual(stepWords({ id: 'x', kind: 'agent', prompt: 'fix the test' }), { id: 'x', tool: 'agent', words: 'fix the test' });
+});
+
+test('a plan the daemon forgot is drawn from the turn\'s own words', () => {
+  const v = turnView(1, { request: 'r', planId: 'plan-gone', planTitle: 'Gone', planSteps: ['w [write_file] writes a.txt'] }, undefined, undefined, [], rel);
+  assert.equal(v.plan?.title, 'Gone');
+  assert.deepEqual(v.steps.map((s) => [s.id, s.tool, s.words]), [['w', 'write_file', 'writes a.txt']]);
+});
+
+test('a run that ended: step statuses, a command\'s output, the files changed with their open units, Undo', () => {
+  const t: ChatTurn = { request: 'r', planId: 'plan-1', runId: 'run-1', status: 'partial', failure: 'step t: failed' };
+  const run = { runId: 'run-1', planId: 'plan-1', status: 'partial', steps: [{ id: 'w', status: 'completed' }, { id: 't', status: 'failed', error: 'exit status 1', output: '--- FAIL: TestGreet\n' }] };
+  const v = turnView(0, t, plan, run, [set('cs-1', [['file:///ws/greet/greet.go', 'modify', counts(0, 2)], ['file:///ws/new.txt', 'create', counts(1)]])], rel);
+  assert.equal(v.status, 'partial');
+  assert.deepEqual(v.steps.map((s) => s.status), ['completed', 'failed', undefined]);
+  assert.equal(v.steps[1].output, '--- FAIL: TestGreet\n');
+  assert.equal(v.steps[1].error, 'exit status 1');
+  assert.deepEqual(v.changes.map((f) => [f.rel, f.open, f.words]), [['greet/greet.go', 0, 'modified · 2 accepted'], ['new.txt', 1, 'created · 1 pending']]);
+  assert.deepEqual([v.canRun, v.canRevise, v.canUndo, v.undone], [false, false, true, false]);
+});
+
+test('an undone turn says so and offers no second undo', () => {
+  const v = turnView(0, { request: 'r', planId: 'plan-1', runId: 'run-1', status: 'completed', undone: true }, plan, undefined, [], rel);
+  assert.equal(v.undone, true);
+  assert.equal(v.canUndo, false);
+});
+
+test('a question turn: the answer and what was read, no plan, nothing to run or undo', () => {
+  const v = turnView(2, { request: 'what does Hello do?', question: true, answer: 'It greets.', read: ['read_file greet.go (the function)'] }, undefined, undefined, [], rel);
+  assert.equal(v.kind, 'question');
+  assert.equal(v.answer, 'It greets.');
+  assert.deepEqual(v.read, ['read_file greet.go (the function)']);
+  assert.deepEqual([v.canRun, v.canUndo, v.canRevise], [false, false, false]);
+});
+
+test('live progress: run events find the turn by its plan before the chat learns the run, and a running turn refuses a new message', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 'hi', turns: [{ request: 'r', planId: 'plan-1' }] });
+  m.plans.set('plan-1', plan);
+  assert.equal(m.busyReason(), undefined, 'a plan not run does not block the next message');
+  assert.equal(m.runEvent({ runId: 'run-9', event: { type: 'runStarted' }, state: { runId: 'run-9', planId: 'other', status: 'running' } }), false, 'another plan\'s run is not this chat\'s');
+  assert.equal(m.runEvent({ runId: 'run-1', event: { type: 'runStarted' }, state: { runId: 'run-1', planId: 'plan-1', status: 'running' } }), true);
+  m.runEvent({ runId: 'run-1', event: { type: 'stepStarted', stepId: 't' } });
+  m.runEvent({ runId: 'run-1', event: { type: 'stepOutput', stepId: 't', text: 'ok  greet\n' } });
+  let v = m.turn(0)!;
+  assert.equal(v.status, 'running');
+  assert.equal(v.steps[1].status, 'running');
+  assert.equal(v.steps[1].output, 'ok  greet\n');
+  assert.equal(v.canRun, false, 'no second Run while it runs');
+  assert.match(m.busyReason() ?? '', /turn 1 is still running \(run run-1\).*not queued/);
+  // The chat learns the run (agentd/chat/changed, then load).
+  m.load({ chatId: 'chat-1', title: 'hi', turns: [{ request: 'r', planId: 'plan-1', runId: 'run-1', status: 'running' }] });
+  m.runEvent({ runId: 'run-1', event: { type: 'stepFinished', stepId: 't', status: 'completed' } });
+  m.runEvent({ runId: 'run-1', event: { type: 'runFinished' }, state: { runId: 'run-1', planId: 'plan-1', status: 'completed' } });
+  v = m.turn(0)!;
+  assert.equal(v.status, 'completed');
+  assert.equal(v.canUndo, true);
+  assert.equal(m.busyReason(), undefined);
+  // A run/get answer that left before the end does not take the end back.
+  m.setRun({ runId: 'run-1', planId: 'plan-1', status: 'running', steps: [{ id: 't', status: 'completed', output: 'ok  greet\n' }] });
+  assert.equal(m.turn(0)!.status, 'completed');
+});
+
+test('a question streams into a pending turn; another chat\'s stream is ignored; the load replaces it', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r', planId: 'plan-1', runId: 'run-1', status: 'completed' }] });
+  m.startPending('ask', 'why?');
+  assert.match(m.busyReason() ?? '', /still answering/);
+  assert.equal(m.streamed({ chatId: 'chat-2', turn: 1, text: 'no' }), false);
+  assert.equal(m.streamed({ chatId: 'chat-1', turn: 1, text: 'Because ' }), true);
+  m.streamed({ chatId: 'chat-1', turn: 1, text: 'it is.' });
+  let s = m.view();
+  assert.equal(s.turns.length, 2);
+  assert.deepEqual([s.turns[1].kind, s.turns[1].request, s.turns[1].answer, s.turns[1].streaming], ['question', 'why?', 'Because it is.', true]);
+  assert.equal(s.working, 'answering…');
+  m.endPending();
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r', planId: 'plan-1', runId: 'run-1', status: 'completed' }, { request: 'why?', question: true, answer: 'Because it is.' }] });
+  s = m.view();
+  assert.equal(s.turns.length, 2);
+  assert.equal(s.turns[1].streaming, undefined);
+  assert.equal(s.working, undefined);
+  assert.equal(s.busy, undefined);
+});
+
+test('a plan being made shows the request at once; New chat forgets the chat', () => {
+  const m = new ChatModel(rel);
+  assert.equal(m.view().title, 'New chat');
+  m.load({ chatId: 'chat-1', title: '', turns: [] });
+  m.startPending('plan', 'rename Foo');
+  const s = m.view();
+  assert.deepEqual(s.turns.map((t) => [t.request, t.kind, t.status]), [['rename Foo', 'plan', 'planning']]);
+  assert.equal(s.working, 'making a plan…');
+  assert.equal(s.title, 'Untitled chat');
+  m.clear();
+  assert.deepEqual([m.view().turns.length, m.view().chatId, m.busyReason()], [0, undefined, undefined]);
+  m.load({ chatId: 'chat-2', title: 'long', turns: [], condensed: [1, 2] });
+  assert.match(m.view().condensed ?? '', /condenses turns 1, 2/);
+});
