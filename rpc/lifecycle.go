@@ -35,22 +35,42 @@ func lifecycleMethods() map[string]method {
 // that the editor's choice reaches the model settings as it was decoded.
 type ModelOptions = session.EditorModel
 
+// initOptions are initializationOptions: the editor's settings, decoded
+// by session (session.DecodeEditorSettings, the one decoder of settings),
+// and what the editor can do (the wire's client features).
 type initOptions struct {
-	StateDir string `json:"stateDir"`
-	// AllowBroadWorkspace confirms a root that is / or the home directory
-	// (workspace.CheckRoot).
-	AllowBroadWorkspace bool              `json:"allowBroadWorkspace"`
-	Model               *ModelOptions     `json:"model"`
-	Approval            *ApprovalPolicy   `json:"approval"`
-	Review              engine.ReviewMode `json:"review"`
-	ClientFeatures      struct {
-		ApprovalRequest bool `json:"approvalRequest"`
-		ChangeReview    bool `json:"changeReview"`
-		// HunksFollowEdits: the editor moves hunks with the user's typing
-		// (changes_follow.go).
-		HunksFollowEdits bool `json:"hunksFollowEdits"`
-		InlineChanges    bool `json:"inlineChanges"`
-	} `json:"clientFeatures"`
+	session.EditorSettings
+	ClientFeatures clientFeatures
+}
+
+type clientFeatures struct {
+	ApprovalRequest bool `json:"approvalRequest"`
+	ChangeReview    bool `json:"changeReview"`
+	// HunksFollowEdits: the editor moves hunks with the user's typing
+	// (changes_follow.go).
+	HunksFollowEdits bool `json:"hunksFollowEdits"`
+	InlineChanges    bool `json:"inlineChanges"`
+}
+
+// decodeInitOptions decodes initializationOptions: the settings through
+// session, the client features here.
+func decodeInitOptions(raw json.RawMessage) (initOptions, error) {
+	var o initOptions
+	es, err := session.DecodeEditorSettings(raw, "initializationOptions")
+	if err != nil {
+		return o, err
+	}
+	o.EditorSettings = es
+	if len(raw) > 0 && string(raw) != "null" {
+		var f struct {
+			ClientFeatures clientFeatures `json:"clientFeatures"`
+		}
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return o, badParam("initializationOptions.clientFeatures", "%v", err)
+		}
+		o.ClientFeatures = f.ClientFeatures
+	}
+	return o, nil
 }
 
 type initializeParams struct {
@@ -72,7 +92,7 @@ type initializeParams struct {
 			PositionEncodings []string `json:"positionEncodings"`
 		} `json:"general"`
 	} `json:"capabilities"`
-	InitializationOptions *initOptions `json:"initializationOptions"`
+	InitializationOptions json.RawMessage `json:"initializationOptions"`
 }
 
 // InitializeResult is the initialize answer.
@@ -137,11 +157,8 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 	}
 	s.mu.Unlock()
 
-	opts := initOptions{}
-	if p.InitializationOptions != nil {
-		opts = *p.InitializationOptions
-	}
-	if _, err := session.ParseReview("initializationOptions.review", string(opts.Review)); err != nil {
+	opts, err := decodeInitOptions(p.InitializationOptions)
+	if err != nil {
 		return nil, err
 	}
 	rootURI := p.RootURI
@@ -284,7 +301,7 @@ func (s *Server) restore() {
 	s.mu.Lock()
 	opts := s.initOpts
 	s.mu.Unlock()
-	if opts.Approval != nil {
+	if len(opts.Approval) > 0 && string(opts.Approval) != "null" {
 		// initializationOptions.approval no longer overrides the
 		// workspace's policy: editors change it with agentd/policy/set.
 		s.log.Warn("initializationOptions.approval is ignored: the approval policy is the workspace's; change it with agentd/policy/set")

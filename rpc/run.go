@@ -212,7 +212,7 @@ func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, err
 	req := session.RunRequest{Answer: session.AnswerAsk, Review: opts.Review, Options: opts}
 	if req.Review == "" {
 		s.mu.Lock()
-		req.Review = s.initOpts.Review
+		req.Review = engine.ReviewMode(s.initOpts.Review)
 		s.mu.Unlock()
 	}
 	e := &runEntry{id: opts.RunID, planID: pl.ID, done: make(chan struct{}), reviewed: !opts.DryRun && req.ReviewMode() != engine.ReviewNone}

@@ -14,7 +14,7 @@ import (
 // user stands (issue 25).
 func TestFrontEndsBuildNoSession(t *testing.T) {
 	forbidden := []string{
-		"llm.Load(", "llm.NewPlanner(", "llm.NewStepModel(",
+		"llm.Load(", "llm.Decode(", "llm.NewPlanner(", "llm.NewStepModel(",
 		"engine.OpenJournal(", "journal.Open(", "review.NewBook(", "gitops.Open(",
 		// A run's policy and review mode are composed once (issue 33):
 		// session.StartRun, not the engine's Start with a front end's own

@@ -2,6 +2,7 @@ package session
 
 import (
 	"log/slog"
+	"path/filepath"
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
@@ -90,7 +91,13 @@ func (m *Models) Close() error {
 // overrides, as LoadModels does (for a question asked before a workspace
 // is known, such as whether the default model takes images).
 func LoadSettings(opts ModelOptions) (*llm.Settings, error) {
-	settings, err := llm.Load(llm.LoadOptions{Workspace: opts.Root, Logger: opts.LoadLogger, Getenv: opts.Getenv})
+	// The two config files are read here, as for every other setting
+	// (settings.go); llm decodes their model keys.
+	src := llm.Sources{User: userConfigFile(opts.Getenv).bytes(), Getenv: opts.Getenv, Logger: opts.LoadLogger}
+	if opts.Root != "" {
+		src.Workspace = readConfigFile(filepath.Join(opts.Root, ".agentd", "config.json")).bytes()
+	}
+	settings, err := llm.Decode(src)
 	if err != nil {
 		return nil, err
 	}

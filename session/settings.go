@@ -18,6 +18,15 @@ type configFile struct {
 	// file cannot be read or is not a JSON object (the model settings
 	// report such a file: LoadSettings).
 	raw map[string]json.RawMessage
+	// data and err are the file's bytes and what reading it gave, for the
+	// model settings' decoder (llm.Decode), which reports a broken file.
+	data []byte
+	err  error
+}
+
+// bytes is the file as the model settings' decoder takes it.
+func (c *configFile) bytes() llm.ConfigBytes {
+	return llm.ConfigBytes{Path: c.path, Data: c.data, Err: c.err}
 }
 
 // userConfigFile is the user's config file (getenv finds it; os.Getenv
@@ -36,6 +45,7 @@ func readConfigFile(path string) *configFile {
 		return c
 	}
 	data, err := os.ReadFile(path)
+	c.data, c.err = data, err
 	if err != nil {
 		return c
 	}

@@ -103,16 +103,6 @@ type Settings struct {
 	Logger     *slog.Logger
 }
 
-// LoadOptions say where settings come from.
-type LoadOptions struct {
-	Getenv func(string) string // os.Getenv if nil
-	// ConfigFile overrides $XDG_CONFIG_HOME/agentd/config.json.
-	ConfigFile string
-	// Workspace is the workspace root whose .agentd/config.json may choose a model.
-	Workspace string
-	Logger    *slog.Logger
-}
-
 // ConfigPath returns the user's config file path ($XDG_CONFIG_HOME respected).
 func ConfigPath(getenv func(string) string) string {
 	if d := getenv("XDG_CONFIG_HOME"); d != "" {
@@ -127,33 +117,49 @@ func ConfigPath(getenv func(string) string) string {
 	return ""
 }
 
-// Load reads the settings: the user's config file, then a workspace's
-// .agentd/config.json model, then AGENTD_MODEL (each overriding the one
-// before). A missing file is fine; a broken one is an error naming it.
-func Load(opts LoadOptions) (*Settings, error) {
-	getenv := opts.Getenv
+// ConfigBytes is one config file as the caller read it (session reads
+// both files once, for every setting): its path, its bytes, and the error
+// reading it gave (nil for a missing file, as for none).
+type ConfigBytes struct {
+	Path string
+	Data []byte
+	Err  error
+}
+
+// Sources are what Decode makes the model settings from: the user's
+// config file, the workspace's .agentd/config.json, and the environment
+// (AGENTD_MODEL, the keys).
+type Sources struct {
+	User      ConfigBytes
+	Workspace ConfigBytes
+	Getenv    func(string) string // os.Getenv if nil
+	Logger    *slog.Logger
+}
+
+// Decode makes the settings: the user's config file, then the
+// workspace's model, then AGENTD_MODEL (each overriding the one before).
+// A missing file is fine; a broken one is an error naming it. Reading the
+// files is the caller's (session.LoadSettings): this decodes their model
+// keys only.
+func Decode(src Sources) (*Settings, error) {
+	getenv := src.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	log := opts.Logger
+	log := src.Logger
 	if log == nil {
 		log = slog.Default()
 	}
 	s := &Settings{Getenv: getenv, Logger: log, Profiles: map[string]Profile{}}
-	path := opts.ConfigFile
-	if path == "" {
-		path = ConfigPath(getenv)
-	}
 	var fc FileConfig
-	if path != "" {
-		data, err := os.ReadFile(path)
+	if u := src.User; u.Path != "" {
 		switch {
-		case err == nil:
-			if err := json.Unmarshal(data, &fc); err != nil {
-				return nil, fmt.Errorf("reading %s: %w (fix the JSON or move the file away)", path, err)
+		case u.Err == nil && u.Data != nil:
+			if err := json.Unmarshal(u.Data, &fc); err != nil {
+				return nil, fmt.Errorf("reading %s: %w (fix the JSON or move the file away)", u.Path, err)
 			}
-		case !errors.Is(err, os.ErrNotExist):
-			return nil, fmt.Errorf("reading %s: %w", path, err)
+		case u.Err != nil && !errors.Is(u.Err, os.ErrNotExist):
+			return nil, fmt.Errorf("reading %s: %w", u.Path, u.Err)
 		}
 	}
 	s.Model = fc.Model
@@ -161,29 +167,25 @@ func Load(opts LoadOptions) (*Settings, error) {
 		s.Profiles[k] = v
 	}
 	s.Costs = NewCostTable(fc.Costs)
-	if opts.Workspace != "" {
-		wpath := filepath.Join(opts.Workspace, ".agentd", "config.json")
-		data, err := os.ReadFile(wpath)
-		if err == nil {
-			var raw map[string]json.RawMessage
-			if err := json.Unmarshal(data, &raw); err != nil {
-				return nil, fmt.Errorf("reading %s: %w", wpath, err)
+	if w := src.Workspace; w.Path != "" && w.Err == nil && w.Data != nil {
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal(w.Data, &raw); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", w.Path, err)
+		}
+		for k := range raw {
+			if k != "model" && k != "sensitive" && k != "maxFileSize" { // sensitive: workspace.SensitivePattern; maxFileSize: session.ConfigMaxFileSize
+				log.Warn("ignoring a setting in the workspace config: a workspace may only choose a model; base URLs, keys and profiles come from your own config",
+					"file", w.Path, "field", k)
 			}
-			for k := range raw {
-				if k != "model" && k != "sensitive" && k != "maxFileSize" { // sensitive: workspace.SensitivePattern; maxFileSize: session.ConfigMaxFileSize
-					log.Warn("ignoring a setting in the workspace config: a workspace may only choose a model; base URLs, keys and profiles come from your own config",
-						"file", wpath, "field", k)
-				}
+		}
+		var wc workspaceConfig
+		if m, ok := raw["model"]; ok {
+			if err := json.Unmarshal(m, &wc.Model); err != nil {
+				return nil, fmt.Errorf("reading %s: model: %w", w.Path, err)
 			}
-			var wc workspaceConfig
-			if m, ok := raw["model"]; ok {
-				if err := json.Unmarshal(m, &wc.Model); err != nil {
-					return nil, fmt.Errorf("reading %s: model: %w", wpath, err)
-				}
-			}
-			if wc.Model != "" {
-				s.Model = wc.Model
-			}
+		}
+		if wc.Model != "" {
+			s.Model = wc.Model
 		}
 	}
 	if m := getenv("AGENTD_MODEL"); m != "" {
