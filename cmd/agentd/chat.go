@@ -360,7 +360,7 @@ func (c *chat) turn(shown, request string) {
 		t.SetPlan(np)
 		c.chats.PlanChanged(c.a.ctx, np)
 	} else {
-		if err := c.j.SavePlan(p); err != nil {
+		if _, err := session.NewPlanStore(c.j, nil).Store(p, "model", "created from a request"); err != nil {
 			c.con.Println(fmt.Sprintf("agentd chat: cannot save the plan: %v", err))
 			return
 		}

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,5 +67,53 @@ PY
 	}
 	if strings.Contains(r.text(), "▶ run ") {
 		t.Errorf("a run started after an invalid edit:\n%s", r.tail())
+	}
+}
+
+// A plan made from a request and edited in $EDITOR at the prompt is kept
+// by the one plan store: version 1 with "created from a request", then
+// the edit as version 2 with its own history entry, as an editor's edit
+// of a plan is.
+func TestTermRequestEditIsTheNextVersion(t *testing.T) {
+	srv := fakemodel.New()
+	srv.Push(fakemodel.Reply{Text: `{"title":"Write","steps":[{"id":"w","tool":"write_file","args":{"path":"new.txt","content":"hi\n"}}]}`})
+	modelEnv(t, srv)
+	ws, state := t.TempDir(), t.TempDir()
+	ed := filepath.Join(t.TempDir(), "ed.sh")
+	os.WriteFile(ed, []byte(`#!/bin/sh
+python3 - "$1" <<'PY'
+import json,sys
+p=json.load(open(sys.argv[1]))
+p["steps"][0]["args"]["content"]="edited\n"
+json.dump(p,open(sys.argv[1],"w"))
+PY
+`), 0o755)
+	r := startPTY(t, []string{"EDITOR=" + ed, "VISUAL="}, "run", "--request", "write it", "--workspace", ws, "--state-dir", state, "--review", "none")
+	at := r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", 0)
+	r.send("e\n")
+	at = r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", at)
+	r.send("q\n")
+	if code := r.wait(); code != exitOK {
+		t.Fatalf("exit %d:\n%s", code, r.tail())
+	}
+	files, _ := filepath.Glob(filepath.Join(state, "workspaces", "*", "journal", "plans", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("plan files %v, want one", files)
+	}
+	var p struct {
+		Version int
+		History []struct {
+			Version        int
+			Source, Reason string
+		}
+		Steps []struct{ Args map[string]any }
+	}
+	data := readFile(t, files[0])
+	if err := json.Unmarshal([]byte(data), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Version != 2 || len(p.History) != 2 || p.History[0].Reason != "created from a request" || p.History[1].Source != "user" ||
+		p.History[1].Version != 2 || p.Steps[0].Args["content"] != "edited\n" {
+		t.Errorf("the kept plan after an edit:\n%s", data)
 	}
 }

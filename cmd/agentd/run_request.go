@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/session"
 )
 
 // requestPlanID names a plan made from a request: when it was made and
@@ -74,10 +75,12 @@ func showPlan(con *console, p *engine.Plan) {
 // hint makes a command the user can paste (hintCommand with the run's
 // workspace and state dir).
 func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Journal, yes bool, hint func(args ...string) string) (*engine.Plan, int) {
-	// The journal keeps the plan, as it keeps the plans an editor or ACP
-	// client made: one place, one naming rule.
+	// The plan store keeps the plan in the journal, as it keeps the plans
+	// an editor or ACP client made: one place, one naming rule, one
+	// version rule (session.PlanStore).
+	store := session.NewPlanStore(j, nil)
 	path := j.PlanFile(p.ID)
-	if err := j.SavePlan(p); err != nil {
+	if _, err := store.Store(p, "model", "created from a request"); err != nil {
 		con.Println(fmt.Sprintf("agentd run: cannot save the plan: %v", err))
 		return nil, exitFailed
 	}
@@ -152,7 +155,17 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Jo
 			bad = []string{err.Error()}
 		case len(problems) > 0:
 			bad = reportPlanProblems(con, path, problems)
+		case bytes.Equal(data, shownData):
+			shown, bad, show = np, nil, true
 		default:
+			// The user's edit is the plan's next version, with its history
+			// entry, as an edit from an editor is.
+			if _, err := store.Store(np, "user", "edited in $EDITOR"); err != nil {
+				con.Println(fmt.Sprintf("agentd run: cannot save the edited plan: %v", err))
+				bad = []string{err.Error()}
+				continue
+			}
+			data, _ = os.ReadFile(path)
 			shown, bad, show, shownData = np, nil, true, data
 		}
 	}
