@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -145,19 +146,23 @@ func (s *Server) storePlan(p *engine.Plan, source, reason string) (*engine.Plan,
 	return s.plans.Store(p, source, reason)
 }
 
-func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		Request string `json:"request"`
-		Context *struct {
-			URIs      []string   `json:"uris"`
-			Selection *Selection `json:"selection"`
-		} `json:"context"`
-		WorkDoneToken json.RawMessage `json:"workDoneToken"`
-		ExploreRounds int             `json:"exploreRounds"`
-		MapTokens     int             `json:"mapTokens"`
-		// ChatID makes the plan a turn of that chat (agentd/chat/new).
-		ChatID string `json:"chatId"`
+// planContext is what the user pointed at (plan/create's and chat/ask's
+// context), as a PlanRequest has it.
+func planContext(c *wire.PlanContext) ([]string, *Selection) {
+	if c == nil {
+		return nil, nil
 	}
+	if c.Selection == nil {
+		return c.URIs, nil
+	}
+	r := c.Selection.Range
+	return c.URIs, &Selection{URI: c.Selection.URI, Range: workspace.Range{
+		Start: workspace.Position{Line: r.Start.Line, Character: r.Start.Character},
+		End:   workspace.Position{Line: r.End.Line, Character: r.End.Character}}}
+}
+
+func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, error) {
+	var p wire.PlanCreateParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -179,9 +184,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	var end func()
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()
-	if p.Context != nil {
-		req.URIs, req.Selection = p.Context.URIs, p.Context.Selection
-	}
+	req.URIs, req.Selection = planContext(p.Context)
 	// The chat's turns before this one, as every conversation's planner
 	// is told them (session.ChatStore.PlanTurn).
 	pl, _, err := chats.PlanTurn(ctx, session.ChatTurn{ChatID: p.ChatID, Where: "in the editor", Request: p.Request,
@@ -247,9 +250,7 @@ func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any,
 }
 
 func (s *Server) planGet(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		PlanID string `json:"planId"`
-	}
+	var p wire.PlanIDParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -308,10 +309,7 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 }
 
 func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		PlanID   string `json:"planId"`
-		Feedback string `json:"feedback"`
-	}
+	var p wire.PlanRegenerateParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
