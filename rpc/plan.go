@@ -54,17 +54,10 @@ func newID(prefix string) string {
 func itoa(n int) string { return fmt.Sprint(n) }
 
 // parsePlanParam reads a plan given inline or by URI.
-// planParams is how a client names a plan: inline (plan), by file inside
-// the workspace (uri), or as the text of a file the user chose outside it
-// (text, with name for its format and messages).
-type planParams struct {
-	Plan json.RawMessage `json:"plan"`
-	URI  string          `json:"uri"`
-	Text *string         `json:"text"`
-	Name string          `json:"name"`
-}
-
-func (s *Server) parsePlanParam(ctx context.Context, p planParams) (*engine.Plan, error) {
+// parsePlanParam reads how a client names a plan: inline (plan), by file
+// inside the workspace (uri), or as the text of a file the user chose
+// outside it (text, with name for its format and messages).
+func (s *Server) parsePlanParam(ctx context.Context, p wire.PlanLoadParams) (*engine.Plan, error) {
 	raw, uri := p.Plan, p.URI
 	switch {
 	case len(raw) > 0 && string(raw) != "null":
@@ -205,7 +198,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 }
 
 func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, error) {
-	var p planParams
+	var p wire.PlanLoadParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -226,7 +219,7 @@ type ValidateResult struct {
 }
 
 func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any, error) {
-	var p planParams
+	var p wire.PlanLoadParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -276,13 +269,12 @@ func (s *Server) planList(ctx context.Context, params json.RawMessage) (any, err
 }
 
 func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		PlanID  string        `json:"planId"`
-		Version int           `json:"version"`
-		Edits   []engine.Edit `json:"edits"`
-		Reason  string        `json:"reason"`
-	}
+	var p wire.PlanEditParams
 	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	edits, err := planEdits(p.Edits)
+	if err != nil {
 		return nil, err
 	}
 	eng, err := s.engine()
@@ -299,7 +291,7 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 	// The store checks the version and keeps the next one; the engine
 	// checks the ops, steps and tools.
 	np, err := s.plans.Edit(p.PlanID, p.Version, func(cur *engine.Plan) (*engine.Plan, error) {
-		return eng.EditPlan(cur, p.Edits, reason)
+		return eng.EditPlan(cur, edits, reason)
 	})
 	if err != nil {
 		return nil, err
@@ -344,4 +336,31 @@ func (s *Server) chatPlanChanged(ctx context.Context, pl *engine.Plan) {
 	if sess, err := s.session(); err == nil {
 		sess.ChatStore().PlanChanged(ctx, pl)
 	}
+}
+
+// planEdits reads agentd/plan/edit's edits as the engine has them: the
+// step of an insert or update is decoded by the core (engine.Step), and a
+// wrong type in it is reported at its path in the params, as a decode of
+// the whole params would.
+func planEdits(in []wire.PlanEdit) ([]engine.Edit, error) {
+	out := make([]engine.Edit, len(in))
+	for i, e := range in {
+		out[i] = engine.Edit{Op: e.Op, StepID: e.StepID, After: e.After}
+		if len(e.Step) == 0 || string(e.Step) == "null" {
+			continue
+		}
+		out[i].Step = new(engine.Step)
+		if err := json.Unmarshal(e.Step, out[i].Step); err != nil {
+			var terr *json.UnmarshalTypeError
+			if errors.As(err, &terr) {
+				field := "edits.step"
+				if terr.Field != "" {
+					field += "." + terr.Field
+				}
+				return nil, badParam(field, "expected %s, got JSON %s", terr.Type, terr.Value)
+			}
+			return nil, badParam("", "%v", err)
+		}
+	}
+	return out, nil
 }

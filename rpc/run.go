@@ -181,10 +181,7 @@ func (s *Server) runOptions(raw json.RawMessage) (engine.RunOptions, error) {
 }
 
 func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		PlanID  string          `json:"planId"`
-		Options json.RawMessage `json:"options"`
-	}
+	var p wire.RunStartParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
