@@ -858,8 +858,9 @@ type Rule struct {
 type PlanEdit struct {
 	Op     string `json:"op"`
 	StepID string `json:"stepId,omitempty"`
-	Step   *Step  `json:"step,omitempty"`
-	After  string `json:"after,omitempty"`
+	// Decoded by the core (engine.Step), so Go keeps it raw (goRaw).
+	Step  json.RawMessage `json:"step,omitempty"`
+	After string          `json:"after,omitempty"`
 }
 
 type Chat struct {
@@ -899,10 +900,12 @@ type PlanCreateParams struct {
 // PlanLoadParams: A plan inline, a plan file inside the workspace (uri), or a
 // plan file's content (text) with its name.
 type PlanLoadParams struct {
-	Plan *Plan   `json:"plan,omitempty"`
-	URI  string  `json:"uri,omitempty"`
-	Text *string `json:"text,omitempty"`
-	Name string  `json:"name,omitempty"`
+	// Parsed by the core (engine.ParsePlan, with its own line and column errors),
+	// so Go keeps it raw (goRaw).
+	Plan json.RawMessage `json:"plan,omitempty"`
+	URI  string          `json:"uri,omitempty"`
+	Text *string         `json:"text,omitempty"`
+	Name string          `json:"name,omitempty"`
 }
 
 type PlanValidateResult struct {
@@ -959,8 +962,9 @@ type RunOptions struct {
 }
 
 type RunStartParams struct {
-	PlanID  string      `json:"planId"`
-	Options *RunOptions `json:"options,omitempty"`
+	PlanID string `json:"planId"`
+	// Decoded by the core (engine.RunOptions), so Go keeps it raw (goRaw).
+	Options json.RawMessage `json:"options,omitempty"`
 }
 
 type RunIDParams struct {

@@ -10,6 +10,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/review"
 )
 
@@ -77,10 +78,7 @@ func (cs *changes) get(id string) (*changeRecord, error) {
 }
 
 func (s *Server) changesList(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		RunID  string `json:"runId"`
-		Status string `json:"status"`
-	}
+	var p wire.ChangesListParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -103,9 +101,7 @@ func (s *Server) changesList(ctx context.Context, params json.RawMessage) (any, 
 }
 
 func (s *Server) changesGet(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ChangeID string `json:"changeId"`
-	}
+	var p wire.ChangeIDParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -135,11 +131,7 @@ func (s *Server) reviewFiles(ctx context.Context, c *changeRecord) (context.Cont
 }
 
 func (s *Server) changesResolve(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ChangeID  string     `json:"changeId"`
-		Decisions []Decision `json:"decisions"`
-		Reason    string     `json:"reason"`
-	}
+	var p wire.ResolveParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -173,12 +165,7 @@ func (s *Server) changesResolve(ctx context.Context, params json.RawMessage) (an
 }
 
 func (s *Server) changesRevert(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ChangeID string `json:"changeId"`
-		URI      string `json:"uri"`
-		HunkID   string `json:"hunkId"`
-		Reason   string `json:"reason"`
-	}
+	var p wire.RevertParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 )
 
@@ -50,20 +51,22 @@ func chatView(c *session.Chat) ChatView {
 	return v
 }
 
-type chatParams struct {
-	ChatID string  `json:"chatId"`
-	Title  *string `json:"title"`
+// chatSession checks a chat id (when the method names a chat) and returns
+// the session.
+func (s *Server) chatSession(chatID string, needID bool) (*session.Session, error) {
+	if needID && strings.TrimSpace(chatID) == "" {
+		return nil, badParam("chatId", "name the chat (agentd/chat/list shows the chats, agentd/chat/new makes one)")
+	}
+	return s.session()
 }
 
-func (s *Server) chatParams(params json.RawMessage, needID bool) (chatParams, *session.Session, error) {
-	var p chatParams
+// chatIDParams decodes the params of a method that names a chat.
+func (s *Server) chatIDParams(params json.RawMessage) (wire.ChatIDParams, *session.Session, error) {
+	var p wire.ChatIDParams
 	if err := decode(params, &p); err != nil {
 		return p, nil, err
 	}
-	if needID && strings.TrimSpace(p.ChatID) == "" {
-		return p, nil, badParam("chatId", "name the chat (agentd/chat/list shows the chats, agentd/chat/new makes one)")
-	}
-	sess, err := s.session()
+	sess, err := s.chatSession(p.ChatID, true)
 	return p, sess, err
 }
 
@@ -74,15 +77,15 @@ func (s *Server) chatChanged(chatID string) {
 }
 
 func (s *Server) chatNew(ctx context.Context, params json.RawMessage) (any, error) {
-	p, sess, err := s.chatParams(params, false)
+	var p wire.ChatNewParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	sess, err := s.chatSession("", false)
 	if err != nil {
 		return nil, err
 	}
-	title := ""
-	if p.Title != nil {
-		title = *p.Title
-	}
-	c, err := sess.NewChat(ctx, title)
+	c, err := sess.NewChat(ctx, p.Title)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +93,7 @@ func (s *Server) chatNew(ctx context.Context, params json.RawMessage) (any, erro
 }
 
 func (s *Server) chatList(ctx context.Context, params json.RawMessage) (any, error) {
-	_, sess, err := s.chatParams(params, false)
+	sess, err := s.chatSession("", false)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +105,7 @@ func (s *Server) chatList(ctx context.Context, params json.RawMessage) (any, err
 }
 
 func (s *Server) chatLoad(ctx context.Context, params json.RawMessage) (any, error) {
-	p, sess, err := s.chatParams(params, true)
+	p, sess, err := s.chatIDParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -114,14 +117,18 @@ func (s *Server) chatLoad(ctx context.Context, params json.RawMessage) (any, err
 }
 
 func (s *Server) chatRename(ctx context.Context, params json.RawMessage) (any, error) {
-	p, sess, err := s.chatParams(params, true)
+	var p wire.ChatRenameParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	sess, err := s.chatSession(p.ChatID, true)
 	if err != nil {
 		return nil, err
 	}
-	if p.Title == nil || strings.TrimSpace(*p.Title) == "" {
+	if strings.TrimSpace(p.Title) == "" {
 		return nil, badParam("title", "give the chat's new title")
 	}
-	c, err := sess.RenameChat(ctx, p.ChatID, *p.Title)
+	c, err := sess.RenameChat(ctx, p.ChatID, p.Title)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +136,7 @@ func (s *Server) chatRename(ctx context.Context, params json.RawMessage) (any, e
 }
 
 func (s *Server) chatDelete(ctx context.Context, params json.RawMessage) (any, error) {
-	p, sess, err := s.chatParams(params, true)
+	p, sess, err := s.chatIDParams(params)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 )
 
@@ -32,15 +33,7 @@ type ChatAskResult struct {
 }
 
 func (s *Server) chatAsk(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ChatID   string `json:"chatId"`
-		Question string `json:"question"`
-		Context  *struct {
-			URIs      []string   `json:"uris"`
-			Selection *Selection `json:"selection"`
-		} `json:"context"`
-		WorkDoneToken json.RawMessage `json:"workDoneToken"`
-	}
+	var p wire.ChatAskParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -59,9 +52,7 @@ func (s *Server) chatAsk(ctx context.Context, params json.RawMessage) (any, erro
 		return nil, err
 	}
 	req := PlanRequest{Approve: (*approver)(s).Approve}
-	if p.Context != nil {
-		req.URIs, req.Selection = p.Context.URIs, p.Context.Selection
-	}
+	req.URIs, req.Selection = planContext(p.Context)
 	var end func()
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 )
 
@@ -53,10 +54,11 @@ func (s *Server) modelGet(ctx context.Context, _ json.RawMessage) (any, error) {
 // never logged nor echoed: the answer (as agentd/model/get) says only
 // whether one is set and where it came from.
 func (s *Server) modelSet(ctx context.Context, params json.RawMessage) (any, error) {
-	var c session.ModelChoice
-	if err := decode(params, &c); err != nil {
+	var p wire.ModelSetParams
+	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
+	c := session.ModelChoice{Provider: p.Provider, Model: p.Model, BaseURL: p.BaseURL, APIKey: p.ApiKey, Reset: p.Reset}
 	if c.Model == "" && c.Provider == "" && c.BaseURL == "" && c.APIKey == "" && !c.Reset {
 		return nil, badParam("model", "give a model (provider:model or a profile name), an apiKey, or reset: true")
 	}

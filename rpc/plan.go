@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -53,17 +54,10 @@ func newID(prefix string) string {
 func itoa(n int) string { return fmt.Sprint(n) }
 
 // parsePlanParam reads a plan given inline or by URI.
-// planParams is how a client names a plan: inline (plan), by file inside
-// the workspace (uri), or as the text of a file the user chose outside it
-// (text, with name for its format and messages).
-type planParams struct {
-	Plan json.RawMessage `json:"plan"`
-	URI  string          `json:"uri"`
-	Text *string         `json:"text"`
-	Name string          `json:"name"`
-}
-
-func (s *Server) parsePlanParam(ctx context.Context, p planParams) (*engine.Plan, error) {
+// parsePlanParam reads how a client names a plan: inline (plan), by file
+// inside the workspace (uri), or as the text of a file the user chose
+// outside it (text, with name for its format and messages).
+func (s *Server) parsePlanParam(ctx context.Context, p wire.PlanLoadParams) (*engine.Plan, error) {
 	raw, uri := p.Plan, p.URI
 	switch {
 	case len(raw) > 0 && string(raw) != "null":
@@ -145,19 +139,23 @@ func (s *Server) storePlan(p *engine.Plan, source, reason string) (*engine.Plan,
 	return s.plans.Store(p, source, reason)
 }
 
-func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		Request string `json:"request"`
-		Context *struct {
-			URIs      []string   `json:"uris"`
-			Selection *Selection `json:"selection"`
-		} `json:"context"`
-		WorkDoneToken json.RawMessage `json:"workDoneToken"`
-		ExploreRounds int             `json:"exploreRounds"`
-		MapTokens     int             `json:"mapTokens"`
-		// ChatID makes the plan a turn of that chat (agentd/chat/new).
-		ChatID string `json:"chatId"`
+// planContext is what the user pointed at (plan/create's and chat/ask's
+// context), as a PlanRequest has it.
+func planContext(c *wire.PlanContext) ([]string, *Selection) {
+	if c == nil {
+		return nil, nil
 	}
+	if c.Selection == nil {
+		return c.URIs, nil
+	}
+	r := c.Selection.Range
+	return c.URIs, &Selection{URI: c.Selection.URI, Range: workspace.Range{
+		Start: workspace.Position{Line: r.Start.Line, Character: r.Start.Character},
+		End:   workspace.Position{Line: r.End.Line, Character: r.End.Character}}}
+}
+
+func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, error) {
+	var p wire.PlanCreateParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -179,9 +177,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	var end func()
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()
-	if p.Context != nil {
-		req.URIs, req.Selection = p.Context.URIs, p.Context.Selection
-	}
+	req.URIs, req.Selection = planContext(p.Context)
 	// The chat's turns before this one, as every conversation's planner
 	// is told them (session.ChatStore.PlanTurn).
 	pl, _, err := chats.PlanTurn(ctx, session.ChatTurn{ChatID: p.ChatID, Where: "in the editor", Request: p.Request,
@@ -202,7 +198,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 }
 
 func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, error) {
-	var p planParams
+	var p wire.PlanLoadParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -223,7 +219,7 @@ type ValidateResult struct {
 }
 
 func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any, error) {
-	var p planParams
+	var p wire.PlanLoadParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -247,9 +243,7 @@ func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any,
 }
 
 func (s *Server) planGet(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		PlanID string `json:"planId"`
-	}
+	var p wire.PlanIDParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -275,13 +269,12 @@ func (s *Server) planList(ctx context.Context, params json.RawMessage) (any, err
 }
 
 func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		PlanID  string        `json:"planId"`
-		Version int           `json:"version"`
-		Edits   []engine.Edit `json:"edits"`
-		Reason  string        `json:"reason"`
-	}
+	var p wire.PlanEditParams
 	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	edits, err := planEdits(p.Edits)
+	if err != nil {
 		return nil, err
 	}
 	eng, err := s.engine()
@@ -298,7 +291,7 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 	// The store checks the version and keeps the next one; the engine
 	// checks the ops, steps and tools.
 	np, err := s.plans.Edit(p.PlanID, p.Version, func(cur *engine.Plan) (*engine.Plan, error) {
-		return eng.EditPlan(cur, p.Edits, reason)
+		return eng.EditPlan(cur, edits, reason)
 	})
 	if err != nil {
 		return nil, err
@@ -308,10 +301,7 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 }
 
 func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		PlanID   string `json:"planId"`
-		Feedback string `json:"feedback"`
-	}
+	var p wire.PlanRegenerateParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -346,4 +336,31 @@ func (s *Server) chatPlanChanged(ctx context.Context, pl *engine.Plan) {
 	if sess, err := s.session(); err == nil {
 		sess.ChatStore().PlanChanged(ctx, pl)
 	}
+}
+
+// planEdits reads agentd/plan/edit's edits as the engine has them: the
+// step of an insert or update is decoded by the core (engine.Step), and a
+// wrong type in it is reported at its path in the params, as a decode of
+// the whole params would.
+func planEdits(in []wire.PlanEdit) ([]engine.Edit, error) {
+	out := make([]engine.Edit, len(in))
+	for i, e := range in {
+		out[i] = engine.Edit{Op: e.Op, StepID: e.StepID, After: e.After}
+		if len(e.Step) == 0 || string(e.Step) == "null" {
+			continue
+		}
+		out[i].Step = new(engine.Step)
+		if err := json.Unmarshal(e.Step, out[i].Step); err != nil {
+			var terr *json.UnmarshalTypeError
+			if errors.As(err, &terr) {
+				field := "edits.step"
+				if terr.Field != "" {
+					field += "." + terr.Field
+				}
+				return nil, badParam(field, "expected %s, got JSON %s", terr.Type, terr.Value)
+			}
+			return nil, badParam("", "%v", err)
+		}
+	}
+	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/agentd/agentd/engine"
+	wire "github.com/agentd/agentd/protocol"
 )
 
 func policyMethods() map[string]method {
@@ -51,10 +52,7 @@ func (s *Server) policyGet(ctx context.Context, params json.RawMessage) (any, er
 // given, keeps only those remembered rules, or removes the rules named in
 // "revoke". An unknown id in either changes nothing.
 func (s *Server) policySet(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		Rules  *[]Rule  `json:"rules"`
-		Revoke []string `json:"revoke"`
-	}
+	var p wire.PolicySetParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -67,9 +65,9 @@ func (s *Server) policySet(ctx context.Context, params json.RawMessage) (any, er
 		return nil, err
 	}
 	var keep []string
-	if p.Rules != nil {
-		keep = make([]string, 0, len(*p.Rules))
-		for i, r := range *p.Rules {
+	if p.Rules != nil { // "rules": [] keeps none; absent or null keeps all
+		keep = make([]string, 0, len(p.Rules))
+		for i, r := range p.Rules {
 			if r.ID == "" {
 				return nil, badParam("rules["+itoa(i)+"].id", "rules are kept by id; new rules come from \"always\" answers")
 			}

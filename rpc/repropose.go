@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/review"
 )
 
@@ -17,11 +18,7 @@ func reproposeMethods() map[string]method {
 }
 
 func (s *Server) changesRepropose(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ChangeID string `json:"changeId"`
-		URI      string `json:"uri"`
-		HunkID   string `json:"hunkId"`
-	}
+	var p wire.ReproposeParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 )
 
@@ -180,10 +181,7 @@ func (s *Server) runOptions(raw json.RawMessage) (engine.RunOptions, error) {
 }
 
 func (s *Server) runStart(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		PlanID  string          `json:"planId"`
-		Options json.RawMessage `json:"options"`
-	}
+	var p wire.RunStartParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -420,12 +418,8 @@ func (s *Server) liveRun(id string) (*runEntry, error) {
 	return e, nil
 }
 
-type runIDParam struct {
-	RunID string `json:"runId"`
-}
-
 func (s *Server) runControl(params json.RawMessage, f func(*engine.Run)) (any, error) {
-	var p runIDParam
+	var p wire.RunIDParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -450,11 +444,7 @@ func (s *Server) runCancel(ctx context.Context, params json.RawMessage) (any, er
 }
 
 func (s *Server) runRetryStep(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		RunID  string          `json:"runId"`
-		StepID string          `json:"stepId"`
-		Args   json.RawMessage `json:"args"`
-	}
+	var p wire.RetryStepParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -469,10 +459,7 @@ func (s *Server) runRetryStep(ctx context.Context, params json.RawMessage) (any,
 }
 
 func (s *Server) runSkipStep(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		RunID  string `json:"runId"`
-		StepID string `json:"stepId"`
-	}
+	var p wire.SkipStepParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -487,7 +474,7 @@ func (s *Server) runSkipStep(ctx context.Context, params json.RawMessage) (any, 
 }
 
 func (s *Server) runGet(ctx context.Context, params json.RawMessage) (any, error) {
-	var p runIDParam
+	var p wire.RunIDParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}

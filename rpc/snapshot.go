@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"github.com/agentd/agentd/diff"
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -20,9 +21,7 @@ func snapshotMethods() map[string]method {
 }
 
 func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		RunID string `json:"runId"`
-	}
+	var p wire.SnapshotListParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -43,9 +42,7 @@ func (s *Server) snapshotList(ctx context.Context, params json.RawMessage) (any,
 }
 
 func (s *Server) snapshotCreate(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		Label string `json:"label"`
-	}
+	var p wire.SnapshotCreateParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -67,10 +64,7 @@ func (s *Server) snapshotCreate(ctx context.Context, params json.RawMessage) (an
 }
 
 func (s *Server) snapshotDiff(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		From string `json:"from"`
-		To   string `json:"to"`
-	}
+	var p wire.SnapshotDiffParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
@@ -104,12 +98,7 @@ func (s *Server) snapshotDiff(ctx context.Context, params json.RawMessage) (any,
 }
 
 func (s *Server) snapshotRestore(ctx context.Context, params json.RawMessage) (any, error) {
-	var p struct {
-		ID        string   `json:"id"`
-		URIs      []string `json:"uris"`
-		DryRun    bool     `json:"dryRun"`
-		Overwrite bool     `json:"overwrite"`
-	}
+	var p wire.SnapshotRestoreParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}

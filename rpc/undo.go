@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 )
 
@@ -34,26 +35,17 @@ func (s *Server) session() (*session.Session, error) {
 	return s.sess, nil
 }
 
-type undoParams struct {
-	// RunID (agentd/undo/run) or ID (agentd/undo/restore) names what to
-	// undo; empty: the newest not undone.
-	RunID string `json:"runId"`
-	ID    string `json:"id"`
-	// OnConflict is "", "keep" or "overwrite"; Overwrite (older
-	// clients) means "overwrite".
-	OnConflict string `json:"onConflict"`
-	Overwrite  bool   `json:"overwrite"`
-	DryRun     bool   `json:"dryRun"`
-}
-
-func (p undoParams) options() (session.UndoOptions, error) {
-	o := session.UndoOptions{DryRun: p.DryRun, OnConflict: session.ConflictChoice(p.OnConflict)}
+// undoOptions reads the choices agentd/undo/run and agentd/undo/restore
+// share: onConflict is "", "keep" or "overwrite"; overwrite (older
+// clients) means "overwrite".
+func undoOptions(onConflict string, overwrite, dryRun bool) (session.UndoOptions, error) {
+	o := session.UndoOptions{DryRun: dryRun, OnConflict: session.ConflictChoice(onConflict)}
 	switch o.OnConflict {
 	case session.RefuseOnConflict, session.KeepConflicts, session.OverwriteConflicts:
 	default:
-		return o, badParam("onConflict", `%q is not a choice: use "" (change nothing on a conflict), "keep" or "overwrite"`, p.OnConflict)
+		return o, badParam("onConflict", `%q is not a choice: use "" (change nothing on a conflict), "keep" or "overwrite"`, onConflict)
 	}
-	if p.Overwrite {
+	if overwrite {
 		if o.OnConflict == session.KeepConflicts {
 			return o, badParam("overwrite", `overwrite: true contradicts onConflict: "keep"; send one of them`)
 		}
@@ -63,11 +55,11 @@ func (p undoParams) options() (session.UndoOptions, error) {
 }
 
 func (s *Server) undoRun(ctx context.Context, params json.RawMessage) (any, error) {
-	var p undoParams
+	var p wire.UndoRunParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	opts, err := p.options()
+	opts, err := undoOptions(p.OnConflict, p.Overwrite, p.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +78,11 @@ func (s *Server) undoRun(ctx context.Context, params json.RawMessage) (any, erro
 }
 
 func (s *Server) undoRestore(ctx context.Context, params json.RawMessage) (any, error) {
-	var p undoParams
+	var p wire.UndoRestoreParams
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	opts, err := p.options()
+	opts, err := undoOptions(p.OnConflict, p.Overwrite, p.DryRun)
 	if err != nil {
 		return nil, err
 	}

@@ -639,6 +639,7 @@ export interface Rule {
 export interface PlanEdit {
   op: string;
   stepId?: string;
+  /** Decoded by the core (engine.Step), so Go keeps it raw (goRaw). */
   step?: Step;
   after?: string;
 }
@@ -682,6 +683,10 @@ export interface PlanCreateParams {
  * name.
  */
 export interface PlanLoadParams {
+  /**
+   * Parsed by the core (engine.ParsePlan, with its own line and column errors), so Go keeps it raw
+   * (goRaw).
+   */
   plan?: Plan;
   uri?: string;
   text?: string;
@@ -742,6 +747,7 @@ export interface RunOptions {
 
 export interface RunStartParams {
   planId: string;
+  /** Decoded by the core (engine.RunOptions), so Go keeps it raw (goRaw). */
   options?: RunOptions;
 }
 

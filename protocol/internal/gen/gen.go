@@ -61,7 +61,11 @@ type Property struct {
 	TSOptional bool `json:"tsOptional,omitempty"`
 	// GoType replaces the Go type of a base-typed property (int32 for a
 	// buffer version, as LSP has it).
-	GoType        string `json:"goType,omitempty"`
+	GoType string `json:"goType,omitempty"`
+	// GoRaw: the Go field is json.RawMessage, whatever the type, because
+	// the core decodes the value itself (a plan, a step, a run's options)
+	// with its own checks and errors; TypeScript keeps the type.
+	GoRaw         bool   `json:"goRaw,omitempty"`
 	Documentation string `json:"documentation,omitempty"`
 }
 
@@ -380,6 +384,9 @@ func (s *Schema) Go() ([]byte, error) {
 				if p.Pointer {
 					typ = "*" + typ
 				}
+			}
+			if p.GoRaw {
+				typ = "json.RawMessage"
 			}
 			fmt.Fprintf(&b, "\t%s %s `json:%q`\n", GoName(p), typ, tag)
 		}
