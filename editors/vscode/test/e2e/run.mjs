@@ -1644,7 +1644,7 @@ await check('issue 35 point 6: one base-URL edit in the Settings UI restarts the
   const n = count(agentdLog(), byUrl) - url0;
   assert(n === 1, `one edit of agentd.modelBaseUrl restarted the daemon ${n} times`);
   // Back as it was (more restarts), and a daemon that answers.
-  await setSetting('agentd.modelBaseUrl', '');
+  await setSetting('agentd.modelBaseUrl', `${fakeURL}/v1`); // as the suite set it (settings.json above)
   await setSetting('agentd.path', AGENTD_BIN);
   await palette('agentd: Focus on Plan View');
   await until('a plan opens again', async () => {
