@@ -5,9 +5,10 @@
 // server both subscribe to its events and plug in approval, review, input,
 // snapshots and a planner through the interfaces in hooks.go.
 //
-// The rules every front end relies on live here, once: the approval policy
-// and the remembered "always" answers (ApprovalRules, one matcher), the
-// journal of runs (Journal), which steps get a snapshot after them, how run
-// options are read (RunOptions.UnmarshalJSON) and how plan files are read
-// (ReadPlanFile).
+// The rules every front end relies on live here, once: the journal of
+// runs (Journal), which steps get a snapshot after them, how run options
+// are read (RunOptions.UnmarshalJSON) and how plan files are read
+// (ReadPlanFile). Whether a call may happen (the approval policy, the
+// remembered "always" answers, the sensitive-read gate) is
+// engine/approval's.
 package engine

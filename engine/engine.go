@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
@@ -38,7 +39,7 @@ var (
 type Config struct {
 	Tools     *tools.Registry
 	WS        *workspace.Workspace
-	Approver  Approver
+	Approver  approval.Approver
 	Reviewer  Reviewer
 	Inputter  Inputter
 	OnFailure FailureHandler
@@ -56,7 +57,7 @@ type Config struct {
 	MaxSteps int // maxStepsPerPlan, default 200
 	// Approval is the policy of runs whose options carry none (nil:
 	// DefaultApprovalPolicy).
-	Approval *ApprovalPolicy
+	Approval *approval.ApprovalPolicy
 	// Journal, if set, records every run's state (the first and final
 	// state before Start and Wait return, progress in between) and holds
 	// the remembered approval rules: a question the policy asks is first
@@ -104,7 +105,7 @@ type RunOptions struct {
 	StepTimeout time.Duration `json:"-"`
 	MaxRePlans  *int          `json:"maxRePlans,omitempty"`
 	// Approval overrides Config.Approval for this run.
-	Approval *ApprovalPolicy `json:"approval,omitempty"`
+	Approval *approval.ApprovalPolicy `json:"approval,omitempty"`
 	// Planning is what making the plan from a request cost (the planner's
 	// calls before the run): it counts toward the run's tokens, cost and
 	// budget, and the summary shows it.

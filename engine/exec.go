@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/workspace"
 )
@@ -323,11 +324,11 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	w.res.toolCalls++
 	w.mu.Unlock()
 	cat := t.Category()
-	risk := riskOf(t, args)
+	risk := approval.RiskOf(t, args)
 	if step.Risk != "" {
 		risk = tools.Risk(step.Risk)
 	}
-	desc := commandOf(t, args)
+	desc := approval.CommandOf(t, args)
 	dry := s.opts.DryRun
 	if dry && (cat == tools.CategoryCommand || cat == tools.CategoryGit || cat == tools.CategoryNetwork) {
 		w.mu.Lock()
@@ -350,7 +351,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 			return &toolOutcome{skipped: why}, err
 		}
 	}
-	if mayChangeFiles(t, cat, args) {
+	if approval.MayChangeFiles(t, cat, args) {
 		w.mu.Lock()
 		w.res.mayChange = true
 		if u, ok := t.(tools.UncheckedWriter); ok && u.WritesUnchecked() && !slices.Contains(w.unchecked, name) {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/internal/platform"
 	"github.com/agentd/agentd/journal"
 )
@@ -21,7 +22,7 @@ import (
 // rules. Every front end gets it from the session (package session).
 type Journal struct {
 	*journal.Journal
-	rules *ApprovalRules
+	rules *approval.ApprovalRules
 }
 
 // JournalInterval is the shortest time between two saves of a running
@@ -46,11 +47,11 @@ func OpenJournal(stateDir, root string, log *slog.Logger) (*Journal, error) {
 
 // WrapJournal is the engine's view of j.
 func WrapJournal(j *journal.Journal) *Journal {
-	return &Journal{Journal: j, rules: &ApprovalRules{path: j.Dir() + string(os.PathSeparator) + "rules.json"}}
+	return &Journal{Journal: j, rules: approval.NewRules(j.Dir() + string(os.PathSeparator) + "rules.json")}
 }
 
 // Rules is the workspace's store of remembered approval rules.
-func (j *Journal) Rules() *ApprovalRules { return j.rules }
+func (j *Journal) Rules() *approval.ApprovalRules { return j.rules }
 
 func writeJSONFile(path string, v any) error { return journal.WriteJSONFile(path, v) }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -331,7 +332,7 @@ func toolNames(ts []tools.Tool) []string {
 func TestTestFixRuleRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, ft, m := fixWorld(true)
-		e := New(Config{Tools: h.reg, Model: m, Approver: AllowAll{}, Rules: DefaultRules()})
+		e := New(Config{Tools: h.reg, Model: m, Approver: approval.AllowAll{}, Rules: DefaultRules()})
 		st, rec := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test ./..."},"critical":false}]`), RunOptions{})
 		wantStatus(t, st, map[string]StepStatus{"t": StepFailed, "t_fix_1": StepCompleted, "t_retest_1": StepCompleted})
 		if st.FinalPlan.Step("t_fix_2") != nil || ft.runs.Load() != 2 {
@@ -350,7 +351,7 @@ func TestTestFixRuleRun(t *testing.T) {
 func TestTestFixRuleRunGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, ft, m := fixWorld(false)
-		e := New(Config{Tools: h.reg, Model: m, Approver: AllowAll{}, Rules: DefaultRules()})
+		e := New(Config{Tools: h.reg, Model: m, Approver: approval.AllowAll{}, Rules: DefaultRules()})
 		st, _ := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test ./..."},"critical":false}]`), RunOptions{})
 		wantStatus(t, st, map[string]StepStatus{"t": StepFailed, "t_fix_1": StepCompleted, "t_retest_1": StepFailed,
 			"t_fix_2": StepCompleted, "t_retest_2": StepFailed})
@@ -363,7 +364,7 @@ func TestTestFixRuleRunGivesUp(t *testing.T) {
 func TestTestFixRuleRunAllowedExit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _, m := fixWorld(true)
-		e := New(Config{Tools: h.reg, Model: m, Approver: AllowAll{}, Rules: DefaultRules()})
+		e := New(Config{Tools: h.reg, Model: m, Approver: approval.AllowAll{}, Rules: DefaultRules()})
 		st, _ := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test ./...","allow":true}}]`), RunOptions{})
 		if st.Status != RunCompleted {
 			t.Fatalf("status %s: %s", st.Status, st.Error)
@@ -384,7 +385,7 @@ func TestTestFixRuleRecoversCriticalStep(t *testing.T) {
 		pl := &fakePlanner{recover: func(RecoveryRequest) (*RecoveryDecision, error) {
 			return &RecoveryDecision{Action: RecoverFailGracefully, Reason: "planner gives up"}, nil
 		}}
-		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: AllowAll{}, Rules: DefaultRules()})
+		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: approval.AllowAll{}, Rules: DefaultRules()})
 		p := mkPlan(t, `[
 			{"id":"t","tool":"run_command","args":{"command":"go test ./..."}},
 			{"id":"after","tool":"op","args":{},"dependsOn":["t"]}
@@ -412,7 +413,7 @@ func TestTestFixRuleRecoveryBounded(t *testing.T) {
 		pl := &fakePlanner{recover: func(RecoveryRequest) (*RecoveryDecision, error) {
 			return &RecoveryDecision{Action: RecoverFailGracefully, Reason: "planner gives up"}, nil
 		}}
-		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: AllowAll{}, Rules: []UpdateRule{TestFixRule{MaxFixes: 1}}})
+		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: approval.AllowAll{}, Rules: []UpdateRule{TestFixRule{MaxFixes: 1}}})
 		st, _ := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test ./..."}}]`), RunOptions{})
 		if st.Status == RunCompleted {
 			t.Fatal("a test that never passes completed the run")

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"github.com/agentd/agentd/engine/approval"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,7 +20,7 @@ type sched struct {
 	r   *Run
 
 	opts        RunOptions
-	policy      ApprovalPolicy
+	policy      approval.ApprovalPolicy
 	maxParallel int
 	review      ReviewMode
 	maxRePlans  int
@@ -139,11 +140,11 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 	}
 	switch {
 	case opts.Approval != nil:
-		s.policy = opts.Approval.withDefaults()
+		s.policy = opts.Approval.WithDefaults()
 	case cfg.Approval != nil:
-		s.policy = cfg.Approval.withDefaults()
+		s.policy = cfg.Approval.WithDefaults()
 	default:
-		s.policy = DefaultApprovalPolicy()
+		s.policy = approval.DefaultApprovalPolicy()
 	}
 	s.maxParallel = opts.MaxParallel
 	if s.maxParallel <= 0 {

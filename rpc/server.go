@@ -18,6 +18,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -75,8 +76,8 @@ type PlanRequest struct {
 	// Progress, if set, reports what the planner does ($/progress).
 	Progress func(message string)
 	// Approve asks the editor (agentd/approval/request) before the
-	// planner's model reads a sensitive file (engine.ReadGate).
-	Approve func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error)
+	// planner's model reads a sensitive file (approval.ReadGate).
+	Approve func(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error)
 }
 
 // PlanMaker makes plans with a model (engine/llm behind an adapter).

@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 )
 
 func runPlan(t *testing.T, s *Session, p *engine.Plan) engine.RunState {
 	t.Helper()
 	cfg := s.Config()
-	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
 	run, err := engine.New(cfg).Start(context.Background(), p.Clone(), engine.RunOptions{Review: engine.ReviewNone})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/review"
 )
 
@@ -83,7 +84,7 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 		return opts, err
 	}
 	opts.Review = req.ReviewMode()
-	var pol engine.ApprovalPolicy
+	var pol approval.ApprovalPolicy
 	switch req.Answer {
 	case AnswerYes, AnswerAuto:
 		// Nothing is asked, but what the workspace refuses stays refused
@@ -92,7 +93,7 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 		if err != nil {
 			return opts, &PolicyError{err}
 		}
-		pol = engine.AllowAllPolicy()
+		pol = approval.AllowAllPolicy()
 		pol.DenyCommands = p.DenyCommands
 	case AnswerAsk, "":
 		if req.Options.Approval != nil {
@@ -108,7 +109,7 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 		return opts, &FieldError{Field: "answer", Message: fmt.Sprintf("must be ask, yes or auto, not %q", req.Answer)}
 	}
 	if opts.Review == engine.ReviewNone {
-		pol.Write = engine.PolicyAllow
+		pol.Write = approval.PolicyAllow
 	}
 	opts.Approval = &pol
 	return opts, nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -29,7 +30,7 @@ func TestALineSavedInTheEditorWhileACommandRunsIsTheUsers(t *testing.T) {
 	}
 	defer s.Close()
 	cfg := s.Config()
-	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
 	sig := t.TempDir() // outside the workspace: the command's own signals
 	started, goOn := filepath.Join(sig, "started"), filepath.Join(sig, "go")
 	plan, _ := json.Marshal(map[string]any{"title": "t", "steps": []map[string]any{

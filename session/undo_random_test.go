@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
@@ -485,7 +486,7 @@ func (w *world) agentRun() {
 		return
 	}
 	cfg := w.s.Config()
-	cfg.Tools, cfg.Approver, cfg.Reviewer = tools.Builtin(), engine.AllowAll{}, w.reviewer
+	cfg.Tools, cfg.Approver, cfg.Reviewer = tools.Builtin(), approval.AllowAll{}, w.reviewer
 	before, beforeIn := w.where(), w.markersIn()
 	run, err := engine.New(cfg).Start(w.ctx, p, engine.RunOptions{Review: rec.review, Mode: "sequential"})
 	if err != nil {

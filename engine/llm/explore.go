@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -102,9 +103,9 @@ func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCal
 		return fmt.Sprintf(`{"error": %q}`, tc.Name+": "+strings.Join(msgs, "; ")), nil, nil
 	}
 	t, _ := p.tools.Get(tc.Name)
-	// The one gate for what a model reads (engine.ReadGate): a sensitive
+	// The one gate for what a model reads (approval.ReadGate): a sensitive
 	// file asks the user through the front end, or is left out.
-	v, err := req.readGate().Check(ctx, tc.Name, engine.ReadPaths(t, args))
+	v, err := req.readGate().Check(ctx, tc.Name, approval.ReadPaths(t, args))
 	if err != nil {
 		return "", nil, err
 	}
@@ -124,10 +125,10 @@ func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCal
 	return toolResultText(&engine.ToolCallResult{Output: out}), item, nil
 }
 
-// readGate is the request's engine.ReadGate: the one rule for what a
+// readGate is the request's approval.ReadGate: the one rule for what a
 // model may read, asking through the front end's hook.
-func (req CreateRequest) readGate() engine.ReadGate {
-	return engine.ReadGate{WS: req.Workspace, RunID: "plan", StepID: "explore", Planning: true, Ask: req.Approve}
+func (req CreateRequest) readGate() approval.ReadGate {
+	return approval.ReadGate{WS: req.Workspace, RunID: "plan", StepID: "explore", Planning: true, Ask: req.Approve}
 }
 
 // progress reports pr when the caller listens.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/repomap"
 	"github.com/agentd/agentd/workspace"
@@ -50,10 +51,10 @@ type CreateRequest struct {
 	// (Settings.CheckImages); with another model Create fails.
 	Images []Image
 	// Approve asks the user before the model sees a sensitive file while
-	// planning (engine.ReadGate: the front end's approval hook, as for a
-	// step). Nil, or an answer wrapping engine.ErrCannotAsk: the file is
+	// planning (approval.ReadGate: the front end's approval hook, as for a
+	// step). Nil, or an answer wrapping approval.ErrCannotAsk: the file is
 	// left out with a note the model and OnProgress both get.
-	Approve func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error)
+	Approve func(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error)
 }
 
 // Planner makes plans from requests (Create, Regenerate: agentd plan,

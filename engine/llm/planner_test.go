@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 	"github.com/agentd/agentd/workspace"
@@ -165,7 +166,7 @@ func TestSummaryWithinBudget(t *testing.T) {
 		files[filepath.ToSlash(filepath.Join("src", "pkg"+string(rune('a'+i%26)), "file"+strings.Repeat("x", i%7)+string(rune('0'+i%10))+"_"+itoa(i)+".go"))] = "x"
 	}
 	ws := newWorkspace(t, files)
-	s, err := workspaceSummary(t.Context(), engine.ReadGate{WS: ws}, nil, nil, 1000, nil)
+	s, err := workspaceSummary(t.Context(), approval.ReadGate{WS: ws}, nil, nil, 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

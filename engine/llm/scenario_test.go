@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 	"github.com/agentd/agentd/workspace"
@@ -39,7 +40,7 @@ func newScenarioModel(t *testing.T, files map[string]string, model string) *scen
 	s := tcpSettings(t, srv, model)
 	pl := NewPlanner(s, tools.Builtin())
 	return &scenario{t: t, srv: srv, ws: ws, planner: pl, cfg: engine.Config{
-		Tools: tools.Builtin(), WS: ws, Planner: pl, Model: NewStepModel(s), Approver: engine.AllowAll{},
+		Tools: tools.Builtin(), WS: ws, Planner: pl, Model: NewStepModel(s), Approver: approval.AllowAll{},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
 }

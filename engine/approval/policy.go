@@ -1,4 +1,4 @@
-package engine
+package approval
 
 import (
 	"encoding/json"
@@ -68,7 +68,7 @@ func AllowAllPolicy() ApprovalPolicy {
 }
 
 // withDefaults fills empty categories from DefaultApprovalPolicy.
-func (p ApprovalPolicy) withDefaults() ApprovalPolicy {
+func (p ApprovalPolicy) WithDefaults() ApprovalPolicy {
 	d := DefaultApprovalPolicy()
 	for _, f := range []struct {
 		v *string
@@ -98,7 +98,7 @@ const (
 // the command line for command tools ("" otherwise). The reason explains
 // an ask or a deny.
 func (p ApprovalPolicy) Decide(cat tools.Category, risk tools.Risk, stepApproval, command string) (ask, deny bool, reason string) {
-	v, why := p.withDefaults().decide(cat, risk, stepApproval, command)
+	v, why := p.WithDefaults().decide(cat, risk, stepApproval, command)
 	return v == verdictAsk, v == verdictDeny, why
 }
 
@@ -253,7 +253,7 @@ func quote(s string) string {
 
 // commandOf finds the command line of a call, for policy globs and the
 // approval prompt: the tool's Describer, else an args field "command".
-func commandOf(t tools.Tool, args json.RawMessage) tools.Description {
+func CommandOf(t tools.Tool, args json.RawMessage) tools.Description {
 	if d, ok := t.(tools.Describer); ok {
 		return d.Describe(args)
 	}

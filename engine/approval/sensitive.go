@@ -1,4 +1,4 @@
-package engine
+package approval
 
 import (
 	"context"
@@ -128,33 +128,4 @@ func (g ReadGate) Check(ctx context.Context, tool string, paths []string) (ReadV
 		out = v
 	}
 	return out, nil
-}
-
-// approveSensitive asks before t reads a sensitive file; it returns a
-// non-empty reason when the call must not happen, and handled false when
-// the call reads no sensitive file (the usual approval applies).
-func (w *worker) approveSensitive(ctx context.Context, t tools.Tool, args json.RawMessage) (why string, handled bool, err error) {
-	s, step := w.s, w.j.step
-	paths := ReadPaths(t, args)
-	if len(paths) == 0 || s.cfg.WS == nil {
-		return "", false, nil
-	}
-	g := ReadGate{WS: s.cfg.WS, RunID: s.r.id, StepID: step.ID, Auto: step.Approval == "auto",
-		Ask: func(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
-			return w.ask(ctx, req, "reads a sensitive file: "+req.Title)
-		}}
-	v, err := g.Check(ctx, t.Name(), paths)
-	if err != nil {
-		return "", true, fmt.Errorf("step %q: asking for approval: %w", step.ID, err)
-	}
-	if !v.Allowed {
-		if t.Category() != tools.CategoryRead {
-			// A command naming a sensitive file: what it prints would
-			// reach a model, so it is not run.
-			return fmt.Sprintf("%s was not run: it names %s, a sensitive file (matches %q), and the user did not allow it to be read: %s",
-				t.Name(), v.Path, v.Pattern, v.Reason), true, nil
-		}
-		return v.Reason, true, nil
-	}
-	return "", v.Sensitive, nil
 }

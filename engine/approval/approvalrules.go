@@ -1,4 +1,4 @@
-package engine
+package approval
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/platform"
+	"github.com/agentd/agentd/journal"
 )
 
 // ApprovalRule is a remembered "always" answer (protocol.md Rule).
@@ -69,6 +70,9 @@ type ApprovalRules struct {
 	mu   sync.Mutex
 }
 
+// NewRules returns the store kept in the file at path.
+func NewRules(path string) *ApprovalRules { return &ApprovalRules{path: path} }
+
 type rulesFile struct {
 	Seq   int            `json:"seq"`
 	Rules []ApprovalRule `json:"rules"`
@@ -109,7 +113,7 @@ func (s *ApprovalRules) update(f func(*rulesFile) error) error {
 	if err := f(&rf); err != nil {
 		return err
 	}
-	return writeJSONFile(s.path, rf)
+	return journal.WriteJSONFile(s.path, rf)
 }
 
 // List returns the rules, oldest first.
