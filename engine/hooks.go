@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
@@ -147,7 +148,7 @@ type ToolCallResult struct {
 // ModelCall is an llm or agent step ready to run.
 type ModelCall struct {
 	RunID  string
-	Step   *Step
+	Step   *plans.Step
 	Prompt string // interpolated
 	Model  string // step's model or "" for the default
 	// Tools and Exec are set for agent steps.
@@ -174,7 +175,7 @@ type StepModel interface {
 
 // RecoveryRequest describes a failed critical step.
 type RecoveryRequest struct {
-	Plan      *Plan
+	Plan      *plans.Plan
 	StepID    string
 	Error     string
 	Completed map[string]json.RawMessage // outputs of completed steps
@@ -194,15 +195,15 @@ const (
 // failed step, which then runs again; for redesign_remaining_plan Steps
 // replace every step not yet run.
 type RecoveryDecision struct {
-	Action string  `json:"action"`
-	Reason string  `json:"reason"`
-	Step   *Step   `json:"step,omitempty"`
-	Steps  []*Step `json:"steps,omitempty"`
+	Action string        `json:"action"`
+	Reason string        `json:"reason"`
+	Step   *plans.Step   `json:"step,omitempty"`
+	Steps  []*plans.Step `json:"steps,omitempty"`
 }
 
 // RePlanRequest asks for extra steps when a step needs more context.
 type RePlanRequest struct {
-	Plan       *Plan
+	Plan       *plans.Plan
 	StepID     string
 	Suggestion string
 	Completed  map[string]json.RawMessage
@@ -213,5 +214,5 @@ type RePlanRequest struct {
 // Planner repairs and extends plans (engine/llm).
 type Planner interface {
 	Recover(ctx context.Context, req RecoveryRequest) (*RecoveryDecision, error)
-	RePlan(ctx context.Context, req RePlanRequest) ([]*Step, error)
+	RePlan(ctx context.Context, req RePlanRequest) ([]*plans.Step, error)
 }

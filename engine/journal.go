@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/internal/platform"
 	"github.com/agentd/agentd/journal"
 )
@@ -52,8 +53,6 @@ func WrapJournal(j *journal.Journal) *Journal {
 
 // Rules is the workspace's store of remembered approval rules.
 func (j *Journal) Rules() *approval.ApprovalRules { return j.rules }
-
-func writeJSONFile(path string, v any) error { return journal.WriteJSONFile(path, v) }
 
 func safeName(id string) string { return journal.RecordName(id) }
 
@@ -124,7 +123,7 @@ func processAlive(pid int, proc string) bool {
 }
 
 // SavePlan records a plan's latest version, in PlanFile(p.ID).
-func (j *Journal) SavePlan(p *Plan) error {
+func (j *Journal) SavePlan(p *plans.Plan) error {
 	if p.ID == "" {
 		return errors.New("journal: a plan without an id cannot be recorded")
 	}
@@ -148,7 +147,9 @@ func (j *Journal) PlanFile(id string) string {
 }
 
 // Plans returns every recorded plan.
-func (j *Journal) Plans() ([]*Plan, error) { return journal.Records[*Plan](j.Journal, "plans") }
+func (j *Journal) Plans() ([]*plans.Plan, error) {
+	return journal.Records[*plans.Plan](j.Journal, "plans")
+}
 
 // runJournal keeps one run's record up to date: it is a subscriber of the
 // run (so saves never slow the scheduler) that saves the full state at

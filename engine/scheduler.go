@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"log/slog"
 	"sync"
 	"time"
@@ -32,15 +33,15 @@ type sched struct {
 	cancelRun context.CancelFunc
 	snapOrder stepSnapshots // serialises snapshots and decides their limits (step_snapshot.go)
 
-	plan     *Plan
-	original *Plan
+	plan     *plans.Plan
+	original *plans.Plan
 	// skippedFailures counts failed steps the user chose to skip; the run
 	// then ends partial, not completed.
 	skippedFailures int
 	nodes           []*node
 	byID            map[string]*node
 	ready           nodeHeap
-	outputs         Outputs
+	outputs         plans.Outputs
 	counts          map[StepStatus]int
 	current         map[*node]struct{}
 
@@ -71,7 +72,7 @@ type sched struct {
 
 // node is one step of the current plan and its run state.
 type node struct {
-	step       *Step
+	step       *plans.Step
 	idx        int // position in the plan (tie-break)
 	deps       []*node
 	badDeps    []string
@@ -106,7 +107,7 @@ func (h *nodeHeap) Pop() any {
 	return n
 }
 
-func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
+func newSched(e *Engine, ctx context.Context, p *plans.Plan, opts RunOptions) *sched {
 	cfg := e.cfg
 	if cfg.Approver == nil {
 		cfg.Approver = denyApprover{}
@@ -124,7 +125,7 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 		baseCtx: ctx,
 		plan:    p, original: p.Clone(),
 		byID:      map[string]*node{},
-		outputs:   Outputs{},
+		outputs:   plans.Outputs{},
 		counts:    map[StepStatus]int{},
 		current:   map[*node]struct{}{},
 		filesSeen: map[string]bool{},
@@ -161,13 +162,13 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 			s.review = ReviewNone
 		}
 	}
-	s.maxRePlans = DefaultMaxRePlans
+	s.maxRePlans = plans.DefaultMaxRePlans
 	if opts.MaxRePlans != nil {
 		s.maxRePlans = *opts.MaxRePlans
 	}
 	s.stepTimeout = opts.StepTimeout
 	if s.stepTimeout <= 0 {
-		s.stepTimeout = DefaultStepTimeout
+		s.stepTimeout = plans.DefaultStepTimeout
 	}
 	s.r = &Run{
 		id:    opts.RunID,
@@ -233,7 +234,7 @@ func (s *sched) startStep(n *node) {
 		return
 	}
 	if step.When != "" {
-		ok, err := EvalCondition(step.When, s.outputs)
+		ok, err := plans.EvalCondition(step.When, s.outputs)
 		if err != nil {
 			s.begin(n)
 			s.fail(n, fmt.Errorf("step %q: evaluating when %q: %w", step.ID, step.When, err))
@@ -244,7 +245,7 @@ func (s *sched) startStep(n *node) {
 			return
 		}
 	}
-	if step.EffectiveKind() == KindDecision {
+	if step.EffectiveKind() == plans.KindDecision {
 		s.begin(n)
 		s.decide(n)
 		return
@@ -274,8 +275,8 @@ func (s *sched) begin(n *node) {
 
 // outputsFor copies what a step may refer to, so the worker never reads
 // the scheduler's map.
-func (s *sched) outputsFor(step *Step) Outputs {
-	out := Outputs{}
+func (s *sched) outputsFor(step *plans.Step) plans.Outputs {
+	out := plans.Outputs{}
 	add := func(id string) {
 		if v, ok := s.outputs[id]; ok {
 			out[id] = v

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
@@ -52,7 +53,7 @@ func runFiles(t *testing.T, s *Session, files map[string]string) string {
 		steps = append(steps, map[string]any{"id": "w" + string(rune('0'+len(steps))), "tool": "write_file", "args": map[string]string{"path": p, "content": c}})
 	}
 	data, _ := json.Marshal(map[string]any{"title": "w", "steps": steps})
-	p, err := engine.ParsePlan("w.json", data)
+	p, err := plans.ParsePlan("w.json", data)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/review"
 )
 
@@ -117,7 +118,7 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 
 // StartRun starts plan on eng (built on Config) with the options
 // RunOptions composes: the one way every front end starts a run.
-func (s *Session) StartRun(ctx context.Context, eng *engine.Engine, plan *engine.Plan, req RunRequest) (*engine.Run, error) {
+func (s *Session) StartRun(ctx context.Context, eng *engine.Engine, plan *plans.Plan, req RunRequest) (*engine.Run, error) {
 	opts, err := s.RunOptions(req)
 	if err != nil {
 		return nil, err

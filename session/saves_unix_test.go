@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -38,7 +39,7 @@ func TestALineSavedInTheEditorWhileACommandRunsIsTheUsers(t *testing.T) {
 		// The command says it started, then waits for the user's save.
 		{"id": "wait", "tool": "run_command", "args": map[string]string{"command": "touch '" + started + "'; while [ ! -f '" + goOn + "' ]; do sleep 0.02; done"}, "dependsOn": []string{"edit"}},
 	}})
-	p, err := engine.ParsePlan("t.json", plan)
+	p, err := plans.ParsePlan("t.json", plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
@@ -21,7 +22,7 @@ func runWrite(t *testing.T, s *Session, content string, snapshots bool) string {
 	if !snapshots {
 		cfg.Snapshots = nil
 	}
-	p, err := engine.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":`+quote(content)+`}}]}`))
+	p, err := plans.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":`+quote(content)+`}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func TestUndoOfARunThatWroteNothingKeepsUserEdits(t *testing.T) {
 	defer s.Close()
 	cfg := s.Config()
 	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
-	p, err := engine.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"e","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"not there\n","newText":"x\n"}]}}]}`))
+	p, err := plans.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"e","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"not there\n","newText":"x\n"}]}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
@@ -480,7 +481,7 @@ func (w *world) agentRun() {
 	}
 	rec.review = []engine.ReviewMode{engine.ReviewBefore, engine.ReviewAfter, engine.ReviewNone}[w.rng.IntN(3)]
 	plan, _ := json.Marshal(map[string]any{"title": "random", "steps": steps})
-	p, err := engine.ParsePlan("random.json", plan)
+	p, err := plans.ParsePlan("random.json", plan)
 	if err != nil {
 		w.fail("plan: %v\n%s", err, plan)
 		return

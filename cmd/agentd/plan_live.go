@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 )
 
@@ -183,7 +184,7 @@ func (l *planLive) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (l *planLive) warnings(ws []engine.Problem) {
+func (l *planLive) warnings(ws []plans.Problem) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, w := range ws {
@@ -199,7 +200,7 @@ func (l *planLive) clear() {
 }
 
 // done stops the live line and shows what the model looked at.
-func (l *planLive) done(plan *engine.Plan) {
+func (l *planLive) done(plan *plans.Plan) {
 	l.mu.Lock()
 	if !l.closed {
 		l.closed = true
@@ -213,7 +214,7 @@ func (l *planLive) done(plan *engine.Plan) {
 	l.clear()
 	l.mu.Unlock()
 	<-l.ended
-	if t := engine.ContextText(plan); t != "" {
+	if t := plans.ContextText(plan); t != "" {
 		fmt.Fprint(l.w, t)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package plans
 
 import (
 	"bufio"
@@ -19,9 +19,9 @@ import (
 )
 
 const (
-	schemaPath   = "../docs/plan.schema.json"
-	plansDocPath = "../docs/plans.md"
-	examplesGlob = "../examples/plans/*"
+	schemaPath   = "../../docs/plan.schema.json"
+	plansDocPath = "../../docs/plans.md"
+	examplesGlob = "../../examples/plans/*"
 )
 
 // planSchema compiles docs/plan.schema.json, asserting formats.
@@ -115,7 +115,7 @@ func TestSchemaAcceptsExamplesAndFixtures(t *testing.T) {
 				t.Fatalf("ParsePlan: %v", err)
 			}
 			reg := planTestRegistry()
-			if strings.HasPrefix(f, "../examples") {
+			if strings.HasPrefix(f, "../../examples") {
 				reg = builtinOrNil()
 			}
 			if probs := ValidatePlan(p, reg, 0); len(probs) > 0 {

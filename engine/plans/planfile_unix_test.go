@@ -1,6 +1,6 @@
 //go:build unix
 
-package engine
+package plans
 
 // POSIX-only: a FIFO (Windows has none).
 

@@ -1,4 +1,10 @@
-package engine
+// Package plans is the plan model every front end and the scheduler share:
+// Plan and Step (this file), parsing (parse.go), validation (validate.go,
+// argschema.go), references (refs.go), conditions (cond.go), edits and
+// versions (edit.go), renaming a step (rename.go), the planner's context
+// (plancontext.go) and plan files (planfile.go). It imports no part of
+// engine: the scheduler (package engine) runs what this package accepts.
+package plans
 
 import (
 	"encoding/json"
@@ -121,6 +127,12 @@ type ValidationError struct {
 
 // Unwrap returns the *ParseError behind a syntax error, ErrNoModel, or nil.
 func (e *ValidationError) Unwrap() error { return e.cause }
+
+// CausedBy returns a ValidationError of problems that unwraps to cause (the
+// engine's ErrNoModel).
+func CausedBy(problems []Problem, cause error) *ValidationError {
+	return &ValidationError{Problems: problems, cause: cause}
+}
 
 // String renders the problem as `file: step "id": field: message`.
 func (p Problem) String() string {

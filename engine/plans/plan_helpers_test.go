@@ -1,4 +1,4 @@
-package engine
+package plans
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine/tools"
+	"github.com/agentd/agentd/workspace"
 )
 
 // fakePlanTool is a tool with a schema and nothing else, for validation tests.
@@ -63,4 +64,42 @@ func problemKeys(ps []Problem) []problemKey {
 // readFixture reads testdata/plans/name.
 func readFixture(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join("testdata", "plans", filepath.FromSlash(name)))
+}
+
+// editor edits plans as engine.Engine.EditPlan does, against reg.
+type editor struct{ reg *tools.Registry }
+
+func (e editor) EditPlan(p *Plan, edits []Edit, reason string) (*Plan, error) {
+	return ApplyEdits(p, edits, EditOptions{Tools: e.reg, Reason: reason})
+}
+
+// mkPlan parses a plan of the given steps (a JSON array).
+func mkPlan(t *testing.T, stepsJSON string) *Plan {
+	t.Helper()
+	p, err := ParsePlan("test.json", []byte(`{"title":"test","steps":`+stepsJSON+`}`))
+	if err != nil {
+		t.Fatalf("parse plan: %v", err)
+	}
+	return p
+}
+
+// openWSWith opens a workspace holding files (path -> content), closed at
+// the test's end.
+func openWSWith(t *testing.T, files map[string]string) *workspace.Workspace {
+	t.Helper()
+	dir := t.TempDir()
+	for rel, content := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws, err := workspace.Open(dir, workspace.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
 }

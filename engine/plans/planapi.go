@@ -1,14 +1,15 @@
-package engine
+package plans
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/agentd/agentd/engine/tools"
 )
 
 // This file is the contract between the plan model (parse, validate,
-// references, conditions, edits) and the scheduler in this package.
+// references, conditions, edits) and the scheduler (package engine).
 
 // Defaults of plan-format.md.
 const (
@@ -97,8 +98,9 @@ func ParsePlan(name string, data []byte) (*Plan, error) {
 	return parsePlan(name, data)
 }
 
-// Validate returns every problem of p (nil if valid).
-func (e *Engine) Validate(p *Plan) []Problem { return ValidatePlan(p, e.cfg.Tools, e.cfg.MaxSteps) }
+// ErrStaleVersion is what an edit or a check against an older version of
+// a plan wraps (CheckVersion).
+var ErrStaleVersion = errors.New("plan version is stale")
 
 // Edit is one plan edit (protocol Edit).
 type Edit struct {
@@ -106,14 +108,6 @@ type Edit struct {
 	StepID string `json:"stepId,omitempty"`
 	Step   *Step  `json:"step,omitempty"`
 	After  string `json:"after,omitempty"`
-}
-
-// EditPlan returns a new version of p with edits applied, or a
-// *ValidationError if the result would be invalid.
-// The history entry has source "user"; ApplyEdits records other sources.
-// Callers holding a client's version check it first with CheckVersion.
-func (e *Engine) EditPlan(p *Plan, edits []Edit, reason string) (*Plan, error) {
-	return ApplyEdits(p, edits, EditOptions{Tools: e.cfg.Tools, MaxSteps: e.cfg.MaxSteps, Reason: reason})
 }
 
 // ReasonToModel reports whether the reasons for rejecting a change set of

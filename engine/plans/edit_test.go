@@ -1,4 +1,4 @@
-package engine
+package plans
 
 import (
 	"encoding/json"
@@ -24,7 +24,7 @@ func planStepIDs(p *Plan) []string {
 }
 
 func TestEditPlan(t *testing.T) {
-	e := New(Config{Tools: planTestRegistry()})
+	e := editor{planTestRegistry()}
 	tests := []struct {
 		name  string
 		edits []Edit
@@ -90,7 +90,7 @@ func TestEditPlan(t *testing.T) {
 }
 
 func TestEditPlanRefused(t *testing.T) {
-	e := New(Config{Tools: planTestRegistry()})
+	e := editor{planTestRegistry()}
 	tests := []struct {
 		name  string
 		edits []Edit
