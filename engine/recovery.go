@@ -280,22 +280,22 @@ func (s *sched) applyRules(n *node) {
 // startRePlan asks the planner for extra steps when a step needs more
 // context (bounded by maxRePlans; a planner failure ends re-planning).
 func (s *sched) startRePlan(n *node, suggestion string) {
-	if s.replanBusy && s.cfg.Planner != nil && !s.replanOff {
+	if s.replan.busy && s.cfg.Planner != nil && !s.replan.off {
 		// One re-plan at a time: the next sees the plan the last produced.
-		s.replanQueue = append(s.replanQueue, replanAsk{n, suggestion})
+		s.replan.queue = append(s.replan.queue, replanAsk{n, suggestion})
 		return
 	}
-	if s.cfg.Planner == nil || s.replanOff || s.rePlans >= s.maxRePlans || s.opts.DryRun { // a dry run makes no model call
+	if s.cfg.Planner == nil || s.replan.off || s.replan.done >= s.replan.max || s.opts.DryRun { // a dry run makes no model call
 		s.log.Info("step needs more context; not re-planning", "step", n.step.ID,
-			"planner", s.cfg.Planner != nil, "rePlans", s.rePlans, "max", s.maxRePlans)
+			"planner", s.cfg.Planner != nil, "rePlans", s.replan.done, "max", s.replan.max)
 		return
 	}
-	iter := s.rePlans + 1
+	iter := s.replan.done + 1
 	req := RePlanRequest{
 		Plan: s.plan.Clone(), StepID: n.step.ID, Suggestion: suggestion,
 		Completed: s.copyOutputs(), Iteration: iter, Budget: s.budget,
 	}
-	s.replanBusy = true
+	s.replan.busy = true
 	s.holds++
 	s.async++
 	s.wg.Add(1)
@@ -318,32 +318,32 @@ type replanAsk struct {
 func (s *sched) rePlanned(n *node, iter int, suggestion string, steps []*plans.Step, err error) {
 	s.holds--
 	s.async--
-	s.replanBusy = false
+	s.replan.busy = false
 	if s.stopping {
 		return
 	}
 	s.mergeRePlanned(n, iter, suggestion, steps, err)
-	if len(s.replanQueue) > 0 && !s.stopping {
-		next := s.replanQueue[0]
-		s.replanQueue = s.replanQueue[1:]
+	if len(s.replan.queue) > 0 && !s.stopping {
+		next := s.replan.queue[0]
+		s.replan.queue = s.replan.queue[1:]
 		s.startRePlan(next.n, next.suggestion)
 	}
 }
 
 func (s *sched) mergeRePlanned(n *node, iter int, suggestion string, steps []*plans.Step, err error) {
 	if err != nil {
-		s.replanOff = true
+		s.replan.off = true
 		s.log.Warn("re-planning failed; going on with the plan as it is", "step", n.step.ID, "err", err)
 		return
 	}
-	s.rePlans++
+	s.replan.done++
 	if len(steps) == 0 {
 		return
 	}
 	p := s.plan.Clone()
 	added := s.mergeRePlan(p, n.step.ID, iter, steps)
 	if probs := plans.ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
-		s.replanOff = true
+		s.replan.off = true
 		s.log.Warn("re-planned steps are invalid; going on with the plan as it is", "step", n.step.ID,
 			"err", (&plans.ValidationError{Problems: probs}).Error())
 		return

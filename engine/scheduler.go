@@ -24,7 +24,6 @@ type sched struct {
 	policy      approval.ApprovalPolicy
 	maxParallel int
 	review      ReviewMode
-	maxRePlans  int
 	stepTimeout time.Duration
 	budget      *RunBudget
 
@@ -55,19 +54,30 @@ type sched struct {
 	errMsg   string
 
 	llmCalls, toolCalls int
-	rePlans             int
-	replanOff           bool
-	replanBusy          bool
-	replanQueue         []replanAsk
-	durSum              time.Duration
-	durN                int
-	lastEnd             time.Time // when the last step that ran ended
-	start               time.Time
+	replan              replanState
+	timing              timing
 	rollback            *RestoreInfo
 	journal             *runJournal // nil without Config.Journal
 	files               []string
 	filesSeen           map[string]bool
 	wg                  sync.WaitGroup
+}
+
+// replanState is the run's bounded re-planning (recovery.go).
+type replanState struct {
+	max   int  // RunOptions.MaxRePlans or plans.DefaultMaxRePlans
+	done  int  // re-plans made
+	off   bool // re-planning stopped (the bound reached or a planner failure)
+	busy  bool // a re-plan is in flight; later asks queue
+	queue []replanAsk
+}
+
+// timing is what the run's progress estimate (runstate.go) reads.
+type timing struct {
+	start   time.Time
+	lastEnd time.Time // when the last step that ran ended
+	durSum  time.Duration
+	durN    int
 }
 
 // node is one step of the current plan and its run state.
@@ -130,7 +140,7 @@ func newSched(e *Engine, ctx context.Context, p *plans.Plan, opts RunOptions) *s
 		current:   map[*node]struct{}{},
 		filesSeen: map[string]bool{},
 		budget:    NewBudget(opts.MaxTokens, opts.MaxCostUSD),
-		start:     time.Now(),
+		timing:    timing{start: time.Now()},
 	}
 	s.ctx, s.cancelRun = context.WithCancel(ctx)
 	if pl := opts.Planning; pl != nil {
@@ -162,9 +172,9 @@ func newSched(e *Engine, ctx context.Context, p *plans.Plan, opts RunOptions) *s
 			s.review = ReviewNone
 		}
 	}
-	s.maxRePlans = plans.DefaultMaxRePlans
+	s.replan.max = plans.DefaultMaxRePlans
 	if opts.MaxRePlans != nil {
-		s.maxRePlans = *opts.MaxRePlans
+		s.replan.max = *opts.MaxRePlans
 	}
 	s.stepTimeout = opts.StepTimeout
 	if s.stepTimeout <= 0 {
