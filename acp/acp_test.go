@@ -17,6 +17,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/internal/fakemodel"
 )
 
@@ -83,14 +84,14 @@ func TestToolKindAndPlanEntries(t *testing.T) {
 		"search_files": sdk.ToolKindSearch, "run_command": sdk.ToolKindExecute, "git": sdk.ToolKindExecute,
 	}
 	for tool, want := range kinds {
-		if got := toolKind(&engine.Step{ID: "s", Tool: tool}); got != want {
+		if got := toolKind(&plans.Step{ID: "s", Tool: tool}); got != want {
 			t.Errorf("%s: kind %s, want %s", tool, got, want)
 		}
 	}
-	if got := toolKind(&engine.Step{ID: "s", Kind: engine.KindLLM}); got != sdk.ToolKindThink {
+	if got := toolKind(&plans.Step{ID: "s", Kind: plans.KindLLM}); got != sdk.ToolKindThink {
 		t.Errorf("llm step: %s", got)
 	}
-	p := &engine.Plan{Steps: []*engine.Step{{ID: "a", Tool: "read_file"}, {ID: "b", Tool: "run_command", Description: "build"}, {ID: "c", Tool: "read_file"}, {ID: "d", Tool: "read_file"}}}
+	p := &plans.Plan{Steps: []*plans.Step{{ID: "a", Tool: "read_file"}, {ID: "b", Tool: "run_command", Description: "build"}, {ID: "c", Tool: "read_file"}, {ID: "d", Tool: "read_file"}}}
 	e := planEntries(p, map[string]engine.StepStatus{"a": engine.StepCompleted, "b": engine.StepRunning, "c": engine.StepFailed})
 	if len(e) != 4 || e[0].Status != sdk.PlanEntryStatusCompleted || e[1].Status != sdk.PlanEntryStatusInProgress ||
 		e[2].Status != sdk.PlanEntryStatusCompleted || !strings.HasSuffix(e[2].Content, "(failed)") ||

@@ -16,7 +16,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/diff"
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -198,7 +198,7 @@ type terminalTool struct {
 // ReadPaths are the files the command line names, as for agentd's own
 // run_command: the engine asks before one of them is a sensitive file.
 func (t *terminalTool) ReadPaths(args json.RawMessage) []string {
-	return engine.ReadPaths(t.Tool, args)
+	return approval.ReadPaths(t.Tool, args)
 }
 
 func (t *terminalTool) Describe(args json.RawMessage) agentsession.ToolDescription {

@@ -27,7 +27,7 @@ import (
 
 // Remembered "always" answers are the engine's: with Config.Journal set
 // (openJournal), a question the policy asks is first answered from the
-// workspace's one rule store (engine.ApprovalRules, shared with the
+// workspace's one rule store (approval.ApprovalRules, shared with the
 // editor server and `agentd run`, listed and revoked with `agentd
 // rules`), and an "always" answer the Approver returns is added to it.
 

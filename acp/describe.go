@@ -7,7 +7,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -17,7 +17,7 @@ import (
 // an edit's diff, a delete's path. ACP clients show the request's title
 // (CodeCompanion: "Execute: <title>"), so the title alone must name what
 // "Always allow" would remember.
-func (s *session) describeApproval(req engine.ApprovalRequest) (title string, content []sdk.ToolCallContent, locs []sdk.ToolCallLocation) {
+func (s *session) describeApproval(req approval.ApprovalRequest) (title string, content []sdk.ToolCallContent, locs []sdk.ToolCallLocation) {
 	root := s.ws.Root()
 	if req.Command != "" {
 		dir := root

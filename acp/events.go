@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	agentsession "github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -51,7 +52,7 @@ type watcher struct {
 
 	mu      sync.Mutex
 	run     *engine.Run
-	plan    *engine.Plan
+	plan    *plans.Plan
 	status  map[string]engine.StepStatus
 	content map[string][]sdk.ToolCallContent
 	output  map[string]*strings.Builder
@@ -62,7 +63,7 @@ type watcher struct {
 	pendingSeen map[sdk.ToolCallId]int
 }
 
-func newWatcher(s *session, plan *engine.Plan) *watcher {
+func newWatcher(s *session, plan *plans.Plan) *watcher {
 	return &watcher{s: s, ready: make(chan struct{}), plan: plan.Clone(), status: map[string]engine.StepStatus{}, pendingSeen: map[sdk.ToolCallId]int{},
 		content: map[string][]sdk.ToolCallContent{}, output: map[string]*strings.Builder{},
 		streamed: map[string]int{}}
@@ -171,7 +172,7 @@ func (w *watcher) sendPlan() {
 // planEntries mirrors the plan's steps and their statuses. ACP knows only
 // pending, in_progress and completed; how a finished step ended is said
 // in the entry's text.
-func planEntries(p *engine.Plan, status map[string]engine.StepStatus) []sdk.PlanEntry {
+func planEntries(p *plans.Plan, status map[string]engine.StepStatus) []sdk.PlanEntry {
 	out := make([]sdk.PlanEntry, 0, len(p.Steps))
 	for _, st := range p.Steps {
 		e := sdk.PlanEntry{Content: st.ID + ": " + stepTitle(st), Priority: sdk.PlanEntryPriorityMedium, Status: sdk.PlanEntryStatusPending}
@@ -193,7 +194,7 @@ func planEntries(p *engine.Plan, status map[string]engine.StepStatus) []sdk.Plan
 }
 
 // stepTitle is a step's description, or what it does.
-func stepTitle(st *engine.Step) string {
+func stepTitle(st *plans.Step) string {
 	if st.Description != "" {
 		return st.Description
 	}
@@ -203,7 +204,7 @@ func stepTitle(st *engine.Step) string {
 	return string(st.EffectiveKind()) + " step"
 }
 
-func (w *watcher) step(id string) *engine.Step {
+func (w *watcher) step(id string) *plans.Step {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.plan == nil {
@@ -213,13 +214,13 @@ func (w *watcher) step(id string) *engine.Step {
 }
 
 // toolKind maps a step to ACP's tool kinds.
-func toolKind(st *engine.Step) sdk.ToolKind {
+func toolKind(st *plans.Step) sdk.ToolKind {
 	if st == nil {
 		return sdk.ToolKindOther
 	}
 	switch st.EffectiveKind() {
-	case engine.KindTool:
-	case engine.KindLLM, engine.KindAgent:
+	case plans.KindTool:
+	case plans.KindLLM, plans.KindAgent:
 		return sdk.ToolKindThink
 	default:
 		return sdk.ToolKindOther
@@ -287,7 +288,7 @@ func (w *watcher) starter(runID, stepID string, status sdk.ToolCallStatus) func(
 // locations are the files a step names in its args, at the line it
 // names (read_file's startLine, a "line" argument), so a client following
 // along opens them there.
-func (w *watcher) locations(st *engine.Step) []sdk.ToolCallLocation {
+func (w *watcher) locations(st *plans.Step) []sdk.ToolCallLocation {
 	var a map[string]any
 	if json.Unmarshal(st.Args, &a) != nil {
 		return nil

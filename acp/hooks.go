@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -76,7 +77,7 @@ func (s *session) starter(runID, stepID string) func() sdk.SessionUpdate {
 // rules before it asks, and remembers an "always" answer.
 type approver session
 
-func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
+func (a *approver) Approve(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
 	s := (*session)(a)
 	status := sdk.ToolCallStatusPending
 	title, content, locs := s.describeApproval(req)
@@ -100,12 +101,12 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	s.answered[tc.ToolCallId]++
 	s.mu.Unlock()
 	if err != nil {
-		return engine.ApprovalDecision{}, err
+		return approval.ApprovalDecision{}, err
 	}
 	if opt == "" {
-		return engine.ApprovalDecision{Reason: "the permission request was cancelled"}, nil
+		return approval.ApprovalDecision{Reason: "the permission request was cancelled"}, nil
 	}
-	// ACP's option kinds are the engine's four answers (engine.Answer).
+	// ACP's option kinds are the engine's four answers (approval.Answer).
 	reason := ""
 	switch sdk.PermissionOptionKind(opt) {
 	case sdk.PermissionOptionKindRejectOnce:
@@ -113,7 +114,7 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	case sdk.PermissionOptionKindRejectAlways:
 		reason = "always rejected in the editor"
 	}
-	d, _ := engine.Answer(string(opt), reason)
+	d, _ := approval.Answer(string(opt), reason)
 	return d, nil
 }
 

@@ -11,7 +11,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/mcptools"
 	agentsession "github.com/agentd/agentd/session"
 )
@@ -108,7 +108,7 @@ func (t *shownMCPTool) Run(ctx context.Context, env *agentsession.ToolEnv, args 
 	s.mu.Lock()
 	w := s.watch
 	s.mu.Unlock()
-	var st *engine.Step
+	var st *plans.Step
 	if w != nil && env != nil {
 		st = w.step(env.StepID)
 	}

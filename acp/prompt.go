@@ -16,6 +16,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	agentsession "github.com/agentd/agentd/session"
 )
 
@@ -331,7 +332,7 @@ func (s *session) chat(ctx context.Context) string {
 }
 
 // makePlan asks the planner for a plan and shows it.
-func (s *session) makePlan(ctx context.Context, request string, files []string, imgs []agentsession.Image) (*engine.Plan, error) {
+func (s *session) makePlan(ctx context.Context, request string, files []string, imgs []agentsession.Image) (*plans.Plan, error) {
 	if s.models == nil {
 		return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
 			Data: map[string]any{"error": fmt.Sprintf("%v; %s", engine.ErrNoModel, agentsession.NoModelHelp)}}
@@ -354,12 +355,12 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 	// the plan is kept in the workspace's plan store, as every front
 	// end's.
 	plan, chatID, err := s.sess.PlanChatTurn(ctx, agentsession.ChatTurn{ChatID: s.chat(ctx), Where: "in the editor", Request: request,
-		Plan: func(ctx context.Context, request string) (*engine.Plan, error) {
+		Plan: func(ctx context.Context, request string) (*plans.Plan, error) {
 			req.Request = request
 			defer s.syncPlannerUsage()
 			return s.models.MakePlan(ctx, req)
 		},
-		Keep: func(plan *engine.Plan) (*engine.Plan, error) {
+		Keep: func(plan *plans.Plan) (*plans.Plan, error) {
 			return s.sess.Plans().Store(plan, "model", "created from a request")
 		}})
 	if tn := (*agentsession.TurnNotKeptError)(nil); errors.As(err, &tn) {
@@ -370,7 +371,7 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		var ve *engine.ValidationError
+		var ve *plans.ValidationError
 		if errors.As(err, &ve) {
 			return nil, &sdk.RequestError{Code: -32603, Message: "Internal error",
 				Data: map[string]any{"error": "the model's plan is still invalid after a repair round: " + ve.Error()}}
@@ -391,7 +392,7 @@ func (s *session) makePlan(ctx context.Context, request string, files []string, 
 }
 
 // runPlan runs plan in the session's mode and reports the outcome.
-func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReason, error) {
+func (s *session) runPlan(ctx context.Context, plan *plans.Plan) (sdk.StopReason, error) {
 	// The session composes the run's policy and review mode, as for every
 	// front end: ask (and /run from plan-only) runs under the workspace's
 	// policy and holds each change set for the user's review; auto asks
@@ -415,7 +416,7 @@ func (s *session) runPlan(ctx context.Context, plan *engine.Plan) (sdk.StopReaso
 		if pe := (*agentsession.PolicyError)(nil); errors.As(err, &pe) {
 			return sdk.StopReasonEndTurn, &sdk.RequestError{Code: -32603, Message: "Internal error", Data: map[string]any{"error": err.Error()}}
 		}
-		var ve *engine.ValidationError
+		var ve *plans.ValidationError
 		if errors.As(err, &ve) {
 			return sdk.StopReasonEndTurn, sdk.NewInvalidParams(map[string]any{"plan": ve.Error()})
 		}

@@ -16,6 +16,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/mcptools"
 	"github.com/agentd/agentd/review"
 	agentsession "github.com/agentd/agentd/session"
@@ -77,7 +78,7 @@ type savedSession struct {
 	Cwd          string              `json:"cwd"`
 	Mode         string              `json:"mode"`
 	Model        string              `json:"model,omitempty"` // chosen in the editor ("" = the default)
-	Plan         *engine.Plan        `json:"plan,omitempty"`
+	Plan         *plans.Plan         `json:"plan,omitempty"`
 	Run          *engine.RunState    `json:"run,omitempty"`
 	Runs         []string            `json:"runs,omitempty"`
 	Tokens       int                 `json:"tokens"` // input + output

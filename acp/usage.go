@@ -9,6 +9,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // ---- Usage -------------------------------------------------------------
@@ -87,7 +88,7 @@ func (r *recoverer) Recover(ctx context.Context, req engine.RecoveryRequest) (*e
 	return dec, err
 }
 
-func (r *recoverer) RePlan(ctx context.Context, req engine.RePlanRequest) ([]*engine.Step, error) {
+func (r *recoverer) RePlan(ctx context.Context, req engine.RePlanRequest) ([]*plans.Step, error) {
 	id := r.begin(req.StepID, "replan", fmt.Sprintf("Extend the plan for step %s (asking the model)", req.StepID), req.Suggestion)
 	steps, err := r.s.models.Planner.RePlan(ctx, req)
 	ids := make([]string, len(steps))

@@ -8,50 +8,20 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 )
-
-// riskOf is the risk of one call: the tool's RiskOf when it assesses calls
-// (git: reads low, commit and apply high), else its fixed Risk.
-func riskOf(t tools.Tool, args json.RawMessage) tools.Risk {
-	if ra, ok := t.(tools.RiskAssessor); ok {
-		if r := ra.RiskOf(args); r != "" {
-			return r
-		}
-	}
-	return t.Risk()
-}
-
-// mayChangeFiles reports whether a call may change the workspace other than
-// through a change set: commands may write anything, and git's actions
-// other than its low-risk reads (status, diff, log) change the working tree
-// or the repository; a tool that runs in another process (an MCP server's:
-// tools.UncheckedWriter) may write anything whatever its category. Such
-// calls get a snapshot after their step, so that restore and rollback
-// know the agent's own work from the user's.
-func mayChangeFiles(t tools.Tool, cat tools.Category, args json.RawMessage) bool {
-	if u, ok := t.(tools.UncheckedWriter); ok && u.WritesUnchecked() {
-		return true
-	}
-	switch cat {
-	case tools.CategoryCommand:
-		return true
-	case tools.CategoryGit:
-		return riskOf(t, args) != tools.RiskLow
-	}
-	return false
-}
 
 // approve applies the policy and asks the Approver if needed. It returns
 // a non-empty reason when the call must not happen.
 func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, risk tools.Risk, desc tools.Description, changeID string) (string, error) {
 	s, step := w.s, w.j.step
-	v, why := s.policy.decide(cat, risk, step.Approval, desc.Command)
-	switch v {
-	case verdictAllow:
-		return "", nil
-	case verdictDeny:
+	ask, deny, why := s.policy.Decide(cat, risk, step.Approval, desc.Command)
+	if deny {
 		return "denied by the approval policy: " + why, nil
+	}
+	if !ask {
+		return "", nil
 	}
 	title := desc.Title
 	if title == "" {
@@ -65,7 +35,7 @@ func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, 
 	if detail == "" {
 		detail = step.Description
 	}
-	req := ApprovalRequest{
+	req := approval.ApprovalRequest{
 		RunID: s.r.id, StepID: step.ID, Tool: t.Name(), Category: cat, Risk: risk,
 		Title: title, Detail: detail, Command: desc.Command, Cwd: desc.Cwd, ChangeID: changeID,
 	}
@@ -85,9 +55,9 @@ func (w *worker) approve(ctx context.Context, t tools.Tool, cat tools.Category, 
 
 // ask answers req from the workspace's remembered rules, else asks the
 // Approver (and remembers an "always" answer).
-func (w *worker) ask(ctx context.Context, req ApprovalRequest, why string) (ApprovalDecision, error) {
+func (w *worker) ask(ctx context.Context, req approval.ApprovalRequest, why string) (approval.ApprovalDecision, error) {
 	s := w.s
-	var rules *ApprovalRules
+	var rules *approval.ApprovalRules
 	if s.cfg.Journal != nil {
 		rules = s.cfg.Journal.Rules()
 	}
@@ -107,7 +77,7 @@ func (w *worker) ask(ctx context.Context, req ApprovalRequest, why string) (Appr
 			if r.Allow {
 				w.allowedBy(AllowedBy{RuleID: r.ID, Command: req.Command})
 			}
-			return ApprovalDecision{Allow: r.Allow, Reason: reason}, nil
+			return approval.ApprovalDecision{Allow: r.Allow, Reason: reason}, nil
 		}
 	}
 	w.waiting(true, Event{Type: EventApprovalPending, Reason: why, ChangeID: req.ChangeID})
@@ -158,4 +128,33 @@ func (w *worker) allowedBy(a AllowedBy) {
 		n.st.AllowedBy = &a
 		s.emit(ev)
 	})
+}
+
+// approveSensitive asks before t reads a sensitive file; it returns a
+// non-empty reason when the call must not happen, and handled false when
+// the call reads no sensitive file (the usual approval applies).
+func (w *worker) approveSensitive(ctx context.Context, t tools.Tool, args json.RawMessage) (why string, handled bool, err error) {
+	s, step := w.s, w.j.step
+	paths := approval.ReadPaths(t, args)
+	if len(paths) == 0 || s.cfg.WS == nil {
+		return "", false, nil
+	}
+	g := approval.ReadGate{WS: s.cfg.WS, RunID: s.r.id, StepID: step.ID, Auto: step.Approval == "auto",
+		Ask: func(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
+			return w.ask(ctx, req, "reads a sensitive file: "+req.Title)
+		}}
+	v, err := g.Check(ctx, t.Name(), paths)
+	if err != nil {
+		return "", true, fmt.Errorf("step %q: asking for approval: %w", step.ID, err)
+	}
+	if !v.Allowed {
+		if t.Category() != tools.CategoryRead {
+			// A command naming a sensitive file: what it prints would
+			// reach a model, so it is not run.
+			return fmt.Sprintf("%s was not run: it names %s, a sensitive file (matches %q), and the user did not allow it to be read: %s",
+				t.Name(), v.Path, v.Pattern, v.Reason), true, nil
+		}
+		return v.Reason, true, nil
+	}
+	return "", v.Sensitive, nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -41,11 +42,11 @@ func benchEngine(maxSteps int) *Engine {
 }
 
 // randomDAG has n no-op steps, each depending on up to 3 random earlier ones.
-func randomDAG(n int) *Plan {
+func randomDAG(n int) *plans.Plan {
 	r := rand.New(rand.NewPCG(1, 2))
-	p := &Plan{Title: "bench"}
+	p := &plans.Plan{Title: "bench"}
 	for i := range n {
-		s := &Step{ID: fmt.Sprintf("s%d", i), Tool: "noop", Args: json.RawMessage(`{}`)}
+		s := &plans.Step{ID: fmt.Sprintf("s%d", i), Tool: "noop", Args: json.RawMessage(`{}`)}
 		if i > 0 {
 			for range r.IntN(4) {
 				d := fmt.Sprintf("s%d", r.IntN(i))
@@ -59,7 +60,7 @@ func randomDAG(n int) *Plan {
 	return p
 }
 
-func runBench(b *testing.B, e *Engine, p *Plan, opts RunOptions) {
+func runBench(b *testing.B, e *Engine, p *plans.Plan, opts RunOptions) {
 	r, err := e.Start(context.Background(), p, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -90,7 +91,7 @@ func BenchmarkSchedOverhead(b *testing.B) {
 			var run, val, runCPU, valCPU time.Duration
 			for b.Loop() {
 				t0, c0 := time.Now(), cpuTime()
-				if probs := ValidatePlan(p, e.cfg.Tools, n); len(probs) > 0 {
+				if probs := plans.ValidatePlan(p, e.cfg.Tools, n); len(probs) > 0 {
 					b.Fatal(probs[0].Message)
 				}
 				t1, c1 := time.Now(), cpuTime()
@@ -119,9 +120,9 @@ func BenchmarkSchedOverhead(b *testing.B) {
 // maxParallel 8 and sequentially, and reports how many times faster the
 // parallel run is (target >= 7x).
 func BenchmarkSchedParallelSpeedup(b *testing.B) {
-	p := &Plan{Title: "speedup"}
+	p := &plans.Plan{Title: "speedup"}
 	for i := range 64 {
-		p.Steps = append(p.Steps, &Step{ID: fmt.Sprintf("s%d", i), Tool: "noop", Args: json.RawMessage(`{"Sleep":100000000}`)})
+		p.Steps = append(p.Steps, &plans.Step{ID: fmt.Sprintf("s%d", i), Tool: "noop", Args: json.RawMessage(`{"Sleep":100000000}`)})
 	}
 	e := benchEngine(0)
 	var par, seq time.Duration

@@ -6,6 +6,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/engine/plans"
 	"time"
 )
 
@@ -99,11 +100,11 @@ func (s *sched) retryStep(id string, args json.RawMessage) error {
 		st := p.Steps[i].Clone()
 		st.Args = append(json.RawMessage(nil), args...)
 		p.Steps[i] = st
-		if probs := ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
-			return fmt.Errorf("retry step %q with new args: %w", id, &ValidationError{Problems: probs})
+		if probs := plans.ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
+			return fmt.Errorf("retry step %q with new args: %w", id, &plans.ValidationError{Problems: probs})
 		}
 		s.reset(n)
-		s.setPlan(p, PlanUpdate{Source: "user", Reason: "retry with new args", Action: "update", StepIDs: []string{id}})
+		s.setPlan(p, plans.PlanUpdate{Source: "user", Reason: "retry with new args", Action: "update", StepIDs: []string{id}})
 		return nil
 	}
 	s.reset(n)
@@ -125,7 +126,7 @@ func (s *sched) skipByUser(id string) error {
 
 // setPlan installs a new plan version (p is a fresh clone owned by the
 // scheduler) and announces it.
-func (s *sched) setPlan(p *Plan, upd PlanUpdate) {
+func (s *sched) setPlan(p *plans.Plan, upd plans.PlanUpdate) {
 	p.Version = s.plan.Version + 1
 	upd.Version = p.Version
 	upd.Time = time.Now()
@@ -152,7 +153,7 @@ func (s *sched) decide(n *node) {
 			chosen = i
 			break
 		}
-		ok, err := EvalCondition(b.When, s.outputs)
+		ok, err := plans.EvalCondition(b.When, s.outputs)
 		if err != nil {
 			s.fail(n, fmt.Errorf("step %q: branch %d: evaluating %q: %w", n.step.ID, i, b.When, err))
 			return

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/agentd/agentd/engine/approval"
 )
 
 // Headless defaults for the hooks a front end did not supply:
@@ -19,17 +20,10 @@ import (
 // denyApprover refuses everything that needs approval.
 type denyApprover struct{}
 
-func (denyApprover) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
-	return ApprovalDecision{Allow: false, Reason: fmt.Sprintf(
+func (denyApprover) Approve(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
+	return approval.ApprovalDecision{Allow: false, Reason: fmt.Sprintf(
 		"%s needs approval and nobody can answer: run it where someone can, or allow %q in the approval policy",
 		req.Title, req.Category)}, nil
-}
-
-// AllowAll is an Approver that allows everything (agentd run --yes).
-type AllowAll struct{}
-
-func (AllowAll) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
-	return ApprovalDecision{Allow: true, Reason: "allowed: every step is allowed in this run"}, nil
 }
 
 // abortOnFailure is the headless FailureHandler.

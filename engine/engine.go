@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
@@ -19,7 +21,6 @@ import (
 var (
 	ErrNoModel        = errors.New("no model configured")
 	ErrBudgetExceeded = errors.New("budget exceeded")
-	ErrStaleVersion   = errors.New("plan version is stale")
 )
 
 // Tunables (tests may change them).
@@ -38,7 +39,7 @@ var (
 type Config struct {
 	Tools     *tools.Registry
 	WS        *workspace.Workspace
-	Approver  Approver
+	Approver  approval.Approver
 	Reviewer  Reviewer
 	Inputter  Inputter
 	OnFailure FailureHandler
@@ -56,7 +57,7 @@ type Config struct {
 	MaxSteps int // maxStepsPerPlan, default 200
 	// Approval is the policy of runs whose options carry none (nil:
 	// DefaultApprovalPolicy).
-	Approval *ApprovalPolicy
+	Approval *approval.ApprovalPolicy
 	// Journal, if set, records every run's state (the first and final
 	// state before Start and Wait return, progress in between) and holds
 	// the remembered approval rules: a question the policy asks is first
@@ -104,7 +105,7 @@ type RunOptions struct {
 	StepTimeout time.Duration `json:"-"`
 	MaxRePlans  *int          `json:"maxRePlans,omitempty"`
 	// Approval overrides Config.Approval for this run.
-	Approval *ApprovalPolicy `json:"approval,omitempty"`
+	Approval *approval.ApprovalPolicy `json:"approval,omitempty"`
 	// Planning is what making the plan from a request cost (the planner's
 	// calls before the run): it counts toward the run's tokens, cost and
 	// budget, and the summary shows it.
@@ -118,7 +119,7 @@ type RunOptions struct {
 type UpdateRule interface {
 	Name() string
 	// After returns steps to add after step finished with st, and the reason.
-	After(p *Plan, step *Step, st StepState) (add []*Step, reason string)
+	After(p *plans.Plan, step *plans.Step, st StepState) (add []*plans.Step, reason string)
 }
 
 // Engine runs plans. Safe for concurrent use; runs are independent.
@@ -152,14 +153,14 @@ const NoModelFix = "configure one with AGENTD_MODEL (e.g. openai:gpt-4o with OPE
 // MissingModel lists the steps of p that need a model (llm and agent
 // steps) when the engine has none: a run of p would fail at the first of
 // them, so front ends refuse it up front. Nil when the engine has a model.
-func (e *Engine) MissingModel(p *Plan) []Problem {
+func (e *Engine) MissingModel(p *plans.Plan) []plans.Problem {
 	if p == nil || (e.cfg.Model != nil && modelConfigured(e.cfg.Model)) {
 		return nil
 	}
-	var probs []Problem
+	var probs []plans.Problem
 	for _, st := range p.Steps {
-		if k := st.EffectiveKind(); k == KindLLM || k == KindAgent {
-			probs = append(probs, Problem{StepID: st.ID,
+		if k := st.EffectiveKind(); k == plans.KindLLM || k == plans.KindAgent {
+			probs = append(probs, plans.Problem{StepID: st.ID,
 				Message: fmt.Sprintf("this %s step needs a model and none is configured: %s", k, NoModelFix)})
 		}
 	}
@@ -180,19 +181,19 @@ func modelConfigured(m StepModel) bool {
 // cannot be taken the run does not start. A plan with llm or agent steps
 // and no Config.Model is refused up front (MissingModel), except in a dry
 // run, where those steps would run.
-func (e *Engine) Start(ctx context.Context, p *Plan, opts RunOptions) (*Run, error) {
+func (e *Engine) Start(ctx context.Context, p *plans.Plan, opts RunOptions) (*Run, error) {
 	if p == nil {
 		return nil, errors.New("engine: no plan to run")
 	}
 	if e.cfg.Tools == nil {
 		return nil, errors.New("engine: Config.Tools is nil; pass tools.Builtin() or a registry")
 	}
-	if probs := ValidatePlan(p, e.cfg.Tools, e.cfg.MaxSteps); len(probs) > 0 {
-		return nil, &ValidationError{Problems: probs}
+	if probs := plans.ValidatePlan(p, e.cfg.Tools, e.cfg.MaxSteps); len(probs) > 0 {
+		return nil, &plans.ValidationError{Problems: probs}
 	}
 	if !opts.DryRun {
 		if probs := e.MissingModel(p); len(probs) > 0 {
-			return nil, &ValidationError{Problems: probs, cause: ErrNoModel}
+			return nil, plans.CausedBy(probs, ErrNoModel)
 		}
 	}
 	if opts.RunID == "" {
@@ -310,4 +311,17 @@ func (o *RunOptions) UnmarshalJSON(data []byte) error {
 		return &OptionError{"budget", "limits must not be negative"}
 	}
 	return nil
+}
+
+// Validate returns every problem of p (nil if valid).
+func (e *Engine) Validate(p *plans.Plan) []plans.Problem {
+	return plans.ValidatePlan(p, e.cfg.Tools, e.cfg.MaxSteps)
+}
+
+// EditPlan returns a new version of p with edits applied, or a
+// *ValidationError if the result would be invalid.
+// The history entry has source "user"; ApplyEdits records other sources.
+// Callers holding a client's version check it first with CheckVersion.
+func (e *Engine) EditPlan(p *plans.Plan, edits []plans.Edit, reason string) (*plans.Plan, error) {
+	return plans.ApplyEdits(p, edits, plans.EditOptions{Tools: e.cfg.Tools, MaxSteps: e.cfg.MaxSteps, Reason: reason})
 }

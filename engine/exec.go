@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/workspace"
 )
@@ -22,8 +24,8 @@ import (
 type job struct {
 	n       *node
 	gen     int
-	step    *Step
-	outs    Outputs
+	step    *plans.Step
+	outs    plans.Outputs
 	attempt int
 }
 
@@ -141,13 +143,13 @@ func (s *sched) execute(ctx context.Context, j *job) (res *stepResult) {
 	}()
 	var err error
 	switch k := j.step.EffectiveKind(); k {
-	case KindTool:
+	case plans.KindTool:
 		err = w.toolStep(ctx)
-	case KindLLM, KindAgent:
+	case plans.KindLLM, plans.KindAgent:
 		err = w.modelStep(ctx)
-	case KindValidation:
+	case plans.KindValidation:
 		err = w.validationStep()
-	case KindInput:
+	case plans.KindInput:
 		err = w.inputStep(ctx)
 	default:
 		err = fmt.Errorf("step %q: unknown kind %q (use tool, llm, agent, validation, input or decision)", j.step.ID, k)
@@ -211,7 +213,7 @@ func (w *worker) withTimeout(ctx context.Context, f func(ctx context.Context) er
 
 func (w *worker) toolStep(ctx context.Context) error {
 	step := w.j.step
-	args, err := ResolveArgs(step.Args, w.j.outs)
+	args, err := plans.ResolveArgs(step.Args, w.j.outs)
 	if err != nil {
 		return fmt.Errorf("step %q: resolving references in args: %w", step.ID, err)
 	}
@@ -323,16 +325,16 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 	w.res.toolCalls++
 	w.mu.Unlock()
 	cat := t.Category()
-	risk := riskOf(t, args)
+	risk := approval.RiskOf(t, args)
 	if step.Risk != "" {
 		risk = tools.Risk(step.Risk)
 	}
-	desc := commandOf(t, args)
+	desc := approval.CommandOf(t, args)
 	dry := s.opts.DryRun
 	if dry && (cat == tools.CategoryCommand || cat == tools.CategoryGit || cat == tools.CategoryNetwork) {
 		w.mu.Lock()
 		w.res.dry = true
-		if w.j.step.EffectiveKind() == KindTool {
+		if w.j.step.EffectiveKind() == plans.KindTool {
 			w.res.wouldRun = WouldRunPrefix + ": a dry run runs no command"
 		}
 		w.mu.Unlock()
@@ -350,7 +352,7 @@ func (w *worker) callTool(ctx context.Context, name string, args json.RawMessage
 			return &toolOutcome{skipped: why}, err
 		}
 	}
-	if mayChangeFiles(t, cat, args) {
+	if approval.MayChangeFiles(t, cat, args) {
 		w.mu.Lock()
 		w.res.mayChange = true
 		if u, ok := t.(tools.UncheckedWriter); ok && u.WritesUnchecked() && !slices.Contains(w.unchecked, name) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
@@ -12,67 +13,6 @@ import (
 
 // The interfaces below are how front ends and later packages plug into a
 // run. Each has a headless default (see defaults.go).
-
-// ApprovalRequest asks whether a step may do something.
-type ApprovalRequest struct {
-	RunID    string         `json:"runId"`
-	StepID   string         `json:"stepId"`
-	Tool     string         `json:"tool,omitempty"`
-	Category tools.Category `json:"category"`
-	Risk     tools.Risk     `json:"risk"`
-	Title    string         `json:"title"`
-	Detail   string         `json:"detail,omitempty"`
-	Command  string         `json:"command,omitempty"`
-	Cwd      string         `json:"cwd,omitempty"`
-	ChangeID string         `json:"changeId,omitempty"`
-	// Sensitive: the call reads a file on the sensitive list
-	// (engine/sensitive.go); Category is read and Title names the path.
-	Sensitive bool `json:"sensitive,omitempty"`
-}
-
-// ApprovalDecision is the answer. Always makes it a rule for later requests
-// of the same kind: the engine adds it to the workspace's rule store
-// (Config.Journal), which every front end shares.
-type ApprovalDecision struct {
-	Allow  bool   `json:"allow"`
-	Always bool   `json:"always,omitempty"`
-	Reason string `json:"reason,omitempty"`
-}
-
-// The four answers to an approval question, named as every front end
-// names them (the protocol's optionId, ACP's permission option kind, the
-// terminal's y/a/n/N).
-const (
-	AnswerAllowOnce    = "allow_once"
-	AnswerAllowAlways  = "allow_always"
-	AnswerRejectOnce   = "reject_once"
-	AnswerRejectAlways = "reject_always"
-)
-
-// Answer is the one mapping of the four answers to a decision; reason is
-// the user's (or the front end's words for a rejection). False for any
-// other answer.
-func Answer(answer, reason string) (ApprovalDecision, bool) {
-	d := ApprovalDecision{Reason: reason}
-	switch answer {
-	case AnswerAllowOnce:
-		d.Allow = true
-	case AnswerAllowAlways:
-		d.Allow, d.Always = true, true
-	case AnswerRejectOnce:
-	case AnswerRejectAlways:
-		d.Always = true
-	default:
-		return ApprovalDecision{}, false
-	}
-	return d, true
-}
-
-// Approver decides on steps that need permission. Approve blocks until the
-// user answers or ctx is done; the run goes on with independent steps.
-type Approver interface {
-	Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error)
-}
 
 // ReviewMode is when file changes are shown to the user (review.Mode).
 type ReviewMode = review.Mode
@@ -208,7 +148,7 @@ type ToolCallResult struct {
 // ModelCall is an llm or agent step ready to run.
 type ModelCall struct {
 	RunID  string
-	Step   *Step
+	Step   *plans.Step
 	Prompt string // interpolated
 	Model  string // step's model or "" for the default
 	// Tools and Exec are set for agent steps.
@@ -235,7 +175,7 @@ type StepModel interface {
 
 // RecoveryRequest describes a failed critical step.
 type RecoveryRequest struct {
-	Plan      *Plan
+	Plan      *plans.Plan
 	StepID    string
 	Error     string
 	Completed map[string]json.RawMessage // outputs of completed steps
@@ -255,15 +195,15 @@ const (
 // failed step, which then runs again; for redesign_remaining_plan Steps
 // replace every step not yet run.
 type RecoveryDecision struct {
-	Action string  `json:"action"`
-	Reason string  `json:"reason"`
-	Step   *Step   `json:"step,omitempty"`
-	Steps  []*Step `json:"steps,omitempty"`
+	Action string        `json:"action"`
+	Reason string        `json:"reason"`
+	Step   *plans.Step   `json:"step,omitempty"`
+	Steps  []*plans.Step `json:"steps,omitempty"`
 }
 
 // RePlanRequest asks for extra steps when a step needs more context.
 type RePlanRequest struct {
-	Plan       *Plan
+	Plan       *plans.Plan
 	StepID     string
 	Suggestion string
 	Completed  map[string]json.RawMessage
@@ -274,5 +214,5 @@ type RePlanRequest struct {
 // Planner repairs and extends plans (engine/llm).
 type Planner interface {
 	Recover(ctx context.Context, req RecoveryRequest) (*RecoveryDecision, error)
-	RePlan(ctx context.Context, req RePlanRequest) ([]*Step, error)
+	RePlan(ctx context.Context, req RePlanRequest) ([]*plans.Step, error)
 }

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/internal/platform"
 	"github.com/agentd/agentd/journal"
 )
@@ -21,7 +23,7 @@ import (
 // rules. Every front end gets it from the session (package session).
 type Journal struct {
 	*journal.Journal
-	rules *ApprovalRules
+	rules *approval.ApprovalRules
 }
 
 // JournalInterval is the shortest time between two saves of a running
@@ -46,13 +48,11 @@ func OpenJournal(stateDir, root string, log *slog.Logger) (*Journal, error) {
 
 // WrapJournal is the engine's view of j.
 func WrapJournal(j *journal.Journal) *Journal {
-	return &Journal{Journal: j, rules: &ApprovalRules{path: j.Dir() + string(os.PathSeparator) + "rules.json"}}
+	return &Journal{Journal: j, rules: approval.NewRules(j.Dir() + string(os.PathSeparator) + "rules.json")}
 }
 
 // Rules is the workspace's store of remembered approval rules.
-func (j *Journal) Rules() *ApprovalRules { return j.rules }
-
-func writeJSONFile(path string, v any) error { return journal.WriteJSONFile(path, v) }
+func (j *Journal) Rules() *approval.ApprovalRules { return j.rules }
 
 func safeName(id string) string { return journal.RecordName(id) }
 
@@ -123,7 +123,7 @@ func processAlive(pid int, proc string) bool {
 }
 
 // SavePlan records a plan's latest version, in PlanFile(p.ID).
-func (j *Journal) SavePlan(p *Plan) error {
+func (j *Journal) SavePlan(p *plans.Plan) error {
 	if p.ID == "" {
 		return errors.New("journal: a plan without an id cannot be recorded")
 	}
@@ -147,7 +147,9 @@ func (j *Journal) PlanFile(id string) string {
 }
 
 // Plans returns every recorded plan.
-func (j *Journal) Plans() ([]*Plan, error) { return journal.Records[*Plan](j.Journal, "plans") }
+func (j *Journal) Plans() ([]*plans.Plan, error) {
+	return journal.Records[*plans.Plan](j.Journal, "plans")
+}
 
 // runJournal keeps one run's record up to date: it is a subscriber of the
 // run (so saves never slow the scheduler) that saves the full state at

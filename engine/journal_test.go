@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/agentd/agentd/engine/approval"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ func TestJournalRecordsRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness()
-	e := New(Config{Tools: h.reg, Approver: AllowAll{}, Journal: j})
+	e := New(Config{Tools: h.reg, Approver: approval.AllowAll{}, Journal: j})
 	st, _ := runPlan(t, e, mkPlan(t, `[{"id":"a","tool":"op","args":{}},{"id":"b","tool":"op","args":{"fail":"boom"},"dependsOn":["a"]}]`), RunOptions{})
 	runs, err := j.Runs()
 	if err != nil {
@@ -89,7 +90,7 @@ func TestJournalUnwritableRunNotStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness()
-	e := New(Config{Tools: h.reg, Approver: AllowAll{}, Journal: j})
+	e := New(Config{Tools: h.reg, Approver: approval.AllowAll{}, Journal: j})
 	if _, err := e.Start(t.Context(), mkPlan(t, `[{"id":"a","tool":"op","args":{}}]`), RunOptions{}); err == nil {
 		t.Fatal("a run started without a journal record")
 	} else if want := filepath.Join(j.Dir(), "runs"); !strings.Contains(err.Error(), want) {
@@ -135,7 +136,7 @@ func TestJournalSavesTheLastTransitionLater(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness()
-	e := New(Config{Tools: h.reg, Approver: AllowAll{}, Journal: j})
+	e := New(Config{Tools: h.reg, Approver: approval.AllowAll{}, Journal: j})
 	r, err := e.Start(t.Context(), mkPlan(t, `[{"id":"a","tool":"op","args":{}},{"id":"b","tool":"op","args":{"sleep":"60s"},"dependsOn":["a"]}]`), RunOptions{})
 	if err != nil {
 		t.Fatal(err)

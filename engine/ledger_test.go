@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
@@ -85,7 +86,7 @@ func TestRunRecordsAppliedChangesAndCommands(t *testing.T) {
 	}
 	defer store.Close()
 	led := &fakeLedger{}
-	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: AllowAll{}, Snapshots: StoreSnapshotter(store), Ledger: led})
+	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: approval.AllowAll{}, Snapshots: StoreSnapshotter(store), Ledger: led})
 	p := mkPlan(t, `[
 		{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"new\n"}},
 		{"id":"cmd","tool":"run_command","args":{"command":"echo gen > gen.txt"},"dependsOn":["w"]}
@@ -112,7 +113,7 @@ func TestRunRecordsAppliedChangesAndCommands(t *testing.T) {
 func TestRunDoesNotWriteWhatCannotBeRecorded(t *testing.T) {
 	ws := ledgerWS(t, map[string]string{"a.txt": "old\n"})
 	led := &fakeLedger{fail: errors.New("store is read-only")}
-	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: AllowAll{}, Snapshots: &fakeSnaps{}, Ledger: led})
+	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: approval.AllowAll{}, Snapshots: &fakeSnaps{}, Ledger: led})
 	p := mkPlan(t, `[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"new\n"}}]`)
 	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone})
 	if s := stepState(t, st, "w"); s.Status != StepFailed || !strings.Contains(s.Error, "could not be recorded for undo") {
@@ -132,7 +133,7 @@ func TestRollbackRevertsTheLedgerAndNamesEveryFile(t *testing.T) {
 		RecordedAs: "undo/x"}}
 	snaps := &fakeSnaps{}
 	h := newHarness()
-	e := New(Config{Tools: h.reg, WS: ws, Approver: AllowAll{}, Snapshots: snaps, Ledger: led})
+	e := New(Config{Tools: h.reg, WS: ws, Approver: approval.AllowAll{}, Snapshots: snaps, Ledger: led})
 	p := mkPlan(t, `[
 		{"id":"w","tool":"write","args":{"write":"b.txt"}},
 		{"id":"bad","tool":"op","args":{"fail":"boom"},"dependsOn":["w"]}

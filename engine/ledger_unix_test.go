@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 )
@@ -30,7 +31,7 @@ func TestCommandsIgnoredFilesAreRecordedOrNamed(t *testing.T) {
 	}
 	defer store.Close()
 	led := &fakeLedger{}
-	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: AllowAll{}, Snapshots: StoreSnapshotter(store), Ledger: led})
+	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: approval.AllowAll{}, Snapshots: StoreSnapshotter(store), Ledger: led})
 	p := mkPlan(t, `[{"id":"cmd","tool":"run_command","args":{"command":"mkdir -p node_modules/x && echo made > node_modules/x/other.js && echo more >> node_modules/old.js"}}]`)
 	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone})
 	if st.Status != RunCompleted {

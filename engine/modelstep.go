@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -28,7 +29,7 @@ func (w *worker) modelStep(ctx context.Context) error {
 	if s.cfg.Model == nil { // a plan grown by re-planning after Start
 		return fmt.Errorf("step %q (%s): %w: %s", step.ID, step.EffectiveKind(), ErrNoModel, NoModelFix)
 	}
-	prompt, err := Interpolate(step.Prompt, w.j.outs)
+	prompt, err := plans.Interpolate(step.Prompt, w.j.outs)
 	if err != nil {
 		return fmt.Errorf("step %q: resolving references in prompt: %w", step.ID, err)
 	}
@@ -42,7 +43,7 @@ func (w *worker) modelStep(ctx context.Context) error {
 	}
 	var rejected []HunkRejection
 	var rmu sync.Mutex
-	if step.EffectiveKind() == KindAgent {
+	if step.EffectiveKind() == plans.KindAgent {
 		allowed := map[string]bool{}
 		if len(step.Tools) == 0 {
 			for _, t := range s.cfg.Tools.List() {
@@ -148,7 +149,7 @@ func (w *worker) modelStep(ctx context.Context) error {
 func (w *worker) validationStep() error {
 	step := w.j.step
 	for i, c := range step.Checks {
-		ok, err := EvalCondition(c.Expr, w.j.outs)
+		ok, err := plans.EvalCondition(c.Expr, w.j.outs)
 		if err != nil {
 			return fmt.Errorf("step %q: check %d (%s): %w", step.ID, i+1, c.Expr, err)
 		}
@@ -167,7 +168,7 @@ func (w *worker) validationStep() error {
 
 func (w *worker) inputStep(ctx context.Context) error {
 	step := w.j.step
-	q, err := Interpolate(step.Question, w.j.outs)
+	q, err := plans.Interpolate(step.Question, w.j.outs)
 	if err != nil {
 		return fmt.Errorf("step %q: resolving references in question: %w", step.ID, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -66,7 +67,7 @@ func (s *sched) applyRecovery(n *node, dec *RecoveryDecision) error {
 
 func (s *sched) applyRecoveryFrom(source string, n *node, dec *RecoveryDecision) error {
 	id := n.step.ID
-	upd := PlanUpdate{Source: source, Reason: dec.Reason, Action: dec.Action}
+	upd := plans.PlanUpdate{Source: source, Reason: dec.Reason, Action: dec.Action}
 	if upd.Reason == "" {
 		upd.Reason = dec.Action + " after step " + id + " failed"
 	}
@@ -106,7 +107,7 @@ func (s *sched) applyRecoveryFrom(source string, n *node, dec *RecoveryDecision)
 			return fmt.Errorf("step %q is no longer in the plan", id)
 		}
 		var ids []string
-		var ins []*Step
+		var ins []*plans.Step
 		for _, st := range dec.Steps {
 			c := st.Clone()
 			ins = append(ins, c)
@@ -114,10 +115,10 @@ func (s *sched) applyRecoveryFrom(source string, n *node, dec *RecoveryDecision)
 		}
 		failed := p.Steps[i].Clone()
 		failed.DependsOn = appendNew(failed.DependsOn, ids...)
-		p.Steps = slices.Concat(p.Steps[:i:i], ins, []*Step{failed}, p.Steps[i+1:])
+		p.Steps = slices.Concat(p.Steps[:i:i], ins, []*plans.Step{failed}, p.Steps[i+1:])
 		upd.StepIDs = ids
 	case RecoverRedesign:
-		var keep []*Step
+		var keep []*plans.Step
 		for _, st := range p.Steps {
 			m := s.byID[st.ID]
 			if m != nil && (m.st.Status == StepPending || m.st.Status == StepReady ||
@@ -137,8 +138,8 @@ func (s *sched) applyRecoveryFrom(source string, n *node, dec *RecoveryDecision)
 	default:
 		return fmt.Errorf("unknown recovery action %q", dec.Action)
 	}
-	if probs := ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
-		return &ValidationError{Problems: probs}
+	if probs := plans.ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
+		return &plans.ValidationError{Problems: probs}
 	}
 	switch dec.Action {
 	case RecoverRetryWithChanges, RecoverInsertSteps:
@@ -160,7 +161,7 @@ func (s *sched) ruleRecovery(n *node) bool {
 		if !ok {
 			continue
 		}
-		var add []*Step
+		var add []*plans.Step
 		var reason string
 		if err := guard("rule "+rule.Name(), func() error {
 			add, reason = rr.Recover(s.plan, n.step, n.st)
@@ -248,7 +249,7 @@ func (s *sched) abort(n *node, err error) {
 // applyRules runs the dynamic update rules after a step finished.
 func (s *sched) applyRules(n *node) {
 	for _, rule := range s.cfg.Rules {
-		var add []*Step
+		var add []*plans.Step
 		var reason string
 		if err := guard("rule "+rule.Name(), func() error {
 			add, reason = rule.After(s.plan, n.step, n.st)
@@ -267,40 +268,40 @@ func (s *sched) applyRules(n *node) {
 			p.Steps = append(p.Steps, c)
 			ids = append(ids, c.ID)
 		}
-		if probs := ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
+		if probs := plans.ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
 			s.log.Warn("update rule produced an invalid plan; ignored", "rule", rule.Name(), "step", n.step.ID,
-				"err", (&ValidationError{Problems: probs}).Error())
+				"err", (&plans.ValidationError{Problems: probs}).Error())
 			continue
 		}
-		s.setPlan(p, PlanUpdate{Source: "rule", Reason: rule.Name() + ": " + reason, Action: "add_steps", StepIDs: ids})
+		s.setPlan(p, plans.PlanUpdate{Source: "rule", Reason: rule.Name() + ": " + reason, Action: "add_steps", StepIDs: ids})
 	}
 }
 
 // startRePlan asks the planner for extra steps when a step needs more
 // context (bounded by maxRePlans; a planner failure ends re-planning).
 func (s *sched) startRePlan(n *node, suggestion string) {
-	if s.replanBusy && s.cfg.Planner != nil && !s.replanOff {
+	if s.replan.busy && s.cfg.Planner != nil && !s.replan.off {
 		// One re-plan at a time: the next sees the plan the last produced.
-		s.replanQueue = append(s.replanQueue, replanAsk{n, suggestion})
+		s.replan.queue = append(s.replan.queue, replanAsk{n, suggestion})
 		return
 	}
-	if s.cfg.Planner == nil || s.replanOff || s.rePlans >= s.maxRePlans || s.opts.DryRun { // a dry run makes no model call
+	if s.cfg.Planner == nil || s.replan.off || s.replan.done >= s.replan.max || s.opts.DryRun { // a dry run makes no model call
 		s.log.Info("step needs more context; not re-planning", "step", n.step.ID,
-			"planner", s.cfg.Planner != nil, "rePlans", s.rePlans, "max", s.maxRePlans)
+			"planner", s.cfg.Planner != nil, "rePlans", s.replan.done, "max", s.replan.max)
 		return
 	}
-	iter := s.rePlans + 1
+	iter := s.replan.done + 1
 	req := RePlanRequest{
 		Plan: s.plan.Clone(), StepID: n.step.ID, Suggestion: suggestion,
 		Completed: s.copyOutputs(), Iteration: iter, Budget: s.budget,
 	}
-	s.replanBusy = true
+	s.replan.busy = true
 	s.holds++
 	s.async++
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		var steps []*Step
+		var steps []*plans.Step
 		err := guard("planner", func() (err error) {
 			steps, err = s.cfg.Planner.RePlan(s.ctx, req)
 			return err
@@ -314,44 +315,44 @@ type replanAsk struct {
 	suggestion string
 }
 
-func (s *sched) rePlanned(n *node, iter int, suggestion string, steps []*Step, err error) {
+func (s *sched) rePlanned(n *node, iter int, suggestion string, steps []*plans.Step, err error) {
 	s.holds--
 	s.async--
-	s.replanBusy = false
+	s.replan.busy = false
 	if s.stopping {
 		return
 	}
 	s.mergeRePlanned(n, iter, suggestion, steps, err)
-	if len(s.replanQueue) > 0 && !s.stopping {
-		next := s.replanQueue[0]
-		s.replanQueue = s.replanQueue[1:]
+	if len(s.replan.queue) > 0 && !s.stopping {
+		next := s.replan.queue[0]
+		s.replan.queue = s.replan.queue[1:]
 		s.startRePlan(next.n, next.suggestion)
 	}
 }
 
-func (s *sched) mergeRePlanned(n *node, iter int, suggestion string, steps []*Step, err error) {
+func (s *sched) mergeRePlanned(n *node, iter int, suggestion string, steps []*plans.Step, err error) {
 	if err != nil {
-		s.replanOff = true
+		s.replan.off = true
 		s.log.Warn("re-planning failed; going on with the plan as it is", "step", n.step.ID, "err", err)
 		return
 	}
-	s.rePlans++
+	s.replan.done++
 	if len(steps) == 0 {
 		return
 	}
 	p := s.plan.Clone()
 	added := s.mergeRePlan(p, n.step.ID, iter, steps)
-	if probs := ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
-		s.replanOff = true
+	if probs := plans.ValidatePlan(p, s.cfg.Tools, s.cfg.MaxSteps); len(probs) > 0 {
+		s.replan.off = true
 		s.log.Warn("re-planned steps are invalid; going on with the plan as it is", "step", n.step.ID,
-			"err", (&ValidationError{Problems: probs}).Error())
+			"err", (&plans.ValidationError{Problems: probs}).Error())
 		return
 	}
 	reason := fmt.Sprintf("step %s needs more context", n.step.ID)
 	if suggestion != "" {
 		reason += ": " + suggestion
 	}
-	s.setPlan(p, PlanUpdate{Source: "replan", Reason: reason, Action: "replan", StepIDs: added})
+	s.setPlan(p, plans.PlanUpdate{Source: "replan", Reason: reason, Action: "replan", StepIDs: added})
 }
 
 // mergeRePlan appends steps to p with ids prefixed _rp<iter>_. A
@@ -359,7 +360,7 @@ func (s *sched) mergeRePlanned(n *node, iter int, suggestion string, steps []*St
 // kept; on anything else dropped. A new step without dependencies depends
 // on the step that asked for more context. References between new steps
 // are renamed too.
-func (s *sched) mergeRePlan(p *Plan, trigger string, iter int, steps []*Step) []string {
+func (s *sched) mergeRePlan(p *plans.Plan, trigger string, iter int, steps []*plans.Step) []string {
 	prefix := fmt.Sprintf("_rp%d_", iter)
 	rename := map[string]string{}
 	for _, st := range steps {
@@ -389,7 +390,7 @@ func (s *sched) mergeRePlan(p *Plan, trigger string, iter int, steps []*Step) []
 	return added
 }
 
-func stepIndex(p *Plan, id string) int {
+func stepIndex(p *plans.Plan, id string) int {
 	for i, st := range p.Steps {
 		if st.ID == id {
 			return i

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
@@ -42,13 +43,13 @@ func TestCommandStepsSnapshottedAndRolledBack(t *testing.T) {
 	ws, store := openStore(t, dir)
 	reg := tools.Builtin()
 	reg.Register(userEdit{root: ws.Root()})
-	e := New(Config{Tools: reg, WS: ws, Approver: AllowAll{}, Snapshots: StoreSnapshotter(store)})
+	e := New(Config{Tools: reg, WS: ws, Approver: approval.AllowAll{}, Snapshots: StoreSnapshotter(store)})
 	p := mkPlan(t, `[
 		{"id":"cmd","tool":"run_command","args":{"command":"echo hi > cmd.txt && mkdir -p out && echo x > out/gen.txt"}},
 		{"id":"user","tool":"user_edit","args":{},"dependsOn":["cmd"]},
 		{"id":"bad","kind":"validation","checks":[{"expr":"1 == 2"}],"dependsOn":["user"]}
 	]`)
-	pol := AllowAllPolicy()
+	pol := approval.AllowAllPolicy()
 	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone, RollbackOnFailure: true, Approval: &pol})
 	if st.Status != RunFailed {
 		t.Fatalf("status %s, want failed", st.Status)
@@ -98,9 +99,9 @@ func TestCommandStepsSnapshottedAndRolledBack(t *testing.T) {
 func TestFailedCommandRolledBack(t *testing.T) {
 	dir := t.TempDir()
 	ws, store := openStore(t, dir)
-	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: AllowAll{}, Snapshots: StoreSnapshotter(store)})
+	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: approval.AllowAll{}, Snapshots: StoreSnapshotter(store)})
 	p := mkPlan(t, `[{"id":"bad","tool":"run_command","args":{"command":"echo partial > bad.txt; exit 3"}}]`)
-	pol := AllowAllPolicy()
+	pol := approval.AllowAllPolicy()
 	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone, RollbackOnFailure: true, Approval: &pol})
 	if st.Status != RunFailed {
 		t.Fatalf("status %s, want failed", st.Status)
@@ -119,14 +120,14 @@ func TestFailedCommandRolledBack(t *testing.T) {
 // recordingApprover allows everything and remembers what it was asked.
 type recordingApprover struct {
 	mu   sync.Mutex
-	reqs []ApprovalRequest
+	reqs []approval.ApprovalRequest
 }
 
-func (r *recordingApprover) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
+func (r *recordingApprover) Approve(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reqs = append(r.reqs, req)
-	return ApprovalDecision{Allow: true}, nil
+	return approval.ApprovalDecision{Allow: true}, nil
 }
 
 // git's per-call risk is what the policy sees: a commit is high risk and
@@ -152,7 +153,7 @@ func TestGitCommitAsksUnderHighRisk(t *testing.T) {
 		{"id":"status","tool":"git","args":{"action":"status"}},
 		{"id":"commit","tool":"git","args":{"action":"commit","message":"m","paths":["a.txt"]},"dependsOn":["status"]}
 	]`)
-	pol := ApprovalPolicy{Git: PolicyAllow, RequireApprovalForRisk: tools.RiskHigh}
+	pol := approval.ApprovalPolicy{Git: approval.PolicyAllow, RequireApprovalForRisk: tools.RiskHigh}
 	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone, Approval: &pol})
 	if st.Status != RunCompleted {
 		t.Fatalf("status %s: %s", st.Status, st.Error)
@@ -184,13 +185,13 @@ func TestAgentStepSnapshottedAndRolledBack(t *testing.T) {
 		}
 		return &ModelResult{Text: "done"}, nil
 	}}
-	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: AllowAll{}, Model: m, Snapshots: StoreSnapshotter(store)})
+	e := New(Config{Tools: tools.Builtin(), WS: ws, Approver: approval.AllowAll{}, Model: m, Snapshots: StoreSnapshotter(store)})
 	p := mkPlan(t, `[
 		{"id":"think","kind":"llm","prompt":"think"},
 		{"id":"ag","kind":"agent","prompt":"write","tools":["run_command"],"dependsOn":["think"]},
 		{"id":"bad","kind":"validation","checks":[{"expr":"1 == 2"}],"dependsOn":["ag"]}
 	]`)
-	pol := AllowAllPolicy()
+	pol := approval.AllowAllPolicy()
 	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone, RollbackOnFailure: true, Approval: &pol})
 	if st.Status != RunFailed {
 		t.Fatalf("status %s: %s", st.Status, st.Error)

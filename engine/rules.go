@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/engine/plans"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,7 +27,7 @@ func DefaultRules() []UpdateRule {
 // the planner's insert_recovery_steps, and tried before the planner).
 type RecoveryRule interface {
 	UpdateRule
-	Recover(p *Plan, step *Step, st StepState) (insert []*Step, reason string)
+	Recover(p *plans.Plan, step *plans.Step, st StepState) (insert []*plans.Step, reason string)
 }
 
 // DefaultTestCommand matches the commands of the usual test runners, at the
@@ -81,7 +82,7 @@ var retestSuffix = regexp.MustCompile(`_retest_[0-9]+$`)
 const outputTail = 6000
 
 // After implements UpdateRule.
-func (r TestFixRule) After(p *Plan, step *Step, st StepState) ([]*Step, string) {
+func (r TestFixRule) After(p *plans.Plan, step *plans.Step, st StepState) ([]*plans.Step, string) {
 	f, ok := r.failure(p, step, st)
 	if !ok {
 		return nil, ""
@@ -95,12 +96,12 @@ func (r TestFixRule) After(p *Plan, step *Step, st StepState) ([]*Step, string) 
 	re.ID = f.root + "_retest_" + strconv.Itoa(f.round)
 	re.Description = "Run " + f.command + " again after the fix"
 	re.DependsOn, re.When = []string{fix.ID}, ""
-	return []*Step{fix, re}, fmt.Sprintf("%s %s: added a fix step and the test again (round %d of %d)", f.command, f.what, f.round, f.max)
+	return []*plans.Step{fix, re}, fmt.Sprintf("%s %s: added a fix step and the test again (round %d of %d)", f.command, f.what, f.round, f.max)
 }
 
 // Recover implements RecoveryRule: the fix step runs before the failed
 // critical test step runs again.
-func (r TestFixRule) Recover(p *Plan, step *Step, st StepState) ([]*Step, string) {
+func (r TestFixRule) Recover(p *plans.Plan, step *plans.Step, st StepState) ([]*plans.Step, string) {
 	if st.Status != StepFailed {
 		return nil, ""
 	}
@@ -108,7 +109,7 @@ func (r TestFixRule) Recover(p *Plan, step *Step, st StepState) ([]*Step, string
 	if !ok {
 		return nil, ""
 	}
-	return []*Step{r.fixStep(f, append([]string(nil), step.DependsOn...))},
+	return []*plans.Step{r.fixStep(f, append([]string(nil), step.DependsOn...))},
 		fmt.Sprintf("%s %s: added a fix step before running it again (round %d of %d)", f.command, f.what, f.round, f.max)
 }
 
@@ -120,8 +121,8 @@ type testFailure struct {
 
 // failure says whether step is a test command that failed and may get
 // another fix round.
-func (r TestFixRule) failure(p *Plan, step *Step, st StepState) (testFailure, bool) {
-	if step.EffectiveKind() != KindTool || step.Tool != "run_command" {
+func (r TestFixRule) failure(p *plans.Plan, step *plans.Step, st StepState) (testFailure, bool) {
+	if step.EffectiveKind() != plans.KindTool || step.Tool != "run_command" {
 		return testFailure{}, false
 	}
 	var args struct {
@@ -177,16 +178,16 @@ func (r TestFixRule) failure(p *Plan, step *Step, st StepState) (testFailure, bo
 }
 
 // fixStep is the agent step that fixes the code after f.
-func (r TestFixRule) fixStep(f testFailure, deps []string) *Step {
+func (r TestFixRule) fixStep(f testFailure, deps []string) *plans.Step {
 	tools := r.Tools
 	if len(tools) == 0 {
 		tools = DefaultFixTools
 	}
 	no := false
-	return &Step{
+	return &plans.Step{
 		ID:          f.root + "_fix_" + strconv.Itoa(f.round),
 		Description: "Fix the failure of " + f.command,
-		Kind:        KindAgent,
+		Kind:        plans.KindAgent,
 		Tools:       append([]string(nil), tools...),
 		Prompt: escapeRefs(fmt.Sprintf("The test command `%s` %s. Its output:\n\n%s\n\n"+
 			"Find the cause in the code and fix it with the smallest change. Do not weaken or delete tests unless they are wrong.",
@@ -222,8 +223,8 @@ var _ UpdateRule = SearchAnalysisRule{}
 func (SearchAnalysisRule) Name() string { return "search-analysis" }
 
 // After implements UpdateRule.
-func (r SearchAnalysisRule) After(p *Plan, step *Step, st StepState) ([]*Step, string) {
-	if st.Status != StepCompleted || step.EffectiveKind() != KindTool ||
+func (r SearchAnalysisRule) After(p *plans.Plan, step *plans.Step, st StepState) ([]*plans.Step, string) {
+	if st.Status != StepCompleted || step.EffectiveKind() != plans.KindTool ||
 		(step.Tool != "search_files" && step.Tool != "search_code") {
 		return nil, ""
 	}
@@ -251,10 +252,10 @@ func (r SearchAnalysisRule) After(p *Plan, step *Step, st StepState) ([]*Step, s
 	}
 	prompt += "List the files that matter for the goal, most important first, one per line with a few words on why. Group the rest by directory."
 	no := false
-	return []*Step{{
+	return []*plans.Step{{
 		ID:          id,
 		Description: fmt.Sprintf("Pick the relevant files among the %d found by %s", len(out.Files), step.ID),
-		Kind:        KindLLM,
+		Kind:        plans.KindLLM,
 		Prompt:      prompt,
 		DependsOn:   []string{step.ID},
 		Critical:    &no,

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -48,7 +50,7 @@ func TestDefaultTestCommand(t *testing.T) {
 }
 
 // testPlan is a plan with a failing test step t after s.
-func testPlan(t *testing.T) (*Plan, *Step) {
+func testPlan(t *testing.T) (*plans.Plan, *plans.Step) {
 	t.Helper()
 	p := mkPlan(t, `[
 		{"id":"s","tool":"op","args":{}},
@@ -70,7 +72,7 @@ func TestTestFixRuleAfterFailure(t *testing.T) {
 		t.Fatalf("added %+v", add)
 	}
 	fix, re := add[0], add[1]
-	if fix.ID != "t_fix_1" || fix.Kind != KindAgent || fix.IsCritical() || !slices.Equal(fix.DependsOn, []string{"s"}) ||
+	if fix.ID != "t_fix_1" || fix.Kind != plans.KindAgent || fix.IsCritical() || !slices.Equal(fix.DependsOn, []string{"s"}) ||
 		!slices.Equal(fix.Tools, DefaultFixTools) {
 		t.Errorf("fix step %+v", fix)
 	}
@@ -94,7 +96,7 @@ func TestTestFixRuleAfterFailure(t *testing.T) {
 	p.Steps = append(p.Steps, add...)
 	reg := tools.Builtin()
 	reg.Register(&schedTool{name: "op", cat: tools.CategoryRead, risk: tools.RiskLow})
-	if probs := ValidatePlan(p, reg, 0); len(probs) > 0 {
+	if probs := plans.ValidatePlan(p, reg, 0); len(probs) > 0 {
 		t.Errorf("plan with fix steps invalid: %v", probs)
 	}
 }
@@ -129,14 +131,14 @@ func TestTestFixRuleWhenItFires(t *testing.T) {
 		t.Errorf("without stdout/stderr the prompt should hold the error: %+v", add)
 	}
 	// Only test commands of run_command tool steps.
-	build := &Step{ID: "b", Tool: "run_command", Args: json.RawMessage(`{"command":"go build ./..."}`)}
+	build := &plans.Step{ID: "b", Tool: "run_command", Args: json.RawMessage(`{"command":"go build ./..."}`)}
 	if add, _ := (TestFixRule{}).After(p, build, failed); add != nil {
 		t.Errorf("a build added %+v", add)
 	}
 	if add, _ := (TestFixRule{Command: regexp.MustCompile(`go build`)}).After(p, build, failed); len(add) != 2 {
 		t.Errorf("a custom Command did not match: %+v", add)
 	}
-	other := &Step{ID: "o", Tool: "cmd", Args: test.Args}
+	other := &plans.Step{ID: "o", Tool: "cmd", Args: test.Args}
 	if add, _ := (TestFixRule{}).After(p, other, failed); add != nil {
 		t.Errorf("another tool added %+v", add)
 	}
@@ -190,7 +192,7 @@ func TestTestFixRuleRecover(t *testing.T) {
 	p := mkPlan(t, `[{"id":"s","tool":"op","args":{}},{"id":"t","tool":"run_command","args":{"command":"make test"},"dependsOn":["s"]}]`)
 	st := StepState{Status: StepFailed, Output: cmdOut(2, "", "make: *** [test] Error 1")}
 	add, why := TestFixRule{}.Recover(p, p.Step("t"), st)
-	if len(add) != 1 || add[0].ID != "t_fix_1" || add[0].Kind != KindAgent || !slices.Equal(add[0].DependsOn, []string{"s"}) ||
+	if len(add) != 1 || add[0].ID != "t_fix_1" || add[0].Kind != plans.KindAgent || !slices.Equal(add[0].DependsOn, []string{"s"}) ||
 		!strings.Contains(add[0].Prompt, "make: *** [test] Error 1") || !strings.Contains(why, "before running it again") {
 		t.Errorf("recover: %+v %q", add, why)
 	}
@@ -207,16 +209,16 @@ func TestSearchAnalysisRule(t *testing.T) {
 		files[i] = fmt.Sprintf("pkg/f%02d.go", i)
 	}
 	many, _ := json.Marshal(map[string]any{"files": files})
-	search := &Step{ID: "find", Tool: "search_files", Args: json.RawMessage(`{"glob":"**/*.go"}`)}
+	search := &plans.Step{ID: "find", Tool: "search_files", Args: json.RawMessage(`{"glob":"**/*.go"}`)}
 	add, why := SearchAnalysisRule{}.After(p, search, StepState{Status: StepCompleted, Output: many})
-	if len(add) != 1 || add[0].ID != "find_analysis" || add[0].Kind != KindLLM || add[0].IsCritical() ||
+	if len(add) != 1 || add[0].ID != "find_analysis" || add[0].Kind != plans.KindLLM || add[0].IsCritical() ||
 		!slices.Equal(add[0].DependsOn, []string{"find"}) || !strings.Contains(add[0].Prompt, "${find.files}") ||
 		!strings.Contains(add[0].Prompt, "Goal: rename the $$HOME handling") || !strings.Contains(why, "found 30 files (more than 20)") {
 		t.Errorf("search analysis: %+v %q", add, why)
 	}
 	// search_code's files count too; the title stands in for a missing request.
 	p.Request = ""
-	code := &Step{ID: "grep", Tool: "search_code"}
+	code := &plans.Step{ID: "grep", Tool: "search_code"}
 	codeOut, _ := json.Marshal(map[string]any{"matches": []any{}, "files": files[:25]})
 	add, _ = SearchAnalysisRule{}.After(p, code, StepState{Status: StepCompleted, Output: codeOut})
 	if len(add) != 1 || add[0].ID != "grep_analysis" || !strings.Contains(add[0].Prompt, "Goal: test") {
@@ -225,20 +227,20 @@ func TestSearchAnalysisRule(t *testing.T) {
 	few, _ := json.Marshal(map[string]any{"files": files[:5]})
 	for name, c := range map[string]struct {
 		r    SearchAnalysisRule
-		step *Step
+		step *plans.Step
 		st   StepState
 	}{
 		"at the threshold":  {SearchAnalysisRule{Threshold: 5}, search, StepState{Status: StepCompleted, Output: few}},
 		"below a threshold": {SearchAnalysisRule{Threshold: 40}, search, StepState{Status: StepCompleted, Output: many}},
 		"failed search":     {SearchAnalysisRule{}, search, StepState{Status: StepFailed, Output: many}},
-		"other tool":        {SearchAnalysisRule{}, &Step{ID: "ls", Tool: "list_dir"}, StepState{Status: StepCompleted, Output: many}},
+		"other tool":        {SearchAnalysisRule{}, &plans.Step{ID: "ls", Tool: "list_dir"}, StepState{Status: StepCompleted, Output: many}},
 		"no files field":    {SearchAnalysisRule{}, search, StepState{Status: StepCompleted, Output: json.RawMessage(`[1,2,3]`)}},
 	} {
 		if add, _ := c.r.After(p, c.step, c.st); add != nil {
 			t.Errorf("%s: added %+v", name, add)
 		}
 	}
-	p.Steps = append(p.Steps, &Step{ID: "find_analysis", Kind: KindLLM, Prompt: "x", DependsOn: []string{"find"}})
+	p.Steps = append(p.Steps, &plans.Step{ID: "find_analysis", Kind: plans.KindLLM, Prompt: "x", DependsOn: []string{"find"}})
 	if add, _ := (SearchAnalysisRule{}).After(p, search, StepState{Status: StepCompleted, Output: many}); add != nil {
 		t.Errorf("analysis added twice: %+v", add)
 	}
@@ -331,7 +333,7 @@ func toolNames(ts []tools.Tool) []string {
 func TestTestFixRuleRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, ft, m := fixWorld(true)
-		e := New(Config{Tools: h.reg, Model: m, Approver: AllowAll{}, Rules: DefaultRules()})
+		e := New(Config{Tools: h.reg, Model: m, Approver: approval.AllowAll{}, Rules: DefaultRules()})
 		st, rec := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test ./..."},"critical":false}]`), RunOptions{})
 		wantStatus(t, st, map[string]StepStatus{"t": StepFailed, "t_fix_1": StepCompleted, "t_retest_1": StepCompleted})
 		if st.FinalPlan.Step("t_fix_2") != nil || ft.runs.Load() != 2 {
@@ -350,7 +352,7 @@ func TestTestFixRuleRun(t *testing.T) {
 func TestTestFixRuleRunGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, ft, m := fixWorld(false)
-		e := New(Config{Tools: h.reg, Model: m, Approver: AllowAll{}, Rules: DefaultRules()})
+		e := New(Config{Tools: h.reg, Model: m, Approver: approval.AllowAll{}, Rules: DefaultRules()})
 		st, _ := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test ./..."},"critical":false}]`), RunOptions{})
 		wantStatus(t, st, map[string]StepStatus{"t": StepFailed, "t_fix_1": StepCompleted, "t_retest_1": StepFailed,
 			"t_fix_2": StepCompleted, "t_retest_2": StepFailed})
@@ -363,7 +365,7 @@ func TestTestFixRuleRunGivesUp(t *testing.T) {
 func TestTestFixRuleRunAllowedExit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h, _, m := fixWorld(true)
-		e := New(Config{Tools: h.reg, Model: m, Approver: AllowAll{}, Rules: DefaultRules()})
+		e := New(Config{Tools: h.reg, Model: m, Approver: approval.AllowAll{}, Rules: DefaultRules()})
 		st, _ := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test ./...","allow":true}}]`), RunOptions{})
 		if st.Status != RunCompleted {
 			t.Fatalf("status %s: %s", st.Status, st.Error)
@@ -384,7 +386,7 @@ func TestTestFixRuleRecoversCriticalStep(t *testing.T) {
 		pl := &fakePlanner{recover: func(RecoveryRequest) (*RecoveryDecision, error) {
 			return &RecoveryDecision{Action: RecoverFailGracefully, Reason: "planner gives up"}, nil
 		}}
-		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: AllowAll{}, Rules: DefaultRules()})
+		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: approval.AllowAll{}, Rules: DefaultRules()})
 		p := mkPlan(t, `[
 			{"id":"t","tool":"run_command","args":{"command":"go test ./..."}},
 			{"id":"after","tool":"op","args":{},"dependsOn":["t"]}
@@ -412,7 +414,7 @@ func TestTestFixRuleRecoveryBounded(t *testing.T) {
 		pl := &fakePlanner{recover: func(RecoveryRequest) (*RecoveryDecision, error) {
 			return &RecoveryDecision{Action: RecoverFailGracefully, Reason: "planner gives up"}, nil
 		}}
-		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: AllowAll{}, Rules: []UpdateRule{TestFixRule{MaxFixes: 1}}})
+		e := New(Config{Tools: h.reg, Model: m, Planner: pl, Approver: approval.AllowAll{}, Rules: []UpdateRule{TestFixRule{MaxFixes: 1}}})
 		st, _ := runPlan(t, e, mkPlan(t, `[{"id":"t","tool":"run_command","args":{"command":"go test ./..."}}]`), RunOptions{})
 		if st.Status == RunCompleted {
 			t.Fatal("a test that never passes completed the run")

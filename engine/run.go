@@ -8,6 +8,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
@@ -27,7 +28,7 @@ type Run struct {
 
 	// Set by the scheduler before done is closed.
 	final     RunState
-	finalPlan *Plan
+	finalPlan *plans.Plan
 
 	snapMu      sync.Mutex
 	snaps       []string
@@ -57,8 +58,8 @@ func (r *Run) call(f func(*sched)) bool {
 
 // Plan returns the plan the run is executing now (a copy; it changes when
 // recovery, re-planning or rules update it).
-func (r *Run) Plan() *Plan {
-	ch := make(chan *Plan, 1)
+func (r *Run) Plan() *plans.Plan {
+	ch := make(chan *plans.Plan, 1)
 	if r.call(func(s *sched) { ch <- s.plan.Clone() }) {
 		return <-ch
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
@@ -42,7 +43,7 @@ func TestRunRollbackWithGitopsStore(t *testing.T) {
 	defer store.Close()
 	h := newHarness()
 	h.reg.Register(userEdit{root: ws.Root()})
-	e := New(Config{Tools: h.reg, WS: ws, Approver: AllowAll{}, Snapshots: StoreSnapshotter(store)})
+	e := New(Config{Tools: h.reg, WS: ws, Approver: approval.AllowAll{}, Snapshots: StoreSnapshotter(store)})
 	p := mkPlan(t, `[
 		{"id":"w","tool":"write","args":{"write":"a.txt"}},
 		{"id":"user","tool":"user_edit","args":{},"dependsOn":["w"]},
@@ -93,7 +94,7 @@ func TestRunReportsFilesLeftOutOfSnapshots(t *testing.T) {
 	}
 	defer store.Close()
 	h := newHarness()
-	e := New(Config{Tools: h.reg, WS: ws, Approver: AllowAll{}, Snapshots: StoreSnapshotter(store)})
+	e := New(Config{Tools: h.reg, WS: ws, Approver: approval.AllowAll{}, Snapshots: StoreSnapshotter(store)})
 	p := mkPlan(t, `[{"id":"w","tool":"write","args":{"write":"a.txt"}}]`)
 	st, _ := runPlan(t, e, p, RunOptions{Review: ReviewNone})
 	if st.Status != RunCompleted {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"github.com/agentd/agentd/engine/approval"
 	"testing"
 	"time"
 )
@@ -16,7 +17,7 @@ func TestRunOptionsJSON(t *testing.T) {
 	}
 	if o.Mode != "sequential" || o.MaxParallel != 3 || o.Review != ReviewAfter || !o.RollbackOnFailure || !o.DryRun ||
 		o.MaxTokens != 1000 || o.MaxCostUSD != 0.5 || o.StepTimeout != 90*time.Second || o.MaxRePlans == nil || *o.MaxRePlans != 1 ||
-		o.Approval == nil || o.Approval.Command != PolicyAllow || o.Approval.DenyCommands[0] != "rm *" {
+		o.Approval == nil || o.Approval.Command != approval.PolicyAllow || o.Approval.DenyCommands[0] != "rm *" {
 		t.Errorf("%+v", o)
 	}
 	if err := json.Unmarshal([]byte(`{"stepTimeout":1500,"maxTokens":7}`), &o); err != nil || o.StepTimeout != 1500*time.Millisecond || o.MaxTokens != 7 {

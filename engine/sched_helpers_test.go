@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/workspace"
 )
@@ -224,9 +225,9 @@ func (r *recorder) trace() []string {
 }
 
 // mkPlan builds a plan from JSON steps.
-func mkPlan(t *testing.T, stepsJSON string) *Plan {
+func mkPlan(t *testing.T, stepsJSON string) *plans.Plan {
 	t.Helper()
-	p, err := ParsePlan("test.json", []byte(`{"title":"test","steps":`+stepsJSON+`}`))
+	p, err := plans.ParsePlan("test.json", []byte(`{"title":"test","steps":`+stepsJSON+`}`))
 	if err != nil {
 		t.Fatalf("parse plan: %v", err)
 	}
@@ -234,7 +235,7 @@ func mkPlan(t *testing.T, stepsJSON string) *Plan {
 }
 
 // runPlan starts p and waits for the end.
-func runPlan(t *testing.T, e *Engine, p *Plan, opts RunOptions) (RunState, *recorder) {
+func runPlan(t *testing.T, e *Engine, p *plans.Plan, opts RunOptions) (RunState, *recorder) {
 	t.Helper()
 	rec := &recorder{}
 	opts.Subscribers = append(opts.Subscribers, rec)

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -68,7 +69,7 @@ func TestSchedNoModel(t *testing.T) {
 		e := New(Config{Tools: h.reg})
 		p := mkPlan(t, `[{"id":"w","tool":"op","args":{}},{"id":"x","kind":"llm","prompt":"hi","dependsOn":["w"]},{"id":"y","kind":"agent","prompt":"do"}]`)
 		_, err := e.Start(t.Context(), p, RunOptions{})
-		var ve *ValidationError
+		var ve *plans.ValidationError
 		if !errors.As(err, &ve) || !errors.Is(err, ErrNoModel) || len(ve.Problems) != 2 || ve.Problems[0].StepID != "x" || ve.Problems[1].StepID != "y" {
 			t.Fatalf("Start = %v; want a validation error naming steps x and y that is ErrNoModel", err)
 		}

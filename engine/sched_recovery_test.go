@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/agentd/agentd/engine/plans"
 	"slices"
 	"strings"
 	"sync"
@@ -17,7 +18,7 @@ type fakePlanner struct {
 	recovers []RecoveryRequest
 	replans  []RePlanRequest
 	recover  func(req RecoveryRequest) (*RecoveryDecision, error)
-	replan   func(req RePlanRequest) ([]*Step, error)
+	replan   func(req RePlanRequest) ([]*plans.Step, error)
 }
 
 func (f *fakePlanner) Recover(ctx context.Context, req RecoveryRequest) (*RecoveryDecision, error) {
@@ -27,7 +28,7 @@ func (f *fakePlanner) Recover(ctx context.Context, req RecoveryRequest) (*Recove
 	return f.recover(req)
 }
 
-func (f *fakePlanner) RePlan(ctx context.Context, req RePlanRequest) ([]*Step, error) {
+func (f *fakePlanner) RePlan(ctx context.Context, req RePlanRequest) ([]*plans.Step, error) {
 	f.mu.Lock()
 	f.replans = append(f.replans, req)
 	f.mu.Unlock()
@@ -47,7 +48,7 @@ func TestSchedRecovery(t *testing.T) {
 		check  func(t *testing.T, st RunState, h *harness)
 	}{
 		{"retry_with_changes", &RecoveryDecision{Action: RecoverRetryWithChanges, Reason: "drop the failure",
-			Step: &Step{ID: "bad", Tool: "op", Args: json.RawMessage(`{"out":{"fixed":1}}`), DependsOn: []string{"prep"}}},
+			Step: &plans.Step{ID: "bad", Tool: "op", Args: json.RawMessage(`{"out":{"fixed":1}}`), DependsOn: []string{"prep"}}},
 			RunCompleted, func(t *testing.T, st RunState, h *harness) {
 				wantStatus(t, st, map[string]StepStatus{"bad": StepCompleted, "next": StepCompleted})
 				if o := string(stepState(t, st, "bad").Output); o != `{"fixed":1}` {
@@ -55,7 +56,7 @@ func TestSchedRecovery(t *testing.T) {
 				}
 			}},
 		{"insert_recovery_steps", &RecoveryDecision{Action: RecoverInsertSteps, Reason: "fix first",
-			Steps: []*Step{{ID: "fix", Tool: "op", Args: json.RawMessage(`{}`), DependsOn: []string{"prep"}}}},
+			Steps: []*plans.Step{{ID: "fix", Tool: "op", Args: json.RawMessage(`{}`), DependsOn: []string{"prep"}}}},
 			// bad still fails after the fix; the planner's second answer
 			// repeats the insert, which is invalid (duplicate id): abort.
 			RunFailed, func(t *testing.T, st RunState, h *harness) {
@@ -68,7 +69,7 @@ func TestSchedRecovery(t *testing.T) {
 				}
 			}},
 		{"redesign_remaining_plan", &RecoveryDecision{Action: RecoverRedesign, Reason: "other way",
-			Steps: []*Step{{ID: "alt", Tool: "op", Args: json.RawMessage(`{}`), DependsOn: []string{"prep"}}}},
+			Steps: []*plans.Step{{ID: "alt", Tool: "op", Args: json.RawMessage(`{}`), DependsOn: []string{"prep"}}}},
 			RunCompleted, func(t *testing.T, st RunState, h *harness) {
 				wantStatus(t, st, map[string]StepStatus{"alt": StepCompleted, "bad": StepSkipped})
 				for _, s := range st.Steps {
@@ -84,7 +85,7 @@ func TestSchedRecovery(t *testing.T) {
 				}
 			}},
 		{"invalid decision", &RecoveryDecision{Action: RecoverInsertSteps, Reason: "bad steps",
-			Steps: []*Step{{ID: "x", Tool: "nope"}}},
+			Steps: []*plans.Step{{ID: "x", Tool: "nope"}}},
 			RunFailed, func(t *testing.T, st RunState, h *harness) {
 				if !strings.Contains(st.Error, "rejected") {
 					t.Errorf("error %q", st.Error)
@@ -180,10 +181,10 @@ func TestSchedFailureHandler(t *testing.T) {
 func TestSchedRePlan(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness()
-		pl := &fakePlanner{replan: func(req RePlanRequest) ([]*Step, error) {
+		pl := &fakePlanner{replan: func(req RePlanRequest) ([]*plans.Step, error) {
 			switch req.Iteration {
 			case 1:
-				return []*Step{
+				return []*plans.Step{
 					{ID: "look", Tool: "op", Args: json.RawMessage(`{"out":{"found":"x"}}`)},
 					{ID: "use", Tool: "op", Args: json.RawMessage(`{"out":"${look.found}","more":"again"}`), DependsOn: []string{"look", "scan", "ghost"}},
 				}, nil
@@ -226,9 +227,9 @@ func TestSchedRePlanBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarness()
 		n := 0
-		pl := &fakePlanner{replan: func(req RePlanRequest) ([]*Step, error) {
+		pl := &fakePlanner{replan: func(req RePlanRequest) ([]*plans.Step, error) {
 			n++
-			return []*Step{{ID: "again", Tool: "op", Args: json.RawMessage(`{"more":"more"}`)}}, nil
+			return []*plans.Step{{ID: "again", Tool: "op", Args: json.RawMessage(`{"more":"more"}`)}}, nil
 		}}
 		one := 1
 		st, _ := runPlan(t, New(Config{Tools: h.reg, Planner: pl}), mkPlan(t, `[{"id":"s","tool":"op","args":{"more":"x"}}]`), RunOptions{MaxRePlans: &one})
@@ -237,7 +238,7 @@ func TestSchedRePlanBounded(t *testing.T) {
 		}
 		n = 0
 		st, _ = runPlan(t, New(Config{Tools: h.reg, Planner: pl}), mkPlan(t, `[{"id":"s","tool":"op","args":{"more":"x"}}]`), RunOptions{})
-		if n != DefaultMaxRePlans || st.RePlanIterations != DefaultMaxRePlans || st.Status != RunCompleted {
+		if n != plans.DefaultMaxRePlans || st.RePlanIterations != plans.DefaultMaxRePlans || st.Status != RunCompleted {
 			t.Errorf("default: planner asked %d times, iterations %d", n, st.RePlanIterations)
 		}
 	})
@@ -247,12 +248,12 @@ func TestSchedRePlanBounded(t *testing.T) {
 type addRule struct{ added int }
 
 func (r *addRule) Name() string { return "follow-up" }
-func (r *addRule) After(p *Plan, step *Step, st StepState) ([]*Step, string) {
+func (r *addRule) After(p *plans.Plan, step *plans.Step, st StepState) ([]*plans.Step, string) {
 	if st.Status != StepCompleted || !strings.Contains(string(st.Output), "follow") || p.Step(step.ID+"_f") != nil {
 		return nil, ""
 	}
 	r.added++
-	return []*Step{{ID: step.ID + "_f", Tool: "op", Args: json.RawMessage(`{}`), DependsOn: []string{step.ID}}}, "output asked for a follow-up"
+	return []*plans.Step{{ID: step.ID + "_f", Tool: "op", Args: json.RawMessage(`{}`), DependsOn: []string{step.ID}}}, "output asked for a follow-up"
 }
 
 func TestSchedUpdateRules(t *testing.T) {
@@ -281,7 +282,7 @@ func TestSchedUpdateRules(t *testing.T) {
 type panicRule struct{}
 
 func (panicRule) Name() string { return "broken" }
-func (panicRule) After(*Plan, *Step, StepState) ([]*Step, string) {
+func (panicRule) After(*plans.Plan, *plans.Step, StepState) ([]*plans.Step, string) {
 	panic("rule bug")
 }
 

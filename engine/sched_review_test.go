@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 
 	"github.com/agentd/agentd/diff"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
 )
@@ -70,7 +71,7 @@ func TestSchedReviewModes(t *testing.T) {
 			ws, root := openWS(t)
 			h := newHarness()
 			snaps := &fakeSnaps{}
-			e := New(Config{Tools: h.reg, WS: ws, Approver: AllowAll{}, Snapshots: snaps})
+			e := New(Config{Tools: h.reg, WS: ws, Approver: approval.AllowAll{}, Snapshots: snaps})
 			st, rec := runPlan(t, e, mkPlan(t, plan), RunOptions{Review: ReviewNone})
 			if st.Status != RunCompleted {
 				t.Fatalf("%s %s", st.Status, st.Error)
@@ -136,7 +137,7 @@ func TestSchedReviewModes(t *testing.T) {
 			}}
 			// No Approver: in before mode the review is the question, so the
 			// write is not denied by the headless approver.
-			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &ApprovalPolicy{Command: PolicyAllow}})
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &approval.ApprovalPolicy{Command: approval.PolicyAllow}})
 			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{})
 			// The user rejected w's whole change: w is skipped with the
 			// reason "change rejected", and the run is partial.
@@ -169,7 +170,7 @@ func TestSchedReviewModes(t *testing.T) {
 			rv := &fakeReviewer{outcome: func(cs *workspace.ChangeSet) *ReviewOutcome {
 				return &ReviewOutcome{Applied: []string{"h1"}, Rejected: []HunkRejection{{Path: "a.txt", HunkID: "h2"}}}
 			}}
-			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &ApprovalPolicy{Command: PolicyAllow}})
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &approval.ApprovalPolicy{Command: approval.PolicyAllow}})
 			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{})
 			// Some hunks applied: the step did part of its work; it is
 			// completed, and the summary says the change was partly applied,
@@ -192,7 +193,7 @@ func TestSchedReviewModes(t *testing.T) {
 			ws, root := openWS(t)
 			h := newHarness()
 			rv := &stoppedReviewer{}
-			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &ApprovalPolicy{Command: PolicyAllow}})
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approval: &approval.ApprovalPolicy{Command: approval.PolicyAllow}})
 			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{})
 			// The review ended without a decision (the run was stopped at
 			// the prompt): the change set is listed as not applied.
@@ -211,7 +212,7 @@ func TestSchedReviewModes(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			ws, root := openWS(t)
 			h := newHarness()
-			e := New(Config{Tools: h.reg, WS: ws, Reviewer: &fakeReviewer{}, Approver: denyApprover{}, Approval: &ApprovalPolicy{Write: PolicyAsk, Command: PolicyAllow}})
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: &fakeReviewer{}, Approver: denyApprover{}, Approval: &approval.ApprovalPolicy{Write: approval.PolicyAsk, Command: approval.PolicyAllow}})
 			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{Review: ReviewAfter})
 			// Denying the write is rejecting its change set.
 			w := stepState(t, st, "w")
@@ -237,7 +238,7 @@ func TestSchedReviewModes(t *testing.T) {
 				return &ReviewOutcome{Applied: ar.Applied}
 			}}
 			snaps := &fakeSnaps{}
-			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approver: AllowAll{}, Snapshots: snaps})
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approver: approval.AllowAll{}, Snapshots: snaps})
 			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{Review: ReviewBefore})
 			fileIs(t, root, "a.txt", "written by w\n")
 			if stepState(t, st, "w").SnapshotID == "" || len(st.FilesChanged) != 1 {
@@ -250,7 +251,7 @@ func TestSchedReviewModes(t *testing.T) {
 			ws, _ := openWS(t)
 			h := newHarness()
 			rv := &fakeReviewer{outcome: func(cs *workspace.ChangeSet) *ReviewOutcome { return &ReviewOutcome{Aborted: true} }}
-			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approver: AllowAll{}})
+			e := New(Config{Tools: h.reg, WS: ws, Reviewer: rv, Approver: approval.AllowAll{}})
 			st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{Review: ReviewBefore})
 			if st.Status != RunCancelled || h.callCount("c") != 0 {
 				t.Errorf("status %s, c ran %d", st.Status, h.callCount("c"))
@@ -321,7 +322,7 @@ func TestSchedRollbackOnFailure(t *testing.T) {
 		ws, _ := openWS(t)
 		h := newHarness()
 		snaps := &fakeSnaps{}
-		e := New(Config{Tools: h.reg, WS: ws, Approver: AllowAll{}, Snapshots: snaps})
+		e := New(Config{Tools: h.reg, WS: ws, Approver: approval.AllowAll{}, Snapshots: snaps})
 		p := mkPlan(t, `[
 			{"id":"w","tool":"write","args":{"write":"a.txt"}},
 			{"id":"bad","tool":"op","args":{"fail":"boom"},"dependsOn":["w"]}
@@ -338,7 +339,7 @@ func TestSchedRollbackOnFailure(t *testing.T) {
 		}
 		// Not asked: no rollback.
 		snaps2 := &fakeSnaps{}
-		runPlan(t, New(Config{Tools: h.reg, WS: ws, Approver: AllowAll{}, Snapshots: snaps2}), p, RunOptions{Review: ReviewNone})
+		runPlan(t, New(Config{Tools: h.reg, WS: ws, Approver: approval.AllowAll{}, Snapshots: snaps2}), p, RunOptions{Review: ReviewNone})
 		if len(snaps2.restores) != 0 {
 			t.Error("rolled back without rollbackOnFailure")
 		}

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentd/agentd/engine/plans"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -17,7 +18,7 @@ func TestSchedRandomDAGs(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, 7))
 				h := newHarness()
-				p := &Plan{Title: "random"}
+				p := &plans.Plan{Title: "random"}
 				n := 60 + r.IntN(60)
 				for i := range n {
 					a := opArgs{Sleep: fmt.Sprintf("%dms", 1+r.IntN(300))}
@@ -30,8 +31,8 @@ func TestSchedRandomDAGs(t *testing.T) {
 					}
 					raw, _ := json.Marshal(a)
 					no := false
-					s := &Step{ID: fmt.Sprintf("s%d", i), Tool: "op", Args: raw, Critical: &no,
-						Retry: &Retry{Max: 1, Delay: "10ms"}}
+					s := &plans.Step{ID: fmt.Sprintf("s%d", i), Tool: "op", Args: raw, Critical: &no,
+						Retry: &plans.Retry{Max: 1, Delay: "10ms"}}
 					for range r.IntN(3) {
 						if i > 0 {
 							d := fmt.Sprintf("s%d", r.IntN(i))

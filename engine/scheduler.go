@@ -4,6 +4,8 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,10 +21,9 @@ type sched struct {
 	r   *Run
 
 	opts        RunOptions
-	policy      ApprovalPolicy
+	policy      approval.ApprovalPolicy
 	maxParallel int
 	review      ReviewMode
-	maxRePlans  int
 	stepTimeout time.Duration
 	budget      *RunBudget
 
@@ -31,15 +32,15 @@ type sched struct {
 	cancelRun context.CancelFunc
 	snapOrder stepSnapshots // serialises snapshots and decides their limits (step_snapshot.go)
 
-	plan     *Plan
-	original *Plan
+	plan     *plans.Plan
+	original *plans.Plan
 	// skippedFailures counts failed steps the user chose to skip; the run
 	// then ends partial, not completed.
 	skippedFailures int
 	nodes           []*node
 	byID            map[string]*node
 	ready           nodeHeap
-	outputs         Outputs
+	outputs         plans.Outputs
 	counts          map[StepStatus]int
 	current         map[*node]struct{}
 
@@ -53,14 +54,8 @@ type sched struct {
 	errMsg   string
 
 	llmCalls, toolCalls int
-	rePlans             int
-	replanOff           bool
-	replanBusy          bool
-	replanQueue         []replanAsk
-	durSum              time.Duration
-	durN                int
-	lastEnd             time.Time // when the last step that ran ended
-	start               time.Time
+	replan              replanState
+	timing              timing
 	rollback            *RestoreInfo
 	journal             *runJournal // nil without Config.Journal
 	files               []string
@@ -68,9 +63,26 @@ type sched struct {
 	wg                  sync.WaitGroup
 }
 
+// replanState is the run's bounded re-planning (recovery.go).
+type replanState struct {
+	max   int  // RunOptions.MaxRePlans or plans.DefaultMaxRePlans
+	done  int  // re-plans made
+	off   bool // re-planning stopped (the bound reached or a planner failure)
+	busy  bool // a re-plan is in flight; later asks queue
+	queue []replanAsk
+}
+
+// timing is what the run's progress estimate (runstate.go) reads.
+type timing struct {
+	start   time.Time
+	lastEnd time.Time // when the last step that ran ended
+	durSum  time.Duration
+	durN    int
+}
+
 // node is one step of the current plan and its run state.
 type node struct {
-	step       *Step
+	step       *plans.Step
 	idx        int // position in the plan (tie-break)
 	deps       []*node
 	badDeps    []string
@@ -105,7 +117,7 @@ func (h *nodeHeap) Pop() any {
 	return n
 }
 
-func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
+func newSched(e *Engine, ctx context.Context, p *plans.Plan, opts RunOptions) *sched {
 	cfg := e.cfg
 	if cfg.Approver == nil {
 		cfg.Approver = denyApprover{}
@@ -123,12 +135,12 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 		baseCtx: ctx,
 		plan:    p, original: p.Clone(),
 		byID:      map[string]*node{},
-		outputs:   Outputs{},
+		outputs:   plans.Outputs{},
 		counts:    map[StepStatus]int{},
 		current:   map[*node]struct{}{},
 		filesSeen: map[string]bool{},
 		budget:    NewBudget(opts.MaxTokens, opts.MaxCostUSD),
-		start:     time.Now(),
+		timing:    timing{start: time.Now()},
 	}
 	s.ctx, s.cancelRun = context.WithCancel(ctx)
 	if pl := opts.Planning; pl != nil {
@@ -139,11 +151,11 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 	}
 	switch {
 	case opts.Approval != nil:
-		s.policy = opts.Approval.withDefaults()
+		s.policy = opts.Approval.WithDefaults()
 	case cfg.Approval != nil:
-		s.policy = cfg.Approval.withDefaults()
+		s.policy = cfg.Approval.WithDefaults()
 	default:
-		s.policy = DefaultApprovalPolicy()
+		s.policy = approval.DefaultApprovalPolicy()
 	}
 	s.maxParallel = opts.MaxParallel
 	if s.maxParallel <= 0 {
@@ -160,13 +172,13 @@ func newSched(e *Engine, ctx context.Context, p *Plan, opts RunOptions) *sched {
 			s.review = ReviewNone
 		}
 	}
-	s.maxRePlans = DefaultMaxRePlans
+	s.replan.max = plans.DefaultMaxRePlans
 	if opts.MaxRePlans != nil {
-		s.maxRePlans = *opts.MaxRePlans
+		s.replan.max = *opts.MaxRePlans
 	}
 	s.stepTimeout = opts.StepTimeout
 	if s.stepTimeout <= 0 {
-		s.stepTimeout = DefaultStepTimeout
+		s.stepTimeout = plans.DefaultStepTimeout
 	}
 	s.r = &Run{
 		id:    opts.RunID,
@@ -232,7 +244,7 @@ func (s *sched) startStep(n *node) {
 		return
 	}
 	if step.When != "" {
-		ok, err := EvalCondition(step.When, s.outputs)
+		ok, err := plans.EvalCondition(step.When, s.outputs)
 		if err != nil {
 			s.begin(n)
 			s.fail(n, fmt.Errorf("step %q: evaluating when %q: %w", step.ID, step.When, err))
@@ -243,7 +255,7 @@ func (s *sched) startStep(n *node) {
 			return
 		}
 	}
-	if step.EffectiveKind() == KindDecision {
+	if step.EffectiveKind() == plans.KindDecision {
 		s.begin(n)
 		s.decide(n)
 		return
@@ -273,8 +285,8 @@ func (s *sched) begin(n *node) {
 
 // outputsFor copies what a step may refer to, so the worker never reads
 // the scheduler's map.
-func (s *sched) outputsFor(step *Step) Outputs {
-	out := Outputs{}
+func (s *sched) outputsFor(step *plans.Step) plans.Outputs {
+	out := plans.Outputs{}
 	add := func(id string) {
 		if v, ok := s.outputs[id]; ok {
 			out[id] = v

@@ -7,20 +7,21 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 )
 
 // sensitiveDenier records requests and denies those for sensitive reads.
 type sensitiveDenier struct {
 	mu   sync.Mutex
-	reqs []ApprovalRequest
+	reqs []approval.ApprovalRequest
 }
 
-func (d *sensitiveDenier) Approve(ctx context.Context, req ApprovalRequest) (ApprovalDecision, error) {
+func (d *sensitiveDenier) Approve(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.reqs = append(d.reqs, req)
-	return ApprovalDecision{Allow: !req.Sensitive, Reason: "not my keys"}, nil
+	return approval.ApprovalDecision{Allow: !req.Sensitive, Reason: "not my keys"}, nil
 }
 
 // Sensitive files ask before a step reads them (issue 24, point 7): a
@@ -94,7 +95,7 @@ func TestSensitiveReadIgnoresRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.Rules().Remember(ApprovalRequest{Category: tools.CategoryRead, Tool: "read_file"}, true, ""); err != nil {
+	if _, err := j.Rules().Remember(approval.ApprovalRequest{Category: tools.CategoryRead, Tool: "read_file"}, true, ""); err != nil {
 		t.Fatal(err)
 	}
 	ap := &sensitiveDenier{}

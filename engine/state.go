@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
 )
@@ -119,8 +120,8 @@ type RunState struct {
 	SkippedFiles     []gitops.SkippedFile `json:"skippedFiles,omitempty"`
 	Summary          string               `json:"summary,omitempty"`
 	Error            string               `json:"error,omitempty"`
-	OriginalPlan     *Plan                `json:"originalPlan,omitempty"`
-	FinalPlan        *Plan                `json:"finalPlan,omitempty"`
+	OriginalPlan     *plans.Plan          `json:"originalPlan,omitempty"`
+	FinalPlan        *plans.Plan          `json:"finalPlan,omitempty"`
 	RePlanIterations int                  `json:"rePlanIterations,omitempty"`
 	Rollback         *RestoreInfo         `json:"rollback,omitempty"`
 	// FilesChanged lists the files the run's applied changes touched

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -33,7 +34,7 @@ func TestSchedStatusOfReviewedChanges(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				h := newHarness()
 				rv := &fakeReviewer{outcome: func(*workspace.ChangeSet) *ReviewOutcome { oc := tc.outcome; return &oc }}
-				e := New(Config{Tools: h.reg, Approver: AllowAll{}, Reviewer: rv})
+				e := New(Config{Tools: h.reg, Approver: approval.AllowAll{}, Reviewer: rv})
 				st, _ := runPlan(t, e, mkPlan(t, plan), RunOptions{Review: ReviewBefore})
 				w, c := stepState(t, st, "w"), stepState(t, st, "c")
 				if st.Status != tc.run || w.Status != tc.w || c.Status != tc.c {

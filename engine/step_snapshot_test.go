@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
@@ -36,7 +37,7 @@ func TestStepSnapshotsRecordOnlyTheStep(t *testing.T) {
 	defer store.Close()
 	reg := tools.Builtin()
 	reg.Register(userEdit{root: ws.Root()})
-	e := New(Config{Tools: reg, WS: ws, Approver: AllowAll{}, Snapshots: StoreSnapshotter(store)})
+	e := New(Config{Tools: reg, WS: ws, Approver: approval.AllowAll{}, Snapshots: StoreSnapshotter(store)})
 	p := mkPlan(t, `[
 		{"id":"mv","tool":"move_file","args":{"from":"a.txt","to":"b/a.txt"}},
 		{"id":"user","tool":"user_edit","args":{},"dependsOn":["mv"]},

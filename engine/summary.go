@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"github.com/agentd/agentd/engine/plans"
 	"slices"
 	"strings"
 	"time"
@@ -10,7 +11,7 @@ import (
 // Summary renders the Markdown summary of a finished run: status,
 // durations, one row per step, files changed, snapshots, plan updates,
 // rollback and model usage. Both front ends show it.
-func Summary(p *Plan, st RunState) string {
+func Summary(p *plans.Plan, st RunState) string {
 	var b strings.Builder
 	title := "Run " + st.RunID
 	if p != nil && p.Title != "" {
@@ -109,7 +110,7 @@ func Summary(p *Plan, st RunState) string {
 		}
 	}
 	if p != nil {
-		var ups []PlanUpdate
+		var ups []plans.PlanUpdate
 		from := 0 // updates made during the run, when the state says where it began
 		if st.OriginalPlan != nil {
 			from = st.OriginalPlan.Version

@@ -17,9 +17,9 @@ func (s *sched) end(n *node) {
 		n.st.DurationMs = now.Sub(*n.st.StartedAt).Milliseconds()
 	}
 	if !n.started.IsZero() {
-		s.durSum += now.Sub(n.started)
-		s.durN++
-		s.lastEnd = now
+		s.timing.durSum += now.Sub(n.started)
+		s.timing.durN++
+		s.timing.lastEnd = now
 	}
 }
 

@@ -858,7 +858,7 @@ type Rule struct {
 type PlanEdit struct {
 	Op     string `json:"op"`
 	StepID string `json:"stepId,omitempty"`
-	// Decoded by the core (engine.Step), so Go keeps it raw (goRaw).
+	// Decoded by the core (plans.Step), so Go keeps it raw (goRaw).
 	Step  json.RawMessage `json:"step,omitempty"`
 	After string          `json:"after,omitempty"`
 }

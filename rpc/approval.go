@@ -9,19 +9,20 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 )
 
 // ApprovalPolicy is protocol.md's ApprovalPolicy; the engine applies it.
-type ApprovalPolicy = engine.ApprovalPolicy
+type ApprovalPolicy = approval.ApprovalPolicy
 
 // DefaultPolicy is the engine's default: read freely, ask before writing
 // (answered by the review in review mode "before"), deleting, commands, git
 // and network.
-func DefaultPolicy() ApprovalPolicy { return engine.DefaultApprovalPolicy() }
+func DefaultPolicy() ApprovalPolicy { return approval.DefaultApprovalPolicy() }
 
 // Rule is a remembered "always" answer (protocol.md Rule), kept by the
-// workspace's rule store (engine.ApprovalRules) for every front end.
-type Rule = engine.ApprovalRule
+// workspace's rule store (approval.ApprovalRules) for every front end.
+type Rule = approval.ApprovalRule
 
 // approvals holds the client questions in flight (the policy is the
 // workspace's: session.Policy).
@@ -57,15 +58,15 @@ func (a *approvals) cancelAll() {
 	}
 }
 
-// approver implements engine.Approver by asking the editor.
+// approver implements approval.Approver by asking the editor.
 type approver Server
 
 // approval option ids, one per kind.
 const (
-	optAllowOnce    = engine.AnswerAllowOnce
-	optAllowAlways  = engine.AnswerAllowAlways
-	optRejectOnce   = engine.AnswerRejectOnce
-	optRejectAlways = engine.AnswerRejectAlways
+	optAllowOnce    = approval.AnswerAllowOnce
+	optAllowAlways  = approval.AnswerAllowAlways
+	optRejectOnce   = approval.AnswerRejectOnce
+	optRejectAlways = approval.AnswerRejectAlways
 )
 
 var approvalOptions = []ApprovalOption{
@@ -75,7 +76,7 @@ var approvalOptions = []ApprovalOption{
 	{OptionID: optRejectAlways, Name: "Always reject", Kind: optRejectAlways},
 }
 
-func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
+func (a *approver) Approve(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
 	s := (*Server)(a)
 	// The engine asks only when the run's policy says so and no remembered
 	// rule answers; it remembers "always" answers itself.
@@ -95,10 +96,10 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		}
 		var res ApprovalResult
 		if err := s.call(ctx, "agentd/approval/request", params, &res); err != nil {
-			return engine.ApprovalDecision{}, fmt.Errorf("asking approval for step %s: %w", req.StepID, err)
+			return approval.ApprovalDecision{}, fmt.Errorf("asking approval for step %s: %w", req.StepID, err)
 		}
 		if res.Outcome != "selected" {
-			return engine.ApprovalDecision{Allow: false, Reason: "approval cancelled"}, nil
+			return approval.ApprovalDecision{Allow: false, Reason: "approval cancelled"}, nil
 		}
 		optionID, reason = res.OptionID, res.Reason
 	} else {
@@ -114,10 +115,10 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 			Type: protocol.MessageTypeWarning, Message: msg, Actions: actions,
 		})
 		if err != nil {
-			return engine.ApprovalDecision{}, fmt.Errorf("asking approval for step %s: %w", req.StepID, err)
+			return approval.ApprovalDecision{}, fmt.Errorf("asking approval for step %s: %w", req.StepID, err)
 		}
 		if item == nil {
-			return engine.ApprovalDecision{Allow: false, Reason: "approval dismissed"}, nil
+			return approval.ApprovalDecision{Allow: false, Reason: "approval dismissed"}, nil
 		}
 		for _, o := range approvalOptions {
 			if o.Name == item.Title {
@@ -125,14 +126,14 @@ func (a *approver) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 			}
 		}
 	}
-	d, ok := engine.Answer(optionID, reason)
+	d, ok := approval.Answer(optionID, reason)
 	if !ok {
-		return engine.ApprovalDecision{}, fmt.Errorf("approval for step %s: unknown option %q", req.StepID, optionID)
+		return approval.ApprovalDecision{}, fmt.Errorf("approval for step %s: unknown option %q", req.StepID, optionID)
 	}
 	return d, nil
 }
 
-func approvalTitle(req engine.ApprovalRequest) string {
+func approvalTitle(req approval.ApprovalRequest) string {
 	switch {
 	case req.Title != "":
 		return req.Title

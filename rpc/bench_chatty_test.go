@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -138,11 +139,11 @@ func BenchmarkRunEventsChatty(b *testing.B) {
 		b.Fatal(err)
 	}
 	raw := chattyPlan()
-	p, err := engine.ParsePlan("plan.json", raw)
+	p, err := plans.ParsePlan("plan.json", raw)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var pl engine.Plan
+	var pl plans.Plan
 	call("agentd/plan/load", map[string]any{"plan": raw}, &pl)
 
 	engineOnly := func() (ms int64, events int) {

@@ -16,6 +16,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // eventPlan is a plan of n independent read_file steps: about 3 events per
@@ -48,7 +49,7 @@ func BenchmarkRunEvents(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		p, err := engine.ParsePlan("plan.json", eventPlan(eventSteps))
+		p, err := plans.ParsePlan("plan.json", eventPlan(eventSteps))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func BenchmarkRunEvents(b *testing.B) {
 		})
 		defer stop()
 		call("initialize", map[string]any{"rootUri": pathToURI(root), "capabilities": map[string]any{}}, nil)
-		var pl engine.Plan
+		var pl plans.Plan
 		call("agentd/plan/load", map[string]any{"plan": eventPlan(eventSteps)}, &pl)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -142,7 +143,7 @@ func BenchmarkRunGetMedian(b *testing.B) {
 	p := startProc(b, root)
 	p.initialize(b, root)
 	r := p.roundTrip(b, 2, "agentd/plan/load", json.RawMessage(`{"plan":`+string(eventPlan(1))+`}`))
-	var pl engine.Plan
+	var pl plans.Plan
 	if r.Err() != nil || json.Unmarshal(r.Result(), &pl) != nil {
 		b.Fatalf("plan/load: %v", r.Err())
 	}
@@ -180,7 +181,7 @@ func BenchmarkRunEventsBinary(b *testing.B) {
 	p := startProc(b, root)
 	p.initialize(b, root)
 	r := p.roundTrip(b, 2, "agentd/plan/load", json.RawMessage(`{"plan":`+string(eventPlan(eventSteps))+`}`))
-	var pl engine.Plan
+	var pl plans.Plan
 	if r.Err() != nil || json.Unmarshal(r.Result(), &pl) != nil {
 		b.Fatalf("plan/load: %v", r.Err())
 	}

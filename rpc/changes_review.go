@@ -149,7 +149,7 @@ func (r *reviewer) OfferAfter(ctx context.Context, cs *workspace.ChangeSet) erro
 }
 
 // reasonToModel says whether a rejection reason of cs reaches a model:
-// the step that proposed it is a model step (engine.Plan.ReasonToModel).
+// the step that proposed it is a model step (plans.Plan.ReasonToModel).
 func (s *Server) reasonToModel(cs *workspace.ChangeSet) bool {
 	e := s.runs.get(cs.RunID)
 	if e == nil {

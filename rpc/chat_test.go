@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 )
 
@@ -21,7 +22,7 @@ type scriptedPlanMaker struct {
 	reqs  []PlanRequest
 }
 
-func (m *scriptedPlanMaker) MakePlan(ctx context.Context, req PlanRequest) (*engine.Plan, error) {
+func (m *scriptedPlanMaker) MakePlan(ctx context.Context, req PlanRequest) (*plans.Plan, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reqs = append(m.reqs, req)
@@ -29,7 +30,7 @@ func (m *scriptedPlanMaker) MakePlan(ctx context.Context, req PlanRequest) (*eng
 	if n := len(m.reqs); n <= len(m.plans) {
 		text = m.plans[n-1]
 	}
-	p, err := engine.ParsePlan("plan.json", []byte(text))
+	p, err := plans.ParsePlan("plan.json", []byte(text))
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func TestChatOnTheWire(t *testing.T) {
 	})
 
 	// Turn 1: the planner is told the request alone.
-	var p1 engine.Plan
+	var p1 plans.Plan
 	ed.mustCall("agentd/plan/create", map[string]any{"request": "write one", "chatId": chat}, &p1)
 	if got := pm.asked(0); got != "write one" {
 		t.Fatalf("turn 1's planner was asked %q, want the request alone", got)
@@ -121,7 +122,7 @@ func TestChatOnTheWire(t *testing.T) {
 	}
 
 	// Turn 2: the planner is told turn 1: its request, plan and outcome.
-	var p2 engine.Plan
+	var p2 plans.Plan
 	ed.mustCall("agentd/plan/create", map[string]any{"request": "write two", "chatId": chat}, &p2)
 	asked := pm.asked(1)
 	for _, want := range []string{"Turn 1. The user asked: write one", `The plan "Write one"`, "w [write_file] writes a.txt",
@@ -188,7 +189,7 @@ func TestChatOnTheWire(t *testing.T) {
 	if len(list.Chats) != 1 || list.Chats[0].ID != chat || list.Chats[0].Turns != 2 {
 		t.Fatalf("chat/list after a restart: %+v", list.Chats)
 	}
-	var p3 engine.Plan
+	var p3 plans.Plan
 	ed.mustCall("agentd/plan/create", map[string]any{"request": "write three", "chatId": chat}, &p3)
 	asked = pm2.asked(0)
 	for _, want := range []string{"Turn 1. The user asked: write one", "missing.txt", "Turn 2. The user asked: write two", `The plan "Write two"`,

@@ -15,13 +15,14 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // blockingPlanMaker blocks until cancelled; with budget set it reports the
 // budget exceeded at once.
 type blockingPlanMaker struct{ budget bool }
 
-func (b blockingPlanMaker) MakePlan(ctx context.Context, req PlanRequest) (*engine.Plan, error) {
+func (b blockingPlanMaker) MakePlan(ctx context.Context, req PlanRequest) (*plans.Plan, error) {
 	if b.budget {
 		return nil, fmt.Errorf("planning %q: %w: 1000 of 1000 tokens used", req.Request, engine.ErrBudgetExceeded)
 	}
@@ -97,7 +98,7 @@ func TestEveryDocumentedErrorCode(t *testing.T) {
 			return code("agentd/plan/load", map[string]any{"plan": map[string]any{"steps": []any{map[string]any{"id": "x", "tool": "nope"}}}})
 		},
 		-32002: func() int64 {
-			var pl engine.Plan
+			var pl plans.Plan
 			ed.mustCall("agentd/plan/load", map[string]any{"plan": validPlan}, &pl)
 			return code("agentd/plan/edit", map[string]any{"planId": pl.ID, "version": pl.Version + 5,
 				"edits": []any{map[string]any{"op": "skip", "stepId": "r"}}})
@@ -146,7 +147,7 @@ func TestEveryDocumentedErrorCode(t *testing.T) {
 			act := startEditor(t, Options{}, nil)
 			act.setAuto("window/workDoneProgress/create", func(json.RawMessage) (any, error) { return nil, nil })
 			act.initialize(root, nil)
-			var pl engine.Plan
+			var pl plans.Plan
 			act.mustCall("agentd/plan/load", map[string]any{"plan": map[string]any{"title": "t", "steps": []any{
 				map[string]any{"id": "c", "tool": "run_command", "args": map[string]any{"command": "true"}}}}}, &pl)
 			var first struct {

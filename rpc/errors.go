@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -73,7 +74,7 @@ func toRPCError(ctx context.Context, err error) error {
 		return e
 	}
 	var (
-		verr *engine.ValidationError
+		verr *plans.ValidationError
 		perr *paramError
 		cerr *workspace.ConflictError
 		nsnp *session.NoSnapshotsError
@@ -105,7 +106,7 @@ func toRPCError(ctx context.Context, err error) error {
 	case errors.As(err, &verr):
 		problems := verr.Problems
 		if problems == nil {
-			problems = []engine.Problem{}
+			problems = []plans.Problem{}
 		}
 		return withData(CodePlanInvalid, map[string]any{"problems": problems})
 	case errors.As(err, &aerr):
@@ -113,7 +114,7 @@ func toRPCError(ctx context.Context, err error) error {
 		e := &jsonrpc2.Error{Code: CodeRunActive, Message: fmt.Sprintf("%v: resume it or cancel it first (agentd/run/resume, agentd/run/cancel), or start with options.concurrent: true", aerr)}
 		e.Data, _ = json.Marshal(map[string]string{"runId": aerr.RunID, "status": string(aerr.Status)})
 		return e
-	case errors.Is(err, engine.ErrStaleVersion):
+	case errors.Is(err, plans.ErrStaleVersion):
 		return withData(CodeStaleVersion, nil)
 	case errors.Is(err, session.ErrNoProtectionBase):
 		// Before not found: the message names the snapshot it lacks.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/internal/fakemodel"
 	"github.com/agentd/agentd/session"
 )
@@ -41,7 +42,7 @@ func (p *switchPlanMaker) sw() *session.ModelSwitch {
 	return p.ms
 }
 
-func (p *switchPlanMaker) MakePlan(ctx context.Context, req PlanRequest) (*engine.Plan, error) {
+func (p *switchPlanMaker) MakePlan(ctx context.Context, req PlanRequest) (*plans.Plan, error) {
 	pl, err := p.sw().Planner()
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/session"
@@ -78,8 +79,8 @@ func TestFailedSaveNotAcknowledged(t *testing.T) {
 	}
 	s := NewServer(Options{})
 	s.persist = p
-	s.plans = &plans{session.NewPlanStore(p.j, nil)} // the session's plan store, saving in the journal
-	pl := &engine.Plan{Title: "t", Steps: []*engine.Step{{ID: "a", Tool: "read_file"}}}
+	s.plans = &planStore{session.NewPlanStore(p.j, nil)} // the session's plan store, saving in the journal
+	pl := &plans.Plan{Title: "t", Steps: []*plans.Step{{ID: "a", Tool: "read_file"}}}
 	if _, err := s.storePlan(pl, "load", "loaded"); err == nil {
 		t.Fatal("storePlan acknowledged a plan it could not save")
 	} else if want := filepath.Join(p.j.Dir(), "plans"); !strings.Contains(err.Error(), want) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
@@ -30,14 +30,14 @@ func planMethods() map[string]method {
 	}
 }
 
-// plans are the server's plans: the session's store (session.PlanStore,
+// planStore holds the server's plans: the session's store (session.PlanStore,
 // one store and one version rule for every front end), kept in memory
 // until a workspace's session keeps them in its journal.
-type plans struct{ *session.PlanStore }
+type planStore struct{ *session.PlanStore }
 
-func newPlans() *plans { return &plans{session.NewPlanStore(nil, nil)} }
+func newPlans() *planStore { return &planStore{session.NewPlanStore(nil, nil)} }
 
-func (p *plans) get(id string) (*engine.Plan, error) {
+func (p *planStore) get(id string) (*plans.Plan, error) {
 	pl, ok := p.Get(id)
 	if !ok {
 		return nil, notFound("plan", id)
@@ -57,37 +57,37 @@ func itoa(n int) string { return fmt.Sprint(n) }
 // parsePlanParam reads how a client names a plan: inline (plan), by file
 // inside the workspace (uri), or as the text of a file the user chose
 // outside it (text, with name for its format and messages).
-func (s *Server) parsePlanParam(ctx context.Context, p wire.PlanLoadParams) (*engine.Plan, error) {
+func (s *Server) parsePlanParam(ctx context.Context, p wire.PlanLoadParams) (*plans.Plan, error) {
 	raw, uri := p.Plan, p.URI
 	switch {
 	case len(raw) > 0 && string(raw) != "null":
 		if raw[0] != '{' {
 			return nil, badParam("plan", "must be a plan object")
 		}
-		return engine.ParsePlan("plan.json", raw)
+		return plans.ParsePlan("plan.json", raw)
 	case p.Text != nil:
-		if int64(len(*p.Text)) > engine.MaxPlanSize {
-			return nil, badParam("text", "%d bytes, more than the %d a plan may have", len(*p.Text), engine.MaxPlanSize)
+		if int64(len(*p.Text)) > plans.MaxPlanSize {
+			return nil, badParam("text", "%d bytes, more than the %d a plan may have", len(*p.Text), plans.MaxPlanSize)
 		}
 		name := p.Name
 		if name == "" {
 			name = "plan.json"
 		}
-		return engine.ParsePlan(path.Base(name), []byte(*p.Text))
+		return plans.ParsePlan(path.Base(name), []byte(*p.Text))
 	case uri != "":
 		data, name, err := s.readURI(ctx, uri)
 		if err != nil {
 			return nil, err
 		}
-		return engine.ParsePlan(name, data)
+		return plans.ParsePlan(name, data)
 	}
 	return nil, badParam("plan", "give the plan inline (plan), by file inside the workspace (uri), or as text (text, name)")
 }
 
 // readURI reads a plan file the editor names. Only files inside the
 // workspace are read (what the editor shows, unsaved edits included):
-// regular files of at most engine.MaxPlanSize, within
-// engine.PlanReadTimeout. A path outside is refused before anything is
+// regular files of at most plans.MaxPlanSize, within
+// plans.PlanReadTimeout. A path outside is refused before anything is
 // opened, so no error can echo its content.
 func (s *Server) readURI(ctx context.Context, uri string) ([]byte, string, error) {
 	ws, err := s.workspace()
@@ -101,10 +101,10 @@ func (s *Server) readURI(ctx context.Context, uri string) ([]byte, string, error
 		}
 		return nil, "", badParam("uri", "%v", err)
 	}
-	if fi, err := ws.Stat(rel); err == nil && fi.Mode().IsRegular() && fi.Size() > engine.MaxPlanSize {
-		return nil, "", badParam("uri", "plan %s: %d bytes, more than the %d a plan may have", rel, fi.Size(), engine.MaxPlanSize)
+	if fi, err := ws.Stat(rel); err == nil && fi.Mode().IsRegular() && fi.Size() > plans.MaxPlanSize {
+		return nil, "", badParam("uri", "plan %s: %d bytes, more than the %d a plan may have", rel, fi.Size(), plans.MaxPlanSize)
 	}
-	ctx, cancel := context.WithTimeout(ctx, engine.PlanReadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, plans.PlanReadTimeout)
 	defer cancel()
 	data, err := ws.ReadFile(ctx, rel) // refuses FIFOs, devices and directories unread
 	if err != nil {
@@ -113,29 +113,29 @@ func (s *Server) readURI(ctx context.Context, uri string) ([]byte, string, error
 		}
 		return nil, "", badParam("uri", "reading plan %s: %v", rel, err)
 	}
-	if int64(len(data)) > engine.MaxPlanSize {
-		return nil, "", badParam("uri", "plan %s: %d bytes, more than the %d a plan may have", rel, len(data), engine.MaxPlanSize)
+	if int64(len(data)) > plans.MaxPlanSize {
+		return nil, "", badParam("uri", "plan %s: %d bytes, more than the %d a plan may have", rel, len(data), plans.MaxPlanSize)
 	}
 	return data, rel, nil
 }
 
-func (s *Server) validatePlan(p *engine.Plan) error {
+func (s *Server) validatePlan(p *plans.Plan) error {
 	eng, err := s.engine()
 	if err != nil {
-		if probs := engine.ValidatePlan(p, s.opts.Tools, 0); len(probs) > 0 {
-			return &engine.ValidationError{Problems: probs}
+		if probs := plans.ValidatePlan(p, s.opts.Tools, 0); len(probs) > 0 {
+			return &plans.ValidationError{Problems: probs}
 		}
 		return nil
 	}
 	if probs := eng.Validate(p); len(probs) > 0 {
-		return &engine.ValidationError{Problems: probs}
+		return &plans.ValidationError{Problems: probs}
 	}
 	return nil
 }
 
 // storePlan keeps p in the plan store (an id, the next version, a
 // history entry); a plan that cannot be saved is not acknowledged.
-func (s *Server) storePlan(p *engine.Plan, source, reason string) (*engine.Plan, error) {
+func (s *Server) storePlan(p *plans.Plan, source, reason string) (*plans.Plan, error) {
 	return s.plans.Store(p, source, reason)
 }
 
@@ -181,11 +181,11 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	// The chat's turns before this one, as every conversation's planner
 	// is told them (session.ChatStore.PlanTurn).
 	pl, _, err := chats.PlanTurn(ctx, session.ChatTurn{ChatID: p.ChatID, Where: "in the editor", Request: p.Request,
-		Plan: func(ctx context.Context, request string) (*engine.Plan, error) {
+		Plan: func(ctx context.Context, request string) (*plans.Plan, error) {
 			req.Request = request
 			return s.opts.PlanMaker.MakePlan(ctx, req)
 		},
-		Keep: func(pl *engine.Plan) (*engine.Plan, error) {
+		Keep: func(pl *plans.Plan) (*plans.Plan, error) {
 			if err := s.validatePlan(pl); err != nil {
 				return nil, err
 			}
@@ -214,8 +214,8 @@ func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, err
 
 // ValidateResult is agentd/plan/validate's result.
 type ValidateResult struct {
-	Valid    bool             `json:"valid"`
-	Problems []engine.Problem `json:"problems"`
+	Valid    bool            `json:"valid"`
+	Problems []plans.Problem `json:"problems"`
 }
 
 func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any, error) {
@@ -223,7 +223,7 @@ func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any,
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	res := ValidateResult{Valid: true, Problems: []engine.Problem{}}
+	res := ValidateResult{Valid: true, Problems: []plans.Problem{}}
 	pl, err := s.parsePlanParam(ctx, p)
 	if err == nil {
 		err = s.validatePlan(pl)
@@ -233,10 +233,10 @@ func (s *Server) planValidate(ctx context.Context, params json.RawMessage) (any,
 			return nil, err
 		}
 		res.Valid = false
-		if verr, ok := err.(*engine.ValidationError); ok {
+		if verr, ok := err.(*plans.ValidationError); ok {
 			res.Problems = verr.Problems
 		} else {
-			res.Problems = []engine.Problem{{Message: err.Error()}}
+			res.Problems = []plans.Problem{{Message: err.Error()}}
 		}
 	}
 	return res, nil
@@ -290,7 +290,7 @@ func (s *Server) planEdit(ctx context.Context, params json.RawMessage) (any, err
 	}
 	// The store checks the version and keeps the next one; the engine
 	// checks the ops, steps and tools.
-	np, err := s.plans.Edit(p.PlanID, p.Version, func(cur *engine.Plan) (*engine.Plan, error) {
+	np, err := s.plans.Edit(p.PlanID, p.Version, func(cur *plans.Plan) (*plans.Plan, error) {
 		return eng.EditPlan(cur, edits, reason)
 	})
 	if err != nil {
@@ -332,24 +332,24 @@ func (s *Server) planRegenerate(ctx context.Context, params json.RawMessage) (an
 }
 
 // chatPlanChanged shows a chat turn's plan as edited or made again.
-func (s *Server) chatPlanChanged(ctx context.Context, pl *engine.Plan) {
+func (s *Server) chatPlanChanged(ctx context.Context, pl *plans.Plan) {
 	if sess, err := s.session(); err == nil {
 		sess.ChatStore().PlanChanged(ctx, pl)
 	}
 }
 
 // planEdits reads agentd/plan/edit's edits as the engine has them: the
-// step of an insert or update is decoded by the core (engine.Step), and a
+// step of an insert or update is decoded by the core (plans.Step), and a
 // wrong type in it is reported at its path in the params, as a decode of
 // the whole params would.
-func planEdits(in []wire.PlanEdit) ([]engine.Edit, error) {
-	out := make([]engine.Edit, len(in))
+func planEdits(in []wire.PlanEdit) ([]plans.Edit, error) {
+	out := make([]plans.Edit, len(in))
 	for i, e := range in {
-		out[i] = engine.Edit{Op: e.Op, StepID: e.StepID, After: e.After}
+		out[i] = plans.Edit{Op: e.Op, StepID: e.StepID, After: e.After}
 		if len(e.Step) == 0 || string(e.Step) == "null" {
 			continue
 		}
-		out[i].Step = new(engine.Step)
+		out[i].Step = new(plans.Step)
 		if err := json.Unmarshal(e.Step, out[i].Step); err != nil {
 			var terr *json.UnmarshalTypeError
 			if errors.As(err, &terr) {

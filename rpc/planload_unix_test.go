@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // agentd/plan/load with a uri reads only regular files inside the
@@ -41,8 +41,8 @@ func TestPlanLoadURIBounded(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("inside_key: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func(n int64) { engine.MaxPlanSize = n }(engine.MaxPlanSize)
-	engine.MaxPlanSize = 256
+	defer func(n int64) { plans.MaxPlanSize = n }(plans.MaxPlanSize)
+	plans.MaxPlanSize = 256
 
 	ed := startEditor(t, Options{}, nil)
 	ed.initialize(root, nil)

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	wire "github.com/agentd/agentd/protocol"
 )
 
@@ -85,7 +85,7 @@ func (s *Server) policySet(ctx context.Context, params json.RawMessage) (any, er
 			return nil, err
 		}
 		if err := store.Keep(keep); err != nil {
-			if errors.Is(err, engine.ErrNoSuchRule) {
+			if errors.Is(err, approval.ErrNoSuchRule) {
 				return nil, badParam("rules", "%v", err)
 			}
 			return nil, err

@@ -15,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/workspace"
 )
@@ -385,7 +386,7 @@ func (sc *scenario) do(lineNo int, line string) {
 			"contentChanges": []any{map[string]any{"range": map[string]any{"start": pos, "end": pos}, "text": text}},
 		})
 	case "load":
-		var pl engine.Plan
+		var pl plans.Plan
 		sc.ed.mustCall("agentd/plan/load", map[string]any{"plan": json.RawMessage(sc.file(arg(1)))}, &pl)
 		sc.planID = pl.ID
 	case "start":

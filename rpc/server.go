@@ -18,6 +18,8 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -67,7 +69,7 @@ type PlanRequest struct {
 	URIs      []string
 	Selection *Selection
 	// Previous and Feedback are set for agentd/plan/regenerate.
-	Previous *engine.Plan
+	Previous *plans.Plan
 	Feedback string
 	// ExploreRounds and MapTokens are plan/create's options (0: defaults;
 	// < 0: no exploration, no repository map).
@@ -75,13 +77,13 @@ type PlanRequest struct {
 	// Progress, if set, reports what the planner does ($/progress).
 	Progress func(message string)
 	// Approve asks the editor (agentd/approval/request) before the
-	// planner's model reads a sensitive file (engine.ReadGate).
-	Approve func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error)
+	// planner's model reads a sensitive file (approval.ReadGate).
+	Approve func(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error)
 }
 
 // PlanMaker makes plans with a model (engine/llm behind an adapter).
 type PlanMaker interface {
-	MakePlan(ctx context.Context, req PlanRequest) (*engine.Plan, error)
+	MakePlan(ctx context.Context, req PlanRequest) (*plans.Plan, error)
 }
 
 // ErrExitWithoutShutdown is returned by Serve when the client sent exit
@@ -123,7 +125,7 @@ type Server struct {
 	persist   *persister
 	methods   map[string]method
 	docs      *documents
-	plans     *plans
+	plans     *planStore
 	runs      *runs
 	changes   *changes
 	typing    typing // the user's edits not rebased yet (typing.go)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 )
@@ -36,7 +37,7 @@ func jsonFields(t reflect.Type) []string {
 func TestCoreRecordsMatchTheSchema(t *testing.T) {
 	for _, c := range []struct{ core, schema any }{
 		{engine.RunState{}, wire.RunState{}}, {engine.StepState{}, wire.StepState{}}, {engine.Event{}, wire.Event{}},
-		{engine.Plan{}, wire.Plan{}}, {engine.Step{}, wire.Step{}}, {engine.Problem{}, wire.Problem{}},
+		{plans.Plan{}, wire.Plan{}}, {plans.Step{}, wire.Step{}}, {plans.Problem{}, wire.Problem{}},
 		{ApprovalPolicy{}, wire.ApprovalPolicy{}}, {Rule{}, wire.Rule{}}, {PolicyState{}, wire.PolicyState{}},
 		{session.Turn{}, wire.Turn{}}, {session.ChatSummary{}, wire.ChatSummary{}}, {ChatView{}, wire.Chat{}},
 		{RunEventParams{}, wire.RunEventParams{}}, {session.Leftovers{}, wire.Leftovers{}},

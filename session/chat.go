@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/internal/platform"
 	"github.com/agentd/agentd/journal"
 )
@@ -377,7 +378,7 @@ func (cs *ChatStore) AddAnswer(ctx context.Context, id string, t Turn) (*Turn, i
 // AddTurn records a turn of the chat id: the request and the plan made
 // for it (the run of that plan, from any front end, is learned into the
 // turn). A chat without a title takes the first request's.
-func (cs *ChatStore) AddTurn(ctx context.Context, id, request string, plan *engine.Plan) (*Turn, error) {
+func (cs *ChatStore) AddTurn(ctx context.Context, id, request string, plan *plans.Plan) (*Turn, error) {
 	var t *Turn
 	_, err := cs.update(ctx, id, func(c *Chat) error {
 		t = c.Add(request, plan)
@@ -402,7 +403,7 @@ func (cs *ChatStore) AddTurn(ctx context.Context, id, request string, plan *engi
 
 // PlanChanged shows the plan of a chat turn as it is now (edited, or
 // made again); a plan of no chat turn is left alone.
-func (cs *ChatStore) PlanChanged(ctx context.Context, plan *engine.Plan) {
+func (cs *ChatStore) PlanChanged(ctx context.Context, plan *plans.Plan) {
 	if plan == nil {
 		return
 	}
@@ -662,6 +663,6 @@ func (s *Session) DeleteChat(ctx context.Context, id string) error { return s.ch
 func (s *Session) ChatContext(id, where string) (string, error) { return s.chats.Context(id, where) }
 
 // AddChatTurn records a turn of the chat id: the request and its plan.
-func (s *Session) AddChatTurn(ctx context.Context, id, request string, plan *engine.Plan) (*Turn, error) {
+func (s *Session) AddChatTurn(ctx context.Context, id, request string, plan *plans.Plan) (*Turn, error) {
 	return s.chats.AddTurn(ctx, id, request, plan)
 }

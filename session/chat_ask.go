@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/workspace"
 )
@@ -67,7 +68,7 @@ func (cs *ChatStore) Ask(ctx context.Context, id, where, question string, answer
 // of approve guards; nil approve leaves them out) and answers in words;
 // progress, if set, gets each read. Without a configured model it fails
 // as planning does (engine.ErrNoModel, saying how to configure one).
-func (m *Models) Answerer(ws *workspace.Workspace, approve func(context.Context, engine.ApprovalRequest) (engine.ApprovalDecision, error), progress func(string)) AnswerFunc {
+func (m *Models) Answerer(ws *workspace.Workspace, approve func(context.Context, approval.ApprovalRequest) (approval.ApprovalDecision, error), progress func(string)) AnswerFunc {
 	return func(ctx context.Context, request string, onText func(string)) (string, []string, error) {
 		if m == nil || m.Planner == nil {
 			return "", nil, engine.ErrNoModel

@@ -10,13 +10,15 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
-func runPlan(t *testing.T, s *Session, p *engine.Plan) engine.RunState {
+func runPlan(t *testing.T, s *Session, p *plans.Plan) engine.RunState {
 	t.Helper()
 	cfg := s.Config()
-	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
 	run, err := engine.New(cfg).Start(context.Background(), p.Clone(), engine.RunOptions{Review: engine.ReviewNone})
 	if err != nil {
 		t.Fatal(err)
@@ -28,9 +30,9 @@ func runPlan(t *testing.T, s *Session, p *engine.Plan) engine.RunState {
 	return st
 }
 
-func parsePlan(t *testing.T, id, text string) *engine.Plan {
+func parsePlan(t *testing.T, id, text string) *plans.Plan {
 	t.Helper()
-	p, err := engine.ParsePlan("p.json", []byte(text))
+	p, err := plans.ParsePlan("p.json", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // ChatTurn is a request to plan in a conversation (ChatStore.PlanTurn):
@@ -24,10 +24,10 @@ type ChatTurn struct {
 	Request, Ask string
 	// Plan asks the planner for a plan for request (the turns before,
 	// then the user's words).
-	Plan func(ctx context.Context, request string) (*engine.Plan, error)
+	Plan func(ctx context.Context, request string) (*plans.Plan, error)
 	// Keep, if set, validates and stores the plan before the turn is
 	// recorded (a plan that is not kept makes no turn).
-	Keep func(*engine.Plan) (*engine.Plan, error)
+	Keep func(*plans.Plan) (*plans.Plan, error)
 }
 
 // TurnNotKeptError is a turn planned (and kept) whose record in its chat
@@ -54,7 +54,7 @@ func (e *TurnNotKeptError) Unwrap() error { return e.Err }
 // cannot be read stops the turn before anything is planned. It returns
 // the plan and the chat's id; a failed record is a *TurnNotKeptError
 // returned with both.
-func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*engine.Plan, string, error) {
+func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, string, error) {
 	prior := ""
 	if t.ChatID != "" {
 		var err error
@@ -94,6 +94,6 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*engine.Plan, st
 }
 
 // PlanChatTurn is ChatStore.PlanTurn on the session's chats.
-func (s *Session) PlanChatTurn(ctx context.Context, t ChatTurn) (*engine.Plan, string, error) {
+func (s *Session) PlanChatTurn(ctx context.Context, t ChatTurn) (*plans.Plan, string, error) {
 	return s.chats.PlanTurn(ctx, t)
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/review"
 )
 
@@ -47,7 +48,7 @@ type Conversation struct {
 }
 
 // Add starts a turn for request with the plan made for it.
-func (c *Conversation) Add(request string, plan *engine.Plan) *Turn {
+func (c *Conversation) Add(request string, plan *plans.Plan) *Turn {
 	t := &Turn{Request: request}
 	t.SetPlan(plan)
 	c.Turns = append(c.Turns, t)
@@ -63,13 +64,13 @@ func (c *Conversation) AddAnswer(t Turn) *Turn {
 }
 
 // SetPlan records the plan the turn runs (after an edit, the edited one).
-func (t *Turn) SetPlan(plan *engine.Plan) {
+func (t *Turn) SetPlan(plan *plans.Plan) {
 	if plan == nil {
 		return
 	}
 	t.PlanTitle, t.PlanSteps = plan.Title, nil
 	for _, s := range plan.Steps {
-		t.PlanSteps = append(t.PlanSteps, fmt.Sprintf("%s [%s] %s", s.ID, dash(s.Tool), engine.StepTarget(s)))
+		t.PlanSteps = append(t.PlanSteps, fmt.Sprintf("%s [%s] %s", s.ID, dash(s.Tool), plans.StepTarget(s)))
 	}
 }
 

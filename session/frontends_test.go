@@ -19,7 +19,7 @@ func TestFrontEndsBuildNoSession(t *testing.T) {
 		// A run's policy and review mode are composed once (issue 33):
 		// session.StartRun, not the engine's Start with a front end's own
 		// defaults.
-		"eng.Start(", "AllowAllPolicy(", "engine.PolicyAllow",
+		"eng.Start(", "AllowAllPolicy(", "approval.PolicyAllow",
 		// Where agentd works and writes is checked by the session alone,
 		// with one remedy text (session.CheckPlaces).
 		"CheckRoot(", "CheckStateDir(",

@@ -31,19 +31,21 @@ type layer struct {
 // internal/repomap: a rule lives below them once, and what they carry of
 // the cellar's plain types, session re-exports.
 var layers = []layer{
-	{"cmd/agentd", []string{"rpc", "acp", "session", "engine", "review", "workspace", "diff", "internal/shellcmd"}},
-	{"acp", []string{"session", "engine", "review", "workspace", "diff", "mcptools"}},
-	{"rpc", []string{"protocol", "session", "engine", "review", "workspace", "diff"}},
+	{"cmd/agentd", []string{"rpc", "acp", "session", "engine", "engine/approval", "engine/plans", "review", "workspace", "diff", "internal/shellcmd"}},
+	{"acp", []string{"session", "engine", "engine/approval", "engine/plans", "review", "workspace", "diff", "mcptools"}},
+	{"rpc", []string{"protocol", "session", "engine", "engine/approval", "engine/plans", "review", "workspace", "diff"}},
 	// The wire's types, generated from docs/protocol.schema.json: they
 	// import nothing of the module, so rpc converts the core's at its edge.
 	{"protocol", nil},
 	{"protocol/generate", []string{"protocol/internal/gen"}},
 	{"protocol/internal/gen", nil},
-	{"session", []string{"engine", "engine/llm", "engine/tools", "mcptools", "review", "journal", "gitops", "workspace", "diff",
+	{"session", []string{"engine", "engine/approval", "engine/plans", "engine/llm", "engine/tools", "mcptools", "review", "journal", "gitops", "workspace", "diff",
 		"internal/repomap", "internal/platform", "internal/shellcmd"}},
 	{"mcptools", []string{"engine/tools"}},
-	{"engine/llm", []string{"engine", "engine/tools", "gitops", "workspace", "internal/fileset", "internal/repomap"}},
-	{"engine", []string{"engine/tools", "review", "journal", "gitops", "workspace", "diff", "internal/fileset", "internal/platform"}},
+	{"engine/llm", []string{"engine", "engine/approval", "engine/plans", "engine/tools", "gitops", "workspace", "internal/fileset", "internal/repomap"}},
+	{"engine", []string{"engine/approval", "engine/plans", "engine/tools", "review", "journal", "gitops", "workspace", "internal/fileset", "internal/platform"}},
+	{"engine/plans", []string{"engine/tools", "workspace", "diff"}},
+	{"engine/approval", []string{"engine/tools", "journal", "workspace", "internal/platform"}},
 	{"engine/tools", []string{"workspace", "diff", "internal/fileset", "internal/platform", "internal/shellcmd"}},
 	{"review", []string{"journal", "workspace", "diff"}},
 	{"journal", []string{"gitops", "internal/platform"}},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // ModelChoice is a model (and optionally its key) an editor sets while
@@ -372,7 +373,7 @@ func (w *ModelSwitch) Recover(ctx context.Context, req engine.RecoveryRequest) (
 }
 
 // RePlan implements engine.Planner with the planner in force.
-func (w *ModelSwitch) RePlan(ctx context.Context, req engine.RePlanRequest) ([]*engine.Step, error) {
+func (w *ModelSwitch) RePlan(ctx context.Context, req engine.RePlanRequest) ([]*plans.Step, error) {
 	p, err := w.Planner()
 	if err != nil {
 		return nil, err
@@ -417,7 +418,7 @@ type modelRule struct {
 	engine.UpdateRule
 }
 
-func (r modelRule) After(p *engine.Plan, step *engine.Step, st engine.StepState) ([]*engine.Step, string) {
+func (r modelRule) After(p *plans.Plan, step *plans.Step, st engine.StepState) ([]*plans.Step, string) {
 	if !r.w.Configured() {
 		return nil, ""
 	}
@@ -429,7 +430,7 @@ type modelRecoveryRule struct {
 	rr engine.RecoveryRule
 }
 
-func (r modelRecoveryRule) Recover(p *engine.Plan, step *engine.Step, st engine.StepState) ([]*engine.Step, string) {
+func (r modelRecoveryRule) Recover(p *plans.Plan, step *plans.Step, st engine.StepState) ([]*plans.Step, string) {
 	if !r.w.Configured() {
 		return nil, ""
 	}

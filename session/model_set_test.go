@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // TestModelSwitchWire: the switch is the engine's model from the start;
@@ -25,7 +26,7 @@ func TestModelSwitchWire(t *testing.T) {
 		t.Errorf("the test-fix rule lost its recovery: %T", cfg.Rules[0])
 	}
 	eng := engine.New(cfg)
-	p := &engine.Plan{Steps: []*engine.Step{{ID: "ask", Kind: engine.KindLLM, Prompt: "hi"}}}
+	p := &plans.Plan{Steps: []*plans.Step{{ID: "ask", Kind: plans.KindLLM, Prompt: "hi"}}}
 	if probs := eng.MissingModel(p); len(probs) != 1 {
 		t.Fatalf("no model yet: MissingModel = %v, want the llm step", probs)
 	}

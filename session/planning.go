@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -53,7 +54,7 @@ func noModel() error { return fmt.Errorf("%w; %s", engine.ErrNoModel, NoModelHel
 // MakePlan asks the planner for a plan for req. Without a configured model
 // (m nil, or no planner) it fails with engine.ErrNoModel and the help to
 // configure one, as every front end says it.
-func (m *Models) MakePlan(ctx context.Context, req PlanRequest) (*engine.Plan, error) {
+func (m *Models) MakePlan(ctx context.Context, req PlanRequest) (*plans.Plan, error) {
 	if m == nil || m.Planner == nil {
 		return nil, noModel()
 	}
@@ -63,7 +64,7 @@ func (m *Models) MakePlan(ctx context.Context, req PlanRequest) (*engine.Plan, e
 // RegeneratePlan asks the planner to make prev again in the light of the
 // user's feedback (agentd/plan/regenerate); the same refusal without a
 // model as MakePlan.
-func (m *Models) RegeneratePlan(ctx context.Context, prev *engine.Plan, feedback string) (*engine.Plan, error) {
+func (m *Models) RegeneratePlan(ctx context.Context, prev *plans.Plan, feedback string) (*plans.Plan, error) {
 	if m == nil || m.Planner == nil {
 		return nil, noModel()
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // PlanStore keeps a workspace's plans for every front end (the editors'
@@ -24,7 +25,7 @@ import (
 //   - a plan stored again under its id is the next version of the one
 //     kept, whatever version it carries;
 //   - an edit names the version it was made against; another version is
-//     stale (engine.ErrStaleVersion) and nothing changes;
+//     stale (plans.ErrStaleVersion) and nothing changes;
 //   - a plan made again (regenerate) is the next version of the plan it
 //     replaces, with its id, request and creation time, and one history
 //     entry.
@@ -34,7 +35,7 @@ type PlanStore struct {
 	mu      sync.Mutex
 	j       *engine.Journal // nil: the plans are kept in memory only
 	log     *slog.Logger
-	m       map[string]*engine.Plan
+	m       map[string]*plans.Plan
 	lastRun map[string]string // plan id -> its latest run id
 }
 
@@ -44,7 +45,7 @@ func NewPlanStore(j *engine.Journal, log *slog.Logger) *PlanStore {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &PlanStore{j: j, log: log, m: map[string]*engine.Plan{}, lastRun: map[string]string{}}
+	return &PlanStore{j: j, log: log, m: map[string]*plans.Plan{}, lastRun: map[string]string{}}
 }
 
 // keep makes ps save in j from now on and loads the plans j recorded
@@ -66,7 +67,7 @@ func (ps *PlanStore) keep(j *engine.Journal, log *slog.Logger) {
 }
 
 // Get is the latest version of plan id.
-func (ps *PlanStore) Get(id string) (*engine.Plan, bool) {
+func (ps *PlanStore) Get(id string) (*plans.Plan, bool) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	p, ok := ps.m[id]
@@ -74,14 +75,14 @@ func (ps *PlanStore) Get(id string) (*engine.Plan, bool) {
 }
 
 // List is every plan kept, the newest first (then by id).
-func (ps *PlanStore) List() []*engine.Plan {
+func (ps *PlanStore) List() []*plans.Plan {
 	ps.mu.Lock()
-	out := make([]*engine.Plan, 0, len(ps.m))
+	out := make([]*plans.Plan, 0, len(ps.m))
 	for _, p := range ps.m {
 		out = append(out, p)
 	}
 	ps.mu.Unlock()
-	slices.SortFunc(out, func(a, b *engine.Plan) int {
+	slices.SortFunc(out, func(a, b *plans.Plan) int {
 		if c := b.CreatedAt.Compare(a.CreatedAt); c != 0 {
 			return c
 		}
@@ -114,7 +115,7 @@ func newPlanID() string {
 
 // save records p in the journal (ps.mu held); a plan that cannot be saved
 // is not kept.
-func (ps *PlanStore) save(p *engine.Plan) error {
+func (ps *PlanStore) save(p *plans.Plan) error {
 	if ps.j == nil {
 		return nil
 	}
@@ -129,7 +130,7 @@ func (ps *PlanStore) save(p *engine.Plan) error {
 // version under its id, giving it an id when it has none and a version
 // by the rule above; source, if set, adds a history entry ("model",
 // "load") with reason. It returns p.
-func (ps *PlanStore) Store(p *engine.Plan, source, reason string) (*engine.Plan, error) {
+func (ps *PlanStore) Store(p *plans.Plan, source, reason string) (*plans.Plan, error) {
 	now := time.Now().UTC()
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -150,7 +151,7 @@ func (ps *PlanStore) Store(p *engine.Plan, source, reason string) (*engine.Plan,
 		p.CreatedAt = now
 	}
 	if source != "" {
-		p.History = append(p.History, engine.PlanUpdate{Version: p.Version, Time: now, Source: source, Reason: reason})
+		p.History = append(p.History, plans.PlanUpdate{Version: p.Version, Time: now, Source: source, Reason: reason})
 	}
 	if err := ps.save(p); err != nil {
 		return nil, err
@@ -169,20 +170,20 @@ func (e *PlanNotFoundError) Error() string {
 // Edit applies edits to plan id, made against version, with apply (the
 // engine's edit of a plan, which checks the ops, the steps and the tools)
 // and keeps the result as the next version. A stale version changes
-// nothing (engine.ErrStaleVersion), also when another edit lands while
+// nothing (plans.ErrStaleVersion), also when another edit lands while
 // this one is applied. An unknown op is a *FieldError naming the edit
 // (edits[N].op), as the engine words it.
-func (ps *PlanStore) Edit(id string, version int, apply func(cur *engine.Plan) (*engine.Plan, error)) (*engine.Plan, error) {
+func (ps *PlanStore) Edit(id string, version int, apply func(cur *plans.Plan) (*plans.Plan, error)) (*plans.Plan, error) {
 	cur, ok := ps.Get(id)
 	if !ok {
 		return nil, &PlanNotFoundError{ID: id}
 	}
-	if err := engine.CheckVersion(cur, version); err != nil {
+	if err := plans.CheckVersion(cur, version); err != nil {
 		return nil, err
 	}
 	np, err := apply(cur)
 	if err != nil {
-		var ve *engine.ValidationError
+		var ve *plans.ValidationError
 		if errors.As(err, &ve) {
 			for _, pr := range ve.Problems {
 				if strings.HasPrefix(pr.Field, "edits[") && strings.HasSuffix(pr.Field, "].op") {
@@ -196,7 +197,7 @@ func (ps *PlanStore) Edit(id string, version int, apply func(cur *engine.Plan) (
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if latest := ps.m[id]; latest != nil && latest.Version != cur.Version {
-		return nil, fmt.Errorf("plan %s changed while editing (now version %d): %w", id, latest.Version, engine.ErrStaleVersion)
+		return nil, fmt.Errorf("plan %s changed while editing (now version %d): %w", id, latest.Version, plans.ErrStaleVersion)
 	}
 	if err := ps.save(np); err != nil {
 		return nil, err
@@ -209,13 +210,13 @@ func (ps *PlanStore) Edit(id string, version int, apply func(cur *engine.Plan) (
 // user's feedback, as cur's next version: cur's id, request and creation
 // time, cur's history and one entry for this. check, if set, validates
 // np first.
-func (ps *PlanStore) Regenerated(cur, np *engine.Plan, feedback string, check func(*engine.Plan) error) (*engine.Plan, error) {
+func (ps *PlanStore) Regenerated(cur, np *plans.Plan, feedback string, check func(*plans.Plan) error) (*plans.Plan, error) {
 	np.ID, np.Request, np.CreatedAt = cur.ID, cur.Request, cur.CreatedAt
 	if np.Title == "" {
 		np.Title = cur.Title
 	}
 	np.Version = cur.Version + 1
-	np.History = append(slices.Clone(cur.History), engine.PlanUpdate{Version: np.Version, Time: time.Now().UTC(),
+	np.History = append(slices.Clone(cur.History), plans.PlanUpdate{Version: np.Version, Time: time.Now().UTC(),
 		Source: "model", Action: "regenerate", Reason: "regenerated: " + feedback})
 	if check != nil {
 		if err := check(np); err != nil {

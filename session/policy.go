@@ -7,12 +7,13 @@ import (
 	"strconv"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 )
 
 // The approval policy lives in the workspace's journal (policy.json), one
 // for every front end: the terminal, the editor server and ACP read it at
 // each run, an editor changes it through agentd/policy/set, and nothing
-// overrides it at start-up. Without one it is engine.DefaultApprovalPolicy
+// overrides it at start-up. Without one it is approval.DefaultApprovalPolicy
 // (writes are reviewed; commands, deletes, git and network ask).
 
 // FieldError is a bad field of a policy change; Field is its protocol
@@ -27,24 +28,24 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 // savedPolicy is policy.json. Rules is only read: older builds kept the
 // remembered rules there; they now live in the journal's rule store.
 type savedPolicy struct {
-	Policy engine.ApprovalPolicy `json:"policy"`
-	Rules  []engine.ApprovalRule `json:"rules,omitempty"`
+	Policy approval.ApprovalPolicy `json:"policy"`
+	Rules  []approval.ApprovalRule `json:"rules,omitempty"`
 }
 
 // Policy is the workspace's approval policy.
-func (s *Session) Policy() (engine.ApprovalPolicy, error) {
+func (s *Session) Policy() (approval.ApprovalPolicy, error) {
 	if s.Journal == nil {
-		return engine.DefaultApprovalPolicy(), nil
+		return approval.DefaultApprovalPolicy(), nil
 	}
 	s.policyMu.Lock()
 	defer s.policyMu.Unlock()
 	var sp savedPolicy
 	ok, err := s.Journal.Load("policy.json", &sp)
 	if err != nil {
-		return engine.DefaultApprovalPolicy(), err
+		return approval.DefaultApprovalPolicy(), err
 	}
 	if !ok {
-		return engine.DefaultApprovalPolicy(), nil
+		return approval.DefaultApprovalPolicy(), nil
 	}
 	// Rules an older build kept in policy.json join the shared store.
 	if len(sp.Rules) > 0 {
@@ -55,18 +56,18 @@ func (s *Session) Policy() (engine.ApprovalPolicy, error) {
 		}
 	}
 	if err := ValidatePolicy(sp.Policy); err != nil {
-		return engine.DefaultApprovalPolicy(), fmt.Errorf("the saved approval policy %s/policy.json: %w", s.Journal.Dir(), err)
+		return approval.DefaultApprovalPolicy(), fmt.Errorf("the saved approval policy %s/policy.json: %w", s.Journal.Dir(), err)
 	}
 	return sp.Policy, nil
 }
 
 // ValidatePolicy is the one check of an approval policy.
-func ValidatePolicy(p engine.ApprovalPolicy) error {
+func ValidatePolicy(p approval.ApprovalPolicy) error {
 	for _, v := range []struct{ name, val string }{
 		{"read", p.Read}, {"write", p.Write}, {"delete", p.Delete},
 		{"command", p.Command}, {"git", p.Git}, {"network", p.Network},
 	} {
-		if v.val != "" && v.val != engine.PolicyAsk && v.val != engine.PolicyAllow {
+		if v.val != "" && v.val != approval.PolicyAsk && v.val != approval.PolicyAllow {
 			return &FieldError{v.name, fmt.Sprintf("must be \"ask\" or \"allow\", not %q", v.val)}
 		}
 	}
@@ -81,7 +82,7 @@ func ValidatePolicy(p engine.ApprovalPolicy) error {
 // SetPolicy changes the fields of the policy present in patch (a JSON
 // object of ApprovalPolicy fields), validates the result and saves it.
 // Nothing changes on error.
-func (s *Session) SetPolicy(patch json.RawMessage) (engine.ApprovalPolicy, error) {
+func (s *Session) SetPolicy(patch json.RawMessage) (approval.ApprovalPolicy, error) {
 	next, err := s.PatchPolicy(patch)
 	if err != nil {
 		return next, err
@@ -91,7 +92,7 @@ func (s *Session) SetPolicy(patch json.RawMessage) (engine.ApprovalPolicy, error
 
 // PatchPolicy is the policy with the fields present in patch changed,
 // validated, not saved.
-func (s *Session) PatchPolicy(patch json.RawMessage) (engine.ApprovalPolicy, error) {
+func (s *Session) PatchPolicy(patch json.RawMessage) (approval.ApprovalPolicy, error) {
 	pol, err := s.Policy()
 	if err != nil {
 		return pol, err
@@ -126,7 +127,7 @@ func (s *Session) PatchPolicy(patch json.RawMessage) (engine.ApprovalPolicy, err
 }
 
 // SavePolicy makes pol the workspace's policy, for every front end.
-func (s *Session) SavePolicy(pol engine.ApprovalPolicy) error {
+func (s *Session) SavePolicy(pol approval.ApprovalPolicy) error {
 	if err := ValidatePolicy(pol); err != nil {
 		return err
 	}
@@ -139,7 +140,7 @@ func (s *Session) SavePolicy(pol engine.ApprovalPolicy) error {
 }
 
 // Rules is the workspace's store of remembered approval rules.
-func (s *Session) Rules() (*engine.ApprovalRules, error) {
+func (s *Session) Rules() (*approval.ApprovalRules, error) {
 	if s.Journal == nil {
 		return nil, ErrNoJournal
 	}
@@ -147,7 +148,7 @@ func (s *Session) Rules() (*engine.ApprovalRules, error) {
 }
 
 // Revoke removes the remembered rules ids, all or none: an unknown id is a
-// *FieldError naming it ("revoke[i]") wrapping engine.ErrNoSuchRule, the
+// *FieldError naming it ("revoke[i]") wrapping approval.ErrNoSuchRule, the
 // same in every front end. The check and the removal are one step under
 // the store's lock.
 func (s *Session) Revoke(ids ...string) error {
@@ -161,7 +162,7 @@ func (s *Session) Revoke(ids ...string) error {
 // for a front end that holds only the journal, such as agentd rules).
 func Revoke(j *engine.Journal, ids ...string) error {
 	err := j.Rules().Revoke(ids...)
-	var unknown *engine.UnknownRuleError
+	var unknown *approval.UnknownRuleError
 	if errors.As(err, &unknown) {
 		field := "revoke"
 		for i, id := range ids {
@@ -181,5 +182,5 @@ type RuleError struct{ FieldError }
 
 func (e *RuleError) Error() string { return e.Message }
 
-// Unwrap makes errors.Is(err, engine.ErrNoSuchRule) hold.
-func (e *RuleError) Unwrap() error { return engine.ErrNoSuchRule }
+// Unwrap makes errors.Is(err, approval.ErrNoSuchRule) hold.
+func (e *RuleError) Unwrap() error { return approval.ErrNoSuchRule }

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
@@ -45,13 +47,13 @@ func TestUndoChildProcess(t *testing.T) {
 func runFiles(t *testing.T, s *Session, files map[string]string) string {
 	t.Helper()
 	cfg := s.Config()
-	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
 	var steps []map[string]any
 	for p, c := range files {
 		steps = append(steps, map[string]any{"id": "w" + string(rune('0'+len(steps))), "tool": "write_file", "args": map[string]string{"path": p, "content": c}})
 	}
 	data, _ := json.Marshal(map[string]any{"title": "w", "steps": steps})
-	p, err := engine.ParsePlan("w.json", data)
+	p, err := plans.ParsePlan("w.json", data)
 	if err != nil {
 		t.Fatal(err)
 	}

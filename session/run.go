@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/review"
 )
 
@@ -83,7 +85,7 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 		return opts, err
 	}
 	opts.Review = req.ReviewMode()
-	var pol engine.ApprovalPolicy
+	var pol approval.ApprovalPolicy
 	switch req.Answer {
 	case AnswerYes, AnswerAuto:
 		// Nothing is asked, but what the workspace refuses stays refused
@@ -92,7 +94,7 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 		if err != nil {
 			return opts, &PolicyError{err}
 		}
-		pol = engine.AllowAllPolicy()
+		pol = approval.AllowAllPolicy()
 		pol.DenyCommands = p.DenyCommands
 	case AnswerAsk, "":
 		if req.Options.Approval != nil {
@@ -108,7 +110,7 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 		return opts, &FieldError{Field: "answer", Message: fmt.Sprintf("must be ask, yes or auto, not %q", req.Answer)}
 	}
 	if opts.Review == engine.ReviewNone {
-		pol.Write = engine.PolicyAllow
+		pol.Write = approval.PolicyAllow
 	}
 	opts.Approval = &pol
 	return opts, nil
@@ -116,7 +118,7 @@ func (s *Session) RunOptions(req RunRequest) (engine.RunOptions, error) {
 
 // StartRun starts plan on eng (built on Config) with the options
 // RunOptions composes: the one way every front end starts a run.
-func (s *Session) StartRun(ctx context.Context, eng *engine.Engine, plan *engine.Plan, req RunRequest) (*engine.Run, error) {
+func (s *Session) StartRun(ctx context.Context, eng *engine.Engine, plan *plans.Plan, req RunRequest) (*engine.Run, error) {
 	opts, err := s.RunOptions(req)
 	if err != nil {
 		return nil, err

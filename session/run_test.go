@@ -3,6 +3,7 @@ package session
 import (
 	"errors"
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"strings"
 	"testing"
 )
@@ -31,14 +32,14 @@ func TestRunOptionsOneRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	saved := engine.DefaultApprovalPolicy()
-	saved.Command = engine.PolicyAllow // the workspace's own choice
+	saved := approval.DefaultApprovalPolicy()
+	saved.Command = approval.PolicyAllow // the workspace's own choice
 	saved.DenyCommands = []string{"rm -rf *"}
 	if err := s.SavePolicy(saved); err != nil {
 		t.Fatal(err)
 	}
-	client := engine.DefaultApprovalPolicy()
-	client.Git = engine.PolicyAllow
+	client := approval.DefaultApprovalPolicy()
+	client.Git = approval.PolicyAllow
 	for _, c := range []struct {
 		name                string
 		req                 RunRequest

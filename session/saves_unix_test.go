@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -29,7 +31,7 @@ func TestALineSavedInTheEditorWhileACommandRunsIsTheUsers(t *testing.T) {
 	}
 	defer s.Close()
 	cfg := s.Config()
-	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
 	sig := t.TempDir() // outside the workspace: the command's own signals
 	started, goOn := filepath.Join(sig, "started"), filepath.Join(sig, "go")
 	plan, _ := json.Marshal(map[string]any{"title": "t", "steps": []map[string]any{
@@ -37,7 +39,7 @@ func TestALineSavedInTheEditorWhileACommandRunsIsTheUsers(t *testing.T) {
 		// The command says it started, then waits for the user's save.
 		{"id": "wait", "tool": "run_command", "args": map[string]string{"command": "touch '" + started + "'; while [ ! -f '" + goOn + "' ]; do sleep 0.02; done"}, "dependsOn": []string{"edit"}},
 	}})
-	p, err := engine.ParsePlan("t.json", plan)
+	p, err := plans.ParsePlan("t.json", plan)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/journal"
@@ -16,11 +18,11 @@ import (
 func runWrite(t *testing.T, s *Session, content string, snapshots bool) string {
 	t.Helper()
 	cfg := s.Config()
-	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
 	if !snapshots {
 		cfg.Snapshots = nil
 	}
-	p, err := engine.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":`+quote(content)+`}}]}`))
+	p, err := plans.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":`+quote(content)+`}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +106,7 @@ func TestPolicyAndRevoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if p, _ := s.Policy(); p.Write != engine.PolicyAsk || p.Command != engine.PolicyAsk || p.Delete != engine.PolicyAsk {
+	if p, _ := s.Policy(); p.Write != approval.PolicyAsk || p.Command != approval.PolicyAsk || p.Delete != approval.PolicyAsk {
 		t.Fatalf("default policy %+v: writes, commands and deletes must ask", p)
 	}
 	var fe *FieldError
@@ -119,12 +121,12 @@ func TestPolicyAndRevoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s2.Close()
-	if p, _ := s2.Policy(); p.Command != engine.PolicyAllow || p.Write != engine.PolicyAsk {
+	if p, _ := s2.Policy(); p.Command != approval.PolicyAllow || p.Write != approval.PolicyAsk {
 		t.Fatalf("policy another session reads: %+v", p)
 	}
 	var re *RuleError
 	err = s2.Revoke("rule-9")
-	if !errors.As(err, &re) || re.Field != "revoke[0]" || err.Error() != `no remembered rule "rule-9"` || !errors.Is(err, engine.ErrNoSuchRule) {
+	if !errors.As(err, &re) || re.Field != "revoke[0]" || err.Error() != `no remembered rule "rule-9"` || !errors.Is(err, approval.ErrNoSuchRule) {
 		t.Fatalf("revoke of an unknown rule: %v", err)
 	}
 }
@@ -145,8 +147,8 @@ func TestUndoOfARunThatWroteNothingKeepsUserEdits(t *testing.T) {
 	}
 	defer s.Close()
 	cfg := s.Config()
-	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
-	p, err := engine.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"e","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"not there\n","newText":"x\n"}]}}]}`))
+	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
+	p, err := plans.ParsePlan("w.json", []byte(`{"title":"w","steps":[{"id":"e","tool":"edit_file","args":{"path":"a.txt","edits":[{"oldText":"not there\n","newText":"x\n"}]}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/review"
@@ -479,13 +481,13 @@ func (w *world) agentRun() {
 	}
 	rec.review = []engine.ReviewMode{engine.ReviewBefore, engine.ReviewAfter, engine.ReviewNone}[w.rng.IntN(3)]
 	plan, _ := json.Marshal(map[string]any{"title": "random", "steps": steps})
-	p, err := engine.ParsePlan("random.json", plan)
+	p, err := plans.ParsePlan("random.json", plan)
 	if err != nil {
 		w.fail("plan: %v\n%s", err, plan)
 		return
 	}
 	cfg := w.s.Config()
-	cfg.Tools, cfg.Approver, cfg.Reviewer = tools.Builtin(), engine.AllowAll{}, w.reviewer
+	cfg.Tools, cfg.Approver, cfg.Reviewer = tools.Builtin(), approval.AllowAll{}, w.reviewer
 	before, beforeIn := w.where(), w.markersIn()
 	run, err := engine.New(cfg).Start(w.ctx, p, engine.RunOptions{Review: rec.review, Mode: "sequential"})
 	if err != nil {

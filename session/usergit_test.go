@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/gitops"
 	"github.com/agentd/agentd/workspace"
@@ -57,9 +59,9 @@ func git(t *testing.T, dir string, args ...string) string {
 func runCommand(t *testing.T, s *Session, command string) engine.RunState {
 	t.Helper()
 	cfg := s.Config()
-	cfg.Tools, cfg.Approver = tools.Builtin(), engine.AllowAll{}
+	cfg.Tools, cfg.Approver = tools.Builtin(), approval.AllowAll{}
 	cmd, _ := json.Marshal(command)
-	p, err := engine.ParsePlan("c.json", []byte(`{"title":"c","steps":[{"id":"c","tool":"run_command","args":{"command":`+string(cmd)+`}}]}`))
+	p, err := plans.ParsePlan("c.json", []byte(`{"title":"c","steps":[{"id":"c","tool":"run_command","args":{"command":`+string(cmd)+`}}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

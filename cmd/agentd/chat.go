@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -37,7 +38,7 @@ type chatOptions struct {
 // its planning's token use and cost for the terminal's usage line.
 type chatTurn struct {
 	*session.Turn
-	plan    *engine.Plan
+	plan    *plans.Plan
 	tokens  int
 	costUSD float64
 }
@@ -314,7 +315,7 @@ func (c *chat) turn(shown, request string) {
 	// the first turn that makes a plan.
 	p, id, err := c.chats.PlanTurn(c.a.ctx, session.ChatTurn{ChatID: c.chatID, NewChat: true, Where: "at the terminal",
 		Request: shown, Ask: request,
-		Plan: func(ctx context.Context, request string) (*engine.Plan, error) {
+		Plan: func(ctx context.Context, request string) (*plans.Plan, error) {
 			p, _ := makePlan(ctx, "chat", request, c.root, c.o.model, c.a.stderr,
 				planOpts{stateDir: c.o.w.stateDir, budget: budget, used: &used, verbose: c.o.verbose, explore: c.o.explore,
 					con: c.con, yes: c.o.yes})
@@ -323,7 +324,7 @@ func (c *chat) turn(shown, request string) {
 			}
 			return p, nil
 		},
-		Keep: func(p *engine.Plan) (*engine.Plan, error) {
+		Keep: func(p *plans.Plan) (*plans.Plan, error) {
 			p.ID = requestPlanID(shown, time.Now())
 			return p, nil
 		}})
@@ -369,7 +370,7 @@ func (c *chat) turn(shown, request string) {
 	lvl, file := planLogLevel(c.o.verbose).String(), ""
 	ro := runOptions{planPath: c.j.PlanFile(p.ID), wsDir: c.root, stateDir: c.o.w.stateDir, review: c.o.review, yes: c.o.yes,
 		allowBroad: c.o.w.allowBroad,
-		model:      c.o.model, parallel: 4, stepTimeout: engine.DefaultStepTimeout, log: logFlags{file: &file, level: &lvl}, brief: true}
+		model:      c.o.model, parallel: 4, stepTimeout: plans.DefaultStepTimeout, log: logFlags{file: &file, level: &lvl}, brief: true}
 	c.con.Hold(func() { runWith(c.a.ctx, ro, c.a.stdout, c.a.stderr) })
 	st := c.runOf(p.ID)
 	t.Learn(c.j, st)

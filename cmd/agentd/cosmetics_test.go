@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // The cosmetic points of issue 29, each as the user meets it.
 func TestCosmetics(t *testing.T) {
 	// "The model looked at 1 thing", not "1 things".
-	one := engine.ContextText(&engine.Plan{Context: []engine.ContextItem{{Tool: "read_file", Args: []byte(`{"path":"a"}`)}}})
+	one := plans.ContextText(&plans.Plan{Context: []plans.ContextItem{{Tool: "read_file", Args: []byte(`{"path":"a"}`)}}})
 	if !strings.HasPrefix(one, "The model looked at 1 thing before planning") {
 		t.Errorf("ContextText with one item: %q", one)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/workspace"
 )
 
@@ -53,7 +54,7 @@ const tickEvery = 125 * time.Millisecond
 
 var spinner = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
-func newDisplay(con *console, jsonOut io.Writer, p *engine.Plan) *display {
+func newDisplay(con *console, jsonOut io.Writer, p *plans.Plan) *display {
 	d := &display{con: con, desc: map[string]string{}, partial: map[string]string{}, started: map[string]time.Time{},
 		shown: map[string]int{}, shownCh: make(chan struct{}), ready: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}), t0: time.Now()}
 	if jsonOut != nil {
@@ -64,7 +65,7 @@ func newDisplay(con *console, jsonOut io.Writer, p *engine.Plan) *display {
 	return d
 }
 
-func (d *display) learn(p *engine.Plan) {
+func (d *display) learn(p *plans.Plan) {
 	if p == nil {
 		return
 	}

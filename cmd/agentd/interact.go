@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/review"
 	"github.com/agentd/agentd/workspace"
 )
@@ -70,11 +71,11 @@ const approvalKeys = `  y  allow it this time
   q  deny it and cancel the run
   ?  this help`
 
-func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
+func (t *terminal) Approve(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
 	// Remembered "always" answers are the engine's (the workspace's rule
 	// store, shared with the editors): it asks only when none applies.
 	if t.yes {
-		return engine.ApprovalDecision{Allow: true}, nil
+		return approval.ApprovalDecision{Allow: true}, nil
 	}
 	t.queue.Lock()
 	defer t.queue.Unlock()
@@ -86,7 +87,7 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 	n := t.asked[req.StepID]
 	t.mu.Unlock()
 	if t.stopped() {
-		return engine.ApprovalDecision{Allow: false, Reason: "the run was stopped at the terminal"}, nil
+		return approval.ApprovalDecision{Allow: false, Reason: "the run was stopped at the terminal"}, nil
 	}
 	t.shown(ctx, shownKey("approval", req.StepID), n)
 	var b strings.Builder
@@ -121,9 +122,9 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		switch {
 		case errors.Is(err, errNoAnswer):
 			t.closedInput(req.StepID)
-			return engine.ApprovalDecision{Allow: false, Reason: err.Error()}, nil
+			return approval.ApprovalDecision{Allow: false, Reason: err.Error()}, nil
 		case err != nil:
-			return engine.ApprovalDecision{}, err
+			return approval.ApprovalDecision{}, err
 		}
 		if ans != '?' {
 			break
@@ -131,14 +132,14 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		text = ""
 		t.con.Println(approvalKeys)
 	}
-	// The keys are the engine's four answers (engine.Answer), less
+	// The keys are the engine's four answers (approval.Answer), less
 	// "always reject", plus q.
-	answer, reason := engine.AnswerRejectOnce, "denied at the terminal"
+	answer, reason := approval.AnswerRejectOnce, "denied at the terminal"
 	switch ans {
 	case 'y':
-		answer, reason = engine.AnswerAllowOnce, ""
+		answer, reason = approval.AnswerAllowOnce, ""
 	case 'a':
-		answer, reason = engine.AnswerAllowAlways, ""
+		answer, reason = approval.AnswerAllowAlways, ""
 	case 'q':
 		t.mu.Lock()
 		t.rejectAll = true
@@ -146,7 +147,7 @@ func (t *terminal) Approve(ctx context.Context, req engine.ApprovalRequest) (eng
 		t.cancel(errQuit)
 		reason = "run stopped at the terminal"
 	}
-	d, _ := engine.Answer(answer, reason)
+	d, _ := approval.Answer(answer, reason)
 	return d, nil
 }
 

@@ -15,13 +15,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/rpc"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
 
 func init() {
-	planFromRequest = func(ctx context.Context, o runOptions, con *console, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int) {
+	planFromRequest = func(ctx context.Context, o runOptions, con *console, stderr io.Writer) (*plans.Plan, *engine.PlanningUsage, int) {
 		// The planner's repository map is cached in the run's state dir;
 		// its calls are counted, so the run's summary shows them.
 		budget := engine.NewBudget(0, 0)
@@ -103,7 +104,7 @@ func cmdPlan(ctx context.Context, request, wsDir, out, model string, po planOpts
 
 // planJSON is the plan as a person reads and edits it: indented, and
 // without HTML escaping ("&&" stays "&&", not "\u0026\u0026").
-func planJSON(plan *engine.Plan) ([]byte, error) {
+func planJSON(plan *plans.Plan) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -150,7 +151,7 @@ func planLogLevel(verbose bool) slog.Level {
 
 // makePlan asks the configured model for a plan; on failure it prints the
 // error and returns a nil plan with the exit code.
-func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.Writer, po planOpts) (*engine.Plan, int) {
+func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.Writer, po planOpts) (*plans.Plan, int) {
 	ws, err := session.OpenWorkspace(wsDir, 0) // the config's maxFileSize, as the run reads
 	if err != nil {
 		fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
@@ -186,7 +187,7 @@ func makePlan(ctx context.Context, cmd, request, wsDir, model string, stderr io.
 		fmt.Fprintf(stderr, "agentd %s: planner used %d tokens in, %d out ($%.4f)\n", cmd, used.InputTokens, used.OutputTokens, used.CostUSD)
 	}
 	if err != nil {
-		var ve *engine.ValidationError
+		var ve *plans.ValidationError
 		switch {
 		case errors.Is(err, engine.ErrNoModel):
 			fmt.Fprintf(stderr, "agentd %s: %v\n", cmd, err)
@@ -294,7 +295,7 @@ func (m *serveModel) ModelInfo(ctx context.Context) (session.ModelInfo, error) {
 
 // MakePlan implements rpc.PlanMaker (create, and regenerate when
 // req.Previous is set).
-func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*engine.Plan, error) {
+func (m *serveModel) MakePlan(ctx context.Context, req rpc.PlanRequest) (*plans.Plan, error) {
 	pl, cr, err := m.createRequest(ctx, req)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 )
 
@@ -108,15 +110,15 @@ func (l *planLive) progress(p session.PlanProgress) {
 }
 
 // approver is session.PlanRequest.Approve at the terminal: the planner's
-// model wants to read a sensitive file (engine.ReadGate). The live line
+// model wants to read a sensitive file (approval.ReadGate). The live line
 // stops while the question is on screen. With standard input closed the
-// answer is engine.ErrCannotAsk: the file is left out, and the planner
+// answer is approval.ErrCannotAsk: the file is left out, and the planner
 // says so.
-func (l *planLive) approver(con *console, yes bool) func(context.Context, engine.ApprovalRequest) (engine.ApprovalDecision, error) {
+func (l *planLive) approver(con *console, yes bool) func(context.Context, approval.ApprovalRequest) (approval.ApprovalDecision, error) {
 	var one sync.Mutex // one question at a time
-	return func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error) {
+	return func(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error) {
 		if yes {
-			return engine.ApprovalDecision{Allow: true}, nil
+			return approval.ApprovalDecision{Allow: true}, nil
 		}
 		one.Lock()
 		defer one.Unlock()
@@ -134,13 +136,13 @@ func (l *planLive) approver(con *console, yes bool) func(context.Context, engine
 		ans, err := con.Choose(ctx, text, "allow this read? [y]es [n]o, then Enter:", "yn", 0)
 		switch {
 		case errors.Is(err, errNoAnswer):
-			return engine.ApprovalDecision{}, fmt.Errorf("%w: %v", engine.ErrCannotAsk, err)
+			return approval.ApprovalDecision{}, fmt.Errorf("%w: %v", approval.ErrCannotAsk, err)
 		case err != nil:
-			return engine.ApprovalDecision{}, err
+			return approval.ApprovalDecision{}, err
 		case ans == 'y':
-			return engine.ApprovalDecision{Allow: true}, nil
+			return approval.ApprovalDecision{Allow: true}, nil
 		}
-		return engine.ApprovalDecision{Reason: "denied at the terminal"}, nil
+		return approval.ApprovalDecision{Reason: "denied at the terminal"}, nil
 	}
 }
 
@@ -182,7 +184,7 @@ func (l *planLive) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (l *planLive) warnings(ws []engine.Problem) {
+func (l *planLive) warnings(ws []plans.Problem) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, w := range ws {
@@ -198,7 +200,7 @@ func (l *planLive) clear() {
 }
 
 // done stops the live line and shows what the model looked at.
-func (l *planLive) done(plan *engine.Plan) {
+func (l *planLive) done(plan *plans.Plan) {
 	l.mu.Lock()
 	if !l.closed {
 		l.closed = true
@@ -212,7 +214,7 @@ func (l *planLive) done(plan *engine.Plan) {
 	l.clear()
 	l.mu.Unlock()
 	<-l.ended
-	if t := engine.ContextText(plan); t != "" {
+	if t := plans.ContextText(plan); t != "" {
 		fmt.Fprint(l.w, t)
 	}
 }

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
-// stepTarget says in a few words what a step acts on (engine.StepTarget).
-func stepTarget(s *engine.Step) string { return engine.StepTarget(s) }
+// stepTarget says in a few words what a step acts on (plans.StepTarget).
+func stepTarget(s *plans.Step) string { return plans.StepTarget(s) }

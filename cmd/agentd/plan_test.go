@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 	"github.com/agentd/agentd/rpc"
@@ -121,7 +122,7 @@ func TestServeModel(t *testing.T) {
 	sm.configure(&cfg, nil)
 	// The engine has the daemon's model switch (a model set later through
 	// agentd/model/set reaches it) and refuses model steps while it has none.
-	llmPlan := &engine.Plan{Steps: []*engine.Step{{ID: "ask", Kind: engine.KindLLM, Prompt: "hi"}}}
+	llmPlan := &plans.Plan{Steps: []*plans.Step{{ID: "ask", Kind: plans.KindLLM, Prompt: "hi"}}}
 	if _, err := sm.MakePlan(t.Context(), rpc.PlanRequest{Request: "x"}); !errors.Is(err, engine.ErrNoModel) || len(engine.New(cfg).MissingModel(llmPlan)) != 1 {
 		t.Fatalf("err = %v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -23,7 +24,7 @@ import (
 // already printed.
 // It also returns what the planner used (the summary shows it).
 // con asks before the planner's model reads a sensitive file.
-var planFromRequest func(ctx context.Context, o runOptions, con *console, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int)
+var planFromRequest func(ctx context.Context, o runOptions, con *console, stderr io.Writer) (*plans.Plan, *engine.PlanningUsage, int)
 
 // stdin is where prompts read answers (tests replace it).
 var stdin io.Reader = os.Stdin
@@ -98,7 +99,7 @@ Exit codes: 0 completed, 1 failed, 2 usage error or invalid plan, 3 partial, 130
 	fs.BoolVar(&o.dryRun, "dry-run", false, "propose changes and show them, but write nothing and run no command")
 	fs.BoolVar(&o.concurrent, "concurrent", false, "run even while another run of the workspace is running or paused")
 	fs.BoolVar(&o.noSnapshots, "no-snapshots", false, "do not take snapshots (no undo)")
-	fs.DurationVar(&o.stepTimeout, "step-timeout", engine.DefaultStepTimeout, "default `TIMEOUT` of a step (e.g. 30s, 5m)")
+	fs.DurationVar(&o.stepTimeout, "step-timeout", plans.DefaultStepTimeout, "default `TIMEOUT` of a step (e.g. 30s, 5m)")
 	fs.StringVar(&o.request, "request", "", "make the plan from this `REQUEST` with a model, then run it")
 	fs.IntVar(&o.explore, "explore", 0, "with --request: let the model read and search the workspace for up to `N` rounds before planning (default 6; -1: none)")
 	o.log = addLogFlags(cmd, "warn")
@@ -276,7 +277,7 @@ func runWith(ctx context.Context, o runOptions, stdout, stderr io.Writer) int {
 // runPlan is the plan to run: the one --request has a model make (and
 // the user confirms), or the plan file, checked. Without a plan it
 // returns the exit code, with the reason already printed.
-func runPlan(ctx context.Context, o runOptions, pos []string, con *console, stderr io.Writer) (*engine.Plan, *engine.PlanningUsage, int) {
+func runPlan(ctx context.Context, o runOptions, pos []string, con *console, stderr io.Writer) (*plans.Plan, *engine.PlanningUsage, int) {
 	if o.request == "" {
 		p, problems, err := loadPlan(ctx, pos[0])
 		if err != nil {
@@ -323,7 +324,7 @@ func runPlan(ctx context.Context, o runOptions, pos []string, con *console, stde
 
 // openRunSession opens the workspace and the run's session. Without a
 // session it returns the exit code, with the reason already printed.
-func openRunSession(ctx context.Context, o runOptions, plan *engine.Plan, pos []string, logger *slog.Logger, stderr io.Writer) (*workspace.Workspace, *session.Session, int) {
+func openRunSession(ctx context.Context, o runOptions, plan *plans.Plan, pos []string, logger *slog.Logger, stderr io.Writer) (*workspace.Workspace, *session.Session, int) {
 	// One session per workspace (package session), as the editor server
 	// and ACP build it: workspace, journal, review book, snapshot store,
 	// approval policy.
@@ -365,7 +366,7 @@ func sayNotStarted(stderr io.Writer, err error, name string) int {
 		fmt.Fprintf(stderr, "agentd run: %v (fix or remove the file, or set the policy again from an editor)\n", err)
 		return exitFailed
 	}
-	var ve *engine.ValidationError
+	var ve *plans.ValidationError
 	if errors.As(err, &ve) {
 		printProblems(stderr, name, ve.Problems)
 		if errors.Is(err, engine.ErrNoModel) {
@@ -440,7 +441,7 @@ func exitCode(s engine.RunStatus, ctx context.Context) int {
 	return exitFailed
 }
 
-func planName(p *engine.Plan, pos []string) string {
+func planName(p *plans.Plan, pos []string) string {
 	if len(pos) > 0 {
 		return pos[0]
 	}

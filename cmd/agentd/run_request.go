@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 )
 
@@ -40,7 +41,7 @@ func requestPlanID(request string, now time.Time) string {
 }
 
 // showPlan prints a plan's steps, one line each.
-func showPlan(con *console, p *engine.Plan) {
+func showPlan(con *console, p *plans.Plan) {
 	title := p.Title
 	if title == "" {
 		title = "plan"
@@ -74,7 +75,7 @@ func showPlan(con *console, p *engine.Plan) {
 //
 // hint makes a command the user can paste (hintCommand with the run's
 // workspace and state dir).
-func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Journal, yes bool, hint func(args ...string) string) (*engine.Plan, int) {
+func confirmPlan(ctx context.Context, con *console, p *plans.Plan, j *engine.Journal, yes bool, hint func(args ...string) string) (*plans.Plan, int) {
 	// The plan store keeps the plan in the journal, as it keeps the plans
 	// an editor or ACP client made: one place, one naming rule, one
 	// version rule (session.PlanStore).
@@ -172,7 +173,7 @@ func confirmPlan(ctx context.Context, con *console, p *engine.Plan, j *engine.Jo
 }
 
 // reportPlanProblems prints an edited plan's problems and returns them.
-func reportPlanProblems(con *console, path string, problems []engine.Problem) []string {
+func reportPlanProblems(con *console, path string, problems []plans.Problem) []string {
 	var out []string
 	for _, pr := range problems {
 		line := pr.String()

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 )
@@ -61,7 +62,7 @@ func allowCommand(t *testing.T, state, ws, command string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := j.Rules().Remember(engine.ApprovalRequest{Category: tools.CategoryCommand, Tool: "run_command", Command: command}, true, ""); err != nil {
+	if _, err := j.Rules().Remember(approval.ApprovalRequest{Category: tools.CategoryCommand, Tool: "run_command", Command: command}, true, ""); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 )
 
@@ -45,8 +46,8 @@ func mayHaveChanged(st *engine.RunState) bool {
 		if !started[s.ID] {
 			continue
 		}
-		if s.EffectiveKind() != engine.KindTool {
-			if s.EffectiveKind() == engine.KindAgent {
+		if s.EffectiveKind() != plans.KindTool {
+			if s.EffectiveKind() == plans.KindAgent {
 				return true
 			}
 			continue

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/session"
 	"github.com/agentd/agentd/workspace"
 )
@@ -83,11 +83,11 @@ func cmdValidate(ctx context.Context, paths []string, wsDir string, stdout, stde
 			continue
 		}
 		if p != nil && ws != nil {
-			problems = append(problems, engine.CheckWorkspace(ctx, p, ws)...)
+			problems = append(problems, plans.CheckWorkspace(ctx, p, ws)...)
 		}
 		errs := 0
 		for _, pr := range problems {
-			if !engine.IsWarning(pr) {
+			if !plans.IsWarning(pr) {
 				errs++
 			}
 		}
@@ -109,24 +109,24 @@ func cmdValidate(ctx context.Context, paths []string, wsDir string, stdout, stde
 }
 
 // loadPlan reads, parses and validates a plan file against the built-in
-// tools, with every problem at once (engine.CheckPlanFile); the plan is
+// tools, with every problem at once (plans.CheckPlanFile); the plan is
 // nil when it cannot be read as one. err is for files that cannot be read.
-func loadPlan(ctx context.Context, path string) (*engine.Plan, []engine.Problem, error) {
-	data, err := engine.ReadPlanFile(ctx, path)
+func loadPlan(ctx context.Context, path string) (*plans.Plan, []plans.Problem, error) {
+	data, err := plans.ReadPlanFile(ctx, path)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, problems := engine.CheckPlanFile(path, data, session.BuiltinTools(), 0)
+	p, problems := plans.CheckPlanFile(path, data, session.BuiltinTools(), 0)
 	return p, problems, nil
 }
 
 // checkRunWorkspace is what 'agentd run PLAN' checks against the
-// workspace before it starts (engine.CheckWorkspace, as 'agentd validate'
+// workspace before it starts (plans.CheckWorkspace, as 'agentd validate'
 // does): a step whose edit_file text is not in the file would fail, and the
 // run would spend model calls recovering. It prints the problems and
 // returns false when there are any.
-func checkRunWorkspace(ctx context.Context, name string, p *engine.Plan, ws *workspace.Workspace, stderr io.Writer) bool {
-	problems := engine.CheckWorkspace(ctx, p, ws)
+func checkRunWorkspace(ctx context.Context, name string, p *plans.Plan, ws *workspace.Workspace, stderr io.Writer) bool {
+	problems := plans.CheckWorkspace(ctx, p, ws)
 	if len(problems) == 0 {
 		return true
 	}
@@ -137,7 +137,7 @@ func checkRunWorkspace(ctx context.Context, name string, p *engine.Plan, ws *wor
 }
 
 // printProblems prints "PLAN: step ID: field: message", one per line.
-func printProblems(w io.Writer, plan string, problems []engine.Problem) {
+func printProblems(w io.Writer, plan string, problems []plans.Problem) {
 	for _, pr := range problems {
 		line := plan + ": "
 		if pr.StepID != "" {

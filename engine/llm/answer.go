@@ -5,7 +5,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // Answer is the model's answer to a question (Planner.Answer).
@@ -13,7 +13,7 @@ type Answer struct {
 	// Text is the answer, in the model's words (Markdown).
 	Text string
 	// Context is what the model read to answer, in the order it read it.
-	Context []engine.ContextItem
+	Context []plans.ContextItem
 	// Read says each of them for people: "Read cart/cart.go (why)".
 	Read []string
 }

@@ -2,7 +2,7 @@ package llm
 
 import (
 	"fmt"
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -42,7 +42,7 @@ func BenchmarkWorkspaceSummary(b *testing.B) {
 	}
 	defer ws.Close()
 	for b.Loop() {
-		s, err := workspaceSummary(b.Context(), engine.ReadGate{WS: ws}, nil, nil, 0, nil)
+		s, err := workspaceSummary(b.Context(), approval.ReadGate{WS: ws}, nil, nil, 0, nil)
 		if err != nil || len(s) > DefaultSummaryTokens*4+200 {
 			b.Fatalf("summary %d chars, %v", len(s), err)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 )
 
@@ -71,7 +73,7 @@ func (p *Planner) exploreDefs() []ToolDef {
 
 // exploreCall runs one tool call of the exploration and returns what goes
 // back to the model and, if the call read something, the context item.
-func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCall) (string, *engine.ContextItem, error) {
+func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCall) (string, *plans.ContextItem, error) {
 	ws := req.Workspace
 	if !slices.Contains(ExploreTools, tc.Name) {
 		if t, ok := p.tools.Get(tc.Name); ok && t.Category() != tools.CategoryRead {
@@ -93,8 +95,8 @@ func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCal
 		delete(raw, "why")
 	}
 	args, _ := json.Marshal(raw)
-	probe := &engine.Plan{Steps: []*engine.Step{{ID: "explore", Tool: tc.Name, Args: args}}}
-	if probs := engine.ValidatePlan(probe, p.tools, 0); len(probs) > 0 {
+	probe := &plans.Plan{Steps: []*plans.Step{{ID: "explore", Tool: tc.Name, Args: args}}}
+	if probs := plans.ValidatePlan(probe, p.tools, 0); len(probs) > 0 {
 		var msgs []string
 		for _, pr := range probs {
 			msgs = append(msgs, pr.Field+": "+pr.Message)
@@ -102,9 +104,9 @@ func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCal
 		return fmt.Sprintf(`{"error": %q}`, tc.Name+": "+strings.Join(msgs, "; ")), nil, nil
 	}
 	t, _ := p.tools.Get(tc.Name)
-	// The one gate for what a model reads (engine.ReadGate): a sensitive
+	// The one gate for what a model reads (approval.ReadGate): a sensitive
 	// file asks the user through the front end, or is left out.
-	v, err := req.readGate().Check(ctx, tc.Name, engine.ReadPaths(t, args))
+	v, err := req.readGate().Check(ctx, tc.Name, approval.ReadPaths(t, args))
 	if err != nil {
 		return "", nil, err
 	}
@@ -113,7 +115,7 @@ func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCal
 		return toolResultText(&engine.ToolCallResult{Error: "not read: " + v.Reason}), nil, nil
 	}
 	res, err := t.Run(ctx, &tools.Env{WS: ws, RunID: "plan", StepID: "explore"}, args)
-	item := &engine.ContextItem{Tool: tc.Name, Args: args, Why: why}
+	item := &plans.ContextItem{Tool: tc.Name, Args: args, Why: why}
 	if err != nil {
 		return toolResultText(&engine.ToolCallResult{Error: tools.ModelText(err)}), nil, nil
 	}
@@ -124,10 +126,10 @@ func (p *Planner) exploreCall(ctx context.Context, req CreateRequest, tc ToolCal
 	return toolResultText(&engine.ToolCallResult{Output: out}), item, nil
 }
 
-// readGate is the request's engine.ReadGate: the one rule for what a
+// readGate is the request's approval.ReadGate: the one rule for what a
 // model may read, asking through the front end's hook.
-func (req CreateRequest) readGate() engine.ReadGate {
-	return engine.ReadGate{WS: req.Workspace, RunID: "plan", StepID: "explore", Planning: true, Ask: req.Approve}
+func (req CreateRequest) readGate() approval.ReadGate {
+	return approval.ReadGate{WS: req.Workspace, RunID: "plan", StepID: "explore", Planning: true, Ask: req.Approve}
 }
 
 // progress reports pr when the caller listens.
@@ -145,7 +147,7 @@ func orEmptyObject(raw json.RawMessage) json.RawMessage {
 }
 
 // describeCall is the progress line of a tool call.
-func (p *Planner) describeCall(item *engine.ContextItem) string {
+func (p *Planner) describeCall(item *plans.ContextItem) string {
 	if t, ok := p.tools.Get(item.Tool); ok {
 		if d, ok := t.(tools.Describer); ok {
 			desc := d.Describe(item.Args)
@@ -162,7 +164,7 @@ func (p *Planner) describeCall(item *engine.ContextItem) string {
 // still exploring when the rounds or the exploration budget are used up,
 // one final call that asks for the plan now. It returns the messages so
 // far (for a repair round) and the answer's text.
-func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) ([]Message, string, []engine.ContextItem, error) {
+func (p *Planner) explore(ctx context.Context, req CreateRequest, user string) ([]Message, string, []plans.ContextItem, error) {
 	return p.exploreFor(ctx, req, user, planAnswer)
 }
 
@@ -179,7 +181,7 @@ type answerKind struct {
 var planAnswer = answerKind{what: "plan", system: (*Planner).system,
 	json: &OutputSchema{Name: "plan", Schema: planSchema}, final: finalCall, asking: "asking for the plan"}
 
-func (p *Planner) exploreFor(ctx context.Context, req CreateRequest, user string, kind answerKind) ([]Message, string, []engine.ContextItem, error) {
+func (p *Planner) exploreFor(ctx context.Context, req CreateRequest, user string, kind answerKind) ([]Message, string, []plans.ContextItem, error) {
 	rounds := req.ExploreRounds
 	if rounds == 0 {
 		rounds = DefaultExploreRounds
@@ -195,7 +197,7 @@ func (p *Planner) exploreFor(ctx context.Context, req CreateRequest, user string
 		}
 	}
 	msgs := []Message{{Role: "user", Content: user, Images: req.Images}}
-	var items []engine.ContextItem
+	var items []plans.ContextItem
 	used := 0
 	over := ""
 	for round := 0; ; round++ {
@@ -244,7 +246,7 @@ func (p *Planner) exploreFor(ctx context.Context, req CreateRequest, user string
 				resp.ToolCalls[i].ID = tc.ID
 			}
 			var content string
-			var item *engine.ContextItem
+			var item *plans.ContextItem
 			if over != "" {
 				content = `{"error": "the exploration budget is used up; answer with the ` + kind.what + `"}`
 			} else {

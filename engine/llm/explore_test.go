@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 )
@@ -138,7 +139,7 @@ func TestExploreThenPlan(t *testing.T) {
 			}
 			// The context survives a round trip through the plan format.
 			data, _ := json.Marshal(plan)
-			back, err := engine.ParsePlan("plan.json", data)
+			back, err := plans.ParsePlan("plan.json", data)
 			if err != nil || len(back.Context) != 3 {
 				t.Errorf("round trip: %v, %d items", err, len(back.Context))
 			}
@@ -306,7 +307,7 @@ func TestBadPlanAnswers(t *testing.T) {
 					t.Fatalf("err = %v", err)
 				}
 			} else {
-				var ve *engine.ValidationError
+				var ve *plans.ValidationError
 				if !errors.As(err, &ve) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want a validation error with %q", err, tc.wantErr)
 				}
@@ -330,10 +331,10 @@ func TestEditWarningRepair(t *testing.T) {
 			second = guessed
 		}
 		srv.Push(fakemodel.Reply{Text: guessed}, fakemodel.Reply{Text: second})
-		var warns []engine.Problem
+		var warns []plans.Problem
 		pl := NewPlanner(tcpSettings(t, srv, "openai:gpt-4o"), tools.Builtin())
 		plan, err := pl.Create(context.Background(), CreateRequest{Request: "cap the discount", Workspace: ws,
-			OnWarnings: func(w []engine.Problem) { warns = w }})
+			OnWarnings: func(w []plans.Problem) { warns = w }})
 		if err != nil {
 			t.Fatal(err)
 		}

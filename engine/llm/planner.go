@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/repomap"
 	"github.com/agentd/agentd/workspace"
@@ -42,18 +44,18 @@ type CreateRequest struct {
 	// OnWarnings, if set, gets the warnings about the final plan (an
 	// edit_file whose oldText is not in the file as it is now) that the
 	// repair round did not clear.
-	OnWarnings func([]engine.Problem)
+	OnWarnings func([]plans.Problem)
 	// ReadFile, if set, reads a file as the editor shows it for the
 	// warnings above (nil: the workspace with its overlays).
-	ReadFile engine.ReadFunc
+	ReadFile plans.ReadFunc
 	// Images go with the request to a model configured with vision
 	// (Settings.CheckImages); with another model Create fails.
 	Images []Image
 	// Approve asks the user before the model sees a sensitive file while
-	// planning (engine.ReadGate: the front end's approval hook, as for a
-	// step). Nil, or an answer wrapping engine.ErrCannotAsk: the file is
+	// planning (approval.ReadGate: the front end's approval hook, as for a
+	// step). Nil, or an answer wrapping approval.ErrCannotAsk: the file is
 	// left out with a note the model and OnProgress both get.
-	Approve func(ctx context.Context, req engine.ApprovalRequest) (engine.ApprovalDecision, error)
+	Approve func(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error)
 }
 
 // Planner makes plans from requests (Create, Regenerate: agentd plan,
@@ -151,9 +153,9 @@ func (p *Planner) system() string {
 
 // Create makes a plan for req. The answer is parsed and validated; if it
 // is invalid, the problems go back to the model for one repair round; if
-// it is still invalid the error is a *engine.ValidationError listing them.
+// it is still invalid the error is a *plans.ValidationError listing them.
 // Without a model the error wraps engine.ErrNoModel.
-func (p *Planner) Create(ctx context.Context, req CreateRequest) (*engine.Plan, error) {
+func (p *Planner) Create(ctx context.Context, req CreateRequest) (*plans.Plan, error) {
 	if strings.TrimSpace(req.Request) == "" {
 		return nil, errors.New("plan: the request is empty; say what you want done")
 	}
@@ -215,7 +217,7 @@ func (p *Planner) userMessage(ctx context.Context, req CreateRequest, heading, g
 
 // Regenerate revises plan from the user's feedback; the result is a new
 // version of plan (same id, version+1, a history entry with the feedback).
-func (p *Planner) Regenerate(ctx context.Context, plan *engine.Plan, feedback string) (*engine.Plan, error) {
+func (p *Planner) Regenerate(ctx context.Context, plan *plans.Plan, feedback string) (*plans.Plan, error) {
 	if plan == nil {
 		return nil, errors.New("regenerate: no plan")
 	}
@@ -223,8 +225,8 @@ func (p *Planner) Regenerate(ctx context.Context, plan *engine.Plan, feedback st
 		return nil, err
 	}
 	cur, err := json.MarshalIndent(struct {
-		Title string         `json:"title,omitempty"`
-		Steps []*engine.Step `json:"steps"`
+		Title string        `json:"title,omitempty"`
+		Steps []*plans.Step `json:"steps"`
 	}{plan.Title, plan.Steps}, "", "  ")
 	if err != nil {
 		return nil, err
@@ -240,13 +242,13 @@ func (p *Planner) Regenerate(ctx context.Context, plan *engine.Plan, feedback st
 		np.Title = plan.Title
 	}
 	np.Version = plan.Version + 1
-	np.History = append(append([]engine.PlanUpdate(nil), plan.History...), engine.PlanUpdate{
+	np.History = append(append([]plans.PlanUpdate(nil), plan.History...), plans.PlanUpdate{
 		Version: np.Version, Time: time.Now().UTC(), Source: "user", Action: "regenerate", Reason: feedback})
 	return np, nil
 }
 
 // planRound asks for a plan, with one repair round.
-func (p *Planner) planRound(ctx context.Context, budget engine.Budget, user string) (*engine.Plan, error) {
+func (p *Planner) planRound(ctx context.Context, budget engine.Budget, user string) (*plans.Plan, error) {
 	msgs := []Message{{Role: "user", Content: user}}
 	req := &Request{System: p.system(), Messages: msgs, JSON: &OutputSchema{Name: "plan", Schema: planSchema}}
 	resp, err := p.call(ctx, budget, req)
@@ -260,11 +262,11 @@ func (p *Planner) planRound(ctx context.Context, budget engine.Budget, user stri
 // before it) and, if it is invalid, or if one of its edit_file steps has
 // an oldText that is not in the file as it is now, sends the problems back
 // for one repair round.
-func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Message, text string, ws *workspace.Workspace, read engine.ReadFunc, onWarn func([]engine.Problem)) (*engine.Plan, error) {
+func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Message, text string, ws *workspace.Workspace, read plans.ReadFunc, onWarn func([]plans.Problem)) (*plans.Plan, error) {
 	plan, probs := p.check(text)
-	var warns []engine.Problem
+	var warns []plans.Problem
 	if len(probs) == 0 {
-		if warns = engine.EditWarningsRead(ctx, plan, ws, read); len(warns) == 0 {
+		if warns = plans.EditWarningsRead(ctx, plan, ws, read); len(warns) == 0 {
 			return plan, nil
 		}
 	}
@@ -291,7 +293,7 @@ func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Messa
 			return nil, &RepairError{Problems: probs, Text: extractJSON(resp.Text)}
 		}
 	}
-	if warns := engine.EditWarningsRead(ctx, plan2, ws, read); len(warns) > 0 {
+	if warns := plans.EditWarningsRead(ctx, plan2, ws, read); len(warns) > 0 {
 		p.Logger.Warn("the plan still has edit_file steps whose oldText is not in the file", "warnings", len(warns))
 		if onWarn != nil {
 			onWarn(warns)
@@ -300,7 +302,7 @@ func (p *Planner) finish(ctx context.Context, budget engine.Budget, msgs []Messa
 	return plan2, nil
 }
 
-func warningPrompt(warns []engine.Problem) string {
+func warningPrompt(warns []plans.Problem) string {
 	var b strings.Builder
 	b.WriteString("That plan would fail:\n")
 	for _, w := range warns {
@@ -311,7 +313,7 @@ func warningPrompt(warns []engine.Problem) string {
 	return b.String()
 }
 
-func repairPrompt(probs []engine.Problem) string {
+func repairPrompt(probs []plans.Problem) string {
 	var b strings.Builder
 	b.WriteString("That plan is invalid. Problems:\n")
 	for _, pr := range probs {
@@ -322,19 +324,19 @@ func repairPrompt(probs []engine.Problem) string {
 }
 
 // check parses and validates a model's plan.
-func (p *Planner) check(text string) (*engine.Plan, []engine.Problem) {
-	plan, err := engine.ParsePlan("model-plan.json", []byte(extractJSON(text)))
+func (p *Planner) check(text string) (*plans.Plan, []plans.Problem) {
+	plan, err := plans.ParsePlan("model-plan.json", []byte(extractJSON(text)))
 	if err != nil {
-		var ve *engine.ValidationError
+		var ve *plans.ValidationError
 		if errors.As(err, &ve) && len(ve.Problems) > 0 {
 			return nil, ve.Problems
 		}
-		return nil, []engine.Problem{{Message: "not a JSON plan: " + err.Error()}}
+		return nil, []plans.Problem{{Message: "not a JSON plan: " + err.Error()}}
 	}
 	if len(plan.Steps) == 0 {
-		return nil, []engine.Problem{{Field: "steps", Message: "the plan has no steps"}}
+		return nil, []plans.Problem{{Field: "steps", Message: "the plan has no steps"}}
 	}
-	if probs := engine.ValidatePlan(plan, p.tools, p.MaxSteps); len(probs) > 0 {
+	if probs := plans.ValidatePlan(plan, p.tools, p.MaxSteps); len(probs) > 0 {
 		return nil, probs
 	}
 	return plan, nil
@@ -350,23 +352,23 @@ func firstLine(s string, n int) string {
 
 // parseSteps decodes a JSON array of steps with the plan parser's strict
 // rules (unknown fields, wrong types).
-func parseSteps(raw json.RawMessage) ([]*engine.Step, error) {
+func parseSteps(raw json.RawMessage) ([]*plans.Step, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	wrapped := append(append([]byte(`{"steps":`), raw...), '}')
-	pl, err := engine.ParsePlan("model-steps.json", wrapped)
+	pl, err := plans.ParsePlan("model-steps.json", wrapped)
 	if err != nil {
 		return nil, err
 	}
 	return pl.Steps, nil
 }
 
-func planJSON(pl *engine.Plan) string {
+func planJSON(pl *plans.Plan) string {
 	data, _ := json.MarshalIndent(struct {
-		Title   string         `json:"title,omitempty"`
-		Request string         `json:"request,omitempty"`
-		Steps   []*engine.Step `json:"steps"`
+		Title   string        `json:"title,omitempty"`
+		Request string        `json:"request,omitempty"`
+		Steps   []*plans.Step `json:"steps"`
 	}{pl.Title, pl.Request, pl.Steps}, "", " ")
 	return string(data)
 }
@@ -405,14 +407,14 @@ Decide how to recover. Answer JSON {"action", "reason", "step"?, "steps"?}:
 	}
 	dec, probs = p.checkDecision(resp.Text, rr)
 	if len(probs) > 0 {
-		return nil, fmt.Errorf("recover step %q: the model's decision is invalid: %w", rr.StepID, &engine.ValidationError{Problems: probs})
+		return nil, fmt.Errorf("recover step %q: the model's decision is invalid: %w", rr.StepID, &plans.ValidationError{Problems: probs})
 	}
 	return dec, nil
 }
 
 // checkDecision parses a decision and checks its shape and the plan it
 // leads to.
-func (p *Planner) checkDecision(text string, rr engine.RecoveryRequest) (*engine.RecoveryDecision, []engine.Problem) {
+func (p *Planner) checkDecision(text string, rr engine.RecoveryRequest) (*engine.RecoveryDecision, []plans.Problem) {
 	var raw struct {
 		Action string          `json:"action"`
 		Reason string          `json:"reason"`
@@ -420,11 +422,11 @@ func (p *Planner) checkDecision(text string, rr engine.RecoveryRequest) (*engine
 		Steps  json.RawMessage `json:"steps"`
 	}
 	if err := json.Unmarshal([]byte(extractJSON(text)), &raw); err != nil {
-		return nil, []engine.Problem{{Message: "not a JSON decision: " + err.Error()}}
+		return nil, []plans.Problem{{Message: "not a JSON decision: " + err.Error()}}
 	}
 	dec := &engine.RecoveryDecision{Action: raw.Action, Reason: raw.Reason}
-	var probs []engine.Problem
-	prob := func(field, msg string) { probs = append(probs, engine.Problem{Field: field, Message: msg}) }
+	var probs []plans.Problem
+	prob := func(field, msg string) { probs = append(probs, plans.Problem{Field: field, Message: msg}) }
 	steps, err := parseSteps(raw.Steps)
 	if err != nil {
 		prob("steps", err.Error())
@@ -477,7 +479,7 @@ func (p *Planner) checkDecision(text string, rr engine.RecoveryRequest) (*engine
 			return nil, probs
 		}
 		var ids []string
-		var out []*engine.Step
+		var out []*plans.Step
 		for _, st := range pl.Steps {
 			if st.ID == rr.StepID {
 				out = append(out, dec.Steps...)
@@ -498,7 +500,7 @@ func (p *Planner) checkDecision(text string, rr engine.RecoveryRequest) (*engine
 			prob("steps", "redesign_remaining_plan needs the new steps (or use fail_gracefully)")
 			return nil, probs
 		}
-		var keep []*engine.Step
+		var keep []*plans.Step
 		for _, st := range pl.Steps {
 			if _, done := rr.Completed[st.ID]; done || st.ID == rr.StepID {
 				keep = append(keep, st)
@@ -510,7 +512,7 @@ func (p *Planner) checkDecision(text string, rr engine.RecoveryRequest) (*engine
 		prob("action", fmt.Sprintf("unknown action %q; use retry_with_changes, insert_recovery_steps, redesign_remaining_plan or fail_gracefully", dec.Action))
 		return nil, probs
 	}
-	probs = append(probs, engine.ValidatePlan(pl, p.tools, p.MaxSteps)...)
+	probs = append(probs, plans.ValidatePlan(pl, p.tools, p.MaxSteps)...)
 	if len(probs) > 0 {
 		return nil, probs
 	}
@@ -518,7 +520,7 @@ func (p *Planner) checkDecision(text string, rr engine.RecoveryRequest) (*engine
 }
 
 // RePlan asks the model for extra steps when a step needs more context.
-func (p *Planner) RePlan(ctx context.Context, rr engine.RePlanRequest) ([]*engine.Step, error) {
+func (p *Planner) RePlan(ctx context.Context, rr engine.RePlanRequest) ([]*plans.Step, error) {
 	if rr.Plan == nil {
 		return nil, errors.New("replan: no plan")
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 	"github.com/agentd/agentd/workspace"
@@ -66,7 +68,7 @@ func TestCreateWithRepairRound(t *testing.T) {
 			if len(plan.Steps) != 2 || plan.Request != "bump the version to 2.0.0" || plan.Title != "Bump" {
 				t.Errorf("plan %+v", plan)
 			}
-			if probs := engine.ValidatePlan(plan, tools.Builtin(), 0); len(probs) > 0 {
+			if probs := plans.ValidatePlan(plan, tools.Builtin(), 0); len(probs) > 0 {
 				t.Errorf("returned plan invalid: %v", probs)
 			}
 			reqs := srv.Requests()
@@ -107,7 +109,7 @@ func TestCreateStillInvalid(t *testing.T) {
 	srv.Push(fakemodel.Reply{Text: bad}, fakemodel.Reply{Text: bad})
 	pl := NewPlanner(memSettings(srv, "openai:gpt-4o", nil), nil)
 	_, err := pl.Create(t.Context(), CreateRequest{Request: "do it", Workspace: newWorkspace(t, sampleFiles)})
-	var ve *engine.ValidationError
+	var ve *plans.ValidationError
 	if !errors.As(err, &ve) || !strings.Contains(err.Error(), "no_such_tool") {
 		t.Fatalf("err = %v", err)
 	}
@@ -140,7 +142,7 @@ func TestRegenerate(t *testing.T) {
 	srv := fakemodel.New()
 	srv.Push(fakemodel.Reply{Text: `{"steps":[{"id":"only","tool":"read_file","args":{"path":"config.json"}}]}`})
 	pl := NewPlanner(memSettings(srv, "openai:gpt-4o", nil), nil)
-	old, err := engine.ParsePlan("p.json", []byte(validPlan))
+	old, err := plans.ParsePlan("p.json", []byte(validPlan))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestSummaryWithinBudget(t *testing.T) {
 		files[filepath.ToSlash(filepath.Join("src", "pkg"+string(rune('a'+i%26)), "file"+strings.Repeat("x", i%7)+string(rune('0'+i%10))+"_"+itoa(i)+".go"))] = "x"
 	}
 	ws := newWorkspace(t, files)
-	s, err := workspaceSummary(t.Context(), engine.ReadGate{WS: ws}, nil, nil, 1000, nil)
+	s, err := workspaceSummary(t.Context(), approval.ReadGate{WS: ws}, nil, nil, 1000, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

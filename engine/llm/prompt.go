@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fileset"
 )
@@ -31,10 +31,10 @@ const maxWalkFiles = 200_000
 // workspaceSummary renders the file tree (ignore-aware), the README's head,
 // open buffers and the selection within about tokens tokens (4 chars each).
 //
-// What the model would read of a file goes through gate (engine.ReadGate):
+// What the model would read of a file goes through gate (approval.ReadGate):
 // a sensitive open buffer or README asks, or is left out with a note in the
 // summary and on progress.
-func workspaceSummary(ctx context.Context, gate engine.ReadGate, open []string, sel *Selection, tokens int, progress func(Progress)) (string, error) {
+func workspaceSummary(ctx context.Context, gate approval.ReadGate, open []string, sel *Selection, tokens int, progress func(Progress)) (string, error) {
 	ws := gate.WS
 	if ws == nil {
 		return "", nil

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/approval"
+	"github.com/agentd/agentd/engine/plans"
 	"github.com/agentd/agentd/engine/tools"
 	"github.com/agentd/agentd/internal/fakemodel"
 	"github.com/agentd/agentd/workspace"
@@ -39,7 +41,7 @@ func newScenarioModel(t *testing.T, files map[string]string, model string) *scen
 	s := tcpSettings(t, srv, model)
 	pl := NewPlanner(s, tools.Builtin())
 	return &scenario{t: t, srv: srv, ws: ws, planner: pl, cfg: engine.Config{
-		Tools: tools.Builtin(), WS: ws, Planner: pl, Model: NewStepModel(s), Approver: engine.AllowAll{},
+		Tools: tools.Builtin(), WS: ws, Planner: pl, Model: NewStepModel(s), Approver: approval.AllowAll{},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}}
 }
@@ -47,7 +49,7 @@ func newScenarioModel(t *testing.T, files map[string]string, model string) *scen
 func (sc *scenario) run(planJSON string, opts engine.RunOptions) engine.RunState {
 	t := sc.t
 	t.Helper()
-	p, err := engine.ParsePlan("scenario.json", []byte(planJSON))
+	p, err := plans.ParsePlan("scenario.json", []byte(planJSON))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,8 +290,8 @@ func TestScenarioRePlanBounded(t *testing.T) {
 	if st.Status != engine.RunCompleted {
 		t.Fatalf("status %s: %s", st.Status, st.Error)
 	}
-	if replans != engine.DefaultMaxRePlans || st.RePlanIterations != engine.DefaultMaxRePlans {
-		t.Errorf("replans %d, iterations %d, want %d", replans, st.RePlanIterations, engine.DefaultMaxRePlans)
+	if replans != plans.DefaultMaxRePlans || st.RePlanIterations != plans.DefaultMaxRePlans {
+		t.Errorf("replans %d, iterations %d, want %d", replans, st.RePlanIterations, plans.DefaultMaxRePlans)
 	}
 	if st.FinalPlan.Step("_rp1_look") == nil || st.FinalPlan.Step("_rp2_look") == nil || st.FinalPlan.Step("_rp3_look") != nil {
 		t.Errorf("final plan steps: %s", planJSON(st.FinalPlan))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/engine/plans"
 )
 
 // NeedsMoreContextMarker starts a line of a step's answer that asks the
@@ -58,7 +59,7 @@ func (m *StepModel) RunStep(ctx context.Context, call engine.ModelCall) (*engine
 	if call.Output != nil {
 		req.OnText = call.Output
 	}
-	if call.Step == nil || call.Step.EffectiveKind() != engine.KindAgent {
+	if call.Step == nil || call.Step.EffectiveKind() != plans.KindAgent {
 		req.System = stepSystem
 		resp, u, err := c.Call(ctx, call.Budget, req)
 		if err != nil {
@@ -77,7 +78,7 @@ func (m *StepModel) RunStep(ctx context.Context, call engine.ModelCall) (*engine
 	}
 	maxIter := call.Step.MaxIterations
 	if maxIter <= 0 {
-		maxIter = engine.DefaultMaxIterations
+		maxIter = plans.DefaultMaxIterations
 	}
 	for iter := 0; iter < maxIter; iter++ {
 		resp, u, err := c.Call(ctx, call.Budget, req)

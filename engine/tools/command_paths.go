@@ -9,7 +9,7 @@ import (
 // ReadPaths are the paths a command line names (CommandPaths): the engine
 // asks before running a command that names a sensitive file, as it asks
 // before read_file reads one, since what the command prints goes to a
-// model (engine.ReadGate).
+// model (approval.ReadGate).
 func (t *runCommandTool) ReadPaths(raw json.RawMessage) []string {
 	a, err := decodeArgs[RunCommandArgs](t.name, raw)
 	if err != nil {

@@ -639,7 +639,7 @@ export interface Rule {
 export interface PlanEdit {
   op: string;
   stepId?: string;
-  /** Decoded by the core (engine.Step), so Go keeps it raw (goRaw). */
+  /** Decoded by the core (plans.Step), so Go keeps it raw (goRaw). */
   step?: Step;
   after?: string;
 }

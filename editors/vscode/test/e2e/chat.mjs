@@ -20,12 +20,13 @@ export async function chatCases(h) {
 
   // The chat view's document: the webview view's outer iframe, then its content frame.
   const chat = () => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
-  const pane = () => page.locator('.pane', { has: page.locator('.pane-header', { hasText: /^\s*Chat/ }) });
+  // The chat has a side bar container of its own (agentd Chat): its picture is the side bar.
+  const pane = () => page.locator('.part.sidebar').first();
   const turn = (i) => chat().locator(`.turn[data-turn="${i}"]`);
   const turnText = async (i) => (await turn(i).innerText().catch(() => '')).replace(/\s+/g, ' ');
   const notice = async () => ((await chat().locator('#notice:not([hidden])').innerText().catch(() => '')) ?? '');
   async function focusChat() {
-    await palette('agentd: Focus on Chat View');
+    await palette('agentd Chat: Focus on Chat View');
     await chat().locator('#text').waitFor({ timeout: 60000 });
   }
   async function say(text) {
@@ -41,18 +42,11 @@ export async function chatCases(h) {
     if (media !== results && name === 'chat.png') fs.copyFileSync(path.join(results, name), path.join(media, name));
   }
   const fileRow = (i, rel) => turn(i).locator(`.file[data-uri$="${rel}"]`);
-  // The chat as a user who works in it lays it out: the other agentd views collapsed and the side
-  // bar wider (put back at the end, with the chat collapsed, for the cases after these).
-  const others = ['Plan', 'Changes', 'Snapshots'];
-  const header = (name) => page.locator('.pane-header', { hasText: new RegExp(`^\\s*${name}`) }).first();
+  // The chat is in a side bar container of its own, with the whole height; a user who works in
+  // it widens the side bar (put back at the end, with the Plan view's container shown again, for
+  // the cases after these).
   async function layout(chatWide) {
-    // The cases after these list many rows in the Changes view: the chat gives them its room.
-    const chatOpen = (await header('Chat').getAttribute('aria-expanded')) === 'true';
-    if (!chatWide && chatOpen) await header('Chat').click();
-    for (const name of others) {
-      const open = (await header(name).getAttribute('aria-expanded')) === 'true';
-      if (open === chatWide) await header(name).click();
-    }
+    if (!chatWide) await palette('agentd: Focus on Plan View');
     const sash = page.locator('.part.sidebar').first();
     const box = await sash.boundingBox();
     const want = chatWide ? 460 : 300;
