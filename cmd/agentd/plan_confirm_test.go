@@ -91,7 +91,7 @@ PY
 	r := startPTY(t, []string{"EDITOR=" + ed, "VISUAL="}, "run", "--request", "write it", "--workspace", ws, "--state-dir", state, "--review", "none")
 	at := r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", 0)
 	r.send("e\n")
-	at = r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", at)
+	r.waitFor("[r]un it, [e]dit it in $EDITOR, or [q]uit?", at)
 	r.send("q\n")
 	if code := r.wait(); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, r.tail())
