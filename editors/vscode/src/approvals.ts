@@ -4,8 +4,13 @@
 import * as vscode from 'vscode';
 import { ApprovalRequest, approvalPrompt } from './model';
 import { Reg, State } from './state';
+import type * as wire from './protocol.gen';
 
-export type ApprovalAnswer = { outcome: 'selected'; optionId: string; reason?: string } | { outcome: 'cancelled' };
+/** agentd/approval/request's result (wire.ApprovalResult), narrowed: a selected answer names its
+ *  option; a cancelled one carries nothing else. */
+export type ApprovalAnswer =
+  | (wire.ApprovalResult & Required<Pick<wire.ApprovalResult, 'optionId'>> & { outcome: 'selected' })
+  | (Pick<wire.ApprovalResult, 'outcome'> & { outcome: 'cancelled' });
 
 export async function askApproval(st: State, r: ApprovalRequest): Promise<ApprovalAnswer> {
   const p = approvalPrompt(r, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
@@ -23,15 +28,13 @@ export async function askApproval(st: State, r: ApprovalRequest): Promise<Approv
   return { outcome: 'selected', optionId: pick.optionId };
 }
 
-interface Rule { id: string; category?: string; tool?: string; command?: string; path?: string; allow: boolean; createdAt?: string }
-
 /** manageRules lists the remembered approval rules ("always" answers) and revokes the chosen. */
 async function manageRules(st: State): Promise<void> {
-  const pol = await st.daemon.req<{ rules?: Rule[] }>('agentd/policy/get', {});
+  const pol = await st.daemon.req<Partial<Pick<wire.PolicyState, 'rules'>>>('agentd/policy/get', {});
   const rules = pol.rules ?? [];
   if (!rules.length) { void vscode.window.showInformationMessage('agentd: no remembered approval rules'); return; }
   const picks = await vscode.window.showQuickPick(rules.map((r) => ({
-    label: `${r.allow ? '$(check) allow' : '$(close) reject'} ${r.command ? `\`${r.command}\`` : r.path ?? r.tool ?? r.category ?? ''}`,
+    label: `${r.allow ? '$(check) allow' : '$(close) reject'} ${r.command ? `\`${r.command}\`` : r.tool ?? r.category ?? ''}`,
     description: r.id, detail: [r.category, r.tool, r.createdAt && new Date(r.createdAt).toLocaleString()].filter(Boolean).join(' · '), rule: r,
   })), { title: 'agentd: Approval Rules (select the rules to revoke)', canPickMany: true, placeHolder: 'remembered "always" answers' });
   if (!picks?.length) return;

@@ -8,6 +8,7 @@ import { ChangeNode } from './views';
 import { DaemonDown, errText } from './errors';
 import { Decision, DecideIO, ResolveResult, decide, openSetIds } from './decide';
 import { Reg, State } from './state';
+import type * as wire from './protocol.gen';
 import { refreshSnapshots } from './snapshots';
 
 /** The buffer version of each open document: a change set asked for now is computed on these. */
@@ -34,12 +35,12 @@ export async function resyncFile(st: State, uri: string, ids: string[]): Promise
   for (const id of ids) await fetchChangeSet(st, id);
 }
 
-export interface SaveRequest { uris: string[]; reason: string; userEdited?: string[] }
+export type SaveRequest = wire.SaveParams;
 
 /** saveDocuments answers agentd/documents/save: it saves exactly the documents the server names
  *  (never "save all"), and one that also holds the user's own unsaved edits only when the user
  *  says so. */
-export async function saveDocuments(st: State, p: SaveRequest): Promise<{ saved: string[] }> {
+export async function saveDocuments(st: State, p: SaveRequest): Promise<wire.SaveResult> {
   const saved: string[] = [];
   const rel = (u: string) => vscode.workspace.asRelativePath(vscode.Uri.parse(u));
   let ok = new Set<string>(p.uris.filter((u) => !p.userEdited?.includes(u)));

@@ -4,10 +4,11 @@
 // tests hold the recipe (test/unit/decide.test.ts).
 import { ChangeSet, isOpen } from './model';
 import { errText, isRpcError } from './errors';
+import type * as wire from './protocol.gen';
 
-export interface Decision { uri?: string; hunkId?: string; action: 'accept' | 'reject' }
+export type Decision = wire.Decision;
 
-export interface ResolveResult { changeId: string; status: string; applied: string[]; rejected: string[]; conflicts: { uri: string; hunkId: string; message: string }[] }
+export type ResolveResult = wire.ResolveResult;
 
 /** The one line said when a decision was refused because what the user saw changed. */
 export const REDRAWN = 'agentd: the change was redrawn; decide again.';

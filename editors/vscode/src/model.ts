@@ -5,30 +5,24 @@
 
 // The wire's types are generated from the protocol's schema (docs/protocol.schema.json,
 // `go generate ./protocol`); they are re-exported here under the names the extension uses.
+import type * as wire from './protocol.gen';
 import type { ApprovalRequestParams as ApprovalRequest, ChangeSet, ChangesDidChangeParams as ChangesDidChange, Counts, FileInfo, HunkInfo, Range } from './protocol.gen';
 export type {
   ApprovalOption, ApprovalRequestParams as ApprovalRequest, ChangeSet, ChangesDidChangeParams as ChangesDidChange,
   Counts, FileInfo, HunkInfo, Position, Range, WordDiff,
 } from './protocol.gen';
 
-export interface Step {
-  id: string;
-  tool?: string;
-  kind?: string;
-  description?: string;
-  dependsOn?: string[];
-  args?: unknown;
-  skip?: boolean;
-  [k: string]: unknown;
-}
+// Where the extension reads a wire type more loosely or more narrowly than the schema, it derives
+// it from the generated one (Pick, Partial, Omit), so that a schema change is a type error here.
 
-export interface Plan { id: string; version: number; title?: string; request?: string; steps: Step[] }
+export type Step = wire.Step;
 
-export interface StepState {
-  id: string; status: string; attempts?: number; durationMs?: number; error?: string; reason?: string;
-  /** The step was allowed by a remembered rule. */
-  allowedBy?: { ruleId: string; command?: string };
-}
+/** A plan the daemon keeps (agentd/plan/get, load, create, edit): its id and version are set. */
+export type Plan = wire.Plan & Required<Pick<wire.Plan, 'id' | 'version'>>;
+
+/** A step's state as the Plan view keeps it: the wire's, of which an event gives only the id and
+ *  the status, and with the statuses the view adds between events (retrying, stopped). */
+export type StepState = Pick<wire.StepState, 'id'> & Partial<Omit<wire.StepState, 'id' | 'status'>> & { status: wire.StepStatus | string };
 
 /** stepDescription is the text beside a step in the Plan view: what it does, its tool, its
  *  time and attempts, why it did not run (a blocked, skipped or cancelled step's reason, as the
@@ -51,12 +45,12 @@ export function stepNotes(st: StepState | undefined): string[] {
   return out;
 }
 
-export interface RunState {
-  runId: string; planId: string; planVersion?: number; status: string; progress: number;
-  completedSteps: number; failedSteps: number; skippedSteps: number; blockedSteps?: number; totalSteps: number;
-  currentSteps: string[]; elapsedMs?: number; etaMs?: number; steps?: StepState[]; snapshots?: string[];
-  error?: string;
-}
+/** A run's state as the daemon sends it, as far as the extension is sure of it: a state it makes
+ *  itself (a run just started, a test's) has the counts alone, and a run of a daemon that died is
+ *  marked stopped. */
+type RunCounts = 'runId' | 'progress' | 'completedSteps' | 'failedSteps' | 'skippedSteps' | 'totalSteps' | 'currentSteps';
+export type RunState = Pick<wire.RunState, RunCounts> & Partial<Omit<wire.RunState, RunCounts | 'status' | 'steps'>>
+  & { status: wire.RunStatus | string; steps?: StepState[] };
 
 
 // ---------------------------------------------------------------------------------------------
@@ -635,23 +629,17 @@ export function missingModel(o: { model: string; provider: string; baseUrl: stri
 // the user changed the agent's lines there is a conflict, and a conflicting undo changes nothing
 // until the user chooses (docs/protocol.md). The core decides every file; this only words it.
 
-export interface UndoConflict { path: string; reason: string; owners?: string[]; diff?: string }
+export type UndoConflict = Pick<wire.UndoConflict, 'path' | 'reason' | 'owners' | 'diff'>;
 /** agentd/undo/run and agentd/undo/restore's result. `applied` false: nothing was written (a dry
  *  run, or conflicts the caller did not choose for). Paths are the wire's (workspace-relative or
  *  file URIs). */
-export interface UndoResult {
-  runId?: string;
-  applied: boolean;
-  reverted: string[];
-  created: string[];
-  deleted: string[];
-  conflicts: UndoConflict[];
-  overwritten?: string[];
-  leftAlone: { path: string; message: string }[];
-  undoId?: string;
-  hint?: string;
-}
-export type OnConflict = '' | 'keep' | 'overwrite';
+export type UndoResult = Pick<wire.UndoResult, 'applied' | 'reverted' | 'undoId'> & Partial<Pick<wire.UndoResult, 'overwritten'>>
+  & Partial<Pick<wire.UndoRunResult, 'runId'>> & Pick<wire.UndoRunResult, 'created' | 'deleted'> & {
+    conflicts: UndoConflict[];
+    /** The files left alone, by path (an older daemon's restore names them by uri). */
+    leftAlone: (Pick<wire.UndoConflict, 'path'> & Pick<wire.ResolveConflict, 'message'>)[];
+  };
+export type OnConflict = wire.OnConflict;
 
 /** The choices of the conflict dialog, in the order shown (Cancel is the dialog's own). */
 export const UNDO_KEEP = 'Undo the rest, keep these files';
@@ -682,7 +670,6 @@ export function normalizeUndo(raw: unknown): UndoResult {
     overwritten: strs(inner.overwritten),
     leftAlone,
     undoId: typeof r.undoId === 'string' ? r.undoId : typeof inner.undoSnapshotId === 'string' ? inner.undoSnapshotId : undefined,
-    hint: typeof r.hint === 'string' ? r.hint : undefined,
   };
 }
 

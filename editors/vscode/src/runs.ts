@@ -9,9 +9,10 @@ import { updateStatus } from './status';
 import { editPlan, loadPlan, pickPlanFile, reloadPlan, stepArg } from './plans';
 import { fetchChangeSet } from './changes';
 import { refreshSnapshots } from './snapshots';
+import type * as wire from './protocol.gen';
 
-export interface RunEvent { seq: number; type: string; runId: string; stepId?: string; status?: string; error?: string; changeId?: string; snapshotId?: string; reason?: string }
-export interface RunDidChange { runId: string; event: RunEvent; state?: RunState; unsaved?: string[]; note?: string }
+export type RunEvent = wire.Event;
+export type RunDidChange = wire.RunEventParams;
 
 /** Ends the progress notifications of a daemon that died (no `end` will come). */
 const progressEnds = new Set<() => void>();

@@ -10,6 +10,7 @@ import { DIFF_SCHEME } from './review';
 import { SnapNode, SnapshotInfo } from './views';
 import { DaemonDown, errText, isRpcError } from './errors';
 import { Reg, State } from './state';
+import type * as wire from './protocol.gen';
 
 export async function refreshSnapshots(st: State): Promise<void> {
   const list = await st.daemon.req<SnapshotInfo[]>('agentd/snapshot/list', {}).catch(() => undefined);
@@ -45,7 +46,7 @@ function snapArg(n: unknown): SnapshotInfo | undefined {
   return undefined;
 }
 
-interface RestoreResult { restored: string[]; deleted: string[]; created: string[]; conflicts: { uri: string; message: string }[]; leftAlone?: { uri: string; message: string }[]; undoSnapshotId?: string }
+type RestoreResult = wire.RestoreResult;
 
 async function restore(st: State, id: string, label: string): Promise<void> {
   // The server decides everything: it puts the restored text into open buffers through
@@ -77,7 +78,7 @@ function showRestore(st: State, res: RestoreResult, label: string, undoable = tr
 
 /** What an undo of a run could not take back (agentd/undo/run's leftovers): the daemon words it
  *  (the same text as the terminal and ACP); shown here as it is, with its git revert to copy. */
-interface Leftovers { commits?: { sha: string; subject: string }[]; revert?: string; staged?: string[]; bigFiles?: string[]; text: string }
+type Leftovers = wire.Leftovers;
 
 function showLeftovers(st: State, l: Leftovers): void {
   for (const line of l.text.split('\n')) st.out.warn(line);

@@ -1,8 +1,9 @@
 // The Plan, Changes and Snapshots views.
 import * as vscode from 'vscode';
 import { ChangeSet, Plan, RunState, StepState, fileCounts, fileOpenUnits, hunkSpan, setCounts, isOpen, stepDescription, stepIcons, stepNotes } from './model';
+import type * as wire from './protocol.gen';
 
-export interface Problem { stepId?: string; field?: string; message: string }
+export type Problem = wire.Problem;
 
 export type PlanNode = { type: 'step'; stepId: string } | { type: 'problem'; problem: Problem };
 
@@ -145,7 +146,7 @@ export class ChangesTree implements vscode.TreeDataProvider<ChangeNode> {
   }
 }
 
-export interface SnapshotInfo { id: string; runId?: string; stepId?: string; label: string; createdAt: string; filesChanged: number }
+export type SnapshotInfo = wire.SnapshotInfo;
 export type SnapNode = { type: 'run'; runId: string } | { type: 'snapshot'; snap: SnapshotInfo };
 
 export class SnapshotsTree implements vscode.TreeDataProvider<SnapNode> {

@@ -3,44 +3,31 @@
 // in flight, an answer streaming in, why a new message is refused now). No `vscode` import: the
 // unit tests run it under Node. Every rule stays the daemon's: this only words what it says.
 import { ChangeSet, Plan, Step } from '../model';
+import type * as wire from '../protocol.gen';
 
 /** A turn as agentd/chat/load returns it (docs/protocol.md, "Chats"). */
-export interface ChatTurn {
-  request: string;
-  planId?: string;
-  planTitle?: string;
-  planSteps?: string[];
-  runId?: string;
-  status?: string;
-  steps?: string[];
-  review?: string[];
-  failure?: string;
-  undone?: boolean;
-  startSnapshot?: string;
-  question?: boolean;
-  answer?: string;
-  read?: string[];
-}
+export type ChatTurn = wire.Turn;
 
-/** `condensed`: the turns (1-based) the chat's next request will condense (docs/protocol.md, "Condensing"). */
-export interface ChatLoad { chatId: string; title: string; createdAt?: string; updatedAt?: string; turns: ChatTurn[]; condensed?: number[] }
-export interface ChatSummary { chatId: string; title: string; createdAt?: string; updatedAt?: string; turns: number }
+/** `condensed`: the turns (1-based) the chat's next request will condense (docs/protocol.md,
+ *  "Condensing"). The view reads neither time, so a chat without them is one too. */
+export type ChatLoad = Omit<wire.Chat, 'createdAt' | 'updatedAt'> & Partial<Pick<wire.Chat, 'createdAt' | 'updatedAt'>>;
+export type ChatSummary = wire.ChatSummary;
 
-/** A step of a run as agentd/run/get (or the events) tell it. */
-export interface RunStep { id: string; status: string; error?: string; reason?: string; output?: string }
+/** A step of a run as agentd/run/get (or the events) tell it: its output is the text the events
+ *  streamed, its status also the view's own (retrying). */
+export type RunStep = Pick<wire.StepState, 'id' | 'error' | 'reason'> & { status: wire.StepStatus | string; output?: string };
 /** The run of a turn, as far as the chat view needs it. */
-export interface RunInfo { runId: string; planId?: string; status: string; error?: string; steps?: RunStep[] }
+export type RunInfo = Pick<wire.RunState, 'runId' | 'planId' | 'error'> & { status: wire.RunStatus | string; steps?: RunStep[] };
 
 /** agentd/run/didChange's params (the fields the chat reads). */
-export interface RunDidChange {
-  runId: string;
-  event: { type: string; stepId?: string; status?: string; error?: string; reason?: string; text?: string };
-  state?: { runId: string; planId?: string; status: string; error?: string };
-}
+export type RunDidChange = Pick<wire.RunEventParams, 'runId'> & {
+  event: Pick<wire.Event, 'type' | 'stepId' | 'status' | 'error' | 'reason' | 'text'>;
+  state?: Pick<wire.RunState, 'runId' | 'planId' | 'status' | 'error'>;
+};
 
 /** agentd/chat/stream's params: the next piece of the answer to the question that will be turn
  *  `turn` (0-based) of the chat. */
-export interface ChatStream { chatId: string; turn: number; text: string }
+export type ChatStream = wire.ChatStreamParams;
 
 // What the webview draws --------------------------------------------------------------------
 
