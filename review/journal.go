@@ -234,6 +234,11 @@ func (b *Book) recordLocked(k *keeper, sets ...*Set) error {
 // process (agentd run) recorded since. It returns the
 // sets added; damaged records are left out and logged by the journal.
 func (b *Book) Load() ([]*Set, error) {
+	return b.load(func(*Set) bool { return true })
+}
+
+// load is Load of the recorded sets keep takes.
+func (b *Book) load(keep func(*Set) bool) ([]*Set, error) {
 	b.mu.Lock()
 	k := b.keep
 	known := make(map[string]bool, len(b.sets))
@@ -250,6 +255,9 @@ func (b *Book) Load() ([]*Set, error) {
 		var s *Set
 		if e := json.Unmarshal(raw.Data, &s); e != nil || s == nil || s.ID == "" {
 			k.j.Warn("a saved change set is damaged; leaving it out (move it away to silence this)", raw.File, e)
+			continue
+		}
+		if !keep(s) {
 			continue
 		}
 		b.mu.Lock()

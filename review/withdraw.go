@@ -18,8 +18,16 @@ func (b *Book) Withdraw(ctx context.Context, runID, reason string) ([]string, er
 	if runID == "" {
 		return nil, nil
 	}
-	// The sets another process made (an editor's daemon, when the undo
-	// is the terminal's) are taken from the journal first.
+	// The sets another process made (the run's own, when the undo is
+	// another process's: agentd undo after agentd run, or after an
+	// editor's daemon) are taken from the journal first: the run's
+	// recorded sets this book does not hold yet, then what changed since
+	// it looked (Sync). Sync alone sees only records changed since the book
+	// opened, so an undo a few seconds after the run left its sets
+	// pending.
+	if _, err := b.load(func(s *Set) bool { return s.RunID == runID }); err != nil {
+		return nil, fmt.Errorf("closing the change sets of undone run %s: %w", runID, err)
+	}
 	if _, err := b.Sync(); err != nil {
 		return nil, fmt.Errorf("closing the change sets of undone run %s: %w", runID, err)
 	}
