@@ -37,7 +37,10 @@ try {
     await until(`"${command}" in the palette`, async () => (await page.locator('.quick-input-list .monaco-list-row.focused').textContent())?.includes(command), 60000);
     await page.keyboard.press('Enter');
     if (pick) {
-      await input.waitFor({ state: 'visible' });
+      // The command's own pick, not the palette still showing while the command starts (under
+      // load its pick can come seconds later: filled into the palette, the name opened the file
+      // and the plan was never loaded; seen in CI).
+      await until('the command\'s pick', async () => (await input.isVisible()) && !(await input.inputValue()).startsWith('>'), 60000);
       await input.fill(pick);
       await until(`"${pick}" in the pick`, async () => (await page.locator('.quick-input-list .monaco-list-row.focused').textContent())?.includes(pick));
       await page.keyboard.press('Enter');

@@ -347,7 +347,9 @@ async function palette(command, pick) {
 }
 async function quickPick(text) {
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible' });
+  // The command's own pick, not the palette still showing while the command starts (under load
+  // its pick can come seconds later: filled into the palette, the text would open a file).
+  await until('the command\'s pick', async () => (await input.isVisible()) && !(await input.inputValue()).startsWith('>'), 30000);
   await input.fill(text);
   await until(`"${text}" in the quick pick`, async () => (await page.locator('.quick-input-list .monaco-list-row.focused').textContent())?.includes(text));
   await page.keyboard.press('Enter');
