@@ -6,7 +6,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 export async function chatCases(h) {
-  const { page, check, until, assert, palette, reload, fakeURL, ws, results, media } = h;
+  const { page, check, until, assert, palette, reload, fakeURL, ws, results, media, userDir } = h;
+  // These cases review before the writes (a run waits on its change: "running", then Accept): an
+  // earlier case of the suite turns after mode on and leaves it, so it is set here, as a user
+  // would in the settings, and the window reloaded.
+  const settings = path.join(userDir, 'User', 'settings.json');
+  const cur = JSON.parse(fs.readFileSync(settings, 'utf8'));
+  if (cur['agentd.review'] !== 'before') {
+    fs.writeFileSync(settings, JSON.stringify({ ...cur, 'agentd.review': 'before' }, null, 1));
+    await reload();
+  }
   fs.mkdirSync(path.join(ws, 'chat'), { recursive: true });
   fs.writeFileSync(path.join(ws, 'chat', 'a.txt'), 'alpha\n');
   fs.writeFileSync(path.join(ws, 'chat', 'b.txt'), 'beta\n');
