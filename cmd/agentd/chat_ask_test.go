@@ -32,7 +32,6 @@ func TestServeChatAskAnswersThroughTheModel(t *testing.T) {
 	initialize(c, ws)
 	chat := c.call("agentd/chat/new", map[string]any{})
 	id, _ := chat["result"].(map[string]any)["chatId"].(string)
-	c.keep = true
 	r := c.call("agentd/chat/ask", map[string]any{"chatId": id, "question": "what does Hello return?"})
 	if r["error"] != nil {
 		t.Fatalf("chat/ask: %v", r["error"])

@@ -24,9 +24,6 @@ func TestReviewCommandDecidesASetOfAPausedRun(t *testing.T) {
 	}
 	srv := startServeProc(t, state)
 	c := srv.lspConn
-	// The run's events may come before the answer to the request that
-	// caused them (run/start, run/resume): kept for events below.
-	c.keep = true
 	initializeWith(c, ws, map[string]any{"review": "before", "clientFeatures": map[string]any{"changeReview": true}})
 	plan := `{"title":"paused","steps":[
 		{"id":"a","tool":"write_file","args":{"path":"a.txt","content":"one\nTWO\nthree\n"}},

@@ -21,12 +21,16 @@ type lspConn struct {
 	in  io.WriteCloser
 	out *bufio.Reader
 	id  int
-	// keep: call keeps the server's other messages it reads while it
-	// waits for its answer, and read gives them first (a test that waits
-	// for a notification the server may send before the answer to the
-	// request that caused it). Without it they are dropped.
-	keep   bool
+	// queued: the server's other messages call read while it waited for
+	// its answer; read gives them first. A notification can come before
+	// the answer to the request that caused it (a short run's runFinished
+	// before run/start's answer), so none is dropped: a test that dropped
+	// it would wait for it for good.
 	queued []map[string]any
+	// kill ends a server that sent nothing for serveSilentBound, so a
+	// test waiting for a message that never comes fails with its name
+	// instead of hanging the package until go test's timeout.
+	kill func()
 }
 
 func (c *lspConn) send(msg map[string]any) {
@@ -51,6 +55,14 @@ func (c *lspConn) read() map[string]any {
 // readWire reads the next message from the server.
 func (c *lspConn) readWire() map[string]any {
 	c.t.Helper()
+	if c.kill != nil {
+		silent := time.AfterFunc(serveSilentBound, c.kill)
+		defer func() {
+			if !silent.Stop() {
+				c.t.Errorf("the server sent nothing for %v and was killed: the test waited for a message it had already been sent or never would be", serveSilentBound)
+			}
+		}()
+	}
 	n := -1
 	for {
 		line, err := c.out.ReadString('\n')
@@ -86,9 +98,7 @@ func (c *lspConn) call(method string, params any) map[string]any {
 		if id, ok := m["id"].(float64); ok && int(id) == c.id && m["method"] == nil {
 			return m
 		}
-		if c.keep {
-			c.queued = append(c.queued, m)
-		}
+		c.queued = append(c.queued, m)
 	}
 }
 
@@ -111,6 +121,12 @@ type serveProc struct {
 // before killing it. Not a timing assertion: a bound on a hung server.
 const serveStopWait = 30 * time.Second
 
+// serveSilentBound is how long a test's read waits for the server's next
+// message before it kills the server and fails. Not a timing assertion:
+// every wait in these tests is for a message the server sends within
+// seconds; the bound names a test that would otherwise hang.
+const serveSilentBound = 3 * time.Minute
+
 // startServeProc starts the built binary's server with stateDir and env
 // added to the environment. Its TMPDIR is the test's own (env may set
 // another), so what a killed server could not remove (a file watcher's
@@ -127,7 +143,7 @@ func startServeProc(t *testing.T, stateDir string, env ...string) *serveProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &serveProc{lspConn: &lspConn{t: t, in: in, out: bufio.NewReader(out)}, cmd: cmd, exited: make(chan struct{})}
+	p := &serveProc{lspConn: &lspConn{t: t, in: in, out: bufio.NewReader(out), kill: func() { cmd.Process.Kill() }}, cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		cmd.Wait() // after the process ended: the test's reads are done
 		close(p.exited)

@@ -23,6 +23,8 @@ type acpConn struct {
 	sid string
 	// said is the text of the agent's messages so far.
 	said strings.Builder
+	// kill ends a server silent for serveSilentBound (as lspConn's).
+	kill func()
 }
 
 func (c *acpConn) call(method string, params any) map[string]any {
@@ -33,7 +35,11 @@ func (c *acpConn) call(method string, params any) map[string]any {
 		c.t.Fatal(err)
 	}
 	for {
+		silent := time.AfterFunc(serveSilentBound, c.kill)
 		line, err := c.out.ReadString('\n')
+		if !silent.Stop() {
+			c.t.Errorf("agentd acp sent nothing for %v and was killed", serveSilentBound)
+		}
 		if err != nil {
 			c.t.Fatalf("reading from agentd acp: %v", err)
 		}
@@ -92,7 +98,7 @@ func startACP(t *testing.T, ws, state string, env ...string) *acpConn {
 			<-done
 		}
 	})
-	c := &acpConn{t: t, in: in, out: bufio.NewReader(out)}
+	c := &acpConn{t: t, in: in, out: bufio.NewReader(out), kill: func() { cmd.Process.Kill() }}
 	if r := c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); r["error"] != nil {
 		t.Fatalf("acp initialize: %v", r["error"])
 	}
