@@ -208,7 +208,7 @@ func modelOptions(url, state string) Options {
 // its mode (unless mode is "").
 func openSession(t *testing.T, conn *sdk.ClientSideConnection, caps sdk.ClientCapabilities, ws string, mode sdk.SessionModeId) sdk.NewSessionResponse {
 	t.Helper()
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := modelOptions(url, state)
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	caps := sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}
 
 	c := &testClient{}
@@ -429,7 +429,7 @@ func TestPromptWhileRunningIsRefused(t *testing.T) {
 	c := &testClient{}
 	conn, stop := start(t, c, modelOptions(url, state))
 	defer stop()
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
 	fake.Push(fakemodel.Reply{Fault: fakemodel.FaultHang},
 		fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
@@ -482,7 +482,7 @@ func TestAlwaysAnswersAreTheWorkspaceRules(t *testing.T) {
 	c := &testClient{answer: string(sdk.PermissionOptionKindAllowAlways)}
 	conn, stop := start(t, c, modelOptions(url, state))
 	defer stop()
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
 	plan := `{"steps":[{"id":"c","tool":"run_command","args":{"command":"echo hi > hi.txt"}}]}`
 	fake.Push(fakemodel.Reply{Text: plan}, fakemodel.Reply{Text: plan})
@@ -551,4 +551,17 @@ func TestServeExitStatus(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "stdin is broken") {
 		t.Fatalf("broken input: %v, want the read error", err)
 	}
+}
+
+// hangBound bounds a test's calls over the wire: every one is answered
+// within seconds, so a call still waiting after this is a hang, and the
+// test fails naming itself instead of holding the package until go
+// test's timeout. Not a timing assertion.
+const hangBound = 3 * time.Minute
+
+// boundedCtx is a context for a test's calls that ends after hangBound.
+func boundedCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
+	t.Cleanup(cancel)
+	return ctx
 }

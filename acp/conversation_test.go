@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -28,7 +27,7 @@ func TestPromptsAreTurnsOfAConversation(t *testing.T) {
 	stop := func() { once.Do(stopServe) }
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	prompt := func(text string) {
 		t.Helper()
 		if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}}); err != nil {

@@ -47,7 +47,7 @@ func TestClientFinalNewlineIsNotAUserEdit(t *testing.T) {
 	tc := &testClient{}
 	conn, stop := start(t, eolClient{tc}, modelOptions(url, state))
 	defer stop()
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	ns := openSession(t, conn, sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}, ws, modeAuto)
 	prompt := func(text string) (string, int) {
 		t.Helper()

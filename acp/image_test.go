@@ -2,7 +2,6 @@ package acp
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"fmt"
 	"os"
@@ -52,7 +51,7 @@ func TestImagesReachAVisionModel(t *testing.T) {
 			c := &testClient{}
 			conn, stop := start(t, c, visionOptions(t, url, state, vision))
 			defer stop()
-			ctx := context.Background()
+			ctx := boundedCtx(t)
 			ir, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 			if err != nil {
 				t.Fatal(err)
@@ -131,7 +130,7 @@ func TestImagesRefusedClearly(t *testing.T) {
 		{sdk.ImageBlock(big, "image/png"), "an image in a prompt must fit in it too"},
 		{sdk.AudioBlock("aGk=", "audio/wav"), "audio"},
 	} {
-		_, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("look"), tc.block}})
+		_, err := conn.Prompt(boundedCtx(t), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("look"), tc.block}})
 		var re *sdk.RequestError
 		if !asRequestError(err, &re) || (re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), "prompt[1]")) && re.Code != -32600 ||
 			!strings.Contains(fmt.Sprint(re.Data)+re.Message, tc.want) {

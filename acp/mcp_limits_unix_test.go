@@ -3,7 +3,6 @@
 package acp
 
 import (
-	"context"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -37,7 +36,7 @@ func TestMCPResultIsCappedOverACP(t *testing.T) {
 	c := &testClient{answer: string(sdk.PermissionOptionKindAllowOnce)}
 	conn, stop, wire := startWire(t, c, modelOptions(url, state))
 	defer stop()
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func TestEditorMCPServersBecomeTools(t *testing.T) {
 	}
 	c := &testClient{answer: string(sdk.PermissionOptionKindAllowOnce)}
 	conn, stop, wire := startWire(t, c, modelOptions(url, state))
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	init, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	if err != nil || !init.AgentCapabilities.McpCapabilities.Http {
 		t.Fatalf("initialize: %v, mcp capabilities %+v", err, init.AgentCapabilities.McpCapabilities)
@@ -145,7 +145,7 @@ func TestMCPCallIsAStep(t *testing.T) {
 			c := &testClient{answer: string(sdk.PermissionOptionKindAllowOnce)}
 			conn, stop := start(t, c, modelOptions(url, state))
 			defer stop()
-			ctx := context.Background()
+			ctx := boundedCtx(t)
 			if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,7 +31,7 @@ func TestPermissionFollowsItsToolCall(t *testing.T) {
 			{"id":"a","tool":"run_command","args":{"command":"echo a%d"}},
 			{"id":"b","tool":"run_command","args":{"command":"echo b%d"}},
 			{"id":"c","tool":"run_command","args":{"command":"echo c%d"}}]}`, i, i, i)})
-		res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
+		res, err := conn.Prompt(boundedCtx(t), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("echo")}})
 		if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("turn %d: %v %v", i, res.StopReason, err)
 		}
@@ -103,7 +102,7 @@ func TestRejectedAndCancelledPermissions(t *testing.T) {
 	conn, stop, wire := startWire(t, c, modelOptions(url, state))
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"rej","tool":"run_command","args":{"command":"echo no > no.txt"}}]}`})
 	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("no")}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
@@ -154,7 +153,7 @@ func TestUsageRecoveryAndChunks(t *testing.T) {
 		fakemodel.Reply{Text: "Hi.", InputTokens: 7, OutputTokens: 3},
 		fakemodel.Reply{Text: `{"action":"fail_gracefully","reason":"the file is not there"}`, InputTokens: 30, OutputTokens: 4},
 	)
-	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hi")}})
+	res, err := conn.Prompt(boundedCtx(t), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hi")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +191,7 @@ func TestModelChosenInTheEditor(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(state, "agentd", "config.json"), []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	c := &testClient{}
 	conn, stop := start(t, c, modelOptions(url, state))
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
@@ -262,7 +261,7 @@ func TestImagesRefusedAndLocations(t *testing.T) {
 	conn, stop, wire := startWire(t, c, modelOptions(url, state))
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	_, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("what is this"), sdk.ImageBlock("aGk=", "image/png")}})
 	var re *sdk.RequestError
 	if !asRequestError(err, &re) || re.Code != -32602 || !strings.Contains(fmt.Sprint(re.Data), "prompt[1]") ||
@@ -316,7 +315,7 @@ func TestRunOfAnotherFrontEndHoldsTheWorkspace(t *testing.T) {
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
 	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
-	_, err = conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("b")}})
+	_, err = conn.Prompt(boundedCtx(t), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("b")}})
 	var re *sdk.RequestError
 	if !asRequestError(err, &re) || re.Code != errPromptRunning || !strings.Contains(re.Message, "run-elsewhere") {
 		t.Fatalf("prompt while another front end's run is active: %v", err)
@@ -341,7 +340,7 @@ func TestDeleteApprovalNamesThePath(t *testing.T) {
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
 	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"d","tool":"delete_file","args":{"path":"old.txt"}}]}`})
-	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("delete")}})
+	res, err := conn.Prompt(boundedCtx(t), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("delete")}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt: %v %v", res.StopReason, err)
 	}
@@ -380,7 +379,7 @@ func TestRejectedReviewIsFailed(t *testing.T) {
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
 	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
-	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("b")}})
+	res, err := conn.Prompt(boundedCtx(t), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("b")}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt: %v %v", res.StopReason, err)
 	}

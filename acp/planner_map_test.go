@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,7 +24,7 @@ func TestSessionPlannerMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := t.TempDir()
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	c := &testClient{}
 	conn, stop := start(t, c, modelOptions(url, state))
 	stopped := false

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,7 +34,7 @@ func TestPlannerSecretReadAsks(t *testing.T) {
 				fakemodel.Reply{ToolCalls: []fakemodel.ToolCall{{Name: "read_file", Args: `{"path":".env","why":"config"}`}}},
 				fakemodel.Reply{Text: `{"title":"t","steps":[{"id":"a","tool":"list_dir","args":{"path":"."}}]}`},
 			)
-			if _, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("look around")}}); err != nil {
+			if _, err := conn.Prompt(boundedCtx(t), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("look around")}}); err != nil {
 				t.Fatal(err)
 			}
 			reqs := fake.Requests()

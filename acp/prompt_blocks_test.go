@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -29,7 +28,7 @@ func TestPromptBlocksAreParagraphs(t *testing.T) {
 	conn, stop := start(t, c, modelOptions(url, state))
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modePlanOnly)
-	ctx := context.Background()
+	ctx := boundedCtx(t)
 	prompt := func(blocks ...sdk.ContentBlock) (string, error) {
 		t.Helper()
 		c.mu.Lock()

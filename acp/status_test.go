@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +24,7 @@ func TestRejectedChangeNotCompleted(t *testing.T) {
 	defer stop()
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, "")
 	fake.Push(fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"x\n"}}]}`})
-	if _, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write a.txt")}}); err != nil {
+	if _, err := conn.Prompt(boundedCtx(t), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write a.txt")}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "a.txt")); err == nil {
@@ -75,7 +74,7 @@ func TestNewSessionRefusesBadPlaces(t *testing.T) {
 		{home, t.TempDir(), "--allow-broad-workspace"},
 	} {
 		conn, stop := start(t, &testClient{}, Options{StateDir: tc.state})
-		ctx := context.Background()
+		ctx := boundedCtx(t)
 		if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package acp
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -50,7 +49,7 @@ func TestUndoConflictHintPasted(t *testing.T) {
 			c := &testClient{}
 			conn, stop := start(t, c, modelOptions(url, state))
 			defer stop()
-			ctx := context.Background()
+			ctx := boundedCtx(t)
 			ns := openSession(t, conn, sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}, ws, modeAuto)
 			prompt := func(text string) string {
 				t.Helper()
