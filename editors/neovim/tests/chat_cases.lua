@@ -322,4 +322,129 @@ return function(C)
     H.truthy(vim.b.agentd_plan, 'the plan buffer is shown')
     H.truthy(H.lines(0)[3] and H.lines(0)[3]:match('^again%s+read_file'), 'its steps: ' .. vim.inspect(H.lines(0)))
   end
+
+  --- vim.ui.select that holds its callback (a picker left open).
+  local function hold_select()
+    local held = {}
+    vim.ui.select = function(items, opts, cb)
+      held[#held + 1] = { items = items, opts = opts, cb = cb }
+    end
+    return held
+  end
+
+  local function option(items, kind)
+    for _, it in ipairs(items) do
+      if it.kind == kind then
+        return it
+      end
+    end
+  end
+
+  local say_hi = { { id = 'hello', description = 'say hi', tool = 'run_command', args = { command = 'echo hi > out.txt && echo said hi && echo line two' } } }
+
+  --- The transcript's window and the line numbers of its lines matching pat.
+  local function lines_matching(pat)
+    local out = {}
+    for i, l in ipairs(H.lines((chat().bufs()))) do
+      if l:find(pat) then
+        out[#out + 1] = i
+      end
+    end
+    return out
+  end
+
+  -- An approval of a run started from the chat is asked in the chat under
+  -- its turn, not in a picker: the block names the step, its tool, the
+  -- command and the options with their keys; nothing runs while it waits;
+  -- a on the block allows once. :Agent approve's picker, opened meanwhile,
+  -- is dropped: its later choice answers nothing. The command's output is
+  -- then under its step, folded.
+  function C.chat_approval_inline_allow()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Say hi', say_hi) })
+    H.open('a.txt')
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('say hi')
+    wait_text('### Plan: Say hi')
+    press_on('^### Plan: Say hi', 'r')
+    wait_text('#### Approval needed', 'the approval block')
+    local t = transcript()
+    H.truthy(t:find('step hello (run_command), high risk', 1, true), 'the step, tool and risk:\n' .. t)
+    H.truthy(t:find('command: `echo hi > out.txt && echo said hi && echo line two` in .', 1, true), 'the command:\n' .. t)
+    H.truthy(t:find('a Allow once · A Always allow · x Reject · X Always reject', 1, true), 'the options and keys:\n' .. t)
+    H.truthy(t:find('## 1. You\nsay hi', 1, true) < t:find('#### Approval needed', 1, true), 'under its turn')
+    H.eq(0, #held, 'no picker was opened')
+    local run_id = require('agentd').status().run_id
+    H.wait(function() return require('agentd.state').step_status(run_id, 'hello') == 'waiting' end, 'the step to wait')
+    H.eq(nil, H.read(root .. '/out.txt'), 'nothing ran yet')
+    H.eq(1, #require('agentd.handlers').pending_approvals, ':Agent approve knows it')
+    -- a off the block answers nothing.
+    press_on('^## 1%. You', 'a')
+    H.eq(nil, H.read(root .. '/out.txt'), 'a off the block allowed nothing')
+    vim.cmd('Agent approve')
+    H.eq(1, #held, ':Agent approve opened the picker')
+    press_on('^#### Approval needed', 'a')
+    wait_text(': completed**', 'the run completed')
+    H.eq('hi\n', H.read(root .. '/out.txt'), 'allowed: the command ran')
+    H.truthy(not transcript():find('Approval needed', 1, true), 'the block is gone:\n' .. transcript())
+    H.eq(0, #require('agentd.handlers').pending_approvals, 'nothing waits any more')
+    held[1].cb(option(held[1].items, 'reject_always'))
+    H.eq(0, #require('agentd.handlers').pending_approvals, 'the late choice asked nothing again')
+    -- The output, folded under its step.
+    wait_text('  output of step hello: 2 lines (za)', 'the output header under the step')
+    local head = lines_matching('^  output of step hello')[1]
+    local step = lines_matching('^%- step hello: completed')[1]
+    H.eq(step + 1, head, 'right under its step line:\n' .. transcript())
+    local _, win = press_on('^  output of step hello', '')
+    H.truthy(vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(head + 1) end) ~= -1, 'folded by default')
+    vim.api.nvim_feedkeys('za', 'mx', false)
+    H.eq(-1, vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(head + 1) end), 'za shows it')
+    H.truthy(transcript():find('    said hi\n    line two\n', 1, true), 'the lines:\n' .. transcript())
+  end
+
+  -- The same approval answered in :Agent approve's picker: the block in
+  -- the chat goes (the other prompt closes), and a rejection runs nothing.
+  function C.chat_approval_picker_closes_block()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Say hi', say_hi) })
+    H.open('a.txt')
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('say hi')
+    wait_text('### Plan: Say hi')
+    press_on('^### Plan: Say hi', 'r')
+    wait_text('#### Approval needed', 'the approval block')
+    vim.cmd('Agent approve')
+    H.eq(1, #held, 'the picker')
+    H.eq(false, held[1].items[1].optionId, "a high-risk approval's first item is not an allow")
+    held[1].cb(option(held[1].items, 'reject_once'))
+    H.wait(function() return not transcript():find('Approval needed', 1, true) end, function() return 'the block to go:\n' .. transcript() end)
+    H.wait_run()
+    wait_text(': partial**', 'the run ended without the step')
+    H.eq(nil, H.read(root .. '/out.txt'), 'rejected: nothing ran')
+  end
+
+  -- m in the transcript is :Agent model; the header line names the model
+  -- in force, and the one chosen once it is set.
+  function C.chat_model_key_and_header()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({})
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    local tb = chat().bufs()
+    H.wait(function() return H.lines(tb)[1]:find('· model ', 1, true) end, function() return 'the model in the header: ' .. H.lines(tb)[1] end)
+    H.truthy(H.lines(tb)[1]:find('fake', 1, true), 'the model set up: ' .. H.lines(tb)[1])
+    local asked = H.answer_select(function(items)
+      for _, it in ipairs(items) do
+        if it.name == 'openai:gpt-4o-mini' then
+          return it
+        end
+      end
+    end)
+    press_on('^# ', 'm')
+    H.wait(function() return #asked == 1 end, 'the model picker')
+    H.wait(function() return H.lines(tb)[1]:find('gpt-4o-mini', 1, true) end, function() return 'the chosen model in the header: ' .. H.lines(tb)[1] end)
+    H.truthy(H.lines(tb)[1]:find('(m changes it)', 1, true), 'the key is named')
+  end
 end
