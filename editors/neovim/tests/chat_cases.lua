@@ -447,4 +447,28 @@ return function(C)
     H.wait(function() return H.lines(tb)[1]:find('gpt-4o-mini', 1, true) end, function() return 'the chosen model in the header: ' .. H.lines(tb)[1] end)
     H.truthy(H.lines(tb)[1]:find('(m changes it)', 1, true), 'the key is named')
   end
+
+  -- A command's output streams in under its step while the step still
+  -- runs (agentd/run/didChange stepOutput), folded.
+  function C.chat_command_output_streams()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Wait', { { id = 'wait', description = 'wait for go', tool = 'run_command',
+      args = { command = 'echo first; while [ ! -f go ]; do sleep 0.05; done; echo second' } } }) })
+    H.open('a.txt')
+    hold_select()
+    vim.cmd('Agent chat')
+    send('wait')
+    wait_text('### Plan: Wait')
+    press_on('^### Plan: Wait', 'r')
+    wait_text('#### Approval needed', 'the approval block')
+    press_on('^#### Approval needed', 'a')
+    wait_text('  output of step wait: 1 line (za)\n    first\n', 'the first line while the step runs')
+    H.truthy(transcript():find('- step wait: running', 1, true), 'the step still runs:\n' .. transcript())
+    local head = lines_matching('^  output of step wait')[1]
+    local _, win = press_on('^  output of step wait', '')
+    H.truthy(vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(head + 1) end) ~= -1, 'folded')
+    H.write(root .. '/go', '')
+    wait_text('    first\n    second\n', 'the rest once the command goes on')
+    wait_text(': completed**', 'the run completed')
+  end
 end
