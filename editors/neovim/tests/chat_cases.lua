@@ -160,7 +160,7 @@ return function(C)
   end
 
   -- A plan turn that writes: r runs it; a message sent while it runs is
-  -- refused with the reason; ga on the file line accepts the file; u undoes
+  -- queued, saying why, and d removes it; ga on the file line accepts the file; u undoes
   -- the turn (agentd/undo/run with its runId) and the turn says so.
   function C.chat_run_accept_and_undo_turn()
     local root = H.workspace({ ['a.txt'] = 'a\n' })
@@ -182,14 +182,16 @@ return function(C)
     send('and another thing')
     H.wait(function()
       for _, n in ipairs(got) do
-        if n.msg:find('not sent: run run-', 1, true) then
+        if n.msg:find('queued: sent when run run-', 1, true) then
           return true
         end
       end
-    end, 'the refusal while the run goes: ' .. vim.inspect(got))
+    end, 'the message queued while the run goes, saying why: ' .. vim.inspect(got))
     local _, ib = chat().bufs()
-    H.eq({ 'and another thing' }, H.lines(ib), 'the refused message stays in the input')
-    vim.api.nvim_buf_set_lines(ib, 0, -1, false, { '' })
+    H.eq({ '' }, H.lines(ib), 'the queued message left the input')
+    H.truthy(transcript():find('- queued: and another thing', 1, true), 'shown queued:\n' .. transcript())
+    press_on('^%- queued: and another thing', 'd')
+    H.truthy(not transcript():find('queued: and another thing', 1, true), 'd removed it:\n' .. transcript())
     press_on('^%- b%.txt  pending', 'ga')
     wait_text(': completed**', 'the run completed')
     H.eq('bee\n', H.read(root .. '/b.txt'), 'accepted: written')
@@ -470,5 +472,24 @@ return function(C)
     H.write(root .. '/go', '')
     wait_text('    first\n    second\n', 'the rest once the command goes on')
     wait_text(': completed**', 'the run completed')
+  end
+
+  -- A message sent while a turn is going is queued under it and sent when
+  -- it ends: here a question written while the plan is being made.
+  function C.chat_queue_sends_after_turn()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    local url = model({ plan_reply('Read a', read_a), { text = 'It reads a.txt.' } })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('read the file a.txt')
+    send('? what does the plan do?')
+    H.truthy(chat().busy(), 'the plan is still being made')
+    H.truthy(transcript():find('- queued: ? what does the plan do?', 1, true), 'the question is queued:\n' .. transcript())
+    wait_text('## 2. You asked\nwhat does the plan do?', 'the queued question sent once the plan was made')
+    wait_text('It reads a.txt.', 'its answer')
+    H.truthy(not transcript():find('- queued:', 1, true), 'the queue is empty:\n' .. transcript())
+    local t = transcript()
+    H.truthy(t:find('### Plan: Read a', 1, true) < t:find('## 2. You asked', 1, true), 'in the order sent')
+    H.eq(2, #requests(url), 'one request each, the plan first')
   end
 end

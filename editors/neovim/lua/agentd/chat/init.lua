@@ -36,6 +36,7 @@ local S = {
   output_asked = {}, -- [runId] = true once agentd/run/get was asked for a past run's output
   model = nil, -- agentd/model/get's result (the header line)
   starting = nil, -- the planId of the turn whose run/start is being answered
+  queue = {}, -- { { message, ask, r } } sent one by one once nothing is going
 }
 M._state = S
 
@@ -126,6 +127,7 @@ function M.draw()
     approvals[#approvals + 1] = { p = a.p, id = i, turn = M.turn_of_run(a.p.runId) }
   end
   local built = render.build(S.view, {
+    queue = S.queue,
     chat_id = S.chat_id,
     root = S.root,
     changes = S.changes,
@@ -223,6 +225,7 @@ function M.refresh()
       end
       S.changes = by
       M.draw()
+      M.flush_queue()
       M.load_outputs(c)
       M.load_model(c)
       if S.again then
@@ -453,20 +456,18 @@ local function finish(err, e)
   M.refresh()
 end
 
+local dispatch
+
 --- Sends a message: a question when it starts with `?` (or ask is true),
---- else a plan turn. Refused, saying why, while a turn is still going.
---- Returns true when sent.
+--- else a plan turn. While a turn is still going it is queued (drawn under
+--- the running turn, d removes it) and sent when the turn ends. Returns
+--- true when sent or queued.
 function M.send(message, ask)
   message = vim.trim(message or '')
   if message == '' then
     return false
   end
   if not S.chat_id and not M.ensure_chat() then
-    return false
-  end
-  local why = busy()
-  if why then
-    notify(('agentd: not sent: %s; wait for it to end or <C-c> in the chat to stop it (your message stays in the input)'):format(why), vim.log.levels.WARN)
     return false
   end
   if message:sub(1, 1) == '?' then
@@ -476,11 +477,51 @@ function M.send(message, ask)
       return false
     end
   end
+  -- What the message names is read now, as the user sees it when sending.
   local r = context.resolve(message, { origin = S.origin, root = S.root, selection = S.selection })
   if #r.problems > 0 then
     notify('agentd: not sent: ' .. table.concat(r.problems, '; '), vim.log.levels.WARN)
     return false
   end
+  local why = busy()
+  if why or #S.queue > 0 then
+    S.queue[#S.queue + 1] = { message = message, ask = ask, r = r }
+    notify(('agentd: queued: sent when %s ends (d on its line in the chat removes it)'):format(why or 'the message queued before it'), vim.log.levels.INFO)
+    M.draw()
+    return true
+  end
+  return dispatch(message, ask, r)
+end
+
+--- Sends the oldest queued message once nothing is going.
+function M.flush_queue()
+  if #S.queue == 0 or busy() or not S.view then
+    return
+  end
+  local q = table.remove(S.queue, 1)
+  if not dispatch(q.message, q.ask, q.r) then
+    -- Not sent (said why): back in the input, the rest stays queued.
+    if S.input and api.nvim_buf_is_valid(S.input) then
+      api.nvim_buf_set_lines(S.input, 0, -1, false, vim.split((q.ask and '?' or '') .. q.message, '\n'))
+    end
+    M.draw()
+  end
+end
+
+--- d on a queued message: takes it out of the queue.
+function M.unqueue()
+  local m = meta_at_cursor()
+  if m.kind ~= 'queued' or not S.queue[m.queued] then
+    notify('agentd: d removes a queued message: put the cursor on its line', vim.log.levels.WARN)
+    return false
+  end
+  local q = table.remove(S.queue, m.queued)
+  notify(('agentd: removed from the queue: %s'):format(q.message:sub(1, 60)), vim.log.levels.INFO)
+  M.draw()
+  return true
+end
+
+function dispatch(message, ask, r)
   local c = cl()
   if not c then
     return false
@@ -787,6 +828,7 @@ local function make_bufs()
     map(b, 'n', '<C-c>', M.cancel, 'stop the running turn')
     map(b, 'n', 'i', function() focus_input(true) end, 'write a message')
     map(b, 'n', 'm', M.pick_model, 'choose the model (:Agent model)')
+    map(b, 'n', 'd', M.unqueue, 'remove the queued message')
     map(b, 'n', 'a', function() M.answer_approval('allow_once') end, 'allow once (on an approval)')
     map(b, 'n', 'A', function() M.answer_approval('allow_always') end, 'always allow (on an approval)')
     map(b, 'n', 'x', function() M.answer_approval('reject_once') end, 'reject once (on an approval)')
@@ -864,7 +906,7 @@ end
 --- Shows the chat chatId (loaded from the server).
 function M.resume(chat_id)
   S.chat_id = chat_id
-  S.view, S.changes, S.pending, S.built = nil, {}, nil, nil
+  S.view, S.changes, S.pending, S.built, S.queue = nil, {}, nil, nil, {}
   show()
   M.refresh()
 end

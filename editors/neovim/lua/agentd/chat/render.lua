@@ -76,7 +76,7 @@ end
 --- loaded yet); x: { chat_id, root, changes = { [runId] = {ChangeSet} },
 --- pending = { kind, request, text, chips, cancelled },
 --- approvals = { { p, id, turn? } }, output = { [runId] = { [stepId] = text } },
---- model = the model's name or nil }.
+--- model = the model's name or nil, queue = { { message, ask } } }.
 --- Returns { lines, meta = { [lnum] = { turn, kind, uri, runId } },
 --- folds = { [lnum] = level expr }, cards = { lnum of each card header } }.
 function R.build(view, x)
@@ -194,6 +194,14 @@ function R.build(view, x)
   end
   for _, a in ipairs(asks[0] or {}) do
     approval_lines(add, a, nil)
+  end
+  if x.queue and #x.queue > 0 then
+    add('', { kind = 'pending' })
+    add('### Queued (sent one by one when the turn ends; d removes one)', { kind = 'pending' })
+    for i, q in ipairs(x.queue) do
+      local first = q.message:gsub('\n.*', ' …')
+      add(('- queued: %s%s'):format(q.ask and '? ' or '', first), { kind = 'queued', queued = i })
+    end
   end
   return { lines = lines, meta = meta, folds = folds, cards = cards }
 end
