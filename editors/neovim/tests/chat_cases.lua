@@ -492,4 +492,29 @@ return function(C)
     H.truthy(t:find('### Plan: Read a', 1, true) < t:find('## 2. You asked', 1, true), 'in the order sent')
     H.eq(2, #requests(url), 'one request each, the plan first')
   end
+
+  -- The planner's read of a sensitive file while it makes the chat's plan
+  -- is asked in the chat too (runId "plan"), below the turn being made; x
+  -- rejects it: the model is told it was not read and never gets the text.
+  function C.chat_planner_approval_inline()
+    H.workspace({ ['a.txt'] = 'a\n', ['.env'] = 'SECRET=hunter2\n' })
+    local url = model({
+      { text = '', toolCalls = { { id = 'r1', name = 'read_file', args = vim.json.encode({ path = '.env' }) } } },
+      plan_reply('Read a', read_a),
+    })
+    H.open('a.txt')
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('read the settings')
+    wait_text('#### Approval needed', 'the planner\'s approval block')
+    H.truthy(transcript():find('step explore (read_file), medium risk, a sensitive file', 1, true), 'the read named:\n' .. transcript())
+    H.truthy(transcript():find('making a plan', 1, true) < transcript():find('#### Approval needed', 1, true), 'under the turn being made')
+    H.eq(0, #held, 'no picker')
+    press_on('^#### Approval needed', 'x')
+    wait_text('### Plan: Read a', 'the plan made without it')
+    H.truthy(not transcript():find('Approval needed', 1, true), 'the block is gone')
+    local body = vim.json.encode(requests(url))
+    H.truthy(not body:find('hunter2', 1, true), 'the model never got the secret')
+    H.truthy(body:find('not read', 1, true), 'the model was told: ' .. body:sub(1, 3000))
+  end
 end
