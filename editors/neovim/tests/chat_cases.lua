@@ -384,6 +384,7 @@ return function(C)
     -- a off the block answers nothing.
     press_on('^## 1%. You', 'a')
     H.eq(nil, H.read(root .. '/out.txt'), 'a off the block allowed nothing')
+    H.eq(1, #require('agentd.handlers').pending_approvals, 'a off the block answered nothing')
     vim.cmd('Agent approve')
     H.eq(1, #held, ':Agent approve opened the picker')
     press_on('^#### Approval needed', 'a')
