@@ -160,7 +160,7 @@ return function(C)
   end
 
   -- A plan turn that writes: r runs it; a message sent while it runs is
-  -- refused with the reason; ga on the file line accepts the file; u undoes
+  -- queued, saying why, and d removes it; ga on the file line accepts the file; u undoes
   -- the turn (agentd/undo/run with its runId) and the turn says so.
   function C.chat_run_accept_and_undo_turn()
     local root = H.workspace({ ['a.txt'] = 'a\n' })
@@ -182,14 +182,16 @@ return function(C)
     send('and another thing')
     H.wait(function()
       for _, n in ipairs(got) do
-        if n.msg:find('not sent: run run-', 1, true) then
+        if n.msg:find('queued: sent when run run-', 1, true) then
           return true
         end
       end
-    end, 'the refusal while the run goes: ' .. vim.inspect(got))
+    end, 'the message queued while the run goes, saying why: ' .. vim.inspect(got))
     local _, ib = chat().bufs()
-    H.eq({ 'and another thing' }, H.lines(ib), 'the refused message stays in the input')
-    vim.api.nvim_buf_set_lines(ib, 0, -1, false, { '' })
+    H.eq({ '' }, H.lines(ib), 'the queued message left the input')
+    H.truthy(transcript():find('- queued: and another thing', 1, true), 'shown queued:\n' .. transcript())
+    press_on('^%- queued: and another thing', 'd')
+    H.truthy(not transcript():find('queued: and another thing', 1, true), 'd removed it:\n' .. transcript())
     press_on('^%- b%.txt  pending', 'ga')
     wait_text(': completed**', 'the run completed')
     H.eq('bee\n', H.read(root .. '/b.txt'), 'accepted: written')
@@ -321,5 +323,199 @@ return function(C)
     press_on('^### Plan: Read a twice', 'e')
     H.truthy(vim.b.agentd_plan, 'the plan buffer is shown')
     H.truthy(H.lines(0)[3] and H.lines(0)[3]:match('^again%s+read_file'), 'its steps: ' .. vim.inspect(H.lines(0)))
+  end
+
+  --- vim.ui.select that holds its callback (a picker left open).
+  local function hold_select()
+    local held = {}
+    vim.ui.select = function(items, opts, cb)
+      held[#held + 1] = { items = items, opts = opts, cb = cb }
+    end
+    return held
+  end
+
+  local function option(items, kind)
+    for _, it in ipairs(items) do
+      if it.kind == kind then
+        return it
+      end
+    end
+  end
+
+  local say_hi = { { id = 'hello', description = 'say hi', tool = 'run_command', args = { command = 'echo hi > out.txt && echo said hi && echo line two' } } }
+
+  --- The transcript's window and the line numbers of its lines matching pat.
+  local function lines_matching(pat)
+    local out = {}
+    for i, l in ipairs(H.lines((chat().bufs()))) do
+      if l:find(pat) then
+        out[#out + 1] = i
+      end
+    end
+    return out
+  end
+
+  -- An approval of a run started from the chat is asked in the chat under
+  -- its turn, not in a picker: the block names the step, its tool, the
+  -- command and the options with their keys; nothing runs while it waits;
+  -- a on the block allows once. :Agent approve's picker, opened meanwhile,
+  -- is dropped: its later choice answers nothing. The command's output is
+  -- then under its step, folded.
+  function C.chat_approval_inline_allow()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Say hi', say_hi) })
+    H.open('a.txt')
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('say hi')
+    wait_text('### Plan: Say hi')
+    press_on('^### Plan: Say hi', 'r')
+    wait_text('#### Approval needed', 'the approval block')
+    local t = transcript()
+    H.truthy(t:find('step hello (run_command), high risk', 1, true), 'the step, tool and risk:\n' .. t)
+    H.truthy(t:find('command: `echo hi > out.txt && echo said hi && echo line two` in .', 1, true), 'the command:\n' .. t)
+    H.truthy(t:find('a Allow once · A Always allow · x Reject · X Always reject', 1, true), 'the options and keys:\n' .. t)
+    H.truthy(t:find('## 1. You\nsay hi', 1, true) < t:find('#### Approval needed', 1, true), 'under its turn')
+    H.eq(0, #held, 'no picker was opened')
+    local run_id = require('agentd').status().run_id
+    H.wait(function() return require('agentd.state').step_status(run_id, 'hello') == 'waiting' end, 'the step to wait')
+    H.eq(nil, H.read(root .. '/out.txt'), 'nothing ran yet')
+    H.eq(1, #require('agentd.handlers').pending_approvals, ':Agent approve knows it')
+    -- a off the block answers nothing.
+    press_on('^## 1%. You', 'a')
+    H.eq(nil, H.read(root .. '/out.txt'), 'a off the block allowed nothing')
+    H.eq(1, #require('agentd.handlers').pending_approvals, 'a off the block answered nothing')
+    vim.cmd('Agent approve')
+    H.eq(1, #held, ':Agent approve opened the picker')
+    press_on('^#### Approval needed', 'a')
+    wait_text(': completed**', 'the run completed')
+    H.eq('hi\n', H.read(root .. '/out.txt'), 'allowed: the command ran')
+    H.truthy(not transcript():find('Approval needed', 1, true), 'the block is gone:\n' .. transcript())
+    H.eq(0, #require('agentd.handlers').pending_approvals, 'nothing waits any more')
+    held[1].cb(option(held[1].items, 'reject_always'))
+    H.eq(0, #require('agentd.handlers').pending_approvals, 'the late choice asked nothing again')
+    -- The output, folded under its step.
+    wait_text('  output of step hello: 2 lines (za)', 'the output header under the step')
+    local head = lines_matching('^  output of step hello')[1]
+    local step = lines_matching('^%- step hello: completed')[1]
+    H.eq(step + 1, head, 'right under its step line:\n' .. transcript())
+    local _, win = press_on('^  output of step hello', '')
+    H.truthy(vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(head + 1) end) ~= -1, 'folded by default')
+    vim.api.nvim_feedkeys('za', 'mx', false)
+    H.eq(-1, vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(head + 1) end), 'za shows it')
+    H.truthy(transcript():find('    said hi\n    line two\n', 1, true), 'the lines:\n' .. transcript())
+  end
+
+  -- The same approval answered in :Agent approve's picker: the block in
+  -- the chat goes (the other prompt closes), and a rejection runs nothing.
+  function C.chat_approval_picker_closes_block()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Say hi', say_hi) })
+    H.open('a.txt')
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('say hi')
+    wait_text('### Plan: Say hi')
+    press_on('^### Plan: Say hi', 'r')
+    wait_text('#### Approval needed', 'the approval block')
+    vim.cmd('Agent approve')
+    H.eq(1, #held, 'the picker')
+    H.eq(false, held[1].items[1].optionId, "a high-risk approval's first item is not an allow")
+    held[1].cb(option(held[1].items, 'reject_once'))
+    H.wait(function() return not transcript():find('Approval needed', 1, true) end, function() return 'the block to go:\n' .. transcript() end)
+    H.wait_run()
+    wait_text(': partial**', 'the run ended without the step')
+    H.eq(nil, H.read(root .. '/out.txt'), 'rejected: nothing ran')
+  end
+
+  -- m in the transcript is :Agent model; the header line names the model
+  -- in force, and the one chosen once it is set.
+  function C.chat_model_key_and_header()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({})
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    local tb = chat().bufs()
+    H.wait(function() return H.lines(tb)[1]:find('· model ', 1, true) end, function() return 'the model in the header: ' .. H.lines(tb)[1] end)
+    H.truthy(H.lines(tb)[1]:find('fake', 1, true), 'the model set up: ' .. H.lines(tb)[1])
+    local asked = H.answer_select(function(items)
+      for _, it in ipairs(items) do
+        if it.name == 'openai:gpt-4o-mini' then
+          return it
+        end
+      end
+    end)
+    press_on('^# ', 'm')
+    H.wait(function() return #asked == 1 end, 'the model picker')
+    H.wait(function() return H.lines(tb)[1]:find('gpt-4o-mini', 1, true) end, function() return 'the chosen model in the header: ' .. H.lines(tb)[1] end)
+    H.truthy(H.lines(tb)[1]:find('(m changes it)', 1, true), 'the key is named')
+  end
+
+  -- A command's output streams in under its step while the step still
+  -- runs (agentd/run/didChange stepOutput), folded.
+  function C.chat_command_output_streams()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Wait', { { id = 'wait', description = 'wait for go', tool = 'run_command',
+      args = { command = 'echo first; while [ ! -f go ]; do sleep 0.05; done; echo second' } } }) })
+    H.open('a.txt')
+    hold_select()
+    vim.cmd('Agent chat')
+    send('wait')
+    wait_text('### Plan: Wait')
+    press_on('^### Plan: Wait', 'r')
+    wait_text('#### Approval needed', 'the approval block')
+    press_on('^#### Approval needed', 'a')
+    wait_text('  output of step wait: 1 line (za)\n    first\n', 'the first line while the step runs')
+    H.truthy(transcript():find('- step wait: running', 1, true), 'the step still runs:\n' .. transcript())
+    local head = lines_matching('^  output of step wait')[1]
+    local _, win = press_on('^  output of step wait', '')
+    H.truthy(vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(head + 1) end) ~= -1, 'folded')
+    H.write(root .. '/go', '')
+    wait_text('    first\n    second\n', 'the rest once the command goes on')
+    wait_text(': completed**', 'the run completed')
+  end
+
+  -- A message sent while a turn is going is queued under it and sent when
+  -- it ends: here a question written while the plan is being made.
+  function C.chat_queue_sends_after_turn()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    local url = model({ plan_reply('Read a', read_a), { text = 'It reads a.txt.' } })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('read the file a.txt')
+    send('? what does the plan do?')
+    H.truthy(chat().busy(), 'the plan is still being made')
+    H.truthy(transcript():find('- queued: ? what does the plan do?', 1, true), 'the question is queued:\n' .. transcript())
+    wait_text('## 2. You asked\nwhat does the plan do?', 'the queued question sent once the plan was made')
+    wait_text('It reads a.txt.', 'its answer')
+    H.truthy(not transcript():find('- queued:', 1, true), 'the queue is empty:\n' .. transcript())
+    local t = transcript()
+    H.truthy(t:find('### Plan: Read a', 1, true) < t:find('## 2. You asked', 1, true), 'in the order sent')
+    H.eq(2, #requests(url), 'one request each, the plan first')
+  end
+
+  -- The planner's read of a sensitive file while it makes the chat's plan
+  -- is asked in the chat too (runId "plan"), below the turn being made; x
+  -- rejects it: the model is told it was not read and never gets the text.
+  function C.chat_planner_approval_inline()
+    H.workspace({ ['a.txt'] = 'a\n', ['.env'] = 'SECRET=hunter2\n' })
+    local url = model({
+      { text = '', toolCalls = { { id = 'r1', name = 'read_file', args = vim.json.encode({ path = '.env' }) } } },
+      plan_reply('Read a', read_a),
+    })
+    H.open('a.txt')
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('read the settings')
+    wait_text('#### Approval needed', 'the planner\'s approval block')
+    H.truthy(transcript():find('step explore (read_file), medium risk, a sensitive file', 1, true), 'the read named:\n' .. transcript())
+    H.truthy(transcript():find('making a plan', 1, true) < transcript():find('#### Approval needed', 1, true), 'under the turn being made')
+    H.eq(0, #held, 'no picker')
+    press_on('^#### Approval needed', 'x')
+    wait_text('### Plan: Read a', 'the plan made without it')
+    H.truthy(not transcript():find('Approval needed', 1, true), 'the block is gone')
+    local body = vim.json.encode(requests(url))
+    H.truthy(not body:find('hunter2', 1, true), 'the model never got the secret')
+    H.truthy(body:find('not read', 1, true), 'the model was told: ' .. body:sub(1, 3000))
   end
 end

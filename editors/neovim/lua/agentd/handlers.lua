@@ -176,6 +176,60 @@ end
 
 local LATER = { optionId = false, name = 'Decide later (the step keeps waiting; :Agent approve)' }
 
+--- An approval of a run the open chat shows is asked in the chat's
+--- transcript, under its turn (agentd.chat draws the block and maps its
+--- keys), not in a picker; :Agent approve still asks it in the picker.
+--- Whichever answers first answers, the other is dropped (the block goes;
+--- a picker's later choice is ignored). Only an explicit choice answers:
+--- an ignored block or a dismissed picker leaves the step waiting, and the
+--- run's end cancels it (= reject once).
+local function approval_in_chat(chat, p, lines, items)
+  local entry = { params = p }
+  M.pending_approvals[#M.pending_approvals + 1] = entry
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  local choice = await(function(cb)
+    local answered = false
+    local function answer(v)
+      if answered then
+        return false
+      end
+      answered = true
+      cb(v)
+      return true
+    end
+    entry.resume = function(what)
+      if what == 'cancel' then
+        return answer('cancel')
+      end
+      vim.ui.select(items, {
+        prompt = table.concat(lines, '\n') .. '\n',
+        kind = 'agentd.approval',
+        format_item = function(o)
+          return o.name or kind_names[o.kind] or o.optionId
+        end,
+      }, function(c)
+        if c and c.optionId then
+          answer(c)
+        end
+      end)
+    end
+    chat.show_approval(p, answer)
+  end)
+  for i, e in ipairs(M.pending_approvals) do
+    if e == entry then
+      table.remove(M.pending_approvals, i)
+      break
+    end
+  end
+  chat.hide_approval(p)
+  vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
+  if type(choice) ~= 'table' or not choice.optionId then
+    return { outcome = 'cancelled' }
+  end
+  state.append_log(('[%s] step %s: %s'):format(p.runId or '?', p.stepId or '?', choice.name or choice.optionId))
+  return { outcome = 'selected', optionId = choice.optionId }
+end
+
 --- Asks the user. An approval is answered only by an explicit choice:
 --- dismissing the prompt (<Esc>, or the <CR> that closes a "Press ENTER"
 --- message landing on it) is not a denial, and the step keeps waiting for
@@ -198,6 +252,10 @@ local function approval_request(_, p)
     table.insert(items, 1, LATER)
   else
     items[#items + 1] = LATER
+  end
+  local chat = package.loaded['agentd.chat'] and require('agentd.chat')
+  if chat and chat.claims(p) then
+    return approval_in_chat(chat, p, lines, items)
   end
   while true do
     local choice = await(function(cb)
@@ -352,7 +410,7 @@ local function run_did_change(_, p)
   end
   require('agentd.plan').on_run_event(run_id)
   if package.loaded['agentd.chat'] then
-    require('agentd.chat').on_run_event(run_id)
+    require('agentd.chat').on_run_event(run_id, p)
   end
   vim.cmd.redrawstatus({ bang = true, mods = { emsg_silent = true } })
 end

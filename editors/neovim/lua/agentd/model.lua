@@ -124,6 +124,10 @@ local function set(c, params)
     notify('agentd: :Agent model: ' .. err, vim.log.levels.ERROR)
     return nil
   end
+  -- The chat's header line names the model in force.
+  if package.loaded['agentd.chat'] then
+    require('agentd.chat').on_model(info)
+  end
   return info
 end
 

@@ -31,6 +31,12 @@ local S = {
   built = nil, -- the last render.build result
   loading = nil, -- the client a chat/load is in flight on
   again = false,
+  approvals = {}, -- { { p = ApprovalRequestParams, answer = fn(option) } } asked in the chat
+  output = {}, -- [runId] = { [stepId] = text } the commands' output (stepOutput, or run/get)
+  output_asked = {}, -- [runId] = true once agentd/run/get was asked for a past run's output
+  model = nil, -- agentd/model/get's result (the header line)
+  starting = nil, -- the planId of the turn whose run/start is being answered
+  queue = {}, -- { { message, ask, r } } sent one by one once nothing is going
 }
 M._state = S
 
@@ -58,6 +64,14 @@ local function wins_of(b)
     end
   end
   return out
+end
+
+local function meta_at_cursor()
+  local b = S.built
+  if not b or api.nvim_get_current_buf() ~= S.buf then
+    return {}
+  end
+  return b.meta[api.nvim_win_get_cursor(0)[1]] or {}
 end
 
 --- The fold level of a transcript line (its 'foldexpr').
@@ -108,7 +122,20 @@ function M.draw()
       end)
     end
   end
-  local built = render.build(S.view, { chat_id = S.chat_id, root = S.root, changes = S.changes, pending = S.pending })
+  local approvals = {}
+  for i, a in ipairs(S.approvals) do
+    approvals[#approvals + 1] = { p = a.p, id = i, turn = M.turn_of_run(a.p.runId) }
+  end
+  local built = render.build(S.view, {
+    queue = S.queue,
+    chat_id = S.chat_id,
+    root = S.root,
+    changes = S.changes,
+    pending = S.pending,
+    approvals = approvals,
+    output = S.output,
+    model = S.model and (S.model.configured and (S.model.model or '?') or 'none set') or nil,
+  })
   -- Where each turn starts, to name a fold by its place in its turn.
   built.turn_start = {}
   for lnum, m in pairs(built.meta) do
@@ -198,12 +225,163 @@ function M.refresh()
       end
       S.changes = by
       M.draw()
+      M.flush_queue()
+      M.load_outputs(c)
+      M.load_model(c)
       if S.again then
         S.again = false
         M.refresh()
       end
     end)
   end)
+end
+
+--- The model in force (agentd/model/get), for the header line.
+function M.load_model(c)
+  c = c or cl()
+  if not c then
+    return
+  end
+  client.request(c, 'agentd/model/get', vim.empty_dict(), function(err, info)
+    if not err and type(info) == 'table' then
+      M.on_model(info)
+    end
+  end)
+end
+
+--- The model was set (agentd/model/set's answer, or model/get's).
+function M.on_model(info)
+  local before = S.model and S.model.model
+  S.model = info
+  if before ~= info.model or not S.built then
+    M.draw()
+  end
+end
+
+--- m in the transcript: :Agent model; the header line shows the model
+--- chosen once it is set.
+function M.pick_model()
+  require('agentd.model').command({})
+  -- A picker that answered at once has set it already; one that answers
+  -- later tells on_model through model.lua.
+  M.load_model()
+end
+
+local MAX_OUTPUT = 16000
+
+local function add_output(run_id, step_id, text)
+  S.output[run_id] = S.output[run_id] or {}
+  local o = (S.output[run_id][step_id] or '') .. text
+  if #o > MAX_OUTPUT then
+    -- The end is what tells how a command went; the start goes, at a line.
+    o = o:sub(#o - MAX_OUTPUT + 1):gsub('^[^\n]*\n', '', 1)
+  end
+  S.output[run_id][step_id] = o
+end
+
+--- The output of the commands of the chat's past runs (a resumed chat, a
+--- run made elsewhere): asked once per run with agentd/run/get, its steps'
+--- output (stdout and stderr).
+function M.load_outputs(c)
+  for _, t in ipairs(S.view and S.view.turns or {}) do
+    local rid = t.runId
+    if rid and t.status ~= 'running' and not S.output_asked[rid] and not S.output[rid] then
+      S.output_asked[rid] = true
+      client.request(c, 'agentd/run/get', { runId = rid }, function(err, st)
+        if err or type(st) ~= 'table' or S.output[rid] then
+          return
+        end
+        local any = false
+        for _, step in ipairs(st.steps or {}) do
+          local o = step.output
+          if type(o) == 'table' then
+            local text = (type(o.stdout) == 'string' and o.stdout or '') .. (type(o.stderr) == 'string' and o.stderr or '')
+            if text ~= '' then
+              add_output(rid, step.id, text)
+              any = true
+            end
+          end
+        end
+        if any then
+          M.draw()
+        end
+      end)
+    end
+  end
+end
+
+--- The turn (its index) whose run is run_id: by the run the chat has, or
+--- by the plan the run runs (known from runStarted, before the chat
+--- reloads). nil when none.
+function M.turn_of_run(run_id)
+  if not run_id or not S.view then
+    return nil
+  end
+  for i, t in ipairs(S.view.turns or {}) do
+    if t.runId == run_id then
+      return i
+    end
+  end
+  -- A run whose start is still being answered (an approval can come
+  -- first) is the run of the turn being started.
+  local plan_id = require('agentd.plan').run_plan[run_id] or S.starting
+  for i, t in ipairs(S.view.turns or {}) do
+    if plan_id and not t.runId and t.planId == plan_id then
+      return i
+    end
+  end
+  return nil
+end
+
+-- Approvals (handlers.lua asks the chat first) ------------------------------
+
+--- Whether the chat asks this approval: its transcript is shown and the
+--- approval is of one of its turns' runs, or of the plan it is making.
+function M.claims(p)
+  if not S.chat_id or #wins_of(S.buf) == 0 or type(p) ~= 'table' then
+    return false
+  end
+  if p.runId == 'plan' then
+    local pd = S.pending
+    return pd ~= nil and not pd.cancelled and (pd.kind == 'plan' or pd.kind == 'revise')
+  end
+  return M.turn_of_run(p.runId) ~= nil
+end
+
+--- Draws the approval's block; answer(option) answers it (once).
+function M.show_approval(p, answer)
+  S.approvals[#S.approvals + 1] = { p = p, answer = answer }
+  M.draw()
+  notify(('agentd: step %s waits for your approval in the chat (a allows, x rejects on its block; or :Agent approve)'):format(p.stepId or '?'), vim.log.levels.WARN)
+end
+
+--- The approval was answered (here or in the picker) or dropped: its
+--- block goes.
+function M.hide_approval(p)
+  for i, a in ipairs(S.approvals) do
+    if a.p == p then
+      table.remove(S.approvals, i)
+      break
+    end
+  end
+  M.draw()
+end
+
+--- a / A / x / X on an approval block: answers it with that option.
+function M.answer_approval(kind)
+  local m = meta_at_cursor()
+  local a = m.kind == 'approval' and S.approvals[m.approval]
+  if not a then
+    notify('agentd: put the cursor on an approval block of the chat', vim.log.levels.WARN)
+    return false
+  end
+  for _, o in ipairs(a.p.options or {}) do
+    if o.kind == kind then
+      return a.answer(o)
+    end
+  end
+  notify(('agentd: this approval does not offer %s'):format(kind:gsub('_', ' ')), vim.log.levels.WARN)
+  return false
 end
 
 -- Server notifications (handlers.lua passes them on) ----------------------
@@ -224,8 +402,13 @@ function M.on_stream(p)
 end
 
 local run_pending = false
---- A run's step changed: the running turn's progress lines are drawn again.
-function M.on_run_event(run_id)
+--- A run's step changed: the running turn's progress lines are drawn
+--- again; a command's output is kept under its step.
+function M.on_run_event(run_id, p)
+  local ev = p and p.event
+  if ev and ev.type == 'stepOutput' and ev.stepId and type(ev.text) == 'string' then
+    add_output(run_id, ev.stepId, ev.text)
+  end
   if run_pending or not S.view then
     return
   end
@@ -273,20 +456,18 @@ local function finish(err, e)
   M.refresh()
 end
 
+local dispatch
+
 --- Sends a message: a question when it starts with `?` (or ask is true),
---- else a plan turn. Refused, saying why, while a turn is still going.
---- Returns true when sent.
+--- else a plan turn. While a turn is still going it is queued (drawn under
+--- the running turn, d removes it) and sent when the turn ends. Returns
+--- true when sent or queued.
 function M.send(message, ask)
   message = vim.trim(message or '')
   if message == '' then
     return false
   end
   if not S.chat_id and not M.ensure_chat() then
-    return false
-  end
-  local why = busy()
-  if why then
-    notify(('agentd: not sent: %s; wait for it to end or <C-c> in the chat to stop it (your message stays in the input)'):format(why), vim.log.levels.WARN)
     return false
   end
   if message:sub(1, 1) == '?' then
@@ -296,11 +477,51 @@ function M.send(message, ask)
       return false
     end
   end
+  -- What the message names is read now, as the user sees it when sending.
   local r = context.resolve(message, { origin = S.origin, root = S.root, selection = S.selection })
   if #r.problems > 0 then
     notify('agentd: not sent: ' .. table.concat(r.problems, '; '), vim.log.levels.WARN)
     return false
   end
+  local why = busy()
+  if why or #S.queue > 0 then
+    S.queue[#S.queue + 1] = { message = message, ask = ask, r = r }
+    notify(('agentd: queued: sent when %s ends (d on its line in the chat removes it)'):format(why or 'the message queued before it'), vim.log.levels.INFO)
+    M.draw()
+    return true
+  end
+  return dispatch(message, ask, r)
+end
+
+--- Sends the oldest queued message once nothing is going.
+function M.flush_queue()
+  if #S.queue == 0 or busy() or not S.view then
+    return
+  end
+  local q = table.remove(S.queue, 1)
+  if not dispatch(q.message, q.ask, q.r) then
+    -- Not sent (said why): back in the input, the rest stays queued.
+    if S.input and api.nvim_buf_is_valid(S.input) then
+      api.nvim_buf_set_lines(S.input, 0, -1, false, vim.split((q.ask and '?' or '') .. q.message, '\n'))
+    end
+    M.draw()
+  end
+end
+
+--- d on a queued message: takes it out of the queue.
+function M.unqueue()
+  local m = meta_at_cursor()
+  if m.kind ~= 'queued' or not S.queue[m.queued] then
+    notify('agentd: d removes a queued message: put the cursor on its line', vim.log.levels.WARN)
+    return false
+  end
+  local q = table.remove(S.queue, m.queued)
+  notify(('agentd: removed from the queue: %s'):format(q.message:sub(1, 60)), vim.log.levels.INFO)
+  M.draw()
+  return true
+end
+
+function dispatch(message, ask, r)
   local c = cl()
   if not c then
     return false
@@ -369,14 +590,6 @@ end
 
 -- Keys of the transcript ----------------------------------------------------
 
-local function meta_at_cursor()
-  local b = S.built
-  if not b or api.nvim_get_current_buf() ~= S.buf then
-    return {}
-  end
-  return b.meta[api.nvim_win_get_cursor(0)[1]] or {}
-end
-
 local function turn_at_cursor(need)
   local m = meta_at_cursor()
   local t = m.turn and S.view and S.view.turns[m.turn]
@@ -407,7 +620,12 @@ function M.run_turn()
     notify(('agentd: not run: %s'):format(why), vim.log.levels.WARN)
     return
   end
-  local run_id = require('agentd').run({ plan_id = t.planId })
+  S.starting = t.planId
+  local ok, run_id = pcall(require('agentd').run, { plan_id = t.planId })
+  S.starting = nil
+  if not ok then
+    error(run_id, 0)
+  end
   if run_id then
     M.refresh()
   end
@@ -609,6 +827,12 @@ local function make_bufs()
     map(b, 'n', 'u', M.undo_turn, 'undo this turn')
     map(b, 'n', '<C-c>', M.cancel, 'stop the running turn')
     map(b, 'n', 'i', function() focus_input(true) end, 'write a message')
+    map(b, 'n', 'm', M.pick_model, 'choose the model (:Agent model)')
+    map(b, 'n', 'd', M.unqueue, 'remove the queued message')
+    map(b, 'n', 'a', function() M.answer_approval('allow_once') end, 'allow once (on an approval)')
+    map(b, 'n', 'A', function() M.answer_approval('allow_always') end, 'always allow (on an approval)')
+    map(b, 'n', 'x', function() M.answer_approval('reject_once') end, 'reject once (on an approval)')
+    map(b, 'n', 'X', function() M.answer_approval('reject_always') end, 'always reject (on an approval)')
     api.nvim_create_autocmd('BufWinEnter', {
       buffer = b,
       callback = function()
@@ -682,7 +906,7 @@ end
 --- Shows the chat chatId (loaded from the server).
 function M.resume(chat_id)
   S.chat_id = chat_id
-  S.view, S.changes, S.pending, S.built = nil, {}, nil, nil
+  S.view, S.changes, S.pending, S.built, S.queue = nil, {}, nil, nil, {}
   show()
   M.refresh()
 end

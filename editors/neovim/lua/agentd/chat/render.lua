@@ -38,9 +38,45 @@ local function live_steps(t)
   return out
 end
 
+local option_keys = { allow_once = 'a', allow_always = 'A', reject_once = 'x', reject_always = 'X' }
+
+--- An approval asked in the chat: what asks (step, tool, risk), what it
+--- does, and its options with their keys.
+local function approval_lines(add, a, turn)
+  local p = a.p
+  local m = { turn = turn, kind = 'approval', approval = a.id }
+  add('', m)
+  add(('#### Approval needed: %s'):format(p.title or '?'), m)
+  add(('step %s%s, %s risk%s'):format(p.stepId or '?', p.tool and (' (' .. p.tool .. ')') or '', p.risk or '?', p.sensitive and ', a sensitive file' or ''), m)
+  if p.command and p.command ~= '' then
+    add(('command: `%s` in %s'):format(p.command, (p.cwd and p.cwd ~= '') and p.cwd or '.'), m)
+  end
+  if p.detail and p.detail ~= '' then
+    add((p.category == 'delete' and 'deletes: ' or '') .. p.detail, m)
+  end
+  local opts = {}
+  for _, o in ipairs(p.options or {}) do
+    opts[#opts + 1] = ('%s %s'):format(option_keys[o.kind] or '?', o.name or o.kind or o.optionId)
+  end
+  add(table.concat(opts, ' · '), m)
+  add('_nothing is done until you choose (the step waits); :Agent approve asks in a picker_', m)
+end
+
+--- A step's output, folded under its step line.
+local function output_lines(add, turn, step, text)
+  text = text:gsub('\n$', '')
+  local ls = vim.split(text, '\n', { plain = true })
+  add(('  output of step %s: %d line%s (za)'):format(step, #ls, #ls == 1 and '' or 's'), { turn = turn, kind = 'output:' .. step }, '>1')
+  for _, l in ipairs(ls) do
+    add('    ' .. l, { turn = turn, kind = 'output' }, '1')
+  end
+end
+
 --- Builds the transcript. view: chat/load's result (nil: a chat not
 --- loaded yet); x: { chat_id, root, changes = { [runId] = {ChangeSet} },
---- pending = { kind, request, text, chips, cancelled } }.
+--- pending = { kind, request, text, chips, cancelled },
+--- approvals = { { p, id, turn? } }, output = { [runId] = { [stepId] = text } },
+--- model = the model's name or nil, queue = { { message, ask } } }.
 --- Returns { lines, meta = { [lnum] = { turn, kind, uri, runId } },
 --- folds = { [lnum] = level expr }, cards = { lnum of each card header } }.
 function R.build(view, x)
@@ -55,8 +91,14 @@ function R.build(view, x)
   end
   view = view or { turns = {} }
   local title = (view.title and view.title ~= '') and view.title or 'new chat'
-  add(('# %s  (%s)'):format(title, x.chat_id or '?'))
+  add(('# %s  (%s)%s'):format(title, x.chat_id or '?', x.model and ('  · model ' .. x.model .. ' (m changes it)') or ''), { kind = 'header' })
   add('_<CR> sends · ?question asks · #buffer #selection #file: #diagnostics · :help agentd-chat_')
+  local asks = {} -- [turn] = { approval }, [0] = the ones of no turn
+  for _, a in ipairs(x.approvals or {}) do
+    local k = a.turn or 0
+    asks[k] = asks[k] or {}
+    table.insert(asks[k], a)
+  end
   local condensed = {}
   for _, n in ipairs(view.condensed or {}) do
     condensed[n] = true
@@ -89,8 +131,13 @@ function R.build(view, x)
         add('', m)
         add(('**Run %s: %s**'):format(t.runId, t.status or '?'), { turn = i, kind = 'run' })
         local steps = (t.status == 'running' and live_steps(t)) or t.steps or {}
+        local out = (x.output or {})[t.runId] or {}
         for _, s in ipairs(steps) do
           add('- ' .. s, m)
+          local id = s:match('^step (%S+):')
+          if id and out[id] and out[id] ~= '' then
+            output_lines(add, i, id, out[id])
+          end
         end
         if t.failure and t.failure ~= '' then
           add('Failure (za unfolds the output):', m, '>1')
@@ -124,6 +171,9 @@ function R.build(view, x)
         add('_Not run yet: r runs the plan._', m)
       end
     end
+    for _, a in ipairs(asks[i] or {}) do
+      approval_lines(add, a, i)
+    end
   end
   local p = x.pending
   if p then
@@ -140,6 +190,17 @@ function R.build(view, x)
       add(p.text ~= '' and p.text or '…', m)
     else
       add(p.cancelled and '_stopping…_' or '_making a plan… (<C-c> stops)_', m)
+    end
+  end
+  for _, a in ipairs(asks[0] or {}) do
+    approval_lines(add, a, nil)
+  end
+  if x.queue and #x.queue > 0 then
+    add('', { kind = 'pending' })
+    add('### Queued (sent one by one when the turn ends; d removes one)', { kind = 'pending' })
+    for i, q in ipairs(x.queue) do
+      local first = q.message:gsub('\n.*', ' …')
+      add(('- queued: %s%s'):format(q.ask and '? ' or '', first), { kind = 'queued', queued = i })
     end
   end
   return { lines = lines, meta = meta, folds = folds, cards = cards }
