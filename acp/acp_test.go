@@ -472,6 +472,50 @@ func TestPromptWhileRunningIsRefused(t *testing.T) {
 	}
 }
 
+// TestPromptRightAfterCancelRuns: a client that gives its chat back as
+// soon as the user stops (CodeCompanion) sends the next prompt right after
+// session/cancel, before the cancelled prompt's answer. The next prompt is
+// not refused: it waits for the cancelled one and then runs.
+func TestPromptRightAfterCancelRuns(t *testing.T) {
+	fake := fakemodel.New()
+	url := fake.Start(t)
+	ws, state := t.TempDir(), t.TempDir()
+	c := &testClient{}
+	conn, stop := start(t, c, modelOptions(url, state))
+	defer stop()
+	ctx := boundedCtx(t)
+	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
+	fake.Push(fakemodel.Reply{Fault: fakemodel.FaultHang},
+		fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
+	first := make(chan sdk.PromptResponse, 1)
+	go func() {
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hang")}})
+		if err != nil {
+			t.Error(err)
+		}
+		first <- res
+	}()
+	for deadline := time.Now().Add(10 * time.Second); len(fake.Requests()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the first prompt never reached the model")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: ns.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write b")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("the prompt sent right after the cancel: %v %v", res.StopReason, err)
+	}
+	if r := <-first; r.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("first prompt: %s, want cancelled", r.StopReason)
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, "b.txt")); string(got) != "b\n" {
+		t.Fatalf("b.txt = %q", got)
+	}
+}
+
 // TestAlwaysAnswersAreTheWorkspaceRules answers "allow always" in ACP: the
 // rule lands in the workspace's one rule store (the one `agentd rules` and
 // the editor server read), and the same command is not asked again.

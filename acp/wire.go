@@ -75,6 +75,11 @@ type wireError struct {
 // closed then.
 func filterLines(in io.Reader, pw *io.PipeWriter, out io.Writer, gate *promptGate) error {
 	defer pw.Close()
+	if gate != nil {
+		gate.mu.Lock()
+		gate.pass = func(line []byte) { _, _ = pw.Write(append(line, '\n')) }
+		gate.mu.Unlock()
+	}
 	initialized := false
 	answer := func(id json.RawMessage, code int, msg string, data any) {
 		var e wireError
@@ -104,10 +109,16 @@ func filterLines(in io.Reader, pw *io.PipeWriter, out io.Writer, gate *promptGat
 				}
 				code, msg, ok = -32600, "Invalid request: call initialize first", false
 			case method == sdk.AgentMethodSessionPrompt && len(id) > 0 && gate != nil:
-				if sid, busy := gate.enter(line); busy {
-					code, msg, ok = errPromptRunning, "a prompt is already running in session "+sid+": wait for its answer, or send session/cancel and wait for the answer (stopReason cancelled) before sending the next prompt", false
+				sid, busy, held := gate.enter(line)
+				if held {
+					continue // passed on when the cancelled prompt ends
+				}
+				if busy {
+					code, msg, ok = errPromptRunning, "a prompt is already running in session "+sid+": wait for its answer, or send session/cancel first (the next prompt then runs once the cancelled one has ended)", false
 					data = map[string]any{"sessionId": sid, "reason": "promptRunning"}
 				}
+			case method == sdk.AgentMethodSessionCancel && gate != nil:
+				gate.cancel(line)
 			}
 			if !ok {
 				answer(id, code, msg, data)
@@ -175,36 +186,83 @@ func idOf(prefix []byte) json.RawMessage {
 // cancel it silently). The line reader marks a session busy as it passes
 // its prompt on, so pipelined prompts are judged in the order they came;
 // the prompt's handler clears it before its answer is written.
+//
+// A prompt sent after session/cancel of the running one is not refused:
+// a client gives its chat back as soon as the user stops (CodeCompanion
+// does), before the cancelled prompt's answer, and the user's next message
+// is not an error. It is held (one per session) and passed on when the
+// cancelled prompt ends.
 type promptGate struct {
-	mu      sync.Mutex
-	running map[string]bool
+	mu        sync.Mutex
+	running   map[string]bool
+	cancelled map[string]bool   // the running prompt was cancelled
+	held      map[string][]byte // a prompt sent after the cancel, waiting
+	pass      func(line []byte) // passes a held prompt on to the SDK
 }
 
-// enter marks the prompt's session busy, or says it already is.
-func (g *promptGate) enter(line []byte) (sid string, busy bool) {
+// enter marks the prompt's session busy, or holds the prompt until the
+// cancelled one ends (held), or says the session is busy.
+func (g *promptGate) enter(line []byte) (sid string, busy, held bool) {
 	var m struct {
 		Params sdk.PromptRequest `json:"params"`
 	}
 	if json.Unmarshal(line, &m) != nil || m.Params.Validate() != nil {
-		return "", false // the SDK answers invalid params; its handler never runs
+		return "", false, false // the SDK answers invalid params; its handler never runs
 	}
 	sid = string(m.Params.SessionId)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.running[sid] {
-		return sid, true
+		if g.cancelled[sid] && g.held[sid] == nil {
+			if g.held == nil {
+				g.held = map[string][]byte{}
+			}
+			g.held[sid] = append([]byte(nil), line...)
+			return sid, false, true
+		}
+		return sid, true, false
 	}
 	if g.running == nil {
 		g.running = map[string]bool{}
 	}
 	g.running[sid] = true
-	return sid, false
+	return sid, false, false
 }
 
+// cancel notes a session/cancel of the session's running prompt.
+func (g *promptGate) cancel(line []byte) {
+	var m struct {
+		Params sdk.CancelNotification `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return
+	}
+	sid := string(m.Params.SessionId)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.running[sid] {
+		if g.cancelled == nil {
+			g.cancelled = map[string]bool{}
+		}
+		g.cancelled[sid] = true
+	}
+}
+
+// leave ends the session's running prompt and passes on a prompt held
+// behind it, which then runs.
 func (g *promptGate) leave(sid string) {
 	g.mu.Lock()
 	delete(g.running, sid)
+	delete(g.cancelled, sid)
+	next, pass := g.held[sid], g.pass
+	if next != nil {
+		delete(g.held, sid)
+		g.running[sid] = true
+	}
 	g.mu.Unlock()
+	if next != nil && pass != nil {
+		pass(next)
+	}
 }
 
 // checkLine says whether line is a message the SDK can take.

@@ -257,22 +257,12 @@ local function main()
   local prompt_id = truthy(conn._active_prompt and conn._active_prompt._request_id, 'turn 3\'s session/prompt is in flight')
   press('q')
   wait(function() return chat.current_request == nil end, 'the chat to stop')
-  -- CodeCompanion hands the chat back at once and sends session/cancel; the
-  -- prompt's answer comes when agentd has ended the run. A message sent
-  -- before that answer is refused (-32010, docs/acp.md), so the next turn
-  -- waits for it: stopReason cancelled, as CodeCompanion received it.
-  wait(function() return conn.pending_responses[prompt_id] ~= nil end, 'agentd to answer the cancelled session/prompt')
-  local answer = conn.pending_responses[prompt_id]
-  eq({ stopReason = 'cancelled' }, { stopReason = answer[1] and answer[1].stopReason, error = answer[2] }, 'the answer to the cancelled prompt')
-  local run3
-  wait(function()
-    local r = runs(ws)
-    if #r >= 3 and r[1].status == 'cancelled' then
-      run3 = r[1].runId
-      return true
-    end
-  end, function() return 'agentd\'s journal to show turn 3\'s run cancelled; agentd runs --json: ' .. vim.inspect(runs(ws)) end)
   eq(after1, read(notes), 'notes.txt after the cancel')
+  -- CodeCompanion hands the chat back at once and sends session/cancel; the
+  -- prompt's answer comes when agentd has ended the run. The user's next
+  -- message goes at once, as a user's would: agentd holds it until the
+  -- cancelled prompt has answered, then runs it (docs/acp.md); it was
+  -- refused with -32010 before.
 
   -- Turn 4: the user's own line, then \undo of turn 1's run.
   step = 'turn 4 (undo)'
@@ -291,6 +281,15 @@ local function main()
   -- message; agentd runs the command and says the words went to no model.
   truthy(text:find('Not sent: /undo runs alone', 1, true) and text:find('> Think about the notes', 1, true),
     'the chat says the stopped turn\'s words went to no model:\n' .. text)
+  local answer = truthy(conn.pending_responses[prompt_id], 'agentd answered the cancelled session/prompt before turn 4')
+  eq({ stopReason = 'cancelled' }, { stopReason = answer[1] and answer[1].stopReason, error = answer[2] }, 'the answer to the cancelled prompt')
+  local run3
+  for _, r in ipairs(runs(ws)) do
+    if r.status == 'cancelled' then
+      run3 = r.runId
+    end
+  end
+  truthy(run3, 'agentd\'s journal shows turn 3\'s run cancelled: ' .. vim.inspect(runs(ws)))
   local undone = {}
   for _, r in ipairs(runs(ws)) do
     undone[r.runId] = r.undone and r.undone.how or false
