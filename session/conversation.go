@@ -40,6 +40,21 @@ type Turn struct {
 	Question bool     `json:"question,omitempty"`
 	Answer   string   `json:"answer,omitempty"`
 	Read     []string `json:"read,omitempty"` // "read_file cart/cart.go (why)"
+	// Rewound marks a turn taken back from the conversation (a chat's
+	// restore to before a turn, what "conversation"): kept and shown, not
+	// told to the planner of the next turns; RewindID is the rewind, whose
+	// undo (ChatStore.Unrewind) brings it back.
+	Rewound  bool   `json:"rewound,omitempty"`
+	RewindID string `json:"rewindId,omitempty"`
+	// Tokens is what the turn's model requests took (plan or answer),
+	// when the provider reports usage.
+	Tokens *TurnTokens `json:"tokens,omitempty"`
+}
+
+// TurnTokens are a turn's model tokens, summed over its requests.
+type TurnTokens struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
 }
 
 // Conversation is a conversation's turns, oldest first.
