@@ -306,6 +306,7 @@ func (cs *ChatStore) Get(id string) (*Chat, error) {
 		return nil, err
 	}
 	cs.learnRuns(c)
+	cs.liveBranches(c)
 	return c, nil
 }
 
