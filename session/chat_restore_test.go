@@ -391,3 +391,39 @@ func (cw *chatWorld) play() {
 	}
 	cw.restore()
 }
+
+// A turn whose run is still running (or paused) is not restored: the
+// error names the turn and the run and says what to do, and nothing
+// changes.
+func TestChatRestoreRefusesARunningTurn(t *testing.T) {
+	ws, state := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: ws, StateDir: state})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.NewChat(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := parsePlan(t, "plan-running", `{"title":"Long","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"a\n"}}]}`)
+	if _, err := s.AddChatTurn(ctx, c.ID, "run long", p); err != nil {
+		t.Fatal(err)
+	}
+	// Its run, recorded as running by this (live) process.
+	rec := map[string]any{"runId": "run-still-going", "planId": "plan-running", "status": "running", "startTime": "2026-01-01T00:00:00Z", "pid": os.Getpid()}
+	if err := s.Journal.Save("runs/run-still-going.json", rec); err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []string{RestoreFiles, RestoreBoth} {
+		_, err = s.RestoreChat(ctx, c.ID, ChatRestoreOptions{Turn: 0, What: what})
+		if err == nil || !strings.Contains(err.Error(), "turn 0's run run-still-going is still running") || !strings.Contains(err.Error(), "agentd/run/cancel") {
+			t.Errorf("restore (%s) of a running turn: %v", what, err)
+		}
+	}
+	got, _ := s.Chat(c.ID)
+	if got.Turns[0].Rewound || got.Turns[0].Undone {
+		t.Errorf("a refused restore changed the turn: %+v", got.Turns[0])
+	}
+}
