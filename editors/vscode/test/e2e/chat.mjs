@@ -48,8 +48,8 @@ export async function chatCases(h) {
   async function shot(name) {
     await page.mouse.move(0, 0);
     await pane().screenshot({ path: path.join(results, name) });
-    // The README's picture; the others stay in test-results/.
-    if (media !== results && name === 'chat.png') fs.copyFileSync(path.join(results, name), path.join(media, name));
+    // The README's pictures; the others stay in test-results/.
+    if (media !== results && ['chat.png', 'chat-context.png', 'chat-approval.png'].includes(name)) fs.copyFileSync(path.join(results, name), path.join(media, name));
   }
   const fileRow = (i, rel) => turn(i).locator(`.file[data-uri$="${rel}"]`);
   // The chat is in a side bar container of its own, with the whole height; a user who works in
