@@ -45,6 +45,7 @@ const (
 	MethodPolicySet                    = "agentd/policy/set"
 	MethodModelGet                     = "agentd/model/get"
 	MethodModelSet                     = "agentd/model/set"
+	MethodContextSize                  = "agentd/context/size"
 	MethodChatNew                      = "agentd/chat/new"
 	MethodChatList                     = "agentd/chat/list"
 	MethodChatLoad                     = "agentd/chat/load"
@@ -111,6 +112,7 @@ var Methods = []MethodInfo{
 	{MethodPolicySet, ClientToServer, false},
 	{MethodModelGet, ClientToServer, false},
 	{MethodModelSet, ClientToServer, false},
+	{MethodContextSize, ClientToServer, false},
 	{MethodChatNew, ClientToServer, false},
 	{MethodChatList, ClientToServer, false},
 	{MethodChatLoad, ClientToServer, false},
@@ -919,6 +921,43 @@ type LeftoverCommit struct {
 type PlanContext struct {
 	URIs      []string   `json:"uris,omitempty"`
 	Selection *Selection `json:"selection,omitempty"`
+	// Items the user attached (context chips), told after the request;
+	// agentd/context/size gives their sizes.
+	Items []ContextEntry `json:"items,omitempty"`
+}
+
+// ContextEntry: One item of context the user attaches to a request (a chip).
+type ContextEntry struct {
+	// A file of the workspace (with range: those lines).
+	URI   string `json:"uri,omitempty"`
+	Range *Range `json:"range,omitempty"`
+	// A text the editor has (the Problems of a file), with title.
+	Text  string `json:"text,omitempty"`
+	Title string `json:"title,omitempty"`
+	// "diff": the workspace's diff against HEAD, read by the daemon.
+	Kind string `json:"kind,omitempty"`
+}
+
+type ContextSizeParams struct {
+	Items []ContextEntry `json:"items"`
+}
+
+type ContextSize struct {
+	// The item as the request names it ("a.go", "a.go (lines 3-9)").
+	Title string `json:"title"`
+	// Its size in tokens (4 bytes a token, the estimate of the chat's condensing).
+	Tokens int `json:"tokens"`
+	// Over the item bound: the request carries its first 64 KiB.
+	Clipped bool   `json:"clipped,omitempty"`
+	Note    string `json:"note,omitempty"`
+	// Why the item cannot be sent (a request with it fails naming it).
+	Error string `json:"error,omitempty"`
+}
+
+type ContextSizeResult struct {
+	// One per item, in order.
+	Items []ContextSize `json:"items"`
+	Total int           `json:"total"`
 }
 
 type PlanCreateParams struct {

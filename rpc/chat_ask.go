@@ -53,12 +53,16 @@ func (s *Server) chatAsk(ctx context.Context, params json.RawMessage) (any, erro
 	}
 	req := PlanRequest{Approve: (*approver)(s).Approve}
 	req.URIs, req.Selection = planContext(p.Context)
+	attached, err := s.attachedContext(ctx, p.Context)
+	if err != nil {
+		return nil, err
+	}
 	var end func()
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()
 	answer := func(ctx context.Context, request string, onText func(string)) (string, []string, error) {
 		r := req
-		r.Request = request
+		r.Request = request + attached
 		a, err := ans.Answer(ctx, r, onText)
 		if err != nil {
 			return "", nil, err

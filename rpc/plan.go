@@ -178,11 +178,15 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()
 	req.URIs, req.Selection = planContext(p.Context)
+	attached, err := s.attachedContext(ctx, p.Context)
+	if err != nil {
+		return nil, err
+	}
 	// The chat's turns before this one, as every conversation's planner
 	// is told them (session.ChatStore.PlanTurn).
 	pl, _, err := chats.PlanTurn(ctx, session.ChatTurn{ChatID: p.ChatID, Where: "in the editor", Request: p.Request,
 		Plan: func(ctx context.Context, request string) (*plans.Plan, error) {
-			req.Request = request
+			req.Request = request + attached
 			return s.opts.PlanMaker.MakePlan(ctx, req)
 		},
 		Keep: func(pl *plans.Plan) (*plans.Plan, error) {

@@ -199,7 +199,7 @@ func registerMethods() map[string]method {
 	m := map[string]method{}
 	for _, group := range []map[string]method{
 		lifecycleMethods(), documentMethods(), planMethods(), runMethods(),
-		changeMethods(), reproposeMethods(), snapshotMethods(), undoMethods(), policyMethods(), toolMethods(), chatMethods(), modelMethods(),
+		changeMethods(), reproposeMethods(), snapshotMethods(), undoMethods(), policyMethods(), toolMethods(), chatMethods(), modelMethods(), contextMethods(),
 	} {
 		for name, h := range group {
 			if _, dup := m[name]; dup {

@@ -42,6 +42,25 @@
     post({ type: 'send', mode, text: t });
     text.value = '';
   }
+  // "#" typed at the start of a word (or "#file:") opens the context picker; the "#…" typed is
+  // taken out of the message once a chip is added from it.
+  let hashPending = false;
+  text.addEventListener('input', (e) => {
+    if (hashPending || e.inputType !== 'insertText' || e.data !== '#') return;
+    const before = text.value.slice(0, text.selectionStart);
+    if (!/(^|\s)#$/.test(before)) return;
+    hashPending = true;
+    post({ type: 'addContext', hash: true });
+  });
+  function hashDone(added) {
+    hashPending = false;
+    if (!added) return;
+    const at = text.selectionStart;
+    const before = text.value.slice(0, at).replace(/(^|\s)#[\w:./-]*$/, '$1');
+    text.value = before + text.value.slice(at);
+    text.setSelectionRange(before.length, before.length);
+    text.focus();
+  }
   text.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
   });
@@ -50,6 +69,8 @@
   $('modePlan').addEventListener('click', () => setMode('plan'));
   $('modeAsk').addEventListener('click', () => setMode('ask'));
   $('new').addEventListener('click', () => post({ type: 'new' }));
+  $('model').addEventListener('click', () => post({ type: 'model' }));
+  $('addContext').addEventListener('click', () => post({ type: 'addContext' }));
   $('history').addEventListener('click', () => post({ type: 'history' }));
   setMode(mode);
 
@@ -102,10 +123,27 @@
     return li;
   }
 
+  /** The approval a turn waits for: what runs, the options in the modal's order; nothing is
+   *  chosen for the user (no default here: a click answers). */
+  function drawApproval(a) {
+    const box = el('section', 'approval');
+    box.dataset.approval = a.id;
+    box.setAttribute('role', 'alertdialog');
+    box.append(el('div', 'amsg', a.message.replace(/^agentd: /, '')), el('pre', 'adetail', a.detail));
+    const row = el('div', 'actions');
+    for (const b of a.buttons) {
+      const allow = b.kind.startsWith('allow');
+      row.append(button(b.title, (allow ? 'allow' : 'reject') + ' opt-' + b.kind, allow ? 'Let it run' : 'It does not run', () => post({ type: 'approve', id: a.id, optionId: b.optionId })));
+    }
+    box.append(row);
+    return box;
+  }
+
   function drawTurn(t, busy) {
     const box = el('article', 'turn' + (t.undone ? ' undone' : ''));
     box.dataset.turn = String(t.index);
     box.append(el('div', 'request', t.request));
+    if (t.tokens) box.append(el('div', 'muted tokens', t.tokens));
     if (t.kind === 'question') {
       const a = el('div', 'answer', t.answer || (t.streaming ? '…' : ''));
       box.append(a);
@@ -118,10 +156,12 @@
         box.append(d);
       }
       if (t.status && t.status !== 'answered' && t.status !== 'completed') box.append(el('div', statusClass(t.status), t.status));
+      if (t.approval) box.append(drawApproval(t.approval));
       return box;
     }
     if (!t.plan) {
       box.append(el('div', 'muted working', t.status === 'planning' ? 'making a plan…' : 'no plan'));
+      if (t.approval) box.append(drawApproval(t.approval));
       return box;
     }
     const card = el('section', 'plan');
@@ -158,6 +198,7 @@
       card.append(form);
     }
     box.append(card);
+    if (t.approval) box.append(drawApproval(t.approval));
     if (t.failure) {
       const d = el('details', 'failure');
       d.append(el('summary', '', 'what failed'), el('pre', '', t.failure));
@@ -207,7 +248,18 @@
     $('condensed').hidden = !s.condensed;
     $('condensed').textContent = s.condensed || '';
     $('stop').hidden = !s.working;
-    $('context').textContent = s.context ? 'context: ' + s.context : 'no file as context';
+    $('model').textContent = s.model || '';
+    const chips = $('chips');
+    chips.replaceChildren();
+    for (const c of s.chips) {
+      const chip = el('span', 'chip' + (c.auto ? ' auto' : '') + (c.bad ? ' bad' : ''));
+      chip.dataset.chip = c.key;
+      chip.title = c.title;
+      chip.append(el('span', 'clabel', c.label), el('span', 'csize', c.size));
+      chip.append(button('×', 'link cremove', 'Do not send this', () => post({ type: 'chipRemove', key: c.key })));
+      chips.append(chip);
+    }
+    $('context').textContent = s.chips.length ? '' : 'no context';
     $('send').title = s.busy ? s.busy : 'Send (Enter)';
     document.body.classList.toggle('busy', !!s.busy);
   }
@@ -215,6 +267,7 @@
   window.addEventListener('message', (e) => {
     const m = e.data;
     if (m && m.type === 'state') draw(m.state);
+    if (m && m.type === 'hashDone') hashDone(m.added);
   });
   post({ type: 'ready' });
 })();

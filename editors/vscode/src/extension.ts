@@ -20,7 +20,7 @@ import { RunDidChange, onRunEvent, registerRunCommands, runsDied, showRunProgres
 import { SaveRequest, refreshAll, registerChangeCommands, resyncFile, saveDocuments } from './changes';
 import { askApproval, registerApprovalCommands } from './approvals';
 import { registerSnapshotCommands } from './snapshots';
-import { attachChat, registerChatView } from './chat/view';
+import { attachChat, chatApproval, registerChatView } from './chat/view';
 
 let daemon: Daemon | undefined;
 
@@ -125,7 +125,9 @@ function attachClient(st: State, c: LanguageClient): void {
     st.review.updateFiles(p);
     st.metrics.record('changesDidChangeMs', performance.now() - t0, { hunks: p.files.reduce((a, f) => a + f.hunks.length, 0) });
   });
-  c.onRequest('agentd/approval/request', (p: ApprovalRequest) => askApproval(st, p));
+  // A run (or a plan being made) of the chat shown asks in its turn, with a quick pick beside it;
+  // any other in the modal.
+  c.onRequest('agentd/approval/request', async (p: ApprovalRequest, token) => (await chatApproval(p, token)) ?? askApproval(st, p));
   c.onRequest('agentd/documents/save', (p: SaveRequest) => saveDocuments(st, p));
   c.onRequest('window/workDoneProgress/create', (p: { token: string | number }) => {
     showRunProgress(st, c, p.token);

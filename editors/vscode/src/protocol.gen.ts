@@ -38,6 +38,7 @@ export const Method = {
   PolicySet: 'agentd/policy/set',
   ModelGet: 'agentd/model/get',
   ModelSet: 'agentd/model/set',
+  ContextSize: 'agentd/context/size',
   ChatNew: 'agentd/chat/new',
   ChatList: 'agentd/chat/list',
   ChatLoad: 'agentd/chat/load',
@@ -695,6 +696,45 @@ export interface LeftoverCommit {
 export interface PlanContext {
   uris?: string[];
   selection?: Selection;
+  /**
+   * Items the user attached (context chips), told after the request; agentd/context/size gives their
+   * sizes.
+   */
+  items?: ContextEntry[];
+}
+
+/** One item of context the user attaches to a request (a chip). */
+export interface ContextEntry {
+  /** A file of the workspace (with range: those lines). */
+  uri?: string;
+  range?: Range;
+  /** A text the editor has (the Problems of a file), with title. */
+  text?: string;
+  title?: string;
+  /** "diff": the workspace's diff against HEAD, read by the daemon. */
+  kind?: string;
+}
+
+export interface ContextSizeParams {
+  items: ContextEntry[];
+}
+
+export interface ContextSize {
+  /** The item as the request names it ("a.go", "a.go (lines 3-9)"). */
+  title: string;
+  /** Its size in tokens (4 bytes a token, the estimate of the chat's condensing). */
+  tokens: number;
+  /** Over the item bound: the request carries its first 64 KiB. */
+  clipped?: boolean;
+  note?: string;
+  /** Why the item cannot be sent (a request with it fails naming it). */
+  error?: string;
+}
+
+export interface ContextSizeResult {
+  /** One per item, in order. */
+  items: ContextSize[];
+  total: number;
 }
 
 export interface PlanCreateParams {

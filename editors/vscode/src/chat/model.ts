@@ -2,7 +2,7 @@
 // runs and change sets) turned into what the webview draws, and the view's own state (a request
 // in flight, an answer streaming in, why a new message is refused now). No `vscode` import: the
 // unit tests run it under Node. Every rule stays the daemon's: this only words what it says.
-import { ChangeSet, Plan, Step } from '../model';
+import { ChangeSet, Plan, Step, approvalPrompt } from '../model';
 import type * as wire from '../protocol.gen';
 
 /** A turn as agentd/chat/load returns it (docs/protocol.md, "Chats"). */
@@ -29,7 +29,18 @@ export type RunDidChange = Pick<wire.RunEventParams, 'runId'> & {
  *  `turn` (0-based) of the chat. */
 export type ChatStream = wire.ChatStreamParams;
 
+/** A context item as the daemon reads and counts it (agentd/context/size, docs/protocol.md "Context"). */
+export type ContextEntry = wire.ContextEntry;
+
+/** A context chip of the input: what it sends and its size as the daemon counted it. `auto`: the
+ *  active editor (or its selection), which follows the editor until the user removes it. */
+export interface Chip { key: string; label: string; item: ContextEntry; auto?: boolean; tokens?: number; clipped?: boolean; note?: string; error?: string }
+
 // What the webview draws --------------------------------------------------------------------
+
+export interface ChipView { key: string; label: string; size: string; title: string; auto: boolean; bad: boolean }
+/** An approval the daemon asks for, shown in its turn: the modal's words and options, in its order. */
+export interface ApprovalView { id: string; message: string; detail: string; buttons: { title: string; optionId: string; kind: string }[] }
 
 export interface StepView { id: string; tool: string; words: string; status?: string; error?: string; output?: string }
 export interface FileView { uri: string; rel: string; op: string; changeId: string; status: string; open: number; words: string }
@@ -53,6 +64,10 @@ export interface TurnView {
   canRun: boolean;
   canRevise: boolean;
   canUndo: boolean;
+  /** An approval the run (or the plan being made) waits for. */
+  approval?: ApprovalView;
+  /** The turn's tokens as the daemon tells them (turn.tokens), in words. */
+  tokens?: string;
 }
 export interface Notice { text: string; level: 'info' | 'warn' | 'error' }
 export interface ViewState {
@@ -68,6 +83,10 @@ export interface ViewState {
   context?: string;
   /** Said before sending: which turns the next request condenses. */
   condensed?: string;
+  /** The chips the next message sends, with their sizes. */
+  chips: ChipView[];
+  /** The model the next request uses, as agentd/model/get says it. */
+  model?: string;
 }
 
 const LIVE = new Set(['running', 'paused']);
@@ -104,11 +123,29 @@ export function fileWords(op: string, c: { pending: number; accepted: number; re
   return parts.length ? `${what} · ${parts.join(', ')}` : what;
 }
 
+/** chipView: a chip with its size in tokens as the daemon counted it (or why it cannot be sent). */
+export function chipView(c: Chip): ChipView {
+  const size = c.error ? 'cannot be sent' : c.tokens === undefined ? '… tokens' : `${c.tokens.toLocaleString('en-US')} token${c.tokens === 1 ? '' : 's'}${c.clipped ? ' (clipped)' : ''}`;
+  const title = [c.error ?? (c.tokens === undefined ? 'counting…' : `${c.tokens} tokens as the request carries it`), c.note, c.auto ? 'the active editor: follows it until removed' : undefined].filter(Boolean).join('\n');
+  return { key: c.key, label: c.label, size, title, auto: !!c.auto, bad: !!c.error };
+}
+
+/** tokenWords: a turn's `tokens` as the daemon may tell it (a count, or input and output). */
+export function tokenWords(t: unknown): string | undefined {
+  const n = (x: unknown) => (typeof x === 'number' ? x.toLocaleString('en-US') : undefined);
+  if (typeof t === 'number') return `${n(t)} tokens`;
+  if (!t || typeof t !== 'object') return undefined;
+  const o = t as Record<string, unknown>;
+  const parts = [n(o.input) && `${n(o.input)} in`, n(o.output) && `${n(o.output)} out`].filter(Boolean);
+  if (parts.length) return `${parts.join(' · ')} tokens`;
+  return n(o.total) ? `${n(o.total)} tokens` : undefined;
+}
+
 /** turnView draws one turn from what the daemon said: the turn, its plan, its run (live or
  *  fetched) and its change sets. */
 export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run: RunInfo | undefined, sets: ChangeSet[], rel: (uri: string) => string): TurnView {
   if (t.question) {
-    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false };
+    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords((t as { tokens?: unknown }).tokens) };
   }
   const runSteps = new Map((run?.steps ?? []).map((s) => [s.id, s]));
   const steps: StepView[] = plan
@@ -140,6 +177,7 @@ export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run
     canRun: !!planId && !runId,
     canRevise: !!planId && !runId,
     canUndo: !!runId && !LIVE.has(status) && !undone,
+    tokens: tokenWords((t as { tokens?: unknown }).tokens),
   };
 }
 
@@ -154,7 +192,15 @@ export class ChatModel {
   notice?: Notice;
   context?: string;
   /** A request in flight: its words, and for a question the answer so far. */
-  pending?: { kind: 'plan' | 'ask' | 'revise'; text: string; turn?: number; answer: string };
+  pending?: { kind: 'plan' | 'ask' | 'revise'; text: string; turn?: number; answer: string; revising?: number };
+  /** The chips the user added (the active editor's is `auto`). */
+  chips: Chip[] = [];
+  auto?: Chip;
+  /** The key of the active editor's chip the user removed: not sent until the editor changes. */
+  autoOff?: string;
+  /** Approvals waiting, by the view's id: in which turn, and what the daemon asks. */
+  approvals = new Map<string, { turn: number; view: ApprovalView }>();
+  model?: string;
 
   constructor(readonly rel: (uri: string) => string = (u) => u) {}
 
@@ -214,10 +260,70 @@ export class ChatModel {
     this.runs.set(r.runId, r);
   }
 
+  /** setAuto: the active editor's chip (undefined: no file editor). A chip the user removed
+   *  stays off while the editor shows the same thing. */
+  setAuto(c: Chip | undefined): boolean {
+    if (c) c.auto = true;
+    if (c?.key === this.auto?.key) return false;
+    if (c?.key !== this.autoOff) this.autoOff = undefined;
+    this.auto = c;
+    return true;
+  }
+
+  /** addChip adds a chip (one per key: the same file twice is one chip). */
+  addChip(c: Chip): boolean {
+    if (this.chips.some((x) => x.key === c.key) || (this.auto?.key === c.key && this.autoOff !== c.key)) return false;
+    this.chips.push(c);
+    return true;
+  }
+
+  removeChip(key: string): void {
+    if (this.auto?.key === key) this.autoOff = key;
+    this.chips = this.chips.filter((c) => c.key !== key);
+  }
+
+  /** sending: the chips the next message sends, the active editor's first. */
+  sending(): Chip[] {
+    const a = this.auto && this.auto.key !== this.autoOff && !this.chips.some((c) => c.key === this.auto!.key) ? [this.auto] : [];
+    return [...a, ...this.chips];
+  }
+
+  /** sized takes agentd/context/size's answer for `chips` (the daemon's count, in order). */
+  sized(chips: Chip[], r: wire.ContextSizeResult): void {
+    chips.forEach((c, i) => {
+      const z = r.items[i];
+      if (!z) return;
+      c.tokens = z.error ? undefined : z.tokens; c.error = z.error || undefined; c.note = z.note || undefined; c.clipped = z.clipped || undefined;
+    });
+  }
+
+  /** sent: the chips went with a message; the next one starts with the active editor's only. */
+  sent(): void { this.chips = []; }
+
+  /** approvalTurn: the turn of this chat an approval is for: the turn whose run asks, or for the
+   *  planner's reads (runId "plan") the plan or question being made (or revised) now. */
+  approvalTurn(runId: string): number | undefined {
+    if (runId === 'plan') {
+      const p = this.pending;
+      if (!p) return undefined;
+      return p.kind === 'revise' ? p.revising : p.turn;
+    }
+    const i = this.turnOfRun(runId, this.runs.get(runId)?.planId);
+    return i >= 0 ? i : undefined;
+  }
+
+  /** ask shows an approval in turn `turn`, in the words and the order of the modal. */
+  ask(id: string, turn: number, r: wire.ApprovalRequestParams, root?: string): void {
+    const p = approvalPrompt(r, root);
+    this.approvals.set(id, { turn, view: { id, message: p.message, detail: p.detail, buttons: p.buttons.map(({ title, optionId, kind }) => ({ title, optionId, kind })) } });
+  }
+
+  answered(id: string): boolean { return this.approvals.delete(id); }
+
   /** startPending: a request went out (a plan being made, a question, a revision). For a
    *  question, `turn` is the index its turn will have (the stream names it). */
-  startPending(kind: 'plan' | 'ask' | 'revise', text: string): void {
-    this.pending = { kind, text, turn: kind === 'revise' ? undefined : this.chat?.turns.length ?? 0, answer: '' };
+  startPending(kind: 'plan' | 'ask' | 'revise', text: string, revising?: number): void {
+    this.pending = { kind, text, turn: kind === 'revise' ? undefined : this.chat?.turns.length ?? 0, answer: '', revising };
     this.notice = undefined;
   }
 
@@ -265,9 +371,10 @@ export class ChatModel {
       turns.push({ index: turns.length, request: p.text, kind: p.kind === 'ask' ? 'question' : 'plan', answer: p.kind === 'ask' ? p.answer : undefined, streaming: true,
         status: p.kind === 'ask' ? 'answering' : 'planning', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false });
     }
+    for (const a of this.approvals.values()) if (turns[a.turn]) turns[a.turn] = { ...turns[a.turn], approval: turns[a.turn].approval ?? a.view };
     const working = p ? { plan: 'making a plan…', ask: 'answering…', revise: 'revising the plan…' }[p.kind] : undefined;
     const c = this.chat?.condensed ?? [];
     const condensed = c.length ? `The next message condenses turn${c.length === 1 ? '' : 's'} ${c.join(', ')} (the chat is long): their requests, plans, outcomes and your decisions stay; command output goes.` : undefined;
-    return { condensed, chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context };
+    return { condensed, chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context, chips: this.sending().map(chipView), model: this.model };
   }
 }

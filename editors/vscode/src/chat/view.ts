@@ -8,7 +8,9 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { ChangeSet, Plan } from '../model';
-import { ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo } from './model';
+import type { ApprovalAnswer } from '../approvals';
+import type * as wire from '../protocol.gen';
+import { Chip, ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo } from './model';
 
 /** What the view needs of the extension besides the daemon: show a plan in the Plan view (the
  *  plan editor; Run Plan runs the plan shown there). */
@@ -23,7 +25,11 @@ type FromView =
   | { type: 'revise'; turn: number; feedback: string }
   | { type: 'accept' | 'reject' | 'diff'; uri: string; changeId: string; turn: number }
   | { type: 'new' | 'history' | 'closeHistory' }
-  | { type: 'open' | 'rename' | 'delete'; chatId: string };
+  | { type: 'open' | 'rename' | 'delete'; chatId: string }
+  | { type: 'chipRemove'; key: string }
+  | { type: 'addContext'; hash?: boolean }
+  | { type: 'approve'; id: string; optionId: string }
+  | { type: 'model' };
 
 const CURRENT = 'agentd.chat.current';
 let provider: ChatViewProvider | undefined;
@@ -37,6 +43,7 @@ export function registerChatView(context: vscode.ExtensionContext, hooks: ChatHo
     vscode.commands.registerCommand('agentd.chat.history', () => provider?.toggleHistory()),
     vscode.window.onDidChangeActiveTextEditor(() => provider?.contextChanged()),
     vscode.window.onDidChangeTextEditorSelection(() => provider?.contextChanged()),
+    vscode.workspace.onDidChangeTextDocument((e) => provider?.documentChanged(e.document.uri)),
     { dispose: () => { provider = undefined; } },
   );
 }
@@ -57,6 +64,14 @@ export function attachChat(c: LanguageClient): void {
   provider?.setClient(c);
 }
 
+/** chatApproval shows an approval the daemon asks for inline in the chat turn whose run (or plan
+ *  being made) asks, and in a quick pick beside it: an answer in either place answers once and
+ *  closes the other; closing the quick pick (Escape) answers what the modal's Escape answers,
+ *  reject this time. Undefined when no turn of the chat shown asks: the extension's modal then. */
+export function chatApproval(r: wire.ApprovalRequestParams, token?: vscode.CancellationToken): Promise<ApprovalAnswer | undefined> {
+  return provider ? provider.approval(r, token) : Promise.resolve(undefined);
+}
+
 interface RpcError { code: number; message: string }
 const isRpcError = (e: unknown): e is RpcError => !!e && typeof e === 'object' && typeof (e as RpcError).code === 'number';
 const errText = (e: unknown) => (e instanceof Error || isRpcError(e) ? (e as { message: string }).message : String(e));
@@ -68,12 +83,19 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
   private inFlight?: vscode.CancellationTokenSource;
   private loading?: Promise<void>;
   private again = false;
+  private sizing?: Promise<void>;
+  private sizeAgain = false;
+  private seq = 0;
+  /** The inline answers of the approvals shown: by the view's id. */
+  private readonly answers = new Map<string, (optionId: string) => void>();
 
   constructor(private readonly context: vscode.ExtensionContext, private readonly hooks: ChatHooks) {}
 
   setClient(c: LanguageClient): void {
     this.client = c;
     void this.refresh();
+    void this.loadModel();
+    void this.resize();
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -92,7 +114,6 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private post(): void {
-    this.model.context = contextWords();
     void this.view?.webview.postMessage({ type: 'state', state: this.model.view() });
   }
 
@@ -102,7 +123,151 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   contextChanged(): void {
-    if (this.view?.visible && contextWords() !== this.model.context) this.post();
+    if (this.model.setAuto(autoChip())) void this.resize();
+  }
+
+  /** documentChanged: a chip of that file counts again (what it sends changed). */
+  documentChanged(uri: vscode.Uri): void {
+    const u = uri.toString();
+    if (this.model.sending().some((c) => c.item.uri === u)) void this.resize();
+  }
+
+  /** resize asks the daemon the chips' sizes (agentd/context/size); calls that come while one is
+   *  asked make one more after it. */
+  resize(): Promise<void> {
+    this.post();
+    if (this.sizing) { this.sizeAgain = true; return this.sizing; }
+    this.sizing = (async () => {
+      do {
+        this.sizeAgain = false;
+        const chips = this.model.sending();
+        if (!chips.length || !this.client) break;
+        try {
+          this.model.sized(chips, await this.req<wire.ContextSizeResult>('agentd/context/size', { items: chips.map((c) => c.item) }));
+        } catch (e) {
+          for (const c of chips) { c.tokens = undefined; c.error = isRpcError(e) && e.code === -32601 ? 'this agentd cannot count context (no agentd/context/size): update agentd' : errText(e); }
+        }
+        this.post();
+      } while (this.sizeAgain);
+    })().finally(() => { this.sizing = undefined; });
+    return this.sizing;
+  }
+
+  private async loadModel(): Promise<void> {
+    const info = await this.req<wire.ModelInfo>('agentd/model/get', {}).catch(() => undefined);
+    this.model.model = modelWords(info);
+    this.post();
+  }
+
+  /** pickModel: the model picker of the header (agentd/model/set; the daemon composes and checks). */
+  private async pickModel(): Promise<void> {
+    const info = await this.req<wire.ModelInfo>('agentd/model/get', {});
+    type Item = vscode.QuickPickItem & { set?: Record<string, unknown>; other?: boolean };
+    const items: Item[] = [
+      ...info.profiles.map((p) => ({ label: p.name, description: `${p.provider}:${p.model}`, set: { model: p.name } })),
+      ...(info.model && !info.profiles.some((p) => p.name === info.model) ? [{ label: info.model, description: 'in use', set: { model: info.model } }] : []),
+      { label: 'Other model…', description: 'provider:model, e.g. openai:gpt-4o-mini', other: true },
+      ...(info.source === 'command' ? [{ label: 'Back to the configured model', description: 'forget what was picked here', set: { reset: true } }] : []),
+    ];
+    const pick = await vscode.window.showQuickPick(items, { title: 'agentd: Model of the next request', placeHolder: `now: ${modelWords(info)}${info.from ? ` (${info.from})` : ''}` });
+    if (!pick) return;
+    let set = pick.set;
+    if (pick.other) {
+      const v = await vscode.window.showInputBox({ title: 'agentd: Model', prompt: `provider:model (providers: ${info.providers.join(', ')}) or a profile name`, value: info.model ?? '' });
+      if (!v?.trim()) return;
+      set = { model: v.trim() };
+    }
+    const now = await this.req<wire.ModelInfo>('agentd/model/set', set);
+    this.model.model = modelWords(now);
+    this.say(now.problem ? `Model: ${modelWords(now)}. ${now.problem}` : `Model: ${modelWords(now)} for the next request.`, now.problem ? 'warn' : 'info');
+  }
+
+  /** addContext: the context picker (#, #file:, the + button): the selection, the open editors, a
+   *  file's Problems, the git diff (read by the daemon), or any file of the workspace. */
+  private async addContext(hash: boolean): Promise<boolean> {
+    type Item = vscode.QuickPickItem & { chip?: Chip };
+    const rel = (u: vscode.Uri) => vscode.workspace.asRelativePath(u, false);
+    const items: Item[] = [];
+    const ed = vscode.window.activeTextEditor;
+    if (ed && ed.document.uri.scheme === 'file' && !ed.selection.isEmpty) {
+      const c = autoChip()!;
+      items.push({ label: '#selection', description: c.label, chip: { ...c, auto: false } });
+    }
+    items.push({ label: '#diff', description: 'the workspace\'s changes against HEAD (git diff, read by agentd)', chip: { key: 'diff', label: 'git diff', item: { kind: 'diff' } } });
+    for (const [uri, diags] of vscode.languages.getDiagnostics()) {
+      if (uri.scheme !== 'file' || !diags.length) continue;
+      const r = rel(uri);
+      items.push({ label: `#problems`, description: `${r}: ${diags.length} problem${diags.length === 1 ? '' : 's'}`, chip: { key: `problems:${uri}`, label: `problems: ${r}`, item: { title: `Problems of ${r}`, text: problemsText(r, diags) } } });
+    }
+    const open = new Map<string, vscode.Uri>();
+    for (const g of vscode.window.tabGroups.all) for (const t of g.tabs) if (t.input instanceof vscode.TabInputText && t.input.uri.scheme === 'file') open.set(t.input.uri.toString(), t.input.uri);
+    if (open.size) items.push({ label: 'open editors', kind: vscode.QuickPickItemKind.Separator });
+    for (const u of open.values()) items.push({ label: `$(file) ${rel(u)}`, description: 'open editor', chip: fileChip(u) });
+    items.push({ label: 'files', kind: vscode.QuickPickItemKind.Separator });
+    const files = await vscode.workspace.findFiles('**/*', '{**/node_modules/**,**/.git/**}', 5000);
+    for (const u of files.sort((a, b) => rel(a).localeCompare(rel(b)))) if (!open.has(u.toString())) items.push({ label: `$(file) ${rel(u)}`, chip: fileChip(u) });
+    const qp = vscode.window.createQuickPick<Item>();
+    qp.title = 'agentd: Add context to the next message';
+    qp.placeholder = 'a file, #selection, #problems, #diff (each shows its size in tokens before you send)';
+    qp.items = items;
+    qp.matchOnDescription = true;
+    // "#file:name" as typed in the input: the name filters the files.
+    qp.onDidChangeValue((v) => { const m = /^#?file:/.exec(v); if (m) qp.value = v.slice(m[0].length); });
+    void hash;
+    const pick = await new Promise<Item | undefined>((resolve) => {
+      qp.onDidAccept(() => { resolve(qp.selectedItems[0]); qp.hide(); });
+      qp.onDidHide(() => resolve(undefined));
+      qp.show();
+    });
+    qp.dispose();
+    if (!pick?.chip) return false;
+    if (this.model.addChip(pick.chip)) await this.resize();
+    return true;
+  }
+
+  /** approval: see chatApproval. */
+  async approval(r: wire.ApprovalRequestParams, token?: vscode.CancellationToken): Promise<ApprovalAnswer | undefined> {
+    let turn = this.model.approvalTurn(r.runId);
+    if (turn === undefined && r.runId !== 'plan' && this.model.chat?.turns.some((t) => t.planId)) {
+      // A run the view has heard nothing of yet: its plan says whether a turn of this chat runs it.
+      const run = await this.req<RunInfo>('agentd/run/get', { runId: r.runId }).catch(() => undefined);
+      const i = run ? this.model.turnOfRun(r.runId, run.planId) : -1;
+      if (i >= 0) turn = i;
+    }
+    if (turn === undefined) return undefined;
+    const id = `approval-${++this.seq}`;
+    this.model.ask(id, turn, r, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
+    const view = this.model.approvals.get(id)!.view;
+    this.post();
+    return new Promise<ApprovalAnswer>((resolve) => {
+      let done = false;
+      type Item = vscode.QuickPickItem & { optionId: string };
+      const qp = vscode.window.createQuickPick<Item>();
+      const reject = view.buttons.find((b) => b.kind === 'reject_once');
+      const subs: vscode.Disposable[] = [];
+      const finish = (a: ApprovalAnswer) => {
+        if (done) return;
+        done = true;
+        this.answers.delete(id);
+        this.model.answered(id);
+        subs.forEach((d) => d.dispose());
+        qp.hide();
+        qp.dispose();
+        this.post();
+        resolve(a);
+      };
+      this.answers.set(id, (optionId) => finish({ outcome: 'selected', optionId }));
+      qp.title = `${view.message} (turn ${turn! + 1} of the chat)`;
+      qp.placeholder = view.detail.split('\n').join(' · ');
+      qp.items = view.buttons.map((b) => ({ label: b.title, optionId: b.optionId }));
+      qp.ignoreFocusOut = true;
+      subs.push(qp.onDidAccept(() => { const p = qp.selectedItems[0]; if (p) finish({ outcome: 'selected', optionId: p.optionId }); }));
+      // Closed without an answer (Escape): the safe answer, as the modal's Escape.
+      subs.push(qp.onDidHide(() => finish(reject ? { outcome: 'selected', optionId: reject.optionId } : { outcome: 'cancelled' })));
+      // The daemon withdrew the question (the run was cancelled): both places close.
+      if (token) subs.push(token.onCancellationRequested(() => finish({ outcome: 'cancelled' })));
+      qp.show();
+    });
   }
 
   /** refresh loads the current chat again with its turns' plans, runs and change sets; calls
@@ -191,7 +356,7 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
 
   private async act(m: FromView): Promise<void> {
     switch (m.type) {
-      case 'ready': this.post(); void this.refresh(); return;
+      case 'ready': this.model.setAuto(autoChip()); void this.resize(); void this.refresh(); void this.loadModel(); return;
       case 'send': return this.send(m.mode, m.text);
       case 'stop':
         if (this.inFlight) this.inFlight.cancel();
@@ -222,6 +387,14 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
         await this.refresh();
         return;
       }
+      case 'chipRemove': this.model.removeChip(m.key); this.post(); return;
+      case 'addContext': {
+        const added = await this.addContext(!!m.hash);
+        if (m.hash) void this.view?.webview.postMessage({ type: 'hashDone', added });
+        return;
+      }
+      case 'approve': this.answers.get(m.id)?.(m.optionId); return;
+      case 'model': return this.pickModel();
       case 'new': this.newChat(); return;
       case 'history': return this.toggleHistory();
       case 'closeHistory': this.model.history = undefined; this.post(); return;
@@ -268,7 +441,11 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
       await this.context.workspaceState.update(CURRENT, chatId);
       this.model.load({ chatId, title: made.title, turns: [] });
     }
-    const context = editorContext();
+    const chips = this.model.sending();
+    const bad = chips.find((c) => c.error);
+    if (bad) { this.say(`Not sent: the context "${bad.label}" cannot be sent (${bad.error}). Remove it (×) and send again.`, 'warn'); return; }
+    const context = chips.length ? { items: chips.map((c) => c.item) } : undefined;
+    this.model.sent();
     this.model.startPending(mode, request);
     this.post();
     const cts = new vscode.CancellationTokenSource();
@@ -294,7 +471,7 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
     if (!planId || !feedback.trim()) return;
     const busy = this.model.busyReason();
     if (busy) { this.say(`Not sent: ${busy}`, 'warn'); return; }
-    this.model.startPending('revise', feedback);
+    this.model.startPending('revise', feedback, turn);
     this.post();
     const cts = new vscode.CancellationTokenSource();
     this.inFlight = cts;
@@ -311,21 +488,36 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 }
 
-/** editorContext: the active editor and its selection, as agentd/plan/create takes them. */
-function editorContext(): { uris: string[]; selection?: { uri: string; range: vscode.Range } } | undefined {
-  const ed = vscode.window.activeTextEditor;
-  if (!ed || ed.document.uri.scheme !== 'file') return undefined;
-  const uri = ed.document.uri.toString();
-  return { uris: [uri], selection: ed.selection.isEmpty ? undefined : { uri, range: new vscode.Range(ed.selection.start, ed.selection.end) } };
+/** fileChip: a whole file as context. */
+function fileChip(u: vscode.Uri): Chip {
+  return { key: `file:${u.toString()}`, label: vscode.workspace.asRelativePath(u, false), item: { uri: u.toString() } };
 }
 
-/** contextWords: the context chip under the input, what the next message sends. */
-function contextWords(): string | undefined {
+/** autoChip: the active editor as context (its selection when there is one), as the chat sends it
+ *  unless the user removes it. */
+function autoChip(): Chip | undefined {
   const ed = vscode.window.activeTextEditor;
   if (!ed || ed.document.uri.scheme !== 'file') return undefined;
-  const rel = vscode.workspace.asRelativePath(ed.document.uri, false);
   const s = ed.selection;
-  return s.isEmpty ? rel : `${rel}:${s.start.line + 1}-${s.end.line + 1}`;
+  if (s.isEmpty) return { ...fileChip(ed.document.uri), auto: true };
+  const uri = ed.document.uri.toString();
+  const rel = vscode.workspace.asRelativePath(ed.document.uri, false);
+  const range = { start: { line: s.start.line, character: s.start.character }, end: { line: s.end.line, character: s.end.character } };
+  const last = s.end.character === 0 && s.end.line > s.start.line ? s.end.line : s.end.line + 1;
+  return { key: `sel:${uri}:${s.start.line}:${s.start.character}-${s.end.line}:${s.end.character}`, label: `${rel}:${s.start.line + 1}-${last}`, item: { uri, range }, auto: true };
+}
+
+/** problemsText: a file's Problems (vscode.languages.getDiagnostics) in words, one a line. */
+function problemsText(rel: string, diags: readonly vscode.Diagnostic[]): string {
+  const sev = ['error', 'warning', 'info', 'hint'];
+  return diags.map((d) => `${rel}:${d.range.start.line + 1}:${d.range.start.character + 1}: ${sev[d.severity] ?? 'problem'}: ${d.message}${d.source ? ` (${d.source})` : ''}`).join('\n');
+}
+
+/** modelWords: the model as the header says it. */
+function modelWords(info?: wire.ModelInfo): string {
+  if (!info) return 'model: ?';
+  if (!info.configured) return 'no model';
+  return info.profile ?? info.model ?? [info.provider, info.name].filter(Boolean).join(':');
 }
 
 function html(webview: vscode.Webview, media: vscode.Uri): string {
@@ -339,15 +531,17 @@ function html(webview: vscode.Webview, media: vscode.Uri): string {
 <link rel="stylesheet" href="${css}"><title>agentd chat</title></head>
 <body>
 <header id="head"><span id="title" title="the chat's title"></span>
+<button id="model" class="link" title="The model of the next request (agentd/model/set)"></button>
 <button id="history" class="link" title="Earlier chats of this workspace">History</button><button id="new" class="link" title="Start a new chat">New chat</button></header>
 <section id="historyList" hidden></section>
 <main id="turns" aria-live="polite"></main>
 <div id="notice" role="status" hidden></div>
 <footer id="input">
 <div id="condensed" class="muted" hidden></div>
+<div id="chips" aria-label="Context of the next message"></div>
 <textarea id="text" rows="2" placeholder="Ask agentd to change something (Enter sends, Shift+Enter: new line)" aria-label="Message"></textarea>
 <div id="row"><span id="modes" role="radiogroup" aria-label="Mode"><button id="modePlan" role="radio" aria-checked="true" title="Make a plan for this request, to read and run">Plan</button><button id="modeAsk" role="radio" aria-checked="false" title="Ask a question: an answer in words, no plan, nothing changed">Ask</button></span>
-<span id="context" title="What the next message sends as context"></span><button id="stop" hidden>Stop</button><button id="send" class="primary">Send</button></div>
+<button id="addContext" title="Add context: a file, the selection, a file's Problems, the git diff (or type #)">+ Context</button><span id="context"></span><button id="stop" hidden>Stop</button><button id="send" class="primary">Send</button></div>
 </footer>
 <script nonce="${nonce}" src="${js}"></script>
 </body></html>`;

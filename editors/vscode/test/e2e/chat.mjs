@@ -4,9 +4,10 @@
 // reply, and what the planner was told is read from the recorded requests.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { execFileSync } from 'node:child_process';
 
 export async function chatCases(h) {
-  const { page, check, until, assert, palette, reload, fakeURL, ws, results, media, userDir } = h;
+  const { page, check, until, assert, palette, reload, openFile, fakeURL, ws, results, media, userDir } = h;
   // These cases review before the writes (a run waits on its change: "running", then Accept): an
   // earlier case of the suite turns after mode on and leaves it, so it is set here, as a user
   // would in the settings, and the window reloaded.
@@ -47,8 +48,8 @@ export async function chatCases(h) {
   async function shot(name) {
     await page.mouse.move(0, 0);
     await pane().screenshot({ path: path.join(results, name) });
-    // The README's picture; the others stay in test-results/.
-    if (media !== results && name === 'chat.png') fs.copyFileSync(path.join(results, name), path.join(media, name));
+    // The README's pictures; the others stay in test-results/.
+    if (media !== results && ['chat.png', 'chat-context.png', 'chat-approval.png'].includes(name)) fs.copyFileSync(path.join(results, name), path.join(media, name));
   }
   const fileRow = (i, rel) => turn(i).locator(`.file[data-uri$="${rel}"]`);
   // The chat is in a side bar container of its own, with the whole height; a user who works in
@@ -160,6 +161,127 @@ export async function chatCases(h) {
     await until('the new title in the header and the list', async () => (await chat().locator('#title').innerText()) === 'alpha and beta' && (await row.innerText()).includes('alpha and beta'), 15000);
     await shot('chat-history.png');
     await chat().locator('#historyList button', { hasText: 'Close' }).click();
+    await layout(false);
+  });
+  // Context chips (issue 36): each shows its size in tokens, counted by the daemon
+  // (agentd/context/size), before sending; the request carries exactly those blocks.
+  const chips = async () => (await chat().locator('#chips .chip').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  const qpInput = page.locator('.quick-input-widget input');
+  async function hashPick(text) {
+    const box = chat().locator('#text');
+    await box.click();
+    await box.press('End');
+    await box.pressSequentially(' #');
+    await qpInput.waitFor({ state: 'visible', timeout: 15000 });
+    await until('the context picker', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText().catch(() => '')).includes('Add context'), 15000);
+    await qpInput.fill(text);
+    await until(`"${text}" in the context picker`, async () => ((await page.locator('.quick-input-list .monaco-list-row.focused').textContent()) ?? '').includes(text.replace(/^file:/, '')), 15000);
+    await page.keyboard.press('Enter');
+  }
+  const git = (...a) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', ...a], { cwd: ws, stdio: 'pipe' });
+
+  await check('chat: context chips: the active editor, #file: and #diff each show their size in tokens before sending; the plan\'s request carries them', async () => {
+    // The workspace as a git repository with b.txt changed since HEAD (taken away after the case).
+    git('init', '-q'); git('add', '-A'); git('commit', '-qm', 'start');
+    fs.writeFileSync(path.join(ws, 'chat', 'b.txt'), 'beta\nbeta changed, not committed\n');
+    try {
+      await openFile('chat/a.txt');
+      await focusChat();
+      await layout(true);
+      await chat().locator('#new').click();
+      await until('the active editor as a chip with its size', async () => (await chips()).some((c) => /^chat\/a\.txt \d+ tokens? ×$/.test(c)), 30000);
+      await chat().locator('#text').fill('explain the files');
+      await hashPick('file:b.txt');
+      await until('chat/b.txt as a chip with its size', async () => (await chips()).some((c) => /^chat\/b\.txt \d+ tokens? ×$/.test(c)), 30000);
+      assert((await chat().locator('#text').inputValue()) === 'explain the files ', `the typed "#" is taken out: "${await chat().locator('#text').inputValue()}"`);
+      await hashPick('#diff');
+      await until('the git diff as a chip with its size', async () => (await chips()).some((c) => /^git diff \d+ tokens? ×$/.test(c)), 30000);
+      const sizes = Object.fromEntries((await chips()).map((c) => { const m = /^(.*) (\d+) tokens? ×$/.exec(c); return [m[1], Number(m[2])]; }));
+      await shot('chat-context.png');
+      await push({ text: JSON.stringify({ title: 'Explained', steps: [{ id: 'r', tool: 'read_file', args: { path: 'chat/a.txt' } }] }) });
+      const before = (await requests()).length;
+      await chat().locator('#text').press('Enter');
+      await until('the plan of the message with chips', async () => (await turnText(0)).includes('Explained'), 60000);
+      const asked = (await requests()).slice(before).filter((b) => b.includes('explain the files'));
+      assert(asked.length === 1, `${asked.length} planner requests with the words`);
+      const req = JSON.parse(asked[0]).messages.map((m) => typeof m.content === 'string' ? m.content : JSON.stringify(m.content)).join('\n');
+      const at = req.indexOf('## Context the user attached');
+      assert(at > 0, 'the request carries the attached context');
+      // Each block: its title line, then the text between fences.
+      const blocks = req.slice(at).split('\n### ').slice(1).map((b) => {
+        const open = b.indexOf('```\n');
+        return '\n### ' + b.slice(0, b.indexOf('\n```\n', open + 3) + 5);
+      });
+      const tok = (b) => Math.ceil(Buffer.byteLength(b) / 4);
+      for (const [title, label] of [['chat/a.txt', 'chat/a.txt'], ['chat/b.txt', 'chat/b.txt'], ['git diff against HEAD', 'git diff']]) {
+        const b = blocks.find((x) => x.startsWith(`\n### ${title}\n`));
+        assert(b, `the request lacks the block of ${title}: ${req.slice(at, at + 600)}`);
+        assert(Math.abs(tok(b) - sizes[label]) <= 1, `${label}: the chip said ${sizes[label]} tokens, the request's block is ${tok(b)}`);
+      }
+      assert(req.includes('+beta changed, not committed'), 'the diff read by the daemon');
+      await until('after sending, the chips added are gone (the active editor\'s stays)', async () => (await chips()).length === 1, 15000);
+    } finally {
+      fs.rmSync(path.join(ws, '.git'), { recursive: true, force: true });
+      fs.writeFileSync(path.join(ws, 'chat', 'b.txt'), 'beta\n');
+    }
+  });
+
+  const commandPlan = (title, id, command) => ({ text: JSON.stringify({ title, steps: [{ id, tool: 'run_command', args: { command }, critical: false }] }) });
+  const approval = (i) => turn(i).locator('.approval');
+  const qpTitle = () => page.locator('.quick-input-widget .quick-input-title').innerText().catch(() => '');
+
+  await check('chat: an approval inline in the turn and in a quick pick; Allow once inline runs it and closes the quick pick', async () => {
+    await chat().locator('#new').click();
+    await push(commandPlan('Touch one', 'c', 'touch chat/ran1.txt'));
+    await say('touch ran1');
+    await until('the plan card', async () => (await turnText(0)).includes('Touch one'), 60000);
+    await turn(0).locator('button.run').click();
+    await approval(0).waitFor({ timeout: 60000 });
+    const t = (await approval(0).innerText()).replace(/\s+/g, ' ');
+    for (const want of ['touch chat/ran1.txt', 'run_command', 'Allow once', 'Reject']) assert(t.includes(want), `the inline approval lacks "${want}": ${t}`);
+    await until('the same question in a quick pick', async () => (await qpTitle()).includes('turn 1 of the chat'), 15000);
+    assert(!fs.existsSync(path.join(ws, 'chat', 'ran1.txt')), 'nothing ran before the answer');
+    await shot('chat-approval.png');
+    await approval(0).locator('button', { hasText: /^Allow once$/ }).click();
+    await until('the quick pick closed', async () => !(await page.locator('.quick-input-widget').isVisible()), 15000);
+    await until('the command ran', async () => fs.existsSync(path.join(ws, 'chat', 'ran1.txt')), 30000);
+    await until('turn 1 completed, no approval left', async () => (await turnText(0)).includes('completed') && (await approval(0).count()) === 0, 30000);
+  });
+
+  await check('chat: closing the approval\'s quick pick (Escape) rejects it this time and closes the inline one; nothing runs', async () => {
+    await push(commandPlan('Touch two', 'c', 'touch chat/ran2.txt'));
+    await say('touch ran2');
+    await until('the plan card', async () => (await turnText(1)).includes('Touch two'), 60000);
+    await turn(1).locator('button.run').click();
+    await approval(1).waitFor({ timeout: 60000 });
+    await until('the quick pick', async () => (await qpTitle()).includes('turn 2 of the chat'), 15000);
+    await page.keyboard.press('Escape');
+    await until('the inline approval closed', async () => (await approval(1).count()) === 0, 15000);
+    await until('the run ended without the command', async () => /partial|completed|failed/.test(await turnText(1)), 30000);
+    assert(!fs.existsSync(path.join(ws, 'chat', 'ran2.txt')), 'the rejected command did not run');
+    assert((await turnText(1)).includes('skipped'), `the step skipped: ${await turnText(1)}`);
+  });
+
+  await check('chat: the model picker in the header sets the next request\'s model through the daemon, and back', async () => {
+    const model = chat().locator('#model');
+    await until('the model in the header', async () => (await model.innerText()) === 'openai:fake', 15000);
+    await model.click();
+    await until('the model picker', async () => (await qpTitle()).includes('Model of the next request'), 15000);
+    await qpInput.fill('Other model');
+    await page.keyboard.press('Enter');
+    await until('the model input', async () => (await qpTitle()).includes('agentd: Model') && !(await qpTitle()).includes('next request'), 15000);
+    await qpInput.fill('openai:fake-two');
+    await page.keyboard.press('Enter');
+    await until('the new model in the header', async () => (await model.innerText()) === 'openai:fake-two', 15000);
+    // The daemon's own word on it: the picker says the model in force and where it was set.
+    await model.click();
+    await until('the picker with the model set here', async () => /now: openai:fake-two \(set in the editor/.test(await qpInput.getAttribute('placeholder') ?? ''), 15000);
+    await page.keyboard.press('Escape');
+    await model.click();
+    await until('the model picker', async () => (await qpTitle()).includes('Model of the next request'), 15000);
+    await qpInput.fill('Back to the configured');
+    await page.keyboard.press('Enter');
+    await until('the configured model again', async () => (await model.innerText()) === 'openai:fake', 15000);
     await layout(false);
   });
 }

@@ -3,7 +3,7 @@
 // flight, an answer streaming in, a message refused while a turn runs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatModel, ChatTurn, stepWords, turnView } from '../../src/chat/model';
+import { ChatModel, ChatTurn, stepWords, tokenWords, turnView } from '../../src/chat/model';
 import { ChangeSet, Plan } from '../../src/model';
 
 const rel = (u: string) => u.replace(/^file:\/\/\/ws\//, '');
@@ -134,4 +134,60 @@ test('a plan being made shows the request at once; New chat forgets the chat', (
   assert.deepEqual([m.view().turns.length, m.view().chatId, m.busyReason()], [0, undefined, undefined]);
   m.load({ chatId: 'chat-2', title: 'long', turns: [], condensed: [1, 2] });
   assert.match(m.view().condensed ?? '', /condenses turns 1, 2/);
+});
+
+test('context chips: the active editor\'s follows it until removed; chips are one per key; the sizes are the daemon\'s, in order; sending keeps the editor\'s only', () => {
+  const m = new ChatModel(rel);
+  assert.equal(m.setAuto({ key: 'file:a', label: 'a.txt', item: { uri: 'file:///ws/a.txt' } }), true);
+  assert.equal(m.setAuto({ key: 'file:a', label: 'a.txt', item: { uri: 'file:///ws/a.txt' } }), false, 'the same editor: nothing to count again');
+  assert.equal(m.addChip({ key: 'diff', label: 'git diff', item: { kind: 'diff' } }), true);
+  assert.equal(m.addChip({ key: 'diff', label: 'git diff', item: { kind: 'diff' } }), false);
+  assert.equal(m.addChip({ key: 'file:a', label: 'a.txt', item: { uri: 'file:///ws/a.txt' } }), false, 'the active editor is already sent');
+  const chips = m.sending();
+  assert.deepEqual(chips.map((c) => c.key), ['file:a', 'diff']);
+  assert.deepEqual(m.view().chips.map((c) => c.size), ['… tokens', '… tokens'], 'no size before the daemon counts');
+  m.sized(chips, { items: [{ title: 'a.txt', tokens: 1234 }, { title: 'git diff against HEAD', tokens: 0, error: 'not a git repository' }], total: 1234 });
+  assert.deepEqual(m.view().chips.map((c) => [c.label, c.size, c.auto, c.bad]), [['a.txt', '1,234 tokens', true, false], ['git diff', 'cannot be sent', false, true]]);
+  m.removeChip('file:a');
+  assert.deepEqual(m.sending().map((c) => c.key), ['diff'], 'removed: the editor is not sent');
+  m.setAuto({ key: 'file:b', label: 'b.txt', item: { uri: 'file:///ws/b.txt' } });
+  assert.deepEqual(m.sending().map((c) => c.key), ['file:b', 'diff'], 'another editor is sent again');
+  m.sent();
+  assert.deepEqual(m.sending().map((c) => c.key), ['file:b']);
+});
+
+test('an approval shows in the turn whose run asks (or the plan being made), in the modal\'s words and order; answered, it goes', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'c', title: 't', turns: [{ request: 'r1', planId: 'plan-1', runId: 'run-1' }, { request: 'r2', planId: 'plan-2' }] });
+  const req = { runId: 'run-1', stepId: 'test', tool: 'run_command', category: 'command', risk: 'high', title: 'Run go test ./...', detail: '', command: 'go test ./...',
+    options: [{ optionId: 'a1', name: 'Allow once', kind: 'allow_once' }, { optionId: 'r1', name: 'Reject', kind: 'reject_once' }] } as const;
+  assert.equal(m.approvalTurn('run-1'), 0);
+  assert.equal(m.approvalTurn('run-9'), undefined, 'a run of no turn: the modal');
+  assert.equal(m.approvalTurn('plan'), undefined, 'no plan being made in this chat');
+  m.runEvent({ runId: 'run-2', event: { type: 'runStarted' }, state: { runId: 'run-2', planId: 'plan-2', status: 'running' } });
+  assert.equal(m.approvalTurn('run-2'), 1, 'a run of turn 2\'s plan, before the chat records it');
+  m.ask('x', 0, { ...req, options: [...req.options] } as never);
+  const a = m.view().turns[0].approval!;
+  assert.equal(a.message, 'agentd: Run go test ./...');
+  assert.match(a.detail, /Command: go test \.\/\.\.\./);
+  assert.deepEqual(a.buttons.map((b) => b.kind), ['reject_once', 'allow_once'], 'high risk: Reject first, as the modal');
+  assert.equal(m.view().turns[1].approval, undefined);
+  assert.equal(m.answered('x'), true);
+  assert.equal(m.answered('x'), false, 'answered once');
+  assert.equal(m.view().turns[0].approval, undefined);
+  m.startPending('plan', 'r3');
+  assert.equal(m.approvalTurn('plan'), 2, 'the planner\'s read: the turn being made');
+  m.ask('y', 2, { ...req, runId: 'plan', options: [...req.options] } as never);
+  assert.ok(m.view().turns[2].approval, 'shown in the pending turn');
+  m.endPending();
+  m.startPending('revise', 'shorter', 1);
+  assert.equal(m.approvalTurn('plan'), 1, 'a revision\'s read: the turn revised');
+});
+
+test('a turn\'s tokens, when the daemon tells them', () => {
+  assert.equal(tokenWords(undefined), undefined);
+  assert.equal(tokenWords(1500), '1,500 tokens');
+  assert.equal(tokenWords({ input: 1200, output: 300 }), '1,200 in · 300 out tokens');
+  const v = turnView(0, { request: 'q', question: true, answer: 'a', tokens: 42 } as ChatTurn, undefined, undefined, [], rel);
+  assert.equal(v.tokens, '42 tokens');
 });
