@@ -130,22 +130,18 @@ export function chipView(c: Chip): ChipView {
   return { key: c.key, label: c.label, size, title, auto: !!c.auto, bad: !!c.error };
 }
 
-/** tokenWords: a turn's `tokens` as the daemon may tell it (a count, or input and output). */
-export function tokenWords(t: unknown): string | undefined {
-  const n = (x: unknown) => (typeof x === 'number' ? x.toLocaleString('en-US') : undefined);
-  if (typeof t === 'number') return `${n(t)} tokens`;
-  if (!t || typeof t !== 'object') return undefined;
-  const o = t as Record<string, unknown>;
-  const parts = [n(o.input) && `${n(o.input)} in`, n(o.output) && `${n(o.output)} out`].filter(Boolean);
-  if (parts.length) return `${parts.join(' · ')} tokens`;
-  return n(o.total) ? `${n(o.total)} tokens` : undefined;
+/** tokenWords: a turn's `tokens` as the daemon tells them (input and output), in words. */
+export function tokenWords(t: wire.TurnTokens | undefined): string | undefined {
+  if (!t) return undefined;
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `${n(t.input)} in · ${n(t.output)} out tokens`;
 }
 
 /** turnView draws one turn from what the daemon said: the turn, its plan, its run (live or
  *  fetched) and its change sets. */
 export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run: RunInfo | undefined, sets: ChangeSet[], rel: (uri: string) => string): TurnView {
   if (t.question) {
-    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords((t as { tokens?: unknown }).tokens) };
+    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords(t.tokens) };
   }
   const runSteps = new Map((run?.steps ?? []).map((s) => [s.id, s]));
   const steps: StepView[] = plan
@@ -177,7 +173,7 @@ export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run
     canRun: !!planId && !runId,
     canRevise: !!planId && !runId,
     canUndo: !!runId && !LIVE.has(status) && !undone,
-    tokens: tokenWords((t as { tokens?: unknown }).tokens),
+    tokens: tokenWords(t.tokens),
   };
 }
 
