@@ -130,6 +130,16 @@ type RevertResult struct {
 	// RecordedAs is the owner this revert's writes were recorded under
 	// (RevertOptions.RecordAs), when it wrote anything.
 	RecordedAs string `json:"recordedAs,omitempty"`
+	// Diffs (DryRun only) are the files the revert would write, each with
+	// a unified diff from what it holds now to what it would write: what
+	// a front end shows before the user says go.
+	Diffs []RevertDiff `json:"diffs,omitempty"`
+}
+
+// RevertDiff is one file a dry-run revert would write, and how.
+type RevertDiff struct {
+	Path string `json:"path"`
+	Diff string `json:"diff"`
 }
 
 // RecordEdits appends edits to owner's ledger, under step, durably

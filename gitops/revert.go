@@ -557,6 +557,9 @@ func (s *Store) revertOps(root *wsRoot, todo []*revFile, opts RevertOptions, sin
 		byPath[f.path] = f
 		ops = append(ops, op)
 		edits = append(edits, Edit{Path: f.path, Before: f.cur, After: target})
+		if opts.DryRun {
+			res.Diffs = append(res.Diffs, RevertDiff{Path: f.path, Diff: unifiedDiff(f.path, f.cur, target)})
+		}
 		switch {
 		case f.conflict != nil:
 			res.Overwritten = append(res.Overwritten, f.path)

@@ -182,8 +182,11 @@ type Restore struct {
 	SnapshotID string    `json:"snapshotId,omitempty"`
 	Before     string    `json:"before"`
 	Owner      string    `json:"owner,omitempty"`
-	// RunID is the run this restore undid, for an undo of a run.
-	RunID string `json:"runId,omitempty"`
+	// RunID is the run this restore undid, for an undo of a run; RunIDs
+	// the runs, for one undo of several (a chat's restore to before a
+	// turn takes back the runs of the turns after it as one undo).
+	RunID  string   `json:"runId,omitempty"`
+	RunIDs []string `json:"runIds,omitempty"`
 	// Kept are the files an undo left as they were (KeepConflicts).
 	Kept []string `json:"kept,omitempty"`
 	// Undo is set on the restore that undid another (its ID): such a

@@ -51,6 +51,9 @@ const (
 	MethodChatRename                   = "agentd/chat/rename"
 	MethodChatDelete                   = "agentd/chat/delete"
 	MethodChatAsk                      = "agentd/chat/ask"
+	MethodChatRestore                  = "agentd/chat/restore"
+	MethodChatUnrewind                 = "agentd/chat/unrewind"
+	MethodChatFork                     = "agentd/chat/fork"
 	MethodWindowWorkDoneProgressCreate = "window/workDoneProgress/create"
 	MethodApprovalRequest              = "agentd/approval/request"
 	MethodWindowShowMessageRequest     = "window/showMessageRequest"
@@ -114,6 +117,9 @@ var Methods = []MethodInfo{
 	{MethodChatRename, ClientToServer, false},
 	{MethodChatDelete, ClientToServer, false},
 	{MethodChatAsk, ClientToServer, false},
+	{MethodChatRestore, ClientToServer, false},
+	{MethodChatUnrewind, ClientToServer, false},
+	{MethodChatFork, ClientToServer, false},
 	{MethodWindowWorkDoneProgressCreate, ServerToClient, false},
 	{MethodApprovalRequest, ServerToClient, false},
 	{MethodWindowShowMessageRequest, ServerToClient, false},
@@ -333,6 +339,18 @@ type RunMode string
 const (
 	RunModeParallel   RunMode = "parallel"
 	RunModeSequential RunMode = "sequential"
+)
+
+// ChatRestoreWhat: What agentd/chat/restore takes back.
+type ChatRestoreWhat string
+
+const (
+	// The files: the turns' runs undone (a revert: the user's lines stay).
+	ChatRestoreWhatFiles ChatRestoreWhat = "files"
+	// The conversation: the turns rewound (kept, shown, not told to the planner).
+	ChatRestoreWhatConversation ChatRestoreWhat = "conversation"
+	// Both, as one action.
+	ChatRestoreWhatBoth ChatRestoreWhat = "both"
 )
 
 // ApprovalRequestParams: agentd/approval/request's params: a question before a
@@ -741,10 +759,13 @@ type UndoRunResult struct {
 
 // UndoResult: The fields agentd/undo/run and agentd/undo/restore share.
 type UndoResult struct {
-	Applied     bool              `json:"applied"`
-	DryRun      bool              `json:"dryRun,omitempty"`
-	UndoID      string            `json:"undoId,omitempty"`
-	Reverted    []string          `json:"reverted"`
+	Applied  bool     `json:"applied"`
+	DryRun   bool     `json:"dryRun,omitempty"`
+	UndoID   string   `json:"undoId,omitempty"`
+	Reverted []string `json:"reverted"`
+	// With dryRun: each file the undo would write, with the unified diff from what
+	// it holds now to what the undo would write.
+	Diffs       []UndoDiff        `json:"diffs,omitempty"`
 	Conflicts   []UndoConflict    `json:"conflicts"`
 	Overwritten []string          `json:"overwritten"`
 	LeftAlone   []ResolveConflict `json:"leftAlone"`
@@ -825,6 +846,15 @@ type Turn struct {
 	Answer string `json:"answer,omitempty"`
 	// What the model read to answer: "Read a.go (why)".
 	Read []string `json:"read,omitempty"`
+	// The turn is rewound (agentd/chat/restore what conversation or both): kept
+	// and shown, not told to the planner of the next turns.
+	Rewound bool `json:"rewound,omitempty"`
+	// The rewind that rewound it: agentd/chat/unrewind with it brings the turn
+	// back.
+	RewindID string `json:"rewindId,omitempty"`
+	// The model's tokens for the turn (plan or answer), summed over its requests,
+	// when the provider reports usage.
+	Tokens *TurnTokens `json:"tokens,omitempty"`
 }
 
 type ChatSummary struct {
@@ -833,6 +863,8 @@ type ChatSummary struct {
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	Turns     int       `json:"turns"`
+	// The chat and turn this chat branched from (agentd/chat/fork).
+	ForkedFrom *ChatRef `json:"forkedFrom,omitempty"`
 }
 
 type Problem struct {
@@ -871,6 +903,11 @@ type Chat struct {
 	Turns     []Turn    `json:"turns"`
 	// The turns (1-based) the chat's next request condenses to fit.
 	Condensed []int `json:"condensed,omitempty"`
+	// The chat and turn this chat branched from (agentd/chat/fork).
+	ForkedFrom *ChatRef `json:"forkedFrom,omitempty"`
+	// The chats branched from this one (agentd/chat/fork), oldest first: each
+	// chatId and the turn it branched at.
+	Branches []ChatRef `json:"branches,omitempty"`
 }
 
 type LeftoverCommit struct {
@@ -1152,6 +1189,9 @@ type ChatAskResult struct {
 	Answer string `json:"answer,omitempty"`
 	// What the model read to answer: "Read a.go (why)".
 	Read []string `json:"read,omitempty"`
+	// The model's tokens for the turn (plan or answer), summed over its requests,
+	// when the provider reports usage.
+	Tokens *TurnTokens `json:"tokens,omitempty"`
 }
 
 type ChatStreamParams struct {
@@ -1160,6 +1200,108 @@ type ChatStreamParams struct {
 	Turn int `json:"turn"`
 	// The next piece of the answer.
 	Text string `json:"text"`
+}
+
+// TurnTokens: Tokens a turn's model requests took, as the provider reported
+// them.
+type TurnTokens struct {
+	// Prompt (input) tokens.
+	Input int `json:"input"`
+	// Completion (output) tokens.
+	Output int `json:"output"`
+}
+
+// ChatRef: A turn of a chat: where a branch starts.
+type ChatRef struct {
+	ChatID string `json:"chatId"`
+	// The turn's 0-based index: the branch holds the turns before it.
+	Turn int `json:"turn"`
+}
+
+type UndoDiff struct {
+	URI  string `json:"uri"`
+	Path string `json:"path"`
+	// A unified diff from the file now to what the undo would write.
+	Diff string `json:"diff"`
+}
+
+type ChatRestoreParams struct {
+	ChatID string `json:"chatId"`
+	// The turn (0-based) to restore to before: it and every turn after it are
+	// taken back.
+	Turn int    `json:"turn"`
+	What string `json:"what"`
+	// Change nothing; say what would be done (each file's diff, the conflicts, the
+	// turns).
+	DryRun bool `json:"dryRun,omitempty"`
+	// As for agentd/undo/run.
+	OnConflict string `json:"onConflict,omitempty"`
+}
+
+type ChatRestoreResult struct {
+	ChatID string `json:"chatId"`
+	Turn   int    `json:"turn"`
+	What   string `json:"what"`
+	DryRun bool   `json:"dryRun,omitempty"`
+	// Done (with dryRun: would be). False: a conflict and no choice stopped it,
+	// and nothing changed, files or conversation.
+	Applied bool `json:"applied"`
+	// The files part (what files or both).
+	Files *ChatRestoreFiles `json:"files,omitempty"`
+	// The conversation part (what conversation or both).
+	Conversation *ChatRewind `json:"conversation,omitempty"`
+}
+
+// ChatRestoreFiles: The runs of the turns taken back as one undo
+// (agentd/undo/run's fields).
+type ChatRestoreFiles struct {
+	UndoResult
+	// The runs taken back, newest first (those of the turns not undone yet).
+	Runs []string `json:"runs"`
+	// The turns (0-based) whose runs are taken back.
+	Turns   []int    `json:"turns"`
+	Created []string `json:"created"`
+	Deleted []string `json:"deleted"`
+}
+
+// ChatRewind: Turns rewound: kept in the chat and shown, not told to the
+// planner.
+type ChatRewind struct {
+	// The rewind's id (none with dryRun, or when no turn was rewound).
+	RewindID string `json:"rewindId,omitempty"`
+	// The turns (0-based) rewound (with dryRun: that would be).
+	Turns []int `json:"turns"`
+	// The request that brings the turns back: agentd/chat/unrewind.
+	WayBack *WayBack `json:"wayBack,omitempty"`
+}
+
+type ChatUnrewindParams struct {
+	ChatID   string `json:"chatId"`
+	RewindID string `json:"rewindId"`
+}
+
+type ChatUnrewindResult struct {
+	ChatID   string `json:"chatId"`
+	RewindID string `json:"rewindId"`
+	// The turns (0-based) brought back.
+	Turns []int `json:"turns"`
+}
+
+type ChatForkParams struct {
+	ChatID string `json:"chatId"`
+	// The turn (0-based) the branch replaces: the new chat holds the turns before
+	// it.
+	Turn int `json:"turn"`
+	// The edited request: echoed in the result; the client sends it next
+	// (agentd/plan/create or agentd/chat/ask with the new chatId).
+	Request string `json:"request,omitempty"`
+}
+
+// ChatForkResult: The new chat's summary (with forkedFrom) and the edited
+// request, if given.
+type ChatForkResult struct {
+	ChatSummary
+	Request string `json:"request,omitempty"`
 }
 
 // ModelSetParams: agentd/model/set's params (the key is never echoed or

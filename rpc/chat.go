@@ -20,12 +20,15 @@ func chatMethods() map[string]method {
 	// Async: they read and write the chats' records (and wait for
 	// another process's lock on them) off the connection's read loop.
 	return map[string]method{
-		"agentd/chat/new":    {call: (*Server).chatNew, async: true},
-		"agentd/chat/list":   {call: (*Server).chatList, async: true},
-		"agentd/chat/load":   {call: (*Server).chatLoad, async: true},
-		"agentd/chat/rename": {call: (*Server).chatRename, async: true},
-		"agentd/chat/delete": {call: (*Server).chatDelete, async: true},
-		"agentd/chat/ask":    {call: (*Server).chatAsk, async: true},
+		"agentd/chat/new":      {call: (*Server).chatNew, async: true},
+		"agentd/chat/list":     {call: (*Server).chatList, async: true},
+		"agentd/chat/load":     {call: (*Server).chatLoad, async: true},
+		"agentd/chat/rename":   {call: (*Server).chatRename, async: true},
+		"agentd/chat/delete":   {call: (*Server).chatDelete, async: true},
+		"agentd/chat/ask":      {call: (*Server).chatAsk, async: true},
+		"agentd/chat/restore":  {call: (*Server).chatRestore, async: true},
+		"agentd/chat/unrewind": {call: (*Server).chatUnrewind, async: true},
+		"agentd/chat/fork":     {call: (*Server).chatFork, async: true},
 	}
 }
 
@@ -41,10 +44,15 @@ type ChatView struct {
 	// Condensed lists the turns (1-based) the next request condenses to
 	// fit (session.ChatContextTokens).
 	Condensed []int `json:"condensed,omitempty"`
+	// ForkedFrom and Branches: the chat's place among its branches
+	// (agentd/chat/fork).
+	ForkedFrom *session.ChatRef  `json:"forkedFrom,omitempty"`
+	Branches   []session.ChatRef `json:"branches,omitempty"`
 }
 
 func chatView(c *session.Chat) ChatView {
-	v := ChatView{ChatID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Turns: c.Turns, Condensed: c.Condensed()}
+	v := ChatView{ChatID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Turns: c.Turns, Condensed: c.Condensed(),
+		ForkedFrom: c.ForkedFrom, Branches: c.Branches}
 	if v.Turns == nil {
 		v.Turns = []*session.Turn{}
 	}

@@ -97,7 +97,8 @@ func toRPCError(ctx context.Context, err error) error {
 		return withData(CodeNotFound, map[string]string{"runId": nsnp.RunID, "reason": "noSnapshots"})
 	case errors.As(err, &chnf):
 		return withData(CodeNotFound, map[string]string{"chatId": chnf.ID})
-	case errors.Is(err, session.ErrNothingToUndo), errors.Is(err, session.ErrNoRestoreToUndo), errors.Is(err, session.ErrNoSuchRun):
+	case errors.Is(err, session.ErrNothingToUndo), errors.Is(err, session.ErrNoRestoreToUndo), errors.Is(err, session.ErrNoSuchRun),
+		errors.Is(err, session.ErrNoRewind):
 		return withData(CodeNotFound, nil)
 	case errors.As(err, &terr):
 		return withData(jsonrpc2.InvalidParams, map[string]string{"field": terr.Field})

@@ -140,6 +140,9 @@ func (s *Server) undoResult(res *session.UndoResult) (UndoResult, RestoreResult)
 			rr.LeftAlone = append(rr.LeftAlone, ResolveConflict{URI: s.uriOf(c.Path), Message: c.Message})
 		}
 	}
+	for _, d := range res.Diffs {
+		u.Diffs = append(u.Diffs, wire.UndoDiff{URI: s.uriOf(d.Path), Path: d.Path, Diff: d.Diff})
+	}
 	if res.UndoID != "" {
 		u.WayBack = &WayBack{Method: "agentd/undo/restore", Params: map[string]any{"id": res.UndoID}}
 	}

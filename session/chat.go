@@ -36,20 +36,31 @@ type Chat struct {
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	Conversation
+	// ForkedFrom is the chat and turn this chat branched from
+	// (ChatStore.Fork); Branches the chats branched from this one.
+	ForkedFrom *ChatRef  `json:"forkedFrom,omitempty"`
+	Branches   []ChatRef `json:"branches,omitempty"`
+}
+
+// ChatRef is a turn of a chat (0-based): where a branch starts.
+type ChatRef struct {
+	ChatID string `json:"chatId"`
+	Turn   int    `json:"turn"`
 }
 
 // ChatSummary is a chat in a list: its turns counted.
 type ChatSummary struct {
-	ID        string    `json:"chatId"`
-	Title     string    `json:"title"`
-	CreatedAt time.Time `json:"createdAt"`
-	UpdatedAt time.Time `json:"updatedAt"`
-	Turns     int       `json:"turns"`
+	ID         string    `json:"chatId"`
+	Title      string    `json:"title"`
+	CreatedAt  time.Time `json:"createdAt"`
+	UpdatedAt  time.Time `json:"updatedAt"`
+	Turns      int       `json:"turns"`
+	ForkedFrom *ChatRef  `json:"forkedFrom,omitempty"`
 }
 
 // Summary is the chat's entry in a list.
 func (c *Chat) Summary() ChatSummary {
-	return ChatSummary{ID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Turns: len(c.Turns)}
+	return ChatSummary{ID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Turns: len(c.Turns), ForkedFrom: c.ForkedFrom}
 }
 
 // ChatNotFoundError: no chat of this workspace has the id.
@@ -295,6 +306,7 @@ func (cs *ChatStore) Get(id string) (*Chat, error) {
 		return nil, err
 	}
 	cs.learnRuns(c)
+	cs.liveBranches(c)
 	return c, nil
 }
 

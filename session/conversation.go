@@ -14,7 +14,9 @@ import (
 // session's prompts): each turn makes a plan from a request and runs it.
 // The next turn's planner is told what the turns before it asked, planned,
 // what the user decided at the review and why, what failed (with the end
-// of the commands' output) and which turns the user undid. The rule of
+// of the commands' output) and which turns the user undid; never the
+// turns the user rewound (a chat's restore to before a turn), which the
+// conversation keeps, to show and to bring back. The rule of
 // what it is told lives here, once, for every front end that converses.
 
 // Turn is what the next turns are told about one turn. A front end keeps
@@ -40,6 +42,21 @@ type Turn struct {
 	Question bool     `json:"question,omitempty"`
 	Answer   string   `json:"answer,omitempty"`
 	Read     []string `json:"read,omitempty"` // "read_file cart/cart.go (why)"
+	// Rewound marks a turn taken back from the conversation (a chat's
+	// restore to before a turn, what "conversation"): kept and shown, not
+	// told to the planner of the next turns; RewindID is the rewind, whose
+	// undo (ChatStore.Unrewind) brings it back.
+	Rewound  bool   `json:"rewound,omitempty"`
+	RewindID string `json:"rewindId,omitempty"`
+	// Tokens is what the turn's model requests took (plan or answer),
+	// when the provider reports usage.
+	Tokens *TurnTokens `json:"tokens,omitempty"`
+}
+
+// TurnTokens are a turn's model tokens, summed over its requests.
+type TurnTokens struct {
+	Input  int `json:"input"`
+	Output int `json:"output"`
 }
 
 // Conversation is a conversation's turns, oldest first.
@@ -77,10 +94,24 @@ func (t *Turn) SetPlan(plan *plans.Plan) {
 // Failed is the last turn when it failed and was not undone ("fix it"
 // hands it back to the model), else nil.
 func (c *Conversation) Failed() *Turn {
-	if n := len(c.Turns); n > 0 && c.Turns[n-1].Failure != "" && !c.Turns[n-1].Undone {
-		return c.Turns[n-1]
+	told, _ := c.told()
+	if n := len(told); n > 0 && told[n-1].Failure != "" && !told[n-1].Undone {
+		return told[n-1]
 	}
 	return nil
+}
+
+// told are the turns the next request is told, with their positions
+// (1-based) among all the turns: every turn but the rewound ones.
+func (c *Conversation) told() ([]*Turn, []int) {
+	var told []*Turn
+	var pos []int
+	for i, t := range c.Turns {
+		if !t.Rewound {
+			told, pos = append(told, t), append(pos, i+1)
+		}
+	}
+	return told, pos
 }
 
 // Undid marks the turn whose run was runID as undone (an undo of the last
@@ -169,10 +200,10 @@ func (c *Conversation) QuestionContext(where string) string {
 const answerLines = 60
 
 func (c *Conversation) context(where, now string) string {
-	if len(c.Turns) == 0 {
+	blocks, condensed := c.blocks()
+	if len(blocks) == 0 {
 		return ""
 	}
-	blocks, condensed := c.blocks()
 	var b strings.Builder
 	fmt.Fprintf(&b, "This request is one turn of a conversation %s. The turns so far, oldest first:\n", where)
 	if len(condensed) > 0 {
@@ -206,26 +237,36 @@ const (
 	condensedAnswerLines = 5 // what a condensed question turn keeps of its answer
 )
 
-// Condensed lists the turns (1-based) the next request condenses to keep
-// the conversation within ChatContextTokens; nil when it fits whole. A
-// chat view shows it before the user sends.
+// Condensed lists the turns (1-based, positions in Turns) the next
+// request condenses to keep the conversation within ChatContextTokens;
+// nil when it fits whole. A chat view shows it before the user sends.
 func (c *Conversation) Condensed() []int {
 	_, cond := c.blocks()
-	return cond
+	if len(cond) == 0 {
+		return nil
+	}
+	_, pos := c.told()
+	out := make([]int, len(cond))
+	for i, n := range cond {
+		out[i] = pos[n-1]
+	}
+	return out
 }
 
-// blocks renders every turn for the next request, condensing the oldest
-// ones while the whole is over ChatContextTokens.
+// blocks renders every turn told (not rewound) for the next request,
+// numbered as told, condensing the oldest ones while the whole is over
+// ChatContextTokens; the condensed are numbered as told too.
 func (c *Conversation) blocks() ([]string, []int) {
-	blocks := make([]string, len(c.Turns))
+	told, _ := c.told()
+	blocks := make([]string, len(told))
 	size := 0
-	for i, t := range c.Turns {
+	for i, t := range told {
 		blocks[i] = t.block(i+1, false)
 		size += len(blocks[i])
 	}
 	var condensed []int
-	for i := 0; i < len(c.Turns)-keepWhole && size > ChatContextTokens*4; i++ {
-		short := c.Turns[i].block(i+1, true)
+	for i := 0; i < len(told)-keepWhole && size > ChatContextTokens*4; i++ {
+		short := told[i].block(i+1, true)
 		if len(short) >= len(blocks[i]) {
 			continue
 		}

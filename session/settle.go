@@ -100,6 +100,8 @@ func whatPending(p journal.Pending) string {
 		return "the undo of " + rec.Undo
 	case rec.RunID != "":
 		return "the undo of run " + rec.RunID
+	case len(rec.RunIDs) > 0:
+		return "the undo of runs " + strings.Join(rec.RunIDs, ", ")
 	}
 	return "the restore to " + short(rec.SnapshotID)
 }
@@ -179,6 +181,14 @@ func completePending(ctx context.Context, store *gitops.Store, j *journal.Journa
 				line = fmt.Sprintf("the undo of run %s (%s) is now recorded as undone%s: run %s is no longer undone", target.RunID, rec.Undo, keptSaid, target.RunID)
 				r.UndoBack = []string{"undo", target.RunID}
 			}
+			for _, id := range target.RunIDs {
+				if err := j.Unmark(id); err != nil {
+					return "", err
+				}
+			}
+			if len(target.RunIDs) > 0 {
+				line = fmt.Sprintf("the undo of runs %s (%s) is now recorded as undone%s: they are no longer undone", strings.Join(target.RunIDs, ", "), rec.Undo, keptSaid)
+			}
 		}
 	case rec.RunID != "":
 		if err := j.MarkUndoneBy(rec.RunID, journal.Undone{How: journal.HowUndo, UndoID: rec.ID, Kept: rec.Kept}); err != nil {
@@ -192,6 +202,14 @@ func completePending(ctx context.Context, store *gitops.Store, j *journal.Journa
 			// ledger: undoing the run again brings that back.
 			r.KeptBack = []string{"undo", rec.RunID}
 		}
+	case len(rec.RunIDs) > 0:
+		for _, id := range rec.RunIDs {
+			if err := j.MarkUndoneBy(id, journal.Undone{How: journal.HowUndo, UndoID: rec.ID, Kept: rec.Kept}); err != nil {
+				return "", err
+			}
+		}
+		line = fmt.Sprintf("runs %s are now recorded as undone (by undo %s)%s", strings.Join(rec.RunIDs, ", "), rec.ID, keptSaid)
+		r.UndoBack = []string{"undo", "--restore", rec.ID}
 	default:
 		line = fmt.Sprintf("the restore to %s is recorded as %s%s", short(rec.SnapshotID), rec.ID, keptSaid)
 		r.UndoBack = []string{"undo", "--restore", rec.ID}
@@ -249,6 +267,8 @@ func dropPending(j *journal.Journal, p journal.Pending, why string) (string, err
 		line = fmt.Sprintf("%s was not undone (%s)", rec.Undo, why)
 	case rec.RunID != "":
 		line = fmt.Sprintf("run %s is not undone: the undo of it is not recorded (%s)", rec.RunID, why)
+	case len(rec.RunIDs) > 0:
+		line = fmt.Sprintf("runs %s are not undone: the undo of them is not recorded (%s)", strings.Join(rec.RunIDs, ", "), why)
 	default:
 		line = fmt.Sprintf("the restore to %s is not recorded (%s)", short(rec.SnapshotID), why)
 	}

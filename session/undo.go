@@ -71,6 +71,9 @@ type UndoResult struct {
 	LeftAlone   []gitops.RestoreConflict
 	// Kept are the conflicting files left as they are (KeepConflicts).
 	Kept []string
+	// Diffs (DryRun) are the files the undo would write, each with its
+	// unified diff from what it holds now.
+	Diffs []gitops.RevertDiff
 	// UndoSnapshot is the safety snapshot taken before anything was
 	// written.
 	UndoSnapshot string
@@ -263,7 +266,7 @@ func (s *Session) UndoRun(ctx context.Context, runID string, opts UndoOptions) (
 				return nil, fmt.Errorf("undoing run %s: %w", st.RunID, err)
 			}
 		}
-		res, err = s.revert(ctx, store, owner, id, opts, "undoing run "+st.RunID, nil)
+		res, err = s.revert(ctx, store, []string{owner}, id, opts, "undoing run "+st.RunID, nil)
 		if err != nil {
 			s.failedPending(store, id)
 			return nil, fmt.Errorf("undoing run %s: %w", st.RunID, err)
@@ -347,10 +350,14 @@ func ranCommand(st *engine.RunState) bool {
 // buffers of the files it wrote get the new text (EditorBuffers). The
 // files in exclude are left out (an undo's files it kept as the user
 // left them: it never wrote them, whatever its ledger says).
-func (s *Session) revert(ctx context.Context, store *gitops.Store, owner, id string, opts UndoOptions, why string, exclude []string) (*UndoResult, error) {
-	entries, err := store.Ledger(ctx, owner)
-	if err != nil {
-		return nil, fmt.Errorf("reading the ledger of %s: %w", owner, err)
+func (s *Session) revert(ctx context.Context, store *gitops.Store, owners []string, id string, opts UndoOptions, why string, exclude []string) (*UndoResult, error) {
+	var entries []gitops.LedgerEntry
+	for _, owner := range owners {
+		es, err := store.Ledger(ctx, owner)
+		if err != nil {
+			return nil, fmt.Errorf("reading the ledger of %s: %w", owner, err)
+		}
+		entries = append(entries, es...)
 	}
 	var paths []string
 	limited := false // some file is excluded
@@ -385,18 +392,30 @@ func (s *Session) revert(ctx context.Context, store *gitops.Store, owner, id str
 	}
 	res := &gitops.RevertResult{Applied: true}
 	if (len(unsaved) == 0 && !limited) || len(rest) > 0 {
-		if res, err = store.Revert(ctx, []string{owner}, ro); err != nil {
+		var err error
+		if res, err = store.Revert(ctx, owners, ro); err != nil {
 			return nil, err
 		}
 	}
 	for _, p := range unsaved {
-		res.Conflicts = append(res.Conflicts, gitops.RevertConflict{Path: p, Reason: UnsavedUndoReason, Owners: []string{owner}})
+		var by []string
+		for _, e := range entries {
+			if e.Path == p && !slices.Contains(by, e.Owner) {
+				by = append(by, e.Owner)
+			}
+		}
+		res.Conflicts = append(res.Conflicts, gitops.RevertConflict{Path: p, Reason: UnsavedUndoReason, Owners: by})
+	}
+	if opts.DryRun {
+		// Whether it would apply (the store's dry run writes nothing and
+		// says nothing of it): no conflict, or a choice made.
+		res.Applied = len(res.Conflicts) == 0 && len(unsaved) == 0 || !refuse
 	}
 	if len(unsaved) > 0 && refuse {
 		res.Applied = false
 	}
 	slices.SortFunc(res.Conflicts, func(a, b gitops.RevertConflict) int { return strings.Compare(a.Path, b.Path) })
-	out := &UndoResult{Applied: res.Applied, DryRun: opts.DryRun, Owner: owner, Reverted: res.Reverted, Created: res.Created,
+	out := &UndoResult{Applied: res.Applied, DryRun: opts.DryRun, Owner: strings.Join(owners, " "), Diffs: res.Diffs, Reverted: res.Reverted, Created: res.Created,
 		Deleted: res.Deleted, Conflicts: res.Conflicts, Overwritten: res.Overwritten, LeftAlone: res.LeftAlone, UndoSnapshot: res.UndoSnapshot}
 	if res.Applied {
 		for _, c := range res.Conflicts {
@@ -553,6 +572,8 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 	what := "the restore to " + short(r.SnapshotID)
 	if r.RunID != "" {
 		what = "the undo of run " + r.RunID
+	} else if len(r.RunIDs) > 0 {
+		what = "the undo of runs " + strings.Join(r.RunIDs, ", ")
 	}
 	out := &UndoRestoreResult{Undid: *r}
 	var res *UndoResult
@@ -568,7 +589,7 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 				return nil, fmt.Errorf("undoing %s: %w", what, err)
 			}
 		}
-		res, err = s.revert(ctx, store, r.Owner, nid, opts, "undoing "+what, r.Kept)
+		res, err = s.revert(ctx, store, []string{r.Owner}, nid, opts, "undoing "+what, r.Kept)
 		if err != nil {
 			s.failedPending(store, nid)
 			return nil, fmt.Errorf("undoing %s: %w", what, err)
@@ -607,6 +628,12 @@ func (s *Session) UndoRestore(ctx context.Context, id string, opts UndoOptions) 
 				return nil, fmt.Errorf("run %s is back but still recorded as undone: %w", r.RunID, err)
 			}
 			s.chats.Redone(ctx, r.RunID) // its chat turn is not undone any more
+		}
+		for _, id := range r.RunIDs { // one undo of several runs (a chat's restore)
+			if err := s.Journal.Unmark(id); err != nil {
+				return nil, fmt.Errorf("run %s is back but still recorded as undone: %w", id, err)
+			}
+			s.chats.Redone(ctx, id)
 		}
 	}
 	return out, nil
@@ -647,7 +674,7 @@ func (l sessionLedger) Revert(ctx context.Context, owners []string, opts gitops.
 	if err != nil {
 		return nil, err
 	}
-	u, err := l.s.revert(ctx, store, owners[0], id, UndoOptions{DryRun: opts.DryRun, OnConflict: opts.OnConflict}, "the rollback", nil)
+	u, err := l.s.revert(ctx, store, owners, id, UndoOptions{DryRun: opts.DryRun, OnConflict: opts.OnConflict}, "the rollback", nil)
 	if err != nil {
 		return nil, err
 	}

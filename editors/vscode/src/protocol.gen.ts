@@ -44,6 +44,9 @@ export const Method = {
   ChatRename: 'agentd/chat/rename',
   ChatDelete: 'agentd/chat/delete',
   ChatAsk: 'agentd/chat/ask',
+  ChatRestore: 'agentd/chat/restore',
+  ChatUnrewind: 'agentd/chat/unrewind',
+  ChatFork: 'agentd/chat/fork',
   WindowWorkDoneProgressCreate: 'window/workDoneProgress/create',
   ApprovalRequest: 'agentd/approval/request',
   WindowShowMessageRequest: 'window/showMessageRequest',
@@ -122,6 +125,9 @@ export type UndoneHow = 'undo' | 'rollback';
 
 /** How a run schedules its steps. */
 export type RunMode = 'parallel' | 'sequential';
+
+/** What agentd/chat/restore takes back. */
+export type ChatRestoreWhat = 'files' | 'conversation' | 'both';
 
 /** agentd/approval/request's params: a question before a tool call. */
 export interface ApprovalRequestParams {
@@ -528,6 +534,11 @@ export interface UndoResult {
   dryRun?: boolean;
   undoId?: string;
   reverted: string[];
+  /**
+   * With dryRun: each file the undo would write, with the unified diff from what it holds now to
+   * what the undo would write.
+   */
+  diffs?: UndoDiff[];
   conflicts: UndoConflict[];
   overwritten: string[];
   leftAlone: ResolveConflict[];
@@ -606,6 +617,18 @@ export interface Turn {
   answer?: string;
   /** What the model read to answer: "Read a.go (why)". */
   read?: string[];
+  /**
+   * The turn is rewound (agentd/chat/restore what conversation or both): kept and shown, not told to
+   * the planner of the next turns.
+   */
+  rewound?: boolean;
+  /** The rewind that rewound it: agentd/chat/unrewind with it brings the turn back. */
+  rewindId?: string;
+  /**
+   * The model's tokens for the turn (plan or answer), summed over its requests, when the provider
+   * reports usage.
+   */
+  tokens?: TurnTokens;
 }
 
 export interface ChatSummary {
@@ -614,6 +637,8 @@ export interface ChatSummary {
   createdAt: string;
   updatedAt: string;
   turns: number;
+  /** The chat and turn this chat branched from (agentd/chat/fork). */
+  forkedFrom?: ChatRef;
 }
 
 export interface Problem {
@@ -652,6 +677,13 @@ export interface Chat {
   turns: Turn[];
   /** The turns (1-based) the chat's next request condenses to fit. */
   condensed?: number[];
+  /** The chat and turn this chat branched from (agentd/chat/fork). */
+  forkedFrom?: ChatRef;
+  /**
+   * The chats branched from this one (agentd/chat/fork), oldest first: each chatId and the turn it
+   * branched at.
+   */
+  branches?: ChatRef[];
 }
 
 export interface LeftoverCommit {
@@ -933,6 +965,11 @@ export interface ChatAskResult {
   answer?: string;
   /** What the model read to answer: "Read a.go (why)". */
   read?: string[];
+  /**
+   * The model's tokens for the turn (plan or answer), summed over its requests, when the provider
+   * reports usage.
+   */
+  tokens?: TurnTokens;
 }
 
 export interface ChatStreamParams {
@@ -941,6 +978,103 @@ export interface ChatStreamParams {
   turn: number;
   /** The next piece of the answer. */
   text: string;
+}
+
+/** Tokens a turn's model requests took, as the provider reported them. */
+export interface TurnTokens {
+  /** Prompt (input) tokens. */
+  input: number;
+  /** Completion (output) tokens. */
+  output: number;
+}
+
+/** A turn of a chat: where a branch starts. */
+export interface ChatRef {
+  chatId: string;
+  /** The turn's 0-based index: the branch holds the turns before it. */
+  turn: number;
+}
+
+export interface UndoDiff {
+  uri: string;
+  path: string;
+  /** A unified diff from the file now to what the undo would write. */
+  diff: string;
+}
+
+export interface ChatRestoreParams {
+  chatId: string;
+  /** The turn (0-based) to restore to before: it and every turn after it are taken back. */
+  turn: number;
+  what: ChatRestoreWhat;
+  /** Change nothing; say what would be done (each file's diff, the conflicts, the turns). */
+  dryRun?: boolean;
+  /** As for agentd/undo/run. */
+  onConflict?: OnConflict;
+}
+
+export interface ChatRestoreResult {
+  chatId: string;
+  turn: number;
+  what: ChatRestoreWhat;
+  dryRun?: boolean;
+  /**
+   * Done (with dryRun: would be). False: a conflict and no choice stopped it, and nothing changed,
+   * files or conversation.
+   */
+  applied: boolean;
+  /** The files part (what files or both). */
+  files?: ChatRestoreFiles;
+  /** The conversation part (what conversation or both). */
+  conversation?: ChatRewind;
+}
+
+/** The runs of the turns taken back as one undo (agentd/undo/run's fields). */
+export interface ChatRestoreFiles extends UndoResult {
+  /** The runs taken back, newest first (those of the turns not undone yet). */
+  runs: string[];
+  /** The turns (0-based) whose runs are taken back. */
+  turns: number[];
+  created: string[];
+  deleted: string[];
+}
+
+/** Turns rewound: kept in the chat and shown, not told to the planner. */
+export interface ChatRewind {
+  /** The rewind's id (none with dryRun, or when no turn was rewound). */
+  rewindId?: string;
+  /** The turns (0-based) rewound (with dryRun: that would be). */
+  turns: number[];
+  /** The request that brings the turns back: agentd/chat/unrewind. */
+  wayBack?: WayBack;
+}
+
+export interface ChatUnrewindParams {
+  chatId: string;
+  rewindId: string;
+}
+
+export interface ChatUnrewindResult {
+  chatId: string;
+  rewindId: string;
+  /** The turns (0-based) brought back. */
+  turns: number[];
+}
+
+export interface ChatForkParams {
+  chatId: string;
+  /** The turn (0-based) the branch replaces: the new chat holds the turns before it. */
+  turn: number;
+  /**
+   * The edited request: echoed in the result; the client sends it next (agentd/plan/create or
+   * agentd/chat/ask with the new chatId).
+   */
+  request?: string;
+}
+
+/** The new chat's summary (with forkedFrom) and the edited request, if given. */
+export interface ChatForkResult extends ChatSummary {
+  request?: string;
 }
 
 /** agentd/model/set's params (the key is never echoed or logged). */
