@@ -391,9 +391,15 @@ func (cs *ChatStore) AddAnswer(ctx context.Context, id string, t Turn) (*Turn, i
 // for it (the run of that plan, from any front end, is learned into the
 // turn). A chat without a title takes the first request's.
 func (cs *ChatStore) AddTurn(ctx context.Context, id, request string, plan *plans.Plan) (*Turn, error) {
+	return cs.addTurn(ctx, id, request, plan, nil)
+}
+
+// addTurn is AddTurn with the tokens the plan took (nil: unknown).
+func (cs *ChatStore) addTurn(ctx context.Context, id, request string, plan *plans.Plan, tokens *TurnTokens) (*Turn, error) {
 	var t *Turn
 	_, err := cs.update(ctx, id, func(c *Chat) error {
 		t = c.Add(request, plan)
+		t.Tokens = tokens
 		if plan != nil {
 			t.PlanID = plan.ID
 		}

@@ -35,7 +35,8 @@ func (cs *ChatStore) Ask(ctx context.Context, id, where, question string, answer
 	turn := len(c.Turns)
 	var mu sync.Mutex
 	var said strings.Builder
-	text, read, err := answer(ctx, c.QuestionContext(where)+question, func(piece string) {
+	mctx, used := llm.WithUsageMeter(ctx)
+	text, read, err := answer(mctx, c.QuestionContext(where)+question, func(piece string) {
 		if piece == "" {
 			return
 		}
@@ -55,12 +56,12 @@ func (cs *ChatStore) Ask(ctx context.Context, id, where, question string, answer
 		mu.Lock()
 		so := strings.TrimSpace(said.String())
 		mu.Unlock()
-		if _, _, rerr := cs.AddAnswer(context.WithoutCancel(ctx), id, Turn{Request: question, Answer: so, Status: engine.RunCancelled}); rerr != nil {
+		if _, _, rerr := cs.AddAnswer(context.WithoutCancel(ctx), id, Turn{Request: question, Answer: so, Status: engine.RunCancelled, Tokens: turnTokens(used)}); rerr != nil {
 			return nil, 0, errors.Join(err, rerr)
 		}
 		return nil, 0, err
 	}
-	return cs.AddAnswer(ctx, id, Turn{Request: question, Answer: text, Read: read})
+	return cs.AddAnswer(ctx, id, Turn{Request: question, Answer: text, Read: read, Tokens: turnTokens(used)})
 }
 
 // Answerer is the models' AnswerFunc over the workspace ws: the planner's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/engine/plans"
 )
 
@@ -66,7 +67,10 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 	if ask == "" {
 		ask = t.Request
 	}
-	pl, err := t.Plan(ctx, prior+ask)
+	// The turn's tokens: what the providers report for the calls made
+	// to plan it (exploration included).
+	mctx, used := llm.WithUsageMeter(ctx)
+	pl, err := t.Plan(mctx, prior+ask)
 	if err != nil {
 		return nil, t.ChatID, err
 	}
@@ -87,7 +91,7 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 		}
 		id = c.ID
 	}
-	if _, err := cs.AddTurn(ctx, id, t.Request, pl); err != nil {
+	if _, err := cs.addTurn(ctx, id, t.Request, pl, turnTokens(used)); err != nil {
 		return pl, id, &TurnNotKeptError{ChatID: id, Err: err}
 	}
 	return pl, id, nil
@@ -96,4 +100,14 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 // PlanChatTurn is ChatStore.PlanTurn on the session's chats.
 func (s *Session) PlanChatTurn(ctx context.Context, t ChatTurn) (*plans.Plan, string, error) {
 	return s.chats.PlanTurn(ctx, t)
+}
+
+// turnTokens is what the meter m counted, nil when the provider reported
+// nothing (a model that gives no usage, or no model call).
+func turnTokens(m *llm.UsageMeter) *TurnTokens {
+	u := m.Used()
+	if u.InputTokens == 0 && u.OutputTokens == 0 {
+		return nil
+	}
+	return &TurnTokens{Input: u.InputTokens, Output: u.OutputTokens}
 }

@@ -142,6 +142,7 @@ func (p *Planner) call(ctx context.Context, budget engine.Budget, req *Request) 
 	p.used.OutputTokens += u.OutputTokens
 	p.used.CostUSD += u.CostUSD
 	p.mu.Unlock()
+	meter(ctx, u)
 	return resp, err
 }
 
