@@ -8,10 +8,10 @@ return function(C)
     return require('agentd.chat')
   end
 
-  local function model(replies)
+  local function model(replies, extra)
     local url = H.fakemodel(replies)
     vim.env.OPENAI_API_KEY = 'test-key'
-    H.setup({ model = { provider = 'openai', model = 'fake', baseUrl = url }, notify_steps = false })
+    H.setup(vim.tbl_extend('force', { model = { provider = 'openai', model = 'fake', baseUrl = url }, notify_steps = false }, extra or {}))
     return url
   end
 
@@ -23,6 +23,13 @@ return function(C)
 
   local function transcript()
     return H.text((chat().bufs()))
+  end
+
+  --- Where turn n's heading (whatever follows it on its line: its tokens)
+  --- is followed by its request, in text (the transcript by default).
+  local function turn_with(n, heading, request, text)
+    local pat = ('## %d%%. %s[^\n]*\n%s\n'):format(n, vim.pesc(heading), vim.pesc(request))
+    return (text or transcript()):find(pat)
   end
 
   local function wait_text(s, what)
@@ -88,7 +95,7 @@ return function(C)
     H.eq('markdown', vim.bo[tb].filetype, 'the transcript is Markdown')
     send('read the file a.txt')
     wait_text('### Plan: Read a', 'turn 1 plan card')
-    H.truthy(transcript():find('## 1. You\nread the file a.txt', 1, true), 'turn 1 request:\n' .. transcript())
+    H.truthy(turn_with(1, 'You', 'read the file a.txt'), 'turn 1 request:\n' .. transcript())
     local card, win = press_on('^### Plan: Read a', '')
     H.truthy(vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(card + 1) end) ~= -1, 'the card is folded')
     vim.api.nvim_feedkeys('za', 'mx', false)
@@ -155,7 +162,7 @@ return function(C)
     H.truthy(#seen > 0, 'agentd/chat/stream pieces arrived')
     H.truthy(seen[1].busy and seen[1].text:find('answering', 1, true), 'the first piece was drawn while answering:\n' .. (seen[1] and seen[1].text or ''))
     H.truthy(seen[#seen].text:find('The file a.txt holds one line: the letter a.', 1, true), 'the streamed pieces made the answer:\n' .. seen[#seen].text)
-    H.truthy(transcript():find('## 1. You asked\nwhat is in a.txt?', 1, true), 'the question turn:\n' .. transcript())
+    H.truthy(turn_with(1, 'You asked', 'what is in a.txt?'), 'the question turn:\n' .. transcript())
     H.truthy(transcript():find('The file a.txt holds one line: the letter a.', 1, true), 'the answer is kept')
   end
 
@@ -249,7 +256,7 @@ return function(C)
     H.truthy(chat().busy(), 'still answering')
     vim.api.nvim_feedkeys(vim.keycode('<C-c>'), 'mx', false)
     wait_text('### agentd (stopped)', 'the stopped turn')
-    H.truthy(transcript():find('## 1. You asked\ntell me everything', 1, true), 'the turn is kept:\n' .. transcript())
+    H.truthy(turn_with(1, 'You asked', 'tell me everything'), 'the turn is kept:\n' .. transcript())
     H.eq(nil, chat().busy(), 'nothing runs any more')
   end
 
@@ -375,7 +382,7 @@ return function(C)
     H.truthy(t:find('step hello (run_command), high risk', 1, true), 'the step, tool and risk:\n' .. t)
     H.truthy(t:find('command: `echo hi > out.txt && echo said hi && echo line two` in .', 1, true), 'the command:\n' .. t)
     H.truthy(t:find('a Allow once · A Always allow · x Reject · X Always reject', 1, true), 'the options and keys:\n' .. t)
-    H.truthy(t:find('## 1. You\nsay hi', 1, true) < t:find('#### Approval needed', 1, true), 'under its turn')
+    H.truthy(turn_with(1, 'You', 'say hi', t) < t:find('#### Approval needed', 1, true), 'under its turn')
     H.eq(0, #held, 'no picker was opened')
     local run_id = require('agentd').status().run_id
     H.wait(function() return require('agentd.state').step_status(run_id, 'hello') == 'waiting' end, 'the step to wait')
@@ -486,7 +493,7 @@ return function(C)
     send('? what does the plan do?')
     H.truthy(chat().busy(), 'the plan is still being made')
     H.truthy(transcript():find('- queued: ? what does the plan do?', 1, true), 'the question is queued:\n' .. transcript())
-    wait_text('## 2. You asked\nwhat does the plan do?', 'the queued question sent once the plan was made')
+    H.wait(function() return turn_with(2, 'You asked', 'what does the plan do?') end, function() return 'the queued question sent once the plan was made:\n' .. transcript() end, 30000)
     wait_text('It reads a.txt.', 'its answer')
     H.truthy(not transcript():find('- queued:', 1, true), 'the queue is empty:\n' .. transcript())
     local t = transcript()
@@ -517,5 +524,238 @@ return function(C)
     local body = vim.json.encode(requests(url))
     H.truthy(not body:find('hunter2', 1, true), 'the model never got the secret')
     H.truthy(body:find('not read', 1, true), 'the model was told: ' .. body:sub(1, 3000))
+  end
+
+  --- r on the plan card, then a on each approval block until the run
+  --- completed.
+  local function run_allowing(card)
+    press_on(card, 'r')
+    while true do
+      H.wait(function()
+        local t = transcript()
+        return t:find(': completed**', 1, true) or t:find('#### Approval needed', 1, true)
+      end, function() return 'the run to complete or ask:\n' .. transcript() end, 30000)
+      if not transcript():find('#### Approval needed', 1, true) then
+        return
+      end
+      press_on('^#### Approval needed', 'a')
+      H.wait(function() return not transcript():find('#### Approval needed', 1, true) or transcript():find(': completed**', 1, true) end, 'the block to go')
+    end
+  end
+
+  --- The buffer of the restore's dry run (filetype diff), once shown.
+  local function preview_buf()
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_is_valid(b) and vim.api.nvim_buf_get_name(b):find('agentd://chat/.*/restore%-') then
+        return b
+      end
+    end
+  end
+
+  local function item(items, pred)
+    for _, it in ipairs(items) do
+      if pred(it) then
+        return it
+      end
+    end
+    error('no such item in ' .. vim.inspect(items), 2)
+  end
+
+  --- Types a line at the end of the file's buffer and writes it, as the
+  --- user does.
+  local function type_line(root, rel, line)
+    local b = vim.fn.bufnr(root .. '/' .. rel)
+    H.truthy(b > 0, rel .. ' is open')
+    vim.api.nvim_buf_call(b, function()
+      vim.cmd('silent edit!')
+      vim.api.nvim_buf_set_lines(b, -1, -1, false, { line })
+      vim.cmd('silent write')
+    end)
+  end
+
+  -- U on a turn restores to before it: it asks what (here both), shows the
+  -- dry run's diff (nothing changed yet), then restores: the agent's line
+  -- goes, the line the user typed after the run stays, and the turn is
+  -- drawn rewound (dimmed, folded, naming gu). gU takes the restore back:
+  -- the agent's line is back, the user's stays, the turn is told again.
+  function C.chat_restore_keeps_user_lines()
+    local root = H.workspace({ ['a.txt'] = 'one\ntwo\nthree\n' })
+    model({ plan_reply('Loud two', { { id = 'w', description = 'make two loud', tool = 'write_file', args = { path = 'a.txt', content = 'one\nTWO\nthree\n' } } }) }, { review = 'after' })
+    H.open('a.txt')
+    local got = H.capture_notify()
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('make two loud')
+    wait_text('### Plan: Loud two')
+    -- The turn's tokens (the fake model reports 10 in, 5 out a request).
+    H.wait(function() return transcript():find('## 1%. You  · tokens %d+ in, %d+ out') end, function() return 'the tokens on the heading:\n' .. transcript() end)
+    run_allowing('^### Plan: Loud two')
+    H.eq('one\nTWO\nthree\n', H.read(root .. '/a.txt'), 'the agent wrote its line')
+    type_line(root, 'a.txt', 'mine')
+    H.eq('one\nTWO\nthree\nmine\n', H.read(root .. '/a.txt'), 'the user typed a line')
+    press_on('^## 1%. You', 'U')
+    H.eq(1, #held, 'U asks what to restore')
+    H.eq({ 'both', 'files', 'conversation' }, vim.tbl_map(function(it) return it.what end, held[1].items), 'files, conversation or both')
+    held[1].cb(item(held[1].items, function(it) return it.what == 'both' end))
+    H.wait(function() return #held == 2 end, 'the confirmation after the dry run')
+    local pb = H.truthy(preview_buf(), 'the dry run is shown')
+    H.eq('diff', vim.bo[pb].filetype, 'as a diff')
+    local pv = H.text(pb)
+    H.truthy(pv:find('\n%-TWO\n%+two\n') and pv:find('nothing has changed yet', 1, true), 'the diff of a.txt:\n' .. pv)
+    H.truthy(pv:find('conversation: turn 1 rewound', 1, true), 'the turns rewound:\n' .. pv)
+    H.eq('one\nTWO\nthree\nmine\n', H.read(root .. '/a.txt'), 'the dry run changed nothing')
+    H.truthy(held[2].items[1].choice == 'go', 'no conflict: restore or cancel: ' .. vim.inspect(held[2].items))
+    held[2].cb(held[2].items[1])
+    H.eq('one\ntwo\nthree\nmine\n', H.read(root .. '/a.txt'), "the agent's line went, the user's stayed")
+    H.eq(nil, preview_buf(), 'the preview is closed')
+    wait_text('(rewound: not told to the model; gu brings it back)', 'the turn drawn rewound')
+    local head = lines_matching('^## 1%. You')[1]
+    local marks = vim.api.nvim_buf_get_extmarks((chat().bufs()), chat().ns, { head - 1, 0 }, { head - 1, -1 }, { details = true })
+    H.truthy(#marks > 0 and marks[1][4].hl_group == 'AgentdChatRewound', 'its heading is dimmed: ' .. vim.inspect(marks))
+    local card = lines_matching('^### Plan: Loud two')[1]
+    local _, win = press_on('^## 1%. You', '')
+    H.truthy(vim.api.nvim_win_call(win, function() return vim.fn.foldclosed(card) end) ~= -1, 'its body is folded')
+    local said = false
+    for _, n in ipairs(got) do
+      said = said or (n.msg:find('restored to before turn 1', 1, true) and n.msg:find('gU', 1, true)) ~= nil
+    end
+    H.truthy(said, 'the restore said so and named its way back: ' .. vim.inspect(got))
+    press_on('^# ', 'gU')
+    H.eq('one\nTWO\nthree\nmine\n', H.read(root .. '/a.txt'), "undoing the restore brought the agent's line back, the user's stayed")
+    H.wait(function() return not transcript():find('(rewound:', 1, true) end, function() return 'the turn told again:\n' .. transcript() end)
+  end
+
+  -- The restore's dry run shows a conflict (the user changed the agent's
+  -- own line): the choices are keep my lines / overwrite / cancel; keep
+  -- restores the rest and leaves that file as the user has it.
+  function C.chat_restore_conflict_keep()
+    local root = H.workspace({ ['a.txt'] = 'one\ntwo\n', ['b.txt'] = 'bee\n' })
+    model({ plan_reply('Two files', {
+      { id = 'a', description = 'loud a', tool = 'write_file', args = { path = 'a.txt', content = 'one\nTWO\n' } },
+      { id = 'b', description = 'loud b', tool = 'write_file', args = { path = 'b.txt', content = 'BEE\n' }, dependsOn = { 'a' } },
+    }) }, { review = 'after' })
+    H.open('a.txt')
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('make them loud')
+    wait_text('### Plan: Two files')
+    run_allowing('^### Plan: Two files')
+    H.write(root .. '/a.txt', 'one\nTWO, mine\n')
+    press_on('^## 1%. You', 'U')
+    held[1].cb(item(held[1].items, function(it) return it.what == 'files' end))
+    H.wait(function() return #held == 2 end, 'the choices after the dry run')
+    H.eq({ 'keep', 'overwrite', 'cancel' }, vim.tbl_map(function(it) return it.choice end, held[2].items), 'keep my lines / overwrite / cancel')
+    local pv = H.text(H.truthy(preview_buf(), 'the dry run is shown'))
+    H.truthy(pv:find('# conflict: a.txt', 1, true), 'the conflict named:\n' .. pv)
+    held[2].cb(held[2].items[1])
+    H.eq('one\nTWO, mine\n', H.read(root .. '/a.txt'), 'keep: a.txt as the user has it')
+    H.eq('bee\n', H.read(root .. '/b.txt'), 'the rest restored')
+  end
+
+  -- E on a turn's message opens it in the input; sent edited, it branches
+  -- the chat there (agentd/chat/fork): the buffer shows the branch (its
+  -- header names the original and the turn), the files are offered back
+  -- to before the turn (a dry run first), and the edited message is
+  -- planned in the branch. gb on the header goes back to the original,
+  -- which lists the branch (gb opens it); :Agent chat list marks it.
+  function C.chat_branch_from_edited_message()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    model({
+      plan_reply('Write b', { { id = 'w', description = 'write b', tool = 'write_file', args = { path = 'b.txt', content = 'bee\n' } } }),
+      plan_reply('Write c', { { id = 'w', description = 'write c', tool = 'write_file', args = { path = 'c.txt', content = 'sea\n' } } }),
+    }, { review = 'after' })
+    H.open('a.txt')
+    local held = hold_select()
+    vim.cmd('Agent chat')
+    send('write b.txt')
+    wait_text('### Plan: Write b')
+    run_allowing('^### Plan: Write b')
+    H.eq('bee\n', H.read(root .. '/b.txt'), 'turn 1 wrote b.txt')
+    local orig = chat().chat_id()
+    press_on('^write b%.txt$', 'E')
+    local _, ib = chat().bufs()
+    H.eq(ib, vim.api.nvim_get_current_buf(), 'the input is focused')
+    H.eq({ 'write b.txt' }, H.lines(ib), 'the message to edit')
+    wait_text("Editing turn 1's message", 'the editing line')
+    send('write c.txt instead')
+    H.wait(function() return #held == 1 end, 'the offer to restore the files')
+    H.truthy(chat().chat_id() ~= orig, 'the buffer shows the branch')
+    held[1].cb(item(held[1].items, function(it) return it.files end))
+    H.wait(function() return #held == 2 end, "the restore's confirmation")
+    local pv = H.text(H.truthy(preview_buf(), 'the dry run is shown'))
+    H.truthy(pv:find('+++ /dev/null', 1, true) or pv:find('deletes what they created: b.txt', 1, true), 'b.txt goes:\n' .. pv)
+    held[2].cb(held[2].items[1])
+    H.eq(nil, H.read(root .. '/b.txt'), 'the files are as before turn 1')
+    wait_text('### Plan: Write c', 'the edited message planned in the branch')
+    H.truthy(turn_with(1, 'You', 'write c.txt instead'), 'the branch has the edited message as its turn 1:\n' .. transcript())
+    H.truthy(H.lines((chat().bufs()))[1]:find('branch of "write b.txt" at turn 1 (gb goes there)', 1, true), 'the header: ' .. H.lines((chat().bufs()))[1])
+    local branch = chat().chat_id()
+    press_on('^# ', 'gb')
+    H.eq(orig, chat().chat_id(), 'gb went to the original')
+    wait_text('### Plan: Write b', 'the original is unchanged')
+    wait_text('↳ branch', 'the original lists its branch')
+    press_on('↳ branch', 'gb')
+    H.eq(branch, chat().chat_id(), 'gb on the branch line opens it')
+    local asked = H.answer_select(function() return nil end)
+    vim.cmd('Agent chat list')
+    H.wait(function() return #asked == 1 end, 'the chat list')
+    local shown = vim.tbl_map(asked[1].opts.format_item, asked[1].items)
+    local marked = false
+    for _, l in ipairs(shown) do
+      marked = marked or l:find('branch of "write b.txt" at turn 1', 1, true) ~= nil
+    end
+    H.truthy(marked, 'the list marks the branch: ' .. vim.inspect(shown))
+  end
+
+  -- The turns the next request will condense are said before sending,
+  -- under the last turn (agentd/chat/load's condensed).
+  function C.chat_condensed_said_before_send()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ { text = string.rep(string.rep('long ', 260) .. '\n', 60) }, { text = 'short' }, { text = 'short again' } })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('? tell me all')
+    wait_text('## 1. You asked')
+    send('? and now')
+    wait_text('## 2. You asked')
+    send('? once more')
+    wait_text('short again')
+    wait_text('_turn 1 will be condensed for the model in your next message (kept whole here)_', 'the condensing said')
+    H.truthy(transcript():find('## 1%. You asked[^\n]*  _%(condensed in the next request'), 'on its heading too:\n' .. transcript():sub(1, 400))
+  end
+
+  -- What a turn's model requests took (turn.tokens) is on its heading; a
+  -- rewound turn is dimmed and its body folds under its heading; a branch
+  -- is listed under the turn it starts from (drawn from chat/load alone).
+  function C.chat_tokens_rewound_branches_drawn()
+    local R = require('agentd.chat.render')
+    local b = R.build({
+      title = 'greet',
+      forkedFrom = { chatId = 'chat-a', turn = 1 },
+      branches = { { chatId = 'chat-c', turn = 0 } },
+      turns = {
+        { request = 'say hi', planId = 'p1', planTitle = 'Hi', planSteps = { 'w: write' }, tokens = { input = 120, output = 30 } },
+        { request = 'say hey', question = true, answer = 'hey', rewound = true, rewindId = 'rw-1' },
+      },
+    }, { chat_id = 'chat-b', titles = { ['chat-a'] = 'greet', ['chat-c'] = 'greet' } })
+    local text = table.concat(b.lines, '\n')
+    H.truthy(b.lines[1]:find('branch of "greet" at turn 2 (gb goes there)', 1, true), 'the header: ' .. b.lines[1])
+    H.truthy(text:find('## 1. You  · tokens 120 in, 30 out', 1, true), 'the tokens:\n' .. text)
+    H.truthy(text:find('## 2. You asked  _(rewound: not told to the model; gu brings it back)_\nsay hey', 1, true), 'the rewound turn:\n' .. text)
+    local head, ans
+    for i, l in ipairs(b.lines) do
+      if l:find('^## 2%.') then head = i end
+      if l == 'hey' then ans = i end
+    end
+    H.truthy(b.dim[head] and b.dim[head + 1] and b.dim[ans], 'heading, request and answer dimmed')
+    H.eq('0', b.folds[head + 1], 'the request stays in sight')
+    H.eq('>1', b.folds[head + 2], 'the body folds')
+    H.eq('1', b.folds[ans], 'the answer in the fold')
+    local br
+    for i, l in ipairs(b.lines) do
+      if l:find('↳ branch', 1, true) then br = i end
+    end
+    H.truthy(br and b.meta[br].kind == 'branch' and b.meta[br].chatId == 'chat-c' and b.meta[br].turn == 1, 'the branch under turn 1: ' .. text)
+    H.eq(nil, b.dim[1], 'the rest is not dimmed')
   end
 end

@@ -263,7 +263,7 @@ function M.complete(arglead, cmdline, _)
     elseif sub == 'model' then
       cands = require('agentd.model').complete()
     elseif sub == 'chat' then
-      cands = { 'new', 'list', 'ask' }
+      cands = { 'new', 'list', 'ask', 'unrestore' }
     elseif sub == 'open' then
       return vim.fn.getcompletion(arglead, 'file')
     else

@@ -98,6 +98,9 @@ local function reload(root, res)
   return dirty, n
 end
 
+M.normalize = normalize
+M.reload = reload
+
 local function names(root, list, key)
   local t = {}
   for _, x in ipairs(list) do

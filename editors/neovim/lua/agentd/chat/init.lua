@@ -12,6 +12,8 @@ local context = require('agentd.chat.context')
 
 local api = vim.api
 local M = {}
+M.ns = api.nvim_create_namespace('agentd.chat')
+api.nvim_set_hl(0, 'AgentdChatRewound', { default = true, link = 'Comment' })
 
 local function notify(msg, level, opts)
   return require('agentd.notify').notify(msg, level, opts)
@@ -37,6 +39,9 @@ local S = {
   model = nil, -- agentd/model/get's result (the header line)
   starting = nil, -- the planId of the turn whose run/start is being answered
   queue = {}, -- { { message, ask, r } } sent one by one once nothing is going
+  titles = {}, -- [chatId] = title, of the chat's origin and branches (agentd/chat/list)
+  editing = nil, -- { chat_id, turn (0-based), request } a message edited for a branch
+  restored = nil, -- { chat_id, turn, what, files = wayBack?, conversation = wayBack? } the last restore
 }
 M._state = S
 
@@ -64,6 +69,16 @@ local function wins_of(b)
     end
   end
   return out
+end
+
+local function focus_input(insert)
+  for _, w in ipairs(wins_of(S.input)) do
+    api.nvim_set_current_win(w)
+    if insert then
+      vim.cmd('startinsert!')
+    end
+    return
+  end
 end
 
 local function meta_at_cursor()
@@ -135,6 +150,8 @@ function M.draw()
     approvals = approvals,
     output = S.output,
     model = S.model and (S.model.configured and (S.model.model or '?') or 'none set') or nil,
+    titles = S.titles,
+    editing = S.editing and S.editing.chat_id == S.chat_id and S.editing or nil,
   })
   -- Where each turn starts, to name a fold by its place in its turn.
   built.turn_start = {}
@@ -148,6 +165,11 @@ function M.draw()
   api.nvim_buf_set_lines(b, 0, -1, false, built.lines)
   vim.bo[b].modifiable = false
   vim.bo[b].modified = false
+  -- Rewound turns are dimmed.
+  api.nvim_buf_clear_namespace(b, M.ns, 0, -1)
+  for lnum in pairs(built.dim or {}) do
+    api.nvim_buf_set_extmark(b, M.ns, lnum - 1, 0, { end_row = lnum, end_col = 0, hl_group = 'AgentdChatRewound', hl_eol = true, strict = false })
+  end
   for _, w in ipairs(wins_of(b)) do
     api.nvim_win_call(w, function()
       vim.cmd('silent! normal! zX')
@@ -224,6 +246,7 @@ function M.refresh()
         end
       end
       S.changes = by
+      M.load_titles(c, view)
       M.draw()
       M.flush_queue()
       M.load_outputs(c)
@@ -511,6 +534,9 @@ end
 --- d on a queued message: takes it out of the queue.
 function M.unqueue()
   local m = meta_at_cursor()
+  if m.kind == 'editing' then
+    return M.stop_editing()
+  end
   if m.kind ~= 'queued' or not S.queue[m.queued] then
     notify('agentd: d removes a queued message: put the cursor on its line', vim.log.levels.WARN)
     return false
@@ -521,7 +547,7 @@ function M.unqueue()
   return true
 end
 
-function dispatch(message, ask, r)
+function dispatch(message, ask, r, o)
   local c = cl()
   if not c then
     return false
@@ -539,7 +565,7 @@ function dispatch(message, ask, r)
     end
     method, params = 'agentd/plan/create', { request = r.text, chatId = S.chat_id, context = r.context }
   end
-  S.pending = { kind = ask and 'ask' or 'plan', request = message, text = '', chips = r.chips, client = c, turns_before = #(S.view and S.view.turns or {}) }
+  S.pending = { kind = ask and 'ask' or 'plan', request = message, text = '', chips = r.chips, client = c, turns_before = (o and o.turns_before) or #(S.view and S.view.turns or {}) }
   local pd = S.pending
   local ok, id = c.request(method, params, function(err, res)
     if not err and not ask and res and res.id then
@@ -700,6 +726,445 @@ function M.undo_turn()
   return res
 end
 
+-- Checkpoints: restore to before a turn, rewound turns, branches ------------
+-- (docs/protocol.md "Checkpoints": agentd/chat/restore, unrewind, fork.
+-- The rules are the session's; this asks, shows and sends.)
+
+--- The titles of the chat's origin and branches, for their lines
+--- (agentd/chat/list, asked when the chat has either).
+function M.load_titles(c, view)
+  local want = {}
+  if type(view.forkedFrom) == 'table' and view.forkedFrom.chatId then
+    want[#want + 1] = view.forkedFrom.chatId
+  end
+  for _, br in ipairs(type(view.branches) == 'table' and view.branches or {}) do
+    want[#want + 1] = br.chatId
+  end
+  local missing = false
+  for _, id in ipairs(want) do
+    missing = missing or S.titles[id] == nil
+  end
+  if not missing then
+    return
+  end
+  client.request(c, 'agentd/chat/list', vim.empty_dict(), function(err, res)
+    if err or type(res) ~= 'table' then
+      return
+    end
+    for _, ch in ipairs(res.chats or {}) do
+      S.titles[ch.chatId] = ch.title or ''
+    end
+    for _, id in ipairs(want) do
+      S.titles[id] = S.titles[id] or '' -- deleted since: named by its id
+    end
+    M.draw()
+  end)
+end
+
+local function shown(p)
+  if type(p) ~= 'string' then
+    return '?'
+  end
+  local f = p:match('^file://') and vim.uri_to_fname(p) or p
+  return vim.fn.fnamemodify(f, ':~:.')
+end
+
+local function names(list, key)
+  local t = {}
+  for _, x in ipairs(type(list) == 'table' and list or {}) do
+    t[#t + 1] = shown(type(x) == 'table' and (x[key or 'path'] or x.uri) or x)
+  end
+  return table.concat(t, ', ')
+end
+
+local function turns_text(list)
+  local t = {}
+  for _, n in ipairs(type(list) == 'table' and list or {}) do
+    t[#t + 1] = tostring(n + 1)
+  end
+  return (#t == 1 and 'turn ' or 'turns ') .. table.concat(t, ', ')
+end
+
+--- The dry run's answer as lines for a diff buffer: what would be taken
+--- back (per file, the diff from the file now to what the restore
+--- writes), the conflicts with their diffs, the turns rewound.
+local function preview_lines(turn, what, dry)
+  local L = {
+    ('# Restore to before turn %d (%s): nothing has changed yet.'):format(turn + 1, what),
+  }
+  local f = type(dry.files) == 'table' and dry.files or nil
+  if f then
+    if #(f.runs or {}) == 0 then
+      L[#L + 1] = '# files: no run of these turns to take back.'
+    else
+      L[#L + 1] = ('# files: takes back run%s %s (%s) as one undo; your own lines stay.'):format(#f.runs == 1 and '' or 's', table.concat(f.runs, ', '), turns_text(f.turns))
+    end
+    if #(f.created or {}) > 0 then
+      L[#L + 1] = '#   deletes what they created: ' .. names(f.created)
+    end
+    if #(f.deleted or {}) > 0 then
+      L[#L + 1] = '#   brings back what they deleted: ' .. names(f.deleted)
+    end
+    for _, cf in ipairs(f.conflicts or {}) do
+      L[#L + 1] = ('# conflict: %s: %s'):format(shown(cf.path or cf.uri), cf.message or cf.reason or '')
+    end
+  end
+  local cv = type(dry.conversation) == 'table' and dry.conversation or nil
+  if cv then
+    if #(cv.turns or {}) == 0 then
+      L[#L + 1] = '# conversation: every one of these turns is rewound already.'
+    else
+      L[#L + 1] = ('# conversation: %s rewound: kept in the chat, not told to the model.'):format(turns_text(cv.turns))
+    end
+  end
+  if f then
+    for _, d in ipairs(f.diffs or {}) do
+      if d.diff and d.diff ~= '' then
+        L[#L + 1] = ''
+        vim.list_extend(L, vim.split((d.diff:gsub('\n$', '')), '\n', { plain = true }))
+      end
+    end
+    for _, cf in ipairs(f.conflicts or {}) do
+      L[#L + 1] = ''
+      L[#L + 1] = ('# conflict in %s: your edits are on lines it would take back; this is what "overwrite" writes:'):format(shown(cf.path or cf.uri))
+      if cf.diff and cf.diff ~= '' then
+        vim.list_extend(L, vim.split((cf.diff:gsub('\n$', '')), '\n', { plain = true }))
+      end
+    end
+  end
+  return L
+end
+
+--- The preview in a split below the transcript (filetype diff); returns
+--- its buffer.
+local function show_preview(lines, name)
+  local b = api.nvim_create_buf(false, true)
+  api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  vim.bo[b].filetype = 'diff'
+  vim.bo[b].modifiable = false
+  vim.bo[b].bufhidden = 'wipe'
+  pcall(api.nvim_buf_set_name, b, name)
+  local tw = wins_of(S.buf)[1]
+  if tw then
+    api.nvim_set_current_win(tw)
+  end
+  vim.cmd('belowright split')
+  api.nvim_win_set_buf(0, b)
+  S.preview = b
+  return b
+end
+
+local function close_preview(b)
+  for _, w in ipairs(wins_of(b)) do
+    pcall(api.nvim_win_close, w, true)
+  end
+  if S.preview == b then
+    S.preview = nil
+  end
+end
+
+--- Tells what the applied restore did, reloads the clean buffers of the
+--- files it wrote, and keeps its way back (gU, :Agent chat unrestore).
+local function restored(root, chat_id, turn, what, res)
+  local parts = { ('agentd: restored to before turn %d'):format(turn + 1) }
+  local level = vim.log.levels.INFO
+  local back = { chat_id = chat_id, turn = turn, what = what }
+  local f = type(res.files) == 'table' and res.files or nil
+  if f then
+    local undo = require('agentd.undo')
+    local dirty, n = undo.reload(root, undo.normalize(f))
+    parts[#parts + 1] = ('%d file%s taken back'):format(n, n == 1 and '' or 's')
+    if #(f.kept or {}) > 0 or #(f.conflicts or {}) > 0 then
+      level = vim.log.levels.WARN
+      parts[#parts + 1] = 'kept as you have them: ' .. names(#(f.kept or {}) > 0 and f.kept or f.conflicts)
+    end
+    if #(f.overwritten or {}) > 0 then
+      parts[#parts + 1] = 'overwritten: ' .. names(f.overwritten)
+    end
+    if #dirty > 0 then
+      level = vim.log.levels.WARN
+      parts[#parts + 1] = table.concat(dirty, ', ') .. ': your unsaved edits are kept in the buffer (:e! loads the file)'
+    end
+    back.files = type(f.wayBack) == 'table' and f.wayBack or nil
+  end
+  local cv = type(res.conversation) == 'table' and res.conversation or nil
+  if cv then
+    parts[#parts + 1] = #(cv.turns or {}) > 0 and (turns_text(cv.turns) .. ' rewound (not told to the model)') or 'no turn to rewind'
+    back.conversation = type(cv.wayBack) == 'table' and cv.wayBack or nil
+  end
+  if back.files or back.conversation then
+    S.restored = back
+    parts[#parts + 1] = 'gU in the chat (or :Agent chat unrestore) takes it back'
+  end
+  notify(table.concat(parts, '; '), level)
+end
+
+--- Sends the restore for real with the choice; a conflict that came up
+--- since the dry run asks again. done(applied) at the end.
+local function restore_apply(c, chat_id, turn, what, on_conflict, done)
+  local params = { chatId = chat_id, turn = turn, what = what }
+  if on_conflict then
+    params.onConflict = on_conflict
+  end
+  local res, err = client.request_sync(c, 'agentd/chat/restore', params)
+  if not res then
+    notify('agentd: restore: ' .. err, vim.log.levels.ERROR)
+    return done(false)
+  end
+  if not res.applied then
+    -- A conflict new since the dry run: shown and asked again.
+    return M.restore(chat_id, turn, what, done)
+  end
+  restored(c.root_dir or S.root, chat_id, turn, what, res)
+  if chat_id == S.chat_id then
+    M.refresh()
+  end
+  return done(true)
+end
+
+--- Restore to before turn (0-based) of chat_id, what: 'files',
+--- 'conversation' or 'both': a dry run first, shown in a diff buffer;
+--- then asked: restore, or with conflicts keep my lines / overwrite /
+--- cancel (the wire's onConflict). done(applied) when it ends.
+function M.restore(chat_id, turn, what, done)
+  done = done or function() end
+  local c = cl()
+  if not c then
+    return done(false)
+  end
+  local dry, err = client.request_sync(c, 'agentd/chat/restore', { chatId = chat_id, turn = turn, what = what, dryRun = true })
+  if not dry then
+    notify('agentd: restore (dry run): ' .. err, vim.log.levels.ERROR)
+    return done(false)
+  end
+  local pb = show_preview(preview_lines(turn, what, dry), ('agentd://chat/%s/restore-%d'):format(chat_id, turn + 1))
+  local f = type(dry.files) == 'table' and dry.files or {}
+  local items
+  if dry.applied then
+    items = {
+      { choice = 'go', text = ('Restore to before turn %d (%s) as shown'):format(turn + 1, what) },
+      { choice = 'cancel', text = 'Cancel (nothing changes)' },
+    }
+  else
+    local files = names(f.conflicts)
+    items = {
+      { choice = 'keep', text = ('Keep my lines: restore the rest, leave %s as I have it'):format(files) },
+      { choice = 'overwrite', text = ('Overwrite my lines in %s (a safety snapshot keeps them)'):format(files) },
+      { choice = 'cancel', text = 'Cancel (nothing changes)' },
+    }
+  end
+  vim.ui.select(items, {
+    prompt = dry.applied and ('agentd: restore to before turn %d?'):format(turn + 1) or ('agentd: restoring to before turn %d conflicts with your edits'):format(turn + 1),
+    kind = 'agentd.chat_restore',
+    format_item = function(it)
+      return it.text
+    end,
+  }, function(it)
+    close_preview(pb)
+    local choice = it and it.choice or 'cancel'
+    if choice == 'cancel' then
+      notify('agentd: nothing restored', vim.log.levels.INFO)
+      return done(false)
+    end
+    restore_apply(c, chat_id, turn, what, choice ~= 'go' and choice or nil, done)
+  end)
+end
+
+local what_items = {
+  { what = 'both', text = 'Files and conversation: take back what turn %d and later wrote, and do not tell the model those turns' },
+  { what = 'files', text = 'Files only: take back what turn %d and later wrote (your own lines stay)' },
+  { what = 'conversation', text = 'Conversation only: do not tell the model turn %d and later (kept here; files stay)' },
+}
+
+--- U on a turn: restore to before it, asking what (files, conversation or
+--- both), with the dry run shown first.
+function M.restore_turn(what)
+  local _, m = turn_at_cursor()
+  if not m then
+    return
+  end
+  local chat_id, turn = S.chat_id, m.turn - 1
+  if what then
+    return M.restore(chat_id, turn, what)
+  end
+  vim.ui.select(what_items, {
+    prompt = ('agentd: restore to before turn %d: what?'):format(m.turn),
+    kind = 'agentd.chat_restore_what',
+    format_item = function(it)
+      return it.text:format(m.turn)
+    end,
+  }, function(it)
+    if it then
+      M.restore(chat_id, turn, it.what)
+    end
+  end)
+end
+
+--- gu on a rewound turn: brings its rewind back (agentd/chat/unrewind).
+function M.unrewind_turn()
+  local t = turn_at_cursor()
+  if not t then
+    return
+  end
+  if not t.rewound or not t.rewindId then
+    notify('agentd: this turn is not rewound (U restores to before a turn)', vim.log.levels.WARN)
+    return
+  end
+  local res, err = client.request_sync(cl(), 'agentd/chat/unrewind', { chatId = S.chat_id, rewindId = t.rewindId })
+  if not res then
+    notify('agentd: unrewind: ' .. err, vim.log.levels.ERROR)
+    return
+  end
+  if S.restored and S.restored.conversation and (S.restored.conversation.params or {}).rewindId == t.rewindId then
+    S.restored.conversation = nil
+  end
+  notify(('agentd: %s told to the model again'):format(turns_text(res.turns)), vim.log.levels.INFO)
+  M.refresh()
+  return res
+end
+
+--- gU / :Agent chat unrestore: takes the last restore back, both its
+--- parts (the files through agentd/undo/restore with the choices of
+--- :Agent undo-restore, the conversation through agentd/chat/unrewind).
+function M.unrestore()
+  local r = S.restored
+  if not r or not (r.files or r.conversation) then
+    notify('agentd: no restore of the chat to take back (U on a turn restores to before it)', vim.log.levels.WARN)
+    return
+  end
+  local ok = true
+  if r.files then
+    local p = r.files.params or {}
+    local res
+    if r.files.method == 'agentd/undo/restore' and p.id then
+      res = require('agentd.undo').undo('restore', p.id, {})
+    else
+      res = client.request_sync(cl(), r.files.method, p)
+    end
+    if res and (res.applied ~= false) then
+      r.files = nil
+    else
+      ok = false
+    end
+  end
+  if r.conversation then
+    local res, err = client.request_sync(cl(), r.conversation.method, r.conversation.params)
+    if res then
+      r.conversation = nil
+      notify(('agentd: %s told to the model again'):format(turns_text(res.turns)), vim.log.levels.INFO)
+    else
+      ok = false
+      notify('agentd: unrewind: ' .. err, vim.log.levels.ERROR)
+    end
+  end
+  if not r.files and not r.conversation then
+    S.restored = nil
+  end
+  M.refresh()
+  return ok
+end
+
+--- E on a turn: its message in the input, to edit; sending it branches the
+--- chat there (M.branch).
+function M.edit_message()
+  local t, m = turn_at_cursor()
+  if not t then
+    return
+  end
+  S.editing = { chat_id = S.chat_id, turn = m.turn - 1, request = t.request or '', question = t.question }
+  if S.input and api.nvim_buf_is_valid(S.input) then
+    api.nvim_buf_set_lines(S.input, 0, -1, false, vim.split((t.question and '?' or '') .. (t.request or ''), '\n'))
+  end
+  M.draw()
+  focus_input(false)
+  notify(('agentd: edit turn %d\'s message and send it: the chat branches there (d on the "Editing" line stops)'):format(m.turn), vim.log.levels.INFO)
+end
+
+--- d on the "Editing" line: the input is a plain message again.
+function M.stop_editing()
+  S.editing = nil
+  M.draw()
+end
+
+--- Whether a turn from turn (0-based) on has a run not undone.
+local function runs_from(view, turn)
+  for i, t in ipairs(view and view.turns or {}) do
+    if i - 1 >= turn and t.runId and not t.undone then
+      return true
+    end
+  end
+  return false
+end
+
+--- Sends the edited message as a branch: agentd/chat/fork at its turn,
+--- the buffer switches to the new chat, the files are offered back to
+--- before that turn (restore what "files" on the original chat, dry run
+--- first), then the message is planned (or asked) in the new chat.
+function M.branch(message)
+  local ed = S.editing
+  message = vim.trim(message or '')
+  if not ed or message == '' then
+    return false
+  end
+  local ask = false
+  if message:sub(1, 1) == '?' then
+    ask, message = true, vim.trim(message:sub(2))
+  end
+  local r = context.resolve(message, { origin = S.origin, root = S.root, selection = S.selection })
+  if #r.problems > 0 then
+    notify('agentd: not sent: ' .. table.concat(r.problems, '; '), vim.log.levels.WARN)
+    return false
+  end
+  local c = cl()
+  local res, err = client.request_sync(c, 'agentd/chat/fork', { chatId = ed.chat_id, turn = ed.turn, request = message })
+  if not res then
+    notify('agentd: branch: ' .. err, vim.log.levels.ERROR)
+    return false
+  end
+  S.editing = nil
+  local from_view = S.view
+  S.titles[ed.chat_id] = from_view and from_view.title or S.titles[ed.chat_id]
+  M.resume(res.chatId)
+  notify(('agentd: branched at turn %d into %s; the original chat stays (gb on the header goes there)'):format(ed.turn + 1, res.chatId), vim.log.levels.INFO)
+  local function go()
+    dispatch(message, ask, r, { turns_before = res.turns or ed.turn })
+  end
+  if not runs_from(from_view, ed.turn) then
+    go()
+    return true
+  end
+  vim.ui.select({
+    { files = false, text = 'Keep the files as they are now' },
+    { files = true, text = ('Restore the files to before turn %d too (a dry run shows the diff first)'):format(ed.turn + 1) },
+  }, {
+    prompt = 'agentd: the branch starts with the files as they are; restore them to before that turn?',
+    kind = 'agentd.chat_branch_files',
+    format_item = function(it)
+      return it.text
+    end,
+  }, function(it)
+    if it and it.files then
+      M.restore(ed.chat_id, ed.turn, 'files', function()
+        go()
+      end)
+    else
+      go()
+    end
+  end)
+  return true
+end
+
+--- gb: on the header of a branch, its origin; on a branch line, that
+--- branch.
+function M.goto_branch()
+  local m = meta_at_cursor()
+  if (m.kind == 'branch' or m.kind == 'header') and m.chatId then
+    M.resume(m.chatId)
+    return m.chatId
+  end
+  notify('agentd: gb opens a branch: put the cursor on a "branch" line, or on the header of a branch to go to its origin', vim.log.levels.WARN)
+end
+
 --- ga / gr on a file line of the change summary: every open unit of that
 --- file in the turn's change sets, one decision per set with the file's
 --- uri and no hunk id (docs/protocol.md, "Client recipe").
@@ -780,16 +1245,6 @@ function M.open_file()
   return b
 end
 
-local function focus_input(insert)
-  for _, w in ipairs(wins_of(S.input)) do
-    api.nvim_set_current_win(w)
-    if insert then
-      vim.cmd('startinsert!')
-    end
-    return
-  end
-end
-
 --- Sends what the input buffer holds; cleared once sent, kept when refused.
 function M.send_input()
   local b = S.input
@@ -797,7 +1252,9 @@ function M.send_input()
     return false
   end
   local text = table.concat(api.nvim_buf_get_lines(b, 0, -1, false), '\n')
-  if M.send(text) then
+  local ed = S.editing
+  local send = (ed and ed.chat_id == S.chat_id) and M.branch or M.send
+  if send(text) then
     api.nvim_buf_set_lines(b, 0, -1, false, { '' })
     return true
   end
@@ -825,6 +1282,11 @@ local function make_bufs()
     map(b, 'n', 'e', M.edit_turn, "edit the turn's plan")
     map(b, 'n', 'R', function() M.revise_turn() end, "revise the turn's plan in words")
     map(b, 'n', 'u', M.undo_turn, 'undo this turn')
+    map(b, 'n', 'U', function() M.restore_turn() end, 'restore to before this turn (files, conversation or both)')
+    map(b, 'n', 'gU', M.unrestore, 'take the last restore back')
+    map(b, 'n', 'gu', M.unrewind_turn, 'bring the rewound turn back')
+    map(b, 'n', 'E', M.edit_message, "edit the turn's message: sending it branches the chat")
+    map(b, 'n', 'gb', M.goto_branch, 'open the branch (or the origin of this branch)')
     map(b, 'n', '<C-c>', M.cancel, 'stop the running turn')
     map(b, 'n', 'i', function() focus_input(true) end, 'write a message')
     map(b, 'n', 'm', M.pick_model, 'choose the model (:Agent model)')
@@ -905,6 +1367,9 @@ end
 
 --- Shows the chat chatId (loaded from the server).
 function M.resume(chat_id)
+  if S.editing and S.editing.chat_id ~= chat_id then
+    S.editing = nil
+  end
   S.chat_id = chat_id
   S.view, S.changes, S.pending, S.built, S.queue = nil, {}, nil, nil, {}
   show()
@@ -923,6 +1388,11 @@ function M.list()
     return
   end
   local chats = res.chats or {}
+  local titles = {}
+  for _, ch in ipairs(chats) do
+    titles[ch.chatId] = ch.title
+    S.titles[ch.chatId] = ch.title or ''
+  end
   if #chats == 0 then
     notify('agentd: no chats yet in this workspace; :Agent chat starts one', vim.log.levels.INFO)
     return
@@ -931,7 +1401,12 @@ function M.list()
     prompt = 'agentd: chat to resume',
     kind = 'agentd.chat',
     format_item = function(ch)
-      return ('%s  (%d turn%s, %s)'):format(ch.title ~= '' and ch.title or ch.chatId, ch.turns or 0, ch.turns == 1 and '' or 's', ch.updatedAt or '')
+      local from = ''
+      if type(ch.forkedFrom) == 'table' and ch.forkedFrom.chatId then
+        local o = titles[ch.forkedFrom.chatId]
+        from = ('  · branch of %s at turn %d'):format((o and o ~= '') and ('"' .. o .. '"') or ch.forkedFrom.chatId, (ch.forkedFrom.turn or 0) + 1)
+      end
+      return ('%s  (%d turn%s, %s)%s'):format(ch.title ~= '' and ch.title or ch.chatId, ch.turns or 0, ch.turns == 1 and '' or 's', ch.updatedAt or '', from)
     end,
   }, function(ch)
     if ch then
@@ -966,6 +1441,9 @@ function M.command(args, o)
   elseif sub == 'list' then
     M.list()
     return
+  elseif sub == 'unrestore' then
+    M.unrestore()
+    return
   elseif sub == 'ask' then
     if not M.ensure_chat() then
       return
@@ -979,7 +1457,7 @@ function M.command(args, o)
     end
     return
   elseif sub then
-    notify(('agentd: :Agent chat [new|list|ask {question}]: unknown %q'):format(sub), vim.log.levels.ERROR)
+    notify(('agentd: :Agent chat [new|list|ask {question}|unrestore]: unknown %q'):format(sub), vim.log.levels.ERROR)
     return
   elseif not M.ensure_chat() then
     return

@@ -76,23 +76,58 @@ end
 --- loaded yet); x: { chat_id, root, changes = { [runId] = {ChangeSet} },
 --- pending = { kind, request, text, chips, cancelled },
 --- approvals = { { p, id, turn? } }, output = { [runId] = { [stepId] = text } },
---- model = the model's name or nil, queue = { { message, ask } } }.
---- Returns { lines, meta = { [lnum] = { turn, kind, uri, runId } },
---- folds = { [lnum] = level expr }, cards = { lnum of each card header } }.
+--- model = the model's name or nil, queue = { { message, ask } },
+--- titles = { [chatId] = title } (of the chat's branches and origin),
+--- editing = { turn } (the message being edited for a branch) }.
+--- Returns { lines, meta = { [lnum] = { turn, kind, uri, runId, chatId } },
+--- folds = { [lnum] = level expr }, cards = { lnum of each card header },
+--- dim = { [lnum] = true } (the lines of rewound turns) }.
 function R.build(view, x)
-  local lines, meta, folds, cards = {}, {}, {}, {}
+  local lines, meta, folds, cards, dim = {}, {}, {}, {}, {}
+  -- While a rewound turn's body is added: every line of it is dimmed and
+  -- folded one level deeper (the turn folds whole under its heading).
+  local rewound = nil -- nil, 'first' (the next line opens the fold), 'in'
+  local deeper = { ['0'] = '1', ['1'] = '2', ['>1'] = '>2' }
   local function add(line, m, fold)
     for _, l in ipairs(vim.split(line, '\n', { plain = true })) do
       lines[#lines + 1] = l
       meta[#lines] = m
-      folds[#lines] = fold or '0'
+      local f = fold or '0'
+      if rewound then
+        dim[#lines] = true
+        f = rewound == 'first' and '>1' or deeper[f] or f
+        rewound = 'in'
+      end
+      folds[#lines] = f
       fold = (fold == '>1') and '1' or fold
     end
   end
   view = view or { turns = {} }
+  local titles = x.titles or {}
+  local function chat_name(id)
+    local t = titles[id]
+    return (t and t ~= '') and ('"' .. t .. '"') or id
+  end
   local title = (view.title and view.title ~= '') and view.title or 'new chat'
-  add(('# %s  (%s)%s'):format(title, x.chat_id or '?', x.model and ('  · model ' .. x.model .. ' (m changes it)') or ''), { kind = 'header' })
+  local from = ''
+  local ff = view.forkedFrom
+  if type(ff) == 'table' and ff.chatId then
+    -- The wire's turn is 0-based: the branch differs from turn turn+1 on.
+    from = ('  · branch of %s at turn %d (gb goes there)'):format(chat_name(ff.chatId), (ff.turn or 0) + 1)
+  end
+  add(('# %s  (%s)%s%s'):format(title, x.chat_id or '?', from, x.model and ('  · model ' .. x.model .. ' (m changes it)') or ''), { kind = 'header', chatId = ff and ff.chatId })
   add('_<CR> sends · ?question asks · #buffer #selection #file: #diagnostics · :help agentd-chat_')
+  local branches = {} -- [turn, 1-based] = { {chatId, turn} }
+  for _, br in ipairs(type(view.branches) == 'table' and view.branches or {}) do
+    local k = (br.turn or 0) + 1
+    branches[k] = branches[k] or {}
+    table.insert(branches[k], br)
+  end
+  local function branch_lines(i)
+    for _, br in ipairs(branches[i] or {}) do
+      add(('_↳ branch %s (%s) goes on from here with an edited message: gb opens it_'):format(chat_name(br.chatId), br.chatId), { turn = i <= #(view.turns or {}) and i or nil, kind = 'branch', chatId = br.chatId })
+    end
+  end
   local asks = {} -- [turn] = { approval }, [0] = the ones of no turn
   for _, a in ipairs(x.approvals or {}) do
     local k = a.turn or 0
@@ -107,11 +142,24 @@ function R.build(view, x)
     local m = { turn = i }
     add('', m)
     local head = ('## %d. You%s'):format(i, t.question and ' asked' or '')
-    if condensed[i] then
+    if type(t.tokens) == 'table' and (t.tokens.input or t.tokens.output) then
+      head = head .. ('  · tokens %d in, %d out'):format(t.tokens.input or 0, t.tokens.output or 0)
+    end
+    if t.rewound then
+      head = head .. '  _(rewound: not told to the model; gu brings it back)_'
+    elseif condensed[i] then
       head = head .. '  _(condensed in the next request: its output and long answer are shortened)_'
     end
+    local hstart = #lines + 1
     add(head, { turn = i, kind = 'turn' })
-    add(t.request or '', m)
+    add(t.request or '', { turn = i, kind = 'request' })
+    if t.rewound then
+      -- Heading and request stay in sight, dimmed; the rest folds.
+      for l = hstart, #lines do
+        dim[l] = true
+      end
+      rewound = 'first'
+    end
     if t.question then
       add('', m)
       add(t.status == 'cancelled' and '### agentd (stopped)' or '### agentd', m)
@@ -171,10 +219,14 @@ function R.build(view, x)
         add('_Not run yet: r runs the plan._', m)
       end
     end
+    rewound = nil
+    branch_lines(i)
     for _, a in ipairs(asks[i] or {}) do
       approval_lines(add, a, i)
     end
   end
+  -- A branch made after the last turn (forked at the end).
+  branch_lines(#(view.turns or {}) + 1)
   local p = x.pending
   if p then
     local m = { kind = 'pending' }
@@ -195,6 +247,21 @@ function R.build(view, x)
   for _, a in ipairs(asks[0] or {}) do
     approval_lines(add, a, nil)
   end
+  if x.editing then
+    add('', { kind = 'editing' })
+    add(('_Editing turn %d\'s message in the input: sending it starts a branch there (the chat stays as it is; d here stops editing)_'):format(x.editing.turn + 1), { kind = 'editing' })
+  end
+  if #(view.condensed or {}) > 0 and not p then
+    -- Said before the user sends: the next request shortens these.
+    local c = view.condensed
+    local which = #c == 1 and ('turn %d'):format(c[1]) or ('turns %d-%d'):format(c[1], c[#c])
+    local contiguous = #c == 1 or (c[#c] - c[1] + 1 == #c)
+    if not contiguous then
+      which = 'turns ' .. table.concat(c, ', ')
+    end
+    add('', { kind = 'condensed' })
+    add(('_%s will be condensed for the model in your next message (kept whole here)_'):format(which), { kind = 'condensed' })
+  end
   if x.queue and #x.queue > 0 then
     add('', { kind = 'pending' })
     add('### Queued (sent one by one when the turn ends; d removes one)', { kind = 'pending' })
@@ -203,7 +270,7 @@ function R.build(view, x)
       add(('- queued: %s%s'):format(q.ask and '? ' or '', first), { kind = 'queued', queued = i })
     end
   end
-  return { lines = lines, meta = meta, folds = folds, cards = cards }
+  return { lines = lines, meta = meta, folds = folds, cards = cards, dim = dim }
 end
 
 return R
