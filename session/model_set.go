@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/agentd/agentd/engine"
@@ -140,8 +141,14 @@ func (w *ModelSwitch) options() ModelOptions {
 		c := *w.choice
 		// A model picked in the editor keeps the base URL its settings gave
 		// for the same provider (another model on the same server).
-		if c.BaseURL == "" && o.Editor != nil && o.Editor.BaseURL != "" && c.Provider != "" && c.Provider == o.Editor.Provider {
-			c.BaseURL = o.Editor.BaseURL
+		// Either may name its provider in its own field or as
+		// "provider:model": a pick of "openai:b" over settings of
+		// {provider: openai, baseUrl: a local server} must not go to the
+		// provider's public URL with the user's code.
+		if c.BaseURL == "" && o.Editor != nil && o.Editor.BaseURL != "" {
+			if p := providerOf(c); p != "" && p == providerOf(*o.Editor) {
+				c.BaseURL = o.Editor.BaseURL
+			}
 		}
 		o.Editor = &c
 	}
@@ -157,6 +164,18 @@ func (w *ModelSwitch) options() ModelOptions {
 		return base(k)
 	}
 	return o
+}
+
+// providerOf is the provider an editor's model names: its Provider, else
+// the "provider:" of its Model; "" for a profile name or none.
+func providerOf(m EditorModel) string {
+	if m.Provider != "" {
+		return m.Provider
+	}
+	if p, _, ok := strings.Cut(m.Model, ":"); ok && slices.Contains(Providers, p) {
+		return p
+	}
+	return ""
 }
 
 // Providers are the provider names a model may be given with.

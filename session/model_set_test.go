@@ -54,3 +54,36 @@ func TestModelChoiceHidesKey(t *testing.T) {
 		}
 	}
 }
+
+// TestModelSetKeepsTheEditorsBaseURL: a model picked in the editor keeps
+// the base URL the editor's settings gave for the same provider, however
+// either names the provider (its own field or "provider:model"), so code
+// meant for the user's own server never goes to the provider's public
+// one; another provider does not take that URL.
+func TestModelSetKeepsTheEditorsBaseURL(t *testing.T) {
+	const own = "http://127.0.0.1:11434/v1"
+	for _, tc := range []struct {
+		name   string
+		editor EditorModel
+		set    ModelChoice
+		want   string
+	}{
+		{"both name the provider", EditorModel{Provider: "openai", Model: "a", BaseURL: own}, ModelChoice{Provider: "openai", Model: "b"}, own},
+		{"the pick as provider:model", EditorModel{Provider: "openai", Model: "a", BaseURL: own}, ModelChoice{Model: "openai:b"}, own},
+		{"the settings as provider:model", EditorModel{Model: "openai:a", BaseURL: own}, ModelChoice{Model: "openai:b"}, own},
+		{"another provider", EditorModel{Model: "openai:a", BaseURL: own}, ModelChoice{Model: "anthropic:c"}, "https://api.anthropic.com"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"XDG_CONFIG_HOME": t.TempDir(), "OPENAI_API_KEY": "sk-o", "ANTHROPIC_API_KEY": "sk-a"}
+			ed := tc.editor
+			w := NewModelSwitch(ModelOptions{Root: t.TempDir(), Getenv: func(k string) string { return env[k] }, Editor: &ed})
+			info, err := w.Set(t.Context(), tc.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(info.BaseURL, tc.want) {
+				t.Errorf("after %+v over the editor's %+v: base URL %q, want %q (%s)", tc.set, tc.editor, info.BaseURL, tc.want, info.Problem)
+			}
+		})
+	}
+}
