@@ -938,6 +938,9 @@ function M.restore(chat_id, turn, what, done)
     return done(false)
   end
   local pb = show_preview(preview_lines(turn, what, dry), ('agentd://chat/%s/restore-%d'):format(chat_id, turn + 1))
+  -- The default vim.ui.select (inputlist) asks without redrawing: the
+  -- preview would not be on screen while the user decides over it.
+  vim.cmd.redraw()
   local f = type(dry.files) == 'table' and dry.files or {}
   local items
   if dry.applied then
