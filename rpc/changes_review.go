@@ -68,7 +68,10 @@ func (s *Server) keepChanges() {
 	})
 	s.changes.OnSync(s.onChangesSynced)
 	s.loadChanges()
-	go s.watchChanges() // decisions other processes record (changes_sync.go)
+	// The interval is read here, in the request that opens the session,
+	// not in the goroutine: a test that sets it for its own server and
+	// puts it back must not race a watcher that has not started yet.
+	go s.watchChanges(ChangesSyncInterval) // decisions other processes record (changes_sync.go)
 }
 
 // loadChanges adds the change sets recorded in the journal since the

@@ -26,8 +26,8 @@ import (
 var ChangesSyncInterval = 500 * time.Millisecond
 
 // watchChanges looks for other processes' records until the session ends.
-func (s *Server) watchChanges() {
-	t := time.NewTicker(ChangesSyncInterval)
+func (s *Server) watchChanges(every time.Duration) {
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
