@@ -244,6 +244,50 @@ return function(C)
     H.truthy(transcript():find('read the file a.txt', 1, true), 'its request')
   end
 
+  -- The same chat across front ends, from Neovim's side: a chat started
+  -- here is continued at the terminal (agentd chat --resume, another
+  -- process on the same state dir, while this daemon runs), and :Agent
+  -- chat list shows the terminal's turn after Neovim's, run and all; the
+  -- terminal's planner was told Neovim's turn.
+  function C.chat_continued_at_the_terminal()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    local url = model({ plan_reply('Read a', read_a), plan_reply('Read a at the terminal', read_a) })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('read the file a.txt')
+    wait_text('### Plan: Read a')
+    local id = chat().chat_id()
+    local out, code = {}, nil
+    local job = vim.fn.jobstart({ H.bin, 'chat', '--resume', id, '--workspace', H.root, '--state-dir', H.tmp .. '/state', '--explore', '-1', '--yes' }, {
+      env = { AGENTD_MODEL = 'openai:fake', OPENAI_BASE_URL = url, OPENAI_API_KEY = 'test-key', NO_COLOR = '1' },
+      on_stdout = function(_, d) vim.list_extend(out, d) end,
+      on_stderr = function(_, d) vim.list_extend(out, d) end,
+      on_exit = function(_, c) code = c end,
+    })
+    H.truthy(job > 0, 'agentd chat started')
+    vim.fn.chansend(job, 'read a.txt from the terminal\n')
+    vim.fn.chanclose(job, 'stdin')
+    H.wait(function() return code ~= nil end, function() return 'agentd chat --resume to end:\n' .. table.concat(out, '\n') end, 30000)
+    H.eq(0, code, 'agentd chat --resume:\n' .. table.concat(out, '\n'))
+    local asked = H.answer_select(function(items)
+      for _, it in ipairs(items) do
+        if it.chatId == id then
+          return it
+        end
+      end
+    end)
+    vim.cmd('Agent chat list')
+    H.wait(function() return #asked == 1 end, 'the chat list')
+    H.truthy(asked[1].opts.format_item(asked[1].items[1]):find('(2 turns,', 1, true), 'listed with both turns: ' .. asked[1].opts.format_item(asked[1].items[1]))
+    H.wait(function() return turn_with(2, 'You', 'read a.txt from the terminal') end, function() return "the terminal's turn:\n" .. transcript() end)
+    wait_text('### Plan: Read a at the terminal', "the terminal's plan card")
+    wait_text(': completed**', "the terminal's run")
+    H.truthy(turn_with(1, 'You', 'read the file a.txt'), "Neovim's turn stays first:\n" .. transcript())
+    local reqs = requests(url)
+    H.eq(2, #reqs, 'one planner request each')
+    H.truthy(vim.json.encode(reqs[2]):find('read the file a.txt', 1, true), "the terminal's planner was told Neovim's turn")
+  end
+
   -- <C-c> in the chat stops a question being answered ($/cancelRequest):
   -- the turn is kept with what was said so far, marked stopped.
   function C.chat_cancel_question()
