@@ -768,6 +768,46 @@ return function(C)
     H.truthy(transcript():find('## 1%. You asked[^\n]*  _%(condensed in the next request'), 'on its heading too:\n' .. transcript():sub(1, 400))
   end
 
+  -- :help agentd-chat lists every key the chat maps (the transcript's and
+  -- the input's, read from the buffers' own mappings) and every :Agent
+  -- chat subcommand (read from the command's completion).
+  function C.chat_help_lists_every_key_and_command()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    H.setup()
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+    local doc = H.read(vim.fs.dirname(here) .. '/doc/agentd.txt')
+    local section = H.truthy(doc:match('%*agentd%-chat%*\n(.*)$'), 'the agentd-chat section')
+    -- The keys the help's tables name: the first columns of their lines.
+    local named = {}
+    for line in section:gmatch('[^\n]+') do
+      local keys = line:match('^    (%S.-)%s%s%s+%S') or line:match('^    (%S+)$')
+      if keys and #keys <= 12 then
+        for k in keys:gmatch('%S+') do
+          named[k:lower()] = true
+        end
+      end
+    end
+    local tb, ib = chat().bufs()
+    local missing = {}
+    for _, b in ipairs({ tb, ib }) do
+      for _, mode in ipairs({ 'n', 'i' }) do
+        for _, m in ipairs(vim.api.nvim_buf_get_keymap(b, mode)) do
+          if (m.desc or ''):find('^agentd chat:') and not named[m.lhs:lower()] then
+            missing[#missing + 1] = ('%s (%s mode): %s'):format(m.lhs, mode, m.desc)
+          end
+        end
+      end
+    end
+    H.eq({}, missing, 'chat keys missing from :help agentd-chat')
+    local subs = vim.fn.getcompletion('Agent chat ', 'cmdline')
+    H.truthy(#subs >= 4, 'the subcommands: ' .. vim.inspect(subs))
+    for _, sub in ipairs(subs) do
+      H.truthy(section:find(':Agent chat ' .. sub, 1, true), ':Agent chat ' .. sub .. ' is not in :help agentd-chat')
+    end
+  end
+
   -- What a turn's model requests took (turn.tokens) is on its heading; a
   -- rewound turn is dimmed and its body folds under its heading; a branch
   -- is listed under the turn it starts from (drawn from chat/load alone).
