@@ -20,15 +20,18 @@ func chatMethods() map[string]method {
 	// Async: they read and write the chats' records (and wait for
 	// another process's lock on them) off the connection's read loop.
 	return map[string]method{
-		"agentd/chat/new":      {call: (*Server).chatNew, async: true},
-		"agentd/chat/list":     {call: (*Server).chatList, async: true},
-		"agentd/chat/load":     {call: (*Server).chatLoad, async: true},
-		"agentd/chat/rename":   {call: (*Server).chatRename, async: true},
-		"agentd/chat/delete":   {call: (*Server).chatDelete, async: true},
-		"agentd/chat/ask":      {call: (*Server).chatAsk, async: true},
-		"agentd/chat/restore":  {call: (*Server).chatRestore, async: true},
-		"agentd/chat/unrewind": {call: (*Server).chatUnrewind, async: true},
-		"agentd/chat/fork":     {call: (*Server).chatFork, async: true},
+		"agentd/chat/new":        {call: (*Server).chatNew, async: true},
+		"agentd/chat/list":       {call: (*Server).chatList, async: true},
+		"agentd/chat/load":       {call: (*Server).chatLoad, async: true},
+		"agentd/chat/rename":     {call: (*Server).chatRename, async: true},
+		"agentd/chat/delete":     {call: (*Server).chatDelete, async: true},
+		"agentd/chat/ask":        {call: (*Server).chatAsk, async: true},
+		"agentd/chat/restore":    {call: (*Server).chatRestore, async: true},
+		"agentd/chat/unrewind":   {call: (*Server).chatUnrewind, async: true},
+		"agentd/chat/fork":       {call: (*Server).chatFork, async: true},
+		"agentd/chat/queue":      {call: (*Server).chatQueue, async: true},
+		"agentd/chat/queue/edit": {call: (*Server).chatQueueEdit, async: true},
+		"agentd/chat/unqueue":    {call: (*Server).chatUnqueue, async: true},
 	}
 }
 
