@@ -51,11 +51,13 @@ type ChatView struct {
 	// (agentd/chat/fork).
 	ForkedFrom *session.ChatRef  `json:"forkedFrom,omitempty"`
 	Branches   []session.ChatRef `json:"branches,omitempty"`
+	// Queued: the messages waiting for the next turns (agentd/chat/queue).
+	Queued []session.QueuedMessage `json:"queued,omitempty"`
 }
 
 func chatView(c *session.Chat) ChatView {
 	v := ChatView{ChatID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Turns: c.Turns, Condensed: c.Condensed(),
-		ForkedFrom: c.ForkedFrom, Branches: c.Branches}
+		ForkedFrom: c.ForkedFrom, Branches: c.Branches, Queued: c.Queued}
 	if v.Turns == nil {
 		v.Turns = []*session.Turn{}
 	}
