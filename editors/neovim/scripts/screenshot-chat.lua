@@ -3,7 +3,7 @@
 -- a user does: turn 1 edits greet.go and runs a check (its approvals
 -- answered in the chat, the command's output folded under its step, the
 -- change left to review), turn 2's command waits for its approval in the
--- chat. Started inside tmux by screenshot.sh.
+-- chat, and a third message is queued behind it. Started inside tmux by screenshot.sh.
 local api = vim.api
 vim.cmd('runtime! plugin/agentd.lua')
 local function die(msg)
@@ -108,7 +108,11 @@ send('now run the tests')
 wait(function() return text():find('### Plan: Run the tests', 1, true) end, 'turn 2 plan')
 on('^### Plan: Run the tests')
 chat.run_turn()
-wait(function() return text():find('#### Approval needed', 1, true) end, "turn 2's approval")
+wait(function() return text():find('#### Approval needed', 1, true) and text():find(': running**', 1, true) end, "turn 2's approval")
+-- A message written while turn 2 waits: queued in the daemon, planned when
+-- the turn ends.
+send('then add a test for the full stop')
+wait(function() return text():find('- queued: then add a test', 1, true) end, 'the queued message')
 -- The source window shows the change at its hunk; the cursor rests on
 -- the approval block.
 vim.cmd('wincmd t')

@@ -15,7 +15,7 @@ AGENTD_BIN=$(realpath "$1"); NVIM=$(realpath "$2"); mode=${3:-review}
 case $mode in
 review) name=review text=review.txt script=screenshot.lua cols=100 rows=30 ;;
 chat)
-  name=chat text=chat.capture script=screenshot-chat.lua cols=142 rows=44
+  name=chat text=chat.capture script=screenshot-chat.lua cols=142 rows=49
   [ -x "${FAKEMODEL_BIN:-}" ] || { echo "screenshot.sh chat needs FAKEMODEL_BIN (the built tests/fakemodel, e.g. .cache/neovim-fakemodel)"; exit 1; } ;;
 *) echo "screenshot.sh: unknown mode $mode (review or chat)"; exit 1 ;;
 esac

@@ -511,6 +511,13 @@ local function busy()
   if p and not p.cancelled then
     return p.kind == 'ask' and 'a question is being answered' or (p.kind == 'revise' and 'a plan is being revised' or 'a plan is being made')
   end
+  if S.starting then
+    return 'a run of the chat is starting'
+  end
+  for _, a in ipairs(S.approvals) do
+    -- Known before the chat's reload says the run runs.
+    return ('step %s waits for your approval'):format(a.p.stepId or '?')
+  end
   for _, t in ipairs(S.view and S.view.turns or {}) do
     if t.status == 'running' then
       return ('run %s of turn "%s" is going'):format(t.runId or '?', (t.request or ''):sub(1, 40))
