@@ -244,6 +244,50 @@ return function(C)
     H.truthy(transcript():find('read the file a.txt', 1, true), 'its request')
   end
 
+  -- The same chat across front ends, from Neovim's side: a chat started
+  -- here is continued at the terminal (agentd chat --resume, another
+  -- process on the same state dir, while this daemon runs), and :Agent
+  -- chat list shows the terminal's turn after Neovim's, run and all; the
+  -- terminal's planner was told Neovim's turn.
+  function C.chat_continued_at_the_terminal()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    local url = model({ plan_reply('Read a', read_a), plan_reply('Read a at the terminal', read_a) })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('read the file a.txt')
+    wait_text('### Plan: Read a')
+    local id = chat().chat_id()
+    local out, code = {}, nil
+    local job = vim.fn.jobstart({ H.bin, 'chat', '--resume', id, '--workspace', H.root, '--state-dir', H.tmp .. '/state', '--explore', '-1', '--yes' }, {
+      env = { AGENTD_MODEL = 'openai:fake', OPENAI_BASE_URL = url, OPENAI_API_KEY = 'test-key', NO_COLOR = '1' },
+      on_stdout = function(_, d) vim.list_extend(out, d) end,
+      on_stderr = function(_, d) vim.list_extend(out, d) end,
+      on_exit = function(_, c) code = c end,
+    })
+    H.truthy(job > 0, 'agentd chat started')
+    vim.fn.chansend(job, 'read a.txt from the terminal\n')
+    vim.fn.chanclose(job, 'stdin')
+    H.wait(function() return code ~= nil end, function() return 'agentd chat --resume to end:\n' .. table.concat(out, '\n') end, 30000)
+    H.eq(0, code, 'agentd chat --resume:\n' .. table.concat(out, '\n'))
+    local asked = H.answer_select(function(items)
+      for _, it in ipairs(items) do
+        if it.chatId == id then
+          return it
+        end
+      end
+    end)
+    vim.cmd('Agent chat list')
+    H.wait(function() return #asked == 1 end, 'the chat list')
+    H.truthy(asked[1].opts.format_item(asked[1].items[1]):find('(2 turns,', 1, true), 'listed with both turns: ' .. asked[1].opts.format_item(asked[1].items[1]))
+    H.wait(function() return turn_with(2, 'You', 'read a.txt from the terminal') end, function() return "the terminal's turn:\n" .. transcript() end)
+    wait_text('### Plan: Read a at the terminal', "the terminal's plan card")
+    wait_text(': completed**', "the terminal's run")
+    H.truthy(turn_with(1, 'You', 'read the file a.txt'), "Neovim's turn stays first:\n" .. transcript())
+    local reqs = requests(url)
+    H.eq(2, #reqs, 'one planner request each')
+    H.truthy(vim.json.encode(reqs[2]):find('read the file a.txt', 1, true), "the terminal's planner was told Neovim's turn")
+  end
+
   -- <C-c> in the chat stops a question being answered ($/cancelRequest):
   -- the turn is kept with what was said so far, marked stopped.
   function C.chat_cancel_question()
@@ -482,23 +526,124 @@ return function(C)
     wait_text(': completed**', 'the run completed')
   end
 
-  -- A message sent while a turn is going is queued under it and sent when
-  -- it ends: here a question written while the plan is being made.
-  function C.chat_queue_sends_after_turn()
+  local wait_for_go = { { id = 'wait', description = 'wait for go', tool = 'run_command',
+    args = { command = 'echo first; while [ ! -f go ]; do sleep 0.05; done; echo second' } } }
+
+  --- Turn 1 of a chat: a run whose command waits until the file "go" is
+  --- made (allowed in the chat); returns once it runs.
+  local function running_turn()
+    send('wait')
+    wait_text('### Plan: Wait')
+    press_on('^### Plan: Wait', 'r')
+    wait_text('#### Approval needed', 'the approval block')
+    press_on('^#### Approval needed', 'a')
+    wait_text('    first\n', 'the command running')
+  end
+
+  -- The queue is the core's (agentd/chat/queue): messages sent while a
+  -- turn runs are queued there and drawn from chat/load's queued under the
+  -- turn; e edits one's words (agentd/chat/queue/edit), d takes one out
+  -- (agentd/chat/unqueue), a question is not queued (said why, kept in
+  -- the input); the queue is kept with the chat (a new load has it); when
+  -- the run ends the session plans the queued message as turn 2, its
+  -- request as edited.
+  function C.chat_queue_in_the_core()
+    local root = H.workspace({ ['a.txt'] = 'a\n' })
+    local url = model({ plan_reply('Wait', wait_for_go), plan_reply('Read a again', read_a) })
+    H.open('a.txt')
+    hold_select()
+    local got = H.capture_notify()
+    vim.cmd('Agent chat')
+    running_turn()
+    send('list the files')
+    send('read a.txt twice')
+    local _, ib = chat().bufs()
+    H.eq({ '' }, H.lines(ib), 'the queued message left the input')
+    wait_text('- queued: list the files\n- queued: read a.txt twice\n', 'both queued, in order')
+    send('? what is going on?')
+    H.eq({ '? what is going on?' }, H.lines(ib), 'a question is not queued: kept in the input')
+    local said = false
+    for _, n in ipairs(got) do
+      said = said or n.msg:find('a question cannot be queued', 1, true) ~= nil
+    end
+    H.truthy(said, 'said why: ' .. vim.inspect(got))
+    vim.ui.input = function(opts, cb)
+      H.eq('read a.txt twice', opts.default, 'e offers the words')
+      cb('read a.txt once more')
+    end
+    press_on('^%- queued: read a%.txt twice', 'e')
+    wait_text('- queued: read a.txt once more\n', 'the edited words')
+    press_on('^%- queued: list the files', 'd')
+    H.truthy(not transcript():find('queued: list the files', 1, true), 'd took it out:\n' .. transcript())
+    -- The queue is the chat's: loaded again, it is still there.
+    local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+    local view = c.request_sync('agentd/chat/load', { chatId = chat().chat_id() }, 10000, 0).result
+    H.eq({ 'read a.txt once more' }, vim.tbl_map(function(q) return q.request end, view.queued or {}), "chat/load's queued")
+    H.eq(1, #requests(url), 'nothing planned while the run goes')
+    H.write(root .. '/go', '')
+    H.wait(function() return turn_with(2, 'You', 'read a.txt once more') end, function() return 'the queued message planned by the core as turn 2:\n' .. transcript() end, 30000)
+    wait_text('### Plan: Read a again', "turn 2's plan card")
+    H.truthy(not transcript():find('- queued:', 1, true), 'the queue is empty:\n' .. transcript())
+    H.eq(2, #requests(url), 'one planner request each')
+    H.truthy(vim.json.encode(requests(url)[2]):find('read a.txt once more', 1, true), 'the edited words were planned')
+  end
+
+  -- gs on a queued message sends it now (agentd/chat/queue when "now"):
+  -- the running turn's run is stopped and the message planned next.
+  function C.chat_queue_send_now()
     H.workspace({ ['a.txt'] = 'a\n' })
-    local url = model({ plan_reply('Read a', read_a), { text = 'It reads a.txt.' } })
+    model({ plan_reply('Wait', wait_for_go), plan_reply('Read a now', read_a) })
+    H.open('a.txt')
+    hold_select()
+    vim.cmd('Agent chat')
+    running_turn()
+    send('read a.txt instead')
+    wait_text('- queued: read a.txt instead', 'queued')
+    press_on('^%- queued: read a%.txt instead', 'gs')
+    wait_text('### Plan: Read a now', 'the message planned at once')
+    H.truthy(turn_with(2, 'You', 'read a.txt instead'), 'as turn 2:\n' .. transcript())
+    wait_text(': cancelled**', "turn 1's run stopped")
+    H.truthy(not transcript():find('- queued:', 1, true), 'out of the queue:\n' .. transcript())
+  end
+
+  -- A plan turn is in the chat from the start of its planning: the
+  -- planner's work (agentd/chat/stream activity) is listed under it as it
+  -- comes, before the plan is made (here the planner reads a.txt, then
+  -- waits for its read of .env to be allowed); <C-c> stops the planning
+  -- and the turn stays, drawn as stopped.
+  function C.chat_planning_activity_and_cancel()
+    H.workspace({ ['a.txt'] = 'a\n', ['.env'] = 'SECRET=1\n' })
+    model({
+      { text = '', toolCalls = { { id = 'r1', name = 'read_file', args = vim.json.encode({ path = 'a.txt' }) } } },
+      { text = '', toolCalls = { { id = 'r2', name = 'read_file', args = vim.json.encode({ path = '.env' }) } } },
+    })
     H.open('a.txt')
     vim.cmd('Agent chat')
     send('read the file a.txt')
-    send('? what does the plan do?')
-    H.truthy(chat().busy(), 'the plan is still being made')
-    H.truthy(transcript():find('- queued: ? what does the plan do?', 1, true), 'the question is queued:\n' .. transcript())
-    H.wait(function() return turn_with(2, 'You asked', 'what does the plan do?') end, function() return 'the queued question sent once the plan was made:\n' .. transcript() end, 30000)
-    wait_text('It reads a.txt.', 'its answer')
-    H.truthy(not transcript():find('- queued:', 1, true), 'the queue is empty:\n' .. transcript())
+    wait_text('#### Approval needed', "the planner's read of .env waits")
     local t = transcript()
-    H.truthy(t:find('### Plan: Read a', 1, true) < t:find('## 2. You asked', 1, true), 'in the order sent')
-    H.eq(2, #requests(url), 'one request each, the plan first')
+    H.truthy(turn_with(1, 'You', 'read the file a.txt', t) and t:find('_making a plan… (<C-c> stops)_\n  · mapping the repository\n', 1, true) and t:find('\n  · exploring (round 1 of 6): Read a.txt\n', 1, true),
+      'the turn being planned, its activity under it:\n' .. t)
+    H.truthy(t:find('Read a.txt', 1, true) < t:find('#### Approval needed', 1, true), 'the approval under the turn:\n' .. t)
+    H.truthy(chat().busy(), 'still planning')
+    press_on('^## 1%. You', '<C-c>')
+    wait_text('_planning stopped: no plan was made', 'the stopped turn')
+    H.truthy(turn_with(1, 'You', 'read the file a.txt'), 'the turn is kept:\n' .. transcript())
+    H.wait(function() return not transcript():find('Approval needed', 1, true) end, function() return 'its approval block to go:\n' .. transcript() end)
+    H.eq(nil, chat().busy(), 'nothing runs any more')
+  end
+
+  -- A plan that cannot be made (here the model has no reply) keeps the
+  -- turn, drawn as failed with the daemon's why and what to do.
+  function C.chat_planning_failed_kept()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({})
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    send('read the file a.txt')
+    wait_text('_planning failed: no plan was made_', 'the failed turn')
+    H.truthy(turn_with(1, 'You', 'read the file a.txt'), 'the turn is kept:\n' .. transcript())
+    H.truthy(transcript():find('    the plan could not be made', 1, true), 'why:\n' .. transcript())
   end
 
   -- The planner's read of a sensitive file while it makes the chat's plan
@@ -722,6 +867,46 @@ return function(C)
     wait_text('short again')
     wait_text('_turn 1 will be condensed for the model in your next message (kept whole here)_', 'the condensing said')
     H.truthy(transcript():find('## 1%. You asked[^\n]*  _%(condensed in the next request'), 'on its heading too:\n' .. transcript():sub(1, 400))
+  end
+
+  -- :help agentd-chat lists every key the chat maps (the transcript's and
+  -- the input's, read from the buffers' own mappings) and every :Agent
+  -- chat subcommand (read from the command's completion).
+  function C.chat_help_lists_every_key_and_command()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    H.setup()
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+    local doc = H.read(vim.fs.dirname(here) .. '/doc/agentd.txt')
+    local section = H.truthy(doc:match('%*agentd%-chat%*\n(.*)$'), 'the agentd-chat section')
+    -- The keys the help's tables name: the first columns of their lines.
+    local named = {}
+    for line in section:gmatch('[^\n]+') do
+      local keys = line:match('^    (%S.-)%s%s%s+%S') or line:match('^    (%S+)$')
+      if keys and #keys <= 12 then
+        for k in keys:gmatch('%S+') do
+          named[k:lower()] = true
+        end
+      end
+    end
+    local tb, ib = chat().bufs()
+    local missing = {}
+    for _, b in ipairs({ tb, ib }) do
+      for _, mode in ipairs({ 'n', 'i' }) do
+        for _, m in ipairs(vim.api.nvim_buf_get_keymap(b, mode)) do
+          if (m.desc or ''):find('^agentd chat:') and not named[m.lhs:lower()] then
+            missing[#missing + 1] = ('%s (%s mode): %s'):format(m.lhs, mode, m.desc)
+          end
+        end
+      end
+    end
+    H.eq({}, missing, 'chat keys missing from :help agentd-chat')
+    local subs = vim.fn.getcompletion('Agent chat ', 'cmdline')
+    H.truthy(#subs >= 4, 'the subcommands: ' .. vim.inspect(subs))
+    for _, sub in ipairs(subs) do
+      H.truthy(section:find(':Agent chat ' .. sub, 1, true), ':Agent chat ' .. sub .. ' is not in :help agentd-chat')
+    end
   end
 
   -- What a turn's model requests took (turn.tokens) is on its heading; a

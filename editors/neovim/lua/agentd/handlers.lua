@@ -289,7 +289,8 @@ function M.approve()
   return true
 end
 
---- The run ended: approvals it left waiting are no longer asked.
+--- The run ended (or, for run_id "plan", the planning the chat showed):
+--- approvals it left waiting are no longer asked.
 local function drop_approvals(run_id)
   for _, e in ipairs(vim.list_slice(M.pending_approvals, 1)) do
     if e.params.runId == run_id and e.resume then
@@ -297,6 +298,7 @@ local function drop_approvals(run_id)
     end
   end
 end
+M.drop_approvals = drop_approvals
 
 local function show_message_request(_, p)
   local actions = p.actions or {}

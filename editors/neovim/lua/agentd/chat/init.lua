@@ -5,7 +5,9 @@
 -- (<CR> in normal mode, <C-s> in insert mode). A message is a plan turn
 -- (agentd/plan/create with the chatId), or a question when it starts with
 -- `?` (agentd/chat/ask, its answer streamed in as agentd/chat/stream
--- arrives). :help agentd-chat.
+-- arrives). A message sent while a turn is going is queued in the core
+-- (agentd/chat/queue; chat/load's queued draws it), which plans it when the
+-- turn ends. :help agentd-chat.
 local client = require('agentd.client')
 local render = require('agentd.chat.render')
 local context = require('agentd.chat.context')
@@ -38,7 +40,8 @@ local S = {
   output_asked = {}, -- [runId] = true once agentd/run/get was asked for a past run's output
   model = nil, -- agentd/model/get's result (the header line)
   starting = nil, -- the planId of the turn whose run/start is being answered
-  queue = {}, -- { { message, ask, r } } sent one by one once nothing is going
+  inflight = nil, -- the agentd/plan/create in flight ({ id, client }): <C-c> cancels it
+  activity = {}, -- [turn, 1-based] = { lines } the planner's work (agentd/chat/stream activity)
   titles = {}, -- [chatId] = title, of the chat's origin and branches (agentd/chat/list)
   editing = nil, -- { chat_id, turn (0-based), request } a message edited for a branch
   restored = nil, -- { chat_id, turn, what, files = wayBack?, conversation = wayBack? } the last restore
@@ -142,7 +145,7 @@ function M.draw()
     approvals[#approvals + 1] = { p = a.p, id = i, turn = M.turn_of_run(a.p.runId) }
   end
   local built = render.build(S.view, {
-    queue = S.queue,
+    activity = S.activity,
     chat_id = S.chat_id,
     root = S.root,
     changes = S.changes,
@@ -247,8 +250,8 @@ function M.refresh()
       end
       S.changes = by
       M.load_titles(c, view)
+      M.drop_planner_approvals()
       M.draw()
-      M.flush_queue()
       M.load_outputs(c)
       M.load_model(c)
       if S.again then
@@ -290,6 +293,7 @@ function M.pick_model()
   M.load_model()
 end
 
+local planning_turn
 local MAX_OUTPUT = 16000
 
 local function add_output(run_id, step_id, text)
@@ -333,12 +337,26 @@ function M.load_outputs(c)
   end
 end
 
+--- The turn (1-based) whose plan is being made, or nil.
+function planning_turn()
+  for i, t in ipairs(S.view and S.view.turns or {}) do
+    if t.status == 'planning' then
+      return i
+    end
+  end
+end
+
 --- The turn (its index) whose run is run_id: by the run the chat has, or
 --- by the plan the run runs (known from runStarted, before the chat
 --- reloads). nil when none.
 function M.turn_of_run(run_id)
   if not run_id or not S.view then
     return nil
+  end
+  if run_id == 'plan' then
+    -- The planner's reads: of the turn being planned (recorded when its
+    -- planning starts, status "planning").
+    return planning_turn()
   end
   for i, t in ipairs(S.view.turns or {}) do
     if t.runId == run_id then
@@ -366,9 +384,24 @@ function M.claims(p)
   end
   if p.runId == 'plan' then
     local pd = S.pending
-    return pd ~= nil and not pd.cancelled and (pd.kind == 'plan' or pd.kind == 'revise')
+    return (pd ~= nil and not pd.cancelled and (pd.kind == 'plan' or pd.kind == 'revise')) or planning_turn() ~= nil
   end
   return M.turn_of_run(p.runId) ~= nil
+end
+
+--- The planner's approvals (runId "plan") once no plan is being made any
+--- more (the planning was stopped or ended): their blocks go, as a run's
+--- go at its end.
+function M.drop_planner_approvals()
+  local pd = S.pending
+  if planning_turn() or (pd and not pd.cancelled and (pd.kind == 'plan' or pd.kind == 'revise')) then
+    return
+  end
+  for _, a in ipairs(S.approvals) do
+    if a.p.runId == 'plan' then
+      return require('agentd.handlers').drop_approvals('plan')
+    end
+  end
 end
 
 --- Draws the approval's block; answer(option) answers it (once).
@@ -415,8 +448,23 @@ function M.on_changed(p)
   end
 end
 
+local activity_pending = false
 function M.on_stream(p)
   local pd = S.pending
+  if p and p.chatId == S.chat_id and type(p.activity) == 'string' and p.turn then
+    -- The planner's work on a plan turn, listed under it while it plans.
+    local k = p.turn + 1
+    S.activity[k] = S.activity[k] or {}
+    table.insert(S.activity[k], p.activity)
+    if not activity_pending then
+      activity_pending = true
+      vim.schedule(function()
+        activity_pending = false
+        M.draw()
+      end)
+    end
+    return
+  end
   if p and p.chatId == S.chat_id and pd and pd.kind == 'ask' then
     pd.text = pd.text .. (p.text or '')
     pd.turn = p.turn
@@ -463,9 +511,18 @@ local function busy()
   if p and not p.cancelled then
     return p.kind == 'ask' and 'a question is being answered' or (p.kind == 'revise' and 'a plan is being revised' or 'a plan is being made')
   end
+  if S.starting then
+    return 'a run of the chat is starting'
+  end
+  for _, a in ipairs(S.approvals) do
+    -- Known before the chat's reload says the run runs.
+    return ('step %s waits for your approval'):format(a.p.stepId or '?')
+  end
   for _, t in ipairs(S.view and S.view.turns or {}) do
     if t.status == 'running' then
       return ('run %s of turn "%s" is going'):format(t.runId or '?', (t.request or ''):sub(1, 40))
+    elseif t.status == 'planning' then
+      return ('the plan of turn "%s" is being made'):format((t.request or ''):sub(1, 40))
     end
   end
 end
@@ -482,9 +539,11 @@ end
 local dispatch
 
 --- Sends a message: a question when it starts with `?` (or ask is true),
---- else a plan turn. While a turn is still going it is queued (drawn under
---- the running turn, d removes it) and sent when the turn ends. Returns
---- true when sent or queued.
+--- else a plan turn. While a turn is still going a plan message is queued
+--- in the core (agentd/chat/queue, when "after"; drawn from chat/load's
+--- queued under the running turn), which plans it when the turn ends; a
+--- question is not queued (the core's queue plans messages). Returns true
+--- when sent or queued.
 function M.send(message, ask)
   message = vim.trim(message or '')
   if message == '' then
@@ -507,44 +566,123 @@ function M.send(message, ask)
     return false
   end
   local why = busy()
-  if why or #S.queue > 0 then
-    S.queue[#S.queue + 1] = { message = message, ask = ask, r = r }
-    notify(('agentd: queued: sent when %s ends (d on its line in the chat removes it)'):format(why or 'the message queued before it'), vim.log.levels.INFO)
-    M.draw()
-    return true
+  if not why and #(S.view and S.view.queued or {}) == 0 then
+    return dispatch(message, ask, r)
   end
-  return dispatch(message, ask, r)
+  if ask then
+    notify(('agentd: not asked: %s; a question cannot be queued (the queue plans messages): ask it when the turn ends, or send it without ? to queue it as a plan turn'):format(why or 'messages are queued'), vim.log.levels.WARN)
+    return false
+  end
+  return M.enqueue(r, 'after', why)
 end
 
---- Sends the oldest queued message once nothing is going.
-function M.flush_queue()
-  if #S.queue == 0 or busy() or not S.view then
-    return
+--- Queues the message in the core (agentd/chat/queue with its context).
+function M.enqueue(r, when, why)
+  local c = cl()
+  if not c then
+    return false
   end
-  local q = table.remove(S.queue, 1)
-  if not dispatch(q.message, q.ask, q.r) then
-    -- Not sent (said why): back in the input, the rest stays queued.
-    if S.input and api.nvim_buf_is_valid(S.input) then
-      api.nvim_buf_set_lines(S.input, 0, -1, false, vim.split((q.ask and '?' or '') .. q.message, '\n'))
-    end
-    M.draw()
+  local res, err = client.request_sync(c, 'agentd/chat/queue', { chatId = S.chat_id, request = r.text, context = r.context, when = when })
+  if not res then
+    notify('agentd: not queued: ' .. err, vim.log.levels.ERROR)
+    return false
   end
+  if S.view then
+    S.view.queued = res.queued
+  end
+  notify(('agentd: queued: sent when %s ends (on its line in the chat: d removes it, e edits it, gs sends it now)'):format(why or 'the turn going'), vim.log.levels.INFO)
+  M.draw()
+  M.refresh()
+  return true
 end
 
---- d on a queued message: takes it out of the queue.
+--- The queued message at the cursor, or nil (said why).
+local function queued_at_cursor(what)
+  local m = meta_at_cursor()
+  local q = m.kind == 'queued' and m.queueId
+  if not q then
+    notify(('agentd: %s a queued message: put the cursor on its line'):format(what), vim.log.levels.WARN)
+  end
+  return q, m
+end
+
+--- A queue method's answer: the queue as it is now, drawn.
+local function queue_answer(res, err, what)
+  if not res then
+    notify(('agentd: %s: %s'):format(what, err), vim.log.levels.ERROR)
+    M.refresh()
+    return false
+  end
+  if S.view then
+    S.view.queued = res.queued
+  end
+  M.draw()
+  M.refresh()
+  return true
+end
+
+--- d on a queued message: takes it out of the queue (agentd/chat/unqueue).
 function M.unqueue()
   local m = meta_at_cursor()
   if m.kind == 'editing' then
     return M.stop_editing()
   end
-  if m.kind ~= 'queued' or not S.queue[m.queued] then
-    notify('agentd: d removes a queued message: put the cursor on its line', vim.log.levels.WARN)
+  local q = queued_at_cursor('d removes')
+  if not q then
     return false
   end
-  local q = table.remove(S.queue, m.queued)
-  notify(('agentd: removed from the queue: %s'):format(q.message:sub(1, 60)), vim.log.levels.INFO)
-  M.draw()
-  return true
+  local res, err = client.request_sync(cl(), 'agentd/chat/unqueue', { chatId = S.chat_id, queueId = q })
+  if res then
+    notify(('agentd: removed from the queue: %s'):format((m.request or ''):sub(1, 60)), vim.log.levels.INFO)
+  end
+  return queue_answer(res, err, 'unqueue')
+end
+
+--- e on a queued message: its words edited (vim.ui.input), its place in
+--- the queue kept (agentd/chat/queue/edit).
+function M.edit_queued(words)
+  local q, m = queued_at_cursor('e edits')
+  if not q then
+    return false
+  end
+  local chat_id = S.chat_id
+  local function go(text)
+    text = text and vim.trim(text) or ''
+    if text == '' then
+      return false
+    end
+    local res, err = client.request_sync(cl(), 'agentd/chat/queue/edit', { chatId = chat_id, queueId = q, request = text })
+    return queue_answer(res, err, 'edit the queued message')
+  end
+  if words then
+    return go(words)
+  end
+  vim.ui.input({ prompt = 'agentd: the queued message: ', default = m.request or '' }, go)
+end
+
+--- gs on a queued message: sent now. Taken out of the queue
+--- (agentd/chat/unqueue), then queued with when "now" with its words and
+--- context (the core stops the going turn and plans it next); a refusal
+--- of the second puts the words in the input, so nothing is lost.
+function M.send_queued_now()
+  local q, m = queued_at_cursor('gs sends now')
+  if not q then
+    return false
+  end
+  local c = cl()
+  local res, err = client.request_sync(c, 'agentd/chat/unqueue', { chatId = S.chat_id, queueId = q })
+  if not res then
+    return queue_answer(res, err, 'send now')
+  end
+  res, err = client.request_sync(c, 'agentd/chat/queue', { chatId = S.chat_id, request = m.request, context = m.context, when = 'now' })
+  if not res and S.input and api.nvim_buf_is_valid(S.input) then
+    api.nvim_buf_set_lines(S.input, 0, -1, false, vim.split(m.request or '', '\n'))
+    notify('agentd: not sent now (its words are in the input): ' .. err, vim.log.levels.ERROR)
+    M.refresh()
+    return false
+  end
+  notify('agentd: sent now: the going turn is stopped and this message is planned next', vim.log.levels.INFO)
+  return queue_answer(res, err, 'send now')
 end
 
 function dispatch(message, ask, r, o)
@@ -568,6 +706,9 @@ function dispatch(message, ask, r, o)
   S.pending = { kind = ask and 'ask' or 'plan', request = message, text = '', chips = r.chips, client = c, turns_before = (o and o.turns_before) or #(S.view and S.view.turns or {}) }
   local pd = S.pending
   local ok, id = c.request(method, params, function(err, res)
+    if S.inflight == pd then
+      S.inflight = nil
+    end
     if not err and not ask and res and res.id then
       require('agentd.plan').plans[res.id] = res
       require('agentd.state').last_plan = res.id
@@ -583,6 +724,11 @@ function dispatch(message, ask, r, o)
     return false
   end
   pd.id = id
+  if not ask then
+    -- Kept past S.pending (the turn is recorded when planning starts and
+    -- drawn from the chat): <C-c> on it cancels this request.
+    S.inflight = pd
+  end
   M.draw()
   return true
 end
@@ -591,13 +737,19 @@ end
 --- the plan being made ($/cancelRequest), else the running turn's run.
 function M.cancel()
   local p = S.pending
+  if not (p and p.id and p.client and not p.cancelled) then
+    p = S.inflight
+  end
   if p and p.id and p.client and not p.cancelled then
     -- Neovim's client drops the answer to a cancelled request: the plan
     -- being made is gone at once; a stopped answer stays drawn until the
     -- chat has its turn (the server keeps what was said, agentd/chat/changed).
     p.cancelled = true
     p.client.cancel_request(p.id)
-    if p.kind ~= 'ask' then
+    if S.inflight == p then
+      S.inflight = nil
+    end
+    if p.kind ~= 'ask' and S.pending == p then
       S.pending = nil
     end
     M.draw()
@@ -608,6 +760,11 @@ function M.cancel()
     if t.status == 'running' and t.runId then
       require('agentd.state').run_id = t.runId
       return require('agentd').control('cancel') ~= nil
+    end
+    if t.status == 'planning' then
+      -- A queued message the daemon is planning (no request of ours).
+      notify('agentd: this plan is being made by the daemon (a queued message): it cannot be stopped from here; it waits for your r to run', vim.log.levels.INFO)
+      return false
     end
   end
   notify('agentd: nothing is running in this chat', vim.log.levels.INFO)
@@ -1282,7 +1439,13 @@ local function make_bufs()
     map(b, 'n', 'ga', function() M.decide_file('accept') end, 'accept the file')
     map(b, 'n', 'gr', function() M.decide_file('reject') end, 'reject the file')
     map(b, 'n', 'r', M.run_turn, "run the turn's plan")
-    map(b, 'n', 'e', M.edit_turn, "edit the turn's plan")
+    map(b, 'n', 'e', function()
+      if meta_at_cursor().kind == 'queued' then
+        return M.edit_queued()
+      end
+      return M.edit_turn()
+    end, "edit the turn's plan (on a queued message: its words)")
+    map(b, 'n', 'gs', M.send_queued_now, 'send the queued message now (stops the going turn)')
     map(b, 'n', 'R', function() M.revise_turn() end, "revise the turn's plan in words")
     map(b, 'n', 'u', M.undo_turn, 'undo this turn')
     map(b, 'n', 'U', function() M.restore_turn() end, 'restore to before this turn (files, conversation or both)')
@@ -1374,7 +1537,7 @@ function M.resume(chat_id)
     S.editing = nil
   end
   S.chat_id = chat_id
-  S.view, S.changes, S.pending, S.built, S.queue = nil, {}, nil, nil, {}
+  S.view, S.changes, S.pending, S.built, S.activity, S.inflight = nil, {}, nil, nil, {}, nil
   show()
   M.refresh()
 end

@@ -76,7 +76,8 @@ end
 --- loaded yet); x: { chat_id, root, changes = { [runId] = {ChangeSet} },
 --- pending = { kind, request, text, chips, cancelled },
 --- approvals = { { p, id, turn? } }, output = { [runId] = { [stepId] = text } },
---- model = the model's name or nil, queue = { { message, ask } },
+--- model = the model's name or nil, activity = { [turn] = { line } } (the
+--- planner's work on a plan turn, agentd/chat/stream's activity),
 --- titles = { [chatId] = title } (of the chat's branches and origin),
 --- editing = { turn } (the message being edited for a branch) }.
 --- Returns { lines, meta = { [lnum] = { turn, kind, uri, runId, chatId } },
@@ -167,6 +168,25 @@ function R.build(view, x)
         add('> ' .. r, m)
       end
       add((t.answer and t.answer ~= '') and t.answer or '_(no answer)_', m)
+    elseif not t.planId and (t.status == 'planning' or t.status == 'cancelled' or t.status == 'failed') then
+      -- A plan turn recorded when its planning started: being planned,
+      -- or stopped or failed before a plan was made.
+      add('', m)
+      if t.status == 'planning' then
+        add('_making a plan… (<C-c> stops)_', { turn = i, kind = 'planning' })
+      elseif t.status == 'cancelled' then
+        add('_planning stopped: no plan was made (the next turns are told so)_', { turn = i, kind = 'planning' })
+      else
+        add('_planning failed: no plan was made_', { turn = i, kind = 'planning' })
+      end
+      for _, a in ipairs((x.activity or {})[i] or {}) do
+        add('  · ' .. a, { turn = i, kind = 'activity' })
+      end
+      if t.status == 'failed' and t.failure and t.failure ~= '' then
+        for _, l in ipairs(vim.split(t.failure, '\n')) do
+          add('    ' .. l, m)
+        end
+      end
     elseif t.planId then
       add('', m)
       cards[#cards + 1] = #lines + 1
@@ -262,12 +282,13 @@ function R.build(view, x)
     add('', { kind = 'condensed' })
     add(('_%s will be condensed for the model in your next message (kept whole here)_'):format(which), { kind = 'condensed' })
   end
-  if x.queue and #x.queue > 0 then
+  local queued = type(view.queued) == 'table' and view.queued or {}
+  if #queued > 0 then
     add('', { kind = 'pending' })
-    add('### Queued (sent one by one when the turn ends; d removes one)', { kind = 'pending' })
-    for i, q in ipairs(x.queue) do
-      local first = q.message:gsub('\n.*', ' …')
-      add(('- queued: %s%s'):format(q.ask and '? ' or '', first), { kind = 'queued', queued = i })
+    add('### Queued (planned one by one when the turn ends; d removes, e edits, gs sends now)', { kind = 'pending' })
+    for _, q in ipairs(queued) do
+      local first = (q.request or ''):gsub('\n.*', ' …')
+      add(('- queued%s: %s'):format(q.when == 'now' and ' (now)' or '', first), { kind = 'queued', queueId = q.queueId, request = q.request, context = q.context })
     end
   end
   return { lines = lines, meta = meta, folds = folds, cards = cards, dim = dim }
