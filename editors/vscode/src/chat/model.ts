@@ -68,7 +68,31 @@ export interface TurnView {
   approval?: ApprovalView;
   /** The turn's tokens as the daemon tells them (turn.tokens), in words. */
   tokens?: string;
+  /** Rewound (agentd/chat/restore, conversation): kept and shown, not told to the model. */
+  rewound: boolean;
+  rewindId?: string;
+  /** The last restore went to before this turn: its way back is offered here. */
+  wayBack?: string;
+  /** The dry run of a restore to before this turn, shown before it acts. */
+  preview?: RestorePreview;
 }
+/** A restore's dry run in words (agentd/chat/restore with dryRun): what it takes back, each file's
+ *  diff, the conflicts, and the choices (the wire's onConflict). */
+export interface RestorePreview {
+  chatId: string;
+  turn: number;
+  what: wire.ChatRestoreWhat;
+  lines: string[];
+  diffs: { path: string; diff: string; conflict?: boolean }[];
+  /** The choices, in order: "" restores as shown; "keep"/"overwrite" answer a conflict. */
+  choices: { onConflict: '' | 'keep' | 'overwrite' | 'cancel'; title: string }[];
+  /** Another chat's turn (a branch restoring the files of the chat it came from). */
+  otherChat?: string;
+}
+/** A restore's way back (its result's wayBack parts), kept until used. */
+export interface Restored { chatId: string; turn: number; what: wire.ChatRestoreWhat; files?: wire.WayBack; conversation?: wire.WayBack }
+/** A message being edited: sending it branches the chat at its turn (agentd/chat/fork). */
+export interface Editing { chatId: string; turn: number; request: string; question: boolean }
 export interface Notice { text: string; level: 'info' | 'warn' | 'error' }
 export interface ViewState {
   chatId?: string;
@@ -87,6 +111,14 @@ export interface ViewState {
   chips: ChipView[];
   /** The model the next request uses, as agentd/model/get says it. */
   model?: string;
+  /** This chat is a branch: of which chat (its title) and at which turn (1-based in words). */
+  branchOf?: { chatId: string; title: string; turn: number };
+  /** The chats branched from this one, oldest first. */
+  branches: { chatId: string; title: string; turn: number }[];
+  /** A message being edited (its turn, 1-based): sending branches the chat there. */
+  editing?: { turn: number; chatId: string };
+  /** A restore's dry run of another chat (the branch's offer to restore the files). */
+  preview?: RestorePreview;
 }
 
 const LIVE = new Set(['running', 'paused']);
@@ -141,7 +173,7 @@ export function tokenWords(t: wire.TurnTokens | undefined): string | undefined {
  *  fetched) and its change sets. */
 export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run: RunInfo | undefined, sets: ChangeSet[], rel: (uri: string) => string): TurnView {
   if (t.question) {
-    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords(t.tokens) };
+    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords(t.tokens), rewound: !!t.rewound, rewindId: t.rewindId };
   }
   const runSteps = new Map((run?.steps ?? []).map((s) => [s.id, s]));
   const steps: StepView[] = plan
@@ -174,7 +206,60 @@ export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run
     canRevise: !!planId && !runId,
     canUndo: !!runId && !LIVE.has(status) && !undone,
     tokens: tokenWords(t.tokens),
+    rewound: !!t.rewound, rewindId: t.rewindId,
   };
+}
+
+const turnsText = (list: number[]) => `${list.length === 1 ? 'turn' : 'turns'} ${list.map((n) => n + 1).join(', ')}`;
+const shortPath = (p: string, rel: (u: string) => string) => (/^file:/.test(p) ? rel(p) : p);
+
+/** restorePreview: a restore's dry run in words, as Neovim's preview says it: what would be taken
+ *  back (the daemon's runs and turns), each file's diff, the conflicts with what "overwrite"
+ *  writes, the turns rewound; and the choices: restore as shown, or on a conflict keep my lines /
+ *  overwrite / cancel. */
+export function restorePreview(chatId: string, turn: number, what: wire.ChatRestoreWhat, dry: wire.ChatRestoreResult, rel: (u: string) => string = (u) => u): RestorePreview {
+  const lines = [`Restore to before turn ${turn + 1} (${what === 'both' ? 'files and conversation' : what}): nothing has changed yet.`];
+  const diffs: RestorePreview['diffs'] = [];
+  const f = dry.files;
+  if (f) {
+    if (!f.runs.length) lines.push('Files: no run of these turns to take back.');
+    else lines.push(`Files: takes back run${f.runs.length === 1 ? '' : 's'} ${f.runs.join(', ')} (${turnsText(f.turns)}) as one undo; your own lines stay.`);
+    if (f.created?.length) lines.push(`Deletes what they created: ${f.created.map((p) => shortPath(p, rel)).join(', ')}`);
+    if (f.deleted?.length) lines.push(`Brings back what they deleted: ${f.deleted.map((p) => shortPath(p, rel)).join(', ')}`);
+    for (const c of f.conflicts) lines.push(`Conflict: ${shortPath(c.path || c.uri, rel)}: ${c.message || c.reason}`);
+    for (const d of f.diffs ?? []) if (d.diff) diffs.push({ path: shortPath(d.path || d.uri, rel), diff: d.diff });
+    for (const c of f.conflicts) if (c.diff) diffs.push({ path: shortPath(c.path || c.uri, rel), diff: c.diff, conflict: true });
+  }
+  const cv = dry.conversation;
+  if (cv) lines.push(cv.turns.length ? `Conversation: ${turnsText(cv.turns)} rewound: kept in the chat, not told to the model.` : 'Conversation: every one of these turns is rewound already.');
+  const conflicted = (f?.conflicts ?? []).map((c) => shortPath(c.path || c.uri, rel)).join(', ');
+  const choices: RestorePreview['choices'] = dry.applied
+    ? [{ onConflict: '', title: `Restore to before turn ${turn + 1}` }, { onConflict: 'cancel', title: 'Cancel' }]
+    : [{ onConflict: 'keep', title: `Keep my lines in ${conflicted}, restore the rest` }, { onConflict: 'overwrite', title: `Overwrite my lines in ${conflicted}` }, { onConflict: 'cancel', title: 'Cancel' }];
+  return { chatId, turn, what, lines, diffs, choices };
+}
+
+/** restoredWords: what an applied restore did, and its way back. */
+export function restoredWords(turn: number, r: wire.ChatRestoreResult, rel: (u: string) => string = (u) => u): { text: string; warn: boolean; back: Omit<Restored, 'chatId' | 'turn' | 'what'> } {
+  const parts = [`Restored to before turn ${turn + 1}`];
+  let warn = false;
+  const back: Omit<Restored, 'chatId' | 'turn' | 'what'> = {};
+  const f = r.files;
+  if (f) {
+    const n = f.reverted.length + (f.created?.length ?? 0) + (f.deleted?.length ?? 0);
+    parts.push(`${n} file${n === 1 ? '' : 's'} taken back`);
+    const kept = f.kept?.length ? f.kept : f.conflicts.map((c) => c.path || c.uri);
+    if (kept.length) { warn = true; parts.push(`kept as you have them: ${kept.map((p) => shortPath(p, rel)).join(', ')}`); }
+    if (f.overwritten?.length) parts.push(`overwritten: ${f.overwritten.map((p) => shortPath(p, rel)).join(', ')}`);
+    back.files = f.wayBack;
+  }
+  const cv = r.conversation;
+  if (cv) {
+    parts.push(cv.turns.length ? `${turnsText(cv.turns)} rewound (not told to the model)` : 'no turn to rewind');
+    back.conversation = cv.wayBack;
+  }
+  if (back.files || back.conversation) parts.push('"Undo the restore" on the turn takes it back');
+  return { text: parts.join('; ') + '.', warn, back };
 }
 
 /** ChatModel is the chat view's state: the chat as last loaded, the plans, runs and change sets
@@ -197,6 +282,14 @@ export class ChatModel {
   /** Approvals waiting, by the view's id: in which turn, and what the daemon asks. */
   approvals = new Map<string, { turn: number; view: ApprovalView }>();
   model?: string;
+  /** The last restore's way back (as Neovim keeps it: until used, or another restore). */
+  restored?: Restored;
+  /** A message being edited for a branch. */
+  editing?: Editing;
+  /** A restore's dry run shown, waiting for the user's choice. */
+  preview?: RestorePreview;
+  /** Chats' titles (agentd/chat/list), for the branch lines. */
+  titles = new Map<string, string>();
 
   constructor(readonly rel: (uri: string) => string = (u) => u) {}
 
@@ -211,6 +304,7 @@ export class ChatModel {
   /** clear shows no chat (New chat: the next message starts one). */
   clear(): void {
     this.chat = undefined;
+    this.editing = undefined;
     this.plans.clear(); this.runs.clear(); this.changes.clear();
     this.pending = undefined;
   }
@@ -335,6 +429,31 @@ export class ChatModel {
 
   endPending(): void { this.pending = undefined; }
 
+  /** edit: turn `turn`'s message goes in the input to be edited; sending it branches there. */
+  edit(turn: number): Editing | undefined {
+    const t = this.chat?.turns[turn];
+    if (!t || !this.chatId) return undefined;
+    this.editing = { chatId: this.chatId, turn, request: t.request, question: !!t.question };
+    return this.editing;
+  }
+
+  /** runsFrom: whether turn `turn` (0-based) or a later one has a run not undone, so a branch
+   *  there may want the files back as they were (the daemon's restore decides what that is). */
+  runsFrom(turn: number): boolean {
+    return (this.chat?.turns ?? []).some((t, i) => i >= turn && !!t.runId && !t.undone);
+  }
+
+  /** setTitles takes agentd/chat/list's chats (for the lines of a branch and its origin). */
+  setTitles(chats: ChatSummary[]): void {
+    for (const c of chats) this.titles.set(c.chatId, c.title);
+  }
+
+  /** needsTitles: chats named by this chat's branch lines whose title is not known yet. */
+  needsTitles(): boolean {
+    const ids = [this.chat?.forkedFrom?.chatId, ...(this.chat?.branches ?? []).map((b) => b.chatId)].filter(Boolean) as string[];
+    return ids.some((id) => !this.titles.has(id));
+  }
+
   /** busyReason: why a message cannot be sent now (a turn runs, a request is in flight);
    *  undefined when it can. Messages are not queued yet: the reason is shown instead. */
   busyReason(): string | undefined {
@@ -365,12 +484,26 @@ export class ChatModel {
     // far, or the request with "making a plan".
     if (p && p.kind !== 'revise' && p.turn !== undefined && p.turn >= turns.length) {
       turns.push({ index: turns.length, request: p.text, kind: p.kind === 'ask' ? 'question' : 'plan', answer: p.kind === 'ask' ? p.answer : undefined, streaming: true,
-        status: p.kind === 'ask' ? 'answering' : 'planning', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false });
+        status: p.kind === 'ask' ? 'answering' : 'planning', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, rewound: false });
     }
     for (const a of this.approvals.values()) if (turns[a.turn]) turns[a.turn] = { ...turns[a.turn], approval: turns[a.turn].approval ?? a.view };
+    const r = this.restored;
+    if (r && r.chatId === this.chatId && turns[r.turn] && (r.files || r.conversation)) {
+      turns[r.turn] = { ...turns[r.turn], wayBack: `Restored to before this turn (${[r.files && 'files', r.conversation && 'conversation'].filter(Boolean).join(' and ')}).` };
+    }
+    const pv = this.preview;
+    let preview: RestorePreview | undefined;
+    if (pv && pv.chatId === this.chatId && turns[pv.turn]) turns[pv.turn] = { ...turns[pv.turn], preview: pv };
+    else if (pv) preview = { ...pv, otherChat: this.titles.get(pv.chatId) || pv.chatId };
+    const title = (id: string) => this.titles.get(id) || id;
+    const f = this.chat?.forkedFrom;
     const working = p ? { plan: 'making a plan…', ask: 'answering…', revise: 'revising the plan…' }[p.kind] : undefined;
     const c = this.chat?.condensed ?? [];
     const condensed = c.length ? `The next message condenses turn${c.length === 1 ? '' : 's'} ${c.join(', ')} (the chat is long): their requests, plans, outcomes and your decisions stay; command output goes.` : undefined;
-    return { condensed, chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context, chips: this.sending().map(chipView), model: this.model };
+    return { condensed, chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context, chips: this.sending().map(chipView), model: this.model,
+      branchOf: f ? { chatId: f.chatId, title: title(f.chatId), turn: f.turn + 1 } : undefined,
+      branches: (this.chat?.branches ?? []).map((b) => ({ chatId: b.chatId, title: title(b.chatId), turn: b.turn + 1 })),
+      editing: this.editing && this.editing.chatId === this.chatId ? { turn: this.editing.turn + 1, chatId: this.editing.chatId } : undefined,
+      preview };
   }
 }
