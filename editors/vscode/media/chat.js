@@ -30,6 +30,7 @@
     vscode.setState({ ...(vscode.getState() || {}), mode });
     $('modePlan').setAttribute('aria-checked', String(m === 'plan'));
     $('modeAsk').setAttribute('aria-checked', String(m === 'ask'));
+    if (last) $('send').textContent = last.queues && m === 'plan' ? 'Queue' : 'Send';
     text.placeholder = m === 'plan'
       ? 'Ask agentd to change something (Enter sends, Shift+Enter: new line)'
       : 'Ask a question about the code: an answer, no plan (Enter sends)';
@@ -37,8 +38,9 @@
   function send() {
     const t = text.value;
     if (!t.trim()) return;
-    // Refused while a turn runs: the text stays for later, the reason is shown.
-    if (last && last.busy) { showNotice({ text: 'Not sent: ' + last.busy, level: 'warn' }); return; }
+    // While a turn is going the message is queued (last.queues); where the daemon has no queue it
+    // is refused: the text stays for later, the reason is shown.
+    if (last && last.busy && !(last.queues && mode === 'plan')) { showNotice({ text: 'Not sent: ' + last.busy, level: 'warn' }); return; }
     post({ type: 'send', mode, text: t });
     text.value = '';
   }
@@ -151,10 +153,12 @@
     box.setAttribute('role', 'alertdialog');
     if (p.otherChat) box.append(el('div', 'muted', `In the chat "${p.otherChat}":`));
     for (const l of p.lines) box.append(el('div', 'pline', l));
-    for (const d of p.diffs) {
+    p.diffs.forEach((d, i) => {
       const det = el('details', 'pdiff' + (d.conflict ? ' conflict' : ''));
       det.open = true;
-      det.append(el('summary', '', d.conflict ? `${d.path}: conflict, what "overwrite" writes` : d.path));
+      const sum = el('summary', '', d.conflict ? `${d.path}: conflict, what "overwrite" writes ` : d.path + ' ');
+      sum.append(button('Open diff', 'link opendiff', 'The file now against what the restore writes, in the diff editor', (e) => { e.preventDefault(); post({ type: 'previewDiff', index: i }); }));
+      det.append(sum);
       const pre = el('pre', 'diff');
       for (const line of d.diff.replace(/\n$/, '').split('\n')) {
         const c = line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
@@ -162,7 +166,7 @@
       }
       det.append(pre);
       box.append(det);
-    }
+    });
     const row = el('div', 'actions');
     for (const c of p.choices) row.append(button(c.title, 'choice' + (c.onConflict === '' ? ' primary' : '') + ' c-' + (c.onConflict || 'go'), '', () => post({ type: 'restoreChoice', onConflict: c.onConflict })));
     box.append(row);
@@ -177,7 +181,7 @@
     const box = el('article', 'turn' + (t.undone ? ' undone' : '') + (t.rewound ? ' rewound' : ''));
     box.dataset.turn = String(t.index);
     const req = el('div', 'request', t.request);
-    if (!t.streaming) req.append(button('Edit', 'link editmsg', 'Edit this message: sending it branches the chat here (this chat stays)', () => post({ type: 'editMessage', turn: t.index })));
+    if (!t.streaming) req.append(button('Edit message', 'link editmsg', 'Edit this message: sending it branches the chat here (this chat stays)', () => post({ type: 'editMessage', turn: t.index })));
     box.append(req);
     if (t.rewound) {
       const r = el('div', 'rewoundline', 'rewound: not told to the model');
@@ -208,7 +212,13 @@
       return box;
     }
     if (!t.plan) {
-      box.append(el('div', 'muted working', t.status === 'planning' ? 'making a plan…' : 'no plan'));
+      box.append(el('div', 'muted working', t.status === 'planning' ? 'making a plan…' : t.status === 'cancelled' ? 'planning stopped: no plan' : 'no plan'));
+      if (t.activity && t.activity.length) {
+        const ul = el('ul', 'activity');
+        for (const a of t.activity) ul.append(el('li', '', a));
+        box.append(ul);
+      }
+      if (t.failure) box.append(el('div', 'error', t.failure));
       if (t.approval) box.append(drawApproval(t.approval));
       return box;
     }
@@ -309,6 +319,21 @@
       main.append(empty);
     }
     for (const t of s.turns) main.append(drawTurn(t, s.busy));
+    if (s.queued.length) {
+      const q = el('section', 'queue');
+      q.append(el('div', 'qhead', `Queued (${s.queued.length}): planned in this order when the going turn ends`));
+      for (const m of s.queued) {
+        const row = el('div', 'queued');
+        row.dataset.queue = m.queueId;
+        row.append(el('span', 'qtext', m.request));
+        if (m.now) row.append(el('span', 'muted', 'next'));
+        row.append(button('Edit', 'link qedit', 'Change the words of this queued message', () => post({ type: 'queueEdit', queueId: m.queueId })));
+        row.append(button('Send now', 'link qnow', 'Stop the going turn and plan this message next', () => post({ type: 'queueNow', queueId: m.queueId })));
+        row.append(button('Remove', 'link danger qremove', 'Take it out of the queue: it is not planned', () => post({ type: 'unqueue', queueId: m.queueId })));
+        q.append(row);
+      }
+      main.append(q);
+    }
     if (stick) main.scrollTop = main.scrollHeight;
     showNotice(s.notice);
     $('condensed').hidden = !s.condensed;
@@ -326,8 +351,9 @@
       chips.append(chip);
     }
     $('context').textContent = s.chips.length ? '' : 'no context';
-    $('send').title = s.busy ? s.busy : 'Send (Enter)';
-    document.body.classList.toggle('busy', !!s.busy);
+    $('send').title = s.queues ? 'Queue (Enter): planned when the going turn ends' : s.busy ? s.busy : 'Send (Enter)';
+    $('send').textContent = s.queues && mode === 'plan' ? 'Queue' : 'Send';
+    document.body.classList.toggle('busy', !!s.busy && !s.queues);
   }
 
   window.addEventListener('message', (e) => {

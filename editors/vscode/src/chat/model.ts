@@ -10,7 +10,9 @@ export type ChatTurn = wire.Turn;
 
 /** `condensed`: the turns (1-based) the chat's next request will condense (docs/protocol.md,
  *  "Condensing"). The view reads neither time, so a chat without them is one too. */
-export type ChatLoad = Omit<wire.Chat, 'createdAt' | 'updatedAt'> & Partial<Pick<wire.Chat, 'createdAt' | 'updatedAt'>>;
+export type ChatLoad = Omit<wire.Chat, 'createdAt' | 'updatedAt'> & Partial<Pick<wire.Chat, 'createdAt' | 'updatedAt'>> & { queued?: Queued[] };
+/** A message queued for the chat's next turns (agentd/chat/queue), as agentd/chat/load lists it. */
+export interface Queued { queueId: string; request: string; when: string; createdAt?: string; context?: unknown }
 export type ChatSummary = wire.ChatSummary;
 
 /** A step of a run as agentd/run/get (or the events) tell it: its output is the text the events
@@ -27,7 +29,7 @@ export type RunDidChange = Pick<wire.RunEventParams, 'runId'> & {
 
 /** agentd/chat/stream's params: the next piece of the answer to the question that will be turn
  *  `turn` (0-based) of the chat. */
-export type ChatStream = wire.ChatStreamParams;
+export type ChatStream = Omit<wire.ChatStreamParams, 'text'> & { text?: string; activity?: string };
 
 /** A context item as the daemon reads and counts it (agentd/context/size, docs/protocol.md "Context"). */
 export type ContextEntry = wire.ContextEntry;
@@ -75,6 +77,8 @@ export interface TurnView {
   wayBack?: string;
   /** The dry run of a restore to before this turn, shown before it acts. */
   preview?: RestorePreview;
+  /** What the planner did for a turn without a plan yet (agentd/chat/stream activity). */
+  activity?: string[];
 }
 /** A restore's dry run in words (agentd/chat/restore with dryRun): what it takes back, each file's
  *  diff, the conflicts, and the choices (the wire's onConflict). */
@@ -83,7 +87,7 @@ export interface RestorePreview {
   turn: number;
   what: wire.ChatRestoreWhat;
   lines: string[];
-  diffs: { path: string; diff: string; conflict?: boolean }[];
+  diffs: { uri: string; path: string; diff: string; conflict?: boolean }[];
   /** The choices, in order: "" restores as shown; "keep"/"overwrite" answer a conflict. */
   choices: { onConflict: '' | 'keep' | 'overwrite' | 'cancel'; title: string }[];
   /** Another chat's turn (a branch restoring the files of the chat it came from). */
@@ -119,6 +123,10 @@ export interface ViewState {
   editing?: { turn: number; chatId: string };
   /** A restore's dry run of another chat (the branch's offer to restore the files). */
   preview?: RestorePreview;
+  /** The messages queued in the core for the next turns, in the order they will be planned. */
+  queued: { queueId: string; request: string; now: boolean }[];
+  /** A message sent now is queued (a turn is going and the daemon has the queue). */
+  queues: boolean;
 }
 
 const LIVE = new Set(['running', 'paused']);
@@ -227,8 +235,8 @@ export function restorePreview(chatId: string, turn: number, what: wire.ChatRest
     if (f.created?.length) lines.push(`Deletes what they created: ${f.created.map((p) => shortPath(p, rel)).join(', ')}`);
     if (f.deleted?.length) lines.push(`Brings back what they deleted: ${f.deleted.map((p) => shortPath(p, rel)).join(', ')}`);
     for (const c of f.conflicts) lines.push(`Conflict: ${shortPath(c.path || c.uri, rel)}: ${c.message || c.reason}`);
-    for (const d of f.diffs ?? []) if (d.diff) diffs.push({ path: shortPath(d.path || d.uri, rel), diff: d.diff });
-    for (const c of f.conflicts) if (c.diff) diffs.push({ path: shortPath(c.path || c.uri, rel), diff: c.diff, conflict: true });
+    for (const d of f.diffs ?? []) if (d.diff) diffs.push({ uri: d.uri, path: shortPath(d.path || d.uri, rel), diff: d.diff });
+    for (const c of f.conflicts) if (c.diff) diffs.push({ uri: c.uri, path: shortPath(c.path || c.uri, rel), diff: c.diff, conflict: true });
   }
   const cv = dry.conversation;
   if (cv) lines.push(cv.turns.length ? `Conversation: ${turnsText(cv.turns)} rewound: kept in the chat, not told to the model.` : 'Conversation: every one of these turns is rewound already.');
@@ -290,6 +298,10 @@ export class ChatModel {
   preview?: RestorePreview;
   /** Chats' titles (agentd/chat/list), for the branch lines. */
   titles = new Map<string, string>();
+  /** What the planner of each turn of this chat did (agentd/chat/stream activity), by turn. */
+  activity = new Map<number, string[]>();
+  /** Whether the daemon queues messages (agentd/chat/queue); false once it said it cannot. */
+  canQueue = true;
 
   constructor(readonly rel: (uri: string) => string = (u) => u) {}
 
@@ -297,7 +309,7 @@ export class ChatModel {
 
   /** load takes a chat as agentd/chat/load returns it; another chat forgets the last one's. */
   load(c: ChatLoad): void {
-    if (this.chat?.chatId !== c.chatId) { this.plans.clear(); this.runs.clear(); this.changes.clear(); }
+    if (this.chat?.chatId !== c.chatId) { this.plans.clear(); this.runs.clear(); this.changes.clear(); this.activity.clear(); }
     this.chat = c;
   }
 
@@ -305,6 +317,7 @@ export class ChatModel {
   clear(): void {
     this.chat = undefined;
     this.editing = undefined;
+    this.activity.clear();
     this.plans.clear(); this.runs.clear(); this.changes.clear();
     this.pending = undefined;
   }
@@ -420,6 +433,15 @@ export class ChatModel {
   /** streamed appends a piece of the answer (agentd/chat/stream); false when it is not this
    *  chat's question in flight. */
   streamed(p: ChatStream): boolean {
+    if (p.activity !== undefined) {
+      // The planner's work on a plan turn of this chat (recorded when its planning started).
+      if (p.chatId !== this.chatId) return false;
+      const a = this.activity.get(p.turn) ?? [];
+      a.push(p.activity);
+      this.activity.set(p.turn, a);
+      return true;
+    }
+    if (p.text === undefined) return false;
     if (!this.pending || this.pending.kind !== 'ask' || p.chatId !== this.chatId) return false;
     if (this.pending.turn !== undefined && p.turn !== this.pending.turn) return false;
     this.pending.turn = p.turn;
@@ -455,18 +477,26 @@ export class ChatModel {
   }
 
   /** busyReason: why a message cannot be sent now (a turn runs, a request is in flight);
-   *  undefined when it can. Messages are not queued yet: the reason is shown instead. */
+   *  undefined when it can. The view queues it in the core then (agentd/chat/queue), or, with a
+   *  daemon that has no queue, shows this reason. */
   busyReason(): string | undefined {
+    const tail = this.canQueue ? '' : ' Messages are not queued by this agentd.';
     if (this.pending) {
       const what = { plan: 'agentd is still making the plan of your last message', ask: 'agentd is still answering your question', revise: 'agentd is still revising a plan' }[this.pending.kind];
-      return `${what}: wait for it, or press Stop. Messages are not queued yet.`;
+      return `${what}: wait for it, or press Stop.${tail}`;
     }
     const turns = this.chat?.turns ?? [];
     for (let i = turns.length - 1; i >= 0; i--) {
       const v = this.turn(i);
-      if (v && LIVE.has(v.status)) return `turn ${i + 1} is still ${v.status} (run ${v.runId}): decide its changes or cancel the run, then send. Messages are not queued yet.`;
+      if (v && v.status === 'planning') return `turn ${i + 1} is still being planned: wait for it, or press Stop.${tail}`;
+      if (v && LIVE.has(v.status)) return `turn ${i + 1} is still ${v.status} (run ${v.runId}): decide its changes or cancel the run, then send.${tail}`;
     }
     return undefined;
+  }
+
+  /** queues: a message sent now goes to the core's queue (a turn is going, the daemon has one). */
+  queues(): boolean {
+    return this.canQueue && !!this.chatId && this.pending?.kind !== 'revise' && !!this.busyReason();
   }
 
   turn(i: number): TurnView | undefined {
@@ -491,6 +521,9 @@ export class ChatModel {
     if (r && r.chatId === this.chatId && turns[r.turn] && (r.files || r.conversation)) {
       turns[r.turn] = { ...turns[r.turn], wayBack: `Restored to before this turn (${[r.files && 'files', r.conversation && 'conversation'].filter(Boolean).join(' and ')}).` };
     }
+    // The planner's work, under a plan turn without a plan: while it is planned, and after its
+    // planning was stopped or failed (what it did until then).
+    for (const [i, a] of this.activity) if (turns[i] && turns[i].kind === 'plan' && !turns[i].plan) turns[i] = { ...turns[i], activity: a };
     const pv = this.preview;
     let preview: RestorePreview | undefined;
     if (pv && pv.chatId === this.chatId && turns[pv.turn]) turns[pv.turn] = { ...turns[pv.turn], preview: pv };
@@ -504,6 +537,8 @@ export class ChatModel {
       branchOf: f ? { chatId: f.chatId, title: title(f.chatId), turn: f.turn + 1 } : undefined,
       branches: (this.chat?.branches ?? []).map((b) => ({ chatId: b.chatId, title: title(b.chatId), turn: b.turn + 1 })),
       editing: this.editing && this.editing.chatId === this.chatId ? { turn: this.editing.turn + 1, chatId: this.editing.chatId } : undefined,
-      preview };
+      preview,
+      queued: (this.chat?.queued ?? []).map((q) => ({ queueId: q.queueId, request: q.request, now: q.when === 'now' })),
+      queues: this.queues() };
   }
 }

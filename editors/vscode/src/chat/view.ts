@@ -11,7 +11,7 @@ import { ChangeSet, Plan } from '../model';
 import type { ApprovalAnswer } from '../approvals';
 import type * as wire from '../protocol.gen';
 import { Chip, ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo, restorePreview, restoredWords } from './model';
-import { normalizeUndo, needsChoice } from '../model';
+import { applyPatchText, normalizeUndo, needsChoice } from '../model';
 
 /** What the view needs of the extension besides the daemon: show a plan in the Plan view (the
  *  plan editor; Run Plan runs the plan shown there). */
@@ -32,10 +32,15 @@ type FromView =
   | { type: 'approve'; id: string; optionId: string }
   | { type: 'model' }
   | { type: 'restore' | 'unrewind' | 'editMessage'; turn: number }
+  | { type: 'previewDiff'; index: number }
   | { type: 'restoreChoice'; onConflict: '' | 'keep' | 'overwrite' | 'cancel' }
-  | { type: 'unrestore' | 'cancelEdit' };
+  | { type: 'unrestore' | 'cancelEdit' }
+  | { type: 'queueEdit' | 'unqueue' | 'queueNow'; queueId: string };
 
 const CURRENT = 'agentd.chat.current';
+/** The restored text of a file as a restore's dry run says it (read-only documents for the diff editor). */
+const RESTORE_SCHEME = 'agentd-chat-restore';
+const restoredTexts = new Map<string, string>();
 let provider: ChatViewProvider | undefined;
 
 /** registerChatView registers the chat view (agentd.chat) and its title commands. */
@@ -43,6 +48,7 @@ export function registerChatView(context: vscode.ExtensionContext, hooks: ChatHo
   provider = new ChatViewProvider(context, hooks);
   return vscode.Disposable.from(
     vscode.window.registerWebviewViewProvider('agentd.chat', provider, { webviewOptions: { retainContextWhenHidden: false } }),
+    vscode.workspace.registerTextDocumentContentProvider(RESTORE_SCHEME, { provideTextDocumentContent: (u) => restoredTexts.get(u.toString()) ?? '' }),
     vscode.commands.registerCommand('agentd.chat.new', () => provider?.newChat()),
     vscode.commands.registerCommand('agentd.chat.history', () => provider?.toggleHistory()),
     vscode.window.onDidChangeActiveTextEditor(() => provider?.contextChanged()),
@@ -412,6 +418,8 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
       case 'open': return this.open(m.chatId);
       case 'restore': return this.restoreAsk(m.turn);
       case 'restoreChoice': return this.restoreChoose(m.onConflict);
+      case 'previewDiff': return this.previewDiff(m.index);
+      case 'queueEdit': case 'unqueue': case 'queueNow': return this.queueAct(m.type, m.queueId);
       case 'unrestore': return this.unrestore();
       case 'unrewind': return this.unrewind(m.turn);
       case 'editMessage': {
@@ -455,7 +463,12 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
     const request = text.trim();
     if (!request) return;
     const busy = this.model.busyReason();
-    if (busy) { this.say(`Not sent: ${busy}`, 'warn'); return; }
+    if (busy && mode === 'plan' && !this.model.editing && this.model.queues()) return this.enqueue(request);
+    if (busy) {
+      void this.view?.webview.postMessage({ type: 'setInput', text });
+      this.say(`Not sent: ${busy}${mode === 'ask' && this.model.queues() ? ' (a question is not queued: send it as Plan to queue it, or wait)' : ''}`, 'warn');
+      return;
+    }
     if (this.model.editing && this.model.editing.chatId === this.model.chatId) return this.branch(mode, request);
     if (!this.client) { this.say('agentd: the daemon is not running (open a folder, or run "agentd: Restart Daemon").', 'error'); return; }
     let chatId = this.model.chatId;
@@ -489,6 +502,51 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
     await this.refresh();
   }
 
+  /** enqueue: a message sent while a turn is going is queued in the core (agentd/chat/queue),
+   *  planned when that turn ends; a daemon without the queue refuses it, with the reason. */
+  private async enqueue(request: string, when: 'after' | 'now' = 'after', context?: unknown): Promise<void> {
+    const chatId = this.model.chatId!;
+    let ctx = context;
+    if (ctx === undefined) {
+      const chips = this.model.sending();
+      const bad = chips.find((c) => c.error);
+      if (bad) { this.say(`Not queued: the context "${bad.label}" cannot be sent (${bad.error}). Remove it (×) and send again.`, 'warn'); void this.view?.webview.postMessage({ type: 'setInput', text: request }); return; }
+      ctx = chips.length ? { items: chips.map((c) => c.item) } : undefined;
+    }
+    try {
+      await this.req('agentd/chat/queue', { chatId, request, when, ...(ctx ? { context: ctx } : {}) });
+    } catch (e) {
+      if (isRpcError(e) && (e.code === -32601 || /not built/.test(e.message))) {
+        this.model.canQueue = false;
+        // The text back in the input first, then the reason: it stays for later.
+        void this.view?.webview.postMessage({ type: 'setInput', text: request });
+        this.say(`Not sent: ${this.model.busyReason() ?? errText(e)}`, 'warn');
+        return;
+      }
+      throw e;
+    }
+    if (context === undefined) this.model.sent();
+    this.say(when === 'now' ? 'Sent now: the going turn is stopped and this message planned next.' : 'Queued: planned when the going turn ends (edit, remove or send it now below).');
+    await this.refresh();
+  }
+
+  private async queueAct(type: 'queueEdit' | 'unqueue' | 'queueNow', queueId: string): Promise<void> {
+    const chatId = this.model.chatId;
+    const q = this.model.chat?.queued?.find((x) => x.queueId === queueId);
+    if (!chatId || !q) return;
+    if (type === 'queueEdit') {
+      const request = await vscode.window.showInputBox({ title: 'agentd: Edit the queued message', value: q.request, prompt: 'Planned when the going turn ends', validateInput: (v) => (v.trim() ? undefined : 'a message cannot be empty') });
+      if (!request?.trim()) return;
+      await this.req('agentd/chat/queue/edit', { chatId, queueId, request: request.trim() });
+    } else {
+      await this.req('agentd/chat/unqueue', { chatId, queueId });
+      // Send now: the same message queued again to go next, the going turn stopped.
+      if (type === 'queueNow') return this.enqueue(q.request, 'now', q.context ?? null);
+      this.say('Taken out of the queue: it will not be planned.');
+    }
+    await this.refresh();
+  }
+
   /** restoreAsk: "Restore to before this turn": what (files, conversation or both), then the
    *  dry run shown in the turn before anything changes. */
   private async restoreAsk(turn: number): Promise<void> {
@@ -511,6 +569,19 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
     this.restoreThen = then;
     this.model.notice = undefined;
     this.post();
+  }
+
+  /** previewDiff opens a file of the dry run shown in VS Code's diff editor: the file now against
+   *  what the restore would write (the daemon's diff applied to it), read-only. */
+  private async previewDiff(index: number): Promise<void> {
+    const d = this.model.preview?.diffs[index];
+    if (!d) return;
+    const file = vscode.Uri.parse(d.uri);
+    const now = await vscode.workspace.openTextDocument(file).then((doc) => doc.getText(), () => '');
+    const right = vscode.Uri.from({ scheme: RESTORE_SCHEME, path: `/${d.path}`, query: `n=${++this.seq}` });
+    restoredTexts.set(right.toString(), applyPatchText(now, d.diff, undefined, 'forward'));
+    const name = d.path.split('/').pop();
+    await vscode.commands.executeCommand('vscode.diff', file, right, `${name} (now ↔ ${d.conflict ? 'overwritten by the restore' : 'after the restore'})`, { preview: true });
   }
 
   /** restoreChoose: the user's answer to the dry run shown: restore as shown, keep my lines,
@@ -601,7 +672,12 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
       { label: 'Keep the files as they are now', files: false },
       { label: `Restore the files to before turn ${ed.turn + 1} too`, detail: 'a dry run shows the diff first', files: true },
     ], { title: 'agentd: the branch starts with the files as they are; restore them to before that turn?', ignoreFocusOut: true });
-    if (pick?.files) return this.restoreDry(ed.chatId, ed.turn, 'files', go);
+    if (pick?.files) {
+      await this.restoreDry(ed.chatId, ed.turn, 'files', go);
+      this.model.preview?.lines.push(`Then your edited message is ${mode === 'ask' ? 'asked' : 'planned'} in this branch (Cancel keeps the files as they are).`);
+      this.post();
+      return;
+    }
     return go();
   }
 
@@ -677,10 +753,10 @@ function html(webview: vscode.Webview, media: vscode.Uri): string {
 <div id="branches" class="muted" hidden></div>
 <section id="historyList" hidden></section>
 <main id="turns" aria-live="polite"></main>
+<div id="preview" hidden></div>
 <div id="notice" role="status" hidden></div>
 <footer id="input">
 <div id="condensed" class="muted" hidden></div>
-<div id="preview" hidden></div>
 <div id="editing" hidden><span id="editingText"></span><button id="cancelEdit" class="link" title="Stop editing: the input sends a new message again">Cancel</button></div>
 <div id="chips" aria-label="Context of the next message"></div>
 <textarea id="text" rows="2" placeholder="Ask agentd to change something (Enter sends, Shift+Enter: new line)" aria-label="Message"></textarea>

@@ -326,6 +326,16 @@ export async function chatCases(h) {
     for (const want of ['nothing has changed yet', 'takes back run', 'turn 1 rewound', 'chat/r.txt', '-agent line']) assert(pt.includes(want), `the dry run lacks "${want}": ${pt}`);
     assert(disk('chat/r.txt') === 'user line\none\ntwo\nagent line\nthree\n', 'the dry run changed nothing');
     await shot('chat-restore.png');
+    // The same diff in VS Code's diff editor: the file now against what the restore writes.
+    await pv.locator('button.opendiff').first().click();
+    await until('the diff editor of the restore', async () => (await page.locator('.tab').allInnerTexts()).some((t) => t.includes('r.txt (now ↔ after the restore)')), 15000);
+    // Side by side or inline (a narrow editor): the agent's line is the one deleted line.
+    await until('the agent\'s line shown deleted, the user\'s kept', async () => {
+      const d = page.locator('.editor-group-container.active .monaco-diff-editor');
+      const t = (await d.innerText().catch(() => '')).replace(/\u00a0/g, ' ');
+      return t.includes('user line') && t.includes('agent line') && (await d.locator('.line-delete, .char-delete').count()) > 0 && (await d.locator('.line-insert, .char-insert').count()) === 0;
+    }, 15000);
+    await focusChat();
     await pv.locator('button.c-go').click();
     await until('the agent\'s line gone, the user\'s kept, on disk', async () => disk('chat/r.txt') === 'user line\none\ntwo\nthree\n', 30000);
     await until('turn 1 rewound (not told to the model), with the way back', async () => {
@@ -434,6 +444,7 @@ export async function chatCases(h) {
     await chat().locator('#new').click();
     await until('an empty new chat', async () => (await chat().locator('.turn').count()) === 0, 15000);
     await chat().locator('#modeAsk').click();
+    await typeInChat(); // a warm-up round, not counted
     const empty = await typeInChat();
     const quick = await typeInQuickOpen();
     await focusChat();

@@ -86,7 +86,7 @@ test('live progress: run events find the turn by its plan before the chat learns
   assert.equal(v.steps[1].status, 'running');
   assert.equal(v.steps[1].output, 'ok  greet\n');
   assert.equal(v.canRun, false, 'no second Run while it runs');
-  assert.match(m.busyReason() ?? '', /turn 1 is still running \(run run-1\).*not queued/);
+  assert.match(m.busyReason() ?? '', /turn 1 is still running \(run run-1\)/);
   // The chat learns the run (agentd/chat/changed, then load).
   m.load({ chatId: 'chat-1', title: 'hi', turns: [{ request: 'r', planId: 'plan-1', runId: 'run-1', status: 'running' }] });
   m.runEvent({ runId: 'run-1', event: { type: 'stepFinished', stepId: 't', status: 'completed' } });
@@ -202,7 +202,7 @@ test('a restore\'s dry run in words: the runs and turns taken back, each file\'s
   assert.equal(p.lines[0], 'Restore to before turn 1 (files and conversation): nothing has changed yet.');
   assert.ok(p.lines.includes('Files: takes back run run-1 (turn 1) as one undo; your own lines stay.'), p.lines.join('\n'));
   assert.ok(p.lines.includes('Conversation: turns 1, 2 rewound: kept in the chat, not told to the model.'), p.lines.join('\n'));
-  assert.deepEqual(p.diffs, [{ path: 'a.txt', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1 @@\n-agent line\n mine\n' }]);
+  assert.deepEqual(p.diffs, [{ uri: 'file:///ws/a.txt', path: 'a.txt', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1 @@\n-agent line\n mine\n' }]);
   assert.deepEqual(p.choices.map((c) => c.onConflict), ['', 'cancel']);
 });
 
@@ -212,7 +212,7 @@ test('a restore that conflicts offers keep my lines / overwrite / cancel, with w
   assert.deepEqual(p.choices.map((c) => c.onConflict), ['keep', 'overwrite', 'cancel']);
   assert.ok(p.choices[0].title.includes('a.txt'));
   assert.ok(p.lines.includes('Conflict: a.txt: you changed lines the agent wrote'), p.lines.join('\n'));
-  assert.deepEqual(p.diffs, [{ path: 'a.txt', diff: '-yours\n+before\n', conflict: true }]);
+  assert.deepEqual(p.diffs, [{ uri: 'file:///ws/a.txt', path: 'a.txt', diff: '-yours\n+before\n', conflict: true }]);
 });
 
 test('an applied restore keeps its way back; the turn shows it; rewound turns say so', () => {
@@ -267,4 +267,40 @@ test('editing a message branches: its text and turn; the header says whose branc
   assert.deepEqual(m.view().branchOf, { chatId: 'chat-1', title: 'origin', turn: 2 });
   m.clear();
   assert.equal(m.editing, undefined);
+});
+
+test('while a turn is going a plan message is queued in the core; the queue is listed in order; a daemon without the queue refuses with the reason', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', planId: 'p1', runId: 'run-1', status: 'running' }], queued: [{ queueId: 'q1', request: 'then a test', when: 'after' }, { queueId: 'q2', request: 'now this', when: 'now' }] });
+  const v = m.view();
+  assert.equal(v.queues, true);
+  assert.deepEqual(v.queued, [{ queueId: 'q1', request: 'then a test', now: false }, { queueId: 'q2', request: 'now this', now: true }]);
+  assert.ok(!/not queued/.test(v.busy!), v.busy);
+  m.canQueue = false;
+  assert.equal(m.view().queues, false);
+  assert.match(m.view().busy!, /turn 1 is still running .*Messages are not queued by this agentd/);
+  // Nothing going: sent at once, not queued.
+  m.canQueue = true;
+  m.chat!.turns[0].status = 'completed';
+  assert.equal(m.view().queues, false);
+  assert.equal(m.view().busy, undefined);
+});
+
+test('a plan turn recorded when planning starts shows the planner\'s activity while it is planned, and counts as going', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', status: 'planning' }] });
+  assert.equal(m.streamed({ chatId: 'chat-1', turn: 0, activity: 'mapping the repository' }), true);
+  assert.equal(m.streamed({ chatId: 'chat-2', turn: 0, activity: 'elsewhere' }), false);
+  m.streamed({ chatId: 'chat-1', turn: 0, activity: 'exploring (round 1 of 6): Read a.go' });
+  const v = m.view();
+  assert.deepEqual(v.turns[0].activity, ['mapping the repository', 'exploring (round 1 of 6): Read a.go']);
+  assert.equal(v.turns[0].status, 'planning');
+  assert.match(v.busy!, /turn 1 is still being planned/);
+  assert.equal(v.queues, true);
+  // Planning failed: what the planner did until then stays under the turn.
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', status: 'failed', failure: 'no plan: the model failed' }] });
+  assert.equal(m.view().turns[0].activity?.length, 2);
+  // The plan made: the activity is no longer drawn.
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', planId: 'p1', planTitle: 'P' }] });
+  assert.equal(m.view().turns[0].activity, undefined);
 });
