@@ -55,6 +55,9 @@ const (
 	MethodChatRestore                  = "agentd/chat/restore"
 	MethodChatUnrewind                 = "agentd/chat/unrewind"
 	MethodChatFork                     = "agentd/chat/fork"
+	MethodChatQueue                    = "agentd/chat/queue"
+	MethodChatQueueEdit                = "agentd/chat/queue/edit"
+	MethodChatUnqueue                  = "agentd/chat/unqueue"
 	MethodWindowWorkDoneProgressCreate = "window/workDoneProgress/create"
 	MethodApprovalRequest              = "agentd/approval/request"
 	MethodWindowShowMessageRequest     = "window/showMessageRequest"
@@ -122,6 +125,9 @@ var Methods = []MethodInfo{
 	{MethodChatRestore, ClientToServer, false},
 	{MethodChatUnrewind, ClientToServer, false},
 	{MethodChatFork, ClientToServer, false},
+	{MethodChatQueue, ClientToServer, false},
+	{MethodChatQueueEdit, ClientToServer, false},
+	{MethodChatUnqueue, ClientToServer, false},
 	{MethodWindowWorkDoneProgressCreate, ServerToClient, false},
 	{MethodApprovalRequest, ServerToClient, false},
 	{MethodWindowShowMessageRequest, ServerToClient, false},
@@ -353,6 +359,18 @@ const (
 	ChatRestoreWhatConversation ChatRestoreWhat = "conversation"
 	// Both, as one action.
 	ChatRestoreWhatBoth ChatRestoreWhat = "both"
+)
+
+// ChatQueueWhen: When a queued message is planned (agentd/chat/queue).
+type ChatQueueWhen string
+
+const (
+	// When the chat's running turn ends (its run ends, or its planning or answer
+	// ends); at once when none is running.
+	ChatQueueWhenAfter ChatQueueWhen = "after"
+	// The running turn is stopped (its run cancelled, or its planning or answer),
+	// then the message is planned, before the others queued.
+	ChatQueueWhenNow ChatQueueWhen = "now"
 )
 
 // ApprovalRequestParams: agentd/approval/request's params: a question before a
@@ -830,17 +848,23 @@ type Selection struct {
 }
 
 type Turn struct {
-	Request       string   `json:"request"`
-	PlanID        string   `json:"planId,omitempty"`
-	PlanTitle     string   `json:"planTitle,omitempty"`
-	PlanSteps     []string `json:"planSteps,omitempty"`
-	RunID         string   `json:"runId,omitempty"`
-	Status        string   `json:"status,omitempty"`
-	Steps         []string `json:"steps,omitempty"`
-	Review        []string `json:"review,omitempty"`
-	Failure       string   `json:"failure,omitempty"`
-	Undone        bool     `json:"undone,omitempty"`
-	StartSnapshot string   `json:"startSnapshot,omitempty"`
+	Request   string   `json:"request"`
+	PlanID    string   `json:"planId,omitempty"`
+	PlanTitle string   `json:"planTitle,omitempty"`
+	PlanSteps []string `json:"planSteps,omitempty"`
+	RunID     string   `json:"runId,omitempty"`
+	// planning (the plan is being made: recorded when planning starts), then the
+	// plan's run: running, completed, partial, failed, cancelled. A plan turn
+	// whose planning was stopped is cancelled, one whose planning failed is failed
+	// with failure saying why, both without planId. No status: a plan not run yet.
+	Status string   `json:"status,omitempty"`
+	Steps  []string `json:"steps,omitempty"`
+	Review []string `json:"review,omitempty"`
+	// Why the turn failed: its run's failed step with the end of its output, or
+	// why its plan could not be made, and what to do.
+	Failure       string `json:"failure,omitempty"`
+	Undone        bool   `json:"undone,omitempty"`
+	StartSnapshot string `json:"startSnapshot,omitempty"`
 	// The turn asked a question (agentd/chat/ask): answered in words, no plan.
 	Question bool `json:"question,omitempty"`
 	// The answer to a question turn (what was said before a cancel, when status is
@@ -910,6 +934,9 @@ type Chat struct {
 	// The chats branched from this one (agentd/chat/fork), oldest first: each
 	// chatId and the turn it branched at.
 	Branches []ChatRef `json:"branches,omitempty"`
+	// The messages queued for the next turns (agentd/chat/queue), in the order
+	// they will be planned.
+	Queued []QueuedMessage `json:"queued,omitempty"`
 }
 
 type LeftoverCommit struct {
@@ -1237,8 +1264,13 @@ type ChatStreamParams struct {
 	ChatID string `json:"chatId"`
 	// The turn's 0-based index.
 	Turn int `json:"turn"`
-	// The next piece of the answer.
-	Text string `json:"text"`
+	// The next piece of the model's text: an answer's (agentd/chat/ask), or a plan
+	// turn's while it is planned, when the planner streams text.
+	Text string `json:"text,omitempty"`
+	// What the planner of a plan turn is doing (agentd/plan/create with a chatId):
+	// each exploration read and the repository map, the items $/progress reports.
+	// One of text and activity is set.
+	Activity string `json:"activity,omitempty"`
 }
 
 // TurnTokens: Tokens a turn's model requests took, as the provider reported
@@ -1267,8 +1299,8 @@ type UndoDiff struct {
 type ChatRestoreParams struct {
 	ChatID string `json:"chatId"`
 	// The turn (0-based) to restore to before: it and every turn after it are
-	// taken back.
-	Turn int    `json:"turn"`
+	// taken back. Required: a request without it is refused (-32602).
+	Turn *int   `json:"turn"`
 	What string `json:"what"`
 	// Change nothing; say what would be done (each file's diff, the conflicts, the
 	// turns).
@@ -1384,4 +1416,46 @@ type ModelInfo struct {
 	Problem    string         `json:"problem,omitempty"`
 	Profiles   []ModelProfile `json:"profiles"`
 	Providers  []string       `json:"providers"`
+}
+
+// QueuedMessage: A message queued for a chat's next turn (agentd/chat/queue),
+// kept in the chat's record.
+type QueuedMessage struct {
+	QueueID string `json:"queueId"`
+	// The user's words, planned as the turn's request.
+	Request   string    `json:"request"`
+	When      string    `json:"when"`
+	CreatedAt time.Time `json:"createdAt"`
+	// What the user attached, as for agentd/plan/create; read when the message is
+	// planned.
+	Context *PlanContext `json:"context,omitempty"`
+}
+
+type ChatQueueParams struct {
+	ChatID  string       `json:"chatId"`
+	Request string       `json:"request"`
+	Context *PlanContext `json:"context,omitempty"`
+	// after (the default) or now.
+	When string `json:"when,omitempty"`
+}
+
+type ChatQueueEditParams struct {
+	ChatID  string `json:"chatId"`
+	QueueID string `json:"queueId"`
+	// The message's new words.
+	Request string `json:"request"`
+}
+
+type ChatUnqueueParams struct {
+	ChatID  string `json:"chatId"`
+	QueueID string `json:"queueId"`
+}
+
+// ChatQueueResult: The chat's queue after the change.
+type ChatQueueResult struct {
+	ChatID string `json:"chatId"`
+	// The message queued, edited or taken out.
+	QueueID string `json:"queueId"`
+	// The messages still queued, in the order they will be planned.
+	Queued []QueuedMessage `json:"queued"`
 }

@@ -20,15 +20,18 @@ func chatMethods() map[string]method {
 	// Async: they read and write the chats' records (and wait for
 	// another process's lock on them) off the connection's read loop.
 	return map[string]method{
-		"agentd/chat/new":      {call: (*Server).chatNew, async: true},
-		"agentd/chat/list":     {call: (*Server).chatList, async: true},
-		"agentd/chat/load":     {call: (*Server).chatLoad, async: true},
-		"agentd/chat/rename":   {call: (*Server).chatRename, async: true},
-		"agentd/chat/delete":   {call: (*Server).chatDelete, async: true},
-		"agentd/chat/ask":      {call: (*Server).chatAsk, async: true},
-		"agentd/chat/restore":  {call: (*Server).chatRestore, async: true},
-		"agentd/chat/unrewind": {call: (*Server).chatUnrewind, async: true},
-		"agentd/chat/fork":     {call: (*Server).chatFork, async: true},
+		"agentd/chat/new":        {call: (*Server).chatNew, async: true},
+		"agentd/chat/list":       {call: (*Server).chatList, async: true},
+		"agentd/chat/load":       {call: (*Server).chatLoad, async: true},
+		"agentd/chat/rename":     {call: (*Server).chatRename, async: true},
+		"agentd/chat/delete":     {call: (*Server).chatDelete, async: true},
+		"agentd/chat/ask":        {call: (*Server).chatAsk, async: true},
+		"agentd/chat/restore":    {call: (*Server).chatRestore, async: true},
+		"agentd/chat/unrewind":   {call: (*Server).chatUnrewind, async: true},
+		"agentd/chat/fork":       {call: (*Server).chatFork, async: true},
+		"agentd/chat/queue":      {call: (*Server).chatQueue, async: true},
+		"agentd/chat/queue/edit": {call: (*Server).chatQueueEdit, async: true},
+		"agentd/chat/unqueue":    {call: (*Server).chatUnqueue, async: true},
 	}
 }
 
@@ -48,11 +51,13 @@ type ChatView struct {
 	// (agentd/chat/fork).
 	ForkedFrom *session.ChatRef  `json:"forkedFrom,omitempty"`
 	Branches   []session.ChatRef `json:"branches,omitempty"`
+	// Queued: the messages waiting for the next turns (agentd/chat/queue).
+	Queued []session.QueuedMessage `json:"queued,omitempty"`
 }
 
 func chatView(c *session.Chat) ChatView {
 	v := ChatView{ChatID: c.ID, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt, Turns: c.Turns, Condensed: c.Condensed(),
-		ForkedFrom: c.ForkedFrom, Branches: c.Branches}
+		ForkedFrom: c.ForkedFrom, Branches: c.Branches, Queued: c.Queued}
 	if v.Turns == nil {
 		v.Turns = []*session.Turn{}
 	}

@@ -69,9 +69,10 @@ func (s *Server) chatAsk(ctx context.Context, params json.RawMessage) (any, erro
 		}
 		return a.Text, a.Read, nil
 	}
-	t, idx, err := sess.ChatStore().Ask(ctx, p.ChatID, "in the editor", p.Question, answer, func(turn int, text string) {
-		s.notifyBatched(chatStreamMethod, chatStream{ChatID: p.ChatID, Turn: turn, Text: text})
-	})
+	t, idx, _, err := sess.ChatStore().Ask(ctx, session.ChatQuestion{ChatID: p.ChatID, Where: "in the editor", Question: p.Question, Answer: answer,
+		OnText: func(turn int, text string) {
+			s.notifyBatched(chatStreamMethod, chatStream{ChatID: p.ChatID, Turn: turn, Text: text})
+		}})
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +80,12 @@ func (s *Server) chatAsk(ctx context.Context, params json.RawMessage) (any, erro
 }
 
 // chatStream is agentd/chat/stream's params: the next piece of a turn's
-// answer.
+// answer (or of a plan turn's model text), or what its planner is doing.
 type chatStream struct {
-	ChatID string `json:"chatId"`
-	Turn   int    `json:"turn"`
-	Text   string `json:"text"`
+	ChatID   string `json:"chatId"`
+	Turn     int    `json:"turn"`
+	Text     string `json:"text,omitempty"`
+	Activity string `json:"activity,omitempty"`
 }
 
 const chatStreamMethod = "agentd/chat/stream"

@@ -24,7 +24,11 @@ func (s *Server) chatRestore(ctx context.Context, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	opts := session.ChatRestoreOptions{Turn: p.Turn, What: p.What,
+	if p.Turn == nil {
+		// 0 is a turn: a missing one must not restore to before the first.
+		return nil, badParam("turn", "name the turn (0-based) to restore to before; agentd/chat/load lists the turns")
+	}
+	opts := session.ChatRestoreOptions{Turn: *p.Turn, What: p.What,
 		UndoOptions: session.UndoOptions{DryRun: p.DryRun, OnConflict: session.ConflictChoice(p.OnConflict)}}
 	res, err := sess.RestoreChat(ctx, p.ChatID, opts)
 	if err != nil {

@@ -98,7 +98,7 @@ func toRPCError(ctx context.Context, err error) error {
 	case errors.As(err, &chnf):
 		return withData(CodeNotFound, map[string]string{"chatId": chnf.ID})
 	case errors.Is(err, session.ErrNothingToUndo), errors.Is(err, session.ErrNoRestoreToUndo), errors.Is(err, session.ErrNoSuchRun),
-		errors.Is(err, session.ErrNoRewind):
+		errors.Is(err, session.ErrNoRewind), errors.Is(err, session.ErrNoQueued):
 		return withData(CodeNotFound, nil)
 	case errors.As(err, &terr):
 		return withData(jsonrpc2.InvalidParams, map[string]string{"field": terr.Field})

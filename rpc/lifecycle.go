@@ -247,6 +247,7 @@ func (s *Server) initialize(ctx context.Context, params json.RawMessage) (any, e
 		s.sess, s.ws = sess, sess.WS
 		sess.Buffers = editorBuffers{s, sess.WS}
 		sess.ChatStore().OnChange(s.chatChanged) // agentd/chat/changed
+		sess.ChatStore().PlanQueuedWith(s.planQueued)
 		s.changes.Book = sess.Book
 		cfg := sess.Config()
 		cfg.Tools = s.registry

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentd/agentd/engine/plans"
@@ -174,8 +175,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 		}
 		chats = sess.ChatStore()
 	}
-	var end func()
-	req.Progress, end = s.planProgress(p.WorkDoneToken)
+	progress, end := s.planProgress(p.WorkDoneToken)
 	defer end()
 	req.URIs, req.Selection = planContext(p.Context)
 	attached, err := s.attachedContext(ctx, p.Context)
@@ -184,21 +184,49 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	}
 	// The chat's turns before this one, as every conversation's planner
 	// is told them (session.ChatStore.PlanTurn).
-	pl, _, err := chats.PlanTurn(ctx, session.ChatTurn{ChatID: p.ChatID, Where: "in the editor", Request: p.Request,
+	pl, _, err := chats.PlanTurn(ctx, s.planTurn(p.ChatID, p.Request, req, func(context.Context) (string, error) { return attached, nil }, progress))
+	if err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// planTurn is the chat turn of a plan request (agentd/plan/create's, or a
+// message of a chat's queue): the planner is asked with what the user
+// attached (attached, read when it plans), its work streams to the chat
+// (agentd/chat/stream activity, with the turn's index) and to progress
+// ($/progress), and the plan is validated and kept in the plan store.
+func (s *Server) planTurn(chatID, request string, req PlanRequest, attached func(context.Context) (string, error), progress func(string)) session.ChatTurn {
+	var turn atomic.Int64
+	turn.Store(-1)
+	req.Progress = func(msg string) {
+		if progress != nil {
+			progress(msg)
+		}
+		if n := turn.Load(); chatID != "" && n >= 0 {
+			s.notifyBatched(chatStreamMethod, chatStream{ChatID: chatID, Turn: int(n), Activity: msg})
+		}
+	}
+	return session.ChatTurn{ChatID: chatID, Where: "in the editor", Request: request,
+		Started: func(n int) { turn.Store(int64(n)) },
 		Plan: func(ctx context.Context, request string) (*plans.Plan, error) {
-			req.Request = request + attached
-			return s.opts.PlanMaker.MakePlan(ctx, req)
+			if s.opts.PlanMaker == nil {
+				return nil, errNoModel
+			}
+			att, err := attached(ctx)
+			if err != nil {
+				return nil, err
+			}
+			r := req
+			r.Request = request + att
+			return s.opts.PlanMaker.MakePlan(ctx, r)
 		},
 		Keep: func(pl *plans.Plan) (*plans.Plan, error) {
 			if err := s.validatePlan(pl); err != nil {
 				return nil, err
 			}
 			return s.storePlan(pl, "model", "created from a request")
-		}})
-	if err != nil {
-		return nil, err
-	}
-	return pl, nil
+		}}
 }
 
 func (s *Server) planLoad(ctx context.Context, params json.RawMessage) (any, error) {

@@ -40,6 +40,9 @@ type Chat struct {
 	// (ChatStore.Fork); Branches the chats branched from this one.
 	ForkedFrom *ChatRef  `json:"forkedFrom,omitempty"`
 	Branches   []ChatRef `json:"branches,omitempty"`
+	// Queued are the messages waiting for the next turns, in the order
+	// they will be planned (chat_queue.go).
+	Queued []QueuedMessage `json:"queued,omitempty"`
 }
 
 // ChatRef is a turn of a chat (0-based): where a branch starts.
@@ -88,12 +91,33 @@ type ChatStore struct {
 	// planChat maps the plans of this process's chat turns to their chat
 	// (the run hooks find the turn without reading every chat).
 	planChat map[string]string
+	// The queue (chat_queue.go): the turns going in this process, who
+	// plans a queued message, how a run is cancelled; qmu takes one
+	// message at a time.
+	going        map[*goingTurn]bool
+	queuePlanner QueuePlanner
+	cancelRun    func(runID string)
+	qmu          sync.Mutex
+	wg           sync.WaitGroup
+	base         context.Context // the queued turns' (Close ends it)
+	stopAll      context.CancelFunc
 }
 
 // NewChatStore is the chat store of the journal j (nil j: every call
 // fails with ErrNoChatStore).
 func NewChatStore(j *engine.Journal) *ChatStore {
-	return &ChatStore{j: j, planChat: map[string]string{}}
+	base, stop := context.WithCancel(context.Background())
+	return &ChatStore{j: j, planChat: map[string]string{}, base: base, stopAll: stop}
+}
+
+// Close stops the queued messages being planned (their turns are kept
+// as cancelled; the messages still queued stay queued) and waits for them.
+func (cs *ChatStore) Close() {
+	if cs == nil {
+		return
+	}
+	cs.stopAll()
+	cs.wg.Wait()
 }
 
 // OnChange sets what is told the id of each chat that changed (the editor
@@ -643,9 +667,14 @@ func (r chatRecorder) OnEvent(ev engine.Event) {
 			}
 		}
 	case engine.EventRunFinished:
+		r.s.liveRuns.Delete(ev.RunID)
 		// The final state is recorded before the run's end is told.
 		if st := cs.runState(ev.RunID); st != nil {
 			cs.LearnRun(context.Background(), st)
+			// The chat's turn ended: its queue is looked at.
+			if id := cs.chatOfPlan(st.PlanID); id != "" {
+				cs.turnEnded(id)
+			}
 		}
 	}
 }

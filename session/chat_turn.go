@@ -2,8 +2,10 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/agentd/agentd/engine"
 	"github.com/agentd/agentd/engine/llm"
 	"github.com/agentd/agentd/engine/plans"
 )
@@ -26,9 +28,14 @@ type ChatTurn struct {
 	// Plan asks the planner for a plan for request (the turns before,
 	// then the user's words).
 	Plan func(ctx context.Context, request string) (*plans.Plan, error)
-	// Keep, if set, validates and stores the plan before the turn is
-	// recorded (a plan that is not kept makes no turn).
+	// Keep, if set, validates and stores the plan before the turn gets it
+	// (a plan that is not kept fails the turn).
 	Keep func(*plans.Plan) (*plans.Plan, error)
+	// Started, if set, is told the turn's index in the chat once it is
+	// recorded, before the planner starts (chat/stream names it).
+	Started func(turn int)
+
+	going *goingTurn // the queue's: the chat's going turn, taken already
 }
 
 // TurnNotKeptError is a turn planned (and kept) whose record in its chat
@@ -48,13 +55,25 @@ func (e *TurnNotKeptError) Error() string {
 
 func (e *TurnNotKeptError) Unwrap() error { return e.Err }
 
+// TurnPlanning is the status of a plan turn while its plan is made: the
+// turn is recorded when planning starts (PlanTurn), and keeps the plan,
+// or RunCancelled / RunFailed (with Failure) when its planning was stopped
+// or failed.
+const TurnPlanning engine.RunStatus = "planning"
+
 // PlanTurn plans a turn of a chat: the planner is told the turns before
-// (Context, worded for t.Where) ahead of the request; the plan's Request
-// is the user's words (the chat keeps the rest); t.Keep keeps it; the
-// turn is recorded in the chat (started now with t.NewChat). A chat that
-// cannot be read stops the turn before anything is planned. It returns
-// the plan and the chat's id; a failed record is a *TurnNotKeptError
-// returned with both.
+// (Context, worded for t.Where) ahead of the request; the turn is recorded
+// in the chat when planning starts (status "planning", started now with
+// t.NewChat) and t.Started is told its index; the plan's Request is the
+// user's words (the chat keeps the rest); t.Keep keeps it and the turn
+// gets it. A planning stopped (ctx cancelled) keeps the turn as
+// cancelled, one that failed (the model, an invalid plan) as failed with
+// Failure saying why and what to do; PlanTurn returns the error. A chat
+// that cannot be read stops the turn before anything is planned. It
+// returns the plan and the chat's id; a failed record is a
+// *TurnNotKeptError returned with both. While it plans, the turn is the
+// chat's going turn: a queued message waits for it, and "now" stops it
+// (chat_queue.go).
 func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, string, error) {
 	prior := ""
 	if t.ChatID != "" {
@@ -67,34 +86,119 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 	if ask == "" {
 		ask = t.Request
 	}
+	id := t.ChatID
+	var notKept error
+	if id == "" && t.NewChat {
+		c, err := cs.New(ctx, "")
+		if err != nil {
+			notKept = &TurnNotKeptError{Err: err}
+		} else {
+			id = c.ID
+		}
+	}
+	idx := -1
+	if id != "" {
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		defer cancel(nil)
+		g := t.going
+		if g == nil {
+			g = cs.startGoing(id)
+		}
+		g.setCancel(cancel)
+		// Last: the queue is looked at once the turn is recorded as ended.
+		defer cs.endGoing(g)
+		n, err := cs.startTurn(ctx, id, t.Request)
+		if err != nil {
+			notKept = &TurnNotKeptError{ChatID: id, Err: err}
+		} else {
+			idx = n
+			if t.Started != nil {
+				t.Started(idx)
+			}
+		}
+	}
 	// The turn's tokens: what the providers report for the calls made
 	// to plan it (exploration included).
 	mctx, used := llm.WithUsageMeter(ctx)
 	pl, err := t.Plan(mctx, prior+ask)
+	if err == nil {
+		pl.Request = t.Request
+		if t.Keep != nil {
+			pl, err = t.Keep(pl)
+		}
+	}
+	if idx >= 0 {
+		if rerr := cs.endTurn(context.WithoutCancel(ctx), id, idx, t.Request, pl, err, ctx.Err() != nil, turnTokens(used)); rerr != nil && notKept == nil {
+			notKept = &TurnNotKeptError{ChatID: id, Err: rerr}
+		}
+	}
 	if err != nil {
-		return nil, t.ChatID, err
-	}
-	pl.Request = t.Request
-	if t.Keep != nil {
-		if pl, err = t.Keep(pl); err != nil {
-			return nil, t.ChatID, err
+		if cause := context.Cause(ctx); errors.Is(cause, ErrStoppedForQueued) {
+			err = cause
 		}
+		return nil, id, err
 	}
-	id := t.ChatID
-	if id == "" {
-		if !t.NewChat {
-			return pl, "", nil
-		}
-		c, err := cs.New(ctx, "")
-		if err != nil {
-			return pl, "", &TurnNotKeptError{Err: err}
-		}
-		id = c.ID
-	}
-	if _, err := cs.addTurn(ctx, id, t.Request, pl, turnTokens(used)); err != nil {
-		return pl, id, &TurnNotKeptError{ChatID: id, Err: err}
+	if notKept != nil {
+		return pl, id, notKept
 	}
 	return pl, id, nil
+}
+
+// startTurn records a plan turn of the chat id as its planning starts and
+// returns its index. A chat without a title takes the request's.
+func (cs *ChatStore) startTurn(ctx context.Context, id, request string) (int, error) {
+	idx := 0
+	_, err := cs.update(ctx, id, func(c *Chat) error {
+		c.Turns = append(c.Turns, &Turn{Request: request, Status: TurnPlanning})
+		idx = len(c.Turns) - 1
+		if c.Title == "" {
+			c.Title = titleOf(request)
+		}
+		return nil
+	})
+	return idx, err
+}
+
+// endTurn records how the planning of turn idx ended: the plan pl, or
+// planErr (stopped: cancelled; else failed, saying why).
+func (cs *ChatStore) endTurn(ctx context.Context, id string, idx int, request string, pl *plans.Plan, planErr error, stopped bool, tokens *TurnTokens) error {
+	_, err := cs.update(ctx, id, func(c *Chat) error {
+		if idx >= len(c.Turns) || c.Turns[idx].Request != request {
+			return fmt.Errorf("turn %d is not the turn planned (%q): the chat changed under it", idx, request)
+		}
+		t := c.Turns[idx]
+		t.Tokens = tokens
+		switch {
+		case planErr == nil:
+			t.Status, t.Failure = "", ""
+			t.SetPlan(pl)
+			t.PlanID = pl.ID
+		case stopped:
+			t.Status = engine.RunCancelled
+		default:
+			t.Status, t.Failure = engine.RunFailed, planFailure(planErr)
+		}
+		return nil
+	})
+	if err == nil && planErr == nil && pl.ID != "" {
+		cs.lmu.Lock()
+		cs.planChat[pl.ID] = id
+		cs.lmu.Unlock()
+	}
+	return err
+}
+
+// planFailure says why a turn's plan could not be made, and what to do.
+func planFailure(err error) string {
+	var ve *plans.ValidationError
+	switch {
+	case errors.Is(err, engine.ErrNoModel):
+		return fmt.Sprintf("no plan was made: %v", err)
+	case errors.As(err, &ve):
+		return fmt.Sprintf("the model's plan is invalid (after a repair round): %v. Send the request again, in other words, or name the files and tools to use.", err)
+	}
+	return fmt.Sprintf("the plan could not be made: %v. Send the request again, or choose another model (agentd/model/set, /model at the terminal).", err)
 }
 
 // PlanChatTurn is ChatStore.PlanTurn on the session's chats.

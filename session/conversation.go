@@ -95,7 +95,7 @@ func (t *Turn) SetPlan(plan *plans.Plan) {
 // hands it back to the model), else nil.
 func (c *Conversation) Failed() *Turn {
 	told, _ := c.told()
-	if n := len(told); n > 0 && told[n-1].Failure != "" && !told[n-1].Undone {
+	if n := len(told); n > 0 && told[n-1].Failure != "" && !told[n-1].Undone && !told[n-1].planless() {
 		return told[n-1]
 	}
 	return nil
@@ -262,15 +262,15 @@ func (c *Conversation) blocks() ([]string, []int) {
 	size := 0
 	for i, t := range told {
 		blocks[i] = t.block(i+1, false)
-		size += len(blocks[i])
+		size += EstimateTokens(blocks[i])
 	}
 	var condensed []int
-	for i := 0; i < len(told)-keepWhole && size > ChatContextTokens*4; i++ {
+	for i := 0; i < len(told)-keepWhole && size > ChatContextTokens; i++ {
 		short := told[i].block(i+1, true)
 		if len(short) >= len(blocks[i]) {
 			continue
 		}
-		size += len(short) - len(blocks[i])
+		size += EstimateTokens(short) - EstimateTokens(blocks[i])
 		blocks[i] = short
 		condensed = append(condensed, i+1)
 	}
@@ -300,6 +300,17 @@ func (t *Turn) block(n int, condensed bool) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\nTurn %d. The user asked: %s\n", n, t.Request)
+	if t.planless() {
+		switch t.Status {
+		case TurnPlanning:
+			b.WriteString("Its plan was still being made when this request was sent: no plan yet, nothing ran.\n")
+		case engine.RunCancelled:
+			b.WriteString("The user stopped the planning: no plan was made, nothing ran.\n")
+		default:
+			fmt.Fprintf(&b, "No plan was made, nothing ran: %s\n", t.Failure)
+		}
+		return b.String()
+	}
 	if t.PlanTitle != "" || len(t.PlanSteps) > 0 {
 		fmt.Fprintf(&b, "The plan %q:\n", t.PlanTitle)
 		for _, s := range t.PlanSteps {
@@ -327,6 +338,13 @@ func (t *Turn) block(n int, condensed bool) string {
 		b.WriteString("The user undid this turn's run: the workspace is back as it was before it.\n")
 	}
 	return b.String()
+}
+
+// planless is a plan turn whose plan was not made: still planning, or its
+// planning stopped or failed (ChatStore.PlanTurn).
+func (t *Turn) planless() bool {
+	return !t.Question && t.PlanID == "" && t.PlanTitle == "" && len(t.PlanSteps) == 0 && t.RunID == "" &&
+		(t.Status == TurnPlanning || t.Status == engine.RunCancelled || t.Status == engine.RunFailed)
 }
 
 // turnList says turns as "1-3, 5".

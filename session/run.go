@@ -123,7 +123,16 @@ func (s *Session) StartRun(ctx context.Context, eng *engine.Engine, plan *plans.
 	if err != nil {
 		return nil, err
 	}
-	return eng.Start(ctx, plan, opts)
+	run, err := eng.Start(ctx, plan, opts)
+	if err == nil {
+		s.liveRuns.Store(run.ID(), run)
+		select {
+		case <-run.Done(): // ended before it was kept: its end may be told already
+			s.liveRuns.Delete(run.ID())
+		default:
+		}
+	}
+	return run, err
 }
 
 // PolicyError is a run not started because the workspace's approval

@@ -92,6 +92,10 @@ type Session struct {
 	// at the run's start (usergit.go).
 	userGitMu sync.Mutex
 	userGit   map[string]*userGitRun
+
+	// liveRuns are the runs this session started, until they end
+	// (*engine.Run by id): a chat's "now" cancels its turn's run.
+	liveRuns sync.Map
 }
 
 // Open opens the session of the workspace at opts.Root (or opts.WS).
@@ -134,6 +138,11 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 		s.chats = NewChatStore(j)
 	} else {
 		s.chats = NewChatStore(nil)
+	}
+	s.chats.cancelRun = func(runID string) {
+		if r, ok := s.liveRuns.Load(runID); ok {
+			r.(*engine.Run).Cancel()
+		}
 	}
 	s.Book = NewBook(j, func(cs string, err error) {
 		log.Error("the review of a change set is not recorded", "change", cs, "err", err)
@@ -229,6 +238,7 @@ func (s *Session) Wait() {
 
 // Close closes the store and the workspace.
 func (s *Session) Close() error {
+	s.chats.Close()
 	<-s.storeReady
 	s.bg.Wait()
 	var err error

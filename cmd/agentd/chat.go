@@ -175,20 +175,13 @@ func (c *chat) failed() *session.Turn {
 	return ch.Failed()
 }
 
-// ensureChat makes the chat before a question that is its first turn;
-// false when it cannot.
-func (c *chat) ensureChat() bool {
-	if c.chatID != "" {
-		return true
+// started notes the chat id that a first turn started (a plan or a
+// question: session's NewChat), and says how to continue it.
+func (c *chat) started(id string) {
+	if id != "" && c.chatID == "" {
+		c.chatID = id
+		c.con.Println(c.con.paint("90", fmt.Sprintf("chat %s (agentd chat --resume %s continues it, here or in an editor)", id, id)))
 	}
-	ch, err := c.chats.New(c.a.ctx, "")
-	if err != nil {
-		c.con.Println(fmt.Sprintf("agentd chat: the conversation is not kept: %v", err))
-		return false
-	}
-	c.chatID = ch.ID
-	c.con.Println(c.con.paint("90", fmt.Sprintf("chat %s (agentd chat --resume %s continues it, here or in an editor)", ch.ID, ch.ID)))
-	return true
 }
 
 // errNoPlan is a turn whose planning failed; makePlan said why.
@@ -329,10 +322,7 @@ func (c *chat) turn(shown, request string) {
 			return p, nil
 		}})
 	t.tokens, t.costUSD = used.InputTokens+used.OutputTokens, used.CostUSD
-	if id != "" && c.chatID == "" {
-		c.chatID = id
-		c.con.Println(c.con.paint("90", fmt.Sprintf("chat %s (agentd chat --resume %s continues it, here or in an editor)", id, id)))
-	}
+	c.started(id)
 	if tn := (*session.TurnNotKeptError)(nil); errors.As(err, &tn) {
 		c.con.Println("agentd chat: " + tn.Error())
 		err = nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -34,17 +35,22 @@ func (c *chat) ask(question string) {
 		return
 	}
 	defer models.Close()
-	if !c.ensureChat() {
-		return
-	}
 	progress := func(line string) { c.con.Println(c.con.paint("90", "  "+line)) }
 	started := false
-	t, _, err := c.chats.Ask(c.a.ctx, c.chatID, "at the terminal", question, models.Answerer(ws, nil, progress), func(_ int, piece string) {
-		c.con.Write(func() {
-			started = true
-			io.WriteString(c.a.stdout, piece)
-		})
-	})
+	// The chat starts with its first turn, a question too (the same
+	// session rule as a plan turn's NewChat).
+	t, _, id, err := c.chats.Ask(c.a.ctx, session.ChatQuestion{ChatID: c.chatID, NewChat: true, Where: "at the terminal", Question: question,
+		Answer: models.Answerer(ws, nil, progress), OnText: func(_ int, piece string) {
+			c.con.Write(func() {
+				started = true
+				io.WriteString(c.a.stdout, piece)
+			})
+		}})
+	c.started(id)
+	if tn := (*session.TurnNotKeptError)(nil); errors.As(err, &tn) {
+		c.con.Println("agentd chat: " + tn.Error())
+		return
+	}
 	if started {
 		c.con.Println("")
 	}

@@ -48,6 +48,9 @@ export const Method = {
   ChatRestore: 'agentd/chat/restore',
   ChatUnrewind: 'agentd/chat/unrewind',
   ChatFork: 'agentd/chat/fork',
+  ChatQueue: 'agentd/chat/queue',
+  ChatQueueEdit: 'agentd/chat/queue/edit',
+  ChatUnqueue: 'agentd/chat/unqueue',
   WindowWorkDoneProgressCreate: 'window/workDoneProgress/create',
   ApprovalRequest: 'agentd/approval/request',
   WindowShowMessageRequest: 'window/showMessageRequest',
@@ -129,6 +132,9 @@ export type RunMode = 'parallel' | 'sequential';
 
 /** What agentd/chat/restore takes back. */
 export type ChatRestoreWhat = 'files' | 'conversation' | 'both';
+
+/** When a queued message is planned (agentd/chat/queue). */
+export type ChatQueueWhen = 'after' | 'now';
 
 /** agentd/approval/request's params: a question before a tool call. */
 export interface ApprovalRequestParams {
@@ -606,9 +612,19 @@ export interface Turn {
   planTitle?: string;
   planSteps?: string[];
   runId?: string;
+  /**
+   * planning (the plan is being made: recorded when planning starts), then the plan's run: running,
+   * completed, partial, failed, cancelled. A plan turn whose planning was stopped is cancelled, one
+   * whose planning failed is failed with failure saying why, both without planId. No status: a plan
+   * not run yet.
+   */
   status?: string;
   steps?: string[];
   review?: string[];
+  /**
+   * Why the turn failed: its run's failed step with the end of its output, or why its plan could not
+   * be made, and what to do.
+   */
   failure?: string;
   undone?: boolean;
   startSnapshot?: string;
@@ -685,6 +701,8 @@ export interface Chat {
    * branched at.
    */
   branches?: ChatRef[];
+  /** The messages queued for the next turns (agentd/chat/queue), in the order they will be planned. */
+  queued?: QueuedMessage[];
 }
 
 export interface LeftoverCommit {
@@ -1016,8 +1034,16 @@ export interface ChatStreamParams {
   chatId: string;
   /** The turn's 0-based index. */
   turn: number;
-  /** The next piece of the answer. */
-  text: string;
+  /**
+   * The next piece of the model's text: an answer's (agentd/chat/ask), or a plan turn's while it is
+   * planned, when the planner streams text.
+   */
+  text?: string;
+  /**
+   * What the planner of a plan turn is doing (agentd/plan/create with a chatId): each exploration
+   * read and the repository map, the items $/progress reports. One of text and activity is set.
+   */
+  activity?: string;
 }
 
 /** Tokens a turn's model requests took, as the provider reported them. */
@@ -1044,7 +1070,10 @@ export interface UndoDiff {
 
 export interface ChatRestoreParams {
   chatId: string;
-  /** The turn (0-based) to restore to before: it and every turn after it are taken back. */
+  /**
+   * The turn (0-based) to restore to before: it and every turn after it are taken back. Required: a
+   * request without it is refused (-32602).
+   */
   turn: number;
   what: ChatRestoreWhat;
   /** Change nothing; say what would be done (each file's diff, the conflicts, the turns). */
@@ -1156,4 +1185,44 @@ export interface ModelInfo {
   problem?: string;
   profiles: ModelProfile[];
   providers: string[];
+}
+
+/** A message queued for a chat's next turn (agentd/chat/queue), kept in the chat's record. */
+export interface QueuedMessage {
+  queueId: string;
+  /** The user's words, planned as the turn's request. */
+  request: string;
+  when: ChatQueueWhen;
+  createdAt: string;
+  /** What the user attached, as for agentd/plan/create; read when the message is planned. */
+  context?: PlanContext;
+}
+
+export interface ChatQueueParams {
+  chatId: string;
+  request: string;
+  context?: PlanContext;
+  /** after (the default) or now. */
+  when?: ChatQueueWhen;
+}
+
+export interface ChatQueueEditParams {
+  chatId: string;
+  queueId: string;
+  /** The message's new words. */
+  request: string;
+}
+
+export interface ChatUnqueueParams {
+  chatId: string;
+  queueId: string;
+}
+
+/** The chat's queue after the change. */
+export interface ChatQueueResult {
+  chatId: string;
+  /** The message queued, edited or taken out. */
+  queueId: string;
+  /** The messages still queued, in the order they will be planned. */
+  queued: QueuedMessage[];
 }

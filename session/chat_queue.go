@@ -1,0 +1,287 @@
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentd/agentd/engine"
+)
+
+// The chat's queue: a message sent while a turn of the chat is going (its
+// plan being made, its question answered, its run running or paused) is
+// kept in the chat's record (Chat.Queued) and planned by the session as
+// the chat's next turn when the going turn ends, in the process whose
+// turn ended: "after" waits for it, "now" stops it first. The one rule of
+// every front end (the editors' agentd/chat/queue).
+
+// The ways a queued message waits.
+const (
+	QueueAfter = "after" // when the chat's going turn ends
+	QueueNow   = "now"   // the going turn is stopped first
+)
+
+// QueuedMessage is a message waiting for a chat's next turn.
+type QueuedMessage struct {
+	ID        string    `json:"queueId"`
+	Request   string    `json:"request"`
+	When      string    `json:"when"`
+	CreatedAt time.Time `json:"createdAt"`
+	// Context is what the user attached, as the front end has it (the
+	// editors' PlanContext); read when the message is planned.
+	Context json.RawMessage `json:"context,omitempty"`
+}
+
+// ErrNoQueued: the chat's queue holds no message of that id (planned
+// already, or taken out).
+var ErrNoQueued = errors.New("no such message in the chat's queue: it was planned already or taken out (agentd/chat/load shows the queue)")
+
+// QueuePlanner makes the turn that plans a queued message of chat chatID
+// (its Plan, Keep and Started), as the front end's own requests are
+// planned; the session fills ChatID and plans it with PlanTurn.
+type QueuePlanner func(chatID string, m QueuedMessage) ChatTurn
+
+// PlanQueuedWith sets who plans this process's queued messages (the
+// editor server); without one, messages stay queued.
+func (cs *ChatStore) PlanQueuedWith(f QueuePlanner) {
+	cs.lmu.Lock()
+	cs.queuePlanner = f
+	cs.lmu.Unlock()
+}
+
+// goingTurn is a turn of a chat going in this process: a plan being made
+// or a question answered, stopped by cancel.
+type goingTurn struct {
+	chatID string
+	mu     sync.Mutex
+	cancel context.CancelCauseFunc
+}
+
+// ErrStoppedForQueued is the error of a turn stopped by a message queued
+// "now": the chat keeps the turn as cancelled and plans the message next.
+var ErrStoppedForQueued = errors.New("stopped: a message was queued to go now (agentd/chat/queue with when now); the chat keeps this turn as cancelled and plans that message next")
+
+func (g *goingTurn) setCancel(c context.CancelCauseFunc) {
+	g.mu.Lock()
+	g.cancel = c
+	g.mu.Unlock()
+}
+
+func (g *goingTurn) stop() {
+	g.mu.Lock()
+	c := g.cancel
+	g.mu.Unlock()
+	if c != nil {
+		c(ErrStoppedForQueued)
+	}
+}
+
+func (cs *ChatStore) startGoing(chatID string) *goingTurn {
+	g := &goingTurn{chatID: chatID}
+	cs.lmu.Lock()
+	if cs.going == nil {
+		cs.going = map[*goingTurn]bool{}
+	}
+	cs.going[g] = true
+	cs.lmu.Unlock()
+	return g
+}
+
+// endGoing: the turn g ended (its end recorded); the chat's queue is
+// looked at.
+func (cs *ChatStore) endGoing(g *goingTurn) {
+	cs.lmu.Lock()
+	delete(cs.going, g)
+	cs.lmu.Unlock()
+	cs.turnEnded(g.chatID)
+}
+
+// goingOf are the chat's turns going in this process.
+func (cs *ChatStore) goingOf(chatID string) []*goingTurn {
+	cs.lmu.Lock()
+	defer cs.lmu.Unlock()
+	var out []*goingTurn
+	for g := range cs.going {
+		if g.chatID == chatID {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// liveRuns are the runs of the chat's turns still running or paused, as
+// the journal has them.
+func liveRuns(c *Chat) []string {
+	var out []string
+	for _, t := range c.Turns {
+		if t.RunID != "" && (t.Status == engine.RunRunning || t.Status == engine.RunPaused) {
+			out = append(out, t.RunID)
+		}
+	}
+	return out
+}
+
+// Queue keeps m in the chat id's queue ("now" ahead of the "after" ones)
+// and returns the queue and m's id. With nothing going in the chat, the
+// message is planned at once; with "now", the going turn is stopped (its
+// planning or answer in this process, its run when this process runs it)
+// and the message planned when it has ended.
+func (cs *ChatStore) Queue(ctx context.Context, id string, m QueuedMessage) (string, []QueuedMessage, error) {
+	if strings.TrimSpace(m.Request) == "" {
+		return "", nil, &FieldError{Field: "request", Message: "the message is empty: say what the next turn should do"}
+	}
+	switch m.When {
+	case "":
+		m.When = QueueAfter
+	case QueueAfter, QueueNow:
+	default:
+		return "", nil, &FieldError{Field: "when", Message: fmt.Sprintf("must be %q or %q, not %q (guidance to a running turn is not built)", QueueAfter, QueueNow, m.When)}
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	m.ID, m.CreatedAt = "q-"+hex.EncodeToString(b[:]), time.Now().UTC()
+	c, err := cs.update(ctx, id, func(c *Chat) error {
+		if m.When == QueueNow {
+			at := 0
+			for at < len(c.Queued) && c.Queued[at].When == QueueNow {
+				at++
+			}
+			c.Queued = append(c.Queued[:at], append([]QueuedMessage{m}, c.Queued[at:]...)...)
+		} else {
+			c.Queued = append(c.Queued, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return "", nil, err
+	}
+	if m.When == QueueNow {
+		for _, g := range cs.goingOf(id) {
+			g.stop()
+		}
+		cs.lmu.Lock()
+		cancelRun := cs.cancelRun
+		cs.lmu.Unlock()
+		if cancelRun != nil {
+			cs.learnRuns(c)
+			for _, run := range liveRuns(c) {
+				cancelRun(run)
+			}
+		}
+	}
+	cs.turnEnded(id)
+	q, err := cs.queued(id)
+	return m.ID, q, err
+}
+
+func (cs *ChatStore) queued(id string) ([]QueuedMessage, error) {
+	c, err := cs.load(id)
+	if err != nil {
+		return nil, err
+	}
+	if c.Queued == nil {
+		return []QueuedMessage{}, nil
+	}
+	return c.Queued, nil
+}
+
+// EditQueued gives the queued message qid of the chat id new words.
+func (cs *ChatStore) EditQueued(ctx context.Context, id, qid, request string) ([]QueuedMessage, error) {
+	if strings.TrimSpace(request) == "" {
+		return nil, &FieldError{Field: "request", Message: "the message is empty: say what the next turn should do, or take it out (agentd/chat/unqueue)"}
+	}
+	c, err := cs.update(ctx, id, func(c *Chat) error {
+		for i := range c.Queued {
+			if c.Queued[i].ID == qid {
+				c.Queued[i].Request = request
+				return nil
+			}
+		}
+		return fmt.Errorf("chat %s, message %q: %w", id, qid, ErrNoQueued)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return orEmpty(c.Queued), nil
+}
+
+// Unqueue takes the queued message qid out of the chat id's queue.
+func (cs *ChatStore) Unqueue(ctx context.Context, id, qid string) ([]QueuedMessage, error) {
+	c, err := cs.update(ctx, id, func(c *Chat) error {
+		for i := range c.Queued {
+			if c.Queued[i].ID == qid {
+				c.Queued = append(c.Queued[:i], c.Queued[i+1:]...)
+				return nil
+			}
+		}
+		return fmt.Errorf("chat %s, message %q: %w", id, qid, ErrNoQueued)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return orEmpty(c.Queued), nil
+}
+
+func orEmpty(q []QueuedMessage) []QueuedMessage {
+	if q == nil {
+		return []QueuedMessage{}
+	}
+	return q
+}
+
+// turnEnded looks at the chat id's queue when a turn of it ended (or a
+// message was queued): with nothing going in the chat (no planning or
+// answer in this process, no run running or paused) and a planner, the
+// oldest message is taken out and planned as the next turn.
+func (cs *ChatStore) turnEnded(id string) {
+	if cs == nil || cs.j == nil {
+		return
+	}
+	cs.qmu.Lock()
+	defer cs.qmu.Unlock()
+	cs.lmu.Lock()
+	planner := cs.queuePlanner
+	cs.lmu.Unlock()
+	if planner == nil || cs.base.Err() != nil || len(cs.goingOf(id)) > 0 {
+		return
+	}
+	c, err := cs.Get(id)
+	if err != nil || len(c.Queued) == 0 || len(liveRuns(c)) > 0 {
+		return
+	}
+	var m QueuedMessage
+	_, err = cs.update(context.Background(), id, func(c *Chat) error {
+		if len(c.Queued) == 0 {
+			return errNoTurn
+		}
+		m, c.Queued = c.Queued[0], c.Queued[1:]
+		return nil
+	})
+	if err != nil {
+		if !errors.Is(err, errNoTurn) {
+			cs.j.Log().Error("a queued message is not taken from its chat", "chat", id, "err", err)
+		}
+		return
+	}
+	// Going before the lock is let go: no second message is taken.
+	g := cs.startGoing(id)
+	t := planner(id, m)
+	t.ChatID, t.NewChat, t.going = id, false, g
+	if t.Request == "" {
+		t.Request = m.Request
+	}
+	cs.wg.Add(1)
+	go func() {
+		defer cs.wg.Done()
+		if _, _, err := cs.PlanTurn(cs.base, t); err != nil {
+			// The turn keeps why (failed or cancelled); the log too.
+			cs.j.Log().Info("a queued message's plan was not made", "chat", id, "queued", m.ID, "err", err)
+		}
+	}()
+}
