@@ -10,9 +10,7 @@ export type ChatTurn = wire.Turn;
 
 /** `condensed`: the turns (1-based) the chat's next request will condense (docs/protocol.md,
  *  "Condensing"). The view reads neither time, so a chat without them is one too. */
-export type ChatLoad = Omit<wire.Chat, 'createdAt' | 'updatedAt'> & Partial<Pick<wire.Chat, 'createdAt' | 'updatedAt'>> & { queued?: Queued[] };
-/** A message queued for the chat's next turns (agentd/chat/queue), as agentd/chat/load lists it. */
-export interface Queued { queueId: string; request: string; when: string; createdAt?: string; context?: unknown }
+export type ChatLoad = Omit<wire.Chat, 'createdAt' | 'updatedAt'> & Partial<Pick<wire.Chat, 'createdAt' | 'updatedAt'>>;
 export type ChatSummary = wire.ChatSummary;
 
 /** A step of a run as agentd/run/get (or the events) tell it: its output is the text the events
@@ -29,7 +27,7 @@ export type RunDidChange = Pick<wire.RunEventParams, 'runId'> & {
 
 /** agentd/chat/stream's params: the next piece of the answer to the question that will be turn
  *  `turn` (0-based) of the chat. */
-export type ChatStream = Omit<wire.ChatStreamParams, 'text'> & { text?: string; activity?: string };
+export type ChatStream = wire.ChatStreamParams;
 
 /** A context item as the daemon reads and counts it (agentd/context/size, docs/protocol.md "Context"). */
 export type ContextEntry = wire.ContextEntry;

@@ -51,7 +51,7 @@ export async function chatCases(h) {
     await page.mouse.move(0, 0);
     await pane().screenshot({ path: path.join(results, name) });
     // The README's pictures; the others stay in test-results/.
-    if (media !== results && ['chat.png', 'chat-context.png', 'chat-approval.png', 'chat-restore.png', 'chat-branch.png'].includes(name)) fs.copyFileSync(path.join(results, name), path.join(media, name));
+    if (media !== results && ['chat.png', 'chat-context.png', 'chat-approval.png', 'chat-restore.png', 'chat-branch.png', 'chat-queue.png'].includes(name)) fs.copyFileSync(path.join(results, name), path.join(media, name));
   }
   const fileRow = (i, rel) => turn(i).locator(`.file[data-uri$="${rel}"]`);
   // The chat is in a side bar container of its own, with the whole height; a user who works in
@@ -109,14 +109,23 @@ export async function chatCases(h) {
     assert((await requests()).some((b) => b.includes('say two twice')), 'the revision\'s words reached the planner');
   });
 
-  await check('chat: a message sent while a turn runs is refused with the reason; live progress; accept, then undo this turn', async () => {
+  await check('chat: a message sent while a turn runs is queued in the core, shown under the turns, editable and removable; live progress; accept, then undo this turn', async () => {
     const before = (await requests()).length;
     await turn(1).locator('button.run').click();
     await fileRow(1, 'chat/b.txt').locator('button.accept').waitFor({ timeout: 60000 });
     await until('turn 2 running', async () => (await turnText(1)).includes('running'), 15000);
     await say('a third message meanwhile');
-    await until('the refusal with its reason', async () => /Not sent: turn 2 is still running .*not queued/.test(await notice()), 15000);
-    assert((await chat().locator('#text').inputValue()) === 'a third message meanwhile', 'the refused text stays in the input');
+    const queued = chat().locator('.queue .queued');
+    await until('the message queued, under the running turn', async () => (await queued.count()) === 1 && (await queued.first().innerText()).includes('a third message meanwhile'), 15000);
+    assert((await chat().locator('#text').inputValue()) === '', 'the input is free for the next message');
+    await queued.first().locator('button.qedit').click();
+    const box = page.locator('.quick-input-widget input');
+    await until('the edit box of the queued message', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText().catch(() => '')).includes('Edit the queued message'), 15000);
+    await box.fill('a third message, edited');
+    await page.keyboard.press('Enter');
+    await until('the queued message edited', async () => (await queued.first().innerText().catch(() => '')).includes('a third message, edited'), 15000);
+    await queued.first().locator('button.qremove').click();
+    await until('the queue empty', async () => (await queued.count()) === 0, 15000);
     assert((await requests()).length === before, 'nothing reached the model');
     await fileRow(1, 'chat/b.txt').locator('button.accept').click();
     await until('b.txt accepted on disk', async () => disk('chat/b.txt') === 'beta two two\n', 30000);
@@ -395,6 +404,41 @@ export async function chatCases(h) {
     await until('the branch opened from the history', async () => (await turnText(0)).includes('S says two') && /branch of/.test(await chat().locator('#branchOf').innerText().catch(() => '')), 30000);
   });
 
+  await check('chat: the queue: a message queued while a run goes is planned when it ends; "send now" stops the run and plans it next; the planner\'s activity shows in the turn being planned; Stop keeps the turn as stopped', async () => {
+    fs.writeFileSync(path.join(ws, 'chat', 'q.txt'), 'q0\n');
+    const queued = chat().locator('.queue .queued');
+    await chat().locator('#new').click();
+    await until('an empty new chat', async () => (await chat().locator('.turn').count()) === 0, 15000);
+    await push(planReply('Q says one', 'wq', 'chat/q.txt', 'q0\n', 'q1\n'));
+    await say('make q say one');
+    await until('the plan card', async () => (await turnText(0)).includes('Q says one'), 60000);
+    await turn(0).locator('button.run').click();
+    await fileRow(0, 'chat/q.txt').locator('button.accept').waitFor({ timeout: 60000 });
+    await say('then make q say two');
+    await until('queued under the running turn', async () => (await queued.count()) === 1 && (await chat().locator('#send').innerText()) === 'Queue', 15000);
+    await shot('chat-queue.png');
+    await push(planReply('Q says two', 'wq', 'chat/q.txt', 'q1\n', 'q2\n'));
+    await fileRow(0, 'chat/q.txt').locator('button.accept').click();
+    await until('q.txt accepted', async () => disk('chat/q.txt') === 'q1\n', 30000);
+    await until('the queued message planned as turn 2 when turn 1 ended', async () => (await turnText(1)).includes('then make q say two') && (await turnText(1)).includes('Q says two') && (await queued.count()) === 0, 60000);
+    // Send now: the running turn is stopped and the message planned next.
+    await turn(1).locator('button.run').click();
+    await fileRow(1, 'chat/q.txt').locator('button.accept').waitFor({ timeout: 60000 });
+    await say('no, make q say three');
+    await until('queued', async () => (await queued.count()) === 1, 15000);
+    await push(planReply('Q says three', 'wq', 'chat/q.txt', 'q1\n', 'q3\n'));
+    await queued.first().locator('button.qnow').click();
+    await until('turn 2\'s run stopped, the message planned as turn 3', async () => (await turnText(1)).includes('cancelled') && (await turnText(2)).includes('Q says three') && (await queued.count()) === 0, 60000);
+    assert(disk('chat/q.txt') === 'q1\n', 'the stopped run wrote nothing (its change was waiting for review)');
+    // The planner's work while the plan is made: it reads a file, then its model does not answer.
+    await push({ toolCalls: [{ id: 'r1', name: 'read_file', args: JSON.stringify({ path: 'chat/q.txt' }) }] }, { fault: 'hang' });
+    await say('make q say four');
+    await until('turn 4 being planned, with the planner\'s activity', async () => (await turnText(3)).includes('making a plan') && (await turn(3).locator('.activity li').count()) >= 1, 60000);
+    await shot('chat-activity.png');
+    await chat().locator('#stop').click();
+    await until('turn 4 kept as stopped, with what the planner did', async () => (await turnText(3)).includes('planning stopped') && (await turn(3).locator('.activity li').count()) >= 1, 30000);
+  });
+
   // Speed figure (reported with the others in figures.chatTyping, never asserted): the time from a
   // key pressed to the character in the input, per key, in the chat input with an empty chat and
   // with a 30-turn chat, and in VS Code's own quick open box, in the same run.
@@ -454,6 +498,7 @@ export async function chatCases(h) {
       await say(`question ${i + 1} about the greeting`);
       await until(`turn ${i + 1}'s answer`, async () => (await turnText(i)).includes(`Answer ${i + 1}:`), 60000);
     }
+    await typeInChat(); // a warm-up round with the long chat drawn, not counted
     const long = await typeInChat();
     await chat().locator('#modePlan').click();
     const ms = (a) => +median(a).toFixed(1);

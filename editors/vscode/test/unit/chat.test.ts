@@ -271,7 +271,7 @@ test('editing a message branches: its text and turn; the header says whose branc
 
 test('while a turn is going a plan message is queued in the core; the queue is listed in order; a daemon without the queue refuses with the reason', () => {
   const m = new ChatModel(rel);
-  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', planId: 'p1', runId: 'run-1', status: 'running' }], queued: [{ queueId: 'q1', request: 'then a test', when: 'after' }, { queueId: 'q2', request: 'now this', when: 'now' }] });
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', planId: 'p1', runId: 'run-1', status: 'running' }], queued: [{ queueId: 'q1', request: 'then a test', when: 'after', createdAt: '' }, { queueId: 'q2', request: 'now this', when: 'now', createdAt: '' }] });
   const v = m.view();
   assert.equal(v.queues, true);
   assert.deepEqual(v.queued, [{ queueId: 'q1', request: 'then a test', now: false }, { queueId: 'q2', request: 'now this', now: true }]);
