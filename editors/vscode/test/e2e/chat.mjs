@@ -354,6 +354,17 @@ export async function chatCases(h) {
     await turn(0).locator('button.unrestore').click();
     await until('the agent\'s line back, the user\'s still there', async () => disk('chat/r.txt') === 'user line\none\ntwo\nagent line\nthree\n', 30000);
     await until('turn 1 told to the model again', async () => !(await turnText(0)).includes('not told to the model') && !(await turnText(0)).includes('Undo the restore'), 30000);
+    // The conversation only: nothing on disk changes; the rewound turn's Bring back tells it again.
+    await turn(0).locator('button.restore').click();
+    await pickQuick('Restore to before turn 1: what?', 'Conversation only');
+    await pv.waitFor({ timeout: 30000 });
+    assert(!(await pv.innerText()).includes('Files:'), 'no files part');
+    await pv.locator('button.c-go').click();
+    await until('turn 1 rewound', async () => (await turnText(0)).includes('not told to the model'), 30000);
+    await shot('chat-rewound.png');
+    assert(disk('chat/r.txt') === 'user line\none\ntwo\nagent line\nthree\n', 'the files stay');
+    await turn(0).locator('button.unrewind').click();
+    await until('turn 1 brought back, no way back left to offer', async () => !(await turnText(0)).includes('not told to the model') && !(await turnText(0)).includes('Undo the restore'), 30000);
   });
 
   await check('chat: branch from an edited message: edit mode in the input; the branch is a new chat, the files offered back (dry run first), the edited request planned there; both chats in the history after a reload', async () => {
