@@ -30,6 +30,7 @@
     vscode.setState({ ...(vscode.getState() || {}), mode });
     $('modePlan').setAttribute('aria-checked', String(m === 'plan'));
     $('modeAsk').setAttribute('aria-checked', String(m === 'ask'));
+    if (last) $('send').textContent = last.queues && m === 'plan' ? 'Queue' : 'Send';
     text.placeholder = m === 'plan'
       ? 'Ask agentd to change something (Enter sends, Shift+Enter: new line)'
       : 'Ask a question about the code: an answer, no plan (Enter sends)';
@@ -37,8 +38,9 @@
   function send() {
     const t = text.value;
     if (!t.trim()) return;
-    // Refused while a turn runs: the text stays for later, the reason is shown.
-    if (last && last.busy) { showNotice({ text: 'Not sent: ' + last.busy, level: 'warn' }); return; }
+    // While a turn is going the message is queued (last.queues); where the daemon has no queue it
+    // is refused: the text stays for later, the reason is shown.
+    if (last && last.busy && !(last.queues && mode === 'plan')) { showNotice({ text: 'Not sent: ' + last.busy, level: 'warn' }); return; }
     post({ type: 'send', mode, text: t });
     text.value = '';
   }
@@ -72,6 +74,7 @@
   $('model').addEventListener('click', () => post({ type: 'model' }));
   $('addContext').addEventListener('click', () => post({ type: 'addContext' }));
   $('history').addEventListener('click', () => post({ type: 'history' }));
+  $('cancelEdit').addEventListener('click', () => post({ type: 'cancelEdit' }));
   setMode(mode);
 
   function showNotice(n) {
@@ -97,7 +100,12 @@
       const row = el('div', 'chat' + (last && c.chatId === last.chatId ? ' current' : ''));
       row.dataset.chat = c.chatId;
       const open = button(c.title || '(untitled)', 'link open', 'Open this chat', () => post({ type: 'open', chatId: c.chatId }));
-      row.append(open, el('span', 'muted', ` ${c.turns} turn${c.turns === 1 ? '' : 's'}${c.updatedAt ? ' · ' + new Date(c.updatedAt).toLocaleString() : ''}`));
+      row.append(open);
+      if (c.forkedFrom) {
+        const from = list.find((x) => x.chatId === c.forkedFrom.chatId);
+        row.append(el('span', 'branchmark', `branch of ${from ? (from.title || '(untitled)') : c.forkedFrom.chatId} at turn ${c.forkedFrom.turn + 1}`));
+      }
+      row.append(el('span', 'muted', ` ${c.turns} turn${c.turns === 1 ? '' : 's'}${c.updatedAt ? ' · ' + new Date(c.updatedAt).toLocaleString() : ''}`));
       row.append(button('Rename', 'link', 'Rename this chat', () => post({ type: 'rename', chatId: c.chatId })));
       row.append(button('Delete', 'link danger', 'Delete this chat (asks first)', () => post({ type: 'delete', chatId: c.chatId })));
       box.append(row);
@@ -139,10 +147,53 @@
     return box;
   }
 
+  /** A restore's dry run: what it takes back, each file's diff, and the choices. */
+  function drawPreview(p) {
+    const box = el('section', 'preview');
+    box.setAttribute('role', 'alertdialog');
+    if (p.otherChat) box.append(el('div', 'muted', `In the chat "${p.otherChat}":`));
+    for (const l of p.lines) box.append(el('div', 'pline', l));
+    p.diffs.forEach((d, i) => {
+      const det = el('details', 'pdiff' + (d.conflict ? ' conflict' : ''));
+      det.open = true;
+      const sum = el('summary', '', d.conflict ? `${d.path}: conflict, what "overwrite" writes ` : d.path + ' ');
+      sum.append(button('Open diff', 'link opendiff', 'The file now against what the restore writes, in the diff editor', (e) => { e.preventDefault(); post({ type: 'previewDiff', index: i }); }));
+      det.append(sum);
+      const pre = el('pre', 'diff');
+      for (const line of d.diff.replace(/\n$/, '').split('\n')) {
+        const c = line.startsWith('+') && !line.startsWith('+++') ? 'add' : line.startsWith('-') && !line.startsWith('---') ? 'del' : line.startsWith('@@') ? 'hunk' : '';
+        pre.append(el('div', c, line));
+      }
+      det.append(pre);
+      box.append(det);
+    });
+    const row = el('div', 'actions');
+    for (const c of p.choices) row.append(button(c.title, 'choice' + (c.onConflict === '' ? ' primary' : '') + ' c-' + (c.onConflict || 'go'), '', () => post({ type: 'restoreChoice', onConflict: c.onConflict })));
+    box.append(row);
+    return box;
+  }
+
+  function restoreButton(t) {
+    return button('Restore to before this turn…', 'restore', 'Files, conversation or both: a dry run shows what changes first, and the restore can be undone', () => post({ type: 'restore', turn: t.index }));
+  }
+
   function drawTurn(t, busy) {
-    const box = el('article', 'turn' + (t.undone ? ' undone' : ''));
+    const box = el('article', 'turn' + (t.undone ? ' undone' : '') + (t.rewound ? ' rewound' : ''));
     box.dataset.turn = String(t.index);
-    box.append(el('div', 'request', t.request));
+    const req = el('div', 'request', t.request);
+    if (!t.streaming) req.append(button('Edit message', 'link editmsg', 'Edit this message: sending it branches the chat here (this chat stays)', () => post({ type: 'editMessage', turn: t.index })));
+    box.append(req);
+    if (t.rewound) {
+      const r = el('div', 'rewoundline', 'rewound: not told to the model');
+      r.append(button('Bring back', 'link unrewind', 'Tell the model this turn again (agentd/chat/unrewind)', () => post({ type: 'unrewind', turn: t.index })));
+      box.append(r);
+    }
+    if (t.wayBack) {
+      const w = el('div', 'wayback', t.wayBack);
+      w.append(button('Undo the restore', 'unrestore', 'Bring back what the restore took (files and conversation)', () => post({ type: 'unrestore' })));
+      box.append(w);
+    }
+    if (t.preview) box.append(drawPreview(t.preview));
     if (t.tokens) box.append(el('div', 'muted tokens', t.tokens));
     if (t.kind === 'question') {
       const a = el('div', 'answer', t.answer || (t.streaming ? '…' : ''));
@@ -157,10 +208,17 @@
       }
       if (t.status && t.status !== 'answered' && t.status !== 'completed') box.append(el('div', statusClass(t.status), t.status));
       if (t.approval) box.append(drawApproval(t.approval));
+      if (!t.streaming) { const acts = el('div', 'actions'); acts.append(restoreButton(t)); box.append(acts); }
       return box;
     }
     if (!t.plan) {
-      box.append(el('div', 'muted working', t.status === 'planning' ? 'making a plan…' : 'no plan'));
+      box.append(el('div', 'muted working', t.status === 'planning' ? 'making a plan…' : t.status === 'cancelled' ? 'planning stopped: no plan' : 'no plan'));
+      if (t.activity && t.activity.length) {
+        const ul = el('ul', 'activity');
+        for (const a of t.activity) ul.append(el('li', '', a));
+        box.append(ul);
+      }
+      if (t.failure) box.append(el('div', 'error', t.failure));
       if (t.approval) box.append(drawApproval(t.approval));
       return box;
     }
@@ -177,6 +235,7 @@
     if (t.canRun) acts.append(button('Run', 'primary run', 'Run this plan (your review and approval settings)', () => post({ type: 'run', turn: t.index })));
     if (t.plan) acts.append(button('Edit', 'edit', 'Open the plan in the Plan view to edit its steps', () => post({ type: 'edit', turn: t.index })));
     if (t.canUndo) acts.append(button('Undo this turn', 'undo', 'Take back what this turn\'s run wrote (your own lines stay)', () => post({ type: 'undo', turn: t.index })));
+    acts.append(restoreButton(t));
     card.append(acts);
     if (t.canRevise) {
       const form = el('form', 'revise');
@@ -232,6 +291,23 @@
   function draw(s) {
     last = s;
     $('title').textContent = s.title;
+    const bo = $('branchOf');
+    bo.hidden = !s.branchOf;
+    bo.replaceChildren();
+    if (s.branchOf) {
+      bo.append('branch of ', button(s.branchOf.title || '(untitled)', 'link gotoOrigin', 'Open the chat this one branched from', () => post({ type: 'open', chatId: s.branchOf.chatId })), ` at turn ${s.branchOf.turn}`);
+    }
+    const br = $('branches');
+    br.hidden = !s.branches.length;
+    br.replaceChildren();
+    if (s.branches.length) {
+      br.append(`branch${s.branches.length === 1 ? '' : 'es'}: `);
+      for (const b of s.branches) br.append(button(`${b.title || '(untitled)'} (at turn ${b.turn})`, 'link gotoBranch', 'Open this branch', () => post({ type: 'open', chatId: b.chatId })));
+    }
+    $('editing').hidden = !s.editing;
+    $('editingText').textContent = s.editing ? `Editing turn ${s.editing.turn}'s message: sending it branches the chat there (this chat stays).` : '';
+    $('preview').hidden = !s.preview;
+    $('preview').replaceChildren(...(s.preview ? [drawPreview(s.preview)] : []));
     drawHistory(s.history);
     const main = $('turns');
     const stick = main.scrollHeight - main.scrollTop - main.clientHeight < 40;
@@ -243,6 +319,21 @@
       main.append(empty);
     }
     for (const t of s.turns) main.append(drawTurn(t, s.busy));
+    if (s.queued.length) {
+      const q = el('section', 'queue');
+      q.append(el('div', 'qhead', `Queued (${s.queued.length}): planned in this order when the going turn ends`));
+      for (const m of s.queued) {
+        const row = el('div', 'queued');
+        row.dataset.queue = m.queueId;
+        row.append(el('span', 'qtext', m.request));
+        if (m.now) row.append(el('span', 'muted', 'next'));
+        row.append(button('Edit', 'link qedit', 'Change the words of this queued message', () => post({ type: 'queueEdit', queueId: m.queueId })));
+        row.append(button('Send now', 'link qnow', 'Stop the going turn and plan this message next', () => post({ type: 'queueNow', queueId: m.queueId })));
+        row.append(button('Remove', 'link danger qremove', 'Take it out of the queue: it is not planned', () => post({ type: 'unqueue', queueId: m.queueId })));
+        q.append(row);
+      }
+      main.append(q);
+    }
     if (stick) main.scrollTop = main.scrollHeight;
     showNotice(s.notice);
     $('condensed').hidden = !s.condensed;
@@ -260,14 +351,21 @@
       chips.append(chip);
     }
     $('context').textContent = s.chips.length ? '' : 'no context';
-    $('send').title = s.busy ? s.busy : 'Send (Enter)';
-    document.body.classList.toggle('busy', !!s.busy);
+    $('send').title = s.queues ? 'Queue (Enter): planned when the going turn ends' : s.busy ? s.busy : 'Send (Enter)';
+    $('send').textContent = s.queues && mode === 'plan' ? 'Queue' : 'Send';
+    document.body.classList.toggle('busy', !!s.busy && !s.queues);
   }
 
   window.addEventListener('message', (e) => {
     const m = e.data;
     if (m && m.type === 'state') draw(m.state);
     if (m && m.type === 'hashDone') hashDone(m.added);
+    if (m && m.type === 'setInput') {
+      text.value = m.text;
+      if (m.mode) setMode(m.mode);
+      text.focus();
+      text.setSelectionRange(text.value.length, text.value.length);
+    }
   });
   post({ type: 'ready' });
 })();

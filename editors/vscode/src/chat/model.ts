@@ -68,7 +68,33 @@ export interface TurnView {
   approval?: ApprovalView;
   /** The turn's tokens as the daemon tells them (turn.tokens), in words. */
   tokens?: string;
+  /** Rewound (agentd/chat/restore, conversation): kept and shown, not told to the model. */
+  rewound: boolean;
+  rewindId?: string;
+  /** The last restore went to before this turn: its way back is offered here. */
+  wayBack?: string;
+  /** The dry run of a restore to before this turn, shown before it acts. */
+  preview?: RestorePreview;
+  /** What the planner did for a turn without a plan yet (agentd/chat/stream activity). */
+  activity?: string[];
 }
+/** A restore's dry run in words (agentd/chat/restore with dryRun): what it takes back, each file's
+ *  diff, the conflicts, and the choices (the wire's onConflict). */
+export interface RestorePreview {
+  chatId: string;
+  turn: number;
+  what: wire.ChatRestoreWhat;
+  lines: string[];
+  diffs: { uri: string; path: string; diff: string; conflict?: boolean }[];
+  /** The choices, in order: "" restores as shown; "keep"/"overwrite" answer a conflict. */
+  choices: { onConflict: '' | 'keep' | 'overwrite' | 'cancel'; title: string }[];
+  /** Another chat's turn (a branch restoring the files of the chat it came from). */
+  otherChat?: string;
+}
+/** A restore's way back (its result's wayBack parts), kept until used. */
+export interface Restored { chatId: string; turn: number; what: wire.ChatRestoreWhat; files?: wire.WayBack; conversation?: wire.WayBack }
+/** A message being edited: sending it branches the chat at its turn (agentd/chat/fork). */
+export interface Editing { chatId: string; turn: number; request: string; question: boolean }
 export interface Notice { text: string; level: 'info' | 'warn' | 'error' }
 export interface ViewState {
   chatId?: string;
@@ -87,6 +113,18 @@ export interface ViewState {
   chips: ChipView[];
   /** The model the next request uses, as agentd/model/get says it. */
   model?: string;
+  /** This chat is a branch: of which chat (its title) and at which turn (1-based in words). */
+  branchOf?: { chatId: string; title: string; turn: number };
+  /** The chats branched from this one, oldest first. */
+  branches: { chatId: string; title: string; turn: number }[];
+  /** A message being edited (its turn, 1-based): sending branches the chat there. */
+  editing?: { turn: number; chatId: string };
+  /** A restore's dry run of another chat (the branch's offer to restore the files). */
+  preview?: RestorePreview;
+  /** The messages queued in the core for the next turns, in the order they will be planned. */
+  queued: { queueId: string; request: string; now: boolean }[];
+  /** A message sent now is queued (a turn is going and the daemon has the queue). */
+  queues: boolean;
 }
 
 const LIVE = new Set(['running', 'paused']);
@@ -141,7 +179,7 @@ export function tokenWords(t: wire.TurnTokens | undefined): string | undefined {
  *  fetched) and its change sets. */
 export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run: RunInfo | undefined, sets: ChangeSet[], rel: (uri: string) => string): TurnView {
   if (t.question) {
-    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords(t.tokens) };
+    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords(t.tokens), rewound: !!t.rewound, rewindId: t.rewindId };
   }
   const runSteps = new Map((run?.steps ?? []).map((s) => [s.id, s]));
   const steps: StepView[] = plan
@@ -174,7 +212,60 @@ export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run
     canRevise: !!planId && !runId,
     canUndo: !!runId && !LIVE.has(status) && !undone,
     tokens: tokenWords(t.tokens),
+    rewound: !!t.rewound, rewindId: t.rewindId,
   };
+}
+
+const turnsText = (list: number[]) => `${list.length === 1 ? 'turn' : 'turns'} ${list.map((n) => n + 1).join(', ')}`;
+const shortPath = (p: string, rel: (u: string) => string) => (/^file:/.test(p) ? rel(p) : p);
+
+/** restorePreview: a restore's dry run in words, as Neovim's preview says it: what would be taken
+ *  back (the daemon's runs and turns), each file's diff, the conflicts with what "overwrite"
+ *  writes, the turns rewound; and the choices: restore as shown, or on a conflict keep my lines /
+ *  overwrite / cancel. */
+export function restorePreview(chatId: string, turn: number, what: wire.ChatRestoreWhat, dry: wire.ChatRestoreResult, rel: (u: string) => string = (u) => u): RestorePreview {
+  const lines = [`Restore to before turn ${turn + 1} (${what === 'both' ? 'files and conversation' : what}): nothing has changed yet.`];
+  const diffs: RestorePreview['diffs'] = [];
+  const f = dry.files;
+  if (f) {
+    if (!f.runs.length) lines.push('Files: no run of these turns to take back.');
+    else lines.push(`Files: takes back run${f.runs.length === 1 ? '' : 's'} ${f.runs.join(', ')} (${turnsText(f.turns)}) as one undo; your own lines stay.`);
+    if (f.created?.length) lines.push(`Deletes what they created: ${f.created.map((p) => shortPath(p, rel)).join(', ')}`);
+    if (f.deleted?.length) lines.push(`Brings back what they deleted: ${f.deleted.map((p) => shortPath(p, rel)).join(', ')}`);
+    for (const c of f.conflicts) lines.push(`Conflict: ${shortPath(c.path || c.uri, rel)}: ${c.message || c.reason}`);
+    for (const d of f.diffs ?? []) if (d.diff) diffs.push({ uri: d.uri, path: shortPath(d.path || d.uri, rel), diff: d.diff });
+    for (const c of f.conflicts) if (c.diff) diffs.push({ uri: c.uri, path: shortPath(c.path || c.uri, rel), diff: c.diff, conflict: true });
+  }
+  const cv = dry.conversation;
+  if (cv) lines.push(cv.turns.length ? `Conversation: ${turnsText(cv.turns)} rewound: kept in the chat, not told to the model.` : 'Conversation: every one of these turns is rewound already.');
+  const conflicted = (f?.conflicts ?? []).map((c) => shortPath(c.path || c.uri, rel)).join(', ');
+  const choices: RestorePreview['choices'] = dry.applied
+    ? [{ onConflict: '', title: `Restore to before turn ${turn + 1}` }, { onConflict: 'cancel', title: 'Cancel' }]
+    : [{ onConflict: 'keep', title: `Keep my lines in ${conflicted}, restore the rest` }, { onConflict: 'overwrite', title: `Overwrite my lines in ${conflicted}` }, { onConflict: 'cancel', title: 'Cancel' }];
+  return { chatId, turn, what, lines, diffs, choices };
+}
+
+/** restoredWords: what an applied restore did, and its way back. */
+export function restoredWords(turn: number, r: wire.ChatRestoreResult, rel: (u: string) => string = (u) => u): { text: string; warn: boolean; back: Omit<Restored, 'chatId' | 'turn' | 'what'> } {
+  const parts = [`Restored to before turn ${turn + 1}`];
+  let warn = false;
+  const back: Omit<Restored, 'chatId' | 'turn' | 'what'> = {};
+  const f = r.files;
+  if (f) {
+    const n = f.reverted.length + (f.created?.length ?? 0) + (f.deleted?.length ?? 0);
+    parts.push(`${n} file${n === 1 ? '' : 's'} taken back`);
+    const kept = f.kept?.length ? f.kept : f.conflicts.map((c) => c.path || c.uri);
+    if (kept.length) { warn = true; parts.push(`kept as you have them: ${kept.map((p) => shortPath(p, rel)).join(', ')}`); }
+    if (f.overwritten?.length) parts.push(`overwritten: ${f.overwritten.map((p) => shortPath(p, rel)).join(', ')}`);
+    back.files = f.wayBack;
+  }
+  const cv = r.conversation;
+  if (cv) {
+    parts.push(cv.turns.length ? `${turnsText(cv.turns)} rewound (not told to the model)` : 'no turn to rewind');
+    back.conversation = cv.wayBack;
+  }
+  if (back.files || back.conversation) parts.push('"Undo the restore" on the turn takes it back');
+  return { text: parts.join('; ') + '.', warn, back };
 }
 
 /** ChatModel is the chat view's state: the chat as last loaded, the plans, runs and change sets
@@ -197,6 +288,18 @@ export class ChatModel {
   /** Approvals waiting, by the view's id: in which turn, and what the daemon asks. */
   approvals = new Map<string, { turn: number; view: ApprovalView }>();
   model?: string;
+  /** The last restore's way back (as Neovim keeps it: until used, or another restore). */
+  restored?: Restored;
+  /** A message being edited for a branch. */
+  editing?: Editing;
+  /** A restore's dry run shown, waiting for the user's choice. */
+  preview?: RestorePreview;
+  /** Chats' titles (agentd/chat/list), for the branch lines. */
+  titles = new Map<string, string>();
+  /** What the planner of each turn of this chat did (agentd/chat/stream activity), by turn. */
+  activity = new Map<number, string[]>();
+  /** Whether the daemon queues messages (agentd/chat/queue); false once it said it cannot. */
+  canQueue = true;
 
   constructor(readonly rel: (uri: string) => string = (u) => u) {}
 
@@ -204,13 +307,15 @@ export class ChatModel {
 
   /** load takes a chat as agentd/chat/load returns it; another chat forgets the last one's. */
   load(c: ChatLoad): void {
-    if (this.chat?.chatId !== c.chatId) { this.plans.clear(); this.runs.clear(); this.changes.clear(); }
+    if (this.chat?.chatId !== c.chatId) { this.plans.clear(); this.runs.clear(); this.changes.clear(); this.activity.clear(); }
     this.chat = c;
   }
 
   /** clear shows no chat (New chat: the next message starts one). */
   clear(): void {
     this.chat = undefined;
+    this.editing = undefined;
+    this.activity.clear();
     this.plans.clear(); this.runs.clear(); this.changes.clear();
     this.pending = undefined;
   }
@@ -326,6 +431,15 @@ export class ChatModel {
   /** streamed appends a piece of the answer (agentd/chat/stream); false when it is not this
    *  chat's question in flight. */
   streamed(p: ChatStream): boolean {
+    if (p.activity !== undefined) {
+      // The planner's work on a plan turn of this chat (recorded when its planning started).
+      if (p.chatId !== this.chatId) return false;
+      const a = this.activity.get(p.turn) ?? [];
+      a.push(p.activity);
+      this.activity.set(p.turn, a);
+      return true;
+    }
+    if (p.text === undefined) return false;
     if (!this.pending || this.pending.kind !== 'ask' || p.chatId !== this.chatId) return false;
     if (this.pending.turn !== undefined && p.turn !== this.pending.turn) return false;
     this.pending.turn = p.turn;
@@ -335,19 +449,52 @@ export class ChatModel {
 
   endPending(): void { this.pending = undefined; }
 
+  /** edit: turn `turn`'s message goes in the input to be edited; sending it branches there. */
+  edit(turn: number): Editing | undefined {
+    const t = this.chat?.turns[turn];
+    if (!t || !this.chatId) return undefined;
+    this.editing = { chatId: this.chatId, turn, request: t.request, question: !!t.question };
+    return this.editing;
+  }
+
+  /** runsFrom: whether turn `turn` (0-based) or a later one has a run not undone, so a branch
+   *  there may want the files back as they were (the daemon's restore decides what that is). */
+  runsFrom(turn: number): boolean {
+    return (this.chat?.turns ?? []).some((t, i) => i >= turn && !!t.runId && !t.undone);
+  }
+
+  /** setTitles takes agentd/chat/list's chats (for the lines of a branch and its origin). */
+  setTitles(chats: ChatSummary[]): void {
+    for (const c of chats) this.titles.set(c.chatId, c.title);
+  }
+
+  /** needsTitles: chats named by this chat's branch lines whose title is not known yet. */
+  needsTitles(): boolean {
+    const ids = [this.chat?.forkedFrom?.chatId, ...(this.chat?.branches ?? []).map((b) => b.chatId)].filter(Boolean) as string[];
+    return ids.some((id) => !this.titles.has(id));
+  }
+
   /** busyReason: why a message cannot be sent now (a turn runs, a request is in flight);
-   *  undefined when it can. Messages are not queued yet: the reason is shown instead. */
+   *  undefined when it can. The view queues it in the core then (agentd/chat/queue), or, with a
+   *  daemon that has no queue, shows this reason. */
   busyReason(): string | undefined {
+    const tail = this.canQueue ? '' : ' Messages are not queued by this agentd.';
     if (this.pending) {
       const what = { plan: 'agentd is still making the plan of your last message', ask: 'agentd is still answering your question', revise: 'agentd is still revising a plan' }[this.pending.kind];
-      return `${what}: wait for it, or press Stop. Messages are not queued yet.`;
+      return `${what}: wait for it, or press Stop.${tail}`;
     }
     const turns = this.chat?.turns ?? [];
     for (let i = turns.length - 1; i >= 0; i--) {
       const v = this.turn(i);
-      if (v && LIVE.has(v.status)) return `turn ${i + 1} is still ${v.status} (run ${v.runId}): decide its changes or cancel the run, then send. Messages are not queued yet.`;
+      if (v && v.status === 'planning') return `turn ${i + 1} is still being planned: wait for it, or press Stop.${tail}`;
+      if (v && LIVE.has(v.status)) return `turn ${i + 1} is still ${v.status} (run ${v.runId}): decide its changes or cancel the run, then send.${tail}`;
     }
     return undefined;
+  }
+
+  /** queues: a message sent now goes to the core's queue (a turn is going, the daemon has one). */
+  queues(): boolean {
+    return this.canQueue && !!this.chatId && this.pending?.kind !== 'revise' && !!this.busyReason();
   }
 
   turn(i: number): TurnView | undefined {
@@ -365,12 +512,31 @@ export class ChatModel {
     // far, or the request with "making a plan".
     if (p && p.kind !== 'revise' && p.turn !== undefined && p.turn >= turns.length) {
       turns.push({ index: turns.length, request: p.text, kind: p.kind === 'ask' ? 'question' : 'plan', answer: p.kind === 'ask' ? p.answer : undefined, streaming: true,
-        status: p.kind === 'ask' ? 'answering' : 'planning', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false });
+        status: p.kind === 'ask' ? 'answering' : 'planning', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, rewound: false });
     }
     for (const a of this.approvals.values()) if (turns[a.turn]) turns[a.turn] = { ...turns[a.turn], approval: turns[a.turn].approval ?? a.view };
+    const r = this.restored;
+    if (r && r.chatId === this.chatId && turns[r.turn] && (r.files || r.conversation)) {
+      turns[r.turn] = { ...turns[r.turn], wayBack: `Restored to before this turn (${[r.files && 'files', r.conversation && 'conversation'].filter(Boolean).join(' and ')}).` };
+    }
+    // The planner's work, under a plan turn without a plan: while it is planned, and after its
+    // planning was stopped or failed (what it did until then).
+    for (const [i, a] of this.activity) if (turns[i] && turns[i].kind === 'plan' && !turns[i].plan) turns[i] = { ...turns[i], activity: a };
+    const pv = this.preview;
+    let preview: RestorePreview | undefined;
+    if (pv && pv.chatId === this.chatId && turns[pv.turn]) turns[pv.turn] = { ...turns[pv.turn], preview: pv };
+    else if (pv) preview = { ...pv, otherChat: this.titles.get(pv.chatId) || pv.chatId };
+    const title = (id: string) => this.titles.get(id) || id;
+    const f = this.chat?.forkedFrom;
     const working = p ? { plan: 'making a plan…', ask: 'answering…', revise: 'revising the plan…' }[p.kind] : undefined;
     const c = this.chat?.condensed ?? [];
     const condensed = c.length ? `The next message condenses turn${c.length === 1 ? '' : 's'} ${c.join(', ')} (the chat is long): their requests, plans, outcomes and your decisions stay; command output goes.` : undefined;
-    return { condensed, chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context, chips: this.sending().map(chipView), model: this.model };
+    return { condensed, chatId: this.chatId, title: this.chat?.title || (this.chat ? 'Untitled chat' : 'New chat'), turns, working, busy: this.busyReason(), notice: this.notice, history: this.history, context: this.context, chips: this.sending().map(chipView), model: this.model,
+      branchOf: f ? { chatId: f.chatId, title: title(f.chatId), turn: f.turn + 1 } : undefined,
+      branches: (this.chat?.branches ?? []).map((b) => ({ chatId: b.chatId, title: title(b.chatId), turn: b.turn + 1 })),
+      editing: this.editing && this.editing.chatId === this.chatId ? { turn: this.editing.turn + 1, chatId: this.editing.chatId } : undefined,
+      preview,
+      queued: (this.chat?.queued ?? []).map((q) => ({ queueId: q.queueId, request: q.request, now: q.when === 'now' })),
+      queues: this.queues() };
   }
 }

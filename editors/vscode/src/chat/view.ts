@@ -10,7 +10,8 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { ChangeSet, Plan } from '../model';
 import type { ApprovalAnswer } from '../approvals';
 import type * as wire from '../protocol.gen';
-import { Chip, ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo } from './model';
+import { Chip, ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo, restorePreview, restoredWords } from './model';
+import { applyPatchText, normalizeUndo, needsChoice } from '../model';
 
 /** What the view needs of the extension besides the daemon: show a plan in the Plan view (the
  *  plan editor; Run Plan runs the plan shown there). */
@@ -29,9 +30,17 @@ type FromView =
   | { type: 'chipRemove'; key: string }
   | { type: 'addContext'; hash?: boolean }
   | { type: 'approve'; id: string; optionId: string }
-  | { type: 'model' };
+  | { type: 'model' }
+  | { type: 'restore' | 'unrewind' | 'editMessage'; turn: number }
+  | { type: 'previewDiff'; index: number }
+  | { type: 'restoreChoice'; onConflict: '' | 'keep' | 'overwrite' | 'cancel' }
+  | { type: 'unrestore' | 'cancelEdit' }
+  | { type: 'queueEdit' | 'unqueue' | 'queueNow'; queueId: string };
 
 const CURRENT = 'agentd.chat.current';
+/** The restored text of a file as a restore's dry run says it (read-only documents for the diff editor). */
+const RESTORE_SCHEME = 'agentd-chat-restore';
+const restoredTexts = new Map<string, string>();
 let provider: ChatViewProvider | undefined;
 
 /** registerChatView registers the chat view (agentd.chat) and its title commands. */
@@ -39,6 +48,7 @@ export function registerChatView(context: vscode.ExtensionContext, hooks: ChatHo
   provider = new ChatViewProvider(context, hooks);
   return vscode.Disposable.from(
     vscode.window.registerWebviewViewProvider('agentd.chat', provider, { webviewOptions: { retainContextWhenHidden: false } }),
+    vscode.workspace.registerTextDocumentContentProvider(RESTORE_SCHEME, { provideTextDocumentContent: (u) => restoredTexts.get(u.toString()) ?? '' }),
     vscode.commands.registerCommand('agentd.chat.new', () => provider?.newChat()),
     vscode.commands.registerCommand('agentd.chat.history', () => provider?.toggleHistory()),
     vscode.window.onDidChangeActiveTextEditor(() => provider?.contextChanged()),
@@ -88,6 +98,8 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
   private seq = 0;
   /** The inline answers of the approvals shown: by the view's id. */
   private readonly answers = new Map<string, (optionId: string) => void>();
+  /** What comes after the restore shown is chosen (a branch plans its message then). */
+  private restoreThen?: () => Promise<void>;
 
   constructor(private readonly context: vscode.ExtensionContext, private readonly hooks: ChatHooks) {}
 
@@ -284,7 +296,7 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
   }
 
   private async loadNow(): Promise<void> {
-    if (this.model.history) this.model.history = (await this.req<{ chats: ChatSummary[] }>('agentd/chat/list', {})).chats;
+    if (this.model.history) { this.model.history = (await this.req<{ chats: ChatSummary[] }>('agentd/chat/list', {})).chats; this.model.setTitles(this.model.history); }
     const id = this.context.workspaceState.get<string>(CURRENT);
     if (!id || !this.client) { this.post(); return; }
     let chat: ChatLoad;
@@ -296,6 +308,10 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
       throw e;
     }
     this.model.load(chat);
+    if (this.model.needsTitles()) {
+      const list = await this.req<{ chats: ChatSummary[] }>('agentd/chat/list', {}).catch(() => undefined);
+      if (list) this.model.setTitles(list.chats);
+    }
     await Promise.all(chat.turns.map(async (t) => {
       if (t.planId) {
         const p = await this.req<Plan>('agentd/plan/get', { planId: t.planId }).catch(() => undefined);
@@ -343,6 +359,7 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
   async toggleHistory(): Promise<void> {
     if (this.model.history) { this.model.history = undefined; this.post(); return; }
     this.model.history = (await this.req<{ chats: ChatSummary[] }>('agentd/chat/list', {})).chats;
+    this.model.setTitles(this.model.history);
     this.post();
   }
 
@@ -399,6 +416,20 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
       case 'history': return this.toggleHistory();
       case 'closeHistory': this.model.history = undefined; this.post(); return;
       case 'open': return this.open(m.chatId);
+      case 'restore': return this.restoreAsk(m.turn);
+      case 'restoreChoice': return this.restoreChoose(m.onConflict);
+      case 'previewDiff': return this.previewDiff(m.index);
+      case 'queueEdit': case 'unqueue': case 'queueNow': return this.queueAct(m.type, m.queueId);
+      case 'unrestore': return this.unrestore();
+      case 'unrewind': return this.unrewind(m.turn);
+      case 'editMessage': {
+        const ed = this.model.edit(m.turn);
+        if (!ed) return;
+        this.post();
+        void this.view?.webview.postMessage({ type: 'setInput', text: ed.request, mode: ed.question ? 'ask' : 'plan' });
+        return;
+      }
+      case 'cancelEdit': this.model.editing = undefined; this.post(); void this.view?.webview.postMessage({ type: 'setInput', text: '' }); return;
       case 'rename': {
         const c = this.model.history?.find((x) => x.chatId === m.chatId) ?? (this.model.chatId === m.chatId ? { title: this.model.chat?.title ?? '' } : undefined);
         const title = await vscode.window.showInputBox({ title: 'agentd: Rename Chat', value: c?.title ?? '', prompt: 'The chat\'s new title', validateInput: (v) => (v.trim() ? undefined : 'a title cannot be empty') });
@@ -432,7 +463,13 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
     const request = text.trim();
     if (!request) return;
     const busy = this.model.busyReason();
-    if (busy) { this.say(`Not sent: ${busy}`, 'warn'); return; }
+    if (busy && mode === 'plan' && !this.model.editing && this.model.queues()) return this.enqueue(request);
+    if (busy) {
+      void this.view?.webview.postMessage({ type: 'setInput', text });
+      this.say(`Not sent: ${busy}${mode === 'ask' && this.model.queues() ? ' (a question is not queued: send it as Plan to queue it, or wait)' : ''}`, 'warn');
+      return;
+    }
+    if (this.model.editing && this.model.editing.chatId === this.model.chatId) return this.branch(mode, request);
     if (!this.client) { this.say('agentd: the daemon is not running (open a folder, or run "agentd: Restart Daemon").', 'error'); return; }
     let chatId = this.model.chatId;
     if (!chatId) {
@@ -463,6 +500,185 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
       this.model.endPending();
     }
     await this.refresh();
+  }
+
+  /** enqueue: a message sent while a turn is going is queued in the core (agentd/chat/queue),
+   *  planned when that turn ends; a daemon without the queue refuses it, with the reason. */
+  private async enqueue(request: string, when: 'after' | 'now' = 'after', context?: unknown): Promise<void> {
+    const chatId = this.model.chatId!;
+    let ctx = context;
+    if (ctx === undefined) {
+      const chips = this.model.sending();
+      const bad = chips.find((c) => c.error);
+      if (bad) { this.say(`Not queued: the context "${bad.label}" cannot be sent (${bad.error}). Remove it (×) and send again.`, 'warn'); void this.view?.webview.postMessage({ type: 'setInput', text: request }); return; }
+      ctx = chips.length ? { items: chips.map((c) => c.item) } : undefined;
+    }
+    try {
+      await this.req('agentd/chat/queue', { chatId, request, when, ...(ctx ? { context: ctx } : {}) });
+    } catch (e) {
+      if (isRpcError(e) && (e.code === -32601 || /not built/.test(e.message))) {
+        this.model.canQueue = false;
+        // The text back in the input first, then the reason: it stays for later.
+        void this.view?.webview.postMessage({ type: 'setInput', text: request });
+        this.say(`Not sent: ${this.model.busyReason() ?? errText(e)}`, 'warn');
+        return;
+      }
+      throw e;
+    }
+    if (context === undefined) this.model.sent();
+    this.say(when === 'now' ? 'Sent now: the going turn is stopped and this message planned next.' : 'Queued: planned when the going turn ends (edit, remove or send it now below).');
+    await this.refresh();
+  }
+
+  private async queueAct(type: 'queueEdit' | 'unqueue' | 'queueNow', queueId: string): Promise<void> {
+    const chatId = this.model.chatId;
+    const q = this.model.chat?.queued?.find((x) => x.queueId === queueId);
+    if (!chatId || !q) return;
+    if (type === 'queueEdit') {
+      const request = await vscode.window.showInputBox({ title: 'agentd: Edit the queued message', value: q.request, prompt: 'Planned when the going turn ends', validateInput: (v) => (v.trim() ? undefined : 'a message cannot be empty') });
+      if (!request?.trim()) return;
+      await this.req('agentd/chat/queue/edit', { chatId, queueId, request: request.trim() });
+    } else {
+      await this.req('agentd/chat/unqueue', { chatId, queueId });
+      // Send now: the same message queued again to go next, the going turn stopped.
+      if (type === 'queueNow') return this.enqueue(q.request, 'now', q.context ?? null);
+      this.say('Taken out of the queue: it will not be planned.');
+    }
+    await this.refresh();
+  }
+
+  /** restoreAsk: "Restore to before this turn": what (files, conversation or both), then the
+   *  dry run shown in the turn before anything changes. */
+  private async restoreAsk(turn: number): Promise<void> {
+    const chatId = this.model.chatId;
+    if (!chatId) return;
+    const n = turn + 1;
+    type Item = vscode.QuickPickItem & { what: wire.ChatRestoreWhat };
+    const items: Item[] = [
+      { label: 'Files and conversation', what: 'both', detail: `take back what turn ${n} and later wrote, and do not tell the model those turns` },
+      { label: 'Files only', what: 'files', detail: `take back what turn ${n} and later wrote (your own lines stay)` },
+      { label: 'Conversation only', what: 'conversation', detail: `do not tell the model turn ${n} and later (kept here; files stay)` },
+    ];
+    const pick = await vscode.window.showQuickPick(items, { title: `agentd: Restore to before turn ${n}: what?`, placeHolder: 'a dry run shows what changes before anything does' });
+    if (pick) await this.restoreDry(chatId, turn, pick.what);
+  }
+
+  private async restoreDry(chatId: string, turn: number, what: wire.ChatRestoreWhat, then?: () => Promise<void>): Promise<void> {
+    const dry = await this.req<wire.ChatRestoreResult>('agentd/chat/restore', { chatId, turn, what, dryRun: true });
+    this.model.preview = restorePreview(chatId, turn, what, dry, this.model.rel);
+    this.restoreThen = then;
+    this.model.notice = undefined;
+    this.post();
+  }
+
+  /** previewDiff opens a file of the dry run shown in VS Code's diff editor: the file now against
+   *  what the restore would write (the daemon's diff applied to it), read-only. */
+  private async previewDiff(index: number): Promise<void> {
+    const d = this.model.preview?.diffs[index];
+    if (!d) return;
+    const file = vscode.Uri.parse(d.uri);
+    const now = await vscode.workspace.openTextDocument(file).then((doc) => doc.getText(), () => '');
+    const right = vscode.Uri.from({ scheme: RESTORE_SCHEME, path: `/${d.path}`, query: `n=${++this.seq}` });
+    restoredTexts.set(right.toString(), applyPatchText(now, d.diff, undefined, 'forward'));
+    const name = d.path.split('/').pop();
+    await vscode.commands.executeCommand('vscode.diff', file, right, `${name} (now ↔ ${d.conflict ? 'overwritten by the restore' : 'after the restore'})`, { preview: true });
+  }
+
+  /** restoreChoose: the user's answer to the dry run shown: restore as shown, keep my lines,
+   *  overwrite, or cancel. A conflict new since the dry run shows it again. */
+  private async restoreChoose(onConflict: '' | 'keep' | 'overwrite' | 'cancel'): Promise<void> {
+    const pv = this.model.preview;
+    if (!pv) return;
+    const then = this.restoreThen;
+    this.model.preview = undefined;
+    this.restoreThen = undefined;
+    if (onConflict === 'cancel') {
+      this.say('Nothing restored.');
+      await then?.();
+      return;
+    }
+    const res = await this.req<wire.ChatRestoreResult>('agentd/chat/restore', { chatId: pv.chatId, turn: pv.turn, what: pv.what, ...(onConflict ? { onConflict } : {}) });
+    if (!res.applied) {
+      await this.restoreDry(pv.chatId, pv.turn, pv.what, then);
+      this.say('Not restored: your files changed since the dry run; it is shown again.', 'warn');
+      return;
+    }
+    const w = restoredWords(pv.turn, res, this.model.rel);
+    this.model.restored = w.back.files || w.back.conversation ? { chatId: pv.chatId, turn: pv.turn, what: pv.what, ...w.back } : undefined;
+    this.say(w.text, w.warn ? 'warn' : 'info');
+    await this.refresh();
+    await then?.();
+  }
+
+  /** unrestore takes the last restore back: the files through its wayBack (agentd/undo/restore;
+   *  a conflict asks keep my lines / overwrite / cancel), the conversation through
+   *  agentd/chat/unrewind. */
+  private async unrestore(): Promise<void> {
+    const r = this.model.restored;
+    if (!r) return;
+    if (r.files) {
+      let res = normalizeUndo(await this.req(r.files.method, r.files.params));
+      if (needsChoice(res)) {
+        const files = res.conflicts.map((c) => (/^file:/.test(c.path) ? this.model.rel(c.path) : c.path)).join(', ');
+        const keep = 'Keep my lines there, bring back the rest';
+        const over = 'Overwrite my lines';
+        const a = await vscode.window.showWarningMessage(`agentd: bringing back what the restore took conflicts with your edits in ${files}. Nothing has been changed yet.`, { modal: true }, keep, over);
+        if (!a) { this.say('The restore stays: nothing changed.'); return; }
+        res = normalizeUndo(await this.req(r.files.method, { ...r.files.params, onConflict: a === keep ? 'keep' : 'overwrite' }));
+      }
+      if (!res.applied) { this.say('The restore stays: its files could not be brought back.', 'warn'); return; }
+      r.files = undefined;
+    }
+    if (r.conversation) {
+      await this.req(r.conversation.method, r.conversation.params);
+      r.conversation = undefined;
+    }
+    this.model.restored = undefined;
+    this.say(`The restore to before turn ${r.turn + 1} is taken back.`);
+    await this.refresh();
+  }
+
+  /** unrewind: "Bring back" on a rewound turn (agentd/chat/unrewind with its rewindId). */
+  private async unrewind(turn: number): Promise<void> {
+    const t = this.model.chat?.turns[turn];
+    if (!t?.rewindId || !this.model.chatId) return;
+    const res = await this.req<wire.ChatUnrewindResult>('agentd/chat/unrewind', { chatId: this.model.chatId, rewindId: t.rewindId });
+    const r = this.model.restored;
+    if (r?.conversation && (r.conversation.params as { rewindId?: string }).rewindId === t.rewindId) {
+      r.conversation = undefined;
+      if (!r.files) this.model.restored = undefined;
+    }
+    this.say(`Turn${res.turns.length === 1 ? '' : 's'} ${res.turns.map((x) => x + 1).join(', ')} told to the model again.`);
+    await this.refresh();
+  }
+
+  /** branch sends an edited message: agentd/chat/fork at its turn, the view switches to the new
+   *  chat, offers the files back to before that turn when later turns wrote (restore "files" on
+   *  the original, dry run first), then plans (or asks) the message in the new chat. */
+  private async branch(mode: 'plan' | 'ask', request: string): Promise<void> {
+    const ed = this.model.editing!;
+    const hadRuns = this.model.runsFrom(ed.turn);
+    if (this.model.chat) this.model.titles.set(ed.chatId, this.model.chat.title);
+    const res = await this.req<wire.ChatForkResult>('agentd/chat/fork', { chatId: ed.chatId, turn: ed.turn, request });
+    this.model.editing = undefined;
+    this.model.titles.set(res.chatId, res.title);
+    await this.context.workspaceState.update(CURRENT, res.chatId);
+    await this.refresh();
+    this.say(`Branched at turn ${ed.turn + 1}: this is the new chat; the original stays (the link above goes back).`);
+    const go = () => this.send(mode, request);
+    if (!hadRuns) return go();
+    type Item = vscode.QuickPickItem & { files: boolean };
+    const pick = await vscode.window.showQuickPick<Item>([
+      { label: 'Keep the files as they are now', files: false },
+      { label: `Restore the files to before turn ${ed.turn + 1} too`, detail: 'a dry run shows the diff first', files: true },
+    ], { title: 'agentd: the branch starts with the files as they are; restore them to before that turn?', ignoreFocusOut: true });
+    if (pick?.files) {
+      await this.restoreDry(ed.chatId, ed.turn, 'files', go);
+      this.model.preview?.lines.push(`Then your edited message is ${mode === 'ask' ? 'asked' : 'planned'} in this branch (Cancel keeps the files as they are).`);
+      this.post();
+      return;
+    }
+    return go();
   }
 
   /** revise makes the turn's plan again with the user's words (agentd/plan/regenerate). */
@@ -533,11 +749,15 @@ function html(webview: vscode.Webview, media: vscode.Uri): string {
 <header id="head"><span id="title" title="the chat's title"></span>
 <button id="model" class="link" title="The model of the next request (agentd/model/set)"></button>
 <button id="history" class="link" title="Earlier chats of this workspace">History</button><button id="new" class="link" title="Start a new chat">New chat</button></header>
+<div id="branchOf" class="muted" hidden></div>
+<div id="branches" class="muted" hidden></div>
 <section id="historyList" hidden></section>
 <main id="turns" aria-live="polite"></main>
+<div id="preview" hidden></div>
 <div id="notice" role="status" hidden></div>
 <footer id="input">
 <div id="condensed" class="muted" hidden></div>
+<div id="editing" hidden><span id="editingText"></span><button id="cancelEdit" class="link" title="Stop editing: the input sends a new message again">Cancel</button></div>
 <div id="chips" aria-label="Context of the next message"></div>
 <textarea id="text" rows="2" placeholder="Ask agentd to change something (Enter sends, Shift+Enter: new line)" aria-label="Message"></textarea>
 <div id="row"><span id="modes" role="radiogroup" aria-label="Mode"><button id="modePlan" role="radio" aria-checked="true" title="Make a plan for this request, to read and run">Plan</button><button id="modeAsk" role="radio" aria-checked="false" title="Ask a question: an answer in words, no plan, nothing changed">Ask</button></span>

@@ -7,14 +7,16 @@ import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
 
 export async function chatCases(h) {
-  const { page, check, until, assert, palette, reload, openFile, fakeURL, ws, results, media, userDir } = h;
+  const { page, check, until, assert, palette, reload, openFile, fakeURL, ws, results, media, userDir, figures } = h;
   // These cases review before the writes (a run waits on its change: "running", then Accept): an
   // earlier case of the suite turns after mode on and leaves it, so it is set here, as a user
   // would in the settings, and the window reloaded.
   const settings = path.join(userDir, 'User', 'settings.json');
   const cur = JSON.parse(fs.readFileSync(settings, 'utf8'));
-  if (cur['agentd.review'] !== 'before') {
-    fs.writeFileSync(settings, JSON.stringify({ ...cur, 'agentd.review': 'before' }, null, 1));
+  // Files are auto-saved after a delay, as code-server users have it (the restore case types into
+  // a file and relies on it reaching the disk).
+  if (cur['agentd.review'] !== 'before' || cur['files.autoSave'] !== 'afterDelay') {
+    fs.writeFileSync(settings, JSON.stringify({ ...cur, 'agentd.review': 'before', 'files.autoSave': 'afterDelay', 'files.autoSaveDelay': 300 }, null, 1));
     await reload();
   }
   fs.mkdirSync(path.join(ws, 'chat'), { recursive: true });
@@ -49,7 +51,7 @@ export async function chatCases(h) {
     await page.mouse.move(0, 0);
     await pane().screenshot({ path: path.join(results, name) });
     // The README's pictures; the others stay in test-results/.
-    if (media !== results && ['chat.png', 'chat-context.png', 'chat-approval.png'].includes(name)) fs.copyFileSync(path.join(results, name), path.join(media, name));
+    if (media !== results && ['chat.png', 'chat-context.png', 'chat-approval.png', 'chat-restore.png', 'chat-branch.png', 'chat-queue.png'].includes(name)) fs.copyFileSync(path.join(results, name), path.join(media, name));
   }
   const fileRow = (i, rel) => turn(i).locator(`.file[data-uri$="${rel}"]`);
   // The chat is in a side bar container of its own, with the whole height; a user who works in
@@ -107,14 +109,23 @@ export async function chatCases(h) {
     assert((await requests()).some((b) => b.includes('say two twice')), 'the revision\'s words reached the planner');
   });
 
-  await check('chat: a message sent while a turn runs is refused with the reason; live progress; accept, then undo this turn', async () => {
+  await check('chat: a message sent while a turn runs is queued in the core, shown under the turns, editable and removable; live progress; accept, then undo this turn', async () => {
     const before = (await requests()).length;
     await turn(1).locator('button.run').click();
     await fileRow(1, 'chat/b.txt').locator('button.accept').waitFor({ timeout: 60000 });
     await until('turn 2 running', async () => (await turnText(1)).includes('running'), 15000);
     await say('a third message meanwhile');
-    await until('the refusal with its reason', async () => /Not sent: turn 2 is still running .*not queued/.test(await notice()), 15000);
-    assert((await chat().locator('#text').inputValue()) === 'a third message meanwhile', 'the refused text stays in the input');
+    const queued = chat().locator('.queue .queued');
+    await until('the message queued, under the running turn', async () => (await queued.count()) === 1 && (await queued.first().innerText()).includes('a third message meanwhile'), 15000);
+    assert((await chat().locator('#text').inputValue()) === '', 'the input is free for the next message');
+    await queued.first().locator('button.qedit').click();
+    const box = page.locator('.quick-input-widget input');
+    await until('the edit box of the queued message', async () => (await page.locator('.quick-input-widget .quick-input-title').innerText().catch(() => '')).includes('Edit the queued message'), 15000);
+    await box.fill('a third message, edited');
+    await page.keyboard.press('Enter');
+    await until('the queued message edited', async () => (await queued.first().innerText().catch(() => '')).includes('a third message, edited'), 15000);
+    await queued.first().locator('button.qremove').click();
+    await until('the queue empty', async () => (await queued.count()) === 0, 15000);
     assert((await requests()).length === before, 'nothing reached the model');
     await fileRow(1, 'chat/b.txt').locator('button.accept').click();
     await until('b.txt accepted on disk', async () => disk('chat/b.txt') === 'beta two two\n', 30000);
@@ -282,6 +293,232 @@ export async function chatCases(h) {
     await qpInput.fill('Back to the configured');
     await page.keyboard.press('Enter');
     await until('the configured model again', async () => (await model.innerText()) === 'openai:fake', 15000);
+  });
+
+  // Checkpoints (docs/protocol.md "Checkpoints"): restore to before a turn, and branches.
+  const runAndAccept = async (i, rel, want) => {
+    await turn(i).locator('button.run').click();
+    await fileRow(i, rel).locator('button.accept').waitFor({ timeout: 60000 });
+    await fileRow(i, rel).locator('button.accept').click();
+    await until(`${rel} accepted on disk`, async () => disk(rel) === want, 30000);
+    await until(`turn ${i + 1} completed`, async () => (await turnText(i)).includes('completed') && (await turn(i).locator('button.undo').count()) === 1, 60000);
+  };
+  const pickQuick = async (title, item) => {
+    await until(`the quick pick "${title}"`, async () => (await qpTitle()).includes(title), 15000);
+    await qpInput.fill(item);
+    await until(`"${item}" in the quick pick`, async () => ((await page.locator('.quick-input-list .monaco-list-row.focused').textContent()) ?? '').includes(item), 15000);
+    await page.keyboard.press('Enter');
+  };
+
+  await check('chat: restore to before a turn (files and conversation): the dry run\'s diff first; the agent\'s line goes, the user\'s auto-saved line stays; the turn is rewound; undoing the restore brings the agent\'s line back', async () => {
+    fs.writeFileSync(path.join(ws, 'chat', 'r.txt'), 'one\ntwo\nthree\n');
+    await focusChat();
+    await layout(true);
+    await chat().locator('#new').click();
+    await until('an empty new chat', async () => (await chat().locator('.turn').count()) === 0, 15000);
+    await push(planReply('Agent line', 'wr', 'chat/r.txt', 'two\n', 'two\nagent line\n'));
+    await say('add an agent line to r');
+    await until('the plan card', async () => (await turnText(0)).includes('Agent line'), 60000);
+    await runAndAccept(0, 'chat/r.txt', 'one\ntwo\nagent line\nthree\n');
+    // The user types a line of their own at the top; auto-save writes it.
+    await openFile('chat/r.txt');
+    await page.locator('.editor-group-container.active .monaco-editor .view-lines').click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.type('user line\n');
+    await until('the user\'s line auto-saved', async () => disk('chat/r.txt') === 'user line\none\ntwo\nagent line\nthree\n', 30000);
+    await focusChat();
+    await turn(0).locator('button.restore').click();
+    await pickQuick('Restore to before turn 1: what?', 'Files and conversation');
+    const pv = turn(0).locator('.preview');
+    await pv.waitFor({ timeout: 30000 });
+    const pt = (await pv.innerText()).replace(/\s+/g, ' ');
+    for (const want of ['nothing has changed yet', 'takes back run', 'turn 1 rewound', 'chat/r.txt', '-agent line']) assert(pt.includes(want), `the dry run lacks "${want}": ${pt}`);
+    assert(disk('chat/r.txt') === 'user line\none\ntwo\nagent line\nthree\n', 'the dry run changed nothing');
+    await shot('chat-restore.png');
+    // The same diff in VS Code's diff editor: the file now against what the restore writes.
+    await pv.locator('button.opendiff').first().click();
+    await until('the diff editor of the restore', async () => (await page.locator('.tab').allInnerTexts()).some((t) => t.includes('r.txt (now ↔ after the restore)')), 15000);
+    // Side by side or inline (a narrow editor): the agent's line is the one deleted line.
+    await until('the agent\'s line shown deleted, the user\'s kept', async () => {
+      const d = page.locator('.editor-group-container.active .monaco-diff-editor');
+      const t = (await d.innerText().catch(() => '')).replace(/\u00a0/g, ' ');
+      return t.includes('user line') && t.includes('agent line') && (await d.locator('.line-delete, .char-delete').count()) > 0 && (await d.locator('.line-insert, .char-insert').count()) === 0;
+    }, 15000);
+    await focusChat();
+    await pv.locator('button.c-go').click();
+    await until('the agent\'s line gone, the user\'s kept, on disk', async () => disk('chat/r.txt') === 'user line\none\ntwo\nthree\n', 30000);
+    await until('turn 1 rewound (not told to the model), with the way back', async () => {
+      const t = await turnText(0);
+      return t.includes('not told to the model') && t.includes('Bring back') && t.includes('Undo the restore') && (await pv.count()) === 0;
+    }, 30000);
+    await turn(0).locator('button.unrestore').click();
+    await until('the agent\'s line back, the user\'s still there', async () => disk('chat/r.txt') === 'user line\none\ntwo\nagent line\nthree\n', 30000);
+    await until('turn 1 told to the model again', async () => !(await turnText(0)).includes('not told to the model') && !(await turnText(0)).includes('Undo the restore'), 30000);
+    // The conversation only: nothing on disk changes; the rewound turn's Bring back tells it again.
+    await turn(0).locator('button.restore').click();
+    await pickQuick('Restore to before turn 1: what?', 'Conversation only');
+    await pv.waitFor({ timeout: 30000 });
+    assert(!(await pv.innerText()).includes('Files:'), 'no files part');
+    await pv.locator('button.c-go').click();
+    await until('turn 1 rewound', async () => (await turnText(0)).includes('not told to the model'), 30000);
+    await shot('chat-rewound.png');
+    assert(disk('chat/r.txt') === 'user line\none\ntwo\nagent line\nthree\n', 'the files stay');
+    await turn(0).locator('button.unrewind').click();
+    await until('turn 1 brought back, no way back left to offer', async () => !(await turnText(0)).includes('not told to the model') && !(await turnText(0)).includes('Undo the restore'), 30000);
+  });
+
+  await check('chat: branch from an edited message: edit mode in the input; the branch is a new chat, the files offered back (dry run first), the edited request planned there; both chats in the history after a reload', async () => {
+    fs.writeFileSync(path.join(ws, 'chat', 's.txt'), 's0\n');
+    await chat().locator('#new').click();
+    await until('an empty new chat', async () => (await chat().locator('.turn').count()) === 0, 15000);
+    await push(planReply('S says one', 'ws', 'chat/s.txt', 's0\n', 's1\n'));
+    await say('make s say one');
+    await until('the plan card', async () => (await turnText(0)).includes('S says one'), 60000);
+    await runAndAccept(0, 'chat/s.txt', 's1\n');
+    const origin = await chat().locator('#title').innerText();
+    await turn(0).locator('button.editmsg').click();
+    await until('the message in the input, in edit mode', async () => (await chat().locator('#text').inputValue()) === 'make s say one' && (await chat().locator('#editing').isVisible()), 15000);
+    assert((await chat().locator('#editing').innerText()).includes('Editing turn 1\'s message'), await chat().locator('#editing').innerText());
+    // Cancelable: Cancel leaves edit mode; Edit again.
+    await chat().locator('#cancelEdit').click();
+    await until('edit mode left', async () => !(await chat().locator('#editing').isVisible()) && (await chat().locator('#text').inputValue()) === '', 15000);
+    await turn(0).locator('button.editmsg').click();
+    await until('edit mode again', async () => await chat().locator('#editing').isVisible(), 15000);
+    await push(planReply('S says two', 'ws', 'chat/s.txt', 's0\n', 's2\n'));
+    const box = chat().locator('#text');
+    await box.fill('make s say two');
+    await box.press('Enter');
+    await pickQuick('restore them to before that turn?', 'Restore the files to before turn 1 too');
+    const pv = chat().locator('#preview .preview');
+    await pv.waitFor({ timeout: 30000 });
+    const pt = (await pv.innerText()).replace(/\s+/g, ' ');
+    for (const want of ['nothing has changed yet', 'chat/s.txt', '-s1', '+s0']) assert(pt.includes(want), `the dry run lacks "${want}": ${pt}`);
+    await until('the branch shown, with its origin', async () => /branch of .* at turn 1/.test(await chat().locator('#branchOf').innerText().catch(() => '')), 15000);
+    await shot('chat-branch.png');
+    await pv.locator('button.c-go').click();
+    await until('s.txt back as before turn 1', async () => disk('chat/s.txt') === 's0\n', 30000);
+    await until('the edited request planned in the branch', async () => (await turnText(0)).includes('S says two') && (await turnText(0)).includes('make s say two'), 60000);
+    const branchTitle = await chat().locator('#title').innerText();
+    // The way back to the original, which lists its branch.
+    await chat().locator('#branchOf button.gotoOrigin').click();
+    await until('the original chat with its turn and its branch', async () => (await turnText(0)).includes('S says one') && /branch: .*at turn 1/.test(await chat().locator('#branches').innerText().catch(() => '')), 30000);
+    assert((await chat().locator('#title').innerText()) === origin, 'the original chat');
+    await reload();
+    await focusChat();
+    await layout(true);
+    await chat().locator('#history').click();
+    await until('both chats in the history, the branch marked', async () => {
+      const rows = (await chat().locator('#historyList .chat').allInnerTexts()).map((t) => t.replace(/\s+/g, ' '));
+      return rows.some((r) => r.includes(branchTitle) && r.includes(`branch of ${origin} at turn 1`)) && rows.some((r) => r.includes(origin) && !r.includes('branch of'));
+    }, 30000);
+    await chat().locator('#historyList .chat', { hasText: 'branch of' }).first().locator('button.open').click();
+    await until('the branch opened from the history', async () => (await turnText(0)).includes('S says two') && /branch of/.test(await chat().locator('#branchOf').innerText().catch(() => '')), 30000);
+  });
+
+  await check('chat: the queue: a message queued while a run goes is planned when it ends; "send now" stops the run and plans it next; the planner\'s activity shows in the turn being planned; Stop keeps the turn as stopped', async () => {
+    fs.writeFileSync(path.join(ws, 'chat', 'q.txt'), 'q0\n');
+    const queued = chat().locator('.queue .queued');
+    await chat().locator('#new').click();
+    await until('an empty new chat', async () => (await chat().locator('.turn').count()) === 0, 15000);
+    await push(planReply('Q says one', 'wq', 'chat/q.txt', 'q0\n', 'q1\n'));
+    await say('make q say one');
+    await until('the plan card', async () => (await turnText(0)).includes('Q says one'), 60000);
+    await turn(0).locator('button.run').click();
+    await fileRow(0, 'chat/q.txt').locator('button.accept').waitFor({ timeout: 60000 });
+    await say('then make q say two');
+    await until('queued under the running turn', async () => (await queued.count()) === 1 && (await chat().locator('#send').innerText()) === 'Queue', 15000);
+    await shot('chat-queue.png');
+    await push(planReply('Q says two', 'wq', 'chat/q.txt', 'q1\n', 'q2\n'));
+    await fileRow(0, 'chat/q.txt').locator('button.accept').click();
+    await until('q.txt accepted', async () => disk('chat/q.txt') === 'q1\n', 30000);
+    await until('the queued message planned as turn 2 when turn 1 ended', async () => (await turnText(1)).includes('then make q say two') && (await turnText(1)).includes('Q says two') && (await queued.count()) === 0, 60000);
+    // Send now: the running turn is stopped and the message planned next.
+    await turn(1).locator('button.run').click();
+    await fileRow(1, 'chat/q.txt').locator('button.accept').waitFor({ timeout: 60000 });
+    await say('no, make q say three');
+    await until('queued', async () => (await queued.count()) === 1, 15000);
+    await push(planReply('Q says three', 'wq', 'chat/q.txt', 'q1\n', 'q3\n'));
+    await queued.first().locator('button.qnow').click();
+    await until('turn 2\'s run stopped, the message planned as turn 3', async () => (await turnText(1)).includes('cancelled') && (await turnText(2)).includes('Q says three') && (await queued.count()) === 0, 60000);
+    assert(disk('chat/q.txt') === 'q1\n', 'the stopped run wrote nothing (its change was waiting for review)');
+    // The planner's work while the plan is made: it reads a file, then its model does not answer.
+    await push({ toolCalls: [{ id: 'r1', name: 'read_file', args: JSON.stringify({ path: 'chat/q.txt' }) }] }, { fault: 'hang' });
+    await say('make q say four');
+    await until('turn 4 being planned, with the planner\'s activity', async () => (await turnText(3)).includes('making a plan') && (await turn(3).locator('.activity li').count()) >= 1, 60000);
+    await shot('chat-activity.png');
+    await chat().locator('#stop').click();
+    await until('turn 4 kept as stopped, with what the planner did', async () => (await turnText(3)).includes('planning stopped') && (await turn(3).locator('.activity li').count()) >= 1, 30000);
+  });
+
+  // Speed figure (reported with the others in figures.chatTyping, never asserted): the time from a
+  // key pressed to the character in the input, per key, in the chat input with an empty chat and
+  // with a 30-turn chat, and in VS Code's own quick open box, in the same run.
+  await check('chat: speed: typing in the chat input (empty chat, 30-turn chat) and in quick open (reported, not asserted)', async () => {
+    const typed = 'make the greeting say hi';
+    const rounds = 3;
+    const median = (a) => { const x = [...a].sort((p, q) => p - q); return x.length ? x[Math.floor(x.length / 2)] : null; };
+    const innerFrame = async () => {
+      const outer = await (await page.locator('iframe.webview.ready').elementHandle()).contentFrame();
+      return (await outer.locator('iframe#active-frame').elementHandle()).contentFrame();
+    };
+    const typeInChat = async () => {
+      const f = await innerFrame();
+      const box = chat().locator('#text');
+      const per = [];
+      for (let r = 0; r < rounds; r++) {
+        await box.fill('');
+        await box.click();
+        for (let i = 0; i < typed.length; i++) {
+          const t0 = performance.now();
+          await page.keyboard.type(typed[i]);
+          await f.waitForFunction((w) => document.getElementById('text').value === w, typed.slice(0, i + 1), { polling: 'raf', timeout: 10000 });
+          per.push(performance.now() - t0);
+        }
+      }
+      await box.fill('');
+      return per;
+    };
+    const typeInQuickOpen = async () => {
+      const per = [];
+      for (let r = 0; r < rounds; r++) {
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('Control+P');
+        await qpInput.waitFor({ state: 'visible' });
+        await until('quick open empty', async () => (await qpInput.inputValue()) === '', 10000);
+        for (let i = 0; i < typed.length; i++) {
+          const t0 = performance.now();
+          await page.keyboard.type(typed[i]);
+          await page.waitForFunction((w) => document.querySelector('.quick-input-widget input')?.value === w, typed.slice(0, i + 1), { polling: 'raf', timeout: 10000 });
+          per.push(performance.now() - t0);
+        }
+        await page.keyboard.press('Escape');
+      }
+      return per;
+    };
+    await focusChat();
+    await chat().locator('#new').click();
+    await until('an empty new chat', async () => (await chat().locator('.turn').count()) === 0, 15000);
+    await chat().locator('#modeAsk').click();
+    await typeInChat(); // a warm-up round, not counted
+    const empty = await typeInChat();
+    const quick = await typeInQuickOpen();
+    await focusChat();
+    const n = 30;
+    for (let i = 0; i < n; i++) {
+      await push({ text: `Answer ${i + 1}: the greeting says hello in greet.go, line ${i + 1}.` });
+      await say(`question ${i + 1} about the greeting`);
+      await until(`turn ${i + 1}'s answer`, async () => (await turnText(i)).includes(`Answer ${i + 1}:`), 60000);
+    }
+    await typeInChat(); // a warm-up round with the long chat drawn, not counted
+    const long = await typeInChat();
+    await chat().locator('#modePlan').click();
+    const ms = (a) => +median(a).toFixed(1);
+    figures.chatTyping = {
+      keys: empty.length, msPerKeyEmptyChat: ms(empty), msPerKey30Turns: ms(long), msPerKeyQuickOpen: ms(quick),
+      keysPerSecondEmptyChat: +(1000 / median(empty)).toFixed(1), keysPerSecond30Turns: +(1000 / median(long)).toFixed(1), keysPerSecondQuickOpen: +(1000 / median(quick)).toFixed(1),
+      ratio30TurnsVsEmpty: +(median(long) / median(empty)).toFixed(2), ratio30TurnsVsQuickOpen: +(median(long) / median(quick)).toFixed(2),
+    };
+    console.log(`  chat typing: ${JSON.stringify(figures.chatTyping)}`);
     await layout(false);
   });
 }

@@ -1667,7 +1667,7 @@ await check('issue 35 point 6: one base-URL edit in the Settings UI restarts the
 // The chat view (issue 36): test/e2e/chat.mjs. Last but the two that break agentd.path: its
 // layout (the other views collapsed while it is shown) would change the room of the views that
 // the cases before it count rows in.
-await (await import('./chat.mjs')).chatCases({ page, check, until, assert, palette, reload, openFile, fakeURL, ws, results, media, userDir });
+await (await import('./chat.mjs')).chatCases({ page, check, until, assert, palette, reload, openFile, fakeURL, ws, results, media, userDir, figures });
 
 await check('agentd.path changed without a reload: a missing binary is reported by each command that needs it; fixed, the daemon starts', async () => {
   await setSetting('agentd.path', '/nonexistent/agentd');

@@ -3,7 +3,7 @@
 // flight, an answer streaming in, a message refused while a turn runs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatModel, ChatTurn, stepWords, tokenWords, turnView } from '../../src/chat/model';
+import { ChatModel, ChatTurn, restorePreview, restoredWords, stepWords, tokenWords, turnView } from '../../src/chat/model';
 import { ChangeSet, Plan } from '../../src/model';
 
 const rel = (u: string) => u.replace(/^file:\/\/\/ws\//, '');
@@ -86,7 +86,7 @@ test('live progress: run events find the turn by its plan before the chat learns
   assert.equal(v.steps[1].status, 'running');
   assert.equal(v.steps[1].output, 'ok  greet\n');
   assert.equal(v.canRun, false, 'no second Run while it runs');
-  assert.match(m.busyReason() ?? '', /turn 1 is still running \(run run-1\).*not queued/);
+  assert.match(m.busyReason() ?? '', /turn 1 is still running \(run run-1\)/);
   // The chat learns the run (agentd/chat/changed, then load).
   m.load({ chatId: 'chat-1', title: 'hi', turns: [{ request: 'r', planId: 'plan-1', runId: 'run-1', status: 'running' }] });
   m.runEvent({ runId: 'run-1', event: { type: 'stepFinished', stepId: 't', status: 'completed' } });
@@ -189,4 +189,118 @@ test('a turn\'s tokens, when the daemon tells them', () => {
   assert.equal(tokenWords({ input: 1200, output: 300 }), '1,200 in · 300 out tokens');
   const v = turnView(0, { request: 'q', question: true, answer: 'a', tokens: { input: 40, output: 2 } } as ChatTurn, undefined, undefined, [], rel);
   assert.equal(v.tokens, '40 in · 2 out tokens');
+});
+
+// Checkpoints (docs/protocol.md "Checkpoints"): restore to before a turn, rewound turns, branches.
+const filesPart = (over: Record<string, unknown> = {}) => ({
+  applied: true, reverted: ['file:///ws/a.txt'], conflicts: [], overwritten: [], leftAlone: [], kept: [], runs: ['run-1'], turns: [0], created: [], deleted: [],
+  diffs: [{ uri: 'file:///ws/a.txt', path: 'a.txt', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1 @@\n-agent line\n mine\n' }], ...over,
+});
+
+test('a restore\'s dry run in words: the runs and turns taken back, each file\'s diff, the turns rewound; restore or cancel', () => {
+  const p = restorePreview('chat-1', 0, 'both', { chatId: 'chat-1', turn: 0, what: 'both', dryRun: true, applied: true, files: filesPart({ dryRun: true }), conversation: { turns: [0, 1] } }, rel);
+  assert.equal(p.lines[0], 'Restore to before turn 1 (files and conversation): nothing has changed yet.');
+  assert.ok(p.lines.includes('Files: takes back run run-1 (turn 1) as one undo; your own lines stay.'), p.lines.join('\n'));
+  assert.ok(p.lines.includes('Conversation: turns 1, 2 rewound: kept in the chat, not told to the model.'), p.lines.join('\n'));
+  assert.deepEqual(p.diffs, [{ uri: 'file:///ws/a.txt', path: 'a.txt', diff: '--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1 @@\n-agent line\n mine\n' }]);
+  assert.deepEqual(p.choices.map((c) => c.onConflict), ['', 'cancel']);
+});
+
+test('a restore that conflicts offers keep my lines / overwrite / cancel, with what overwrite writes', () => {
+  const conflict = { uri: 'file:///ws/a.txt', path: 'a.txt', reason: 'changed', message: 'you changed lines the agent wrote', diff: '-yours\n+before\n' };
+  const p = restorePreview('chat-1', 1, 'files', { chatId: 'chat-1', turn: 1, what: 'files', dryRun: true, applied: false, files: filesPart({ applied: false, diffs: [], conflicts: [conflict] }) }, rel);
+  assert.deepEqual(p.choices.map((c) => c.onConflict), ['keep', 'overwrite', 'cancel']);
+  assert.ok(p.choices[0].title.includes('a.txt'));
+  assert.ok(p.lines.includes('Conflict: a.txt: you changed lines the agent wrote'), p.lines.join('\n'));
+  assert.deepEqual(p.diffs, [{ uri: 'file:///ws/a.txt', path: 'a.txt', diff: '-yours\n+before\n', conflict: true }]);
+});
+
+test('an applied restore keeps its way back; the turn shows it; rewound turns say so', () => {
+  const wb = { method: 'agentd/undo/restore', params: { id: 'u1' } };
+  const cw = { method: 'agentd/chat/unrewind', params: { chatId: 'chat-1', rewindId: 'rw-1' } };
+  const w = restoredWords(0, { chatId: 'chat-1', turn: 0, what: 'both', applied: true, files: filesPart({ undoId: 'u1', wayBack: wb }), conversation: { rewindId: 'rw-1', turns: [0], wayBack: cw } }, rel);
+  assert.equal(w.text, 'Restored to before turn 1; 1 file taken back; turn 1 rewound (not told to the model); "Undo the restore" on the turn takes it back.');
+  assert.deepEqual(w.back, { files: wb, conversation: cw });
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', planId: 'p1', runId: 'run-1', status: 'completed', undone: true, rewound: true, rewindId: 'rw-1' }, { request: 'r2' }] });
+  m.restored = { chatId: 'chat-1', turn: 0, what: 'both', ...w.back };
+  const v = m.view();
+  assert.equal(v.turns[0].rewound, true);
+  assert.equal(v.turns[0].rewindId, 'rw-1');
+  assert.equal(v.turns[0].wayBack, 'Restored to before this turn (files and conversation).');
+  assert.equal(v.turns[1].wayBack, undefined);
+  assert.equal(v.turns[1].rewound, false);
+  // Another chat's restore is not offered here.
+  m.restored = { ...m.restored, chatId: 'chat-2' };
+  assert.equal(m.view().turns[0].wayBack, undefined);
+});
+
+test('the dry run shows in its turn, or above the input when it is another chat\'s (a branch restoring its origin\'s files)', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', runId: 'run-1' }] });
+  m.preview = restorePreview('chat-1', 0, 'files', { chatId: 'chat-1', turn: 0, what: 'files', dryRun: true, applied: true, files: filesPart() }, rel);
+  assert.equal(m.view().turns[0].preview?.turn, 0);
+  assert.equal(m.view().preview, undefined);
+  m.titles.set('chat-1', 'the origin');
+  m.load({ chatId: 'chat-2', title: 'b', turns: [], forkedFrom: { chatId: 'chat-1', turn: 0 } });
+  assert.equal(m.view().preview?.otherChat, 'the origin');
+});
+
+test('editing a message branches: its text and turn; the header says whose branch, the origin lists its branches; runs after the turn ask about the files', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 'origin', turns: [{ request: 'first' }, { request: 'second', runId: 'run-2' }, { request: '?', question: true, answer: 'a' }], branches: [{ chatId: 'chat-2', turn: 1 }] });
+  assert.equal(m.needsTitles(), true);
+  m.setTitles([{ chatId: 'chat-2', title: 'the branch', createdAt: '', updatedAt: '', turns: 1 }]);
+  assert.equal(m.needsTitles(), false);
+  assert.deepEqual(m.view().branches, [{ chatId: 'chat-2', title: 'the branch', turn: 2 }]);
+  assert.equal(m.view().branchOf, undefined);
+  assert.deepEqual(m.edit(2), { chatId: 'chat-1', turn: 2, request: '?', question: true });
+  assert.deepEqual(m.edit(1), { chatId: 'chat-1', turn: 1, request: 'second', question: false });
+  assert.deepEqual(m.view().editing, { turn: 2, chatId: 'chat-1' });
+  assert.equal(m.runsFrom(1), true);
+  assert.equal(m.runsFrom(2), false);
+  m.chat!.turns[1].undone = true;
+  assert.equal(m.runsFrom(0), false, 'an undone run wrote nothing to take back');
+  m.titles.set('chat-1', 'origin');
+  m.load({ chatId: 'chat-2', title: 'the branch', turns: [{ request: 'first' }], forkedFrom: { chatId: 'chat-1', turn: 1 } });
+  assert.equal(m.view().editing, undefined, 'the edit was of the other chat');
+  assert.deepEqual(m.view().branchOf, { chatId: 'chat-1', title: 'origin', turn: 2 });
+  m.clear();
+  assert.equal(m.editing, undefined);
+});
+
+test('while a turn is going a plan message is queued in the core; the queue is listed in order; a daemon without the queue refuses with the reason', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', planId: 'p1', runId: 'run-1', status: 'running' }], queued: [{ queueId: 'q1', request: 'then a test', when: 'after', createdAt: '' }, { queueId: 'q2', request: 'now this', when: 'now', createdAt: '' }] });
+  const v = m.view();
+  assert.equal(v.queues, true);
+  assert.deepEqual(v.queued, [{ queueId: 'q1', request: 'then a test', now: false }, { queueId: 'q2', request: 'now this', now: true }]);
+  assert.ok(!/not queued/.test(v.busy!), v.busy);
+  m.canQueue = false;
+  assert.equal(m.view().queues, false);
+  assert.match(m.view().busy!, /turn 1 is still running .*Messages are not queued by this agentd/);
+  // Nothing going: sent at once, not queued.
+  m.canQueue = true;
+  m.chat!.turns[0].status = 'completed';
+  assert.equal(m.view().queues, false);
+  assert.equal(m.view().busy, undefined);
+});
+
+test('a plan turn recorded when planning starts shows the planner\'s activity while it is planned, and counts as going', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', status: 'planning' }] });
+  assert.equal(m.streamed({ chatId: 'chat-1', turn: 0, activity: 'mapping the repository' }), true);
+  assert.equal(m.streamed({ chatId: 'chat-2', turn: 0, activity: 'elsewhere' }), false);
+  m.streamed({ chatId: 'chat-1', turn: 0, activity: 'exploring (round 1 of 6): Read a.go' });
+  const v = m.view();
+  assert.deepEqual(v.turns[0].activity, ['mapping the repository', 'exploring (round 1 of 6): Read a.go']);
+  assert.equal(v.turns[0].status, 'planning');
+  assert.match(v.busy!, /turn 1 is still being planned/);
+  assert.equal(v.queues, true);
+  // Planning failed: what the planner did until then stays under the turn.
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', status: 'failed', failure: 'no plan: the model failed' }] });
+  assert.equal(m.view().turns[0].activity?.length, 2);
+  // The plan made: the activity is no longer drawn.
+  m.load({ chatId: 'chat-1', title: 't', turns: [{ request: 'r1', planId: 'p1', planTitle: 'P' }] });
+  assert.equal(m.view().turns[0].activity, undefined);
 });
