@@ -178,7 +178,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	req.Progress, end = s.planProgress(p.WorkDoneToken)
 	defer end()
 	req.URIs, req.Selection = planContext(p.Context)
-	attached, err := s.attachedContext(ctx, p.Context)
+	attached, err := s.attachedContext(ctx, p.Context, &req.Images)
 	if err != nil {
 		return nil, err
 	}
