@@ -284,4 +284,5 @@ export async function chatCases(h) {
     await until('the configured model again', async () => (await model.innerText()) === 'openai:fake', 15000);
     await layout(false);
   });
+  await (await import('./chat_images.mjs')).imageCases(h);
 }
