@@ -963,6 +963,17 @@ type ContextEntry struct {
 	Title string `json:"title,omitempty"`
 	// "diff": the workspace's diff against HEAD, read by the daemon.
 	Kind string `json:"kind,omitempty"`
+	// A pasted image, sent to the model as an image (a model configured with
+	// vision only); agentd/context/size estimates its tokens.
+	Image *ContextImage `json:"image,omitempty"`
+}
+
+// ContextImage: An image item of context: its type and bytes.
+type ContextImage struct {
+	// image/png, image/jpeg, image/gif or image/webp.
+	MimeType string `json:"mimeType"`
+	// The image's bytes, base64.
+	Data string `json:"data"`
 }
 
 type ContextSizeParams struct {
@@ -1416,6 +1427,9 @@ type ModelInfo struct {
 	Problem    string         `json:"problem,omitempty"`
 	Profiles   []ModelProfile `json:"profiles"`
 	Providers  []string       `json:"providers"`
+	// The model takes images (its profile's "vision": true): a view may offer
+	// pasting them.
+	Vision bool `json:"vision"`
 }
 
 // QueuedMessage: A message queued for a chat's next turn (agentd/chat/queue),

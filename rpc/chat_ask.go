@@ -53,7 +53,7 @@ func (s *Server) chatAsk(ctx context.Context, params json.RawMessage) (any, erro
 	}
 	req := PlanRequest{Approve: (*approver)(s).Approve}
 	req.URIs, req.Selection = planContext(p.Context)
-	attached, err := s.attachedContext(ctx, p.Context)
+	attached, err := s.attachedContext(ctx, p.Context, &req.Images)
 	if err != nil {
 		return nil, err
 	}

@@ -100,10 +100,10 @@ func (s *Server) planQueued(chatID string, m session.QueuedMessage) session.Chat
 	if bad == nil {
 		req.URIs, req.Selection = planContext(pc)
 	}
-	return s.planTurn(chatID, m.Request, req, func(ctx context.Context) (string, error) {
+	return s.planTurn(chatID, m.Request, req, func(ctx context.Context, imgs *[]session.Image) (string, error) {
 		if bad != nil {
 			return "", bad
 		}
-		return s.attachedContext(ctx, pc)
+		return s.attachedContext(ctx, pc, imgs)
 	}, nil)
 }

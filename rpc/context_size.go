@@ -24,6 +24,9 @@ func contextEntries(in []wire.ContextEntry) []session.ContextEntry {
 	out := make([]session.ContextEntry, len(in))
 	for i, e := range in {
 		out[i] = session.ContextEntry{URI: e.URI, Text: e.Text, Title: e.Title, Kind: e.Kind}
+		if e.Image != nil {
+			out[i].Image = &session.ContextImage{MIMEType: e.Image.MimeType, Data: e.Image.Data}
+		}
 		if e.Range != nil {
 			out[i].Range = &workspace.Range{
 				Start: workspace.Position{Line: e.Range.Start.Line, Character: e.Range.Start.Character},
@@ -42,7 +45,7 @@ func (s *Server) contextSize(ctx context.Context, params json.RawMessage) (any, 
 	if err != nil {
 		return nil, err
 	}
-	sizes := sess.ContextSizes(ctx, contextEntries(p.Items))
+	sizes := sess.ContextSizes(ctx, contextEntries(p.Items), s.imageCheck())
 	res := wire.ContextSizeResult{Items: make([]wire.ContextSize, len(sizes))}
 	for i, c := range sizes {
 		res.Items[i] = wire.ContextSize{Title: c.Title, Tokens: c.Tokens, Clipped: c.Clipped, Note: c.Note, Error: c.Error}
@@ -52,13 +55,16 @@ func (s *Server) contextSize(ctx context.Context, params json.RawMessage) (any, 
 }
 
 // attachedContext is context.items as the request carries them after the
-// user's words ("" for none).
-func (s *Server) attachedContext(ctx context.Context, c *wire.PlanContext) (string, error) {
+// user's words ("" for none), and their images in *imgs (context_image.go).
+func (s *Server) attachedContext(ctx context.Context, c *wire.PlanContext, imgs *[]session.Image) (string, error) {
 	if c == nil || len(c.Items) == 0 {
 		return "", nil
 	}
 	sess, err := s.session()
 	if err != nil {
+		return "", err
+	}
+	if *imgs, err = s.attachedImages(contextEntries(c.Items)); err != nil {
 		return "", err
 	}
 	text, err := sess.ContextText(ctx, contextEntries(c.Items), (*approver)(s).Approve)

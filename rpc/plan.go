@@ -178,13 +178,13 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 	progress, end := s.planProgress(p.WorkDoneToken)
 	defer end()
 	req.URIs, req.Selection = planContext(p.Context)
-	attached, err := s.attachedContext(ctx, p.Context)
+	attached, err := s.attachedContext(ctx, p.Context, &req.Images)
 	if err != nil {
 		return nil, err
 	}
 	// The chat's turns before this one, as every conversation's planner
 	// is told them (session.ChatStore.PlanTurn).
-	pl, _, err := chats.PlanTurn(ctx, s.planTurn(p.ChatID, p.Request, req, func(context.Context) (string, error) { return attached, nil }, progress))
+	pl, _, err := chats.PlanTurn(ctx, s.planTurn(p.ChatID, p.Request, req, func(context.Context, *[]session.Image) (string, error) { return attached, nil }, progress))
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (s *Server) planCreate(ctx context.Context, params json.RawMessage) (any, e
 // attached (attached, read when it plans), its work streams to the chat
 // (agentd/chat/stream activity, with the turn's index) and to progress
 // ($/progress), and the plan is validated and kept in the plan store.
-func (s *Server) planTurn(chatID, request string, req PlanRequest, attached func(context.Context) (string, error), progress func(string)) session.ChatTurn {
+func (s *Server) planTurn(chatID, request string, req PlanRequest, attached func(context.Context, *[]session.Image) (string, error), progress func(string)) session.ChatTurn {
 	var turn atomic.Int64
 	turn.Store(-1)
 	req.Progress = func(msg string) {
@@ -213,11 +213,11 @@ func (s *Server) planTurn(chatID, request string, req PlanRequest, attached func
 			if s.opts.PlanMaker == nil {
 				return nil, errNoModel
 			}
-			att, err := attached(ctx)
+			r := req
+			att, err := attached(ctx, &r.Images)
 			if err != nil {
 				return nil, err
 			}
-			r := req
 			r.Request = request + att
 			return s.opts.PlanMaker.MakePlan(ctx, r)
 		},

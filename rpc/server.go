@@ -68,6 +68,9 @@ type PlanRequest struct {
 	Request   string
 	URIs      []string
 	Selection *Selection
+	// Images are context.items' images (context_image.go), for a model
+	// that takes images.
+	Images []session.Image
 	// Previous and Feedback are set for agentd/plan/regenerate.
 	Previous *plans.Plan
 	Feedback string

@@ -29,6 +29,8 @@ type ContextEntry struct {
 	Text  string           `json:"text,omitempty"`
 	Title string           `json:"title,omitempty"`
 	Kind  string           `json:"kind,omitempty"`
+	// Image is a pasted image (context_image.go): sent as an image.
+	Image *ContextImage `json:"image,omitempty"`
 }
 
 // ContextSize is an item's size: its title as the planner is told it, its
@@ -116,10 +118,15 @@ func renderBlock(title, text string) (string, bool) {
 	return fmt.Sprintf("\n### %s\n```\n%s\n```\n", title, strings.TrimRight(text, "\n")), clipped
 }
 
-// ContextSizes is each item's size in tokens (agentd/context/size).
-func (s *Session) ContextSizes(ctx context.Context, items []ContextEntry) []ContextSize {
+// ContextSizes is each item's size in tokens (agentd/context/size); an
+// image is checked by check (the model must take images).
+func (s *Session) ContextSizes(ctx context.Context, items []ContextEntry, check ImageCheck) []ContextSize {
 	out := make([]ContextSize, len(items))
 	for i, it := range items {
+		if it.Image != nil {
+			out[i] = imageSize(it.Image, check)
+			continue
+		}
 		title, text, note, err := s.contextBlock(ctx, it)
 		if err != nil {
 			out[i] = ContextSize{Error: err.Error()}
@@ -142,6 +149,10 @@ func (s *Session) ContextText(ctx context.Context, items []ContextEntry, ask fun
 	var b strings.Builder
 	b.WriteString("\n\n## Context the user attached\n")
 	for i, it := range items {
+		if it.Image != nil { // sent as an image (ContextImages)
+			b.WriteString(imageBlock(i+1, it.Image))
+			continue
+		}
 		title, text, _, err := s.contextBlock(ctx, it)
 		if err != nil {
 			return "", fmt.Errorf("context item %d: %w", i+1, err)

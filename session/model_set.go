@@ -84,6 +84,9 @@ type ModelInfo struct {
 	// names "provider:model" may start with (for an editor's picker).
 	Profiles  []ProfileInfo `json:"profiles"`
 	Providers []string      `json:"providers"`
+	// Vision: the model takes images (its profile's "vision": true), so
+	// a view may offer pasting them (CheckImages says why not).
+	Vision bool `json:"vision"`
 }
 
 // KeyInfo says whether the model has its key and where it comes from.
@@ -289,7 +292,7 @@ func (w *ModelSwitch) infoLocked() ModelInfo {
 		info.Key.Needed = env != ""
 		return info
 	}
-	info.Provider, info.Name, info.BaseURL = sp.Provider, sp.Model, sp.BaseURL
+	info.Provider, info.Name, info.BaseURL, info.Vision = sp.Provider, sp.Model, sp.BaseURL, sp.Vision
 	info.Key.Needed = env != "" && (sp.BaseURL == llm.DefaultOpenAIBaseURL || sp.BaseURL == llm.DefaultAnthropicBaseURL)
 	return info
 }

@@ -320,7 +320,7 @@ func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*s
 		return nil, session.PlanRequest{}, err
 	}
 	cr := session.PlanRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
-		Approve: req.Approve}
+		Approve: req.Approve, Images: req.Images}
 	if req.Progress != nil {
 		cr.OnProgress = func(p session.PlanProgress) { req.Progress(p.String()) }
 	}
@@ -347,6 +347,18 @@ func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*s
 		}
 	}
 	return pl, cr, nil
+}
+
+// CheckImages implements rpc.ImageChecker: whether the model in force
+// takes images (session.ModelSwitch.CheckImages).
+func (m *serveModel) CheckImages(imgs []session.Image) error {
+	m.mu.Lock()
+	ms := m.models
+	m.mu.Unlock()
+	if ms == nil {
+		return fmt.Errorf("%w; %s", engine.ErrNoModel, session.NoModelHelp)
+	}
+	return ms.CheckImages(imgs)
 }
 
 // Answer implements rpc.Answerer (agentd/chat/ask): the planner's model

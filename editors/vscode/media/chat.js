@@ -24,6 +24,7 @@
     return b;
   }
   const post = (m) => vscode.postMessage(m);
+  window.agentdChat = { post }; // for media/chat-images.js (pasted images)
 
   function setMode(m) {
     mode = m;
@@ -346,6 +347,7 @@
       const chip = el('span', 'chip' + (c.auto ? ' auto' : '') + (c.bad ? ' bad' : ''));
       chip.dataset.chip = c.key;
       chip.title = c.title;
+      if (c.thumb) { const img = el('img', 'cthumb'); img.src = c.thumb; img.height = 20; img.alt = ''; chip.append(img); }
       chip.append(el('span', 'clabel', c.label), el('span', 'csize', c.size));
       chip.append(button('×', 'link cremove', 'Do not send this', () => post({ type: 'chipRemove', key: c.key })));
       chips.append(chip);

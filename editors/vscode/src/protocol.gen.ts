@@ -731,6 +731,19 @@ export interface ContextEntry {
   title?: string;
   /** "diff": the workspace's diff against HEAD, read by the daemon. */
   kind?: string;
+  /**
+   * A pasted image, sent to the model as an image (a model configured with vision only);
+   * agentd/context/size estimates its tokens.
+   */
+  image?: ContextImage;
+}
+
+/** An image item of context: its type and bytes. */
+export interface ContextImage {
+  /** image/png, image/jpeg, image/gif or image/webp. */
+  mimeType: string;
+  /** The image's bytes, base64. */
+  data: string;
 }
 
 export interface ContextSizeParams {
@@ -1185,6 +1198,8 @@ export interface ModelInfo {
   problem?: string;
   profiles: ModelProfile[];
   providers: string[];
+  /** The model takes images (its profile's "vision": true): a view may offer pasting them. */
+  vision: boolean;
 }
 
 /** A message queued for a chat's next turn (agentd/chat/queue), kept in the chat's record. */

@@ -34,11 +34,11 @@ export type ContextEntry = wire.ContextEntry;
 
 /** A context chip of the input: what it sends and its size as the daemon counted it. `auto`: the
  *  active editor (or its selection), which follows the editor until the user removes it. */
-export interface Chip { key: string; label: string; item: ContextEntry; auto?: boolean; tokens?: number; clipped?: boolean; note?: string; error?: string }
+export interface Chip { key: string; label: string; item: ContextEntry; auto?: boolean; tokens?: number; clipped?: boolean; note?: string; error?: string; thumb?: string }
 
 // What the webview draws --------------------------------------------------------------------
 
-export interface ChipView { key: string; label: string; size: string; title: string; auto: boolean; bad: boolean }
+export interface ChipView { key: string; label: string; size: string; title: string; auto: boolean; bad: boolean; thumb?: string }
 /** An approval the daemon asks for, shown in its turn: the modal's words and options, in its order. */
 export interface ApprovalView { id: string; message: string; detail: string; buttons: { title: string; optionId: string; kind: string }[] }
 
@@ -165,7 +165,7 @@ export function fileWords(op: string, c: { pending: number; accepted: number; re
 export function chipView(c: Chip): ChipView {
   const size = c.error ? 'cannot be sent' : c.tokens === undefined ? '… tokens' : `${c.tokens.toLocaleString('en-US')} token${c.tokens === 1 ? '' : 's'}${c.clipped ? ' (clipped)' : ''}`;
   const title = [c.error ?? (c.tokens === undefined ? 'counting…' : `${c.tokens} tokens as the request carries it`), c.note, c.auto ? 'the active editor: follows it until removed' : undefined].filter(Boolean).join('\n');
-  return { key: c.key, label: c.label, size, title, auto: !!c.auto, bad: !!c.error };
+  return { key: c.key, label: c.label, size, title, auto: !!c.auto, bad: !!c.error, thumb: c.thumb };
 }
 
 /** tokenWords: a turn's `tokens` as the daemon tells them (input and output), in words. */

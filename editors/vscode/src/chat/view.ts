@@ -12,6 +12,7 @@ import type { ApprovalAnswer } from '../approvals';
 import type * as wire from '../protocol.gen';
 import { Chip, ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo, restorePreview, restoredWords } from './model';
 import { applyPatchText, normalizeUndo, needsChoice } from '../model';
+import { PasteImage, imageChip } from './images';
 
 /** What the view needs of the extension besides the daemon: show a plan in the Plan view (the
  *  plan editor; Run Plan runs the plan shown there). */
@@ -35,7 +36,8 @@ type FromView =
   | { type: 'previewDiff'; index: number }
   | { type: 'restoreChoice'; onConflict: '' | 'keep' | 'overwrite' | 'cancel' }
   | { type: 'unrestore' | 'cancelEdit' }
-  | { type: 'queueEdit' | 'unqueue' | 'queueNow'; queueId: string };
+  | { type: 'queueEdit' | 'unqueue' | 'queueNow'; queueId: string }
+  | PasteImage;
 
 const CURRENT = 'agentd.chat.current';
 /** The restored text of a file as a restore's dry run says it (read-only documents for the diff editor). */
@@ -191,6 +193,7 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
     }
     const now = await this.req<wire.ModelInfo>('agentd/model/set', set);
     this.model.model = modelWords(now);
+    void this.resize(); // an image chip's "takes no images" depends on the model
     this.say(now.problem ? `Model: ${modelWords(now)}. ${now.problem}` : `Model: ${modelWords(now)} for the next request.`, now.problem ? 'warn' : 'info');
   }
 
@@ -405,6 +408,7 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
         return;
       }
       case 'chipRemove': this.model.removeChip(m.key); this.post(); return;
+      case 'pasteImage': if (this.model.addChip(imageChip(m))) await this.resize(); return;
       case 'addContext': {
         const added = await this.addContext(!!m.hash);
         if (m.hash) void this.view?.webview.postMessage({ type: 'hashDone', added });
@@ -740,9 +744,10 @@ function html(webview: vscode.Webview, media: vscode.Uri): string {
   const nonce = Array.from({ length: 32 }, () => 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'[Math.floor(Math.random() * 62)]).join('');
   const css = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css'));
   const js = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.js'));
+  const images = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat-images.js'));
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}'; img-src ${webview.cspSource};">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}'; img-src ${webview.cspSource} data:;">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
 <link rel="stylesheet" href="${css}"><title>agentd chat</title></head>
 <body>
@@ -764,5 +769,6 @@ function html(webview: vscode.Webview, media: vscode.Uri): string {
 <button id="addContext" title="Add context: a file, the selection, a file's Problems, the git diff (or type #)">+ Context</button><span id="context"></span><button id="stop" hidden>Stop</button><button id="send" class="primary">Send</button></div>
 </footer>
 <script nonce="${nonce}" src="${js}"></script>
+<script nonce="${nonce}" src="${images}"></script>
 </body></html>`;
 }

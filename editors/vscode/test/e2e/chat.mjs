@@ -521,4 +521,5 @@ export async function chatCases(h) {
     console.log(`  chat typing: ${JSON.stringify(figures.chatTyping)}`);
     await layout(false);
   });
+  await (await import('./chat_images.mjs')).imageCases(h);
 }
