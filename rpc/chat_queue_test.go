@@ -242,7 +242,9 @@ func TestChatQueueNowStopsTheGoingTurn(t *testing.T) {
 
 	// Now over a plan being made.
 	errc := make(chan error, 1)
-	go func() { errc <- ed.call("agentd/plan/create", map[string]any{"request": "go slow", "chatId": chat}, nil) }()
+	go func() {
+		errc <- ed.call("agentd/plan/create", map[string]any{"request": "go slow", "chatId": chat}, nil)
+	}()
 	<-pm.started
 	ed.mustCall("agentd/chat/queue", map[string]any{"chatId": chat, "request": "list again", "when": "now"}, nil)
 	if err := <-errc; err == nil || !strings.Contains(err.Error(), "queued to go now") {
