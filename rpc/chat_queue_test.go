@@ -260,6 +260,7 @@ func TestChatQueueNowStopsTheGoingTurn(t *testing.T) {
 // a missing one must not restore to before the first).
 func TestChatRestoreNeedsTheTurn(t *testing.T) {
 	ed, chat := startQueueEditor(t, &scriptedPlanMaker{})
+	ed.mustCall("agentd/plan/create", map[string]any{"request": "list the files", "chatId": chat}, nil)
 	err := ed.call("agentd/chat/restore", map[string]any{"chatId": chat, "what": "conversation"}, nil)
 	if errCode(err) != -32602 || !strings.Contains(err.Error(), "turn") {
 		t.Fatalf("restore without turn: %v, want -32602 naming turn", err)
