@@ -113,7 +113,11 @@ func TestChatQueuePlansWhenTheGoingTurnEnds(t *testing.T) {
 	// Stopped, then failed: both kept, both told.
 	stop, cancel := context.WithCancel(ctx)
 	_, _, err = cs.PlanTurn(stop, ChatTurn{ChatID: c.ID, Where: "in the editor", Request: "stop me",
-		Plan: func(ctx context.Context, _ string) (*plans.Plan, error) { cancel(); <-ctx.Done(); return nil, ctx.Err() }})
+		Plan: func(ctx context.Context, _ string) (*plans.Plan, error) {
+			cancel()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("a stopped planning returned %v", err)
 	}
