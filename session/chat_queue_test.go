@@ -162,3 +162,39 @@ func TestChatAskStartsItsChat(t *testing.T) {
 		t.Fatalf("the chat the question started: %v %+v", err, c)
 	}
 }
+
+// A turn recorded as planning by a process that ended before its plan
+// was made (nobody holds its planning lock) shows as failed, saying so;
+// one whose lock is held (another process still plans it) stays planning.
+func TestChatPlanningLeftByAnEndedProcessShowsFailed(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: t.TempDir(), StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := s.ChatStore()
+	c, err := cs.New(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &goingTurn{chatID: c.ID, turn: -1} // another process's, not in this store
+	if _, err := cs.update(ctx, c.ID, func(c *Chat) error {
+		c.Turns = append(c.Turns, &Turn{Request: "left", Status: TurnPlanning}, &Turn{Request: "held", Status: TurnPlanning})
+		other.hold(cs.planningLock(c.ID, 1), 1)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer other.release()
+	got, err := cs.Get(c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Turns[0].Status != engine.RunFailed || !strings.Contains(got.Turns[0].Failure, "ended (closed or crashed)") {
+		t.Errorf("a planning nobody holds: %+v", got.Turns[0])
+	}
+	if got.Turns[1].Status != TurnPlanning {
+		t.Errorf("a planning another process holds: %+v", got.Turns[1])
+	}
+}
