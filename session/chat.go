@@ -331,6 +331,7 @@ func (cs *ChatStore) Get(id string) (*Chat, error) {
 	}
 	cs.learnRuns(c)
 	cs.liveBranches(c)
+	cs.orphanedPlanning(c)
 	return c, nil
 }
 

@@ -7,11 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/agentd/agentd/engine"
+	"github.com/agentd/agentd/internal/platform"
 )
 
 // The chat's queue: a message sent while a turn of the chat is going (its
@@ -61,6 +64,40 @@ type goingTurn struct {
 	chatID string
 	mu     sync.Mutex
 	cancel context.CancelCauseFunc
+	// A plan turn's: its index and the lock file held while it plans
+	// (heldPlanning).
+	turn int
+	held *os.File
+}
+
+// hold keeps the turn's planning lock path, held (locked) until the turn
+// ends; a lock that cannot be taken is left (the turn then shows as
+// planning only to this process).
+func (g *goingTurn) hold(path string, turn int) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err == nil && platform.TryLock(f) != nil {
+		f.Close()
+		f = nil
+	}
+	g.mu.Lock()
+	if err == nil {
+		g.held = f
+	}
+	g.turn = turn
+	g.mu.Unlock()
+}
+
+// release lets the turn's planning lock go and removes it.
+func (g *goingTurn) release() {
+	g.mu.Lock()
+	f := g.held
+	g.held = nil
+	g.mu.Unlock()
+	if f != nil {
+		_ = platform.Unlock(f)
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+	}
 }
 
 // ErrStoppedForQueued is the error of a turn stopped by a message queued
@@ -83,7 +120,7 @@ func (g *goingTurn) stop() {
 }
 
 func (cs *ChatStore) startGoing(chatID string) *goingTurn {
-	g := &goingTurn{chatID: chatID}
+	g := &goingTurn{chatID: chatID, turn: -1}
 	cs.lmu.Lock()
 	if cs.going == nil {
 		cs.going = map[*goingTurn]bool{}
@@ -96,6 +133,7 @@ func (cs *ChatStore) startGoing(chatID string) *goingTurn {
 // endGoing: the turn g ended (its end recorded); the chat's queue is
 // looked at.
 func (cs *ChatStore) endGoing(g *goingTurn) {
+	g.release()
 	cs.lmu.Lock()
 	delete(cs.going, g)
 	cs.lmu.Unlock()
@@ -113,6 +151,49 @@ func (cs *ChatStore) goingOf(chatID string) []*goingTurn {
 		}
 	}
 	return out
+}
+
+// planningLock is the file a process holds locked while it plans turn
+// idx of the chat id: a turn recorded as planning whose lock nobody holds
+// was left by a process that ended before its plan was made.
+func (cs *ChatStore) planningLock(id string, idx int) string {
+	return filepath.Join(cs.dir(), fmt.Sprintf(".planning-%s-%d.lock", id, idx))
+}
+
+// heldPlanning says whether turn idx of the chat id is still being
+// planned: by this process, or by another that holds its lock.
+func (cs *ChatStore) heldPlanning(id string, idx int) bool {
+	for _, g := range cs.goingOf(id) {
+		g.mu.Lock()
+		n := g.turn
+		g.mu.Unlock()
+		if n == idx {
+			return true
+		}
+	}
+	path := cs.planningLock(id, idx)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return !errors.Is(err, os.ErrNotExist)
+	}
+	defer f.Close()
+	if err := platform.TryLock(f); err != nil {
+		return true // held (or unknown: left as it is)
+	}
+	_ = os.Remove(path)
+	_ = platform.Unlock(f)
+	return false
+}
+
+// orphanedPlanning shows the turns of c recorded as planning that no
+// process plans any more (it was closed or crashed) as failed, saying so.
+func (cs *ChatStore) orphanedPlanning(c *Chat) {
+	for i, t := range c.Turns {
+		if t.Status == TurnPlanning && !cs.heldPlanning(c.ID, i) {
+			t.Status = engine.RunFailed
+			t.Failure = "the agentd process that was making its plan ended (closed or crashed) before the plan was made: send the request again"
+		}
+	}
 }
 
 // liveRuns are the runs of the chat's turns still running or paused, as

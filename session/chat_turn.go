@@ -108,7 +108,7 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 		g.setCancel(cancel)
 		// Last: the queue is looked at once the turn is recorded as ended.
 		defer cs.endGoing(g)
-		n, err := cs.startTurn(ctx, id, t.Request)
+		n, err := cs.startTurn(ctx, id, t.Request, g)
 		if err != nil {
 			notKept = &TurnNotKeptError{ChatID: id, Err: err}
 		} else {
@@ -146,12 +146,15 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 }
 
 // startTurn records a plan turn of the chat id as its planning starts and
-// returns its index. A chat without a title takes the request's.
-func (cs *ChatStore) startTurn(ctx context.Context, id, request string) (int, error) {
+// returns its index; g holds the turn's planning (heldPlanning) from
+// before the record is written. A chat without a title takes the
+// request's.
+func (cs *ChatStore) startTurn(ctx context.Context, id, request string, g *goingTurn) (int, error) {
 	idx := 0
 	_, err := cs.update(ctx, id, func(c *Chat) error {
 		c.Turns = append(c.Turns, &Turn{Request: request, Status: TurnPlanning})
 		idx = len(c.Turns) - 1
+		g.hold(cs.planningLock(id, idx), idx)
 		if c.Title == "" {
 			c.Title = titleOf(request)
 		}

@@ -25,15 +25,20 @@ type Turn struct {
 	Request string `json:"request"`
 	// PlanID is the plan made for the turn (a chat's turns: the run of
 	// that plan, from any front end, is learned into the turn).
-	PlanID    string           `json:"planId,omitempty"`
-	PlanTitle string           `json:"planTitle,omitempty"`
-	PlanSteps []string         `json:"planSteps,omitempty"` // "id [tool] what it acts on"
-	RunID     string           `json:"runId,omitempty"`
-	Status    engine.RunStatus `json:"status,omitempty"`
-	Steps     []string         `json:"steps,omitempty"`   // "step w: completed", with reasons and errors
-	Review    []string         `json:"review,omitempty"`  // "change X (step w): rejected, the user's reason: ..."
-	Failure   string           `json:"failure,omitempty"` // the failed steps with their errors and output
-	Undone    bool             `json:"undone,omitempty"`
+	PlanID    string   `json:"planId,omitempty"`
+	PlanTitle string   `json:"planTitle,omitempty"`
+	PlanSteps []string `json:"planSteps,omitempty"` // "id [tool] what it acts on"
+	RunID     string   `json:"runId,omitempty"`
+	// Status is the run's (running, completed, partial, failed,
+	// cancelled); before it, TurnPlanning while the plan is made, and
+	// cancelled or failed (with Failure, no PlanID) when the planning was
+	// stopped or failed (ChatStore.PlanTurn). A question turn's is
+	// cancelled when its answer was stopped.
+	Status  engine.RunStatus `json:"status,omitempty"`
+	Steps   []string         `json:"steps,omitempty"`   // "step w: completed", with reasons and errors
+	Review  []string         `json:"review,omitempty"`  // "change X (step w): rejected, the user's reason: ..."
+	Failure string           `json:"failure,omitempty"` // the failed steps with their errors and output
+	Undone  bool             `json:"undone,omitempty"`
 	// StartSnapshot is the run's start snapshot ("" without snapshots).
 	StartSnapshot string `json:"startSnapshot,omitempty"`
 	// Question marks a turn that asked a question: it was answered in
