@@ -419,16 +419,17 @@ func asRequestError(err error, re **sdk.RequestError) bool {
 	return ok
 }
 
-// TestPromptWhileRunningIsRefused sends a second prompt while the first
-// waits for the model: the second is refused with an error that says so,
-// the first goes on until session/cancel, and a prompt after it runs.
-func TestPromptWhileRunningIsRefused(t *testing.T) {
+// promptWaitingForTheModel opens a session and sends a first prompt whose
+// planner call hangs at the model until the prompt is cancelled; it
+// returns once the model has the request, with the channel the first
+// prompt's answer comes on. The model's next reply is a plan writing b.txt.
+func promptWaitingForTheModel(t *testing.T) (*sdk.ClientSideConnection, sdk.NewSessionResponse, string, chan sdk.PromptResponse) {
+	t.Helper()
 	fake := fakemodel.New()
 	url := fake.Start(t)
 	ws, state := t.TempDir(), t.TempDir()
-	c := &testClient{}
-	conn, stop := start(t, c, modelOptions(url, state))
-	defer stop()
+	conn, stop := start(t, &testClient{}, modelOptions(url, state))
+	t.Cleanup(stop)
 	ctx := boundedCtx(t)
 	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
 	fake.Push(fakemodel.Reply{Fault: fakemodel.FaultHang},
@@ -447,6 +448,15 @@ func TestPromptWhileRunningIsRefused(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return conn, ns, ws, first
+}
+
+// TestPromptWhileRunningIsRefused sends a second prompt while the first
+// waits for the model: the second is refused with an error that says so,
+// the first goes on until session/cancel, and a prompt after it runs.
+func TestPromptWhileRunningIsRefused(t *testing.T) {
+	conn, ns, ws, first := promptWaitingForTheModel(t)
+	ctx := boundedCtx(t)
 	_, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("write b")}})
 	var re *sdk.RequestError
 	if !asRequestError(err, &re) || re.Code != errPromptRunning || !strings.Contains(re.Message, "already running") {
@@ -477,30 +487,8 @@ func TestPromptWhileRunningIsRefused(t *testing.T) {
 // session/cancel, before the cancelled prompt's answer. The next prompt is
 // not refused: it waits for the cancelled one and then runs.
 func TestPromptRightAfterCancelRuns(t *testing.T) {
-	fake := fakemodel.New()
-	url := fake.Start(t)
-	ws, state := t.TempDir(), t.TempDir()
-	c := &testClient{}
-	conn, stop := start(t, c, modelOptions(url, state))
-	defer stop()
+	conn, ns, ws, first := promptWaitingForTheModel(t)
 	ctx := boundedCtx(t)
-	ns := openSession(t, conn, sdk.ClientCapabilities{}, ws, modeAuto)
-	fake.Push(fakemodel.Reply{Fault: fakemodel.FaultHang},
-		fakemodel.Reply{Text: `{"steps":[{"id":"w","tool":"write_file","args":{"path":"b.txt","content":"b\n"}}]}`})
-	first := make(chan sdk.PromptResponse, 1)
-	go func() {
-		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("hang")}})
-		if err != nil {
-			t.Error(err)
-		}
-		first <- res
-	}()
-	for deadline := time.Now().Add(10 * time.Second); len(fake.Requests()) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the first prompt never reached the model")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: ns.SessionId}); err != nil {
 		t.Fatal(err)
 	}
