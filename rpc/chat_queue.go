@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"go.lsp.dev/jsonrpc2"
+
 	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 )
@@ -106,4 +108,12 @@ func (s *Server) planQueued(chatID string, m session.QueuedMessage) session.Chat
 		}
 		return s.attachedContext(ctx, pc, imgs)
 	}, nil)
+}
+
+func (s *Server) chatStop(ctx context.Context, params json.RawMessage) (any, error) {
+	var p wire.ChatStopParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	return nil, &jsonrpc2.Error{Code: jsonrpc2.InternalError, Message: "agentd/chat/stop: not built yet"}
 }
