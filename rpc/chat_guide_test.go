@@ -149,7 +149,9 @@ func TestChatStopStopsWhatTheTurnDoes(t *testing.T) {
 
 	// A client's planning.
 	errc := make(chan error, 1)
-	go func() { errc <- ed.call("agentd/plan/create", map[string]any{"request": "go slow", "chatId": chat}, nil) }()
+	go func() {
+		errc <- ed.call("agentd/plan/create", map[string]any{"request": "go slow", "chatId": chat}, nil)
+	}()
 	<-pm.started
 	ed.mustCall("agentd/chat/stop", map[string]any{"chatId": chat}, &res)
 	if !slices.Equal(res.Stopped, []string{"planning"}) {
@@ -204,7 +206,9 @@ func TestChatGuidanceReachesThePlanner(t *testing.T) {
 	pm := &guidedPlanMaker{started: make(chan struct{}, 1), given: make(chan struct{})}
 	ed, chat := startQueueEditor(t, pm)
 	errc := make(chan error, 1)
-	go func() { errc <- ed.call("agentd/plan/create", map[string]any{"request": "rename and wait", "chatId": chat}, nil) }()
+	go func() {
+		errc <- ed.call("agentd/plan/create", map[string]any{"request": "rename and wait", "chatId": chat}, nil)
+	}()
 	<-pm.started
 	var q ChatQueueResult
 	ed.mustCall("agentd/chat/queue", map[string]any{"chatId": chat, "request": "only in greet/", "when": "guidance"}, &q)
