@@ -58,6 +58,7 @@ const (
 	MethodChatQueue                    = "agentd/chat/queue"
 	MethodChatQueueEdit                = "agentd/chat/queue/edit"
 	MethodChatUnqueue                  = "agentd/chat/unqueue"
+	MethodChatStop                     = "agentd/chat/stop"
 	MethodWindowWorkDoneProgressCreate = "window/workDoneProgress/create"
 	MethodApprovalRequest              = "agentd/approval/request"
 	MethodWindowShowMessageRequest     = "window/showMessageRequest"
@@ -128,6 +129,7 @@ var Methods = []MethodInfo{
 	{MethodChatQueue, ClientToServer, false},
 	{MethodChatQueueEdit, ClientToServer, false},
 	{MethodChatUnqueue, ClientToServer, false},
+	{MethodChatStop, ClientToServer, false},
 	{MethodWindowWorkDoneProgressCreate, ServerToClient, false},
 	{MethodApprovalRequest, ServerToClient, false},
 	{MethodWindowShowMessageRequest, ServerToClient, false},
@@ -371,6 +373,10 @@ const (
 	// The running turn is stopped (its run cancelled, or its planning or answer),
 	// then the message is planned, before the others queued.
 	ChatQueueWhenNow ChatQueueWhen = "now"
+	// The words are given to the chat's going turn instead of waiting: each agent
+	// step of its live run still to make a model call, or its planner's next
+	// exploration call. Queued as after, saying why, when nothing can take them.
+	ChatQueueWhenGuidance ChatQueueWhen = "guidance"
 )
 
 // ApprovalRequestParams: agentd/approval/request's params: a question before a
@@ -881,6 +887,10 @@ type Turn struct {
 	// The model's tokens for the turn (plan or answer), summed over its requests,
 	// when the provider reports usage.
 	Tokens *TurnTokens `json:"tokens,omitempty"`
+	// Words the user gave the turn while it was going (agentd/chat/queue with when
+	// guidance), in order: given to its run's agent steps or its planner; the next
+	// turns' planner is told them.
+	Guidance []string `json:"guidance,omitempty"`
 }
 
 type ChatSummary struct {
@@ -1291,6 +1301,9 @@ type TurnTokens struct {
 	Input int `json:"input"`
 	// Completion (output) tokens.
 	Output int `json:"output"`
+	// What the requests cost in USD, by the model's price table; omitted when a
+	// model's price is unknown.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // ChatRef: A turn of a chat: where a branch starts.
@@ -1449,7 +1462,7 @@ type ChatQueueParams struct {
 	ChatID  string       `json:"chatId"`
 	Request string       `json:"request"`
 	Context *PlanContext `json:"context,omitempty"`
-	// after (the default) or now.
+	// after (the default), now, or guidance.
 	When string `json:"when,omitempty"`
 }
 
@@ -1472,4 +1485,26 @@ type ChatQueueResult struct {
 	QueueID string `json:"queueId"`
 	// The messages still queued, in the order they will be planned.
 	Queued []QueuedMessage `json:"queued"`
+	// Only for when guidance: true when the words were given to the going turn
+	// (then not queued); false when nothing could take them (reason says why) and
+	// the message was queued as after.
+	Delivered bool `json:"delivered,omitempty"`
+	// Only for delivered guidance: what took it: "planning" (the planner of the
+	// going turn) and/or "run <runId>" (that run's agent steps).
+	DeliveredTo []string `json:"deliveredTo,omitempty"`
+	// Only for guidance not delivered: why nothing could take it.
+	Reason string `json:"reason,omitempty"`
+}
+
+type ChatStopParams struct {
+	ChatID string `json:"chatId"`
+}
+
+// ChatStopResult: What agentd/chat/stop stopped.
+type ChatStopResult struct {
+	ChatID string `json:"chatId"`
+	// What was stopped, in order: "planning" (the turn's plan being made),
+	// "answer" (a question being answered), "run <runId>" (the turn's run,
+	// cancelled); empty when nothing was going.
+	Stopped []string `json:"stopped"`
 }

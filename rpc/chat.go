@@ -32,6 +32,7 @@ func chatMethods() map[string]method {
 		"agentd/chat/queue":      {call: (*Server).chatQueue, async: true},
 		"agentd/chat/queue/edit": {call: (*Server).chatQueueEdit, async: true},
 		"agentd/chat/unqueue":    {call: (*Server).chatUnqueue, async: true},
+		"agentd/chat/stop":       {call: (*Server).chatStop, async: true},
 	}
 }
 

@@ -21,6 +21,17 @@ type ChatQueueResult struct {
 	ChatID  string                  `json:"chatId"`
 	QueueID string                  `json:"queueId"`
 	Queued  []session.QueuedMessage `json:"queued"`
+	// For when guidance only: given to the going turn (what took it), or
+	// not, saying why (the message then queued as after).
+	Delivered   *bool    `json:"delivered,omitempty"`
+	DeliveredTo []string `json:"deliveredTo,omitempty"`
+	Reason      string   `json:"reason,omitempty"`
+}
+
+// ChatStopResult is agentd/chat/stop's result: what was stopped.
+type ChatStopResult struct {
+	ChatID  string   `json:"chatId"`
+	Stopped []string `json:"stopped"`
 }
 
 func (s *Server) chatQueue(ctx context.Context, params json.RawMessage) (any, error) {
@@ -41,11 +52,15 @@ func (s *Server) chatQueue(ctx context.Context, params json.RawMessage) (any, er
 			return nil, badParam("context", "%v", err)
 		}
 	}
-	id, q, err := sess.ChatStore().Queue(ctx, p.ChatID, m)
+	id, q, guided, err := sess.ChatStore().Queue(ctx, p.ChatID, m)
 	if err != nil {
 		return nil, err
 	}
-	return ChatQueueResult{ChatID: p.ChatID, QueueID: id, Queued: q}, nil
+	res := ChatQueueResult{ChatID: p.ChatID, QueueID: id, Queued: q}
+	if guided != nil {
+		res.Delivered, res.DeliveredTo, res.Reason = &guided.Delivered, guided.To, guided.Reason
+	}
+	return res, nil
 }
 
 func (s *Server) chatQueueEdit(ctx context.Context, params json.RawMessage) (any, error) {
@@ -106,4 +121,20 @@ func (s *Server) planQueued(chatID string, m session.QueuedMessage) session.Chat
 		}
 		return s.attachedContext(ctx, pc, imgs)
 	}, nil)
+}
+
+func (s *Server) chatStop(ctx context.Context, params json.RawMessage) (any, error) {
+	var p wire.ChatStopParams
+	if err := decode(params, &p); err != nil {
+		return nil, err
+	}
+	sess, err := s.chatSession(p.ChatID, true)
+	if err != nil {
+		return nil, err
+	}
+	stopped, err := sess.ChatStore().Stop(ctx, p.ChatID)
+	if err != nil {
+		return nil, err
+	}
+	return ChatStopResult{ChatID: p.ChatID, Stopped: stopped}, nil
 }

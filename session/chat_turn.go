@@ -34,6 +34,12 @@ type ChatTurn struct {
 	// Started, if set, is told the turn's index in the chat once it is
 	// recorded, before the planner starts (chat/stream names it).
 	Started func(turn int)
+	// Guide, if set, says the planner takes the user's guidance while it
+	// plans (ChatStore.Queue with QueueGuidance): PlanTurn gives it, before
+	// Plan, the func that returns the words given since it was last called
+	// (never blocking), for the planner's next model call
+	// (llm.CreateRequest.Guidance).
+	Guide func(next func() []string)
 
 	going *goingTurn // the queue's: the chat's going turn, taken already
 }
@@ -99,16 +105,25 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 	idx := -1
 	if id != "" {
 		var cancel context.CancelCauseFunc
+		outer := ctx
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		g := t.going
 		if g == nil {
-			g = cs.startGoing(id)
+			g = cs.startGoing(id, GoingPlanning)
+		}
+		if t.Guide != nil {
+			g.mu.Lock()
+			g.guided = true
+			g.mu.Unlock()
+			t.Guide(g.readGuidance)
 		}
 		g.setCancel(cancel)
 		// Last: the queue is looked at once the turn is recorded as ended.
 		defer cs.endGoing(g)
-		n, err := cs.startTurn(ctx, id, t.Request, g)
+		// Recorded even when stopped already (agentd/chat/stop as a queued
+		// message is taken): the turn is then kept as cancelled, never lost.
+		n, err := cs.startTurn(outer, id, t.Request, g)
 		if err != nil {
 			notKept = &TurnNotKeptError{ChatID: id, Err: err}
 		} else {
@@ -134,7 +149,7 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 		}
 	}
 	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrStoppedForQueued) {
+		if cause := stoppedCause(ctx); cause != nil {
 			err = cause
 		}
 		return nil, id, err
@@ -154,7 +169,8 @@ func (cs *ChatStore) startTurn(ctx context.Context, id, request string, g *going
 	_, err := cs.update(ctx, id, func(c *Chat) error {
 		c.Turns = append(c.Turns, &Turn{Request: request, Status: TurnPlanning})
 		idx = len(c.Turns) - 1
-		g.hold(cs.planningLock(id, idx), idx)
+		// Words given before the turn was recorded are its own too.
+		c.Turns[idx].Guidance = g.hold(cs.planningLock(id, idx), idx)
 		if c.Title == "" {
 			c.Title = titleOf(request)
 		}
@@ -210,11 +226,16 @@ func (s *Session) PlanChatTurn(ctx context.Context, t ChatTurn) (*plans.Plan, st
 }
 
 // turnTokens is what the meter m counted, nil when the provider reported
-// nothing (a model that gives no usage, or no model call).
+// nothing (a model that gives no usage, or no model call); its cost only
+// when every call's model has a price.
 func turnTokens(m *llm.UsageMeter) *TurnTokens {
 	u := m.Used()
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
 		return nil
 	}
-	return &TurnTokens{Input: u.InputTokens, Output: u.OutputTokens}
+	t := &TurnTokens{Input: u.InputTokens, Output: u.OutputTokens}
+	if m.CostKnown() {
+		t.Cost = u.CostUSD
+	}
+	return t
 }

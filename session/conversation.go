@@ -56,12 +56,19 @@ type Turn struct {
 	// Tokens is what the turn's model requests took (plan or answer),
 	// when the provider reports usage.
 	Tokens *TurnTokens `json:"tokens,omitempty"`
+	// Guidance are the words the user gave the turn while it was going
+	// (ChatStore.Queue with QueueGuidance), in order; the next turns'
+	// planner is told them.
+	Guidance []string `json:"guidance,omitempty"`
 }
 
 // TurnTokens are a turn's model tokens, summed over its requests.
 type TurnTokens struct {
 	Input  int `json:"input"`
 	Output int `json:"output"`
+	// Cost is what the requests cost in USD by the models' price tables
+	// (llm.CostTable), 0 (omitted) when a model's price is unknown.
+	Cost float64 `json:"cost,omitempty"`
 }
 
 // Conversation is a conversation's turns, oldest first.
@@ -305,6 +312,9 @@ func (t *Turn) block(n int, condensed bool) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\nTurn %d. The user asked: %s\n", n, t.Request)
+	for _, g := range t.Guidance {
+		fmt.Fprintf(&b, "While it went, the user added (given to it as guidance): %s\n", g)
+	}
 	if t.planless() {
 		switch t.Status {
 		case TurnPlanning:

@@ -51,6 +51,7 @@ export const Method = {
   ChatQueue: 'agentd/chat/queue',
   ChatQueueEdit: 'agentd/chat/queue/edit',
   ChatUnqueue: 'agentd/chat/unqueue',
+  ChatStop: 'agentd/chat/stop',
   WindowWorkDoneProgressCreate: 'window/workDoneProgress/create',
   ApprovalRequest: 'agentd/approval/request',
   WindowShowMessageRequest: 'window/showMessageRequest',
@@ -134,7 +135,7 @@ export type RunMode = 'parallel' | 'sequential';
 export type ChatRestoreWhat = 'files' | 'conversation' | 'both';
 
 /** When a queued message is planned (agentd/chat/queue). */
-export type ChatQueueWhen = 'after' | 'now';
+export type ChatQueueWhen = 'after' | 'now' | 'guidance';
 
 /** agentd/approval/request's params: a question before a tool call. */
 export interface ApprovalRequestParams {
@@ -646,6 +647,11 @@ export interface Turn {
    * reports usage.
    */
   tokens?: TurnTokens;
+  /**
+   * Words the user gave the turn while it was going (agentd/chat/queue with when guidance), in
+   * order: given to its run's agent steps or its planner; the next turns' planner is told them.
+   */
+  guidance?: string[];
 }
 
 export interface ChatSummary {
@@ -1065,6 +1071,11 @@ export interface TurnTokens {
   input: number;
   /** Completion (output) tokens. */
   output: number;
+  /**
+   * What the requests cost in USD, by the model's price table; omitted when a model's price is
+   * unknown.
+   */
+  cost?: number;
 }
 
 /** A turn of a chat: where a branch starts. */
@@ -1217,7 +1228,7 @@ export interface ChatQueueParams {
   chatId: string;
   request: string;
   context?: PlanContext;
-  /** after (the default) or now. */
+  /** after (the default), now, or guidance. */
   when?: ChatQueueWhen;
 }
 
@@ -1240,4 +1251,30 @@ export interface ChatQueueResult {
   queueId: string;
   /** The messages still queued, in the order they will be planned. */
   queued: QueuedMessage[];
+  /**
+   * Only for when guidance: true when the words were given to the going turn (then not queued);
+   * false when nothing could take them (reason says why) and the message was queued as after.
+   */
+  delivered?: boolean;
+  /**
+   * Only for delivered guidance: what took it: "planning" (the planner of the going turn) and/or
+   * "run <runId>" (that run's agent steps).
+   */
+  deliveredTo?: string[];
+  /** Only for guidance not delivered: why nothing could take it. */
+  reason?: string;
+}
+
+export interface ChatStopParams {
+  chatId: string;
+}
+
+/** What agentd/chat/stop stopped. */
+export interface ChatStopResult {
+  chatId: string;
+  /**
+   * What was stopped, in order: "planning" (the turn's plan being made), "answer" (a question being
+   * answered), "run <runId>" (the turn's run, cancelled); empty when nothing was going.
+   */
+  stopped: string[];
 }
