@@ -95,7 +95,7 @@ func TestContextSizeIsWhatTheRequestCarries(t *testing.T) {
 
 	bad := []map[string]any{{"uri": pathToURI(filepath.Join(ws, "nope.txt"))}, {"kind": "images"}}
 	ed.mustCall("agentd/context/size", map[string]any{"items": bad}, &got)
-	if len(got.Items) != 2 || !strings.Contains(got.Items[0].Error, "nope.txt") || !strings.Contains(got.Items[1].Error, "images") || got.Total != 0 {
+	if len(got.Items) != 2 || !strings.Contains(got.Items[0].Error, "nope.txt: no such file in the workspace") || !strings.Contains(got.Items[1].Error, "images") || got.Total != 0 {
 		t.Errorf("sizes of unreadable items = %+v", got)
 	}
 	err := ed.call("agentd/plan/create", map[string]any{"request": "x", "context": map[string]any{"items": bad}}, nil)

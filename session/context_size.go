@@ -2,7 +2,9 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/agentd/agentd/engine/approval"
@@ -79,6 +81,9 @@ func (s *Session) contextBlock(ctx context.Context, it ContextEntry) (title, tex
 		}
 		data, err := s.WS.ReadFile(ctx, rel)
 		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", "", "", fmt.Errorf("%s: no such file in the workspace; check the path (relative to the workspace root)", rel)
+			}
 			return "", "", "", fmt.Errorf("%s could not be read: %w", rel, err)
 		}
 		if pat := s.WS.SensitiveMatcher()(rel); pat != "" {
