@@ -210,11 +210,16 @@ func (s *Session) PlanChatTurn(ctx context.Context, t ChatTurn) (*plans.Plan, st
 }
 
 // turnTokens is what the meter m counted, nil when the provider reported
-// nothing (a model that gives no usage, or no model call).
+// nothing (a model that gives no usage, or no model call); its cost only
+// when every call's model has a price.
 func turnTokens(m *llm.UsageMeter) *TurnTokens {
 	u := m.Used()
 	if u.InputTokens == 0 && u.OutputTokens == 0 {
 		return nil
 	}
-	return &TurnTokens{Input: u.InputTokens, Output: u.OutputTokens}
+	t := &TurnTokens{Input: u.InputTokens, Output: u.OutputTokens}
+	if m.CostKnown() {
+		t.Cost = u.CostUSD
+	}
+	return t
 }

@@ -13,6 +13,9 @@ import (
 type UsageMeter struct {
 	mu   sync.Mutex
 	used engine.Usage
+	// unpriced: a call's model has no price in its cost table (its cost
+	// counted as 0), so the sum's cost is not known.
+	unpriced bool
 }
 
 type meterKey struct{}
@@ -32,13 +35,23 @@ func (m *UsageMeter) Used() engine.Usage {
 	return m.used
 }
 
-// meter adds u to the meter of ctx, if any (the innermost).
-func meter(ctx context.Context, u engine.Usage) {
+// CostKnown says whether every call under the meter was priced (its
+// model found in its cost table): Used().CostUSD is then what they cost.
+func (m *UsageMeter) CostKnown() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !m.unpriced
+}
+
+// meter adds u to the meter of ctx, if any (the innermost); priced says
+// whether u's cost was known.
+func meter(ctx context.Context, u engine.Usage, priced bool) {
 	if m, ok := ctx.Value(meterKey{}).(*UsageMeter); ok {
 		m.mu.Lock()
 		m.used.InputTokens += u.InputTokens
 		m.used.OutputTokens += u.OutputTokens
 		m.used.CostUSD += u.CostUSD
+		m.unpriced = m.unpriced || !priced
 		m.mu.Unlock()
 	}
 }

@@ -142,7 +142,8 @@ func (p *Planner) call(ctx context.Context, budget engine.Budget, req *Request) 
 	p.used.OutputTokens += u.OutputTokens
 	p.used.CostUSD += u.CostUSD
 	p.mu.Unlock()
-	meter(ctx, u)
+	_, priced := c.Costs.Lookup(req.Model)
+	meter(ctx, u, err != nil || priced)
 	return resp, err
 }
 
