@@ -606,6 +606,26 @@ return function(C)
     H.truthy(not transcript():find('- queued:', 1, true), 'out of the queue:\n' .. transcript())
   end
 
+  -- A turn's cost is on its heading beside its tokens when the daemon knows
+  -- it; the guidance the user gave a turn is listed under its request.
+  function C.chat_cost_and_guidance_drawn()
+    local R = require('agentd.chat.render')
+    local b = R.build({
+      title = 'greet',
+      turns = {
+        { request = 'say hi', planId = 'p1', planTitle = 'Hi', planSteps = { 'w: write' }, tokens = { input = 1200, output = 300, cost = 0.004 }, guidance = { 'keep it short', 'use tabs' } },
+        { request = 'say hey', question = true, answer = 'hey', tokens = { input = 10, output = 2 } },
+      },
+    }, { chat_id = 'chat-b' })
+    local text = table.concat(b.lines, '\n')
+    H.truthy(text:find('## 1. You  · tokens 1200 in, 300 out · $0.004\nsay hi\nguidance: keep it short\nguidance: use tabs\n', 1, true), 'the cost and the guidance:\n' .. text)
+    H.truthy(text:find('## 2. You asked  · tokens 10 in, 2 out\n', 1, true), 'no cost when the daemon does not know it:\n' .. text)
+    H.eq({ '$1.50', '$0.12', '$0.0123', '<$0.0001', '$0' }, { R.cost_words(1.5), R.cost_words(0.12345), R.cost_words(0.01234), R.cost_words(0.00001), R.cost_words(0) })
+    local chat_mod = chat()
+    H.eq('Stopped: the planning.', chat_mod.stopped_words({ 'planning' }))
+    H.eq('Guidance delivered to the run run-1: its agent reads it before its next model call.', (chat_mod.guided_words({ delivered = true, deliveredTo = { 'run run-1' } })))
+  end
+
   -- A plan turn is in the chat from the start of its planning: the
   -- planner's work (agentd/chat/stream activity) is listed under it as it
   -- comes, before the plan is made (here the planner reads a.txt, then
