@@ -156,7 +156,16 @@ type ModelCall struct {
 	Exec   ToolExecutor
 	Budget Budget
 	Output func(text string) // streamed model output
+	// Guidance, set for agent steps, returns the words the user gave the
+	// run while it goes (Run.Guide) that this step has not taken yet: the
+	// step model calls it before each model call and adds each as a user
+	// message (GuidancePrefix). It never blocks.
+	Guidance func() []string
 }
+
+// GuidancePrefix starts the user message that gives a model the user's
+// words added while it works (a run's agent steps, a chat's planner).
+const GuidancePrefix = "The user adds, while the run goes: "
 
 // ModelResult is the outcome of an llm or agent step.
 type ModelResult struct {

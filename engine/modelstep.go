@@ -44,6 +44,7 @@ func (w *worker) modelStep(ctx context.Context) error {
 	var rejected []HunkRejection
 	var rmu sync.Mutex
 	if step.EffectiveKind() == plans.KindAgent {
+		call.Guidance = s.r.guidanceReader()
 		allowed := map[string]bool{}
 		if len(step.Tools) == 0 {
 			for _, t := range s.cfg.Tools.List() {

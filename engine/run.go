@@ -38,6 +38,59 @@ type Run struct {
 
 	chMu    sync.Mutex
 	changes map[string]*workspace.ChangeSet
+
+	// guidance is what the user gave the run while it goes (Guide), for
+	// its agent steps.
+	guideMu  sync.Mutex
+	guidance []string
+}
+
+// Guide gives text to the run's agent steps: each agent step running or
+// not started yet gets it as a user message before its next model call.
+// It returns the ids of those steps; none (and the text is not kept) when
+// the run has ended, is stopping or has no such step left.
+func (r *Run) Guide(text string) []string {
+	ch := make(chan []string, 1)
+	ok := r.call(func(s *sched) {
+		var takers []string
+		if !s.stopping && !s.finished {
+			for _, n := range s.nodes {
+				if n.step.EffectiveKind() != plans.KindAgent {
+					continue
+				}
+				switch n.st.Status {
+				case StepPending, StepReady, StepRunning, StepRetrying, StepWaiting:
+					takers = append(takers, n.step.ID)
+				}
+			}
+		}
+		if len(takers) > 0 {
+			r.guideMu.Lock()
+			r.guidance = append(r.guidance, text)
+			r.guideMu.Unlock()
+		}
+		ch <- takers
+	})
+	if !ok {
+		return nil
+	}
+	return <-ch
+}
+
+// guidanceReader returns the run's guidance not yet read by the returned
+// func (each agent step's attempt reads it from the start).
+func (r *Run) guidanceReader() func() []string {
+	seen := 0
+	return func() []string {
+		r.guideMu.Lock()
+		defer r.guideMu.Unlock()
+		if seen >= len(r.guidance) {
+			return nil
+		}
+		out := append([]string(nil), r.guidance[seen:]...)
+		seen = len(r.guidance)
+		return out
+	}
 }
 
 // ErrRunFinished is returned by requests to a run that has ended.

@@ -216,6 +216,12 @@ func (p *Planner) exploreFor(ctx context.Context, req CreateRequest, user string
 				progress(Progress{Message: kind.asking})
 			}
 		}
+		if req.Guidance != nil {
+			for _, g := range req.Guidance() {
+				msgs = append(msgs, Message{Role: "user", Content: engine.GuidancePrefix + g})
+			}
+			r.Messages = msgs
+		}
 		r.OnText = req.OnText
 		if !final || rounds == 0 {
 			// A slow or hung model shows as this, with the time it takes.

@@ -56,6 +56,11 @@ type CreateRequest struct {
 	// step). Nil, or an answer wrapping approval.ErrCannotAsk: the file is
 	// left out with a note the model and OnProgress both get.
 	Approve func(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error)
+	// Guidance, if set, returns the words the user gave since it was last
+	// called (a chat's guidance while its turn is planned): each goes to
+	// the next exploration call as a user message (engine.GuidancePrefix).
+	// It never blocks.
+	Guidance func() []string
 }
 
 // Planner makes plans from requests (Create, Regenerate: agentd plan,

@@ -81,6 +81,11 @@ func (m *StepModel) RunStep(ctx context.Context, call engine.ModelCall) (*engine
 		maxIter = plans.DefaultMaxIterations
 	}
 	for iter := 0; iter < maxIter; iter++ {
+		if call.Guidance != nil {
+			for _, g := range call.Guidance() {
+				req.Messages = append(req.Messages, Message{Role: "user", Content: engine.GuidancePrefix + g})
+			}
+		}
 		resp, u, err := c.Call(ctx, call.Budget, req)
 		if err != nil {
 			return res, fmt.Errorf("agent step %q, model call %d: %w", call.Step.ID, iter+1, err)
