@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"go.lsp.dev/jsonrpc2"
-
 	wire "github.com/agentd/agentd/protocol"
 	"github.com/agentd/agentd/session"
 )
@@ -23,6 +21,17 @@ type ChatQueueResult struct {
 	ChatID  string                  `json:"chatId"`
 	QueueID string                  `json:"queueId"`
 	Queued  []session.QueuedMessage `json:"queued"`
+	// For when guidance only: given to the going turn (what took it), or
+	// not, saying why (the message then queued as after).
+	Delivered   *bool    `json:"delivered,omitempty"`
+	DeliveredTo []string `json:"deliveredTo,omitempty"`
+	Reason      string   `json:"reason,omitempty"`
+}
+
+// ChatStopResult is agentd/chat/stop's result: what was stopped.
+type ChatStopResult struct {
+	ChatID  string   `json:"chatId"`
+	Stopped []string `json:"stopped"`
 }
 
 func (s *Server) chatQueue(ctx context.Context, params json.RawMessage) (any, error) {
@@ -43,11 +52,15 @@ func (s *Server) chatQueue(ctx context.Context, params json.RawMessage) (any, er
 			return nil, badParam("context", "%v", err)
 		}
 	}
-	id, q, err := sess.ChatStore().Queue(ctx, p.ChatID, m)
+	id, q, guided, err := sess.ChatStore().Queue(ctx, p.ChatID, m)
 	if err != nil {
 		return nil, err
 	}
-	return ChatQueueResult{ChatID: p.ChatID, QueueID: id, Queued: q}, nil
+	res := ChatQueueResult{ChatID: p.ChatID, QueueID: id, Queued: q}
+	if guided != nil {
+		res.Delivered, res.DeliveredTo, res.Reason = &guided.Delivered, guided.To, guided.Reason
+	}
+	return res, nil
 }
 
 func (s *Server) chatQueueEdit(ctx context.Context, params json.RawMessage) (any, error) {
@@ -115,5 +128,13 @@ func (s *Server) chatStop(ctx context.Context, params json.RawMessage) (any, err
 	if err := decode(params, &p); err != nil {
 		return nil, err
 	}
-	return nil, &jsonrpc2.Error{Code: jsonrpc2.InternalError, Message: "agentd/chat/stop: not built yet"}
+	sess, err := s.chatSession(p.ChatID, true)
+	if err != nil {
+		return nil, err
+	}
+	stopped, err := sess.ChatStore().Stop(ctx, p.ChatID)
+	if err != nil {
+		return nil, err
+	}
+	return ChatStopResult{ChatID: p.ChatID, Stopped: stopped}, nil
 }

@@ -200,8 +200,8 @@ func TestChatQueueWaitsForTheRunThenPlansIt(t *testing.T) {
 	if err := ed.call("agentd/chat/unqueue", map[string]any{"chatId": chat, "queueId": drop.QueueID}, nil); errCode(err) != -32003 {
 		t.Errorf("unqueue of a message taken out already: %v, want -32003", err)
 	}
-	if err := ed.call("agentd/chat/queue", map[string]any{"chatId": chat, "request": "x", "when": "guidance"}, nil); errCode(err) != -32602 {
-		t.Errorf("when guidance: %v, want -32602", err)
+	if err := ed.call("agentd/chat/queue", map[string]any{"chatId": chat, "request": "x", "when": "sideways"}, nil); errCode(err) != -32602 {
+		t.Errorf("when sideways: %v, want -32602", err)
 	}
 	var v ChatView
 	ed.mustCall("agentd/chat/load", map[string]any{"chatId": chat}, &v)

@@ -136,6 +136,8 @@ func toRPCError(ctx context.Context, err error) error {
 		return withData(CodeBudget, nil)
 	case errors.Is(err, errNotInitialized):
 		return withData(CodeNotInitialized, nil)
+	case errors.Is(err, session.ErrChatStopped):
+		return withData(CodeCancelled, nil)
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return &jsonrpc2.Error{Code: CodeCancelled, Message: "request cancelled"}
 	case errors.As(err, &wire):

@@ -209,6 +209,7 @@ func (s *Server) planTurn(chatID, request string, req PlanRequest, attached func
 	}
 	return session.ChatTurn{ChatID: chatID, Where: "in the editor", Request: request,
 		Started: func(n int) { turn.Store(int64(n)) },
+		Guide:   func(next func() []string) { req.Guidance = next },
 		Plan: func(ctx context.Context, request string) (*plans.Plan, error) {
 			if s.opts.PlanMaker == nil {
 				return nil, errNoModel

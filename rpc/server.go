@@ -82,6 +82,10 @@ type PlanRequest struct {
 	// Approve asks the editor (agentd/approval/request) before the
 	// planner's model reads a sensitive file (approval.ReadGate).
 	Approve func(ctx context.Context, req approval.ApprovalRequest) (approval.ApprovalDecision, error)
+	// Guidance, set for a chat's plan turn, returns the words the user gave
+	// while it plans (agentd/chat/queue with when guidance) since it was
+	// last called, for the planner's next model call; it never blocks.
+	Guidance func() []string
 }
 
 // PlanMaker makes plans with a model (engine/llm behind an adapter).

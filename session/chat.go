@@ -96,11 +96,14 @@ type ChatStore struct {
 	// message at a time.
 	going        map[*goingTurn]bool
 	queuePlanner QueuePlanner
-	cancelRun    func(runID string)
-	qmu          sync.Mutex
-	wg           sync.WaitGroup
-	base         context.Context // the queued turns' (Close ends it)
-	stopAll      context.CancelFunc
+	cancelRun    func(runID string) bool // false: not live in this process
+	// guideRun gives text to the live run's agent steps (engine.Run.Guide):
+	// live in this process, and the steps that take it.
+	guideRun func(runID, text string) (bool, []string)
+	qmu      sync.Mutex
+	wg       sync.WaitGroup
+	base     context.Context // the queued turns' (Close ends it)
+	stopAll  context.CancelFunc
 }
 
 // NewChatStore is the chat store of the journal j (nil j: every call

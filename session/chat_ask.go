@@ -58,7 +58,7 @@ func (cs *ChatStore) Ask(ctx context.Context, q ChatQuestion) (*Turn, int, strin
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	g := cs.startGoing(id)
+	g := cs.startGoing(id, GoingAnswer)
 	g.setCancel(cancel)
 	defer cs.endGoing(g) // last: the queue is looked at once the turn is kept
 	turn := len(c.Turns)
@@ -85,7 +85,7 @@ func (cs *ChatStore) Ask(ctx context.Context, q ChatQuestion) (*Turn, int, strin
 		mu.Lock()
 		so := strings.TrimSpace(said.String())
 		mu.Unlock()
-		if cause := context.Cause(ctx); errors.Is(cause, ErrStoppedForQueued) {
+		if cause := stoppedCause(ctx); cause != nil {
 			err = cause
 		}
 		if _, _, rerr := cs.AddAnswer(context.WithoutCancel(ctx), id, Turn{Request: q.Question, Answer: so, Status: engine.RunCancelled, Tokens: turnTokens(used)}); rerr != nil {

@@ -90,7 +90,7 @@ func TestChatQueuePlansWhenTheGoingTurnEnds(t *testing.T) {
 	if got, _ := cs.Get(c.ID); len(got.Turns) != 1 || got.Turns[0].Status != TurnPlanning || got.Turns[0].Request != "first" {
 		t.Fatalf("the turn while it plans: %+v", got.Turns)
 	}
-	qid, q, err := cs.Queue(ctx, c.ID, QueuedMessage{Request: "second"})
+	qid, q, _, err := cs.Queue(ctx, c.ID, QueuedMessage{Request: "second"})
 	if err != nil || len(q) != 1 || q[0].ID != qid || q[0].When != QueueAfter {
 		t.Fatalf("queued while planning: %v %+v", err, q)
 	}

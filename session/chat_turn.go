@@ -34,6 +34,12 @@ type ChatTurn struct {
 	// Started, if set, is told the turn's index in the chat once it is
 	// recorded, before the planner starts (chat/stream names it).
 	Started func(turn int)
+	// Guide, if set, says the planner takes the user's guidance while it
+	// plans (ChatStore.Queue with QueueGuidance): PlanTurn gives it, before
+	// Plan, the func that returns the words given since it was last called
+	// (never blocking), for the planner's next model call
+	// (llm.CreateRequest.Guidance).
+	Guide func(next func() []string)
 
 	going *goingTurn // the queue's: the chat's going turn, taken already
 }
@@ -103,7 +109,13 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 		defer cancel(nil)
 		g := t.going
 		if g == nil {
-			g = cs.startGoing(id)
+			g = cs.startGoing(id, GoingPlanning)
+		}
+		if t.Guide != nil {
+			g.mu.Lock()
+			g.guided = true
+			g.mu.Unlock()
+			t.Guide(g.readGuidance)
 		}
 		g.setCancel(cancel)
 		// Last: the queue is looked at once the turn is recorded as ended.
@@ -134,7 +146,7 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 		}
 	}
 	if err != nil {
-		if cause := context.Cause(ctx); errors.Is(cause, ErrStoppedForQueued) {
+		if cause := stoppedCause(ctx); cause != nil {
 			err = cause
 		}
 		return nil, id, err
@@ -154,7 +166,8 @@ func (cs *ChatStore) startTurn(ctx context.Context, id, request string, g *going
 	_, err := cs.update(ctx, id, func(c *Chat) error {
 		c.Turns = append(c.Turns, &Turn{Request: request, Status: TurnPlanning})
 		idx = len(c.Turns) - 1
-		g.hold(cs.planningLock(id, idx), idx)
+		// Words given before the turn was recorded are its own too.
+		c.Turns[idx].Guidance = g.hold(cs.planningLock(id, idx), idx)
 		if c.Title == "" {
 			c.Title = titleOf(request)
 		}

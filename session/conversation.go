@@ -312,6 +312,9 @@ func (t *Turn) block(n int, condensed bool) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "\nTurn %d. The user asked: %s\n", n, t.Request)
+	for _, g := range t.Guidance {
+		fmt.Fprintf(&b, "While it went, the user added (given to it as guidance): %s\n", g)
+	}
 	if t.planless() {
 		switch t.Status {
 		case TurnPlanning:

@@ -139,10 +139,19 @@ func Open(ctx context.Context, opts Options) (*Session, error) {
 	} else {
 		s.chats = NewChatStore(nil)
 	}
-	s.chats.cancelRun = func(runID string) {
-		if r, ok := s.liveRuns.Load(runID); ok {
+	s.chats.cancelRun = func(runID string) bool {
+		r, ok := s.liveRuns.Load(runID)
+		if ok {
 			r.(*engine.Run).Cancel()
 		}
+		return ok
+	}
+	s.chats.guideRun = func(runID, text string) (bool, []string) {
+		r, ok := s.liveRuns.Load(runID)
+		if !ok {
+			return false, nil
+		}
+		return true, r.(*engine.Run).Guide(text)
 	}
 	s.Book = NewBook(j, func(cs string, err error) {
 		log.Error("the review of a change set is not recorded", "change", cs, "err", err)

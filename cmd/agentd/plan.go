@@ -320,7 +320,7 @@ func (m *serveModel) createRequest(ctx context.Context, req rpc.PlanRequest) (*s
 		return nil, session.PlanRequest{}, err
 	}
 	cr := session.PlanRequest{Request: req.Request, Workspace: ws, ExploreRounds: req.ExploreRounds, MapTokens: req.MapTokens,
-		Approve: req.Approve, Images: req.Images}
+		Approve: req.Approve, Images: req.Images, Guidance: req.Guidance}
 	if req.Progress != nil {
 		cr.OnProgress = func(p session.PlanProgress) { req.Progress(p.String()) }
 	}
