@@ -157,3 +157,66 @@ func TestChatStopStopsAQueuedPlanning(t *testing.T) {
 		t.Error("Stop of an unknown chat: no error")
 	}
 }
+
+// Stop stops a question being answered: the turn is kept as cancelled
+// with what was said, and Ask returns the stop.
+func TestChatStopStopsAnAnswer(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: t.TempDir(), StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := s.ChatStore()
+	c, _ := cs.New(ctx, "")
+	started := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, _, _, err := cs.Ask(ctx, ChatQuestion{ChatID: c.ID, Question: "what is it?",
+			Answer: func(ctx context.Context, _ string, onText func(string)) (string, []string, error) {
+				onText("a greeter")
+				close(started)
+				<-ctx.Done()
+				return "", nil, ctx.Err()
+			}})
+		done <- err
+	}()
+	<-started
+	stopped, err := cs.Stop(ctx, c.ID)
+	if err != nil || !slices.Equal(stopped, []string{GoingAnswer}) {
+		t.Fatalf("Stop over an answer: %v %v", err, stopped)
+	}
+	if err := <-done; !errors.Is(err, ErrChatStopped) {
+		t.Fatalf("the stopped Ask returned %v", err)
+	}
+	got, _ := cs.Get(c.ID)
+	if len(got.Turns) != 1 || got.Turns[0].Status != engine.RunCancelled || got.Turns[0].Answer != "a greeter" {
+		t.Fatalf("the stopped answer as kept: %+v", got.Turns)
+	}
+}
+
+// A stop that comes before the turn has its cancel (a queued message just
+// taken) still records the turn, as cancelled.
+func TestChatStopBeforeThePlanningStartsKeepsTheTurn(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Root: t.TempDir(), StateDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	cs := s.ChatStore()
+	c, _ := cs.New(ctx, "")
+	g := cs.startGoing(c.ID, GoingPlanning)
+	if !g.stop(ErrChatStopped) {
+		t.Fatal("the first stop of a going turn said it stopped nothing")
+	}
+	_, _, err = cs.PlanTurn(ctx, ChatTurn{ChatID: c.ID, Where: "in the editor", Request: "taken from the queue", going: g,
+		Plan: func(ctx context.Context, _ string) (*plans.Plan, error) { <-ctx.Done(); return nil, ctx.Err() }})
+	if !errors.Is(err, ErrChatStopped) {
+		t.Fatalf("PlanTurn of a stopped turn returned %v", err)
+	}
+	got, _ := cs.Get(c.ID)
+	if len(got.Turns) != 1 || got.Turns[0].Status != engine.RunCancelled || got.Turns[0].Request != "taken from the queue" {
+		t.Fatalf("the turn stopped before it started: %+v", got.Turns)
+	}
+}

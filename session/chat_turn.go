@@ -105,6 +105,7 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 	idx := -1
 	if id != "" {
 		var cancel context.CancelCauseFunc
+		outer := ctx
 		ctx, cancel = context.WithCancelCause(ctx)
 		defer cancel(nil)
 		g := t.going
@@ -120,7 +121,9 @@ func (cs *ChatStore) PlanTurn(ctx context.Context, t ChatTurn) (*plans.Plan, str
 		g.setCancel(cancel)
 		// Last: the queue is looked at once the turn is recorded as ended.
 		defer cs.endGoing(g)
-		n, err := cs.startTurn(ctx, id, t.Request, g)
+		// Recorded even when stopped already (agentd/chat/stop as a queued
+		// message is taken): the turn is then kept as cancelled, never lost.
+		n, err := cs.startTurn(outer, id, t.Request, g)
 		if err != nil {
 			notKept = &TurnNotKeptError{ChatID: id, Err: err}
 		} else {
