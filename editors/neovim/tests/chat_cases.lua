@@ -606,6 +606,113 @@ return function(C)
     H.truthy(not transcript():find('- queued:', 1, true), 'out of the queue:\n' .. transcript())
   end
 
+  -- <C-g> in the input sends the message to the going turn as guidance
+  -- (agentd/chat/queue when "guidance"): here the running turn's run has
+  -- no agent step, so the daemon says why it could not take it and queues
+  -- it as after; the chat says the daemon's reason and shows it queued.
+  -- <C-c> then stops the run through agentd/chat/stop (no request of ours
+  -- owns it); the queued message is planned by the core, its planner hangs,
+  -- and <C-c> stops that planning too (agentd/chat/stop again): the turn
+  -- stays, drawn as stopped.
+  function C.chat_guidance_and_stop()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Wait', wait_for_go), { fault = 'hang' } })
+    H.open('a.txt')
+    hold_select()
+    local got = H.capture_notify()
+    vim.cmd('Agent chat')
+    running_turn()
+    local _, ib = chat().bufs()
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_buf(w) == ib then
+        vim.api.nvim_set_current_win(w)
+      end
+    end
+    vim.api.nvim_buf_set_lines(ib, 0, -1, false, { 'keep it short' })
+    vim.api.nvim_feedkeys(vim.keycode('<C-g>'), 'mx', false)
+    local said
+    H.wait(function()
+      for _, n in ipairs(got) do
+        if n.msg:find('Not delivered as guidance: ', 1, true) and n.msg:find('Queued instead', 1, true) then
+          said = n.msg
+        end
+      end
+      return said
+    end, function() return "the daemon's reason: " .. vim.inspect(got) end)
+    H.eq({ '' }, H.lines(ib), 'the message left the input')
+    wait_text('- queued: keep it short', 'queued instead')
+    press_on('^## 1%. You', '<C-c>')
+    H.wait(function()
+      for _, n in ipairs(got) do
+        if n.msg:find('agentd: Stopped: the run run-', 1, true) then
+          return true
+        end
+      end
+    end, function() return 'said what was stopped: ' .. vim.inspect(got) end)
+    wait_text(': cancelled**', "turn 1's run stopped")
+    H.wait(function() return turn_with(2, 'You', 'keep it short') end, function() return 'the queued message planned by the core as turn 2:\n' .. transcript() end, 30000)
+    wait_text('_making a plan… (<C-c> stops)_', 'turn 2 being planned')
+    press_on('^## 2%. You', '<C-c>')
+    wait_text('_planning stopped: no plan was made', 'the planning the core started, stopped')
+    H.truthy(turn_with(2, 'You', 'keep it short'), 'the turn is kept:\n' .. transcript())
+    H.eq(nil, chat().busy(), 'nothing runs any more')
+  end
+
+  -- Guidance the going turn can take: the run's agent step is waiting on
+  -- its model, <C-g> gives it the words (delivered, said with what took
+  -- them), the turn lists them under its request; <C-c> stops the run.
+  function C.chat_guidance_delivered()
+    H.workspace({ ['a.txt'] = 'a\n' })
+    model({ plan_reply('Think', { { id = 'ag', kind = 'agent', description = 'think about a', prompt = 'think about a.txt', tools = { 'read_file' } } }), { fault = 'hang' } })
+    H.open('a.txt')
+    hold_select()
+    local got = H.capture_notify()
+    vim.cmd('Agent chat')
+    send('think')
+    wait_text('### Plan: Think')
+    press_on('^### Plan: Think', 'r')
+    wait_text(': running**', 'the run going')
+    local _, ib = chat().bufs()
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_buf(w) == ib then
+        vim.api.nvim_set_current_win(w)
+      end
+    end
+    vim.api.nvim_buf_set_lines(ib, 0, -1, false, { 'look at the first line only' })
+    vim.api.nvim_feedkeys(vim.keycode('<C-g>'), 'mx', false)
+    H.wait(function()
+      for _, n in ipairs(got) do
+        if n.msg:find('agentd: Guidance delivered to the run run-', 1, true) then
+          return true
+        end
+      end
+    end, function() return 'said delivered: ' .. vim.inspect(got) end)
+    wait_text('think\nguidance: look at the first line only\n', "the turn's guidance under its request")
+    H.truthy(not transcript():find('- queued:', 1, true), 'not queued:\n' .. transcript())
+    press_on('^## 1%. You', '<C-c>')
+    wait_text(': cancelled**', 'the run stopped')
+  end
+
+  -- A turn's cost is on its heading beside its tokens when the daemon knows
+  -- it; the guidance the user gave a turn is listed under its request.
+  function C.chat_cost_and_guidance_drawn()
+    local R = require('agentd.chat.render')
+    local b = R.build({
+      title = 'greet',
+      turns = {
+        { request = 'say hi', planId = 'p1', planTitle = 'Hi', planSteps = { 'w: write' }, tokens = { input = 1200, output = 300, cost = 0.004 }, guidance = { 'keep it short', 'use tabs' } },
+        { request = 'say hey', question = true, answer = 'hey', tokens = { input = 10, output = 2 } },
+      },
+    }, { chat_id = 'chat-b' })
+    local text = table.concat(b.lines, '\n')
+    H.truthy(text:find('## 1. You  · tokens 1200 in, 300 out · $0.004\nsay hi\nguidance: keep it short\nguidance: use tabs\n', 1, true), 'the cost and the guidance:\n' .. text)
+    H.truthy(text:find('## 2. You asked  · tokens 10 in, 2 out\n', 1, true), 'no cost when the daemon does not know it:\n' .. text)
+    H.eq({ '$1.50', '$0.12', '$0.0123', '<$0.0001', '$0' }, { R.cost_words(1.5), R.cost_words(0.12345), R.cost_words(0.01234), R.cost_words(0.00001), R.cost_words(0) })
+    local chat_mod = chat()
+    H.eq('Stopped: the planning.', chat_mod.stopped_words({ 'planning' }))
+    H.eq('Guidance delivered to the run run-1: its agent reads it before its next model call.', (chat_mod.guided_words({ delivered = true, deliveredTo = { 'run run-1' } })))
+  end
+
   -- A plan turn is in the chat from the start of its planning: the
   -- planner's work (agentd/chat/stream activity) is listed under it as it
   -- comes, before the plan is made (here the planner reads a.txt, then

@@ -68,6 +68,14 @@
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); send(); }
   });
   $('send').addEventListener('click', send);
+  // Guide: the message goes to the going turn's agent as guidance (the daemon says whether it took
+  // it, or queued it instead, and why).
+  $('guide').addEventListener('click', () => {
+    const t = text.value;
+    if (!t.trim()) return;
+    post({ type: 'send', mode, text: t, guide: true });
+    text.value = '';
+  });
   $('stop').addEventListener('click', () => post({ type: 'stop' }));
   $('modePlan').addEventListener('click', () => setMode('plan'));
   $('modeAsk').addEventListener('click', () => setMode('ask'));
@@ -196,6 +204,11 @@
     }
     if (t.preview) box.append(drawPreview(t.preview));
     if (t.tokens) box.append(el('div', 'muted tokens', t.tokens));
+    if (t.guidance && t.guidance.length) {
+      const ul = el('ul', 'guidance');
+      for (const g of t.guidance) ul.append(el('li', '', g));
+      box.append(ul);
+    }
     if (t.kind === 'question') {
       const a = el('div', 'answer', t.answer || (t.streaming ? '…' : ''));
       box.append(a);
@@ -339,7 +352,9 @@
     showNotice(s.notice);
     $('condensed').hidden = !s.condensed;
     $('condensed').textContent = s.condensed || '';
-    $('stop').hidden = !s.working;
+    $('stop').hidden = !s.stoppable;
+    $('stop').title = s.working ? 'Stop ' + s.working.replace(/…$/, '') : 'Stop the going turn of this chat (its planning, or its run)';
+    $('guide').hidden = !s.queues;
     $('model').textContent = s.model || '';
     const chips = $('chips');
     chips.replaceChildren();

@@ -77,6 +77,8 @@ export interface TurnView {
   preview?: RestorePreview;
   /** What the planner did for a turn without a plan yet (agentd/chat/stream activity). */
   activity?: string[];
+  /** The guidance the user sent the turn while it ran (turn.guidance), in words. */
+  guidance?: string[];
 }
 /** A restore's dry run in words (agentd/chat/restore with dryRun): what it takes back, each file's
  *  diff, the conflicts, and the choices (the wire's onConflict). */
@@ -123,8 +125,12 @@ export interface ViewState {
   preview?: RestorePreview;
   /** The messages queued in the core for the next turns, in the order they will be planned. */
   queued: { queueId: string; request: string; now: boolean }[];
-  /** A message sent now is queued (a turn is going and the daemon has the queue). */
+  /** A message sent now is queued (a turn is going and the daemon has the queue); it can also go
+   *  as guidance to the going turn (the daemon says whether it took it). */
   queues: boolean;
+  /** Stop shows: a request of this view in flight, or a turn of the chat going (planned from
+   *  the queue, or a run), which agentd/chat/stop stops. */
+  stoppable: boolean;
 }
 
 const LIVE = new Set(['running', 'paused']);
@@ -168,18 +174,48 @@ export function chipView(c: Chip): ChipView {
   return { key: c.key, label: c.label, size, title, auto: !!c.auto, bad: !!c.error, thumb: c.thumb };
 }
 
-/** tokenWords: a turn's `tokens` as the daemon tells them (input and output), in words. */
+/** costWords: a cost in USD as the chat shows it (Neovim's the same): cents from $0.10, else up
+ *  to four decimals without trailing zeros; a cost too small for that is "<$0.0001". */
+export function costWords(c: number): string {
+  if (c >= 0.1) return `$${c.toFixed(2)}`;
+  const s = c.toFixed(4).replace(/0+$/, '').replace(/\.$/, '');
+  return s === '0' && c > 0 ? '<$0.0001' : `$${s}`;
+}
+
+/** tokenWords: a turn's `tokens` as the daemon tells them (input and output, and the cost when
+ *  the daemon knows it), in words. */
 export function tokenWords(t: wire.TurnTokens | undefined): string | undefined {
   if (!t) return undefined;
   const n = (x: number) => x.toLocaleString('en-US');
-  return `${n(t.input)} in · ${n(t.output)} out tokens`;
+  return `${n(t.input)} in · ${n(t.output)} out tokens${typeof t.cost === 'number' ? ` · ${costWords(t.cost)}` : ''}`;
+}
+
+/** guidanceWords: a turn's guidance (turn.guidance: the words the user gave it while it was going),
+ *  as the chat shows them (Neovim's the same). */
+export function guidanceWords(g: string[] | undefined): string[] | undefined {
+  return g?.length ? g.map((w) => `guidance: ${w}`) : undefined;
+}
+
+/** stoppedWords: agentd/chat/stop's answer in words (Neovim's the same). */
+export function stoppedWords(stopped: string[] | undefined): string {
+  return stopped?.length ? `Stopped: ${stopped.map((w) => `the ${w}`).join(' and ')}.` : 'Nothing of this chat was going in agentd: nothing to stop.';
+}
+
+/** guidedWords: agentd/chat/queue's answer to a message sent as guidance, in words: delivered to
+ *  the going turn, or queued (as "after") with the daemon's reason. */
+export function guidedWords(r: Pick<wire.ChatQueueResult, 'delivered' | 'deliveredTo' | 'reason'>): { text: string; level: 'info' | 'warn' } {
+  if (r.delivered) {
+    const to = (r.deliveredTo ?? []).map((d) => `the ${d}`).join(' and ') || 'the going turn';
+    return { text: `Guidance delivered to ${to}: its agent reads it before its next model call.`, level: 'info' };
+  }
+  return { text: `Not delivered as guidance${r.reason ? `: ${r.reason}` : ''}. Queued instead: planned when the going turn ends.`, level: 'warn' };
 }
 
 /** turnView draws one turn from what the daemon said: the turn, its plan, its run (live or
  *  fetched) and its change sets. */
 export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run: RunInfo | undefined, sets: ChangeSet[], rel: (uri: string) => string): TurnView {
   if (t.question) {
-    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords(t.tokens), rewound: !!t.rewound, rewindId: t.rewindId };
+    return { index, request: t.request, kind: 'question', answer: t.answer ?? '', read: t.read, status: t.status ?? 'answered', steps: [], changes: [], undone: false, canRun: false, canRevise: false, canUndo: false, tokens: tokenWords(t.tokens), rewound: !!t.rewound, rewindId: t.rewindId, guidance: guidanceWords(t.guidance) };
   }
   const runSteps = new Map((run?.steps ?? []).map((s) => [s.id, s]));
   const steps: StepView[] = plan
@@ -213,6 +249,7 @@ export function turnView(index: number, t: ChatTurn, plan: Plan | undefined, run
     canUndo: !!runId && !LIVE.has(status) && !undone,
     tokens: tokenWords(t.tokens),
     rewound: !!t.rewound, rewindId: t.rewindId,
+    guidance: guidanceWords(t.guidance),
   };
 }
 
@@ -492,6 +529,12 @@ export class ChatModel {
     return undefined;
   }
 
+  /** going: a turn of this chat is being planned or its run runs (no request of this view owns
+   *  it: agentd/chat/stop stops it). */
+  going(): boolean {
+    return (this.chat?.turns ?? []).some((_, i) => { const v = this.turn(i); return !!v && (v.status === 'planning' || LIVE.has(v.status)); });
+  }
+
   /** queues: a message sent now goes to the core's queue (a turn is going, the daemon has one). */
   queues(): boolean {
     return this.canQueue && !!this.chatId && this.pending?.kind !== 'revise' && !!this.busyReason();
@@ -537,6 +580,6 @@ export class ChatModel {
       editing: this.editing && this.editing.chatId === this.chatId ? { turn: this.editing.turn + 1, chatId: this.editing.chatId } : undefined,
       preview,
       queued: (this.chat?.queued ?? []).map((q) => ({ queueId: q.queueId, request: q.request, now: q.when === 'now' })),
-      queues: this.queues() };
+      queues: this.queues(), stoppable: !!p || this.going() };
   }
 }

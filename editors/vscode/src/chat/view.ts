@@ -10,7 +10,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { ChangeSet, Plan } from '../model';
 import type { ApprovalAnswer } from '../approvals';
 import type * as wire from '../protocol.gen';
-import { Chip, ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo, restorePreview, restoredWords } from './model';
+import { Chip, ChatLoad, ChatModel, ChatStream, ChatSummary, RunDidChange, RunInfo, guidedWords, restorePreview, stoppedWords, restoredWords } from './model';
 import { applyPatchText, normalizeUndo, needsChoice } from '../model';
 import { PasteImage, imageChip } from './images';
 
@@ -21,7 +21,7 @@ export interface ChatHooks { showPlan(plan: Plan): void }
 /** The message the webview posts (media/chat.js). */
 type FromView =
   | { type: 'ready' }
-  | { type: 'send'; mode: 'plan' | 'ask'; text: string }
+  | { type: 'send'; mode: 'plan' | 'ask'; text: string; guide?: boolean }
   | { type: 'stop' }
   | { type: 'run' | 'edit' | 'undo'; turn: number }
   | { type: 'revise'; turn: number; feedback: string }
@@ -377,11 +377,8 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
   private async act(m: FromView): Promise<void> {
     switch (m.type) {
       case 'ready': this.model.setAuto(autoChip()); void this.resize(); void this.refresh(); void this.loadModel(); return;
-      case 'send': return this.send(m.mode, m.text);
-      case 'stop':
-        if (this.inFlight) this.inFlight.cancel();
-        else await vscode.commands.executeCommand('agentd.cancel');
-        return;
+      case 'send': return m.guide ? this.guide(m.text) : this.send(m.mode, m.text);
+      case 'stop': return this.stop();
       case 'run': case 'edit': {
         const planId = this.model.chat?.turns[m.turn]?.planId;
         if (!planId) return;
@@ -503,6 +500,56 @@ class ChatViewProvider implements vscode.WebviewViewProvider {
       cts.dispose();
       this.model.endPending();
     }
+    await this.refresh();
+  }
+
+  /** stop: Stop. A request of this view in flight is cancelled ($/cancelRequest); a turn no
+   *  request of this view owns (planned from the queue, or a run) is stopped in the daemon
+   *  (agentd/chat/stop), which decides what stopping it means. */
+  private async stop(): Promise<void> {
+    if (this.inFlight) { this.inFlight.cancel(); return; }
+    const chatId = this.model.chatId;
+    if (!chatId) return;
+    try {
+      const r = await this.req<wire.ChatStopResult>('agentd/chat/stop', { chatId });
+      this.say(stoppedWords(r.stopped));
+    } catch (e) {
+      if (isRpcError(e) && (e.code === -32601 || /not built/.test(e.message))) {
+        this.say('This agentd cannot stop a turn it runs by itself (no agentd/chat/stop, not built yet): update agentd; a run can be cancelled from the Plan view.', 'warn');
+        return;
+      }
+      this.say(`agentd: not stopped: ${errText(e)}`, 'error');
+      return;
+    }
+    await this.refresh();
+  }
+
+  /** guide: the message sent as guidance to the going turn (agentd/chat/queue, when
+   *  "guidance"). The daemon delivers it to the running turn's agent steps, or says why not and
+   *  queues it as "after"; both are shown as it says them. */
+  private async guide(text: string): Promise<void> {
+    const request = text.trim();
+    const chatId = this.model.chatId;
+    if (!request || !chatId) return;
+    const chips = this.model.sending();
+    const bad = chips.find((c) => c.error);
+    if (bad) { this.say(`Not sent: the context "${bad.label}" cannot be sent (${bad.error}). Remove it (×) and send again.`, 'warn'); void this.view?.webview.postMessage({ type: 'setInput', text }); return; }
+    const context = chips.length ? { items: chips.map((c) => c.item) } : undefined;
+    let r: wire.ChatQueueResult;
+    try {
+      r = await this.req<wire.ChatQueueResult>('agentd/chat/queue', { chatId, request, when: 'guidance', ...(context ? { context } : {}) });
+    } catch (e) {
+      void this.view?.webview.postMessage({ type: 'setInput', text });
+      if (isRpcError(e) && (e.code === -32601 || e.code === -32602 || /not built/.test(e.message))) {
+        this.say(`Not sent: this agentd cannot take guidance yet (${errText(e)}): update agentd, or Queue the message.`, 'warn');
+        return;
+      }
+      this.say(`agentd: the guidance was not sent: ${errText(e)}`, 'error');
+      return;
+    }
+    this.model.sent();
+    const w = guidedWords(r);
+    this.say(w.text, w.level);
     await this.refresh();
   }
 
@@ -766,7 +813,7 @@ function html(webview: vscode.Webview, media: vscode.Uri): string {
 <div id="chips" aria-label="Context of the next message"></div>
 <textarea id="text" rows="2" placeholder="Ask agentd to change something (Enter sends, Shift+Enter: new line)" aria-label="Message"></textarea>
 <div id="row"><span id="modes" role="radiogroup" aria-label="Mode"><button id="modePlan" role="radio" aria-checked="true" title="Make a plan for this request, to read and run">Plan</button><button id="modeAsk" role="radio" aria-checked="false" title="Ask a question: an answer in words, no plan, nothing changed">Ask</button></span>
-<button id="addContext" title="Add context: a file, the selection, a file's Problems, the git diff (or type #)">+ Context</button><span id="context"></span><button id="stop" hidden>Stop</button><button id="send" class="primary">Send</button></div>
+<button id="addContext" title="Add context: a file, the selection, a file's Problems, the git diff (or type #)">+ Context</button><span id="context"></span><button id="stop" hidden>Stop</button><button id="guide" hidden title="Guide: send this to the going turn's agent as guidance (queued instead when nothing can take it)">Guide</button><button id="send" class="primary">Send</button></div>
 </footer>
 <script nonce="${nonce}" src="${js}"></script>
 <script nonce="${nonce}" src="${images}"></script>

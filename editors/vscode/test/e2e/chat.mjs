@@ -450,6 +450,55 @@ export async function chatCases(h) {
     await until('turn 4 kept as stopped, with what the planner did', async () => (await turnText(3)).includes('planning stopped') && (await turn(3).locator('.activity li').count()) >= 1, 30000);
   });
 
+  await check('chat: Guide sends a message to the going turn as guidance (here nothing can take it: the daemon\'s reason shown, queued instead); Stop stops a run and a turn the core plans from the queue through agentd/chat/stop', async () => {
+    await focusChat();
+    fs.writeFileSync(path.join(ws, 'chat', 'g.txt'), 'g0\n');
+    const queued = chat().locator('.queue .queued');
+    await chat().locator('#new').click();
+    await until('an empty new chat', async () => (await chat().locator('.turn').count()) === 0, 15000);
+    await push(planReply('G says one', 'wg', 'chat/g.txt', 'g0\n', 'g1\n'));
+    await say('make g say one');
+    await until('the plan card', async () => (await turnText(0)).includes('G says one'), 60000);
+    assert(await chat().locator('#guide').isHidden(), 'no Guide while nothing is going');
+    await turn(0).locator('button.run').click();
+    await fileRow(0, 'chat/g.txt').locator('button.accept').waitFor({ timeout: 60000 });
+    await until('Guide and Stop offered while the run goes', async () => (await chat().locator('#guide').isVisible()) && (await chat().locator('#stop').isVisible()), 15000);
+    // The run's only step is an edit (no agent step): the daemon cannot give it the words.
+    await chat().locator('#text').fill('keep it short');
+    await chat().locator('#guide').click();
+    await until('the daemon\'s reason, and the message queued instead', async () => /Not delivered as guidance: .+Queued instead/.test(await notice()) && (await queued.count()) === 1 && (await queued.first().innerText()).includes('keep it short'), 15000);
+    assert((await chat().locator('#text').inputValue()) === '', 'the message left the input');
+    // Stop: the run is no request of this view: agentd/chat/stop cancels it; the queued message
+    // is then planned by the core (its planner does not answer), and Stop stops that too.
+    await push({ fault: 'hang' });
+    await chat().locator('#stop').click();
+    await until('the run stopped, said so', async () => (await turnText(0)).includes('cancelled') && (await notice()).includes('Stopped: the run'), 30000);
+    await until('the queued message being planned by the core as turn 2', async () => (await turnText(1)).includes('keep it short') && (await turnText(1)).includes('making a plan') && (await queued.count()) === 0, 60000);
+    await until('Stop offered for the turn the core plans', async () => chat().locator('#stop').isVisible(), 15000);
+    await chat().locator('#stop').click();
+    await until('turn 2 kept as stopped', async () => (await turnText(1)).includes('planning stopped') && (await notice()).includes('Stopped: the planning'), 30000);
+    await until('Stop and Guide gone', async () => (await chat().locator('#stop').isHidden()) && (await chat().locator('#guide').isHidden()), 15000);
+    assert(disk('chat/g.txt') === 'g0\n', 'the stopped run wrote nothing (its change was waiting for review)');
+  });
+
+  await check('chat: Guide, delivered: the run\'s agent step takes the words (said, with what took them), the turn lists its guidance; Stop cancels the run', async () => {
+    await focusChat();
+    await chat().locator('#new').click();
+    await until('an empty new chat', async () => (await chat().locator('.turn').count()) === 0, 15000);
+    await push({ text: JSON.stringify({ title: 'Think', steps: [{ id: 'ag', kind: 'agent', description: 'think about g', prompt: 'think about chat/g.txt', tools: ['read_file'] }] }) }, { fault: 'hang' });
+    await say('think');
+    await until('the plan card', async () => (await turnText(0)).includes('Think'), 60000);
+    await turn(0).locator('button.run').click();
+    await until('the run going, Guide offered', async () => (await turnText(0)).includes('running') && (await chat().locator('#guide').isVisible()), 60000);
+    await chat().locator('#text').fill('look at the first line only');
+    await chat().locator('#guide').click();
+    await until('delivered, said with what took it', async () => (await notice()).startsWith('Guidance delivered to the run run-'), 15000);
+    await until('the turn\'s guidance line', async () => (await turn(0).locator('.guidance li').allInnerTexts()).includes('guidance: look at the first line only'), 15000);
+    assert((await chat().locator('.queue .queued').count()) === 0, 'not queued');
+    await chat().locator('#stop').click();
+    await until('the run cancelled', async () => (await turnText(0)).includes('cancelled') && (await chat().locator('#stop').isHidden()), 30000);
+  });
+
   // Speed figure (reported with the others in figures.chatTyping, never asserted): the time from a
   // key pressed to the character in the input, per key, in the chat input with an empty chat and
   // with a 30-turn chat, and in VS Code's own quick open box, in the same run.

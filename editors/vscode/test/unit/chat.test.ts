@@ -3,7 +3,7 @@
 // flight, an answer streaming in, a message refused while a turn runs).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChatModel, ChatTurn, restorePreview, restoredWords, stepWords, tokenWords, turnView } from '../../src/chat/model';
+import { ChatModel, ChatTurn, costWords, guidanceWords, guidedWords, restorePreview, restoredWords, stoppedWords, stepWords, tokenWords, turnView } from '../../src/chat/model';
 import { ChangeSet, Plan } from '../../src/model';
 
 const rel = (u: string) => u.replace(/^file:\/\/\/ws\//, '');
@@ -189,6 +189,39 @@ test('a turn\'s tokens, when the daemon tells them', () => {
   assert.equal(tokenWords({ input: 1200, output: 300 }), '1,200 in · 300 out tokens');
   const v = turnView(0, { request: 'q', question: true, answer: 'a', tokens: { input: 40, output: 2 } } as ChatTurn, undefined, undefined, [], rel);
   assert.equal(v.tokens, '40 in · 2 out tokens');
+});
+
+test('a turn\'s cost beside its tokens, when the daemon knows it', () => {
+  assert.equal(tokenWords({ input: 1200, output: 300, cost: 0.004 }), '1,200 in · 300 out tokens · $0.004');
+  assert.equal(tokenWords({ input: 1, output: 1, cost: 0 }), '1 in · 1 out tokens · $0');
+  assert.deepEqual([costWords(1.5), costWords(0.12345), costWords(0.01234), costWords(0.00001)], ['$1.50', '$0.12', '$0.0123', '<$0.0001']);
+});
+
+test('guidance: the turn\'s guidance lines, and the daemon\'s answer to a message sent as guidance', () => {
+  assert.equal(guidanceWords(undefined), undefined);
+  assert.deepEqual(guidanceWords(['use tabs', 'keep the header']), ['guidance: use tabs', 'guidance: keep the header']);
+  const v = turnView(0, { request: 'r', planId: 'p', runId: 'run-1', status: 'running', guidance: ['use tabs'] } as ChatTurn, undefined, undefined, [], rel);
+  assert.deepEqual(v.guidance, ['guidance: use tabs']);
+  assert.equal(guidedWords({ delivered: true, deliveredTo: ['run run-1'] }).text, 'Guidance delivered to the run run-1: its agent reads it before its next model call.');
+  const q = guidedWords({ delivered: false, reason: 'no agent step is running' });
+  assert.equal(q.level, 'warn');
+  assert.match(q.text, /no agent step is running.*Queued instead/);
+});
+
+test('Stop shows while a turn of the chat is going that no request of the view owns (planned from the queue, or a run)', () => {
+  const m = new ChatModel(rel);
+  m.load({ chatId: 'c1', title: 't', turns: [{ request: 'a', planId: 'p1', status: 'completed', runId: 'r0' } as ChatTurn] });
+  assert.equal(m.view().stoppable, false, 'nothing going');
+  m.load({ chatId: 'c1', title: 't', turns: [{ request: 'a', status: 'planning' } as ChatTurn] });
+  assert.equal(m.view().stoppable, true, 'a turn planned from the queue');
+  m.load({ chatId: 'c1', title: 't', turns: [{ request: 'a', planId: 'p1', runId: 'r1', status: 'running' } as ChatTurn] });
+  assert.equal(m.view().stoppable, true, 'a run');
+  m.load({ chatId: 'c1', title: 't', turns: [] });
+  m.startPending('ask', 'why?');
+  assert.equal(m.view().stoppable, true, 'a request of the view');
+  assert.equal(stoppedWords(['planning']), 'Stopped: the planning.');
+  assert.equal(stoppedWords(['run run-1']), 'Stopped: the run run-1.');
+  assert.match(stoppedWords([]), /nothing to stop/);
 });
 
 // Checkpoints (docs/protocol.md "Checkpoints"): restore to before a turn, rewound turns, branches.

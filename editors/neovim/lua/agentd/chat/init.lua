@@ -734,7 +734,9 @@ function dispatch(message, ask, r, o)
 end
 
 --- <C-c>: stops what the chat is doing: the question being answered or
---- the plan being made ($/cancelRequest), else the running turn's run.
+--- the plan being made by a request of ours ($/cancelRequest), else the
+--- chat's going turn in the daemon (agentd/chat/stop: a queued message it
+--- plans by itself, or a run).
 function M.cancel()
   local p = S.pending
   if not (p and p.id and p.client and not p.cancelled) then
@@ -756,18 +758,95 @@ function M.cancel()
     M.refresh()
     return true
   end
-  for _, t in ipairs(S.view and S.view.turns or {}) do
-    if t.status == 'running' and t.runId then
-      require('agentd.state').run_id = t.runId
-      return require('agentd').control('cancel') ~= nil
-    end
-    if t.status == 'planning' then
-      -- A queued message the daemon is planning (no request of ours).
-      notify('agentd: this plan is being made by the daemon (a queued message): it cannot be stopped from here; it waits for your r to run', vim.log.levels.INFO)
-      return false
-    end
+  -- A turn no request of ours owns (a queued message the core plans, or a
+  -- run): the daemon stops it (agentd/chat/stop) and says what it stopped.
+  local c = cl()
+  if not (c and S.chat_id) then
+    notify('agentd: nothing is running in this chat', vim.log.levels.INFO)
+    return false
   end
-  notify('agentd: nothing is running in this chat', vim.log.levels.INFO)
+  local res, err, e = client.request_sync(c, 'agentd/chat/stop', { chatId = S.chat_id })
+  if not res then
+    if (e and e.code == -32601) or (err or ''):find('not built', 1, true) then
+      notify('agentd: this agentd cannot stop a turn it runs by itself (no agentd/chat/stop, not built yet): update agentd; :Agent cancel cancels a run', vim.log.levels.WARN)
+    else
+      notify('agentd: not stopped: ' .. err, vim.log.levels.ERROR)
+    end
+    return false
+  end
+  notify('agentd: ' .. M.stopped_words(res.stopped), vim.log.levels.INFO)
+  M.draw()
+  M.refresh()
+  return #(res.stopped or {}) > 0
+end
+
+--- agentd/chat/stop's answer in words (the VS Code view's the same).
+function M.stopped_words(stopped)
+  if not stopped or #stopped == 0 then
+    return 'Nothing of this chat was going in agentd: nothing to stop.'
+  end
+  return 'Stopped: ' .. table.concat(vim.tbl_map(function(w) return 'the ' .. w end, stopped), ' and ') .. '.'
+end
+
+--- agentd/chat/queue's answer to guidance in words (the VS Code view's the
+--- same): delivered to the going turn, or queued with the daemon's reason.
+function M.guided_words(r)
+  if r.delivered then
+    local to = table.concat(vim.tbl_map(function(d) return 'the ' .. d end, r.deliveredTo or {}), ' and ')
+    return ('Guidance delivered to %s: its agent reads it before its next model call.'):format(to ~= '' and to or 'the going turn'), vim.log.levels.INFO
+  end
+  return ('Not delivered as guidance%s. Queued instead: planned when the going turn ends.'):format(r.reason and r.reason ~= '' and (': ' .. r.reason) or ''), vim.log.levels.WARN
+end
+
+--- <C-g> in the input: the message goes to the chat's going turn as
+--- guidance (agentd/chat/queue when "guidance"): its running agent steps or
+--- its planner read it before their next model call. When nothing can take
+--- it the daemon says why and queues it as "after"; both are said as it
+--- says them. Returns true when the daemon took the message.
+function M.guide(message)
+  message = vim.trim(message or '')
+  if message == '' then
+    return false
+  end
+  local c = cl()
+  if not (c and S.chat_id) then
+    notify('agentd: not sent: guidance goes to a turn of the chat: send a message first', vim.log.levels.WARN)
+    return false
+  end
+  local r = context.resolve(message, { origin = S.origin, root = S.root, selection = S.selection })
+  if #r.problems > 0 then
+    notify('agentd: not sent: ' .. table.concat(r.problems, '; '), vim.log.levels.WARN)
+    return false
+  end
+  local res, err, e = client.request_sync(c, 'agentd/chat/queue', { chatId = S.chat_id, request = r.text, context = r.context, when = 'guidance' })
+  if not res then
+    if e and (e.code == -32601 or e.code == -32602) or (err or ''):find('not built', 1, true) then
+      notify(('agentd: not sent: this agentd cannot take guidance yet (%s): update agentd, or send it with <CR> to queue it'):format(err), vim.log.levels.WARN)
+    else
+      notify('agentd: the guidance was not sent: ' .. err, vim.log.levels.ERROR)
+    end
+    return false
+  end
+  if S.view then
+    S.view.queued = res.queued
+  end
+  local words, level = M.guided_words(res)
+  notify('agentd: ' .. words, level)
+  M.draw()
+  M.refresh()
+  return true
+end
+
+--- <C-g> in the input: its text sent as guidance (M.guide).
+function M.guide_input()
+  local b = S.input
+  if not b or not api.nvim_buf_is_valid(b) then
+    return false
+  end
+  if M.guide(table.concat(api.nvim_buf_get_lines(b, 0, -1, false), '\n')) then
+    api.nvim_buf_set_lines(b, 0, -1, false, { '' })
+    return true
+  end
   return false
 end
 
@@ -1483,6 +1562,7 @@ local function make_bufs()
       M.send_input()
     end, 'send the message')
     map(b, { 'n', 'i' }, '<C-c>', M.cancel, 'stop the running turn')
+    map(b, { 'n', 'i' }, '<C-g>', M.guide_input, 'send the message to the going turn as guidance')
     -- # starts the completion of the context items.
     map(b, 'i', '#', '#<C-x><C-o>', 'complete a context item')
   end

@@ -12,6 +12,20 @@ local function rel(root, uri)
   return vim.fn.fnamemodify(p, ':~:.')
 end
 
+--- A cost in USD as the chat shows it (the VS Code view's the same): cents
+--- from $0.10, else up to four decimals without trailing zeros; a cost too
+--- small for that is "<$0.0001".
+function R.cost_words(c)
+  if c >= 0.1 then
+    return ('$%.2f'):format(c)
+  end
+  local s = ('%.4f'):format(c):gsub('0+$', ''):gsub('%.$', '')
+  if s == '0' and c > 0 then
+    return '<$0.0001'
+  end
+  return '$' .. s
+end
+
 local function counts_text(f)
   local c = f.counts or {}
   local parts = {}
@@ -145,6 +159,9 @@ function R.build(view, x)
     local head = ('## %d. You%s'):format(i, t.question and ' asked' or '')
     if type(t.tokens) == 'table' and (t.tokens.input or t.tokens.output) then
       head = head .. ('  · tokens %d in, %d out'):format(t.tokens.input or 0, t.tokens.output or 0)
+      if type(t.tokens.cost) == 'number' then
+        head = head .. ' · ' .. R.cost_words(t.tokens.cost)
+      end
     end
     if t.rewound then
       head = head .. '  _(rewound: not told to the model; gu brings it back)_'
@@ -154,6 +171,11 @@ function R.build(view, x)
     local hstart = #lines + 1
     add(head, { turn = i, kind = 'turn' })
     add(t.request or '', { turn = i, kind = 'request' })
+    -- The words the user gave the turn while it was going (agentd/chat/queue
+    -- when "guidance").
+    for _, g in ipairs(t.guidance or {}) do
+      add('guidance: ' .. g, { turn = i, kind = 'guidance' })
+    end
     if t.rewound then
       -- Heading and request stay in sight, dimmed; the rest folds.
       for l = hstart, #lines do
