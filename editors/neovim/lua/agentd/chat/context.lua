@@ -210,21 +210,25 @@ function M.update_sizes(buf, client, env)
   end)
 end
 
---- Keeps the input's sizes current: 300 ms after the user stops typing,
---- the sizes of what it names. get() returns the client and the env.
+--- Keeps the input's sizes current: 300 ms after the user stops typing
+--- (or the plugin changes it: the input emptied after sending), the sizes
+--- of what it names. get() returns the client and the env.
 function M.watch(buf, get)
   local timer
-  vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, {
-    buffer = buf,
-    callback = function()
-      if timer then
-        timer:stop()
-      end
-      timer = vim.defer_fn(function()
-        timer = nil
-        local client, env = get()
-        M.update_sizes(buf, client, env)
-      end, 300)
+  local function later()
+    if timer then
+      timer:stop()
+    end
+    timer = vim.defer_fn(function()
+      timer = nil
+      local client, env = get()
+      M.update_sizes(buf, client, env)
+    end, 300)
+  end
+  vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, { buffer = buf, callback = later })
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      vim.schedule(later)
     end,
   })
 end
