@@ -111,7 +111,7 @@ return function(C)
   end
 
   -- :'<,'>Agent chat: the input starts with #selection, and the lines
-  -- selected reach plan/create's context (the model is shown them).
+  -- selected reach plan/create's context.items (the model is shown them).
   function C.chat_selection_context()
     H.workspace({ ['a.txt'] = 'alpha\nbravo-selected\ncharlie-selected\ndelta\n' })
     local url = model({ plan_reply('Read a', read_a) })
@@ -135,9 +135,10 @@ return function(C)
         ctx = s.params.context
       end
     end
-    H.truthy(ctx and ctx.selection, 'plan/create has a selection: ' .. vim.inspect(sent))
-    H.eq({ start = { line = 1, character = 0 }, ['end'] = { line = 2, character = 16 } }, ctx.selection.range, 'the selected lines')
-    H.truthy(ctx.selection.uri:match('/a%.txt$'), 'of a.txt')
+    local sel = ctx and ctx.items and ctx.items[1]
+    H.truthy(sel and sel.range, 'plan/create has a {uri, range} item: ' .. vim.inspect(sent))
+    H.eq({ start = { line = 1, character = 0 }, ['end'] = { line = 2, character = 16 } }, sel.range, 'the selected lines')
+    H.truthy(sel.uri:match('/a%.txt$'), 'of a.txt')
     local body = vim.json.encode(requests(url))
     H.truthy(body:find('bravo-selected\\ncharlie-selected', 1, true), 'the model was shown the selection: ' .. body:sub(1, 3000))
   end
@@ -304,9 +305,10 @@ return function(C)
     H.eq(nil, chat().busy(), 'nothing runs any more')
   end
 
-  -- #buffer, #file:path and #diagnostics reach plan/create (uris, and the
-  -- diagnostics as text); # completes the items and workspace paths; an
-  -- unknown #file refuses the message, saying which.
+  -- #buffer, #file:path and #diagnostics reach plan/create as
+  -- context.items ({uri}, and the diagnostics as a {title, text} item, the
+  -- user's words unchanged); # completes the items and workspace paths; an
+  -- unknown #file refuses the message with the daemon's reason.
   function C.chat_context_items()
     H.workspace({ ['a.txt'] = 'a\n', ['sub/b.txt'] = 'b\n' })
     model({ plan_reply('Read a', read_a) })
@@ -330,11 +332,11 @@ return function(C)
     H.eq({ '#file:' }, vim.tbl_map(function(i) return i.word end, ctx.omnifunc(0, '#fi')), '#fi completes to #file:')
     local words = vim.tbl_map(function(i) return i.word end, ctx.omnifunc(0, '#file:sub'))
     H.eq({ '#file:sub/b.txt' }, words, 'workspace paths complete')
-    H.eq(4, #ctx.omnifunc(0, '#'), 'every item after #')
+    H.eq(5, #ctx.omnifunc(0, '#'), 'every item after #')
     send('read #file:nope.txt')
     H.wait(function()
       for _, n in ipairs(got) do
-        if n.msg:find('#file:nope.txt: no such file', 1, true) then
+        if n.msg:find('#file nope.txt: nope.txt could not be read', 1, true) then
           return true
         end
       end
@@ -347,8 +349,9 @@ return function(C)
         p = s.params
       end
     end
-    H.eq({ vim.uri_from_fname(H.root .. '/a.txt'), vim.uri_from_fname(H.root .. '/sub/b.txt') }, p.context.uris, 'the uris')
-    H.truthy(p.request:find('Diagnostics of a.txt:\na.txt:1:1: error: a is not b (lint)', 1, true), 'the diagnostics as text: ' .. p.request)
+    H.eq({ { uri = vim.uri_from_fname(H.root .. '/a.txt') }, { uri = vim.uri_from_fname(H.root .. '/sub/b.txt') },
+      { title = 'Problems of a.txt', text = 'a.txt:1:1: error: a is not b (lint)' } }, p.context.items, 'the items')
+    H.eq('fix #buffer using #file:sub/b.txt and #diagnostics', p.request, 'the words as written')
     H.eq(p.chatId, chat().chat_id(), 'a turn of the chat')
   end
 
@@ -1049,5 +1052,61 @@ return function(C)
     end
     H.truthy(br and b.meta[br].kind == 'branch' and b.meta[br].chatId == 'chat-c' and b.meta[br].turn == 1, 'the branch under turn 1: ' .. text)
     H.eq(nil, b.dim[1], 'the rest is not dimmed')
+  end
+
+  -- nvctx: the context a message names, as VS Code's chips send it
+  -- (issue 37). As the user types, the sizes the daemon counts
+  -- (agentd/context/size) are drawn above the input; an item that cannot
+  -- be sent is drawn with the daemon's reason and blocks sending. #diff
+  -- sends the workspace's git diff; the planner is told the items under
+  -- "Context the user attached" and the chat records the words only.
+  function C.chat_context_sizes_and_diff()
+    local root = H.workspace({ ['a.txt'] = 'alpha\n' })
+    H.write(root .. '/a.txt', 'alpha changed by the user\n')
+    local url = model({ plan_reply('Read a', read_a) })
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    local ctx = require('agentd.chat.context')
+    local _, ib = chat().bufs()
+    local function typed(text)
+      vim.api.nvim_buf_set_lines(ib, 0, -1, false, { text })
+      vim.api.nvim_exec_autocmds('TextChanged', { buffer = ib })
+    end
+    local function sizes(pat, what)
+      H.wait(function()
+        return (vim.b[ib].agentd_context_sizes or ''):find(pat) ~= nil
+      end, function()
+        return what .. '; drawn: ' .. tostring(vim.b[ib].agentd_context_sizes)
+      end, 30000)
+    end
+    H.truthy(vim.tbl_contains(vim.tbl_map(function(i) return i.word end, ctx.omnifunc(0, '#d')), '#diff'), '#d completes #diff')
+    typed('fix #file:a.txt and #diff')
+    sizes('^#file a%.txt %d+ tokens · #diff %d+ tokens$', 'the sizes of both items')
+    local marks = vim.api.nvim_buf_get_extmarks(ib, ctx.ns, 0, -1, { details = true })
+    H.eq(1, #marks, 'one sizes line')
+    H.truthy(marks[1][4].virt_lines[1][1][1]:find('#diff', 1, true), 'drawn as virtual text: ' .. vim.inspect(marks[1][4]))
+    typed('read #file:nope.txt')
+    sizes('^#file nope%.txt: .*could not be read', "the daemon's reason for a missing file")
+    local got = H.capture_notify()
+    send('read #file:nope.txt')
+    H.wait(function()
+      for _, n in ipairs(got) do
+        if n.msg:find('not sent: #file nope.txt:', 1, true) then
+          return true
+        end
+      end
+    end, function() return 'the refusal: ' .. vim.inspect(got) end)
+    local none = requests(url)
+    H.truthy(none == vim.NIL or #none == 0, 'nothing planned')
+    send('fix #file:a.txt and #diff')
+    wait_text('### Plan: Read a')
+    sizes('^$', 'the sizes cleared with the input')
+    H.eq({}, vim.api.nvim_buf_get_extmarks(ib, ctx.ns, 0, -1, {}), 'no sizes line once sent')
+    local body = vim.json.encode(requests(url)[1])
+    H.truthy(body:find('Context the user attached', 1, true), 'the items told the planner: ' .. body)
+    H.truthy(body:find('+alpha changed by the user', 1, true), 'the git diff told the planner: ' .. body)
+    local c = vim.lsp.get_clients({ name = 'agentd' })[1]
+    local view = c.request_sync('agentd/chat/load', { chatId = chat().chat_id() }, 10000, 0).result
+    H.eq('fix #file:a.txt and #diff', view.turns[1].request, 'the chat records the words only')
   end
 end

@@ -1,10 +1,12 @@
 -- The chat's `#` variables: what a message names (#buffer, #selection,
--- #file:path, #diagnostics) turned into the request's context, and their
--- insert-mode completion. The words stay in the message as the user wrote
--- them; the context says exactly what they meant.
+-- #file:path, #diagnostics, #diff) turned into the request's context.items
+-- (the ContextEntry values VS Code's chips send), their sizes as the daemon
+-- counts them (agentd/context/size), and their insert-mode completion. The
+-- words stay in the message as the user wrote them; the daemon reads and
+-- tells the items.
 local M = {}
 
-M.items = { '#buffer', '#selection', '#diagnostics', '#file:' }
+M.items = { '#buffer', '#selection', '#diagnostics', '#diff', '#file:' }
 
 --- The selection a message's #selection means: the one given by
 --- :'<,'>Agent chat, else the last visual selection ('< and '>) of the
@@ -44,9 +46,11 @@ end
 
 local sev = { 'error', 'warning', 'info', 'hint' }
 
---- The buffer's vim.diagnostic entries as text for the request.
-function M.diagnostics_text(buf, root)
-  if not buf or not vim.api.nvim_buf_is_valid(buf) then
+--- The buffer's vim.diagnostic entries as a {text, title} item, worded as
+--- VS Code's Problems item: title "Problems of <path>", one a line
+--- "path:line:col: severity: message (source)".
+function M.diagnostics_item(buf, root)
+  if not buf or not vim.api.nvim_buf_is_valid(buf) or vim.api.nvim_buf_get_name(buf) == '' then
     return nil
   end
   local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':p')
@@ -55,27 +59,23 @@ function M.diagnostics_text(buf, root)
   end
   local lines = {}
   for _, d in ipairs(vim.diagnostic.get(buf)) do
-    lines[#lines + 1] = ('%s:%d:%d: %s: %s%s'):format(name, d.lnum + 1, d.col + 1, sev[d.severity] or '?', d.message, d.source and (' (' .. d.source .. ')') or '')
+    lines[#lines + 1] = ('%s:%d:%d: %s: %s%s'):format(name, d.lnum + 1, d.col + 1, sev[d.severity] or 'problem', d.message, d.source and (' (' .. d.source .. ')') or '')
   end
-  if #lines == 0 then
-    return ('Diagnostics of %s: none.'):format(name)
-  end
-  return ('Diagnostics of %s:\n%s'):format(name, table.concat(lines, '\n'))
+  return { title = 'Problems of ' .. name, text = #lines > 0 and table.concat(lines, '\n') or ('no problems in ' .. name) }
 end
 
---- What a message sends: { text, context, chips }. text is the message
---- with the diagnostics appended; context is plan/create's and chat/ask's
---- { uris, selection } (nil when empty); chips name what was added, or
---- the problem (a #file that does not exist, a #selection with none).
+--- What a message names: { items, chips, problems }. items are
+--- context.items' ContextEntry values (what VS Code's chips send), chips
+--- their labels in the same order, problems what is known without the
+--- daemon (a #selection with none, a #buffer of no file).
 --- env: { origin = buffer the chat is for, root, selection = given one }.
-function M.resolve(message, env)
-  local uris, seen, chips, problems = {}, {}, {}, {}
-  local selection
-  local extra = {}
-  local function add_uri(u)
-    if not seen[u] then
-      seen[u] = true
-      uris[#uris + 1] = u
+function M.items_of(message, env)
+  local items, chips, problems, seen = {}, {}, {}, {}
+  local function add(key, item, chip)
+    if not seen[key] then
+      seen[key] = true
+      items[#items + 1] = item
+      chips[#chips + 1] = chip
     end
   end
   local origin_name = env.origin and vim.api.nvim_buf_is_valid(env.origin) and vim.api.nvim_buf_get_name(env.origin) or ''
@@ -83,49 +83,154 @@ function M.resolve(message, env)
     local w = word:gsub('[%.,;:]+$', '')
     if w == '#buffer' then
       if origin_name ~= '' then
-        add_uri(vim.uri_from_fname(vim.fn.fnamemodify(origin_name, ':p')))
-        chips[#chips + 1] = '#buffer ' .. vim.fn.fnamemodify(origin_name, ':~:.')
+        local u = vim.uri_from_fname(vim.fn.fnamemodify(origin_name, ':p'))
+        add(u, { uri = u }, '#buffer ' .. vim.fn.fnamemodify(origin_name, ':~:.'))
       else
         problems[#problems + 1] = '#buffer: the chat was not opened from a file'
       end
     elseif w == '#selection' then
-      selection = M.selection(env.origin, env.selection)
-      if selection then
-        local r = selection.range
-        chips[#chips + 1] = ('#selection %s:%d-%d'):format(vim.fn.fnamemodify(vim.uri_to_fname(selection.uri), ':~:.'), r.start.line + 1, r['end'].line + 1)
+      local sel = M.selection(env.origin, env.selection)
+      if sel then
+        local r = sel.range
+        add('sel', { uri = sel.uri, range = sel.range }, ('#selection %s:%d-%d'):format(vim.fn.fnamemodify(vim.uri_to_fname(sel.uri), ':~:.'), r.start.line + 1, r['end'].line + 1))
       else
         problems[#problems + 1] = '#selection: no visual selection yet (select lines, then :\'<,\'>Agent chat)'
       end
     elseif w == '#diagnostics' then
-      local t = M.diagnostics_text(env.origin, env.root)
-      if t then
-        extra[#extra + 1] = t
-        chips[#chips + 1] = '#diagnostics'
+      local it = M.diagnostics_item(env.origin, env.root)
+      if it then
+        add('diagnostics', it, '#diagnostics')
+      else
+        problems[#problems + 1] = '#diagnostics: the chat was not opened from a file'
       end
-    elseif vim.startswith(w, '#file:') then
+    elseif w == '#diff' then
+      add('diff', { kind = 'diff' }, '#diff')
+    elseif vim.startswith(w, '#file:') and #w > 6 then
       local p = w:sub(7)
       local full = p:sub(1, 1) == '/' and p or ((env.root or vim.fn.getcwd()) .. '/' .. p)
-      if vim.uv.fs_stat(full) then
-        add_uri(vim.uri_from_fname(vim.fs.normalize(full)))
-        chips[#chips + 1] = '#file ' .. p
-      else
-        problems[#problems + 1] = ('#file:%s: no such file in the workspace'):format(p)
+      local u = vim.uri_from_fname(vim.fs.normalize(full))
+      add(u, { uri = u }, '#file ' .. p)
+    end
+  end
+  return { items = items, chips = chips, problems = problems }
+end
+
+--- The daemon's sizes of items (agentd/context/size), asked and waited
+--- for: its result, or nil and the error's words.
+local function size_sync(client, items)
+  local res, err = require('agentd.client').request_sync(client, 'agentd/context/size', { items = items })
+  return res, err
+end
+
+--- What a message sends: { text, context, chips, problems }. text is the
+--- user's words as written (the chat records only them); context is
+--- plan/create's and chat/ask's { items } (nil when none); chips name the
+--- items; problems say why it cannot be sent: known here, or an item the
+--- daemon cannot send (its `error` from agentd/context/size, asked when
+--- env.client is given, as VS Code asks before sending).
+function M.resolve(message, env)
+  local r = M.items_of(message, env)
+  if #r.items > 0 and #r.problems == 0 and env.client then
+    local res, err = size_sync(env.client, r.items)
+    if not res then
+      r.problems[#r.problems + 1] = 'the context cannot be counted: ' .. tostring(err)
+    else
+      for i, s in ipairs(res.items or {}) do
+        if s.error then
+          r.problems[#r.problems + 1] = ('%s: %s'):format(r.chips[i] or s.title, s.error)
+        end
       end
     end
   end
-  local context
-  if #uris > 0 or selection then
-    context = {}
-    if #uris > 0 then
-      context.uris = uris
+  return { text = message, context = #r.items > 0 and { items = r.items } or nil, chips = r.chips, problems = r.problems }
+end
+
+--- The sizes line: "#file greet.go 128 tokens · #diff 47 tokens", an item
+--- that cannot be sent as "#file nope.txt: <the daemon's reason>".
+function M.sizes_text(chips, res)
+  local parts = {}
+  for i, chip in ipairs(chips) do
+    local s = res and res.items and res.items[i] or {}
+    if s.error then
+      parts[#parts + 1] = ('%s: %s'):format(chip, s.error)
+    else
+      parts[#parts + 1] = ('%s %s tokens%s'):format(chip, s.tokens or '?', s.note and (' (' .. s.note .. ')') or '')
     end
-    context.selection = selection
   end
-  local text = message
-  if #extra > 0 then
-    text = text .. '\n\n' .. table.concat(extra, '\n\n')
+  return table.concat(parts, ' · ')
+end
+
+M.ns = vim.api.nvim_create_namespace('agentd-chat-context')
+
+--- Draws the sizes of what the input names (or clears them), as virtual
+--- lines above the input's first line.
+function M.draw_sizes(buf, text, bad)
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
   end
-  return { text = text, context = context, chips = chips, problems = problems }
+  vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  if text and text ~= '' then
+    vim.api.nvim_buf_set_extmark(buf, M.ns, 0, 0, { virt_lines = { { { text, bad and 'DiagnosticError' or 'Comment' } } }, virt_lines_above = true })
+  end
+  vim.b[buf].agentd_context_sizes = text or ''
+end
+
+--- Asks the sizes of what the input names now (agentd/context/size) and
+--- draws them when they come; a newer ask supersedes an older one.
+function M.update_sizes(buf, client, env)
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  local message = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
+  local r = M.items_of(message, env)
+  local gen = (vim.b[buf].agentd_context_gen or 0) + 1
+  vim.b[buf].agentd_context_gen = gen
+  if #r.items == 0 then
+    return M.draw_sizes(buf, #r.problems > 0 and table.concat(r.problems, ' · ') or nil, #r.problems > 0)
+  end
+  if not client then
+    return
+  end
+  client.request('agentd/context/size', { items = r.items }, function(err, res)
+    if not vim.api.nvim_buf_is_valid(buf) or vim.b[buf].agentd_context_gen ~= gen then
+      return
+    end
+    if err then
+      return M.draw_sizes(buf, 'context not counted: ' .. (err.message or vim.inspect(err)), true)
+    end
+    local bad = #r.problems > 0
+    for _, s in ipairs(res.items or {}) do
+      bad = bad or s.error ~= nil
+    end
+    local text = M.sizes_text(r.chips, res)
+    if #r.problems > 0 then
+      text = text .. ' · ' .. table.concat(r.problems, ' · ')
+    end
+    M.draw_sizes(buf, text, bad)
+  end)
+end
+
+--- Keeps the input's sizes current: 300 ms after the user stops typing
+--- (or the plugin changes it: the input emptied after sending), the sizes
+--- of what it names. get() returns the client and the env.
+function M.watch(buf, get)
+  local timer
+  local function later()
+    if timer then
+      timer:stop()
+    end
+    timer = vim.defer_fn(function()
+      timer = nil
+      local client, env = get()
+      M.update_sizes(buf, client, env)
+    end, 300)
+  end
+  vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, { buffer = buf, callback = later })
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      vim.schedule(later)
+    end,
+  })
 end
 
 --- The workspace's files, relative to root: git's list (tracked and
@@ -168,7 +273,7 @@ function M.omnifunc(findstart, base)
     end
     return out
   end
-  local what = { ['#buffer'] = 'the current buffer', ['#selection'] = 'the last visual selection', ['#diagnostics'] = "the buffer's diagnostics", ['#file:'] = 'a file of the workspace' }
+  local what = { ['#buffer'] = 'the current buffer', ['#selection'] = 'the last visual selection', ['#diagnostics'] = "the buffer's diagnostics", ['#diff'] = "the workspace's changes against HEAD (git diff, read by agentd)", ['#file:'] = 'a file of the workspace' }
   for _, it in ipairs(M.items) do
     if vim.startswith(it, base) then
       out[#out + 1] = { word = it, menu = what[it] }

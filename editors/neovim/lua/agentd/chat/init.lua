@@ -560,7 +560,7 @@ function M.send(message, ask)
     end
   end
   -- What the message names is read now, as the user sees it when sending.
-  local r = context.resolve(message, { origin = S.origin, root = S.root, selection = S.selection })
+  local r = context.resolve(message, { origin = S.origin, root = S.root, selection = S.selection, client = cl() })
   if #r.problems > 0 then
     notify('agentd: not sent: ' .. table.concat(r.problems, '; '), vim.log.levels.WARN)
     return false
@@ -1349,7 +1349,7 @@ function M.branch(message)
   if message:sub(1, 1) == '?' then
     ask, message = true, vim.trim(message:sub(2))
   end
-  local r = context.resolve(message, { origin = S.origin, root = S.root, selection = S.selection })
+  local r = context.resolve(message, { origin = S.origin, root = S.root, selection = S.selection, client = cl() })
   if #r.problems > 0 then
     notify('agentd: not sent: ' .. table.concat(r.problems, '; '), vim.log.levels.WARN)
     return false
@@ -1565,6 +1565,8 @@ local function make_bufs()
     map(b, { 'n', 'i' }, '<C-g>', M.guide_input, 'send the message to the going turn as guidance')
     -- # starts the completion of the context items.
     map(b, 'i', '#', '#<C-x><C-o>', 'complete a context item')
+    -- The sizes of what it names, drawn above it as the user types.
+    context.watch(b, function() return cl(), { origin = S.origin, root = S.root, selection = S.selection } end)
   end
 end
 
