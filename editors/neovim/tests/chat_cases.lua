@@ -336,7 +336,7 @@ return function(C)
     send('read #file:nope.txt')
     H.wait(function()
       for _, n in ipairs(got) do
-        if n.msg:find('#file nope.txt: nope.txt could not be read', 1, true) then
+        if n.msg:find('#file nope.txt: nope.txt: no such file in the workspace', 1, true) then
           return true
         end
       end
@@ -1086,7 +1086,7 @@ return function(C)
     H.eq(1, #marks, 'one sizes line')
     H.truthy(marks[1][4].virt_lines[1][1][1]:find('#diff', 1, true), 'drawn as virtual text: ' .. vim.inspect(marks[1][4]))
     typed('read #file:nope.txt')
-    sizes('^#file nope%.txt: .*could not be read', "the daemon's reason for a missing file")
+    sizes('^#file nope%.txt: .*no such file in the workspace', "the daemon's reason for a missing file")
     local got = H.capture_notify()
     send('read #file:nope.txt')
     H.wait(function()
