@@ -275,3 +275,38 @@ func TestChatRestoreNeedsTheTurn(t *testing.T) {
 		t.Errorf("restore without turn: data.field %q, want turn", data.Field)
 	}
 }
+
+// An editor that closes while a turn's run waits leaves its queued
+// message queued: the shutdown cancels the run, and that run's end must
+// not start planning the message (a model call nobody sees, after the
+// daemon was told to stop, with the message taken out of the queue). The
+// next daemon over the same state shows it queued.
+func TestChatQueueSurvivesTheDaemonsShutdown(t *testing.T) {
+	pm := &scriptedPlanMaker{plans: []string{
+		`{"title":"Write one","steps":[{"id":"w","tool":"write_file","args":{"path":"a.txt","content":"one\n"}}]}`,
+	}}
+	ws, state := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("zero\n"), 0o644)
+	ed := chatEditor(t, state, ws, pm)
+	var made session.ChatSummary
+	ed.mustCall("agentd/chat/new", map[string]any{}, &made)
+	startWaitingRun(t, ed, made.ID, "write one")
+	var q ChatQueueResult
+	ed.mustCall("agentd/chat/queue", map[string]any{"chatId": made.ID, "request": "then two"}, &q)
+	if len(q.Queued) != 1 {
+		t.Fatalf("queued: %+v", q)
+	}
+	ed.mustCall("shutdown", nil, nil)
+	pm.mu.Lock()
+	asked := len(pm.reqs)
+	pm.mu.Unlock()
+	if asked != 1 {
+		t.Fatalf("the planner was asked %d times; the shutdown planned the queued message", asked)
+	}
+	next := chatEditor(t, state, ws, pm)
+	var v ChatView
+	next.mustCall("agentd/chat/load", map[string]any{"chatId": made.ID}, &v)
+	if len(v.Queued) != 1 || v.Queued[0].Request != "then two" || len(v.Turns) != 1 {
+		t.Fatalf("after the shutdown the chat holds %d turns and queue %+v, want 1 turn and the message still queued", len(v.Turns), v.Queued)
+	}
+}

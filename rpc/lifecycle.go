@@ -346,6 +346,7 @@ func (s *Server) shutdown(ctx context.Context, params json.RawMessage) (any, err
 	s.mu.Lock()
 	s.state = stateShutdown
 	s.mu.Unlock()
+	s.closeChats()
 	s.stopAll()
 	s.runs.wait()
 	return nil, nil

@@ -246,6 +246,7 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		err = ctx.Err()
 	}
 	s.closeTyping()
+	s.closeChats()
 	s.stopAll()
 	s.cancel()
 	// Closing the stream unblocks a reader parked mid-frame.
@@ -264,6 +265,18 @@ func (s *Server) Serve(ctx context.Context, rwc io.ReadWriteCloser) error {
 		}
 	}
 	return err
+}
+
+// closeChats stops the chats' queue before the runs are cancelled at
+// shutdown: a run the shutdown ends must not start planning a queued
+// message (it stays queued for the next daemon).
+func (s *Server) closeChats() {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess != nil {
+		sess.ChatStore().Close()
+	}
 }
 
 // stopAll cancels every run and waits for their event pumps.

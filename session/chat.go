@@ -115,11 +115,18 @@ func NewChatStore(j *engine.Journal) *ChatStore {
 
 // Close stops the queued messages being planned (their turns are kept
 // as cancelled; the messages still queued stay queued) and waits for them.
+// A front end closes the store before it cancels its runs when it shuts
+// down, so a run ended by the shutdown does not start planning the next
+// queued message (a model call nobody sees, the message taken out).
 func (cs *ChatStore) Close() {
 	if cs == nil {
 		return
 	}
+	// Under the queue's lock: a turnEnded that saw the store open has
+	// added its planning to wg before this cancels, so Wait waits for it.
+	cs.qmu.Lock()
 	cs.stopAll()
+	cs.qmu.Unlock()
 	cs.wg.Wait()
 }
 
