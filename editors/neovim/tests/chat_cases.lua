@@ -1060,6 +1060,35 @@ return function(C)
   -- be sent is drawn with the daemon's reason and blocks sending. #diff
   -- sends the workspace's git diff; the planner is told the items under
   -- "Context the user attached" and the chat records the words only.
+  -- The # key of the input opens the completion with nothing inserted
+  -- until the user picks: with Neovim's default completeopt the first
+  -- item was inserted at once, and "#diff" typed on became "#bufferdiff"
+  -- (walked in tmux). <C-p> goes back to the typed text; with a
+  -- completeopt that inserts nothing by itself (noselect, noinsert) it is
+  -- not added, since there it would pick the last item.
+  function C.chat_context_hash_key()
+    H.workspace({ ['a.txt'] = 'alpha\n' })
+    model({})
+    H.open('a.txt')
+    vim.cmd('Agent chat')
+    local _, ib = chat().bufs()
+    local saved = vim.o.completeopt
+    local function rhs()
+      for _, m in ipairs(vim.api.nvim_buf_get_keymap(ib, 'i')) do
+        if m.lhs == '#' then
+          H.truthy(m.expr == 1 and m.callback, 'the # key is an expression mapping')
+          return m.callback()
+        end
+      end
+      error('no # mapping in the input')
+    end
+    for co, want in pairs({ ['menu,preview'] = '#<C-x><C-o><C-p>', ['menu,menuone,noselect'] = '#<C-x><C-o>', ['menuone,noinsert'] = '#<C-x><C-o>' }) do
+      vim.o.completeopt = co
+      H.eq(want, rhs(), 'the keys of # with completeopt=' .. co)
+    end
+    vim.o.completeopt = saved
+  end
+
   function C.chat_context_sizes_and_diff()
     local root = H.workspace({ ['a.txt'] = 'alpha\n' })
     H.write(root .. '/a.txt', 'alpha changed by the user\n')

@@ -170,7 +170,11 @@ function M.draw_sizes(buf, text, bad)
   end
   vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
   if text and text ~= '' then
-    vim.api.nvim_buf_set_extmark(buf, M.ns, 0, 0, { virt_lines = { { { text, bad and 'DiagnosticError' or 'Comment' } } }, virt_lines_above = true })
+    -- Below the input's last line: a virtual line above the first line
+    -- is not drawn unless the window is scrolled (seen in tmux: the sizes
+    -- were counted but never on screen).
+    local last = vim.api.nvim_buf_line_count(buf) - 1
+    vim.api.nvim_buf_set_extmark(buf, M.ns, last, 0, { virt_lines = { { { text, bad and 'DiagnosticError' or 'Comment' } } } })
   end
   vim.b[buf].agentd_context_sizes = text or ''
 end

@@ -1563,8 +1563,15 @@ local function make_bufs()
     end, 'send the message')
     map(b, { 'n', 'i' }, '<C-c>', M.cancel, 'stop the running turn')
     map(b, { 'n', 'i' }, '<C-g>', M.guide_input, 'send the message to the going turn as guidance')
-    -- # starts the completion of the context items.
-    map(b, 'i', '#', '#<C-x><C-o>', 'complete a context item')
+    -- # starts the completion of the context items, with nothing inserted
+    -- until one is chosen: with Neovim's default completeopt the first
+    -- item was inserted at once, and "#diff" typed on became
+    -- "#bufferdiff". <C-p> goes back to the typed text, unless the user's
+    -- completeopt inserts nothing already (there it would pick the last).
+    vim.keymap.set('i', '#', function()
+      local co = vim.o.completeopt
+      return (co:find('noinsert') or co:find('noselect')) and '#<C-x><C-o>' or '#<C-x><C-o><C-p>'
+    end, { buffer = b, expr = true, nowait = true, silent = true, desc = 'agentd chat: complete a context item' })
     -- The sizes of what it names, drawn above it as the user types.
     context.watch(b, function() return cl(), { origin = S.origin, root = S.root, selection = S.selection } end)
   end
