@@ -34,16 +34,24 @@ bin=$(realpath "$bin")
 command -v node >/dev/null || { echo "recall: needs node (apt-get install nodejs)" >&2; exit 2; }
 
 runner=()
+wineserver=""
 if [ -n "$wine" ]; then
   eval "$("$root/mk/wine/setup.sh")"
   runner=("$WINE64")
+  # One wineserver for the whole set: left to itself it exits a moment
+  # after each case's agentd.exe, and a case starting just then failed
+  # with "wine client error:0: recvmsg: Connection reset by peer" (seen
+  # once in a CI run). A persistent server is killed at the end.
+  wineserver="$(dirname "$WINE64")/wineserver"
+  "$wineserver" -w 2>/dev/null || true
+  "$wineserver" -p </dev/null >/dev/null 2>&1 || { echo "recall: could not start a persistent wineserver ($wineserver -p)" >&2; exit 2; }
 fi
 goroot=${GOROOT:-$(${GO:-go} env GOROOT)}
 [ -d "$goroot/src/net/http" ] || { echo "recall: no $goroot/src/net/http (the nethttp cases map Go's net/http; set GOROOT)" >&2; exit 2; }
 
 [ -z "${RECALL_LISTS:-}" ] || export RECALL_LISTS=$(realpath -m "$RECALL_LISTS")
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap 'rm -rf "$tmp"; [ -z "$wineserver" ] || "$wineserver" -k 2>/dev/null || true' EXIT
 (cd "$tmp" && node - "$root" "$goroot" "$tmp" "$bin" "${wine:-}" "${runner[@]}") <<'JS'
 const fs = require('fs');
 const path = require('path');
