@@ -557,6 +557,10 @@ export async function chatCases(h) {
       await push({ text: `Answer ${i + 1}: the greeting says hello in greet.go, line ${i + 1}.` });
       await say(`question ${i + 1} about the greeting`);
       await until(`turn ${i + 1}'s answer`, async () => (await turnText(i)).includes(`Answer ${i + 1}:`), 60000);
+      // The answer's text is drawn as it streams, before the request ends; a question sent while
+      // the chat still answers is not queued (the view keeps it in the input), so wait, as a user
+      // does, until the chat is idle again (Stop hidden) before the next one.
+      await until(`turn ${i + 1} ended`, async () => await chat().locator('#stop').isHidden(), 60000);
     }
     await typeInChat(); // a warm-up round with the long chat drawn, not counted
     const long = await typeInChat();
